@@ -1,0 +1,34 @@
+// Scope parsing and checks (RFC 6749 §3.3).
+import { InvalidScopeError } from '../errors.js';
+
+// scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
+const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
+
+/**
+ * Throws a TypeError unless every entry is a valid scope-token.
+ * @see RFC 6749 §3.3.
+ */
+export function checkScopeTokens(scopes: readonly string[]): void {
+  for (const scope of scopes) {
+    if (!SCOPE_TOKEN.test(scope)) throw new TypeError(`scope ${JSON.stringify(scope)} is not a valid scope-token (RFC 6749 §3.3)`);
+  }
+}
+
+/**
+ * Parses a requested `scope` parameter ("a list of space-delimited, case-sensitive strings") and checks it
+ * against what may be granted. Absent → `fallback` (the whole allowed set, RFC 6749 §3.3 "pre-defined
+ * default value").
+ * @throws InvalidScopeError for a malformed scope or one outside `allowed`.
+ */
+export function checkRequestedScope(requested: string | undefined, allowed: readonly string[], fallback = allowed): string[] {
+  if (requested === undefined) return [...fallback];
+  const scopes = [...new Set(requested.split(' ').filter((s) => s.length > 0))];
+  if (requested.length > 0 && (scopes.length === 0 || requested.split(' ').some((s) => s.length === 0))) {
+    throw new InvalidScopeError('scope must be space-delimited scope tokens');
+  }
+  for (const scope of scopes) {
+    if (!SCOPE_TOKEN.test(scope)) throw new InvalidScopeError(`scope "${scope.replace(/[^\x20-\x7e]/g, '?')}" is malformed`);
+    if (!allowed.includes(scope)) throw new InvalidScopeError(`scope "${scope}" is not allowed for this client`);
+  }
+  return scopes;
+}

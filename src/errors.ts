@@ -1,0 +1,150 @@
+// OAuth errors: one base class and one subclass per error code the RFCs name.
+
+/** Every error code this package can answer with. */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'access_denied'
+  | 'unsupported_response_type'
+  | 'server_error'
+  | 'temporarily_unavailable'
+  | 'invalid_token'
+  | 'insufficient_scope'
+  | 'unsupported_token_type';
+
+/**
+ * Base class. `status` is the HTTP status; `expose` says whether `error_description` may reach the client
+ * (only for status < 500: internals never leak); `allowRedirect` is false when the error must not be sent
+ * to a redirect_uri (RFC 6749 §4.1.2.1: unknown client or bad redirect_uri).
+ */
+export class OAuthError extends Error {
+  readonly error: OAuthErrorCode;
+  readonly status: number;
+  readonly expose: boolean;
+  readonly allowRedirect: boolean = true;
+
+  constructor(error: OAuthErrorCode, description: string, status = 400) {
+    super(description);
+    this.name = 'OAuthError';
+    this.error = error;
+    this.status = status;
+    this.expose = status < 500;
+  }
+
+  /** `OAUTH_INVALID_GRANT` style constant, for `switch` in host code. */
+  get code(): string {
+    return `OAUTH_${this.error.toUpperCase()}`;
+  }
+}
+
+/** "The request is missing a required parameter, includes an unsupported parameter value (other than grant
+ * type), repeats a parameter, includes multiple credentials, … or is otherwise malformed." RFC 6749 §5.2 */
+export class InvalidRequestError extends OAuthError {
+  constructor(description: string) {
+    super('invalid_request', description, 400);
+  }
+}
+
+/** "Client authentication failed (e.g., unknown client, no client authentication included, or unsupported
+ * authentication method)." RFC 6749 §5.2 — 401 with WWW-Authenticate when the header was used. */
+export class InvalidClientError extends OAuthError {
+  constructor(description = 'client authentication failed') {
+    super('invalid_client', description, 401);
+  }
+}
+
+/** "The provided authorization grant … or refresh token is invalid, expired, revoked, does not match the
+ * redirection URI used in the authorization request, or was issued to another client." RFC 6749 §5.2 */
+export class InvalidGrantError extends OAuthError {
+  constructor(description: string) {
+    super('invalid_grant', description, 400);
+  }
+}
+
+/** "The authenticated client is not authorized to use this authorization grant type." RFC 6749 §5.2 */
+export class UnauthorizedClientError extends OAuthError {
+  constructor(description: string) {
+    super('unauthorized_client', description, 400);
+  }
+}
+
+/** "The authorization grant type is not supported by the authorization server." RFC 6749 §5.2 */
+export class UnsupportedGrantTypeError extends OAuthError {
+  constructor(description: string) {
+    super('unsupported_grant_type', description, 400);
+  }
+}
+
+/** "The requested scope is invalid, unknown, malformed, or exceeds the scope granted by the resource
+ * owner." RFC 6749 §5.2, §4.1.2.1 */
+export class InvalidScopeError extends OAuthError {
+  constructor(description: string) {
+    super('invalid_scope', description, 400);
+  }
+}
+
+/** "The resource owner or authorization server denied the request." RFC 6749 §4.1.2.1 */
+export class AccessDeniedError extends OAuthError {
+  constructor(description = 'the user denied the request') {
+    super('access_denied', description, 403);
+  }
+}
+
+/** "The authorization server does not support obtaining an authorization code using this method."
+ * RFC 6749 §4.1.2.1 */
+export class UnsupportedResponseTypeError extends OAuthError {
+  constructor(description: string) {
+    super('unsupported_response_type', description, 400);
+  }
+}
+
+/** An error of the authorization endpoint that must never be redirected (RFC 6749 §4.1.2.1: "the
+ * authorization server SHOULD inform the resource owner of the error and MUST NOT automatically redirect
+ * the user-agent to the invalid redirection URI"). */
+export class InvalidRedirectTargetError extends OAuthError {
+  override readonly allowRedirect = false;
+  constructor(error: OAuthErrorCode, description: string) {
+    super(error, description, 400);
+  }
+}
+
+/** "The authorization server encountered an unexpected condition." RFC 6749 §4.1.2.1, §5.2 (via 500). */
+export class ServerError extends OAuthError {
+  constructor(description = 'internal server error') {
+    super('server_error', description, 500);
+  }
+}
+
+/** "The authorization server is currently unable to handle the request due to a temporary overloading or
+ * maintenance." RFC 6749 §4.1.2.1 — answered with 503 when the store is unreachable. */
+export class TemporarilyUnavailableError extends OAuthError {
+  constructor(description = 'the authorization server is temporarily unavailable') {
+    super('temporarily_unavailable', description, 503);
+  }
+}
+
+/** "The access token provided is expired, revoked, malformed, or invalid for other reasons." RFC 6750 §3.1 */
+export class InvalidTokenError extends OAuthError {
+  constructor(description: string) {
+    super('invalid_token', description, 401);
+  }
+}
+
+/** "The request requires higher privileges than provided by the access token." RFC 6750 §3.1 */
+export class InsufficientScopeError extends OAuthError {
+  constructor(description: string) {
+    super('insufficient_scope', description, 403);
+  }
+}
+
+/** The JSON body of an error response (RFC 6749 §5.2). Descriptions of non-exposed errors are replaced. */
+export function toErrorBody(err: OAuthError): { error: string; error_description: string } {
+  return {
+    error: err.error,
+    error_description: err.expose ? err.message : 'the server encountered an unexpected condition',
+  };
+}

@@ -1,0 +1,201 @@
+// Router options: their types, defaults and start-up validation (bad options throw here, never later).
+import type { Store as SessionStore } from 'express-session';
+
+/** Options of `createOAuthRouter`. Times are in seconds. */
+export interface OAuthRouterOptions {
+  /**
+   * The base address {auth_url} (SPEC §4), e.g. `https://auth.example.com`. Its path is where the
+   * endpoints are served: `${issuer}/oauth2/authorize`, `${issuer}/oauth2/token`.
+   */
+  readonly issuer: string;
+  /**
+   * The legacy base address {legacy_auth_url} (SPEC §9). Integrations whose credentials were issued before
+   * `credentialsIssuedBefore` are served only there; all others only at `issuer`. `false` disables it.
+   */
+  readonly legacy?: LegacyOptions | false;
+  /** Access token lifetime (RFC 6749 §4.2.2 `expires_in`). Default 3600. */
+  readonly accessTokenTtl?: number;
+  /** Refresh token lifetime. Default 30 days (2592000). */
+  readonly refreshTokenTtl?: number;
+  /** Authorization code lifetime; at most 600 (RFC 6749 §4.1.2: "maximum … of 10 minutes"). Default 60. */
+  readonly authorizationCodeTtl?: number;
+  /** Require an S256 code_challenge of every authorization request (RFC 7636, RFC 9700 §2.1.1). */
+  readonly requirePkce?: boolean;
+  /** `realm` of the `WWW-Authenticate` challenges (RFC 6750 §3, RFC 7617 §2). Default: the issuer. */
+  readonly realm?: string;
+  /** Login and consent session (express-session). Ignored when the host app already set `req.session`. */
+  readonly session?: SessionOptions;
+  /** Product name shown on the login and consent pages. Default "Signature API". */
+  readonly productName?: string;
+  /** Where operational messages go. Default: `console`. Never receives secrets, codes or tokens. */
+  readonly logger?: Logger;
+}
+
+/** The legacy base address of SPEC §9. */
+export interface LegacyOptions {
+  /** {legacy_auth_url}, e.g. `https://legacy-auth.example.com` or `https://auth.example.com/legacy`. */
+  readonly issuer: string;
+  /** Credentials issued strictly before this instant use the legacy address. Default `2021-01-15`. */
+  readonly credentialsIssuedBefore?: string | Date;
+}
+
+/** Session settings for the login and consent pages. */
+export interface SessionOptions {
+  /** Cookie-signing secret(s). When absent a random one is made per process (sessions then do not survive a
+   * restart nor span instances), with a warning. */
+  readonly secret?: string | readonly string[];
+  /** Any express-session store; default: express-session's MemoryStore. */
+  readonly store?: SessionStore;
+  /** Cookie name. Default `oauth.sid`. */
+  readonly cookieName?: string;
+  /** Session lifetime. Default 3600. */
+  readonly ttl?: number;
+}
+
+/** A minimal logger. */
+export interface Logger {
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+/** One base address, resolved. */
+export interface ResolvedIssuer {
+  /** The issuer string exactly as configured, without a trailing slash. */
+  readonly issuer: string;
+  /** `https:` or `http:` origin host, e.g. `auth.example.com:8443`. */
+  readonly host: string;
+  /** Path prefix of the endpoints, '' for the root. */
+  readonly pathPrefix: string;
+  readonly secure: boolean;
+  readonly legacy: boolean;
+}
+
+/** Options after defaults and validation. */
+export interface ResolvedOptions {
+  readonly main: ResolvedIssuer;
+  readonly legacy: ResolvedIssuer | null;
+  readonly legacyCutoff: Date;
+  readonly accessTokenTtl: number;
+  readonly refreshTokenTtl: number;
+  readonly authorizationCodeTtl: number;
+  readonly requirePkce: boolean;
+  readonly realm: string;
+  readonly session: SessionOptions;
+  readonly productName: string;
+  readonly logger: Logger;
+}
+
+const KNOWN_KEYS = new Set([
+  'issuer', 'legacy', 'accessTokenTtl', 'refreshTokenTtl', 'authorizationCodeTtl', 'requirePkce', 'realm',
+  'session', 'productName', 'logger',
+]);
+const LIKELY_TYPOS: Record<string, string> = {
+  accessTokenTTL: 'accessTokenTtl', refreshTokenTTL: 'refreshTokenTtl', codeTtl: 'authorizationCodeTtl',
+  authorizationCodeTTL: 'authorizationCodeTtl', pkce: 'requirePkce', issuerUrl: 'issuer', authUrl: 'issuer',
+};
+
+/** Raised at start-up for a bad option; the message names the key. */
+export class OptionsError extends TypeError {
+  constructor(key: string, problem: string) {
+    super(`express-oauth-router: option "${key}" ${problem}`);
+    this.name = 'OptionsError';
+  }
+}
+
+function resolveIssuer(key: string, value: unknown, legacy: boolean): ResolvedIssuer {
+  if (typeof value !== 'string') throw new OptionsError(key, 'must be a URL string');
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new OptionsError(key, `must be an absolute URL, got ${JSON.stringify(value)}`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new OptionsError(key, 'must be http(s)');
+  if (url.search || url.hash) throw new OptionsError(key, 'must not have a query or fragment (RFC 8414 §2)');
+  const pathPrefix = url.pathname.replace(/\/+$/, '');
+  return {
+    issuer: `${url.origin}${pathPrefix}`,
+    host: url.host,
+    pathPrefix,
+    secure: url.protocol === 'https:',
+    legacy,
+  };
+}
+
+function positiveInteger(key: string, value: unknown, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0 || value > max) {
+    throw new OptionsError(key, `must be a positive integer number of seconds${max < 1e9 ? ` up to ${max}` : ''}`);
+  }
+  return value;
+}
+
+function resolveCutoff(value: unknown): Date {
+  if (value === undefined) return new Date('2021-01-15T00:00:00Z');
+  const date = typeof value === 'string' ? new Date(/^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value)
+    : value instanceof Date ? value : null;
+  if (!date || Number.isNaN(date.getTime())) {
+    throw new OptionsError('legacy.credentialsIssuedBefore', 'must be a date (YYYY-MM-DD or ISO 8601)');
+  }
+  return date;
+}
+
+/**
+ * Applies defaults and validates every option once, at start-up.
+ * @throws OptionsError naming the bad key.
+ */
+export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
+  if (options === null || typeof options !== 'object') throw new OptionsError('options', 'must be an object');
+  for (const key of Object.keys(options)) {
+    if (!KNOWN_KEYS.has(key)) {
+      const hint = LIKELY_TYPOS[key];
+      throw new OptionsError(key, hint ? `is not an option; did you mean "${hint}"?` : 'is not an option');
+    }
+  }
+  const main = resolveIssuer('issuer', options.issuer, false);
+  let legacy: ResolvedIssuer | null = null;
+  let legacyCutoff = resolveCutoff(undefined);
+  if (options.legacy !== undefined && options.legacy !== false) {
+    if (typeof options.legacy !== 'object' || options.legacy === null) {
+      throw new OptionsError('legacy', 'must be { issuer, credentialsIssuedBefore? } or false');
+    }
+    legacy = resolveIssuer('legacy.issuer', options.legacy.issuer, true);
+    legacyCutoff = resolveCutoff(options.legacy.credentialsIssuedBefore);
+    if (legacy.issuer === main.issuer) throw new OptionsError('legacy.issuer', 'must differ from "issuer"');
+  }
+  if (options.requirePkce !== undefined && typeof options.requirePkce !== 'boolean') {
+    throw new OptionsError('requirePkce', 'must be a boolean');
+  }
+  for (const key of ['realm', 'productName'] as const) {
+    const value = options[key];
+    if (value !== undefined && (typeof value !== 'string' || value.length === 0 || /["\\\r\n]/.test(value))) {
+      throw new OptionsError(key, 'must be a non-empty string without quotes, backslashes or line breaks');
+    }
+  }
+  const session = options.session ?? {};
+  if (typeof session !== 'object' || session === null) throw new OptionsError('session', 'must be an object');
+  if (session.secret !== undefined) {
+    const secrets = typeof session.secret === 'string' ? [session.secret] : session.secret;
+    if (!Array.isArray(secrets) || secrets.length === 0 || secrets.some((s) => typeof s !== 'string' || s.length < 16)) {
+      throw new OptionsError('session.secret', 'must be a string (or list of strings) of at least 16 characters');
+    }
+  }
+  positiveInteger('session.ttl', session.ttl, 3600);
+  const logger = options.logger ?? console;
+  if (typeof logger.warn !== 'function' || typeof logger.error !== 'function') {
+    throw new OptionsError('logger', 'must have warn() and error() methods');
+  }
+  return {
+    main,
+    legacy,
+    legacyCutoff,
+    accessTokenTtl: positiveInteger('accessTokenTtl', options.accessTokenTtl, 3600),
+    refreshTokenTtl: positiveInteger('refreshTokenTtl', options.refreshTokenTtl, 30 * 24 * 3600),
+    authorizationCodeTtl: positiveInteger('authorizationCodeTtl', options.authorizationCodeTtl, 60, 600),
+    requirePkce: options.requirePkce ?? false,
+    realm: options.realm ?? main.issuer,
+    session,
+    productName: options.productName ?? 'Signature API',
+    logger,
+  };
+}

@@ -1,0 +1,40 @@
+// Types shared by the router and its host app.
+import type { RequestHandler, Router } from 'express';
+import type { ResolvedOptions } from './options.js';
+
+/** What `requireBearer` puts on `req.auth`: who the access token is for (RFC 6750 §2.1). */
+export interface BearerAuth {
+  /** The integration the token was issued to. */
+  readonly clientId: string;
+  /** The user who granted it, or `null` for client_credentials tokens. */
+  readonly userId: string | null;
+  readonly scope: readonly string[];
+  /** Tokens of one authorization share a grant id (revocation unit). */
+  readonly grantId: string;
+  /** The base address that issued the token ({auth_url} or {legacy_auth_url}). */
+  readonly issuer: string;
+  readonly expiresAt: Date;
+}
+
+/** Options of `requireBearer`. */
+export interface RequireBearerOptions {
+  /** Scopes the token must all carry; otherwise 403 `insufficient_scope` (RFC 6750 §3.1). */
+  readonly scope?: string | readonly string[];
+}
+
+/** What `createOAuthRouter` returns. */
+export interface OAuthRouter {
+  /** Serves /oauth2/authorize, /oauth2/token (and the login and consent forms) at both base addresses. */
+  readonly router: Router;
+  /** RFC 6750 bearer-token middleware factory for the host's API routes. */
+  requireBearer(options?: RequireBearerOptions): RequestHandler;
+  /** The validated options. */
+  readonly options: ResolvedOptions;
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Set by `requireBearer` on success. */
+    auth?: BearerAuth;
+  }
+}
