@@ -1,0 +1,39 @@
+// The wire (snake_case) view of an integration for --json output: never the secret nor its hash.
+import type { OAuthClient } from '../stores/contract.js';
+
+/** An integration as the admin command prints it with `--json`. */
+export interface ClientJson {
+  readonly client_id: string;
+  readonly name: string;
+  readonly flow: OAuthClient['flow'];
+  readonly redirect_uris: readonly string[];
+  readonly scopes: readonly string[];
+  readonly require_pkce: boolean;
+  /** ISO 8601; decides the base address of the integration (SPEC §9). */
+  readonly credentials_issued_at: string;
+  readonly created_at: string;
+  readonly disabled: boolean;
+}
+
+/**
+ * Picks the printable fields of an integration. Built field by field (not by spreading the record) so that
+ * `clientSecretHash`, or any field a store adds later, can never slip into the output.
+ */
+export function toClientJson(client: OAuthClient): ClientJson {
+  return {
+    client_id: client.clientId,
+    name: client.name,
+    flow: client.flow,
+    redirect_uris: [...client.redirectUris],
+    scopes: [...client.allowedScopes],
+    require_pkce: client.requirePkce,
+    credentials_issued_at: client.credentialsIssuedAt.toISOString(),
+    created_at: client.createdAt.toISOString(),
+    disabled: client.disabled,
+  };
+}
+
+/** Writes one JSON document and a newline on stdout, for scripts (`jq`, `JSON.parse`). */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}

@@ -1,0 +1,77 @@
+// `oauth-admin clients create`: registers an integration and shows its secret, once.
+import { Option, type Command } from 'commander';
+import { registerClient } from '../clients/register-client.js';
+import type { ClientFlow } from '../stores/contract.js';
+import { CliError, EXIT_USAGE } from './cli-error.js';
+import { printJson, toClientJson } from './client-json.js';
+import { parseIssuedAt } from './parse-issued-at.js';
+import { withStore } from './with-store.js';
+
+interface CreateOptions {
+  readonly name: string;
+  readonly flow: ClientFlow;
+  readonly redirectUri: string[];
+  readonly scope: string[];
+  readonly requirePkce?: boolean;
+  readonly issuedAt?: string;
+  readonly json?: boolean;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/**
+ * Adds `create` to the `clients` command. The secret exists only in this process's output: the store keeps
+ * its SHA-256, so it cannot be shown again (rotate it to get a new one).
+ * @see RFC 6749 §2 (client registration), SPEC §5.5 (one flow per integration), SPEC §9 (issue date).
+ */
+export function addClientsCreateCommand(clients: Command): void {
+  clients
+    .command('create')
+    .description('register an integration; prints its client_id and, once only, its client_secret')
+    .requiredOption('--name <name>', 'name shown to users on the consent page')
+    .addOption(
+      new Option('--flow <flow>', 'the one flow the integration may use')
+        .choices(['authorization_code', 'client_credentials'])
+        .makeOptionMandatory(),
+    )
+    .option('--redirect-uri <url>', 'exact redirect URI (repeatable; authorization_code only)', collect, [])
+    .option('--scope <scope>', 'a scope the integration may be granted (repeatable)', collect, [])
+    .option('--require-pkce', 'require an S256 code_challenge in authorization requests')
+    .option('--issued-at <YYYY-MM-DD>', 'when the credentials count as issued (UTC); before 2021-01-15 means legacy address')
+    .option('--json', 'print one JSON object instead of text')
+    .action(async (options: CreateOptions) => {
+      const issuedAt = options.issuedAt === undefined ? undefined : parseIssuedAt(options.issuedAt);
+      const { client, clientSecret } = await withStore(async (store) => {
+        try {
+          return await registerClient(store, {
+            name: options.name,
+            flow: options.flow,
+            redirectUris: options.redirectUri,
+            allowedScopes: options.scope,
+            requirePkce: options.requirePkce === true,
+            ...(issuedAt ? { credentialsIssuedAt: issuedAt } : {}),
+          });
+        } catch (error) {
+          // registerClient throws TypeError for input that fails validation: that is a usage error.
+          if (error instanceof TypeError) throw new CliError(error.message, EXIT_USAGE);
+          throw error;
+        }
+      });
+      if (options.json) {
+        printJson({ ...toClientJson(client), client_secret: clientSecret });
+        return;
+      }
+      const lines = [
+        `Registered integration "${client.name}" (${client.flow}).`,
+        `  client_id:     ${client.clientId}`,
+        `  client_secret: ${clientSecret}`,
+        `  issued at:     ${client.credentialsIssuedAt.toISOString()}`,
+      ];
+      if (client.redirectUris.length > 0) lines.push(`  redirect URIs: ${client.redirectUris.join(' ')}`);
+      if (client.allowedScopes.length > 0) lines.push(`  scopes:        ${client.allowedScopes.join(' ')}`);
+      lines.push('', 'The client_secret is shown only this once: only its hash is stored. Copy it now.');
+      process.stdout.write(`${lines.join('\n')}\n`);
+    });
+}

@@ -1,0 +1,37 @@
+// `oauth-admin clients list`: every integration, without secrets.
+import type { Command } from 'commander';
+import { printJson, toClientJson } from './client-json.js';
+import { formatTable } from './format-table.js';
+import { withStore } from './with-store.js';
+
+/**
+ * Adds `list` to the `clients` command. Prints ids, names, flows, issue dates, status and redirect URIs;
+ * the store holds no secret to print, and the hash is deliberately left out too.
+ */
+export function addClientsListCommand(clients: Command): void {
+  clients
+    .command('list')
+    .description('list the registered integrations (never their secrets)')
+    .option('--json', 'print a JSON array instead of a table')
+    .action(async (options: { readonly json?: boolean }) => {
+      const list = await withStore((store) => store.clients.listClients());
+      if (options.json) {
+        printJson(list.map(toClientJson));
+        return;
+      }
+      if (list.length === 0) {
+        process.stdout.write('No integrations registered. Create one with: oauth-admin clients create --help\n');
+        return;
+      }
+      const rows = list.map((client) => [
+        client.clientId,
+        client.name,
+        client.flow,
+        client.credentialsIssuedAt.toISOString().slice(0, 10),
+        client.disabled ? 'yes' : 'no',
+        client.redirectUris.join(' '),
+      ]);
+      const headers = ['CLIENT_ID', 'NAME', 'FLOW', 'ISSUED_AT', 'DISABLED', 'REDIRECT_URIS'];
+      process.stdout.write(`${formatTable(headers, rows)}\n`);
+    });
+}

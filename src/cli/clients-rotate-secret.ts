@@ -1,0 +1,35 @@
+// `oauth-admin clients rotate-secret`: replaces an integration's secret and shows the new one, once.
+import type { Command } from 'commander';
+import { rotateClientSecret } from '../clients/register-client.js';
+import { CliError, EXIT_FAILURE } from './cli-error.js';
+import { printJson } from './client-json.js';
+import { withStore } from './with-store.js';
+
+/**
+ * Adds `rotate-secret CLIENT_ID` to the `clients` command. The old secret stops working at once; tokens
+ * already issued stay valid until they expire (disable the integration to cut those off too).
+ * @see RFC 6749 §2.3.1 (client password), §10.1.
+ */
+export function addClientsRotateSecretCommand(clients: Command): void {
+  clients
+    .command('rotate-secret')
+    .description('issue a new client_secret; the old one stops working at once')
+    .argument('<client_id>', 'the integration')
+    .option('--json', 'print one JSON object instead of text')
+    .action(async (clientId: string, options: { readonly json?: boolean }) => {
+      const clientSecret = await withStore((store) => rotateClientSecret(store, clientId));
+      if (clientSecret === null) throw new CliError(`unknown client_id ${JSON.stringify(clientId)}`, EXIT_FAILURE);
+      if (options.json) {
+        printJson({ client_id: clientId, client_secret: clientSecret });
+        return;
+      }
+      process.stdout.write(
+        [
+          `New secret for ${clientId}; the old one no longer works.`,
+          `  client_secret: ${clientSecret}`,
+          '',
+          'The client_secret is shown only this once: only its hash is stored. Copy it now.',
+        ].join('\n') + '\n',
+      );
+    });
+}
