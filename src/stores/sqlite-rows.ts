@@ -1,0 +1,170 @@
+// Row shapes of the SQLite store and their mapping to and from the contract's records.
+import type {
+  AuthorizationCodeRecord,
+  ClientFlow,
+  ConsentRecord,
+  OAuthClient,
+  TokenRecord,
+} from './contract.js';
+
+/** `clients` row: booleans as 0/1 (better-sqlite3 binds no booleans), dates as ms, arrays as JSON. */
+export interface ClientRow {
+  readonly client_id: string;
+  readonly client_secret_hash: string;
+  readonly name: string;
+  readonly flow: string;
+  readonly redirect_uris: string;
+  readonly allowed_scopes: string;
+  readonly require_pkce: number;
+  readonly credentials_issued_at: number;
+  readonly created_at: number;
+  readonly disabled: number;
+}
+
+/** `codes` row; `consumed_at` is null until the code is redeemed. */
+export interface CodeRow {
+  readonly code_hash: string;
+  readonly grant_id: string;
+  readonly client_id: string;
+  readonly user_id: string;
+  readonly redirect_uri: string;
+  readonly scope: string;
+  readonly code_challenge: string | null;
+  readonly issuer: string;
+  readonly expires_at: number;
+  readonly consumed_at: number | null;
+}
+
+/** `tokens` row: access and refresh tokens in one table, told apart by `kind`. */
+export interface TokenRow {
+  readonly token_hash: string;
+  readonly kind: 'access' | 'refresh';
+  readonly grant_id: string;
+  readonly client_id: string;
+  readonly user_id: string | null;
+  readonly scope: string;
+  readonly issuer: string;
+  readonly expires_at: number;
+}
+
+/** `consents` row. */
+export interface ConsentRow {
+  readonly user_id: string;
+  readonly client_id: string;
+  readonly scope: string;
+  readonly granted_at: number;
+}
+
+function toStringArray(json: string): readonly string[] {
+  return JSON.parse(json) as string[];
+}
+
+/** Maps an integration to its row. @see RFC 6749 §2 (client registration). */
+export function clientToRow(client: OAuthClient): ClientRow {
+  return {
+    client_id: client.clientId,
+    client_secret_hash: client.clientSecretHash,
+    name: client.name,
+    flow: client.flow,
+    redirect_uris: JSON.stringify(client.redirectUris),
+    allowed_scopes: JSON.stringify(client.allowedScopes),
+    require_pkce: client.requirePkce ? 1 : 0,
+    credentials_issued_at: client.credentialsIssuedAt.getTime(),
+    created_at: client.createdAt.getTime(),
+    disabled: client.disabled ? 1 : 0,
+  };
+}
+
+/** Maps a row back to an integration. @see RFC 6749 §2 (client registration). */
+export function rowToClient(row: ClientRow): OAuthClient {
+  return {
+    clientId: row.client_id,
+    clientSecretHash: row.client_secret_hash,
+    name: row.name,
+    flow: row.flow as ClientFlow,
+    redirectUris: toStringArray(row.redirect_uris),
+    allowedScopes: toStringArray(row.allowed_scopes),
+    requirePkce: row.require_pkce === 1,
+    credentialsIssuedAt: new Date(row.credentials_issued_at),
+    createdAt: new Date(row.created_at),
+    disabled: row.disabled === 1,
+  };
+}
+
+/** Maps a fresh authorization code to its row. @see RFC 6749 §4.1.2. */
+export function codeToRow(code: AuthorizationCodeRecord): CodeRow {
+  return {
+    code_hash: code.codeHash,
+    grant_id: code.grantId,
+    client_id: code.clientId,
+    user_id: code.userId,
+    redirect_uri: code.redirectUri,
+    scope: JSON.stringify(code.scope),
+    code_challenge: code.codeChallenge,
+    issuer: code.issuer,
+    expires_at: code.expiresAt.getTime(),
+    consumed_at: null,
+  };
+}
+
+/** Maps a row back to an authorization code. @see RFC 6749 §4.1.2. */
+export function rowToCode(row: CodeRow): AuthorizationCodeRecord {
+  return {
+    codeHash: row.code_hash,
+    grantId: row.grant_id,
+    clientId: row.client_id,
+    userId: row.user_id,
+    redirectUri: row.redirect_uri,
+    scope: toStringArray(row.scope),
+    codeChallenge: row.code_challenge,
+    issuer: row.issuer,
+    expiresAt: new Date(row.expires_at),
+  };
+}
+
+/** Maps an access or refresh token to its row. @see RFC 6749 §1.4, §1.5. */
+export function tokenToRow(kind: 'access' | 'refresh', token: TokenRecord): TokenRow {
+  return {
+    token_hash: token.tokenHash,
+    kind,
+    grant_id: token.grantId,
+    client_id: token.clientId,
+    user_id: token.userId,
+    scope: JSON.stringify(token.scope),
+    issuer: token.issuer,
+    expires_at: token.expiresAt.getTime(),
+  };
+}
+
+/** Maps a row back to a token. @see RFC 6749 §1.4, §1.5. */
+export function rowToToken(row: TokenRow): TokenRecord {
+  return {
+    tokenHash: row.token_hash,
+    grantId: row.grant_id,
+    clientId: row.client_id,
+    userId: row.user_id,
+    scope: toStringArray(row.scope),
+    issuer: row.issuer,
+    expiresAt: new Date(row.expires_at),
+  };
+}
+
+/** Maps a consent to its row. @see RFC 6749 §4.1.1 (the user grants or denies access). */
+export function consentToRow(consent: ConsentRecord): ConsentRow {
+  return {
+    user_id: consent.userId,
+    client_id: consent.clientId,
+    scope: JSON.stringify(consent.scope),
+    granted_at: consent.grantedAt.getTime(),
+  };
+}
+
+/** Maps a row back to a consent. @see RFC 6749 §4.1.1. */
+export function rowToConsent(row: ConsentRow): ConsentRecord {
+  return {
+    userId: row.user_id,
+    clientId: row.client_id,
+    scope: toStringArray(row.scope),
+    grantedAt: new Date(row.granted_at),
+  };
+}

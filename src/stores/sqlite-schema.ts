@@ -1,0 +1,99 @@
+// The SQLite store's schema and its versioned, idempotent migration (PRAGMA user_version).
+import type BetterSqlite3 from 'better-sqlite3';
+
+/**
+ * One entry per schema version: entry `i` takes a database from version `i` to `i + 1`. Append only;
+ * never edit a released entry, since files in the field are already at that version.
+ *
+ * Dates are integer milliseconds since the epoch and arrays JSON text. No foreign keys: the contract lets
+ * a deployment keep integrations in another backend, so tokens must not depend on a local clients row.
+ */
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE clients (
+    client_id TEXT PRIMARY KEY,
+    client_secret_hash TEXT NOT NULL,
+    name TEXT NOT NULL,
+    flow TEXT NOT NULL CHECK (flow IN ('authorization_code', 'client_credentials')),
+    redirect_uris TEXT NOT NULL,
+    allowed_scopes TEXT NOT NULL,
+    require_pkce INTEGER NOT NULL,
+    credentials_issued_at INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    disabled INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX clients_created_at ON clients (created_at, client_id);
+
+  CREATE TABLE codes (
+    code_hash TEXT PRIMARY KEY,
+    grant_id TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    redirect_uri TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    code_challenge TEXT,
+    issuer TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,
+    consumed_at INTEGER
+  ) STRICT;
+  CREATE INDEX codes_expires_at ON codes (expires_at);
+
+  CREATE TABLE tokens (
+    token_hash TEXT PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
+    grant_id TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    user_id TEXT,
+    scope TEXT NOT NULL,
+    issuer TEXT NOT NULL,
+    expires_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX tokens_grant_id ON tokens (grant_id);
+  CREATE INDEX tokens_client_user ON tokens (client_id, user_id);
+  CREATE INDEX tokens_expires_at ON tokens (expires_at);
+
+  CREATE TABLE revoked_grants (
+    grant_id TEXT PRIMARY KEY,
+    expires_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX revoked_grants_expires_at ON revoked_grants (expires_at);
+
+  CREATE TABLE consents (
+    user_id TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    granted_at INTEGER NOT NULL,
+    PRIMARY KEY (user_id, client_id)
+  ) STRICT;
+  `,
+];
+
+/** The schema version this code writes and reads. */
+export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
+
+function readVersion(db: BetterSqlite3.Database): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+/**
+ * Brings the database to `SQLITE_SCHEMA_VERSION`. Idempotent, and safe when two processes open the same
+ * file at once (the app and the admin CLI): the version is re-read inside a `BEGIN IMMEDIATE` transaction,
+ * which holds the write lock, so only one of them runs each migration and the other sees it done.
+ * @throws Error when the file was written by a newer version of this package.
+ * @see RFC 6749 §10.3, §10.5 (hashed codes and tokens are what these tables hold).
+ */
+export function migrateSqliteSchema(db: BetterSqlite3.Database): void {
+  // Fast path without the write lock: the usual case is an up-to-date file.
+  if (readVersion(db) === SQLITE_SCHEMA_VERSION) return;
+  db.transaction(() => {
+    const from = readVersion(db);
+    if (from > SQLITE_SCHEMA_VERSION) {
+      throw new Error(
+        `the SQLite store file has schema version ${from}, newer than ${SQLITE_SCHEMA_VERSION}: upgrade express-oauth-router`,
+      );
+    }
+    for (const sql of MIGRATIONS.slice(from)) db.exec(sql);
+    // user_version lives in the file header and is part of the transaction: all or nothing.
+    db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
+  }).immediate();
+}
