@@ -1,0 +1,66 @@
+// Builds the example signature API: the OAuth router, the envelope API behind it, and the demo callback.
+import express, { type Express } from 'express';
+import helmet from 'helmet';
+import { createOAuthRouter, type OAuthRouter, type OAuthRouterOptions, type Store, type UserAuth } from 'express-oauth-router';
+import { createDemoCallback } from './demo-callback.js';
+import { createEnvelopesRouter } from './envelopes.js';
+
+/** Everything the app needs; server.ts reads it from the environment, tests pass it directly. */
+export interface AppOptions {
+  readonly store: Store;
+  readonly userAuth: UserAuth;
+  /** {auth_url}, e.g. http://localhost:3000. */
+  readonly authUrl: string;
+  /** {legacy_auth_url}; default `${authUrl}/legacy`. */
+  readonly legacyAuthUrl?: string;
+  /** Signs the login/consent session cookie; without it sessions do not survive a restart. */
+  readonly sessionSecret?: string;
+  /** Redirect URI of the demo authorization_code integration (its page is served at /demo/callback). */
+  readonly demoRedirectUri?: string;
+  /** client_id of the demo authorization_code integration, for the curl on the callback page. */
+  readonly demoCodeClientId?: string | null;
+}
+
+/** The app and the OAuth router inside it. */
+export interface App {
+  readonly app: Express;
+  readonly oauth: OAuthRouter;
+}
+
+/**
+ * Wires the package into an Express app the way a user would: `/oauth2/*` at {auth_url} and, from the
+ * legacy issuer's path, `/legacy/oauth2/*`; the API at `/api/v1` behind `requireBearer`.
+ * @throws OptionsError (from createOAuthRouter) for a bad AUTH_URL or LEGACY_AUTH_URL.
+ */
+export function createApp(options: AppOptions): App {
+  const authUrl = options.authUrl.replace(/\/+$/, '');
+  const routerOptions: OAuthRouterOptions = {
+    issuer: authUrl,
+    legacy: { issuer: options.legacyAuthUrl ?? `${authUrl}/legacy` },
+    session: options.sessionSecret ? { secret: options.sessionSecret } : {},
+    productName: 'Acme Sign',
+  };
+  const oauth = createOAuthRouter(options.store, options.userAuth, routerOptions);
+  const app = express();
+  app.disable('x-powered-by');
+
+  app.use('/api/v1', createEnvelopesRouter({ oauth, store: options.store }));
+  app.get('/', helmet(), (_req, res) => {
+    res.json({
+      name: 'Acme Sign example API',
+      authorization_endpoint: `${authUrl}/oauth2/authorize`,
+      token_endpoint: `${authUrl}/oauth2/token`,
+      api: ['GET /api/v1/envelopes', 'POST /api/v1/envelopes', 'GET /api/v1/me'],
+    });
+  });
+  const redirectUri = options.demoRedirectUri ?? `${authUrl}/demo/callback`;
+  app.get(
+    '/demo/callback',
+    helmet(),
+    createDemoCallback({ authUrl, clientId: options.demoCodeClientId ?? null, redirectUri }),
+  );
+  // The package's router last: it serves its own paths under both issuers and sets its own headers
+  // (SPEC §4.2 fixes them byte for byte), so helmet is not put in front of it.
+  app.use(oauth.router);
+  return { app, oauth };
+}

@@ -1,0 +1,79 @@
+// The start-up text: addresses, the demo user, the demo integrations and ready-to-paste commands.
+import type { DemoClients } from './seed.js';
+
+/** What the banner shows. */
+export interface BannerInput {
+  readonly listenUrl: string;
+  readonly authUrl: string;
+  readonly legacyAuthUrl: string;
+  readonly storeUrl: string;
+  readonly username: string;
+  /** Shown only when generated at this start; `null` when it came from DEMO_PASSWORD. */
+  readonly generatedPassword: string | null;
+  readonly redirectUri: string;
+  readonly demo: DemoClients;
+}
+
+function authorizeUrl(authUrl: string, clientId: string, redirectUri: string): string {
+  const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: redirectUri, state: 'demo' });
+  return `${authUrl}/oauth2/authorize?${query.toString()}`;
+}
+
+/**
+ * Builds the banner. Client secrets appear only when this start registered the integrations: they exist
+ * nowhere else (the store keeps hashes), so later starts print ids only and point at `rotate-secret`.
+ */
+export function formatBanner(input: BannerInput): string {
+  const { authUrl, demo } = input;
+  const lines = [
+    `Acme Sign example API listening on ${input.listenUrl}`,
+    `  auth_url:        ${authUrl}  (${authUrl}/oauth2/authorize, ${authUrl}/oauth2/token)`,
+    `  legacy_auth_url: ${input.legacyAuthUrl}`,
+    `  store:           ${input.storeUrl}`,
+    `  API:             GET|POST ${input.listenUrl}/api/v1/envelopes, GET ${input.listenUrl}/api/v1/me`,
+    '',
+    input.generatedPassword === null
+      ? `Demo user: ${input.username} (password from DEMO_PASSWORD)`
+      : `Demo user: ${input.username} / ${input.generatedPassword}  (generated for this run; set DEMO_PASSWORD to fix it)`,
+    '',
+  ];
+  const cc = demo.clientCredentials;
+  const code = demo.code;
+  if (demo.created && cc?.clientSecret && code?.clientSecret) {
+    const tokenUrl = `${authUrl}/oauth2/token`;
+    lines.push(
+      'First start: registered two demo integrations. Their secrets are shown only now (only hashes are stored):',
+      '',
+      `export CC_CLIENT_ID=${cc.clientId}`,
+      `export CC_CLIENT_SECRET=${cc.clientSecret}`,
+      `export CODE_CLIENT_ID=${code.clientId}`,
+      `export CODE_CLIENT_SECRET=${code.clientSecret}`,
+      '',
+      'Client credentials flow: get a token and call the API:',
+      '',
+      `TOKEN=$(curl -s -u "$CC_CLIENT_ID:$CC_CLIENT_SECRET" -d grant_type=client_credentials -d client_id="$CC_CLIENT_ID" ${tokenUrl} | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')`,
+      `curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"title":"NDA"}' ${input.listenUrl}/api/v1/envelopes`,
+      `curl -s -H "Authorization: Bearer $TOKEN" ${input.listenUrl}/api/v1/envelopes`,
+      '',
+    );
+  } else if (cc || code) {
+    lines.push(
+      'Demo integrations (registered at first start; their secrets are not shown again:',
+      '`oauth-admin clients rotate-secret CLIENT_ID` issues a new one):',
+      ...(cc ? [`  client_credentials: ${cc.clientId}`] : []),
+      ...(code ? [`  authorization_code: ${code.clientId}`] : []),
+      '',
+    );
+  } else {
+    lines.push(`The store holds ${demo.total} integration(s); list them with \`oauth-admin clients list\`.`, '');
+  }
+  if (code) {
+    lines.push(
+      `Authorization code flow: open this in a browser, sign in as ${input.username} and allow:`,
+      `  ${authorizeUrl(authUrl, code.clientId, input.redirectUri)}`,
+      `  ${input.redirectUri} then shows the code and the curl that exchanges it (with $CODE_CLIENT_SECRET).`,
+      '',
+    );
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,90 @@
+// Entry point of the example app: reads the environment, opens the store, seeds the demo, listens.
+import type { AddressInfo } from 'node:net';
+import { createStoreFromUrl, DEFAULT_STORE_URL } from 'express-oauth-router';
+import { createApp } from './app.js';
+import { formatBanner } from './banner.js';
+import { seedDemoClients } from './seed.js';
+import { createDemoPassword, createDemoUserAuth } from './users.js';
+
+function env(name: string): string | undefined {
+  const value = process.env[name]?.trim();
+  return value ? value : undefined;
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) throw new TypeError(`PORT must be a port number, got ${JSON.stringify(value)}`);
+  return port;
+}
+
+async function main(): Promise<void> {
+  const port = parsePort(env('PORT') ?? '3000');
+  const authUrl = (env('AUTH_URL') ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  const legacyAuthUrl = env('LEGACY_AUTH_URL') ?? `${authUrl}/legacy`;
+  const storeUrl = env('OAUTH_STORE') ?? DEFAULT_STORE_URL;
+  const username = env('DEMO_USERNAME') ?? 'demo';
+  const givenPassword = env('DEMO_PASSWORD');
+  const password = givenPassword ?? createDemoPassword();
+  const sessionSecret = env('SESSION_SECRET');
+  const redirectUri = `http://localhost:${port}/demo/callback`;
+
+  const store = await createStoreFromUrl(storeUrl);
+  const demo = await seedDemoClients(store, redirectUri);
+  const { app } = createApp({
+    store,
+    userAuth: await createDemoUserAuth({ username, password }),
+    authUrl,
+    legacyAuthUrl,
+    ...(sessionSecret ? { sessionSecret } : {}),
+    demoRedirectUri: redirectUri,
+    demoCodeClientId: demo.code?.clientId ?? null,
+  });
+
+  const server = app.listen(port);
+  server.once('error', (error) => {
+    console.error(`Cannot listen on port ${port}: ${error.message}`);
+    void store.close?.().finally(() => process.exit(1));
+  });
+  server.once('listening', () => {
+    const actualPort = (server.address() as AddressInfo).port;
+    process.stdout.write(`${formatBanner({
+      listenUrl: `http://localhost:${actualPort}`,
+      authUrl,
+      legacyAuthUrl,
+      storeUrl,
+      username,
+      generatedPassword: givenPassword ? null : password,
+      redirectUri,
+      demo,
+    })}\n`);
+  });
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write(`${signal}: shutting down\n`);
+    server.close(() => {
+      void (store.close?.() ?? Promise.resolve()).then(
+        () => process.exit(0),
+        (error: unknown) => {
+          console.error(`Closing the store failed: ${error instanceof Error ? error.message : String(error)}`);
+          process.exit(1);
+        },
+      );
+    });
+    // Idle keep-alive connections would hold close() open for seconds; a stuck request, for ever.
+    server.closeIdleConnections();
+    setTimeout(() => {
+      server.closeAllConnections();
+    }, 5000).unref();
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main().catch((error: unknown) => {
+  // Configuration errors (bad PORT, AUTH_URL, OAUTH_STORE) are reported as one line, without a stack.
+  console.error(error instanceof Error ? error.message : String(error));
+  process.exit(error instanceof TypeError ? 2 : 1);
+});
