@@ -75,5 +75,6 @@ export function formatBanner(input: BannerInput): string {
       '',
     );
   }
+  lines.push('Press Ctrl+C to stop.');
   return lines.join('\n');
 }

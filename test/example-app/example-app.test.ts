@@ -1,0 +1,279 @@
+// The example signature API: driven in-process through supertest, and as the built server in a child process.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import request from 'supertest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { registerClient, type Store } from 'express-oauth-router';
+import { createMemoryStore } from 'express-oauth-router/stores/memory';
+import { createApp } from '../../example-app/app.js';
+import { createDemoUserAuth } from '../../example-app/users.js';
+import { seedDemoClients } from '../../example-app/seed.js';
+
+const AUTH_URL = 'http://localhost:3000';
+
+function basic(clientId: string, secret: string): string {
+  return `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`;
+}
+
+describe('example app in-process', () => {
+  let store: Store;
+  let app: ReturnType<typeof createApp>['app'];
+
+  beforeEach(async () => {
+    store = createMemoryStore();
+    const userAuth = await createDemoUserAuth({ username: 'demo', password: 'correct horse battery' });
+    ({ app } = createApp({ store, userAuth, authUrl: AUTH_URL, sessionSecret: 'a-session-secret-of-32-characters' }));
+  });
+
+  afterEach(async () => {
+    await store.close?.();
+  });
+
+  async function clientCredentialsToken(issuedAt?: Date, path = '/oauth2/token'): Promise<{ token: string; clientId: string }> {
+    const { client, clientSecret } = await registerClient(store, {
+      name: 'Acme CRM',
+      flow: 'client_credentials',
+      allowedScopes: ['envelopes:read'],
+      ...(issuedAt ? { credentialsIssuedAt: issuedAt } : {}),
+    });
+    const response = await request(app)
+      .post(path)
+      .set('Authorization', basic(client.clientId, clientSecret))
+      .type('form')
+      .send({ grant_type: 'client_credentials', client_id: client.clientId });
+    expect(response.status).toBe(200);
+    return { token: String(response.body.access_token), clientId: client.clientId };
+  }
+
+  it.each([
+    ['get', '/api/v1/envelopes'],
+    ['post', '/api/v1/envelopes'],
+    ['get', '/api/v1/me'],
+  ] as const)('%s %s answers 401 with a Bearer challenge without a token', async (method, path) => {
+    const response = await request(app)[method](path);
+    expect(response.status).toBe(401);
+    expect(response.headers['www-authenticate']).toMatch(/^Bearer realm="/);
+  });
+
+  it('answers 401 invalid_token for an unknown token', async () => {
+    const response = await request(app).get('/api/v1/envelopes').set('Authorization', 'Bearer not-a-real-token');
+    expect(response.status).toBe(401);
+    expect(response.headers['www-authenticate']).toMatch(/error="invalid_token"/);
+  });
+
+  it('creates and lists envelopes with a client_credentials token', async () => {
+    const { token } = await clientCredentialsToken();
+    const empty = await request(app).get('/api/v1/envelopes').set('Authorization', `Bearer ${token}`);
+    expect(empty.status).toBe(200);
+    expect(empty.body).toEqual({ envelopes: [] });
+
+    const created = await request(app)
+      .post('/api/v1/envelopes')
+      .set('Authorization', `Bearer ${token}`)
+      .send({ title: 'Lease agreement' });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ title: 'Lease agreement', status: 'draft' });
+    expect(created.body.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Date.parse(created.body.created_at)).not.toBeNaN();
+    expect(created.headers['location']).toBe(`/api/v1/envelopes/${created.body.id}`);
+    // helmet guards the API.
+    expect(created.headers['x-content-type-options']).toBe('nosniff');
+    expect(created.headers['cache-control']).toBe('no-store');
+
+    const list = await request(app).get('/api/v1/envelopes').set('Authorization', `Bearer ${token}`);
+    expect(list.body).toEqual({ envelopes: [created.body] });
+  });
+
+  it('keeps envelopes per integration', async () => {
+    const first = await clientCredentialsToken();
+    const second = await clientCredentialsToken();
+    await request(app).post('/api/v1/envelopes').set('Authorization', `Bearer ${first.token}`).send({ title: 'Mine' }).expect(201);
+    const other = await request(app).get('/api/v1/envelopes').set('Authorization', `Bearer ${second.token}`);
+    expect(other.body).toEqual({ envelopes: [] });
+  });
+
+  it.each([
+    ['no title', {}],
+    ['an empty title', { title: '' }],
+    ['a blank title', { title: '   ' }],
+    ['a number', { title: 42 }],
+    ['a title over 200 characters', { title: 'x'.repeat(201) }],
+  ])('refuses %s with 400 and a JSON error', async (_label, body) => {
+    const { token } = await clientCredentialsToken();
+    const response = await request(app).post('/api/v1/envelopes').set('Authorization', `Bearer ${token}`).send(body);
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ error: 'invalid_request', error_description: expect.stringMatching(/title/) });
+    const list = await request(app).get('/api/v1/envelopes').set('Authorization', `Bearer ${token}`);
+    expect(list.body).toEqual({ envelopes: [] });
+  });
+
+  it('accepts a title of exactly 200 characters', async () => {
+    const { token } = await clientCredentialsToken();
+    await request(app).post('/api/v1/envelopes').set('Authorization', `Bearer ${token}`).send({ title: 'x'.repeat(200) }).expect(201);
+  });
+
+  it('refuses malformed JSON with 400 and a JSON error, not a stack trace', async () => {
+    const { token } = await clientCredentialsToken();
+    const response = await request(app)
+      .post('/api/v1/envelopes')
+      .set('Authorization', `Bearer ${token}`)
+      .set('Content-Type', 'application/json')
+      .send('{"title": ');
+    expect(response.status).toBe(400);
+    expect(response.body.error).toBe('invalid_request');
+    expect(response.text).not.toMatch(/at .*\.js/);
+  });
+
+  it('GET /me says which integration the token is for, and no user for client_credentials', async () => {
+    const { token, clientId } = await clientCredentialsToken();
+    const response = await request(app).get('/api/v1/me').set('Authorization', `Bearer ${token}`);
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({
+      client_id: clientId,
+      client_name: 'Acme CRM',
+      user_id: null,
+      scope: 'envelopes:read',
+      issuer: AUTH_URL,
+    });
+  });
+
+  it('serves legacy credentials under /legacy, and their tokens work on the API', async () => {
+    const { token, clientId } = await clientCredentialsToken(new Date('2020-06-01T00:00:00Z'), '/legacy/oauth2/token');
+    const me = await request(app).get('/api/v1/me').set('Authorization', `Bearer ${token}`);
+    expect(me.status).toBe(200);
+    expect(me.body).toMatchObject({ client_id: clientId, issuer: `${AUTH_URL}/legacy` });
+  });
+
+  it('the demo callback page shows the code, escaped, and a curl without any secret', async () => {
+    const response = await request(app).get('/demo/callback').query({ code: 'abc<script>', state: 'demo' });
+    expect(response.status).toBe(200);
+    expect(response.text).toContain('abc&#60;script&#62;');
+    expect(response.text).not.toContain('<script>');
+    expect(response.text).toContain('grant_type=authorization_code');
+    expect(response.text).toContain('$CODE_CLIENT_SECRET');
+    expect(response.headers['cache-control']).toBe('no-store');
+  });
+
+  it('the demo user signs in only with the right username and password', async () => {
+    const userAuth = await createDemoUserAuth({ username: 'demo', password: 'pw-1' });
+    expect(await userAuth.verifyCredentials?.('demo', 'pw-1')).toMatchObject({ displayName: 'demo' });
+    expect(await userAuth.verifyCredentials?.('demo', 'pw-2')).toBeNull();
+    expect(await userAuth.verifyCredentials?.('demo2', 'pw-1')).toBeNull();
+    expect(await userAuth.verifyCredentials?.('', '')).toBeNull();
+  });
+
+  it('seeds one demo integration per flow on an empty store only', async () => {
+    const first = await seedDemoClients(store, 'http://localhost:3000/demo/callback');
+    expect(first.created).toBe(true);
+    expect(first.code?.clientSecret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(first.clientCredentials?.clientSecret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const again = await seedDemoClients(store, 'http://localhost:3000/demo/callback');
+    expect(again).toEqual({
+      created: false,
+      code: { clientId: first.code?.clientId, clientSecret: null },
+      clientCredentials: { clientId: first.clientCredentials?.clientId, clientSecret: null },
+      total: 2,
+    });
+    expect(await store.clients.listClients()).toHaveLength(2);
+  });
+});
+
+describe('example app as a built server', () => {
+  const SERVER = resolve(import.meta.dirname, '../../example-app/dist/server.js');
+  let dir: string;
+  const children: ChildProcessWithoutNullStreams[] = [];
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'example-app-'));
+  });
+
+  afterEach(() => {
+    for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  function freePort(): Promise<number> {
+    return new Promise((done, fail) => {
+      const probe = createServer();
+      probe.once('error', fail);
+      probe.listen(0, () => {
+        const address = probe.address();
+        probe.close(() => (address && typeof address === 'object' ? done(address.port) : fail(new Error('no port'))));
+      });
+    });
+  }
+
+  /** Starts the server and resolves with everything it printed up to the end of its banner. */
+  function start(port: number): Promise<{ child: ChildProcessWithoutNullStreams; stdout: string }> {
+    const child = spawn(process.execPath, [SERVER], {
+      cwd: dir,
+      env: { ...process.env, PORT: String(port), OAUTH_STORE: `sqlite:${join(dir, 'oauth.sqlite')}`, DEMO_PASSWORD: 'demo-password-for-tests' },
+    });
+    children.push(child);
+    return new Promise((done, fail) => {
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        stdout += chunk;
+        // The banner's last line: by then the server is listening.
+        if (stdout.includes('Press Ctrl+C to stop.')) done({ child, stdout });
+      });
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+        stderr += chunk;
+      });
+      child.once('exit', (code) => fail(new Error(`server exited with ${code}: ${stderr}`)));
+    });
+  }
+
+  function stop(child: ChildProcessWithoutNullStreams): Promise<number | null> {
+    return new Promise((done) => {
+      child.once('exit', (code) => done(code));
+      child.kill('SIGTERM');
+    });
+  }
+
+  it('prints the demo credentials once, and its tokens survive a restart', async () => {
+    const port = await freePort();
+    const base = `http://localhost:${port}`;
+    const first = await start(port);
+    expect(first.stdout).toContain(`listening on ${base}`);
+    const clientId = /export CC_CLIENT_ID=(\S+)/.exec(first.stdout)?.[1];
+    const clientSecret = /export CC_CLIENT_SECRET=(\S+)/.exec(first.stdout)?.[1];
+    const codeSecret = /export CODE_CLIENT_SECRET=(\S+)/.exec(first.stdout)?.[1];
+    expect(clientId).toBeDefined();
+    expect(clientSecret).toBeDefined();
+    expect(codeSecret).toBeDefined();
+    expect(first.stdout).toContain(`${base}/oauth2/authorize?response_type=code&client_id=`);
+
+    const tokenResponse = await fetch(`${base}/oauth2/token`, {
+      method: 'POST',
+      headers: { Authorization: basic(clientId!, clientSecret!), 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId! }),
+    });
+    expect(tokenResponse.status).toBe(200);
+    const token = String(((await tokenResponse.json()) as Record<string, unknown>)['access_token']);
+    const created = await fetch(`${base}/api/v1/envelopes`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ title: 'NDA' }),
+    });
+    expect(created.status).toBe(201);
+
+    expect(await stop(first.child)).toBe(0);
+
+    const second = await start(port);
+    expect(second.stdout).toContain(clientId!);
+    expect(second.stdout).not.toContain(clientSecret!);
+    expect(second.stdout).not.toContain(codeSecret!);
+    expect(second.stdout).not.toMatch(/SECRET=|client_secret/i);
+    expect(second.stdout).toMatch(/not shown again/);
+
+    const me = await fetch(`${base}/api/v1/me`, { headers: { Authorization: `Bearer ${token}` } });
+    expect(me.status).toBe(200);
+    expect(await me.json()).toMatchObject({ client_id: clientId, user_id: null });
+    expect(await stop(second.child)).toBe(0);
+  });
+});
