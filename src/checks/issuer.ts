@@ -1,0 +1,32 @@
+// Which base address a client belongs to (SPEC §9), and which one a request arrived at.
+import type { Request } from 'express';
+import type { OAuthClient } from '../stores/contract.js';
+import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
+
+/**
+ * The issuer whose credentials rules cover this client: the legacy one when its credentials were issued
+ * strictly before the cutoff (SPEC §9: "Credentials issued before January 15th, 2021 use the legacy
+ * authorization server"), otherwise the main one.
+ */
+export function issuerForClient(options: ResolvedOptions, client: OAuthClient): ResolvedIssuer {
+  if (options.legacy && client.credentialsIssuedAt.getTime() < options.legacyCutoff.getTime()) return options.legacy;
+  return options.main;
+}
+
+/**
+ * The issuer a request addressed. When both issuers share a path prefix (two host names), the Host header
+ * decides; otherwise the longest matching path prefix does. Resolved per route at mount time where possible.
+ */
+export function issuerForRequest(candidates: readonly ResolvedIssuer[], req: Request): ResolvedIssuer {
+  if (candidates.length === 1) return candidates[0]!;
+  const host = req.headers.host ?? '';
+  return candidates.find((issuer) => issuer.host === host) ?? candidates[0]!;
+}
+
+/** The sentence naming the right address, for errors at the wrong one (SPEC §9, DESIGN §5). */
+export function wrongAddressMessage(options: ResolvedOptions, right: ResolvedIssuer): string {
+  const cutoff = options.legacyCutoff.toISOString().slice(0, 10);
+  return right.legacy
+    ? `credentials issued before ${cutoff} must use the legacy authorization server at ${right.issuer}`
+    : `credentials issued on or after ${cutoff} must use the authorization server at ${right.issuer}`;
+}

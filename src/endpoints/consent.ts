@@ -1,0 +1,79 @@
+// POST /oauth2/consent: Allow issues a code and redirects; Deny redirects with access_denied (RFC 6749 §4.1.2).
+import type { Request, Response } from 'express';
+import type { PageContext } from './page-context.js';
+import type { AuthorizationCodeRecord } from '../stores/contract.js';
+import { isValidCsrfToken } from '../http/csrf.js';
+import { deletePendingRequest, findPendingRequest } from '../http/pending-requests.js';
+import { findCurrentUser } from '../http/current-user.js';
+import { redirectUriWithParams } from '../http/redirect-uri-with-params.js';
+import { toOAuthError } from '../http/to-oauth-error.js';
+import { createRandomToken } from '../crypto/random-token.js';
+import { hashSecret } from '../crypto/hash-secret.js';
+import { renderError } from './render.js';
+
+/**
+ * Builds the consent handler. The decision is taken only with a valid CSRF token, for a request this session
+ * started, by a signed-in user, and each pending request is answered once.
+ * - allow: a 256-bit code (stored hashed, single use, bound to client, user, redirect_uri, PKCE challenge
+ *   and issuer, living `authorizationCodeTtl` seconds) → 302 to redirect_uri with `code`, `state`, `iss`;
+ * - deny: 302 with `error=access_denied`.
+ * @see RFC 6749 §4.1.2, §4.1.2.1, §10.5, §10.12; RFC 9207; SPEC §4.1.
+ */
+export function createConsentEndpoint(context: PageContext) {
+  const { store, userAuth, options, issuer } = context;
+
+  return async function consentEndpoint(req: Request, res: Response): Promise<void> {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    if (!isValidCsrfToken(req, body.csrf_token)) {
+      renderError(res, context, 403, 'invalid_request', 'The form has expired. Go back to the application and start again.');
+      return;
+    }
+    const requestId = typeof body.request_id === 'string' ? body.request_id : '';
+    const pending = findPendingRequest(req, requestId);
+    if (!pending || pending.issuer !== issuer.issuer) {
+      renderError(res, context, 400, 'invalid_request', 'This authorization request has expired. Go back to the application and start again.');
+      return;
+    }
+    const decision = body.decision;
+    if (decision !== 'allow' && decision !== 'deny') {
+      renderError(res, context, 400, 'invalid_request', 'Choose Allow or Deny.');
+      return;
+    }
+    try {
+      const user = await findCurrentUser(req, userAuth);
+      if (!user) {
+        renderError(res, context, 401, 'access_denied', 'You are no longer signed in. Go back to the application and start again.');
+        return;
+      }
+      deletePendingRequest(req, requestId);
+      if (decision === 'deny') {
+        res.redirect(302, redirectUriWithParams(pending.redirectUri, [
+          ['error', 'access_denied'], ['error_description', 'the user denied the request'],
+          ['state', pending.state], ['iss', issuer.issuer],
+        ]));
+        return;
+      }
+      const code = createRandomToken();
+      const record: AuthorizationCodeRecord = {
+        codeHash: hashSecret(code),
+        grantId: createRandomToken(),
+        clientId: pending.clientId,
+        userId: user.id,
+        redirectUri: pending.redirectUri,
+        scope: pending.scope,
+        codeChallenge: pending.codeChallenge,
+        issuer: issuer.issuer,
+        expiresAt: new Date(Date.now() + options.authorizationCodeTtl * 1000),
+      };
+      await store.codes.saveCode(record);
+      await store.consents.saveConsent({ userId: user.id, clientId: pending.clientId, scope: pending.scope, grantedAt: new Date() });
+      res.redirect(302, redirectUriWithParams(pending.redirectUri, [['code', code], ['state', pending.state], ['iss', issuer.issuer]]));
+    } catch (err) {
+      const oauthError = toOAuthError(err, options.logger);
+      // The redirect_uri is trusted here, so RFC 6749 §4.1.2.1 server_error / temporarily_unavailable apply.
+      res.redirect(302, redirectUriWithParams(pending.redirectUri, [
+        ['error', oauthError.error], ['state', pending.state], ['iss', issuer.issuer],
+      ]));
+    }
+  };
+}

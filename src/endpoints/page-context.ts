@@ -1,0 +1,13 @@
+// What the authorization, login and consent endpoints of one base address share.
+import type { Store } from '../stores/contract.js';
+import type { UserAuth } from '../user-auth.js';
+import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
+
+/** Dependencies of the browser-facing endpoints of one base address. */
+export interface PageContext {
+  readonly store: Store;
+  readonly userAuth: UserAuth;
+  readonly options: ResolvedOptions;
+  readonly issuer: ResolvedIssuer;
+  readonly paths: { readonly authorize: string; readonly login: string; readonly consent: string };
+}

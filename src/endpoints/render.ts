@@ -1,0 +1,57 @@
+// Renders the login, consent and error pages of one base address.
+import type { Request, Response } from 'express';
+import type { OAuthClient } from '../stores/contract.js';
+import type { AuthenticatedUser } from '../user-auth.js';
+import type { PendingAuthorization } from '../http/oauth-session.js';
+import type { PageContext } from './page-context.js';
+import { sendPage } from '../http/send-page.js';
+import { csrfTokenFor } from '../http/csrf.js';
+import { loginPageBody } from '../views/login-page.js';
+import { consentPageBody } from '../views/consent-page.js';
+import { errorPageBody } from '../views/error-page.js';
+
+/** Shows the sign-in form for a pending request (status 200, or 401 after a failed attempt). */
+export function renderLogin(
+  req: Request, res: Response, context: PageContext,
+  view: { requestId: string; clientName: string; error: string | null; username: string },
+): void {
+  sendPage(res, {
+    status: view.error ? 401 : 200,
+    title: 'Sign in',
+    productName: context.options.productName,
+    body: loginPageBody({ action: context.paths.login, csrfToken: csrfTokenFor(req), ...view }),
+  });
+}
+
+/** Shows the consent form for a pending request. */
+export function renderConsent(
+  req: Request, res: Response, context: PageContext,
+  view: { requestId: string; client: OAuthClient; pending: PendingAuthorization; user: AuthenticatedUser },
+): void {
+  const redirectOrigin = new URL(view.pending.redirectUri).origin;
+  sendPage(res, {
+    status: 200,
+    title: `Allow ${view.client.name}?`,
+    productName: context.options.productName,
+    formTargets: [redirectOrigin],
+    body: consentPageBody({
+      action: context.paths.consent,
+      csrfToken: csrfTokenFor(req),
+      requestId: view.requestId,
+      clientName: view.client.name,
+      userName: view.user.displayName,
+      scope: view.pending.scope,
+      redirectOrigin,
+    }),
+  });
+}
+
+/** Shows an error that must not be redirected (RFC 6749 §4.1.2.1). */
+export function renderError(res: Response, context: PageContext, status: number, error: string, description: string): void {
+  sendPage(res, {
+    status,
+    title: 'Request cannot be completed',
+    productName: context.options.productName,
+    body: errorPageBody(error, description),
+  });
+}

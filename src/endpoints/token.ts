@@ -1,0 +1,50 @@
+// POST /oauth2/token: authenticate the client, then run the grant named by grant_type (SPEC §4.2–4.5).
+import type { Request, Response } from 'express';
+import type { Store } from '../stores/contract.js';
+import type { UserAuth } from '../user-auth.js';
+import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
+import { GRANTS } from '../grants/index.js';
+import { readForm } from '../http/read-form.js';
+import { sendNoStoreJson } from '../http/json-response.js';
+import { basicChallenge } from '../http/www-authenticate.js';
+import { toOAuthError } from '../http/to-oauth-error.js';
+import { authenticateClient } from '../checks/client-auth.js';
+import { issuerForClient, wrongAddressMessage } from '../checks/issuer.js';
+import {
+  InvalidClientError, InvalidRequestError, UnauthorizedClientError, UnsupportedGrantTypeError, toErrorBody,
+} from '../errors.js';
+
+/**
+ * Builds the token endpoint handler of one base address.
+ * Order of checks: form → grant_type → client authentication → base address → flow → the grant itself.
+ * Every answer, success or error, carries the SPEC §4.2 header set; invalid_client answers 401 with
+ * `WWW-Authenticate: Basic` (RFC 6749 §5.2).
+ * @see RFC 6749 §3.2, §4.1.3, §4.4.2, §5, §6; SPEC §4.2.
+ */
+export function createTokenEndpoint(store: Store, userAuth: UserAuth, options: ResolvedOptions, issuer: ResolvedIssuer) {
+  const challenge: ReadonlyArray<readonly [string, string]> = [['WWW-Authenticate', basicChallenge(options.realm)]];
+
+  return async function tokenEndpoint(req: Request, res: Response): Promise<void> {
+    try {
+      const params = await readForm(req);
+      const grantType = params.get('grant_type');
+      if (grantType === undefined) throw new InvalidRequestError('missing required parameter: grant_type');
+      const grant = GRANTS.get(grantType);
+      if (!grant) throw new UnsupportedGrantTypeError(`grant_type ${grantType.slice(0, 40)} is not supported`);
+
+      const client = await authenticateClient(store, req.headers.authorization, params);
+      const home = issuerForClient(options, client);
+      // SPEC §9: only once the secret checked out may the answer name the right address (DESIGN §5).
+      if (home !== issuer) throw new InvalidClientError(wrongAddressMessage(options, home));
+      // SPEC §5.5: "Integrations are configured for either the Authorization Code flow or the Client Credentials flow."
+      if (grant.flow !== client.flow) {
+        throw new UnauthorizedClientError(`this integration is configured for the ${client.flow} flow and may not use grant_type ${grantType}`);
+      }
+      const body = await grant.handle({ store, userAuth, options, issuer, client, params });
+      sendNoStoreJson(res, 200, body);
+    } catch (err) {
+      const oauthError = toOAuthError(err, options.logger);
+      sendNoStoreJson(res, oauthError.status, toErrorBody(oauthError), oauthError.error === 'invalid_client' ? challenge : undefined);
+    }
+  };
+}

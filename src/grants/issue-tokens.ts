@@ -1,0 +1,55 @@
+// Makes and saves the tokens of one grant, and shapes the token response.
+import type { GrantContext, TokenResponseBody } from './grant-context.js';
+import type { TokenRecord } from '../stores/contract.js';
+import { createRandomToken } from '../crypto/random-token.js';
+import { hashSecret } from '../crypto/hash-secret.js';
+import { InvalidGrantError } from '../errors.js';
+
+/** What to issue. */
+export interface IssueRequest {
+  readonly grantId: string;
+  readonly userId: string | null;
+  readonly scope: readonly string[];
+  /** Only the authorization code exchange issues a refresh token (SPEC §5.4). */
+  readonly withRefreshToken: boolean;
+  /** The scope parameter the client sent, if any: `scope` is echoed only when it differs (RFC 6749 §5.1). */
+  readonly requestedScope: string | undefined;
+}
+
+/**
+ * Issues an access token (and a refresh token when asked) of `grantId`, saved hashed in one store call.
+ * @throws InvalidGrantError when the grant was revoked while this request ran (code replay race).
+ * @see RFC 6749 §5.1, SPEC §2 (response fields), §4.3–4.5.
+ */
+export async function issueTokens(context: GrantContext, request: IssueRequest): Promise<TokenResponseBody> {
+  const { options, client, issuer } = context;
+  const now = Date.now();
+  const accessToken = createRandomToken();
+  const access: TokenRecord = {
+    tokenHash: hashSecret(accessToken),
+    grantId: request.grantId,
+    clientId: client.clientId,
+    userId: request.userId,
+    scope: request.scope,
+    issuer: issuer.issuer,
+    expiresAt: new Date(now + options.accessTokenTtl * 1000),
+  };
+  let refreshToken: string | undefined;
+  let refresh: TokenRecord | null = null;
+  if (request.withRefreshToken) {
+    refreshToken = createRandomToken();
+    refresh = { ...access, tokenHash: hashSecret(refreshToken), expiresAt: new Date(now + options.refreshTokenTtl * 1000) };
+  }
+  const saved = await context.store.tokens.saveTokens(access, refresh);
+  if (!saved) throw new InvalidGrantError('the authorization grant has been revoked');
+  const scope = request.scope.join(' ');
+  // RFC 6749 §5.1: scope is "OPTIONAL, if identical to the scope requested by the client; otherwise, REQUIRED".
+  const echoScope = scope.length > 0 && scope !== request.requestedScope;
+  return {
+    access_token: accessToken,
+    ...(refreshToken !== undefined ? { refresh_token: refreshToken } : {}),
+    expires_in: options.accessTokenTtl,
+    token_type: 'Bearer',
+    ...(echoScope ? { scope } : {}),
+  };
+}

@@ -1,0 +1,41 @@
+// The refresh_token grant: a new access token from a refresh token, without a new refresh token (SPEC §4.5).
+import type { GrantHandler } from './grant-context.js';
+import { issueTokens } from './issue-tokens.js';
+import { hashSecret } from '../crypto/hash-secret.js';
+import { checkRequestedScope } from '../checks/scope.js';
+import { InvalidGrantError, InvalidRequestError } from '../errors.js';
+
+/**
+ * Exchanges a refresh token for a new access token of the same grant. The refresh token is not rotated:
+ * SPEC §4.5 says "No new refresh_token is returned", so it stays valid until it expires or its grant is
+ * revoked. A narrower scope may be asked for (RFC 6749 §6: "MUST NOT include any scope not originally
+ * granted").
+ * @see RFC 6749 §6, SPEC §4.5.
+ */
+export const refreshTokenGrant: GrantHandler = {
+  grantType: 'refresh_token',
+  flow: 'authorization_code',
+  async handle(context) {
+    const { params, client, store, issuer } = context;
+    const refreshToken = params.get('refresh_token');
+    if (refreshToken === undefined) throw new InvalidRequestError('missing required parameter: refresh_token');
+    const record = await store.tokens.findRefreshToken(hashSecret(refreshToken));
+    if (!record) throw new InvalidGrantError('refresh token is invalid, expired or revoked');
+    // RFC 6749 §6: "validate the refresh token and ensure that it was issued to the authenticated client".
+    if (record.clientId !== client.clientId) throw new InvalidGrantError('refresh token was issued to another client');
+    if (record.issuer !== issuer.issuer) throw new InvalidGrantError('refresh token was issued by another authorization server');
+    const requestedScope = params.get('scope');
+    const scope = checkRequestedScope(requestedScope, record.scope);
+    if (record.userId !== null && context.userAuth.findUser && !(await context.userAuth.findUser(record.userId))) {
+      await store.tokens.revokeGrant(record.grantId);
+      throw new InvalidGrantError('the user who granted access no longer exists');
+    }
+    return issueTokens(context, {
+      grantId: record.grantId,
+      userId: record.userId,
+      scope,
+      withRefreshToken: false,
+      requestedScope: requestedScope ?? record.scope.join(' '),
+    });
+  },
+};

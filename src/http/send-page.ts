@@ -1,0 +1,34 @@
+// Sends an HTML page with a strict per-response Content-Security-Policy and no caching.
+import type { Response } from 'express';
+import { randomBytes } from 'node:crypto';
+import { renderPage } from '../views/layout.js';
+
+/** A page to send. */
+export interface PageResponse {
+  readonly status: number;
+  readonly title: string;
+  readonly productName: string;
+  /** Builds the body with the response's CSP nonce (unused by bodies today; styles carry it). */
+  readonly body: string;
+  /** Origins a form on this page may end up at: the consent form redirects to the client (CSP form-action
+   * applies to redirects after a form submission). */
+  readonly formTargets?: readonly string[];
+}
+
+/**
+ * Writes the page. No script runs on these pages, so `default-src 'none'`; the one stylesheet is inline with
+ * a nonce, so no external asset is needed; framing is refused (clickjacking, RFC 6749 §10.13).
+ * @see RFC 6749 §10.13, RFC 6819 §4.4.1.9.
+ */
+export function sendPage(res: Response, page: PageResponse): void {
+  const nonce = randomBytes(16).toString('base64');
+  const formAction = ["'self'", ...(page.formTargets ?? [])].join(' ');
+  res.setHeader(
+    'Content-Security-Policy',
+    `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'self' data:; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+  );
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Pragma', 'no-cache');
+  res.setHeader('Content-Type', 'text/html; charset=utf-8');
+  res.status(page.status).send(renderPage({ title: page.title, productName: page.productName, nonce, body: page.body }));
+}

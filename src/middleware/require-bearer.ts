@@ -1,0 +1,84 @@
+// requireBearer(): protects the host's API routes with the access tokens this server issued (RFC 6750).
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Store } from '../stores/contract.js';
+import type { ResolvedOptions } from '../options.js';
+import type { BearerAuth, RequireBearerOptions } from '../types.js';
+import { hashSecret } from '../crypto/hash-secret.js';
+import { sendNoStoreJson } from '../http/json-response.js';
+import { bearerChallenge } from '../http/www-authenticate.js';
+import { toOAuthError } from '../http/to-oauth-error.js';
+import { checkScopeTokens } from '../checks/scope.js';
+
+// RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token; b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
+const ANY_BEARER = /^Bearer(\s|$)/i;
+
+function reject(res: Response, status: number, challenge: string | null, body: Record<string, string>): void {
+  sendNoStoreJson(res, status, body, challenge ? [['WWW-Authenticate', challenge]] : undefined);
+}
+
+/**
+ * Builds the `requireBearer(opts)` factory. The token comes only from the `Authorization` header: tokens in
+ * the query string are ignored (RFC 9700 §2.4 / RFC 6750 §2.3 "SHOULD NOT be used").
+ * - no credentials → 401, `WWW-Authenticate: Bearer realm="…"` with no error code (RFC 6750 §3.1);
+ * - malformed header → 400 `invalid_request`;
+ * - unknown, expired or revoked token → 401 `invalid_token`;
+ * - missing scope → 403 `insufficient_scope` with the required `scope`;
+ * - store outage → 503 `temporarily_unavailable`.
+ * On success `req.auth` tells the handler who the token is for.
+ * @see RFC 6750 §2.1, §3, §3.1.
+ */
+export function createRequireBearer(store: Store, options: ResolvedOptions) {
+  const realm = options.realm;
+  const missing = bearerChallenge(realm);
+
+  return function requireBearer(bearerOptions: RequireBearerOptions = {}): RequestHandler {
+    const required = typeof bearerOptions.scope === 'string'
+      ? bearerOptions.scope.split(' ').filter(Boolean)
+      : [...(bearerOptions.scope ?? [])];
+    checkScopeTokens(required);
+    const scopeText = required.join(' ');
+
+    return async function requireBearerToken(req: Request, res: Response, next: NextFunction): Promise<void> {
+      const header = req.headers.authorization;
+      if (header === undefined || !ANY_BEARER.test(header)) {
+        reject(res, 401, missing, { error_description: 'a bearer access token is required' });
+        return;
+      }
+      const match = BEARER.exec(header);
+      if (!match) {
+        const description = 'the Authorization header is not a valid Bearer credential';
+        reject(res, 400, bearerChallenge(realm, { error: 'invalid_request', description }), { error: 'invalid_request', error_description: description });
+        return;
+      }
+      let record;
+      try {
+        record = await store.tokens.findAccessToken(hashSecret(match[1]!));
+      } catch (err) {
+        const oauthError = toOAuthError(err, options.logger);
+        reject(res, oauthError.status, null, { error: oauthError.error, error_description: oauthError.expose ? oauthError.message : 'internal error' });
+        return;
+      }
+      if (!record || record.expiresAt.getTime() <= Date.now()) {
+        const description = 'the access token is invalid, expired or revoked';
+        reject(res, 401, bearerChallenge(realm, { error: 'invalid_token', description }), { error: 'invalid_token', error_description: description });
+        return;
+      }
+      if (required.some((scope) => !record.scope.includes(scope))) {
+        const description = `the access token lacks the required scope: ${scopeText}`;
+        reject(res, 403, bearerChallenge(realm, { error: 'insufficient_scope', description, scope: scopeText }), { error: 'insufficient_scope', error_description: description });
+        return;
+      }
+      const auth: BearerAuth = {
+        clientId: record.clientId,
+        userId: record.userId,
+        scope: record.scope,
+        grantId: record.grantId,
+        issuer: record.issuer,
+        expiresAt: record.expiresAt,
+      };
+      req.auth = auth;
+      next();
+    };
+  };
+}

@@ -1,0 +1,85 @@
+// createOAuthRouter: validates everything once, then mounts the endpoints of both base addresses.
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import helmet from 'helmet';
+import type { Store } from './stores/contract.js';
+import type { UserAuth } from './user-auth.js';
+import type { OAuthRouter } from './types.js';
+import { resolveOptions, type OAuthRouterOptions, type ResolvedIssuer } from './options.js';
+import { checkStore } from './stores/check-store.js';
+import { checkUserAuth } from './check-user-auth.js';
+import { createSessionMiddleware } from './http/session-middleware.js';
+import { issuerForRequest } from './checks/issuer.js';
+import { toOAuthError } from './http/to-oauth-error.js';
+import { createAuthorizeEndpoint } from './endpoints/authorize.js';
+import { createLoginEndpoint } from './endpoints/login.js';
+import { createConsentEndpoint } from './endpoints/consent.js';
+import { createTokenEndpoint } from './endpoints/token.js';
+import { methodNotAllowed } from './endpoints/method-not-allowed.js';
+import { renderError } from './endpoints/render.js';
+import type { PageContext } from './endpoints/page-context.js';
+import { createRequireBearer } from './middleware/require-bearer.js';
+
+type Endpoints = Record<'authorize' | 'login' | 'consent' | 'token', RequestHandler>;
+
+/**
+ * Creates the authorization server. Mount `router` at the root of the host app (`app.use(oauth.router)`):
+ * the paths come from the issuer URLs, `${issuer}/oauth2/authorize` and `${issuer}/oauth2/token`, for the
+ * main and the legacy base address alike (SPEC §4, §9).
+ * @throws OptionsError naming the bad option; TypeError for an incomplete store or userAuth.
+ * @see RFC 6749 §3 (protocol endpoints), SPEC §4.1–4.5, §9.
+ * @example
+ * const oauth = createOAuthRouter(createSqliteStore({ filename: './data/oauth.sqlite' }), userAuth, {
+ *   issuer: 'https://auth.example.com',
+ *   legacy: { issuer: 'https://legacy-auth.example.com' },
+ * });
+ * app.use(oauth.router);
+ * app.get('/api/v1/envelopes', oauth.requireBearer(), listEnvelopes);
+ */
+export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAuthRouterOptions): OAuthRouter {
+  const resolved = resolveOptions(options);
+  checkStore(store);
+  checkUserAuth(userAuth);
+  const router = express.Router();
+  const sessionMiddleware = createSessionMiddleware(resolved);
+  const pageHeaders = helmet({ contentSecurityPolicy: false, strictTransportSecurity: resolved.main.secure });
+  const formBody = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
+  const issuers = [resolved.main, ...(resolved.legacy ? [resolved.legacy] : [])];
+
+  const endpointsByIssuer = new Map<ResolvedIssuer, Endpoints>();
+  for (const issuer of issuers) {
+    const base = `${issuer.pathPrefix}/oauth2`;
+    const context: PageContext = {
+      store, userAuth, options: resolved, issuer,
+      paths: { authorize: `${base}/authorize`, login: `${base}/login`, consent: `${base}/consent` },
+    };
+    endpointsByIssuer.set(issuer, {
+      authorize: createAuthorizeEndpoint(context),
+      login: createLoginEndpoint(context),
+      consent: createConsentEndpoint(context),
+      token: createTokenEndpoint(store, userAuth, resolved, issuer),
+    });
+  }
+
+  // Two issuers may share a path (two host names): the Host header then picks one per request.
+  const prefixes = [...new Set(issuers.map((issuer) => issuer.pathPrefix))];
+  for (const prefix of prefixes) {
+    const candidates = issuers.filter((issuer) => issuer.pathPrefix === prefix);
+    const dispatch = (name: keyof Endpoints): RequestHandler => (req, res, next) =>
+      endpointsByIssuer.get(issuerForRequest(candidates, req))![name](req, res, next);
+    const pageError = (err: unknown, req: Request, res: Response, next: NextFunction): void => {
+      if (res.headersSent) return next(err);
+      const oauthError = toOAuthError(err, resolved.logger);
+      const context = { options: resolved } as PageContext;
+      renderError(res, context, oauthError.status < 500 ? 400 : oauthError.status, oauthError.error,
+        oauthError.status < 500 ? 'The request could not be read.' : 'The service is not available right now. Please try again later.');
+    };
+    const base = `${prefix}/oauth2`;
+    router.get(`${base}/authorize`, pageHeaders, sessionMiddleware, dispatch('authorize'), pageError);
+    router.post(`${base}/login`, pageHeaders, sessionMiddleware, formBody, dispatch('login'), pageError);
+    router.post(`${base}/consent`, pageHeaders, sessionMiddleware, formBody, dispatch('consent'), pageError);
+    router.post(`${base}/token`, dispatch('token'));
+    router.all(`${base}/token`, methodNotAllowed);
+  }
+
+  return { router, requireBearer: createRequireBearer(store, resolved), options: resolved };
+}

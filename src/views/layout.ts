@@ -1,0 +1,56 @@
+// The page frame shared by the login, consent and error pages: semantic, responsive, no external assets.
+import { escapeHtml } from './escape-html.js';
+
+/** Branding and per-response values for a page. */
+export interface PageFrame {
+  readonly title: string;
+  readonly productName: string;
+  /** CSP nonce of the one inline stylesheet. */
+  readonly nonce: string;
+  readonly body: string;
+}
+
+const STYLE = `
+:root{--brand:#1f4fd1;--ink:#1b1f24;--muted:#57606a;--line:#d0d7de;--bg:#f6f8fa;--danger:#b42318}
+*{box-sizing:border-box}
+body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);background:var(--bg)}
+header{padding:16px 24px;background:#fff;border-bottom:1px solid var(--line);font-weight:600}
+main{max-width:440px;margin:32px auto;padding:24px;background:#fff;border:1px solid var(--line);border-radius:8px}
+h1{font-size:1.4rem;margin:0 0 12px}
+p{margin:0 0 12px}
+label{display:block;font-weight:600;margin:12px 0 4px}
+input[type=text],input[type=password]{width:100%;padding:10px 12px;font:inherit;border:1px solid var(--line);border-radius:6px}
+input:focus-visible,button:focus-visible{outline:3px solid var(--brand);outline-offset:2px}
+.actions{display:flex;gap:12px;margin-top:20px;flex-wrap:wrap}
+button{flex:1 1 120px;padding:10px 16px;font:inherit;font-weight:600;border-radius:6px;border:1px solid var(--brand);cursor:pointer}
+button.primary{background:var(--brand);color:#fff}
+button.secondary{background:#fff;color:var(--brand)}
+ul{margin:0 0 12px;padding-left:20px}
+.error{color:var(--danger);font-weight:600}
+.muted{color:var(--muted);font-size:.9rem}
+@media (max-width:480px){main{margin:0;border:0;border-radius:0}}
+`;
+
+/**
+ * Renders a whole page. All dynamic values are escaped by the callers' templates; the title is escaped here.
+ */
+export function renderPage(frame: PageFrame): string {
+  const product = escapeHtml(frame.productName);
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${escapeHtml(frame.title)} – ${product}</title>
+<style nonce="${escapeHtml(frame.nonce)}">${STYLE}</style>
+</head>
+<body>
+<header>${product}</header>
+<main>
+${frame.body}
+</main>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,32 @@
+// The sign-in page shown when nobody is signed in at the authorization endpoint.
+import { escapeHtml } from './escape-html.js';
+
+/** What the login form needs. */
+export interface LoginPageModel {
+  readonly action: string;
+  readonly csrfToken: string;
+  readonly requestId: string;
+  readonly clientName: string;
+  readonly error: string | null;
+  readonly username: string;
+}
+
+/**
+ * The login form. Contract for outside tests: inputs named `username` and `password`, a hidden CSRF token.
+ * @see RFC 6749 §3.1 (the server authenticates the resource owner), RFC 6819 §4.4.1.4 (CSRF on forms).
+ */
+export function loginPageBody(model: LoginPageModel): string {
+  const error = model.error ? `<p class="error" role="alert" id="login-error">${escapeHtml(model.error)}</p>` : '';
+  return `<h1>Sign in</h1>
+<p>Sign in to continue to <strong>${escapeHtml(model.clientName)}</strong>.</p>
+${error}
+<form method="post" action="${escapeHtml(model.action)}">
+<input type="hidden" name="csrf_token" value="${escapeHtml(model.csrfToken)}">
+<input type="hidden" name="request_id" value="${escapeHtml(model.requestId)}">
+<label for="username">Username</label>
+<input type="text" id="username" name="username" autocomplete="username" autocapitalize="none" spellcheck="false" required value="${escapeHtml(model.username)}"${model.error ? ' aria-describedby="login-error"' : ''} autofocus>
+<label for="password">Password</label>
+<input type="password" id="password" name="password" autocomplete="current-password" required>
+<div class="actions"><button type="submit" class="primary">Sign in</button></div>
+</form>`;
+}
