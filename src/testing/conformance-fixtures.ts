@@ -1,0 +1,99 @@
+// Record builders and clocks for the Store conformance suite: fresh random ids, ms-precision dates.
+import { createRandomToken } from '../crypto/random-token.js';
+import { hashSecret } from '../crypto/hash-secret.js';
+import type {
+  AuthorizationCodeRecord,
+  ConsentRecord,
+  OAuthClient,
+  Store,
+  TokenRecord,
+} from '../stores/contract.js';
+
+/** Hands each test the store its `beforeEach` created. */
+export type GetStore = () => Store;
+
+/** A date `seconds` from now (negative: in the past), at millisecond precision like `Date.now()`. */
+export function secondsFromNow(seconds: number): Date {
+  return new Date(Date.now() + seconds * 1000);
+}
+
+/** A moment already past: records expiring then must read as absent, no fake timers needed. */
+export function justExpired(): Date {
+  return secondsFromNow(-1);
+}
+
+/**
+ * An integration as `registerClient` would build it, with the secret that only the caller ever sees.
+ * @see RFC 6749 §2.3.1 (client password).
+ */
+export function buildClient(overrides: Partial<OAuthClient> = {}): { client: OAuthClient; secret: string } {
+  const secret = createRandomToken();
+  const client: OAuthClient = {
+    clientId: createRandomToken(),
+    clientSecretHash: hashSecret(secret),
+    name: 'Conformance integration',
+    flow: 'authorization_code',
+    redirectUris: ['https://app.example.com/callback', 'http://localhost:8080/cb'],
+    allowedScopes: ['envelopes:read', 'envelopes:write'],
+    requirePkce: true,
+    credentialsIssuedAt: new Date('2020-06-01T12:34:56.789Z'),
+    createdAt: secondsFromNow(-60),
+    disabled: false,
+    ...overrides,
+  };
+  return { client, secret };
+}
+
+/** An unconsumed authorization code, live for 10 minutes (RFC 6749 §4.1.2). */
+export function buildCode(overrides: Partial<AuthorizationCodeRecord> = {}): AuthorizationCodeRecord {
+  return {
+    codeHash: hashSecret(createRandomToken()),
+    grantId: createRandomToken(),
+    clientId: createRandomToken(),
+    userId: 'user-1',
+    redirectUri: 'https://app.example.com/callback',
+    scope: ['envelopes:read'],
+    codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    issuer: 'https://auth.example.com',
+    expiresAt: secondsFromNow(600),
+    ...overrides,
+  };
+}
+
+/** An access or refresh token record, live for an hour (RFC 6749 §1.4, §1.5). */
+export function buildToken(overrides: Partial<TokenRecord> = {}): TokenRecord {
+  return {
+    tokenHash: hashSecret(createRandomToken()),
+    grantId: createRandomToken(),
+    clientId: createRandomToken(),
+    userId: 'user-1',
+    scope: ['envelopes:read', 'envelopes:write'],
+    issuer: 'https://auth.example.com',
+    expiresAt: secondsFromNow(3600),
+    ...overrides,
+  };
+}
+
+/** An access token and a refresh token of one grant, as the token endpoint issues them. */
+export function buildTokenPair(overrides: Partial<TokenRecord> = {}): { access: TokenRecord; refresh: TokenRecord } {
+  const access = buildToken(overrides);
+  const refresh = buildToken({
+    ...overrides,
+    grantId: access.grantId,
+    clientId: access.clientId,
+    userId: access.userId,
+    expiresAt: overrides.expiresAt ?? secondsFromNow(86_400),
+  });
+  return { access, refresh };
+}
+
+/** A user's consent to an integration (RFC 6749 §4.1.1). */
+export function buildConsent(overrides: Partial<ConsentRecord> = {}): ConsentRecord {
+  return {
+    userId: 'user-1',
+    clientId: createRandomToken(),
+    scope: ['envelopes:read'],
+    grantedAt: secondsFromNow(-30),
+    ...overrides,
+  };
+}
