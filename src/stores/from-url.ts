@@ -1,0 +1,72 @@
+// Opens the Store named by a URL (the OAUTH_STORE syntax), so the app and the CLI share one setting.
+import { resolve } from 'node:path';
+import type { Store } from './contract.js';
+
+/** The embedded default: one SQLite file under the working directory. */
+export const DEFAULT_STORE_URL = 'sqlite:./data/oauth.sqlite';
+
+const SUPPORTED = 'sqlite:PATH, memory:, postgres://…, postgresql://…, redis://…, rediss://…';
+
+/**
+ * The file path of a `sqlite:` URL. `sqlite:./data/oauth.sqlite` and `sqlite:/abs/oauth.sqlite` are the
+ * documented forms; `sqlite://PATH` is also read as PATH (so `sqlite:///abs/x.sqlite` is absolute), since
+ * people write it by analogy with other URLs. Relative paths resolve against the working directory.
+ */
+function sqlitePath(rest: string): string {
+  const path = rest.startsWith('//') ? rest.slice(2) : rest;
+  if (path === '') throw new Error('OAUTH_STORE: sqlite: needs a file path, e.g. sqlite:./data/oauth.sqlite');
+  return path === ':memory:' ? path : resolve(process.cwd(), path);
+}
+
+/**
+ * Opens the store a URL names:
+ * - `sqlite:./data/oauth.sqlite`, `sqlite:/abs/path.sqlite` — the SQLite store on that file (created if missing);
+ * - `memory:` — a fresh in-memory store (tests, demos: nothing survives the process);
+ * - `postgres://…`, `postgresql://…`, `redis://…`, `rediss://…` — shared stores for several instances.
+ *
+ * Store modules are imported on demand, so choosing one never loads another's driver (e.g. the
+ * better-sqlite3 native addon for a PostgreSQL deployment). Error messages name the scheme only: the URL
+ * may carry a password, and it must not reach a log line.
+ *
+ * @example
+ * ```ts
+ * const store = await createStoreFromUrl(process.env.OAUTH_STORE ?? DEFAULT_STORE_URL);
+ * ```
+ * @throws Error for an unsupported scheme (naming the supported ones) or a malformed URL.
+ * @see RFC 6749 §10.3–10.5 (where tokens and codes are kept is the store's concern).
+ */
+export async function createStoreFromUrl(url: string): Promise<Store> {
+  const trimmed = url.trim();
+  const colon = trimmed.indexOf(':');
+  const scheme = colon > 0 ? trimmed.slice(0, colon).toLowerCase() : '';
+  const rest = trimmed.slice(colon + 1);
+
+  switch (scheme) {
+    case 'sqlite': {
+      const { createSqliteStore } = await import('./sqlite.js');
+      return createSqliteStore({ filename: sqlitePath(rest) });
+    }
+    case 'memory': {
+      if (rest !== '' && rest !== '//') throw new Error('OAUTH_STORE: write the memory store as memory:');
+      const { createMemoryStore } = await import('./memory.js');
+      return createMemoryStore();
+    }
+    // Extension point: the PostgreSQL store. Replace the throw with
+    //   const { createPostgresStore } = await import('./postgres.js'); return createPostgresStore(...)
+    case 'postgres':
+    case 'postgresql':
+      throw new Error(`OAUTH_STORE: the ${scheme}: store is not available yet`);
+    // Extension point: the Redis store. Replace the throw with
+    //   const { createRedisStore } = await import('./redis.js'); return createRedisStore(...)
+    case 'redis':
+    case 'rediss':
+      throw new Error(`OAUTH_STORE: the ${scheme}: store is not available yet`);
+    default:
+      throw new Error(
+        // Echo the scheme only when it looks like one: in "user:pass@host" the part before ':' is no scheme.
+        !/^[a-z][a-z0-9+.-]{0,19}$/.test(scheme)
+          ? `OAUTH_STORE: no recognisable scheme in the store URL; supported: ${SUPPORTED}`
+          : `OAUTH_STORE: unsupported store scheme "${scheme}:"; supported: ${SUPPORTED}`,
+      );
+  }
+}
