@@ -1,0 +1,57 @@
+// Tells a PostgreSQL outage (connection refused, shutdown, timeout) apart from a bug, for the 503 mapping.
+import { StoreUnavailableError } from './store-unavailable-error.js';
+
+/** Node socket errors that mean "the server is not there (right now)". */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/**
+ * SQLSTATEs of a server that is going away, not accepting connections, overloaded, or that cancelled a
+ * statement on statement_timeout. Class 08 (connection exception) is matched by prefix.
+ * @see https://www.postgresql.org/docs/current/errcodes-appendix.html
+ */
+const SQLSTATES = new Set(['57P01', '57P02', '57P03', '57014', '53300', '53400']);
+
+/** Messages node-postgres uses for its own timeouts and dead connections (it sets no code on them). */
+const PG_MESSAGES = [
+  'timeout exceeded when trying to connect',
+  'Connection terminated',
+  'Query read timeout',
+  'Client has encountered a connection error',
+  'Connection terminated due to connection timeout',
+];
+
+/** True when `err` says the database is unreachable or unresponsive, as opposed to a bad query. */
+export function isPostgresUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  if (err instanceof StoreUnavailableError) return true;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (NETWORK_CODES.has(code) || SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code)) return true;
+  }
+  // AggregateError: Node's happy-eyeballs connect reports every refused address at once.
+  if (err instanceof AggregateError) return err.errors.some(isPostgresUnavailable);
+  return PG_MESSAGES.some((m) => err.message.startsWith(m));
+}
+
+/**
+ * Rethrows connection-type failures as StoreUnavailableError (the router answers 503) and anything else
+ * unchanged (a bug, answered 500). The message names only the failure kind: never a query or parameter.
+ * @throws always.
+ */
+export function rethrowPostgresError(err: unknown): never {
+  if (err instanceof StoreUnavailableError) throw err;
+  if (isPostgresUnavailable(err)) {
+    const kind = (err as { code?: string }).code ?? (err as Error).message;
+    throw new StoreUnavailableError(`PostgreSQL store unavailable (${kind})`, { cause: err });
+  }
+  throw err;
+}

@@ -1,0 +1,168 @@
+// PostgreSQL schema: table names and the versioned, idempotent, concurrency-safe migrations.
+import type { PoolClient } from 'pg';
+
+/** Fully qualified, quoted table names for one (schema, tablePrefix) pair. */
+export interface PostgresTables {
+  readonly schema: string;
+  readonly migrations: string;
+  readonly clients: string;
+  readonly codes: string;
+  readonly tokens: string;
+  readonly grants: string;
+  readonly consents: string;
+}
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,40}$/;
+const PREFIX = /^[A-Za-z0-9_]{0,20}$/;
+
+/** Double-quotes an identifier that has already been checked against IDENTIFIER/PREFIX. */
+function quote(name: string): string {
+  return `"${name}"`;
+}
+
+/**
+ * Validates `schema` and `tablePrefix` once (they are spliced into SQL, so only plain identifiers pass)
+ * and builds the quoted table names.
+ * @throws TypeError naming the offending option.
+ */
+export function createPostgresTables(schema: string, tablePrefix: string): PostgresTables {
+  if (!IDENTIFIER.test(schema)) {
+    throw new TypeError(`createPostgresStore: option "schema" must match ${IDENTIFIER} (got ${JSON.stringify(schema)})`);
+  }
+  if (!PREFIX.test(tablePrefix)) {
+    throw new TypeError(
+      `createPostgresStore: option "tablePrefix" must match ${PREFIX} (got ${JSON.stringify(tablePrefix)})`,
+    );
+  }
+  const table = (name: string): string => `${quote(schema)}.${quote(tablePrefix + name)}`;
+  return {
+    schema: quote(schema),
+    migrations: table('schema_migrations'),
+    clients: table('clients'),
+    codes: table('codes'),
+    tokens: table('tokens'),
+    grants: table('grants'),
+    consents: table('consents'),
+  };
+}
+
+interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly statements: (t: PostgresTables, prefix: string) => readonly string[];
+}
+
+/**
+ * Append-only: a released migration is never edited, a change is a new version. Index names carry the
+ * table prefix because PostgreSQL index names are unique per schema.
+ */
+const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial',
+    statements: (t, p) => [
+      `CREATE TABLE ${t.clients} (
+        client_id text PRIMARY KEY,
+        client_secret_hash text NOT NULL,
+        name text NOT NULL,
+        flow text NOT NULL,
+        redirect_uris text[] NOT NULL,
+        allowed_scopes text[] NOT NULL,
+        require_pkce boolean NOT NULL,
+        credentials_issued_at timestamptz NOT NULL,
+        created_at timestamptz NOT NULL,
+        disabled boolean NOT NULL)`,
+      `CREATE INDEX "${p}clients_created_idx" ON ${t.clients} (created_at, client_id)`,
+      // consumed_at stays set until the row expires, so a replay is told apart from an unknown code.
+      `CREATE TABLE ${t.codes} (
+        code_hash text PRIMARY KEY,
+        grant_id text NOT NULL,
+        client_id text NOT NULL,
+        user_id text NOT NULL,
+        redirect_uri text NOT NULL,
+        scope text[] NOT NULL,
+        code_challenge text,
+        issuer text NOT NULL,
+        expires_at timestamptz NOT NULL,
+        consumed_at timestamptz)`,
+      `CREATE INDEX "${p}codes_grant_idx" ON ${t.codes} (grant_id)`,
+      `CREATE INDEX "${p}codes_expires_idx" ON ${t.codes} (expires_at)`,
+      `CREATE TABLE ${t.tokens} (
+        token_hash text PRIMARY KEY,
+        kind text NOT NULL CHECK (kind IN ('access', 'refresh')),
+        grant_id text NOT NULL,
+        client_id text NOT NULL,
+        user_id text,
+        scope text[] NOT NULL,
+        issuer text NOT NULL,
+        expires_at timestamptz NOT NULL)`,
+      `CREATE INDEX "${p}tokens_grant_idx" ON ${t.tokens} (grant_id)`,
+      `CREATE INDEX "${p}tokens_client_idx" ON ${t.tokens} (client_id, user_id)`,
+      `CREATE INDEX "${p}tokens_expires_idx" ON ${t.tokens} (expires_at)`,
+      // One row per live or revoked grant. Its row lock serialises saveTokens against revokeGrant; a
+      // revoked row (the tombstone) lives at least 24 h, a live one as long as its longest token.
+      `CREATE TABLE ${t.grants} (
+        grant_id text PRIMARY KEY,
+        revoked_at timestamptz,
+        expires_at timestamptz NOT NULL)`,
+      `CREATE INDEX "${p}grants_expires_idx" ON ${t.grants} (expires_at)`,
+      `CREATE TABLE ${t.consents} (
+        user_id text NOT NULL,
+        client_id text NOT NULL,
+        scope text[] NOT NULL,
+        granted_at timestamptz NOT NULL,
+        PRIMARY KEY (user_id, client_id))`,
+      `CREATE INDEX "${p}consents_user_idx" ON ${t.consents} (user_id, granted_at)`,
+    ],
+  },
+];
+
+/** The newest schema version this code knows. */
+export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
+
+/**
+ * Brings the schema to POSTGRES_SCHEMA_VERSION inside one transaction. A transaction-scoped advisory lock
+ * keyed on the schema name makes concurrent starts queue up instead of racing on CREATE (two
+ * `CREATE SCHEMA IF NOT EXISTS` in parallel can still fail with a unique violation); the second one then
+ * finds every version applied and does nothing. Refuses to run against a schema newer than this code.
+ * @throws Error when the database schema is newer than this package.
+ */
+export async function migratePostgresSchema(
+  client: PoolClient,
+  tables: PostgresTables,
+  lockName: string,
+  tablePrefix: string,
+): Promise<void> {
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [lockName]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${tables.schema}`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${tables.migrations} (
+        version integer PRIMARY KEY,
+        name text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    const { rows } = await client.query<{ version: number | null }>(
+      `SELECT max(version) AS version FROM ${tables.migrations}`,
+    );
+    const current = rows[0]?.version ?? 0;
+    if (current > POSTGRES_SCHEMA_VERSION) {
+      throw new Error(
+        `oauth schema ${tables.schema} is at version ${current}, newer than this package (${POSTGRES_SCHEMA_VERSION}); upgrade express-oauth-router`,
+      );
+    }
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= current) continue;
+      for (const statement of migration.statements(tables, tablePrefix)) await client.query(statement);
+      await client.query(`INSERT INTO ${tables.migrations} (version, name) VALUES ($1, $2)`, [
+        migration.version,
+        migration.name,
+      ]);
+    }
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  }
+}

@@ -1,0 +1,72 @@
+// Background deletion of expired PostgreSQL rows, in small batches so requests never wait behind it.
+import type { PostgresTables } from './postgres-schema.js';
+import { prepareSql, type PostgresRunner } from './postgres-query.js';
+
+/** Where the store reports what it cannot throw (background failures). */
+export interface StoreLogger {
+  warn(message: string, error?: unknown): void;
+}
+
+/** Rows per DELETE: small enough that each statement holds its locks for milliseconds. */
+const BATCH = 1000;
+/** Upper bound of batches per table per run, so one run cannot monopolise a pool connection. */
+const MAX_BATCHES = 100;
+
+/** A running sweeper; `stop()` clears the timer and waits for a batch in flight. */
+export interface PostgresSweeper {
+  stop(): Promise<void>;
+}
+
+/**
+ * Every `intervalSeconds`, deletes expired codes, tokens and grant rows, 1000 at a time. Reads already
+ * treat expired rows as absent, so the sweep is only about space: it may lag without affecting
+ * correctness. The timer is unref'd (it never keeps the process alive) and re-armed only after a run
+ * finishes (runs never overlap). Errors go to the logger and the next run tries again: an outage must
+ * not crash the host.
+ */
+export function startPostgresSweeper(
+  db: PostgresRunner,
+  t: PostgresTables,
+  intervalSeconds: number,
+  logger: StoreLogger,
+): PostgresSweeper {
+  const statements = [t.codes, t.tokens, t.grants].map((table) =>
+    prepareSql(
+      `DELETE FROM ${table} WHERE ctid IN (SELECT ctid FROM ${table} WHERE expires_at <= $1 LIMIT ${BATCH})`,
+    ),
+  );
+  let stopped = false;
+  let running: Promise<void> | null = null;
+  let timer: NodeJS.Timeout | null = null;
+
+  async function sweep(): Promise<void> {
+    for (const sql of statements) {
+      for (let i = 0; i < MAX_BATCHES && !stopped; i++) {
+        const { rowCount } = await db.query(sql, [new Date()]);
+        if ((rowCount ?? 0) < BATCH) break;
+      }
+    }
+  }
+
+  function arm(): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = sweep()
+        .catch((err: unknown) => logger.warn('express-oauth-router: PostgreSQL sweep of expired rows failed', err))
+        .finally(() => {
+          running = null;
+          arm();
+        });
+    }, intervalSeconds * 1000);
+    timer.unref();
+  }
+
+  arm();
+  return {
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,118 @@
+// PostgreSQL Store: shared state for many API instances, schema migrated by the store on start.
+import pg, { type Pool } from 'pg';
+import type { Store } from './contract.js';
+import { createPostgresCodeStore, createPostgresClientStore, createPostgresConsentStore } from './postgres-records.js';
+import { rethrowPostgresError } from './postgres-errors.js';
+import { createPostgresRunner } from './postgres-query.js';
+import { createPostgresTables, migratePostgresSchema } from './postgres-schema.js';
+import { startPostgresSweeper, type StoreLogger } from './postgres-sweeper.js';
+import { createPostgresTokenStore } from './postgres-tokens.js';
+
+export { StoreUnavailableError } from './store-unavailable-error.js';
+export type { StoreLogger } from './postgres-sweeper.js';
+
+/** Options of createPostgresStore. Give `pool` or `connectionString`, not both. */
+export interface PostgresStoreOptions {
+  /**
+   * A pool the host owns (and may share with its own queries). `close()` leaves it open. Give it a
+   * `connectionTimeoutMillis`; without one the store still races every call against `2 × queryTimeoutMs`.
+   */
+  readonly pool?: Pool;
+  /** `postgres://user@host:5432/db`: the store makes and owns its pool; `close()` ends it. */
+  readonly connectionString?: string;
+  /** Pool size when the store makes the pool. Default 10 (node-postgres' default). */
+  readonly maxConnections?: number;
+  /** Schema holding the tables; created if missing. Default `'oauth'`. */
+  readonly schema?: string;
+  /** Prefix for every table name (letters, digits, `_`). Default `''`. */
+  readonly tablePrefix?: string;
+  /** Seconds between background sweeps of expired rows; `0` disables the sweeper. Default 60. */
+  readonly sweepIntervalSeconds?: number;
+  /**
+   * Milliseconds before a query, or waiting for a connection, gives up with StoreUnavailableError
+   * (the router answers 503). Becomes `statement_timeout`, `query_timeout` and `connectionTimeoutMillis`
+   * of a pool the store makes. Default 5000.
+   */
+  readonly queryTimeoutMs?: number;
+  /** Receives background failures (sweeps, idle connections dropped). Default `console`. */
+  readonly logger?: StoreLogger;
+}
+
+function checkNonNegative(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value < 0) {
+    throw new TypeError(`createPostgresStore: option "${name}" must be a non-negative number (got ${String(value)})`);
+  }
+  return value;
+}
+
+/**
+ * Creates a PostgreSQL-backed Store and brings its schema up to date (versioned, idempotent, safe when
+ * several instances start at once). Codes are consumed atomically in SQL, token issuance cannot outrun a
+ * grant revocation, and expired rows are swept in the background.
+ *
+ * @example
+ * const store = await createPostgresStore({ connectionString: process.env.DATABASE_URL });
+ * @throws TypeError for invalid options; StoreUnavailableError when the database cannot be reached.
+ * @see src/stores/contract.ts (the Store contract), RFC 6749 §4.1.2 (single-use codes).
+ */
+export async function createPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+  if (!options.pool === !options.connectionString) {
+    throw new TypeError('createPostgresStore: give exactly one of the options "pool" and "connectionString"');
+  }
+  const queryTimeoutMs = checkNonNegative('queryTimeoutMs', options.queryTimeoutMs, 5000) || 5000;
+  const sweepIntervalSeconds = checkNonNegative('sweepIntervalSeconds', options.sweepIntervalSeconds, 60);
+  const schema = options.schema ?? 'oauth';
+  const tablePrefix = options.tablePrefix ?? '';
+  const tables = createPostgresTables(schema, tablePrefix);
+  const logger: StoreLogger = options.logger ?? console;
+
+  const ownsPool = !options.pool;
+  const pool =
+    options.pool ??
+    new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.maxConnections ?? 10,
+      connectionTimeoutMillis: queryTimeoutMs,
+      query_timeout: queryTimeoutMs,
+      statement_timeout: queryTimeoutMs,
+      // Keeps a dead peer from holding a pooled connection forever when the network drops silently.
+      keepAlive: true,
+    });
+  if (ownsPool) {
+    // Without a listener an idle client's error (server restart) would crash the host process.
+    pool.on('error', (err) => logger.warn('express-oauth-router: idle PostgreSQL connection lost', err));
+  }
+
+  const db = createPostgresRunner(pool, queryTimeoutMs);
+  try {
+    const client = await db.connect();
+    let failure: Error | undefined;
+    try {
+      await migratePostgresSchema(client, tables, `express-oauth-router:${schema}`, tablePrefix);
+    } catch (err) {
+      failure = err instanceof Error ? err : new Error(String(err));
+      throw err;
+    } finally {
+      client.release(failure);
+    }
+  } catch (err) {
+    if (ownsPool) await pool.end().catch(() => undefined);
+    return rethrowPostgresError(err);
+  }
+
+  const sweeper = sweepIntervalSeconds > 0 ? startPostgresSweeper(db, tables, sweepIntervalSeconds, logger) : null;
+  let closed = false;
+  return {
+    clients: createPostgresClientStore(db, tables),
+    codes: createPostgresCodeStore(db, tables),
+    tokens: createPostgresTokenStore(db, tables),
+    consents: createPostgresConsentStore(db, tables),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await sweeper?.stop();
+      if (ownsPool) await pool.end();
+    },
+  };
+}
