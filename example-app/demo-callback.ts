@@ -35,10 +35,11 @@ export function createDemoCallback(options: DemoCallbackOptions): RequestHandler
     res.set('Referrer-Policy', 'no-referrer');
     let body: string;
     if (code) {
-      const clientId = options.clientId ?? '$CODE_CLIENT_ID';
+      // Unknown id: left to the shell variable the first-start banner exported, so it must stay unquoted.
+      const clientId = options.clientId ? shellQuote(options.clientId) : '"$CODE_CLIENT_ID"';
       const curl = [
-        `curl -s -u "${clientId}:$CODE_CLIENT_SECRET" \\`,
-        `  -d grant_type=authorization_code -d client_id=${shellQuote(clientId)} \\`,
+        `curl -s -u ${clientId}:"$CODE_CLIENT_SECRET" \\`,
+        `  -d grant_type=authorization_code -d client_id=${clientId} \\`,
         `  --data-urlencode redirect_uri=${shellQuote(options.redirectUri)} \\`,
         `  --data-urlencode code=${shellQuote(code)} \\`,
         `  ${shellQuote(`${options.authUrl}/oauth2/token`)}`,

@@ -147,6 +147,57 @@ describe('example app in-process', () => {
     expect(me.body).toMatchObject({ client_id: clientId, issuer: `${AUTH_URL}/legacy` });
   });
 
+  it('runs the authorization code flow: login, consent, code exchange; /me names the user', async () => {
+    const demo = await seedDemoClients(store, 'http://localhost:3000/demo/callback');
+    const clientId = demo.code!.clientId;
+    const agent = request.agent(app);
+    const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: 'http://localhost:3000/demo/callback', state: 's-1' });
+
+    // Follows the app's own pages (login, consent) the way a browser would, submitting `fields` on each form.
+    async function follow(response: request.Response, fields: Record<string, string>): Promise<request.Response> {
+      let current = response;
+      for (let step = 0; step < 5; step += 1) {
+        const location = current.headers['location'];
+        if ([302, 303].includes(current.status) && location && !location.startsWith('http://localhost:3000/demo/')) {
+          current = await agent.get(location.replace(AUTH_URL, ''));
+          continue;
+        }
+        if (current.status !== 200 || !current.text.includes('<form')) return current;
+        const action = /<form[^>]*action="([^"]+)"/.exec(current.text)?.[1]?.replace(/&amp;/g, '&') ?? '';
+        const hidden = Object.fromEntries(
+          [...current.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1], m[2]]),
+        );
+        const isLogin = current.text.includes('name="password"');
+        current = await agent.post(action.replace(AUTH_URL, '')).type('form')
+          .send({ ...hidden, ...(isLogin ? { username: fields['username'], password: fields['password'] } : { decision: fields['decision'] }) });
+      }
+      return current;
+    }
+
+    const done = await follow(await agent.get(`/oauth2/authorize?${query.toString()}`), {
+      username: 'demo', password: 'correct horse battery', decision: 'allow',
+    });
+    // 303 after the consent POST (RFC 9700 §4.12); 302 would do for a GET.
+    expect([302, 303]).toContain(done.status);
+    const callback = new URL(done.headers['location'] ?? '');
+    expect(`${callback.origin}${callback.pathname}`).toBe('http://localhost:3000/demo/callback');
+    expect(callback.searchParams.get('state')).toBe('s-1');
+    const code = callback.searchParams.get('code') ?? '';
+
+    const page = await request(app).get(`/demo/callback${callback.search}`);
+    expect(page.text).toContain(code);
+
+    const tokens = await request(app)
+      .post('/oauth2/token')
+      .set('Authorization', basic(clientId, demo.code!.clientSecret!))
+      .type('form')
+      .send({ grant_type: 'authorization_code', client_id: clientId, redirect_uri: 'http://localhost:3000/demo/callback', code });
+    expect(tokens.status).toBe(200);
+    expect(tokens.body.refresh_token).toEqual(expect.any(String));
+    const me = await request(app).get('/api/v1/me').set('Authorization', `Bearer ${tokens.body.access_token}`);
+    expect(me.body).toMatchObject({ client_id: clientId, client_name: 'Acme Sign demo (authorization code)', user_id: 'user:demo' });
+  });
+
   it('the demo callback page shows the code, escaped, and a curl without any secret', async () => {
     const response = await request(app).get('/demo/callback').query({ code: 'abc<script>', state: 'demo' });
     expect(response.status).toBe(200);
