@@ -10,6 +10,7 @@ import type {
   Store,
   TokenRecord,
 } from './contract.js';
+import { runSqlite } from './sqlite-errors.js';
 import { migrateSqliteSchema } from './sqlite-schema.js';
 import { prepareSqliteStatements } from './sqlite-statements.js';
 import {
@@ -135,68 +136,80 @@ export function createSqliteStore(options: SqliteStoreOptions | Database.Databas
   return {
     clients: {
       async findClient(clientId: string): Promise<OAuthClient | null> {
-        const row = s.findClient.get(clientId);
-        return row ? rowToClient(row) : null;
+        return runSqlite(() => {
+          const row = s.findClient.get(clientId);
+          return row ? rowToClient(row) : null;
+        });
       },
       async saveClient(client: OAuthClient): Promise<void> {
-        s.upsertClient.run(clientToRow(client));
+        runSqlite(() => s.upsertClient.run(clientToRow(client)));
       },
       async listClients(): Promise<readonly OAuthClient[]> {
-        return s.listClients.all().map(rowToClient);
+        return runSqlite(() => s.listClients.all().map(rowToClient));
       },
     },
 
     codes: {
       async saveCode(record: AuthorizationCodeRecord): Promise<void> {
-        s.insertCode.run(codeToRow(record));
+        runSqlite(() => s.insertCode.run(codeToRow(record)));
       },
       async consumeCode(codeHash: string): Promise<ConsumeResult<AuthorizationCodeRecord>> {
-        const now = Date.now();
-        const won = s.consumeCode.get(now, codeHash, now);
-        if (won) return { kind: 'consumed', record: rowToCode(won) };
-        // Not ours: either someone consumed it first (replay, still live) or it is unknown or expired.
-        const live = s.findLiveCodeGrant.get(codeHash, now);
-        return live ? { kind: 'replayed', grantId: live.grant_id } : { kind: 'not_found' };
+        return runSqlite(() => {
+          const now = Date.now();
+          const won = s.consumeCode.get(now, codeHash, now);
+          if (won) return { kind: 'consumed', record: rowToCode(won) };
+          // Not ours: either someone consumed it first (replay, still live) or it is unknown or expired.
+          const live = s.findLiveCodeGrant.get(codeHash, now);
+          return live ? { kind: 'replayed', grantId: live.grant_id } : { kind: 'not_found' };
+        });
       },
     },
 
     tokens: {
       async saveTokens(access: TokenRecord, refresh: TokenRecord | null): Promise<boolean> {
-        return saveTokens.immediate(access, refresh, Date.now());
+        return runSqlite(() => saveTokens.immediate(access, refresh, Date.now()));
       },
       async findAccessToken(tokenHash: string): Promise<TokenRecord | null> {
-        const row = s.findToken.get(tokenHash, 'access', Date.now());
-        return row ? rowToToken(row) : null;
+        return runSqlite(() => {
+          const row = s.findToken.get(tokenHash, 'access', Date.now());
+          return row ? rowToToken(row) : null;
+        });
       },
       async findRefreshToken(tokenHash: string): Promise<TokenRecord | null> {
-        const row = s.findToken.get(tokenHash, 'refresh', Date.now());
-        return row ? rowToToken(row) : null;
+        return runSqlite(() => {
+          const row = s.findToken.get(tokenHash, 'refresh', Date.now());
+          return row ? rowToToken(row) : null;
+        });
       },
       async revokeAccessToken(tokenHash: string): Promise<void> {
-        s.deleteAccessToken.run(tokenHash);
+        runSqlite(() => s.deleteAccessToken.run(tokenHash));
       },
       async revokeGrant(grantId: string): Promise<void> {
-        revokeGrant.immediate(grantId, Date.now());
+        runSqlite(() => revokeGrant.immediate(grantId, Date.now()));
       },
       async revokeClientTokens(clientId: string, userId?: string): Promise<void> {
-        if (userId === undefined) s.deleteClientTokens.run(clientId);
-        else s.deleteClientUserTokens.run(clientId, userId);
+        return runSqlite(() => {
+          if (userId === undefined) s.deleteClientTokens.run(clientId);
+          else s.deleteClientUserTokens.run(clientId, userId);
+        });
       },
     },
 
     consents: {
       async findConsent(userId: string, clientId: string): Promise<ConsentRecord | null> {
-        const row = s.findConsent.get(userId, clientId);
-        return row ? rowToConsent(row) : null;
+        return runSqlite(() => {
+          const row = s.findConsent.get(userId, clientId);
+          return row ? rowToConsent(row) : null;
+        });
       },
       async saveConsent(record: ConsentRecord): Promise<void> {
-        s.upsertConsent.run(consentToRow(record));
+        runSqlite(() => s.upsertConsent.run(consentToRow(record)));
       },
       async revokeConsent(userId: string, clientId: string): Promise<void> {
-        s.deleteConsent.run(userId, clientId);
+        runSqlite(() => s.deleteConsent.run(userId, clientId));
       },
       async listConsents(userId: string): Promise<readonly ConsentRecord[]> {
-        return s.listConsents.all(userId).map(rowToConsent);
+        return runSqlite(() => s.listConsents.all(userId).map(rowToConsent));
       },
     },
 
@@ -206,3 +219,4 @@ export function createSqliteStore(options: SqliteStoreOptions | Database.Databas
     },
   };
 }
+

@@ -1,10 +1,14 @@
 // The SQLite store passes the conformance suite and keeps its promises across files, connections and restarts.
+import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/stores/contract.js';
+import type { ConsumeResult, AuthorizationCodeRecord, Store } from '../../src/stores/contract.js';
+import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
+import { runSqlite } from '../../src/stores/sqlite-errors.js';
 import { createSqliteStore } from '../../src/stores/sqlite.js';
 import { SQLITE_SCHEMA_VERSION } from '../../src/stores/sqlite-schema.js';
 import { runStoreConformance } from '../../src/testing/index.js';
@@ -138,4 +142,43 @@ describe('sqlite store specifics', () => {
     expect(db.open).toBe(true);
     db.close();
   });
+
+  it('closing the store makes later calls fail with StoreUnavailableError (503), not a raw driver error', async () => {
+    const store = createSqliteStore({ filename: tempFile() });
+    await store.close?.();
+    await expect(store.clients.findClient('x')).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
+
+  it('runSqlite maps lock and disk failures to StoreUnavailableError and rethrows bugs unchanged', () => {
+    const busy = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+    expect(() => runSqlite(() => { throw busy; })).toThrow(StoreUnavailableError);
+    const constraint = Object.assign(new Error('UNIQUE constraint failed'), { code: 'SQLITE_CONSTRAINT_PRIMARYKEY' });
+    expect(() => runSqlite(() => { throw constraint; })).toThrow(constraint);
+  });
+
+  it('six processes opening a new file at once all migrate it without error and consume one code exactly once', async () => {
+    const file = tempFile();
+    const worker = fileURLToPath(new URL('./sqlite-process-worker.ts', import.meta.url));
+    const children: ChildProcess[] = Array.from({ length: 6 }, () =>
+      fork(worker, [file], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+    );
+    const nextMessage = (child: ChildProcess) =>
+      new Promise<Record<string, unknown>>((resolve, reject) => {
+        child.once('message', (m) => resolve(m as Record<string, unknown>));
+        child.once('exit', (code) => reject(new Error(`worker exited early (${code})`)));
+      });
+    try {
+      const ready = await Promise.all(children.map(nextMessage));
+      expect(ready).toEqual(children.map(() => ({ ready: true })));
+      const code = buildCode();
+      await open(file).codes.saveCode(code);
+      const answers = children.map(nextMessage);
+      for (const child of children) child.send({ codeHash: code.codeHash });
+      const results = (await Promise.all(answers)).map((a) => a['result'] as ConsumeResult<AuthorizationCodeRecord>);
+      expect(results.filter((r) => r.kind === 'consumed')).toHaveLength(1);
+      expect(results.filter((r) => r.kind === 'replayed')).toHaveLength(5);
+    } finally {
+      for (const child of children) child.kill();
+    }
+  }, 30_000);
 });
