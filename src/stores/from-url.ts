@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import type { Store } from './contract.js';
 
-/** The embedded default: one SQLite file under the working directory. */
+/** The embedded default: one SQLite file under the working directory. @see RFC 6749 §10.3, §10.5. */
 export const DEFAULT_STORE_URL = 'sqlite:./data/oauth.sqlite';
 
 const SUPPORTED = 'sqlite:PATH, memory:, postgres://…, postgresql://…, redis://…, rediss://…';

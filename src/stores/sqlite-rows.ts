@@ -7,7 +7,10 @@ import type {
   TokenRecord,
 } from './contract.js';
 
-/** `clients` row: booleans as 0/1 (better-sqlite3 binds no booleans), dates as ms, arrays as JSON. */
+/**
+ * `clients` row: booleans as 0/1 (better-sqlite3 binds no booleans), dates as ms, arrays as JSON.
+ * @see RFC 6749 §2 (client registration), §2.3.1 (only the secret's hash is kept).
+ */
 export interface ClientRow {
   readonly client_id: string;
   readonly client_secret_hash: string;
@@ -21,7 +24,7 @@ export interface ClientRow {
   readonly disabled: number;
 }
 
-/** `codes` row; `consumed_at` is null until the code is redeemed. */
+/** `codes` row; `consumed_at` is null until the code is redeemed. @see RFC 6749 §4.1.2 (single use). */
 export interface CodeRow {
   readonly code_hash: string;
   readonly grant_id: string;
@@ -35,7 +38,7 @@ export interface CodeRow {
   readonly consumed_at: number | null;
 }
 
-/** `tokens` row: access and refresh tokens in one table, told apart by `kind`. */
+/** `tokens` row: access and refresh tokens in one table, told apart by `kind`. @see RFC 6749 §1.4, §1.5. */
 export interface TokenRow {
   readonly token_hash: string;
   readonly kind: 'access' | 'refresh';
@@ -47,7 +50,7 @@ export interface TokenRow {
   readonly expires_at: number;
 }
 
-/** `consents` row. */
+/** `consents` row. @see RFC 6749 §4.1.1 (the resource owner's approval). */
 export interface ConsentRow {
   readonly user_id: string;
   readonly client_id: string;

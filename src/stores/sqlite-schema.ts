@@ -68,7 +68,7 @@ const MIGRATIONS: readonly string[] = [
   `,
 ];
 
-/** The schema version this code writes and reads. */
+/** The schema version this code writes and reads. @see RFC 6749 §10.3, §10.5 (what the schema stores). */
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
 
 function readVersion(db: BetterSqlite3.Database): number {

@@ -4,7 +4,10 @@ import type { ClientRow, CodeRow, ConsentRow, TokenRow } from './sqlite-rows.js'
 
 type Statement<P extends unknown[] | object, R = unknown> = BetterSqlite3.Statement<P, R>;
 
-/** The prepared statements; positional parameters are listed in each name's comment. */
+/**
+ * The prepared statements, with their positional parameters named in the types.
+ * @see RFC 6749 §4.1.2 (single-use codes), RFC 7009 §2.1 (revocation).
+ */
 export interface SqliteStatements {
   readonly findClient: Statement<[clientId: string], ClientRow>;
   readonly upsertClient: Statement<ClientRow>;

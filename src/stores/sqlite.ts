@@ -24,7 +24,7 @@ import {
   tokenToRow,
 } from './sqlite-rows.js';
 
-/** Options of `createSqliteStore`. */
+/** Options of `createSqliteStore`. @see RFC 6749 §10.3, §10.5 (the file holds hashed tokens and codes). */
 export interface SqliteStoreOptions {
   /**
    * Path of the database file, relative to the working directory or absolute. Missing parent

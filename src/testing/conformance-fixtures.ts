@@ -9,15 +9,21 @@ import type {
   TokenRecord,
 } from '../stores/contract.js';
 
-/** Hands each test the store its `beforeEach` created. */
+/** Hands each test the store its `beforeEach` created. @see RFC 6749 §10.3–10.5 (what stores keep). */
 export type GetStore = () => Store;
 
-/** A date `seconds` from now (negative: in the past), at millisecond precision like `Date.now()`. */
+/**
+ * A date `seconds` from now (negative: in the past), at millisecond precision like `Date.now()`.
+ * @see RFC 6749 §4.2.2, §5.1 (`expires_in` is relative to issuance).
+ */
 export function secondsFromNow(seconds: number): Date {
   return new Date(Date.now() + seconds * 1000);
 }
 
-/** A moment already past: records expiring then must read as absent, no fake timers needed. */
+/**
+ * A moment already past: records expiring then must read as absent, no fake timers needed.
+ * @see RFC 6749 §4.1.2 (codes expire), RFC 6750 §3.1 (an expired token is `invalid_token`).
+ */
 export function justExpired(): Date {
   return secondsFromNow(-1);
 }
@@ -74,7 +80,7 @@ export function buildToken(overrides: Partial<TokenRecord> = {}): TokenRecord {
   };
 }
 
-/** An access token and a refresh token of one grant, as the token endpoint issues them. */
+/** An access token and a refresh token of one grant, as the token endpoint issues them (RFC 6749 §1.5). */
 export function buildTokenPair(overrides: Partial<TokenRecord> = {}): { access: TokenRecord; refresh: TokenRecord } {
   const access = buildToken(overrides);
   const refresh = buildToken({

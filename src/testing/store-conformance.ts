@@ -7,7 +7,7 @@ import { describeCodeRules } from './conformance-codes.js';
 import { describeConsentRules } from './conformance-consents.js';
 import { describeTokenRules } from './conformance-tokens.js';
 
-/** Options of `runStoreConformance`. */
+/** Options of `runStoreConformance`. @see RFC 6749 §4.1.2, §10.3–10.5 (what the suite holds a store to). */
 export interface StoreConformanceOptions {
   /** Names the suite in the test report, e.g. `'sqlite'`. */
   readonly name: string;
