@@ -293,6 +293,7 @@ describe('example app as a built server', () => {
     expect(first.stdout).toContain(`listening on ${base}`);
     const clientId = /export CC_CLIENT_ID=(\S+)/.exec(first.stdout)?.[1];
     const clientSecret = /export CC_CLIENT_SECRET=(\S+)/.exec(first.stdout)?.[1];
+    const codeClientId = /export CODE_CLIENT_ID=(\S+)/.exec(first.stdout)?.[1];
     const codeSecret = /export CODE_CLIENT_SECRET=(\S+)/.exec(first.stdout)?.[1];
     expect(clientId).toBeDefined();
     expect(clientSecret).toBeDefined();
@@ -319,7 +320,10 @@ describe('example app as a built server', () => {
     expect(second.stdout).toContain(clientId!);
     expect(second.stdout).not.toContain(clientSecret!);
     expect(second.stdout).not.toContain(codeSecret!);
-    expect(second.stdout).not.toMatch(/SECRET=|client_secret/i);
+    expect(second.stdout).not.toMatch(/SECRET=|client_secret:/i);
+    // Every 256-bit value printed is a client id: no secret of any kind.
+    const printed = new Set(second.stdout.match(/[A-Za-z0-9_-]{43}/g));
+    expect([...printed].sort()).toEqual([clientId, codeClientId].sort());
     expect(second.stdout).toMatch(/not shown again/);
 
     const me = await fetch(`${base}/api/v1/me`, { headers: { Authorization: `Bearer ${token}` } });
