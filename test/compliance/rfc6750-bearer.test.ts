@@ -1,0 +1,122 @@
+// SPEC §5.3 and RFC 6750: bearer tokens on the signature API, via requireBearer().
+import { beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { basic, createTestApp, type TestApp } from '../helpers/app.js';
+import { hashSecret } from '../../src/crypto/hash-secret.js';
+
+const REALM = 'Bearer realm="http://auth.test"';
+
+describe('RFC 6750 bearer token usage (requireBearer)', () => {
+  let t: TestApp;
+  let fullToken: string;
+  let readOnlyToken: string;
+  const issue = async (scope?: string) => (await request(t.app).post('/oauth2/token').set('Authorization', basic(t.credentialsClient))
+    .type('form').send({ grant_type: 'client_credentials', ...(scope ? { scope } : {}) })).body.access_token as string;
+  beforeAll(async () => {
+    t = await createTestApp();
+    fullToken = await issue();
+    readOnlyToken = await issue('envelopes:read');
+  });
+  const me = () => request(t.app).get('/api/v1/me');
+
+  it('lets a valid token through and sets req.auth', async () => {
+    const res = await me().set('Authorization', `Bearer ${fullToken}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ clientId: t.credentialsClient.clientId, userId: null, scope: ['envelopes:read', 'envelopes:sign'] });
+  });
+
+  it('accepts the scheme name case-insensitively (RFC 6750 §2.1, RFC 9110 §11.1)', async () => {
+    expect((await me().set('Authorization', `bearer ${fullToken}`)).status).toBe(200);
+  });
+
+  it('answers 401 with a bare Bearer challenge and no error code when no token is sent (RFC 6750 §3.1)', async () => {
+    const res = await me();
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toBe(REALM);
+    expect(res.body.error).toBeUndefined();
+  });
+
+  it('treats another scheme as no bearer credentials (401, bare challenge)', async () => {
+    const res = await me().set('Authorization', basic(t.credentialsClient));
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toBe(REALM);
+  });
+
+  it('ignores a token in the query string (RFC 9700 §2.4.2; RFC 6750 §2.3 SHOULD NOT)', async () => {
+    const res = await request(t.app).get(`/api/v1/me?access_token=${fullToken}`);
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toBe(REALM);
+  });
+
+  it('answers 400 invalid_request for a malformed Bearer header', async () => {
+    for (const header of ['Bearer', 'Bearer ', 'Bearer a b', 'Bearer to:ken']) {
+      const res = await me().set('Authorization', header);
+      expect(res.status, header).toBe(400);
+      expect(res.body.error).toBe('invalid_request');
+      expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="http:\/\/auth\.test", error="invalid_request", error_description="[^"]+"$/);
+    }
+  });
+
+  it('answers 401 invalid_token for an unknown token', async () => {
+    const res = await me().set('Authorization', 'Bearer unknown-token');
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe('invalid_token');
+    expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="http:\/\/auth\.test", error="invalid_token", error_description="/);
+  });
+
+  it('answers 401 invalid_token for an expired token', async () => {
+    const short = await createTestApp({ accessTokenTtl: 1 });
+    const token = (await request(short.app).post('/oauth2/token').set('Authorization', basic(short.credentialsClient))
+      .type('form').send({ grant_type: 'client_credentials' })).body.access_token as string;
+    expect((await request(short.app).get('/api/v1/me').set('Authorization', `Bearer ${token}`)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const res = await request(short.app).get('/api/v1/me').set('Authorization', `Bearer ${token}`);
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe('invalid_token');
+  });
+
+  it('answers 401 invalid_token for a revoked token', async () => {
+    const token = await issue();
+    await t.store.tokens.revokeAccessToken(hashSecret(token));
+    const res = await me().set('Authorization', `Bearer ${token}`);
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe('invalid_token');
+  });
+
+  it('refuses a refresh token used as an access token', async () => {
+    const { obtainCode } = await import('../helpers/browser-flow.js');
+    const { REDIRECT_URI } = await import('../helpers/app.js');
+    const code = await obtainCode(t.app, t.codeClient);
+    const tokens = (await request(t.app).post('/oauth2/token').set('Authorization', basic(t.codeClient)).type('form')
+      .send({ grant_type: 'authorization_code', redirect_uri: REDIRECT_URI, code })).body;
+    expect((await me().set('Authorization', `Bearer ${tokens.refresh_token}`)).status).toBe(401);
+  });
+
+  it('answers 403 insufficient_scope with the required scope when the token lacks it (RFC 6750 §3.1)', async () => {
+    const res = await request(t.app).get('/api/v1/sign').set('Authorization', `Bearer ${readOnlyToken}`);
+    expect(res.status).toBe(403);
+    expect(res.body.error).toBe('insufficient_scope');
+    expect(res.headers['www-authenticate']).toMatch(/error="insufficient_scope".*scope="envelopes:sign"$/);
+    expect((await request(t.app).get('/api/v1/sign').set('Authorization', `Bearer ${fullToken}`)).status).toBe(200);
+  });
+
+  it('marks its error responses as not cacheable', async () => {
+    const res = await me().set('Authorization', 'Bearer unknown-token');
+    expect(res.headers['cache-control']).toContain('no-store');
+  });
+
+  it('answers 503 temporarily_unavailable, without internals, when the store fails', async () => {
+    const { default: express } = await import('express');
+    const { createOAuthRouter } = await import('../../src/router.js');
+    const { createTestUserAuth, ISSUER } = await import('../helpers/app.js');
+    const outage = Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:5432'), { name: 'StoreUnavailableError' });
+    const broken = { ...t.store, tokens: { ...t.store.tokens, findAccessToken: async () => { throw outage; } } };
+    const oauth = createOAuthRouter(broken, createTestUserAuth(new Set()), { issuer: ISSUER, session: { secret: 'x'.repeat(32) }, logger: { warn() {}, error() {} } });
+    const host = express();
+    host.get('/api', oauth.requireBearer(), (_req, res) => { res.end('ok'); });
+    const res = await request(host).get('/api').set('Authorization', `Bearer ${fullToken}`);
+    expect(res.status).toBe(503);
+    expect(res.body.error).toBe('temporarily_unavailable');
+    expect(res.text).not.toContain('ECONNREFUSED');
+  });
+});

@@ -1,0 +1,177 @@
+// SPEC §4.2 (token endpoint common rules) and §5.1 (HTTP Basic client authentication), RFC 6749 §2.3.1, §3.2, §5.2.
+import { beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { basic, createTestApp, type TestApp } from '../helpers/app.js';
+
+// SPEC §4.2: "The success response also carries these headers: …" — the same set goes out on errors.
+const SPEC_HEADERS: Record<string, string> = {
+  pragma: 'no-cache',
+  expires: '0',
+  'cache-control': 'no-cache, no-store, max-age=0, must-revalidate',
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'x-xss-protection': '1; mode=block',
+  'strict-transport-security': 'max-age=31536000 ; includeSubDomains',
+  'content-type': 'application/json;charset=UTF-8',
+};
+
+function expectSpecHeaders(res: request.Response): void {
+  for (const [name, value] of Object.entries(SPEC_HEADERS)) expect(res.headers[name], name).toBe(value);
+  expect(res.headers['content-length']).toBe(String(Buffer.byteLength(res.text)));
+  expect(res.headers['x-powered-by']).toBeUndefined();
+  expect(res.headers.etag).toBeUndefined();
+}
+
+describe('SPEC §4.2 token endpoint: common rules', () => {
+  let t: TestApp;
+  beforeAll(async () => { t = await createTestApp(); });
+  const token = () => request(t.app).post('/oauth2/token');
+  const cc = () => ({ grant_type: 'client_credentials', client_id: t.credentialsClient.clientId });
+
+  it('answers 200 with every SPEC §4.2 header, byte for byte, and Content-Length', async () => {
+    const res = await token().set('Authorization', basic(t.credentialsClient)).type('form').send(cc());
+    expect(res.status).toBe(200);
+    expectSpecHeaders(res);
+  });
+
+  it('sends the same no-store header set on errors (RFC 6749 §5.2 errors are JSON)', async () => {
+    const res = await token().set('Authorization', basic(t.credentialsClient)).type('form').send({ grant_type: 'password' });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 'unsupported_grant_type', error_description: expect.any(String) });
+    expectSpecHeaders(res);
+  });
+
+  it('refuses a body that is not application/x-www-form-urlencoded with invalid_request', async () => {
+    const res = await token().set('Authorization', basic(t.credentialsClient)).send(cc());
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_request');
+  });
+
+  it('refuses a request without grant_type with invalid_request', async () => {
+    const res = await token().set('Authorization', basic(t.credentialsClient)).type('form').send({ client_id: t.credentialsClient.clientId });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_request');
+  });
+
+  it('treats an empty parameter as omitted (RFC 6749 §3.1)', async () => {
+    const res = await token().set('Authorization', basic(t.credentialsClient)).type('form').send('grant_type=&client_id=x');
+    expect(res.body.error).toBe('invalid_request');
+  });
+
+  it('refuses a repeated parameter with invalid_request (RFC 6749 §3.1)', async () => {
+    const res = await token().set('Authorization', basic(t.credentialsClient)).type('form')
+      .send('grant_type=client_credentials&grant_type=client_credentials');
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_request');
+    expect(res.body.error_description).toContain('repeated');
+  });
+
+  it('refuses an unknown grant_type with unsupported_grant_type', async () => {
+    const res = await token().set('Authorization', basic(t.credentialsClient)).type('form').send({ grant_type: 'password', username: 'a', password: 'b' });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('unsupported_grant_type');
+  });
+
+  it('refuses a body larger than 8 KiB with invalid_request, not a 5xx', async () => {
+    const res = await token().set('Authorization', basic(t.credentialsClient)).type('form').send(`${new URLSearchParams(cc())}&pad=${'a'.repeat(9000)}`);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_request');
+  });
+
+  it('answers 405 with Allow: POST to other methods (RFC 6749 §3.2)', async () => {
+    const res = await request(t.app).get('/oauth2/token');
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe('POST');
+    expect(res.body.error).toBe('invalid_request');
+  });
+
+  it('works when the host app parsed the form body before the router', async () => {
+    const { default: express } = await import('express');
+    const { createOAuthRouter } = await import('../../src/router.js');
+    const { createTestUserAuth, ISSUER } = await import('../helpers/app.js');
+    const host = express();
+    host.use(express.urlencoded({ extended: false }));
+    host.use(createOAuthRouter(t.store, createTestUserAuth(new Set()), { issuer: ISSUER, legacy: false, session: { secret: 'x'.repeat(32) } }).router);
+    const res = await request(host).post('/oauth2/token').set('Authorization', basic(t.credentialsClient)).type('form').send(cc());
+    expect(res.status).toBe(200);
+    expect(res.body.token_type).toBe('Bearer');
+  });
+});
+
+describe('SPEC §5.1 HTTP Basic client authentication (RFC 6749 §2.3.1, §5.2)', () => {
+  let t: TestApp;
+  beforeAll(async () => { t = await createTestApp(); });
+  const token = () => request(t.app).post('/oauth2/token').type('form');
+  const cc = () => ({ grant_type: 'client_credentials', client_id: t.credentialsClient.clientId });
+
+  function expectInvalidClient(res: request.Response): void {
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe('invalid_client');
+    expect(res.headers['www-authenticate']).toBe('Basic realm="http://auth.test"');
+    expectSpecHeaders(res);
+  }
+
+  it('answers 401 invalid_client with WWW-Authenticate: Basic when the Authorization header is missing', async () => {
+    expectInvalidClient(await token().send(cc()));
+  });
+
+  it('answers 401 invalid_client for a wrong secret', async () => {
+    expectInvalidClient(await token().set('Authorization', basic({ ...t.credentialsClient, clientSecret: 'wrong' })).send(cc()));
+  });
+
+  it('answers an unknown client_id exactly like a wrong secret', async () => {
+    const unknown = await token().set('Authorization', basic({ clientId: 'nobody', clientSecret: 'wrong' })).send({ grant_type: 'client_credentials' });
+    const wrong = await token().set('Authorization', basic({ ...t.credentialsClient, clientSecret: 'wrong' })).send({ grant_type: 'client_credentials' });
+    expectInvalidClient(unknown);
+    expect(unknown.text).toBe(wrong.text);
+  });
+
+  it('answers 401 invalid_client for a scheme other than Basic', async () => {
+    expectInvalidClient(await token().set('Authorization', `Bearer ${t.credentialsClient.clientSecret}`).send(cc()));
+  });
+
+  it('answers 401 invalid_client for malformed Basic credentials', async () => {
+    for (const header of ['Basic', 'Basic !!!', `Basic ${Buffer.from('no-colon').toString('base64')}`, `Basic ${Buffer.from(':secret').toString('base64')}`]) {
+      expectInvalidClient(await token().set('Authorization', header).send(cc()));
+    }
+  });
+
+  it('accepts form-urlencoded id and secret inside the Basic value (RFC 6749 §2.3.1)', async () => {
+    const res = await token().set('Authorization', basic(t.credentialsClient)).send(cc());
+    expect(res.status).toBe(200);
+  });
+
+  it('refuses a client_secret in the body: one authentication method per request (RFC 6749 §2.3)', async () => {
+    const res = await token().set('Authorization', basic(t.credentialsClient)).send({ ...cc(), client_secret: t.credentialsClient.clientSecret });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_request');
+  });
+
+  it('refuses a body client_id that differs from the Basic one (DESIGN §5)', async () => {
+    const res = await token().set('Authorization', basic(t.credentialsClient)).send({ grant_type: 'client_credentials', client_id: t.codeClient.clientId });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_request');
+  });
+
+  it('accepts a request without client_id in the body when Basic identifies the client (DESIGN §5)', async () => {
+    const res = await token().set('Authorization', basic(t.credentialsClient)).send({ grant_type: 'client_credentials' });
+    expect(res.status).toBe(200);
+  });
+
+  it('refuses a disabled integration with invalid_client', async () => {
+    const { registerClient, disableClient } = await import('../../src/clients/register-client.js');
+    const { client, clientSecret } = await registerClient(t.store, { name: 'Old', flow: 'client_credentials' });
+    await disableClient(t.store, client.clientId);
+    expectInvalidClient(await token().set('Authorization', basic({ clientId: client.clientId, clientSecret })).send({ grant_type: 'client_credentials' }));
+  });
+
+  it('answers unauthorized_client when the integration\'s flow does not allow the grant (SPEC §5.5)', async () => {
+    const codeAsCc = await token().set('Authorization', basic(t.codeClient)).send({ grant_type: 'client_credentials' });
+    expect(codeAsCc.status).toBe(400);
+    expect(codeAsCc.body.error).toBe('unauthorized_client');
+    const ccAsRefresh = await token().set('Authorization', basic(t.credentialsClient)).send({ grant_type: 'refresh_token', refresh_token: 'x' });
+    expect(ccAsRefresh.body.error).toBe('unauthorized_client');
+    const ccAsCode = await token().set('Authorization', basic(t.credentialsClient)).send({ grant_type: 'authorization_code', code: 'x', redirect_uri: 'https://x' });
+    expect(ccAsCode.body.error).toBe('unauthorized_client');
+  });
+});

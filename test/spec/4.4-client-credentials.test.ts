@@ -1,0 +1,56 @@
+// SPEC §4.4 (client credentials), RFC 6749 §4.4.2–4.4.3.
+import { beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { basic, createTestApp, type TestApp } from '../helpers/app.js';
+
+describe('SPEC §4.4 client_credentials grant', () => {
+  let t: TestApp;
+  beforeAll(async () => { t = await createTestApp(); });
+  const token = (fields: Record<string, string>) =>
+    request(t.app).post('/oauth2/token').set('Authorization', basic(t.credentialsClient)).type('form').send(fields);
+
+  it('returns access_token, expires_in and token_type, and no refresh_token', async () => {
+    const res = await token({ grant_type: 'client_credentials', client_id: t.credentialsClient.clientId });
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body).sort()).toEqual(['access_token', 'expires_in', 'scope', 'token_type']);
+    expect(res.body.refresh_token).toBeUndefined();
+    expect(res.body).toMatchObject({ expires_in: 3600, token_type: 'Bearer' });
+  });
+
+  it('grants every allowed scope when none is asked and says so in scope (RFC 6749 §3.3, §5.1)', async () => {
+    const res = await token({ grant_type: 'client_credentials' });
+    expect(res.body.scope).toBe('envelopes:read envelopes:sign');
+  });
+
+  it('narrows to the requested scope and omits scope when it equals the request', async () => {
+    const res = await token({ grant_type: 'client_credentials', scope: 'envelopes:read' });
+    expect(res.status).toBe(200);
+    expect(res.body.scope).toBeUndefined();
+    const me = await request(t.app).get('/api/v1/me').set('Authorization', `Bearer ${res.body.access_token}`);
+    expect(me.body.scope).toEqual(['envelopes:read']);
+  });
+
+  it('refuses a scope the integration is not registered for (invalid_scope)', async () => {
+    const res = await token({ grant_type: 'client_credentials', scope: 'envelopes:read admin' });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_scope');
+  });
+
+  it('issues a token for the integration itself: req.auth.userId is null', async () => {
+    const res = await token({ grant_type: 'client_credentials' });
+    const me = await request(t.app).get('/api/v1/me').set('Authorization', `Bearer ${res.body.access_token}`);
+    expect(me.status).toBe(200);
+    expect(me.body).toMatchObject({ clientId: t.credentialsClient.clientId, userId: null });
+  });
+
+  it('ignores username and password fields: they are not credentials here (RFC 6749 §3.2)', async () => {
+    const res = await token({ grant_type: 'client_credentials', username: 'alice', password: 'x' });
+    expect(res.status).toBe(200);
+  });
+
+  it('honours the configured access token lifetime in expires_in', async () => {
+    const short = await createTestApp({ accessTokenTtl: 120 });
+    const res = await request(short.app).post('/oauth2/token').set('Authorization', basic(short.credentialsClient)).type('form').send({ grant_type: 'client_credentials' });
+    expect(res.body.expires_in).toBe(120);
+  });
+});

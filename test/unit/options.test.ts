@@ -1,0 +1,50 @@
+// Options are validated once, at start-up, with messages that name the bad key.
+import { describe, expect, it } from 'vitest';
+import { resolveOptions, OptionsError } from '../../src/options.js';
+import { createOAuthRouter } from '../../src/router.js';
+import { createMemoryStore } from '../../src/stores/memory.js';
+
+const userAuth = { verifyCredentials: async () => null };
+
+describe('createOAuthRouter options', () => {
+  it('applies the defaults: 3600 s access tokens, 2021-01-15 cutoff, PKCE optional', () => {
+    const o = resolveOptions({ issuer: 'https://auth.example.com/', legacy: { issuer: 'https://legacy.example.com' } });
+    expect(o.main.issuer).toBe('https://auth.example.com');
+    expect(o.accessTokenTtl).toBe(3600);
+    expect(o.legacyCutoff.toISOString()).toBe('2021-01-15T00:00:00.000Z');
+    expect(o.requirePkce).toBe(false);
+    expect(o.authorizationCodeTtl).toBeLessThanOrEqual(600);
+  });
+
+  it.each([
+    [{ issuer: 'not a url' }, 'issuer'],
+    [{ issuer: 'ftp://x' }, 'issuer'],
+    [{ issuer: 'https://x?y=1' }, 'issuer'],
+    [{ issuer: 'https://x', accessTokenTtl: 0 }, 'accessTokenTtl'],
+    [{ issuer: 'https://x', accessTokenTtl: '3600' }, 'accessTokenTtl'],
+    [{ issuer: 'https://x', authorizationCodeTtl: 601 }, 'authorizationCodeTtl'],
+    [{ issuer: 'https://x', legacy: { issuer: 'https://x' } }, 'legacy.issuer'],
+    [{ issuer: 'https://x', legacy: { issuer: 'https://y', credentialsIssuedBefore: 'someday' } }, 'legacy.credentialsIssuedBefore'],
+    [{ issuer: 'https://x', session: { secret: 'short' } }, 'session.secret'],
+    [{ issuer: 'https://x', requirePkce: 'yes' }, 'requirePkce'],
+    [{ issuer: 'https://x', realm: 'a"b' }, 'realm'],
+    [{ issuer: 'https://x', accessTokenTTL: 60 }, 'accessTokenTTL'],
+  ])('rejects %j naming %s', (options, key) => {
+    expect(() => resolveOptions(options as never)).toThrow(OptionsError);
+    expect(() => resolveOptions(options as never)).toThrow(`"${key}"`);
+  });
+
+  it('suggests the right key for a likely typo', () => {
+    expect(() => resolveOptions({ issuer: 'https://x', accessTokenTTL: 60 } as never)).toThrow('did you mean "accessTokenTtl"');
+  });
+
+  it('fails at start-up for a store that lacks a method, naming it', () => {
+    const store = createMemoryStore();
+    const broken = { ...store, codes: { saveCode: store.codes.saveCode } };
+    expect(() => createOAuthRouter(broken as never, userAuth, { issuer: 'https://x' })).toThrow('store.codes.consumeCode');
+  });
+
+  it('fails at start-up for a userAuth that cannot sign anybody in', () => {
+    expect(() => createOAuthRouter(createMemoryStore(), {}, { issuer: 'https://x' })).toThrow('verifyCredentials');
+  });
+});
