@@ -17,3 +17,5 @@ export {
   InvalidRedirectTargetError, ServerError, TemporarilyUnavailableError, InvalidTokenError, InsufficientScopeError,
 } from './errors.js';
 export type { OAuthErrorCode } from './errors.js';
+export { createStoreFromUrl, DEFAULT_STORE_URL } from './stores/from-url.js';
+export { StoreUnavailableError } from './stores/store-unavailable-error.js';
