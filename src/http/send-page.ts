@@ -27,6 +27,8 @@ export function sendPage(res: Response, page: PageResponse): void {
     'Content-Security-Policy',
     `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'self' data:; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
   );
+  // DESIGN §3: pages are X-Frame-Options DENY (helmet's default is SAMEORIGIN); older browsers ignore frame-ancestors.
+  res.setHeader('X-Frame-Options', 'DENY');
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Pragma', 'no-cache');
   res.setHeader('Content-Type', 'text/html; charset=utf-8');
