@@ -1,0 +1,487 @@
+// SPEC §4.1 "Get authorization code" with RFC 6749 §4.1.1, §4.1.2 and §4.1.2.1: login, consent, redirect, errors.
+import { describe, it, expect, beforeEach } from 'vitest';
+import request from 'supertest';
+import { createTestApp, ISSUER, REDIRECT_URI, USER, type TestApp, type TestClient } from '../helpers/app.js';
+import { authorize, authorizeQuery, hiddenField, obtainCode, signInAndGetConsent } from '../helpers/browser-flow.js';
+import {
+  consentForm, cookieValue, expectErrorPage, expectRedirectTo, openLoginForm, postConsent, postLogin, redeemCode,
+  SESSION_COOKIE, setCookieLine,
+} from '../helpers/spec-requests.js';
+import { createMemoryStore } from '../../src/stores/memory.js';
+import { registerClient } from '../../src/clients/register-client.js';
+import type { AuthorizationCodeRecord, Store } from '../../src/stores/contract.js';
+
+const QUERY_REDIRECT_URI = 'http://localhost:8080/cb?tenant=a%20b';
+
+let t: TestApp;
+beforeEach(async () => {
+  t = await createTestApp();
+});
+
+/** A signed-in agent looking at the consent page of a fresh request. */
+async function signedIn(client: TestClient = t.codeClient, query: Record<string, string | undefined> = {}) {
+  const agent = request.agent(t.app);
+  const html = await signInAndGetConsent(agent, '', authorizeQuery(client, query));
+  return { agent, consent: consentForm(html) };
+}
+
+/** The raw authorization request for `query` (no cookies). */
+function getAuthorize(query: string) {
+  return request(t.app).get(`/oauth2/authorize?${query}`);
+}
+
+describe('SPEC §4.1 / RFC 6749 §4.1.1: the resource owner signs in', () => {
+  it('shows a 200 login page with inputs named username and password and hidden csrf_token and request_id when nobody is signed in', async () => {
+    const res = await getAuthorize(authorizeQuery(t.codeClient));
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.headers.location).toBeUndefined();
+    expect(res.text).toMatch(/<input[^>]*name="username"/);
+    expect(res.text).toMatch(/<input[^>]*type="password"[^>]*name="password"/);
+    expect(hiddenField(res.text, 'csrf_token')).toMatch(/^[A-Za-z0-9_-]{20,}$/);
+    expect(hiddenField(res.text, 'request_id')).toMatch(/^[A-Za-z0-9_-]{20,}$/);
+    expect(res.text).toMatch(/<input type="hidden" name="csrf_token"/);
+    expect(res.text).toMatch(/<input type="hidden" name="request_id"/);
+  });
+
+  it('answers a wrong password with a 401 login page carrying an error, and signs nobody in', async () => {
+    const agent = request.agent(t.app);
+    const query = authorizeQuery(t.codeClient);
+    const login = await openLoginForm(agent, '', query);
+    const res = await postLogin(agent, '', { csrf_token: login.csrfToken, request_id: login.requestId, password: 'wrong password' });
+    expect(res.status).toBe(401);
+    expect(res.headers.location).toBeUndefined();
+    expect(res.text).toContain('role="alert"');
+    expect(res.text).toContain('The username or password is incorrect.');
+    expect(res.text).toMatch(/name="password"/);
+    expect(res.text).not.toContain('name="decision"');
+    // No session user: the same agent is still shown the login page, not the consent page.
+    const again = await agent.get(`/oauth2/authorize?${query}`);
+    expect(again.status).toBe(200);
+    expect(again.text).toMatch(/name="password"/);
+    expect(again.text).not.toContain('name="decision"');
+  });
+
+  it('answers an unknown username exactly like a wrong password', async () => {
+    const agent = request.agent(t.app);
+    const login = await openLoginForm(agent, '', authorizeQuery(t.codeClient));
+    const res = await postLogin(agent, '', { csrf_token: login.csrfToken, request_id: login.requestId, username: 'mallory' });
+    expect(res.status).toBe(401);
+    expect(res.text).toContain('The username or password is incorrect.');
+  });
+
+  it('redirects a successful login back to the authorization request (303), which then shows the consent page', async () => {
+    const agent = request.agent(t.app);
+    const query = authorizeQuery(t.codeClient);
+    const login = await openLoginForm(agent, '', query);
+    const res = await postLogin(agent, '', { csrf_token: login.csrfToken, request_id: login.requestId });
+    expect(res.status).toBe(303);
+    expect(res.headers.location).toMatch(/^\/oauth2\/authorize\?/);
+    const resumed = new URL(res.headers.location!, ISSUER).searchParams;
+    expect(resumed.get('client_id')).toBe(t.codeClient.clientId);
+    expect(resumed.get('redirect_uri')).toBe(REDIRECT_URI);
+    expect(resumed.get('state')).toBe('xyz-123');
+  });
+
+  it('shows a signed-in user the consent page naming the integration, with buttons decision=allow and decision=deny', async () => {
+    const { agent } = await signedIn();
+    // A second request of the same browser goes straight to consent: no second login.
+    const res = await agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { state: 'second' })}`);
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('Acme CRM');
+    expect(res.text).toContain(USER.displayName);
+    expect(res.text).toMatch(/<button[^>]*type="submit"[^>]*name="decision"[^>]*value="allow"/);
+    expect(res.text).toMatch(/<button[^>]*type="submit"[^>]*name="decision"[^>]*value="deny"/);
+    expect(res.text).not.toMatch(/name="password"/);
+  });
+});
+
+describe('RFC 6749 §4.1.2: the authorization response', () => {
+  it('redirects Allow with 302 to redirect_uri carrying code, the state and iss', async () => {
+    const { agent, consent } = await signedIn();
+    const res = await postConsent(agent, '', { csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'allow' });
+    const callback = expectRedirectTo(res);
+    expect(callback.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(callback.searchParams.get('state')).toBe('xyz-123');
+    expect(callback.searchParams.get('iss')).toBe(ISSUER);
+    expect(callback.searchParams.get('error')).toBeNull();
+  });
+
+  it('issues a code that the client can exchange at the token endpoint (SPEC §4.3)', async () => {
+    const code = await obtainCode(t.app, t.codeClient);
+    const res = await redeemCode(t.app, '', t.codeClient, code);
+    expect(res.status).toBe(200);
+    expect(res.body.token_type).toBe('Bearer');
+    expect(typeof res.body.access_token).toBe('string');
+    expect(typeof res.body.refresh_token).toBe('string');
+  });
+
+  it.each([
+    ['spaces', 'a b  c'],
+    ['ampersand and equals', 'a&b=c&code=forged'],
+    ['unicode', 'état-✓-日本-😀'],
+    ['percent signs', '100% %20 %zz %'],
+    ['plus and slash', 'a+b/c?d#e'],
+  ])('echoes a state with %s byte for byte ("exact value received from the client")', async (_label, state) => {
+    const callback = await authorize(t.app, t.codeClient, { query: { state } });
+    expect(callback.searchParams.getAll('state')).toEqual([state]);
+    expect(callback.searchParams.getAll('code')).toHaveLength(1);
+  });
+
+  it('sends no state when the request had none', async () => {
+    const callback = await authorize(t.app, t.codeClient, { query: { state: undefined } });
+    expect(callback.searchParams.has('state')).toBe(false);
+    expect(callback.searchParams.get('code')).toBeTruthy();
+  });
+
+  it('keeps the redirect_uri\'s own query exactly and appends the response parameters to it', async () => {
+    const callback = await authorize(t.app, t.codeClient, { query: { redirect_uri: QUERY_REDIRECT_URI } });
+    expect(callback.href.startsWith(`${QUERY_REDIRECT_URI}&code=`)).toBe(true);
+    expect(callback.searchParams.get('tenant')).toBe('a b');
+    expect(callback.searchParams.get('state')).toBe('xyz-123');
+  });
+
+  it('redirects Deny with error=access_denied, the state and iss, and no code', async () => {
+    const callback = await authorize(t.app, t.codeClient, { decision: 'deny', query: { state: 's p&a%ce' } });
+    expect(callback.origin + callback.pathname).toBe(REDIRECT_URI);
+    expect(callback.searchParams.get('error')).toBe('access_denied');
+    expect(callback.searchParams.get('state')).toBe('s p&a%ce');
+    expect(callback.searchParams.get('iss')).toBe(ISSUER);
+    expect(callback.searchParams.has('code')).toBe(false);
+  });
+
+  it('refuses a consent decision other than allow or deny without redirecting', async () => {
+    const { agent, consent } = await signedIn();
+    const res = await postConsent(agent, '', { csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'maybe' });
+    expectErrorPage(res, 400);
+  });
+
+  it('lets a code live at most 10 minutes by default ("maximum authorization code lifetime of 10 minutes")', async () => {
+    const saved: AuthorizationCodeRecord[] = [];
+    const memory = createMemoryStore();
+    const recording: Store = {
+      ...memory,
+      codes: { ...memory.codes, saveCode: async (record) => { saved.push(record); await memory.codes.saveCode(record); } },
+    };
+    const app = await createTestApp({}, recording);
+    const before = Date.now();
+    const code = await obtainCode(app.app, app.codeClient);
+    expect(saved).toHaveLength(1);
+    expect(saved[0]!.codeHash).not.toBe(code); // DESIGN §3: only the hash is stored
+    const lifetime = saved[0]!.expiresAt.getTime() - before;
+    expect(lifetime).toBeGreaterThan(0);
+    expect(lifetime).toBeLessThanOrEqual(600_000 + 1_000);
+  });
+
+  it('refuses a code redeemed after authorizationCodeTtl with invalid_grant', async () => {
+    const short = await createTestApp({ authorizationCodeTtl: 1 });
+    const code = await obtainCode(short.app, short.codeClient);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const res = await redeemCode(short.app, '', short.codeClient, code);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_grant');
+  });
+});
+
+describe('RFC 6749 §4.1.2.1: an invalid client or redirect_uri shows an error page and never redirects', () => {
+  // "If the request fails due to a missing, invalid, or mismatching redirection URI, or if the client
+  // identifier is missing or invalid, the authorization server SHOULD inform the resource owner of the error
+  // and MUST NOT automatically redirect the user-agent to the invalid redirection URI."
+  it('shows an error page for an unknown client_id', async () => {
+    const res = await getAuthorize(authorizeQuery({ clientId: 'no-such-client', clientSecret: 'x' }));
+    expect(expectErrorPage(res)).toContain('invalid_client');
+  });
+
+  it('shows an error page for a missing client_id', async () => {
+    const res = await getAuthorize(authorizeQuery(t.codeClient, { client_id: undefined }));
+    expect(expectErrorPage(res)).toContain('client_id');
+  });
+
+  it('shows an error page for an empty client_id', async () => {
+    expectErrorPage(await getAuthorize(authorizeQuery(t.codeClient, { client_id: '' })));
+  });
+
+  it('shows an error page for a missing redirect_uri', async () => {
+    const res = await getAuthorize(authorizeQuery(t.codeClient, { redirect_uri: undefined }));
+    expect(expectErrorPage(res)).toContain('redirect_uri');
+  });
+
+  it('shows an error page for an unregistered redirect_uri', async () => {
+    const res = await getAuthorize(authorizeQuery(t.codeClient, { redirect_uri: 'https://attacker.example/callback' }));
+    expect(expectErrorPage(res)).toContain('redirect_uri');
+  });
+
+  it.each([
+    ['a trailing slash', `${REDIRECT_URI}/`],
+    ['a different path case', 'https://client.example/Callback'],
+    ['a different host case', 'https://CLIENT.example/callback'],
+    ['an extra query', `${REDIRECT_URI}?x=1`],
+    ['an empty query', `${REDIRECT_URI}?`],
+    ['a fragment', `${REDIRECT_URI}#frag`],
+    ['an explicit default port', 'https://client.example:443/callback'],
+    ['http instead of https', 'http://client.example/callback'],
+    ['a re-encoded registered query', 'http://localhost:8080/cb?tenant=a+b'],
+    ['a missing registered query', 'http://localhost:8080/cb'],
+  ])('shows an error page for a redirect_uri differing from the registered one by %s (exact match)', async (_label, redirectUri) => {
+    const res = await getAuthorize(authorizeQuery(t.codeClient, { redirect_uri: redirectUri }));
+    expectErrorPage(res);
+  });
+
+  it('shows an error page for a repeated client_id', async () => {
+    const res = await getAuthorize(`${authorizeQuery(t.codeClient)}&client_id=${encodeURIComponent(t.codeClient.clientId)}`);
+    expect(expectErrorPage(res)).toContain('invalid_request');
+  });
+
+  it('shows an error page for a repeated redirect_uri', async () => {
+    const res = await getAuthorize(`${authorizeQuery(t.codeClient)}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}`);
+    expectErrorPage(res);
+  });
+
+  it('shows an error page for a client_credentials integration (it has no redirect URI that could be registered)', async () => {
+    const res = await getAuthorize(authorizeQuery(t.credentialsClient));
+    expectErrorPage(res);
+  });
+
+  it('shows an error page for a disabled integration', async () => {
+    const client = await t.store.clients.findClient(t.codeClient.clientId);
+    await t.store.clients.saveClient({ ...client!, disabled: true });
+    const res = await getAuthorize(authorizeQuery(t.codeClient));
+    expectErrorPage(res);
+  });
+
+  it('checks client_id and redirect_uri before anything else: a bad response_type with a bad redirect_uri still gets the page', async () => {
+    const res = await getAuthorize(authorizeQuery(t.codeClient, { response_type: 'token', redirect_uri: 'https://attacker.example/' }));
+    expectErrorPage(res);
+  });
+});
+
+describe('RFC 6749 §4.1.2.1: other errors are redirected to the trusted redirect_uri with error and state', () => {
+  // "If the resource owner denies the access request or if the request fails for reasons other than a missing
+  // or invalid redirection URI, the authorization server informs the client by adding the following
+  // parameters to the query component of the redirection URI"
+  it('redirects error=invalid_request with state when response_type is missing', async () => {
+    const callback = expectRedirectTo(await getAuthorize(authorizeQuery(t.codeClient, { response_type: undefined })));
+    expect(callback.searchParams.get('error')).toBe('invalid_request');
+    expect(callback.searchParams.get('state')).toBe('xyz-123');
+    expect(callback.searchParams.get('iss')).toBe(ISSUER);
+    expect(callback.searchParams.has('code')).toBe(false);
+  });
+
+  it('redirects error=unsupported_response_type with state when response_type is token', async () => {
+    const callback = expectRedirectTo(await getAuthorize(authorizeQuery(t.codeClient, { response_type: 'token' })));
+    expect(callback.searchParams.get('error')).toBe('unsupported_response_type');
+    expect(callback.searchParams.get('state')).toBe('xyz-123');
+    expect(callback.searchParams.has('code')).toBe(false);
+  });
+
+  it('redirects error=unsupported_response_type when response_type is "code token"', async () => {
+    const callback = expectRedirectTo(await getAuthorize(authorizeQuery(t.codeClient, { response_type: 'code token' })));
+    expect(callback.searchParams.get('error')).toBe('unsupported_response_type');
+  });
+
+  it('redirects error=invalid_scope with state for a scope the integration may not have', async () => {
+    const callback = expectRedirectTo(await getAuthorize(authorizeQuery(t.codeClient, { scope: 'envelopes:read admin' })));
+    expect(callback.searchParams.get('error')).toBe('invalid_scope');
+    expect(callback.searchParams.get('state')).toBe('xyz-123');
+  });
+
+  it('redirects error=invalid_request for a repeated state, echoing neither value', async () => {
+    const callback = expectRedirectTo(await getAuthorize(`${authorizeQuery(t.codeClient)}&state=other`));
+    expect(callback.searchParams.get('error')).toBe('invalid_request');
+    expect(callback.searchParams.has('state')).toBe(false);
+    expect(callback.searchParams.has('code')).toBe(false);
+  });
+
+  it('redirects error=invalid_request with state for a repeated scope', async () => {
+    const res = await getAuthorize(`${authorizeQuery(t.codeClient, { scope: 'envelopes:read' })}&scope=envelopes:sign`);
+    const callback = expectRedirectTo(res);
+    expect(callback.searchParams.get('error')).toBe('invalid_request');
+    expect(callback.searchParams.get('state')).toBe('xyz-123');
+  });
+
+  it('redirects errors to a redirect_uri with its own query, keeping that query', async () => {
+    const res = await getAuthorize(authorizeQuery(t.codeClient, { redirect_uri: QUERY_REDIRECT_URI, response_type: 'token' }));
+    const callback = expectRedirectTo(res, QUERY_REDIRECT_URI);
+    expect(callback.searchParams.get('tenant')).toBe('a b');
+    expect(callback.searchParams.get('error')).toBe('unsupported_response_type');
+  });
+
+  it('redirects the error before showing the login page: a signed-out browser is not asked to sign in for a bad request', async () => {
+    const res = await getAuthorize(authorizeQuery(t.codeClient, { response_type: 'token' }));
+    expect(res.status).toBe(302);
+    expect(res.text).not.toMatch(/name="password"/);
+  });
+});
+
+describe('RFC 6749 §10.12: CSRF protection of the login and consent forms', () => {
+  it('refuses a login POST without csrf_token with 403 and signs nobody in', async () => {
+    const agent = request.agent(t.app);
+    const query = authorizeQuery(t.codeClient);
+    const login = await openLoginForm(agent, '', query);
+    const res = await postLogin(agent, '', { request_id: login.requestId });
+    expectErrorPage(res, 403);
+    const again = await agent.get(`/oauth2/authorize?${query}`);
+    expect(again.text).toMatch(/name="password"/);
+  });
+
+  it('refuses a login POST with a wrong csrf_token with 403', async () => {
+    const agent = request.agent(t.app);
+    const login = await openLoginForm(agent, '', authorizeQuery(t.codeClient));
+    const res = await postLogin(agent, '', { csrf_token: `${login.csrfToken}x`, request_id: login.requestId });
+    expectErrorPage(res, 403);
+  });
+
+  it('refuses a login POST carrying another session\'s csrf_token with 403', async () => {
+    const victim = request.agent(t.app);
+    const attacker = request.agent(t.app);
+    const mine = await openLoginForm(victim, '', authorizeQuery(t.codeClient));
+    const theirs = await openLoginForm(attacker, '', authorizeQuery(t.codeClient));
+    const res = await postLogin(victim, '', { csrf_token: theirs.csrfToken, request_id: mine.requestId });
+    expectErrorPage(res, 403);
+  });
+
+  it('refuses a login POST with an unknown request_id with 400', async () => {
+    const agent = request.agent(t.app);
+    const login = await openLoginForm(agent, '', authorizeQuery(t.codeClient));
+    const res = await postLogin(agent, '', { csrf_token: login.csrfToken, request_id: 'no-such-request' });
+    expectErrorPage(res, 400);
+  });
+
+  it('refuses a consent POST without csrf_token with 403 and issues no code', async () => {
+    const { agent, consent } = await signedIn();
+    const res = await postConsent(agent, '', { request_id: consent.requestId, decision: 'allow' });
+    expectErrorPage(res, 403);
+    expect(res.text).not.toMatch(/code=/);
+  });
+
+  it('refuses a consent POST with a wrong csrf_token with 403 and issues no code', async () => {
+    const { agent, consent } = await signedIn();
+    const res = await postConsent(agent, '', { csrf_token: 'A'.repeat(43), request_id: consent.requestId, decision: 'allow' });
+    expectErrorPage(res, 403);
+    // The request itself is still pending: the genuine form still works once.
+    const genuine = await postConsent(agent, '', { csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'allow' });
+    expect(expectRedirectTo(genuine).searchParams.get('code')).toBeTruthy();
+  });
+
+  it('refuses a consent POST from a browser without the session (forged cross-site POST) with 403', async () => {
+    const { consent } = await signedIn();
+    const res = await request(t.app).post('/oauth2/consent').type('form')
+      .send({ csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'allow' });
+    expectErrorPage(res, 403);
+  });
+
+  it('refuses a consent POST with an unknown request_id with 400', async () => {
+    const { agent, consent } = await signedIn();
+    const res = await postConsent(agent, '', { csrf_token: consent.csrfToken, request_id: 'no-such-request', decision: 'allow' });
+    expectErrorPage(res, 400);
+  });
+
+  it('answers a request_id once: a second consent POST for the same id gets 400 and no second code', async () => {
+    const { agent, consent } = await signedIn();
+    const fields = { csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'allow' };
+    const first = await postConsent(agent, '', fields);
+    expect(expectRedirectTo(first).searchParams.get('code')).toBeTruthy();
+    const second = await postConsent(agent, '', fields);
+    expectErrorPage(second, 400);
+    const afterDeny = await postConsent(agent, '', { ...fields, decision: 'deny' });
+    expectErrorPage(afterDeny, 400);
+  });
+
+  it('answers a denied request_id once too: Allow after Deny gets 400', async () => {
+    const { agent, consent } = await signedIn();
+    const deny = await postConsent(agent, '', { csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'deny' });
+    expect(expectRedirectTo(deny).searchParams.get('error')).toBe('access_denied');
+    const allow = await postConsent(agent, '', { csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'allow' });
+    expectErrorPage(allow, 400);
+  });
+});
+
+describe('Session cookie and page headers (RFC 6749 §10.13, RFC 6819 §4.4.1.9)', () => {
+  it('sets the session cookie HttpOnly and SameSite=Lax, and not Secure on an http issuer', async () => {
+    const res = await getAuthorize(authorizeQuery(t.codeClient));
+    const line = setCookieLine(res);
+    expect(line).toBeDefined();
+    const attributes = line!.split(';').map((part) => part.trim().toLowerCase());
+    expect(attributes).toContain('httponly');
+    expect(attributes).toContain('samesite=lax');
+    expect(attributes).not.toContain('secure');
+  });
+
+  it('sets the session cookie Secure on an https issuer behind a TLS-terminating proxy', async () => {
+    const secure = await createTestApp({ issuer: 'https://auth.test', legacy: false });
+    const res = await request(secure.app).get(`/oauth2/authorize?${authorizeQuery(secure.codeClient)}`).set('X-Forwarded-Proto', 'https');
+    const line = setCookieLine(res);
+    expect(line).toBeDefined();
+    expect(line!.split(';').map((part) => part.trim().toLowerCase())).toContain('secure');
+  });
+
+  it.each([
+    ['login page', async () => getAuthorize(authorizeQuery(t.codeClient))],
+    ['consent page', async () => {
+      const agent = request.agent(t.app);
+      await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient));
+      return agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`);
+    }],
+    ['error page', async () => getAuthorize(authorizeQuery(t.codeClient, { client_id: 'unknown' }))],
+  ])('sends the %s with X-Frame-Options: DENY and a CSP with frame-ancestors \'none\'', async (_label, load) => {
+    const res = await load();
+    expect(res.headers['x-frame-options']).toBe('DENY');
+    const csp = res.headers['content-security-policy'] as string;
+    expect(csp).toBeDefined();
+    expect(csp.split(';').map((d) => d.trim())).toContain("frame-ancestors 'none'");
+    expect(res.headers['cache-control']).toMatch(/no-store/);
+  });
+});
+
+describe('HTML escaping of values from outside', () => {
+  it('escapes an integration name on the consent and login pages', async () => {
+    const { client, clientSecret } = await registerClient(t.store, {
+      name: '<script>alert(1)</script>', flow: 'authorization_code', redirectUris: [REDIRECT_URI], allowedScopes: ['envelopes:read'],
+    });
+    const evil = { clientId: client.clientId, clientSecret };
+    const login = await getAuthorize(authorizeQuery(evil));
+    expect(login.text).not.toContain('<script>alert(1)</script>');
+    expect(login.text).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    const agent = request.agent(t.app);
+    const consent = await signInAndGetConsent(agent, '', authorizeQuery(evil));
+    expect(consent).not.toContain('<script>');
+    expect(consent).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+  });
+
+  it('escapes the username echoed on a failed login page', async () => {
+    const agent = request.agent(t.app);
+    const login = await openLoginForm(agent, '', authorizeQuery(t.codeClient));
+    const res = await postLogin(agent, '', {
+      csrf_token: login.csrfToken, request_id: login.requestId, username: '"><img src=x onerror=alert(1)>', password: 'x',
+    });
+    expect(res.status).toBe(401);
+    expect(res.text).not.toContain('<img src=x');
+    expect(res.text).toContain('&quot;&gt;&lt;img src=x onerror=alert(1)&gt;');
+  });
+});
+
+describe('Session fixation (RFC 6819 §4.4.1.4 / OWASP): a new session id at login', () => {
+  it('changes the session cookie value at login', async () => {
+    const agent = request.agent(t.app);
+    const login = await openLoginForm(agent, '', authorizeQuery(t.codeClient));
+    const before = cookieValue(login.res);
+    const posted = await postLogin(agent, '', { csrf_token: login.csrfToken, request_id: login.requestId });
+    expect(posted.status).toBe(303);
+    const after = cookieValue(posted);
+    expect(before).toBeDefined();
+    expect(after).toBeDefined();
+    expect(after).not.toBe(before);
+  });
+
+  it('does not sign in whoever holds the session cookie from before the login', async () => {
+    const agent = request.agent(t.app);
+    const query = authorizeQuery(t.codeClient);
+    const login = await openLoginForm(agent, '', query);
+    const before = cookieValue(login.res)!;
+    await postLogin(agent, '', { csrf_token: login.csrfToken, request_id: login.requestId }).expect(303);
+    const planted = await request(t.app).get(`/oauth2/authorize?${query}`).set('Cookie', `${SESSION_COOKIE}=${before}`);
+    expect(planted.status).toBe(200);
+    expect(planted.text).toMatch(/name="password"/);
+    expect(planted.text).not.toContain('name="decision"');
+  });
+});
