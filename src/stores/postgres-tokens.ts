@@ -69,7 +69,6 @@ export function createPostgresTokenStore(db: PostgresRunner, t: PostgresTables):
      ON CONFLICT (grant_id) DO UPDATE SET revoked_at = COALESCE(g.revoked_at, EXCLUDED.revoked_at),
        expires_at = GREATEST(g.expires_at, EXCLUDED.expires_at)`;
   const deleteGrantTokens = `DELETE FROM ${t.tokens} WHERE grant_id = $1`;
-  const deleteGrantCodes = `DELETE FROM ${t.codes} WHERE grant_id = $1 AND consumed_at IS NULL`;
   const revokeClient = prepareSql(`DELETE FROM ${t.tokens} WHERE client_id = $1`);
   const revokeClientUser = prepareSql(`DELETE FROM ${t.tokens} WHERE client_id = $1 AND user_id = $2`);
 
@@ -98,9 +97,8 @@ export function createPostgresTokenStore(db: PostgresRunner, t: PostgresTables):
       const now = new Date();
       await db.transaction(async (client: PoolClient) => {
         await client.query(markRevoked, [grantId, now, new Date(now.getTime() + REVOKED_GRANT_TTL_MS)]);
+        // Codes stay: a used one must keep reporting `replayed` until it expires (contract, CodeStore).
         await client.query(deleteGrantTokens, [grantId]);
-        // Unused codes of the grant go; used ones stay until they expire, so a replay is still reported.
-        await client.query(deleteGrantCodes, [grantId]);
       });
     },
     async revokeClientTokens(clientId, userId) {

@@ -1,0 +1,63 @@
+// Tells a Redis outage (offline client, refused connection, timeout, loading) apart from a bug, for the 503 mapping.
+import { StoreUnavailableError } from './store-unavailable-error.js';
+
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/**
+ * Messages of node-redis v5's connection errors (ClientOfflineError, ClientClosedError,
+ * ConnectionTimeoutError, SocketTimeoutError, SocketClosedUnexpectedlyError, TimeoutError,
+ * ReconnectStrategyError): it sets no `name` or `code` on them, and matching text also works when the host
+ * has its own copy of the library, where `instanceof` would fail.
+ */
+const CLIENT_MESSAGES = [
+  'The client is offline',
+  'The client is closed',
+  'Connection timeout',
+  'Socket timeout',
+  'Socket closed unexpectedly',
+  'Command timeout',
+  'Timeout',
+];
+
+/** Server replies of a Redis that is starting, failing over or busy: retrying later will work. */
+const TRANSIENT_REPLIES = ['LOADING', 'BUSY', 'MASTERDOWN', 'TRYAGAIN', 'CLUSTERDOWN', 'READONLY'];
+
+/** True when `err` says Redis is unreachable or not serving right now, as opposed to a bad command. */
+export function isRedisUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  if (err instanceof StoreUnavailableError) return true;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;
+  if (err instanceof AggregateError) return err.errors.some(isRedisUnavailable);
+  // ReconnectStrategyError wraps the socket error that made the strategy give up.
+  if ('originalError' in err && isRedisUnavailable((err as { originalError: unknown }).originalError)) return true;
+  const message = err.message;
+  return (
+    CLIENT_MESSAGES.some((m) => message.startsWith(m)) || TRANSIENT_REPLIES.some((m) => message.startsWith(`${m} `))
+  );
+}
+
+/**
+ * Rethrows connection-type failures as StoreUnavailableError (the router answers 503) and anything else
+ * unchanged. The message names the failure kind only: never a key, which would hold a token hash.
+ * @throws always.
+ */
+export function rethrowRedisError(err: unknown): never {
+  if (err instanceof StoreUnavailableError) throw err;
+  if (isRedisUnavailable(err)) {
+    const e = err as Error & { code?: string };
+    throw new StoreUnavailableError(`Redis store unavailable (${e.code ?? e.message.split(/[.:]/)[0]})`, {
+      cause: err,
+    });
+  }
+  throw err;
+}
