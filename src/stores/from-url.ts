@@ -51,16 +51,18 @@ export async function createStoreFromUrl(url: string): Promise<Store> {
       const { createMemoryStore } = await import('./memory.js');
       return createMemoryStore();
     }
-    // Extension point: the PostgreSQL store. Replace the throw with
-    //   const { createPostgresStore } = await import('./postgres.js'); return createPostgresStore(...)
+    // The PostgreSQL store: `pg` is an optional peer dependency, loaded only when chosen.
     case 'postgres':
-    case 'postgresql':
-      throw new Error(`OAUTH_STORE: the ${scheme}: store is not available yet`);
-    // Extension point: the Redis store. Replace the throw with
-    //   const { createRedisStore } = await import('./redis.js'); return createRedisStore(...)
+    case 'postgresql': {
+      const { createPostgresStore } = await import('./postgres.js');
+      return createPostgresStore({ connectionString: trimmed });
+    }
+    // The Redis store: `redis` is an optional peer dependency, loaded only when chosen.
     case 'redis':
-    case 'rediss':
-      throw new Error(`OAUTH_STORE: the ${scheme}: store is not available yet`);
+    case 'rediss': {
+      const { createRedisStore } = await import('./redis.js');
+      return createRedisStore({ url: trimmed });
+    }
     default:
       throw new Error(
         // Echo the scheme only when it looks like one: in "user:pass@host" the part before ':' is no scheme.
