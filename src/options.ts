@@ -29,6 +29,20 @@ export interface OAuthRouterOptions {
   readonly productName?: string;
   /** Where operational messages go. Default: `console`. Never receives secrets, codes or tokens. */
   readonly logger?: Logger;
+  /**
+   * The scopes this server knows, each with the plain-words sentence the consent page shows
+   * (e.g. `{ 'envelopes:read': 'Read your envelopes' }`). Published as `scopes_supported` (RFC 8414 §2).
+   */
+  readonly scopes?: Readonly<Record<string, string>>;
+  /** Accent colour of the login and consent pages, `#rrggbb`. Default `#1f4fd1`. */
+  readonly brandColor?: string;
+  /** Skip the consent page when the user already approved this integration for these scopes. Default true. */
+  readonly rememberConsent?: boolean;
+  /**
+   * client_ids (typically resource servers) allowed to introspect any token (RFC 7662 §2.1). Every other
+   * client may introspect only its own tokens; for others' tokens it gets `{"active":false}`.
+   */
+  readonly introspectionClients?: readonly string[];
 }
 
 /** The legacy base address of SPEC §9. */
@@ -83,11 +97,15 @@ export interface ResolvedOptions {
   readonly session: SessionOptions;
   readonly productName: string;
   readonly logger: Logger;
+  readonly scopes: Readonly<Record<string, string>>;
+  readonly brandColor: string;
+  readonly rememberConsent: boolean;
+  readonly introspectionClients: ReadonlySet<string>;
 }
 
 const KNOWN_KEYS = new Set([
   'issuer', 'legacy', 'accessTokenTtl', 'refreshTokenTtl', 'authorizationCodeTtl', 'requirePkce', 'realm',
-  'session', 'productName', 'logger',
+  'session', 'productName', 'logger', 'scopes', 'brandColor', 'rememberConsent', 'introspectionClients',
 ]);
 const LIKELY_TYPOS: Record<string, string> = {
   accessTokenTTL: 'accessTokenTtl', refreshTokenTTL: 'refreshTokenTtl', codeTtl: 'authorizationCodeTtl',
@@ -185,6 +203,24 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
   if (typeof logger.warn !== 'function' || typeof logger.error !== 'function') {
     throw new OptionsError('logger', 'must have warn() and error() methods');
   }
+  const scopes = options.scopes ?? {};
+  if (typeof scopes !== 'object' || scopes === null || Array.isArray(scopes)) {
+    throw new OptionsError('scopes', 'must be an object of scope → description');
+  }
+  for (const [scope, description] of Object.entries(scopes)) {
+    if (!/^[\x21\x23-\x5B\x5D-\x7E]+$/.test(scope)) throw new OptionsError(`scopes.${scope}`, 'is not a valid scope-token (RFC 6749 §3.3)');
+    if (typeof description !== 'string') throw new OptionsError(`scopes.${scope}`, 'must be a description string');
+  }
+  if (options.brandColor !== undefined && (typeof options.brandColor !== 'string' || !/^#[0-9a-fA-F]{6}$/.test(options.brandColor))) {
+    throw new OptionsError('brandColor', 'must be a #rrggbb colour');
+  }
+  if (options.rememberConsent !== undefined && typeof options.rememberConsent !== 'boolean') {
+    throw new OptionsError('rememberConsent', 'must be a boolean');
+  }
+  const introspectionClients = options.introspectionClients ?? [];
+  if (!Array.isArray(introspectionClients) || introspectionClients.some((id) => typeof id !== 'string')) {
+    throw new OptionsError('introspectionClients', 'must be a list of client_id strings');
+  }
   return {
     main,
     legacy,
@@ -197,5 +233,9 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
     session,
     productName: options.productName ?? 'Signature API',
     logger,
+    scopes,
+    brandColor: options.brandColor ?? '#1f4fd1',
+    rememberConsent: options.rememberConsent ?? true,
+    introspectionClients: new Set(introspectionClients),
   };
 }

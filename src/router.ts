@@ -14,12 +14,15 @@ import { createAuthorizeEndpoint } from './endpoints/authorize.js';
 import { createLoginEndpoint } from './endpoints/login.js';
 import { createConsentEndpoint } from './endpoints/consent.js';
 import { createTokenEndpoint } from './endpoints/token.js';
+import { createRevocationEndpoint } from './endpoints/revoke.js';
+import { createIntrospectionEndpoint } from './endpoints/introspect.js';
+import { buildMetadata, createMetadataEndpoint } from './endpoints/metadata.js';
 import { methodNotAllowed } from './endpoints/method-not-allowed.js';
 import { renderError } from './endpoints/render.js';
 import type { PageContext } from './endpoints/page-context.js';
 import { createRequireBearer } from './middleware/require-bearer.js';
 
-type Endpoints = Record<'authorize' | 'login' | 'consent' | 'token', RequestHandler>;
+type Endpoints = Record<'authorize' | 'login' | 'consent' | 'token' | 'revoke' | 'introspect' | 'metadata', RequestHandler>;
 
 /**
  * Creates the authorization server. Mount `router` at the root of the host app (`app.use(oauth.router)`):
@@ -57,6 +60,9 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
       login: createLoginEndpoint(context),
       consent: createConsentEndpoint(context),
       token: createTokenEndpoint(store, userAuth, resolved, issuer),
+      revoke: createRevocationEndpoint(store, resolved, issuer),
+      introspect: createIntrospectionEndpoint(store, resolved, issuer),
+      metadata: createMetadataEndpoint(buildMetadata(resolved, issuer)),
     });
   }
 
@@ -77,8 +83,13 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     router.get(`${base}/authorize`, pageHeaders, sessionMiddleware, dispatch('authorize'), pageError);
     router.post(`${base}/login`, pageHeaders, sessionMiddleware, formBody, dispatch('login'), pageError);
     router.post(`${base}/consent`, pageHeaders, sessionMiddleware, formBody, dispatch('consent'), pageError);
-    router.post(`${base}/token`, dispatch('token'));
-    router.all(`${base}/token`, methodNotAllowed);
+    for (const name of ['token', 'revoke', 'introspect'] as const) {
+      router.post(`${base}/${name}`, dispatch(name));
+      router.all(`${base}/${name}`, methodNotAllowed);
+    }
+    // RFC 8414 §3.1 inserts the well-known segment before the issuer's path; the appended form is what many
+    // clients try for issuers with a path, so both answer.
+    router.get([`/.well-known/oauth-authorization-server${prefix}`, `${prefix}/.well-known/oauth-authorization-server`], dispatch('metadata'));
   }
 
   return { router, requireBearer: createRequireBearer(store, resolved), options: resolved };

@@ -4,7 +4,8 @@ import type { PageContext } from './page-context.js';
 import { checkAuthorizationParameters, checkAuthorizationTarget } from '../checks/authorization-request.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
 import { findCurrentUser } from '../http/current-user.js';
-import { savePendingRequest } from '../http/pending-requests.js';
+import { deletePendingRequest, savePendingRequest } from '../http/pending-requests.js';
+import { issueCodeRedirect } from './issue-code.js';
 import { redirectUriWithParams } from '../http/redirect-uri-with-params.js';
 import { renderConsent, renderError, renderLogin } from './render.js';
 
@@ -40,6 +41,16 @@ export function createAuthorizeEndpoint(context: PageContext) {
         }
         renderLogin(req, res, context, { requestId, clientName: target.client.name, error: null, username: '' });
         return;
+      }
+      // A returning user who already approved this integration for (at least) these scopes is not asked again,
+      // unless the client asks for the consent page with prompt=consent.
+      if (options.rememberConsent && query.get('prompt') !== 'consent') {
+        const consent = await store.consents.findConsent(user.id, target.client.clientId);
+        if (consent && pending.scope.every((scope) => consent.scope.includes(scope))) {
+          deletePendingRequest(req, requestId);
+          res.redirect(302, await issueCodeRedirect(context, pending, user));
+          return;
+        }
       }
       renderConsent(req, res, context, { requestId, client: target.client, pending, user });
     } catch (err) {

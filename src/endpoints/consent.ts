@@ -1,15 +1,13 @@
 // POST /oauth2/consent: Allow issues a code and redirects; Deny redirects with access_denied (RFC 6749 §4.1.2).
 import type { Request, Response } from 'express';
 import type { PageContext } from './page-context.js';
-import type { AuthorizationCodeRecord } from '../stores/contract.js';
 import { isValidCsrfToken } from '../http/csrf.js';
 import { deletePendingRequest, findPendingRequest } from '../http/pending-requests.js';
 import { findCurrentUser } from '../http/current-user.js';
 import { redirectUriWithParams } from '../http/redirect-uri-with-params.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
-import { createRandomToken } from '../crypto/random-token.js';
-import { hashSecret } from '../crypto/hash-secret.js';
 import { renderError } from './render.js';
+import { issueCodeRedirect } from './issue-code.js';
 
 /**
  * Builds the consent handler. The decision is taken only with a valid CSRF token, for a request this session
@@ -20,7 +18,7 @@ import { renderError } from './render.js';
  * @see RFC 6749 §4.1.2, §4.1.2.1, §10.5, §10.12; RFC 9207; SPEC §4.1.
  */
 export function createConsentEndpoint(context: PageContext) {
-  const { store, userAuth, options, issuer } = context;
+  const { userAuth, options, issuer } = context;
 
   return async function consentEndpoint(req: Request, res: Response): Promise<void> {
     const body = (req.body ?? {}) as Record<string, unknown>;
@@ -53,21 +51,7 @@ export function createConsentEndpoint(context: PageContext) {
         ]));
         return;
       }
-      const code = createRandomToken();
-      const record: AuthorizationCodeRecord = {
-        codeHash: hashSecret(code),
-        grantId: createRandomToken(),
-        clientId: pending.clientId,
-        userId: user.id,
-        redirectUri: pending.redirectUri,
-        scope: pending.scope,
-        codeChallenge: pending.codeChallenge,
-        issuer: issuer.issuer,
-        expiresAt: new Date(Date.now() + options.authorizationCodeTtl * 1000),
-      };
-      await store.codes.saveCode(record);
-      await store.consents.saveConsent({ userId: user.id, clientId: pending.clientId, scope: pending.scope, grantedAt: new Date() });
-      res.redirect(302, redirectUriWithParams(pending.redirectUri, [['code', code], ['state', pending.state], ['iss', issuer.issuer]]));
+      res.redirect(302, await issueCodeRedirect(context, pending, user));
     } catch (err) {
       const oauthError = toOAuthError(err, options.logger);
       // The redirect_uri is trusted here, so RFC 6749 §4.1.2.1 server_error / temporarily_unavailable apply.

@@ -6,13 +6,9 @@ import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
 import { GRANTS } from '../grants/index.js';
 import { readForm } from '../http/read-form.js';
 import { sendNoStoreJson } from '../http/json-response.js';
-import { basicChallenge } from '../http/www-authenticate.js';
-import { toOAuthError } from '../http/to-oauth-error.js';
-import { authenticateClient } from '../checks/client-auth.js';
-import { issuerForClient, wrongAddressMessage } from '../checks/issuer.js';
-import {
-  InvalidClientError, InvalidRequestError, UnauthorizedClientError, UnsupportedGrantTypeError, toErrorBody,
-} from '../errors.js';
+import { authenticateClientAtIssuer } from '../checks/client-at-issuer.js';
+import { InvalidRequestError, UnauthorizedClientError, UnsupportedGrantTypeError } from '../errors.js';
+import { sendTokenEndpointError } from '../http/send-token-endpoint-error.js';
 
 /**
  * Builds the token endpoint handler of one base address.
@@ -22,8 +18,6 @@ import {
  * @see RFC 6749 §3.2, §4.1.3, §4.4.2, §5, §6; SPEC §4.2.
  */
 export function createTokenEndpoint(store: Store, userAuth: UserAuth, options: ResolvedOptions, issuer: ResolvedIssuer) {
-  const challenge: ReadonlyArray<readonly [string, string]> = [['WWW-Authenticate', basicChallenge(options.realm)]];
-
   return async function tokenEndpoint(req: Request, res: Response): Promise<void> {
     try {
       const params = await readForm(req);
@@ -32,10 +26,7 @@ export function createTokenEndpoint(store: Store, userAuth: UserAuth, options: R
       const grant = GRANTS.get(grantType);
       if (!grant) throw new UnsupportedGrantTypeError(`grant_type ${grantType.slice(0, 40)} is not supported`);
 
-      const client = await authenticateClient(store, req.headers.authorization, params);
-      const home = issuerForClient(options, client);
-      // SPEC §9: only once the secret checked out may the answer name the right address (DESIGN §5).
-      if (home !== issuer) throw new InvalidClientError(wrongAddressMessage(options, home));
+      const client = await authenticateClientAtIssuer(store, options, issuer, req, params);
       // SPEC §5.5: "Integrations are configured for either the Authorization Code flow or the Client Credentials flow."
       if (grant.flow !== client.flow) {
         throw new UnauthorizedClientError(`this integration is configured for the ${client.flow} flow and may not use grant_type ${grantType}`);
@@ -43,8 +34,7 @@ export function createTokenEndpoint(store: Store, userAuth: UserAuth, options: R
       const body = await grant.handle({ store, userAuth, options, issuer, client, params });
       sendNoStoreJson(res, 200, body);
     } catch (err) {
-      const oauthError = toOAuthError(err, options.logger);
-      sendNoStoreJson(res, oauthError.status, toErrorBody(oauthError), oauthError.error === 'invalid_client' ? challenge : undefined);
+      sendTokenEndpointError(res, err, options);
     }
   };
 }

@@ -19,8 +19,8 @@ export function authorizeQuery(client: TestClient, extra: Record<string, string 
   return new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined)).toString();
 }
 
-/** Signs in through the login page of an authorization request and returns the consent page's HTML. */
-export async function signInAndGetConsent(agent: request.Agent, prefix: string, query: string): Promise<string> {
+/** Signs in through the login page of an authorization request; returns the page (or redirect) that follows. */
+export async function signIn(agent: request.Agent, prefix: string, query: string): Promise<request.Response> {
   const login = await agent.get(`${prefix}/oauth2/authorize?${query}`);
   expect(login.status).toBe(200);
   const posted = await agent.post(`${prefix}/oauth2/login`).type('form').send({
@@ -28,7 +28,12 @@ export async function signInAndGetConsent(agent: request.Agent, prefix: string, 
     username: USER.username, password: USER.password,
   });
   expect(posted.status).toBe(303);
-  const consent = await agent.get(posted.headers.location!);
+  return agent.get(posted.headers.location!);
+}
+
+/** Signs in through the login page of an authorization request and returns the consent page's HTML. */
+export async function signInAndGetConsent(agent: request.Agent, prefix: string, query: string): Promise<string> {
+  const consent = await signIn(agent, prefix, query);
   expect(consent.status).toBe(200);
   expect(consent.text).toContain('name="decision"');
   return consent.text;
@@ -40,7 +45,11 @@ export async function authorize(
 ): Promise<URL> {
   const agent = request.agent(app);
   const prefix = options.prefix ?? '';
-  const consent = await signInAndGetConsent(agent, prefix, authorizeQuery(client, options.query));
+  const page = await signIn(agent, prefix, authorizeQuery(client, options.query));
+  // A remembered consent (same user, integration and scopes) skips the consent page.
+  if (page.status === 302 && (options.decision ?? 'allow') === 'allow') return new URL(page.headers.location!);
+  expect(page.status).toBe(200);
+  const consent = page.text;
   const decided = await agent.post(`${prefix}/oauth2/consent`).type('form').send({
     csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'),
     decision: options.decision ?? 'allow',

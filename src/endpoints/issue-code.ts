@@ -1,0 +1,34 @@
+// Issues an authorization code for an approved request and returns the callback URL (RFC 6749 §4.1.2).
+import type { AuthorizationCodeRecord } from '../stores/contract.js';
+import type { AuthenticatedUser } from '../user-auth.js';
+import type { PendingAuthorization } from '../http/oauth-session.js';
+import type { PageContext } from './page-context.js';
+import { createRandomToken } from '../crypto/random-token.js';
+import { hashSecret } from '../crypto/hash-secret.js';
+import { redirectUriWithParams } from '../http/redirect-uri-with-params.js';
+
+/**
+ * Makes a 256-bit code, stores only its hash — single use, bound to client, user, redirect_uri, PKCE
+ * challenge and issuer, living `authorizationCodeTtl` seconds — records the consent, and returns
+ * `redirect_uri?code=…&state=…&iss=…`.
+ * @see RFC 6749 §4.1.2 ("The authorization code MUST expire shortly after it is issued … maximum … 10
+ * minutes"), §10.5, RFC 9207 §2.
+ */
+export async function issueCodeRedirect(context: PageContext, pending: PendingAuthorization, user: AuthenticatedUser): Promise<string> {
+  const { store, options, issuer } = context;
+  const code = createRandomToken();
+  const record: AuthorizationCodeRecord = {
+    codeHash: hashSecret(code),
+    grantId: createRandomToken(),
+    clientId: pending.clientId,
+    userId: user.id,
+    redirectUri: pending.redirectUri,
+    scope: pending.scope,
+    codeChallenge: pending.codeChallenge,
+    issuer: issuer.issuer,
+    expiresAt: new Date(Date.now() + options.authorizationCodeTtl * 1000),
+  };
+  await store.codes.saveCode(record);
+  await store.consents.saveConsent({ userId: user.id, clientId: pending.clientId, scope: pending.scope, grantedAt: new Date() });
+  return redirectUriWithParams(pending.redirectUri, [['code', code], ['state', pending.state], ['iss', issuer.issuer]]);
+}

@@ -1,0 +1,42 @@
+// GET /.well-known/oauth-authorization-server: authorization server metadata (RFC 8414).
+import type { Request, Response } from 'express';
+import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
+
+/**
+ * The metadata document of one base address, built once. Generic clients configure themselves from it.
+ * @see RFC 8414 §2 (fields), §3 (location), RFC 9207 §3 (`authorization_response_iss_parameter_supported`),
+ * RFC 7009, RFC 7662, RFC 7636 §6.2.
+ */
+export function buildMetadata(options: ResolvedOptions, issuer: ResolvedIssuer, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const base = `${issuer.issuer}/oauth2`;
+  const scopes = Object.keys(options.scopes);
+  return {
+    issuer: issuer.issuer,
+    authorization_endpoint: `${base}/authorize`,
+    token_endpoint: `${base}/token`,
+    revocation_endpoint: `${base}/revoke`,
+    introspection_endpoint: `${base}/introspect`,
+    ...extra,
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'client_credentials', 'refresh_token'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic'],
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic'],
+    code_challenge_methods_supported: ['S256'],
+    ...(scopes.length > 0 ? { scopes_supported: scopes } : {}),
+    authorization_response_iss_parameter_supported: true,
+  };
+}
+
+/** Serves a prebuilt metadata document; it is public and may be cached for five minutes. */
+export function createMetadataEndpoint(metadata: Record<string, unknown>) {
+  const body = Buffer.from(JSON.stringify(metadata), 'utf8');
+  return function metadataEndpoint(_req: Request, res: Response): void {
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Cache-Control', 'public, max-age=300');
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Content-Length', body.length);
+    res.end(body);
+  };
+}

@@ -1,0 +1,42 @@
+// POST /oauth2/revoke: token revocation (RFC 7009), client-authenticated like the token endpoint.
+import type { Request, Response } from 'express';
+import type { Store } from '../stores/contract.js';
+import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
+import { readForm } from '../http/read-form.js';
+import { sendNoStoreJson } from '../http/json-response.js';
+import { sendTokenEndpointError } from '../http/send-token-endpoint-error.js';
+import { authenticateClientAtIssuer } from '../checks/client-at-issuer.js';
+import { hashSecret } from '../crypto/hash-secret.js';
+import { InvalidRequestError } from '../errors.js';
+import { findPresentedToken } from './find-token.js';
+
+/**
+ * Builds the revocation endpoint of one base address.
+ * - A refresh token revokes its whole grant, access tokens included ("If the particular token is a refresh
+ *   token and the authorization server supports the revocation of access tokens, then the authorization
+ *   server SHOULD also invalidate all access tokens based on the same authorization grant", §2.1).
+ * - An access token revokes just itself.
+ * - Unknown or already-revoked tokens answer 200 too ("invalid tokens do not cause an error response", §2.2).
+ * - A token of another client is refused (§2.1: "verifies whether the token was issued to the client making
+ *   the revocation request. If this validation fails, the request is refused").
+ * @see RFC 7009 §2.1, §2.2, §2.2.1.
+ */
+export function createRevocationEndpoint(store: Store, options: ResolvedOptions, issuer: ResolvedIssuer) {
+  return async function revocationEndpoint(req: Request, res: Response): Promise<void> {
+    try {
+      const params = await readForm(req);
+      const client = await authenticateClientAtIssuer(store, options, issuer, req, params);
+      const token = params.get('token');
+      if (token === undefined) throw new InvalidRequestError('missing required parameter: token');
+      const found = await findPresentedToken(store, token, params.get('token_type_hint'));
+      if (found) {
+        if (found.record.clientId !== client.clientId) throw new InvalidRequestError('the token was not issued to this client');
+        if (found.kind === 'refresh_token') await store.tokens.revokeGrant(found.record.grantId);
+        else await store.tokens.revokeAccessToken(hashSecret(token));
+      }
+      sendNoStoreJson(res, 200, {});
+    } catch (err) {
+      sendTokenEndpointError(res, err, options);
+    }
+  };
+}
