@@ -2,8 +2,8 @@
 import { describe, it, expect, beforeEach } from 'vitest';
 import request from 'supertest';
 import { createTestApp, ISSUER, LEGACY_ISSUER, REDIRECT_URI, USER, type TestApp, type TestClient } from '../helpers/app.js';
-import { authorize, authorizeQuery, hiddenField, obtainCode } from '../helpers/browser-flow.js';
-import { expectErrorPage, redeemCode, tokenRequest } from '../helpers/spec-requests.js';
+import { authorize, authorizeQuery, hiddenField, obtainCode, signInAndGetConsent } from '../helpers/browser-flow.js';
+import { consentForm, expectErrorPage, openLoginForm, postConsent, postLogin, redeemCode, tokenRequest } from '../helpers/spec-requests.js';
 import { registerClient } from '../../src/clients/register-client.js';
 import type { Store } from '../../src/stores/contract.js';
 
@@ -152,6 +152,24 @@ describe('SPEC §9: the authorization code flow at {legacy_auth_url}', () => {
     });
     expect(refreshed.status).toBe(200);
     expect(refreshed.body.refresh_token).toBeUndefined();
+  });
+
+  it('does not answer a legacy request_id at the main login form (400)', async () => {
+    const agent = request.agent(t.app);
+    const login = await openLoginForm(agent, '/legacy', authorizeQuery(t.legacyCodeClient));
+    const res = await postLogin(agent, '', { csrf_token: login.csrfToken, request_id: login.requestId });
+    expectErrorPage(res, 400);
+  });
+
+  it('does not answer a legacy request_id at the main consent form (400, no code)', async () => {
+    const agent = request.agent(t.app);
+    const consent = consentForm(await signInAndGetConsent(agent, '/legacy', authorizeQuery(t.legacyCodeClient)));
+    const res = await postConsent(agent, '', { csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'allow' });
+    expectErrorPage(res, 400);
+    // The request is still pending at its own address.
+    const own = await postConsent(agent, '/legacy', { csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'allow' });
+    expect(own.status).toBe(302);
+    expect(new URL(own.headers.location!).searchParams.get('iss')).toBe(LEGACY_ISSUER);
   });
 
   it('refuses a legacy code presented by its client at {auth_url} (wrong address), without using the code up', async () => {
