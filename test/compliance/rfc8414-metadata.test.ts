@@ -1,0 +1,144 @@
+// RFC 8414 (authorization server metadata) for both base addresses of SPEC §4 and §9, and RFC 9207 (iss).
+import { beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { ISSUER, LEGACY_ISSUER, createTestApp, type TestApp, type TestClient } from '../helpers/app.js';
+import { authorize } from '../helpers/browser-flow.js';
+
+const WELL_KNOWN = '/.well-known/oauth-authorization-server';
+
+/** The three addresses a client may derive from an issuer (RFC 8414 §3.1 inserts, many clients append). */
+const LOCATIONS = [
+  { name: 'main issuer', issuer: ISSUER, path: WELL_KNOWN, prefix: '' },
+  { name: 'legacy issuer, well-known inserted before the path (RFC 8414 §3.1)', issuer: LEGACY_ISSUER, path: `${WELL_KNOWN}/legacy`, prefix: '/legacy' },
+  { name: 'legacy issuer, well-known appended to the path', issuer: LEGACY_ISSUER, path: `/legacy${WELL_KNOWN}`, prefix: '/legacy' },
+] as const;
+
+describe('RFC 8414 authorization server metadata', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+
+  describe.each(LOCATIONS)('$name at $path', ({ issuer, path }) => {
+    const get = () => request(t.app).get(path);
+
+    it('is served as JSON with 200 (RFC 8414 §3.2)', async () => {
+      const res = await get();
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(typeof res.body).toBe('object');
+    });
+
+    it('has an issuer identical to the issuer it was requested for (RFC 8414 §3.3: "MUST be identical")', async () => {
+      expect((await get()).body.issuer).toBe(issuer);
+    });
+
+    it('has an https-or-http issuer with no query and no fragment (RFC 8414 §2)', async () => {
+      const url = new URL((await get()).body.issuer as string);
+      expect(url.search).toBe('');
+      expect(url.hash).toBe('');
+    });
+
+    it('lists the authorization, token, revocation and introspection endpoints under the issuer', async () => {
+      const body = (await get()).body;
+      expect(body.authorization_endpoint).toBe(`${issuer}/oauth2/authorize`);
+      expect(body.token_endpoint).toBe(`${issuer}/oauth2/token`);
+      expect(body.revocation_endpoint).toBe(`${issuer}/oauth2/revoke`);
+      expect(body.introspection_endpoint).toBe(`${issuer}/oauth2/introspect`);
+    });
+
+    it('offers response_type code only', async () => {
+      expect((await get()).body.response_types_supported).toEqual(['code']);
+    });
+
+    it('lists exactly the three grant types of SPEC §1', async () => {
+      const grants = (await get()).body.grant_types_supported as string[];
+      expect([...grants].sort()).toEqual(['authorization_code', 'client_credentials', 'refresh_token']);
+    });
+
+    it('lists client_secret_basic as the only client authentication method at token, revocation and introspection (SPEC §5.1)', async () => {
+      const body = (await get()).body;
+      expect(body.token_endpoint_auth_methods_supported).toEqual(['client_secret_basic']);
+      expect(body.revocation_endpoint_auth_methods_supported).toEqual(['client_secret_basic']);
+      expect(body.introspection_endpoint_auth_methods_supported).toEqual(['client_secret_basic']);
+    });
+
+    it('offers PKCE with S256 only, never plain (RFC 7636 §4.2, RFC 8414 §2)', async () => {
+      expect((await get()).body.code_challenge_methods_supported).toEqual(['S256']);
+    });
+
+    it('announces the iss parameter in authorization responses (RFC 9207 §3)', async () => {
+      expect((await get()).body.authorization_response_iss_parameter_supported).toBe(true);
+    });
+
+    it('omits scopes_supported when no scopes are configured', async () => {
+      expect((await get()).body).not.toHaveProperty('scopes_supported');
+    });
+
+    it('answers a HEAD request too (GET semantics, no body)', async () => {
+      const res = await request(t.app).head(path);
+      expect(res.status).toBe(200);
+    });
+  });
+
+  it('serves a different document per issuer: the main one never names the legacy address and vice versa', async () => {
+    const main = (await request(t.app).get(WELL_KNOWN)).body;
+    const legacy = (await request(t.app).get(`${WELL_KNOWN}/legacy`)).body;
+    expect(JSON.stringify(main)).not.toContain('/legacy');
+    for (const value of Object.values(legacy)) {
+      if (typeof value === 'string' && value.startsWith('http')) expect(value.startsWith(LEGACY_ISSUER)).toBe(true);
+    }
+  });
+
+  it('serves the same legacy document at the inserted and the appended location', async () => {
+    const inserted = await request(t.app).get(`${WELL_KNOWN}/legacy`);
+    const appended = await request(t.app).get(`/legacy${WELL_KNOWN}`);
+    expect(appended.body).toEqual(inserted.body);
+  });
+
+  it('has no metadata for a path that is not an issuer (404)', async () => {
+    expect((await request(t.app).get(`${WELL_KNOWN}/nope`)).status).toBe(404);
+    expect((await request(t.app).get(`/nope${WELL_KNOWN}`)).status).toBe(404);
+  });
+
+  it('has no legacy document when the legacy address is disabled', async () => {
+    const noLegacy = await createTestApp({ legacy: false });
+    expect((await request(noLegacy.app).get(`${WELL_KNOWN}/legacy`)).status).toBe(404);
+    expect((await request(noLegacy.app).get(WELL_KNOWN)).body.issuer).toBe(ISSUER);
+  });
+
+  it('publishes scopes_supported with the configured scopes when the scopes option is set (RFC 8414 §2)', async () => {
+    const scoped = await createTestApp({ scopes: { 'envelopes:read': 'Read your envelopes', 'envelopes:sign': 'Sign envelopes for you' } });
+    for (const path of [WELL_KNOWN, `${WELL_KNOWN}/legacy`, `/legacy${WELL_KNOWN}`]) {
+      const body = (await request(scoped.app).get(path)).body;
+      expect([...(body.scopes_supported as string[])].sort(), path).toEqual(['envelopes:read', 'envelopes:sign']);
+    }
+  });
+
+  it('uses the issuer exactly as configured, without a trailing slash', async () => {
+    const slashed = await createTestApp({ issuer: 'http://auth.test/', legacy: { issuer: 'http://auth.test/legacy/' } });
+    expect((await request(slashed.app).get(WELL_KNOWN)).body.issuer).toBe(ISSUER);
+    expect((await request(slashed.app).get(`${WELL_KNOWN}/legacy`)).body.issuer).toBe(LEGACY_ISSUER);
+  });
+
+  describe('the issuer matches the iss parameter of authorization responses (RFC 9207 §2.4)', () => {
+    const cases: ReadonlyArray<{ name: string; path: string; prefix: string; client: (t: TestApp) => TestClient }> = [
+      { name: 'main', path: WELL_KNOWN, prefix: '', client: (app) => app.codeClient },
+      { name: 'legacy', path: `${WELL_KNOWN}/legacy`, prefix: '/legacy', client: (app) => app.legacyCodeClient },
+    ];
+
+    it.each(cases)('$name: iss of a successful response equals the metadata issuer', async ({ path, prefix, client }) => {
+      const metadata = (await request(t.app).get(path)).body;
+      const callback = await authorize(t.app, client(t), { prefix, query: { prompt: 'consent' } });
+      expect(callback.searchParams.get('code')).toBeTruthy();
+      expect(callback.searchParams.get('iss')).toBe(metadata.issuer);
+    });
+
+    it.each(cases)('$name: iss of an error response (access_denied) equals the metadata issuer', async ({ path, prefix, client }) => {
+      const metadata = (await request(t.app).get(path)).body;
+      const callback = await authorize(t.app, client(t), { prefix, decision: 'deny', query: { prompt: 'consent' } });
+      expect(callback.searchParams.get('error')).toBe('access_denied');
+      expect(callback.searchParams.get('iss')).toBe(metadata.issuer);
+    });
+  });
+});
