@@ -24,6 +24,8 @@ const CLIENT_MESSAGES = [
   'Connection timeout',
   'Socket timeout',
   'Socket closed unexpectedly',
+  // In-flight commands of a connection the store dropped because it stopped answering.
+  'Disconnects client',
   'Command timeout',
   'Timeout',
 ];

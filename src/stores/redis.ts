@@ -180,16 +180,43 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     client = ownClient as unknown as RedisCommandClient;
   }
 
+  let closed = false;
+  let probing = false;
+  /**
+   * node-redis notices a dead socket only when it closes: on a black-holed connection every command
+   * would time out forever. After a timeout, a PING under the same deadline tells a slow command from a
+   * hung connection; if it times out too, the store's own client is dropped and reconnected.
+   */
+  function probeAfterTimeout(): void {
+    const own = ownClient;
+    if (!own || probing || closed) return;
+    probing = true;
+    withDeadline(own.sendCommand(['PING']), timeoutMs)
+      .then(
+        () => undefined,
+        async () => {
+          if (closed) return;
+          logger.warn('express-oauth-router: Redis connection unresponsive, reconnecting');
+          if (own.isOpen) own.destroy();
+          await own.connect();
+        },
+      )
+      .catch(() => undefined)
+      .finally(() => {
+        probing = false;
+      });
+  }
+
   const send: RedisSend = async (args) => {
     try {
       return await withDeadline(client.sendCommand(args), timeoutMs);
     } catch (err) {
+      if (err instanceof StoreUnavailableError && err.cause === undefined) probeAfterTimeout();
       return rethrowRedisError(err);
     }
   };
   const run = createScriptRunner(send);
   const keys = createRedisKeys(prefix);
-  let closed = false;
   return {
     clients: createRedisClientStore(keys, run, send),
     codes: createRedisCodeStore(keys, run),
@@ -198,7 +225,11 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     async close() {
       if (closed || !ownClient) return;
       closed = true;
-      await ownClient.close().catch(() => ownClient?.destroy());
+      const own = ownClient;
+      // QUIT waits for pending replies, which a hung server never sends: bound it, then drop the socket.
+      await withDeadline(own.close(), timeoutMs).catch(() => {
+        if (own.isOpen) own.destroy();
+      });
     },
   };
 }

@@ -6,6 +6,7 @@ import { createPostgresStore } from '../../src/stores/postgres.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 import { buildClient, buildCode, buildToken } from '../../src/testing/conformance-fixtures.js';
 import { runStoreConformance } from '../../src/testing/index.js';
+import { startFaultProxy } from './fault-proxy.js';
 
 const url = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
 if (!url) console.info('PostgreSQL store tests skipped: set OAUTH_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test to run them');
@@ -190,6 +191,33 @@ describe.skipIf(!url)('PostgreSQL store', () => {
         await expect(createPostgresStore({ pool, queryTimeoutMs: 1000 })).rejects.toBeInstanceOf(StoreUnavailableError);
       } finally {
         await pool.end();
+      }
+    });
+
+    it('answers StoreUnavailableError while the server is down or hanging, and resumes when it is back', async () => {
+      const target = new URL(url);
+      const proxy = await startFaultProxy({ host: target.hostname, port: Number(target.port || 5432) });
+      const viaProxy = new URL(url);
+      viaProxy.host = `127.0.0.1:${proxy.port}`;
+      const schema = freshSchema();
+      const store = await createPostgresStore({ connectionString: viaProxy.href, schema, queryTimeoutMs: 500 });
+      try {
+        const { client } = buildClient();
+        await store.clients.saveClient(client);
+        for (const mode of ['down', 'hang'] as const) {
+          proxy.setMode(mode);
+          await expect(store.clients.findClient(client.clientId), mode).rejects.toBeInstanceOf(StoreUnavailableError);
+          await expect(store.tokens.saveTokens(buildToken(), null), mode).rejects.toBeInstanceOf(StoreUnavailableError);
+          proxy.setMode('up');
+          // Nothing written before the outage is lost, and no restart is needed.
+          await expect
+            .poll(() => store.clients.findClient(client.clientId).catch(() => null), { timeout: 5000 })
+            .toEqual(client);
+        }
+      } finally {
+        await store.close?.();
+        await proxy.close();
+        await dropSchema(schema);
       }
     });
 

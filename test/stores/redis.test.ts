@@ -6,6 +6,7 @@ import { createRedisStore } from '../../src/stores/redis.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 import { buildClient, buildCode, buildToken } from '../../src/testing/conformance-fixtures.js';
 import { runStoreConformance } from '../../src/testing/index.js';
+import { startFaultProxy } from './fault-proxy.js';
 
 const url = process.env.OAUTH_TEST_REDIS_URL ?? '';
 if (!url) console.info('Redis store tests skipped: set OAUTH_TEST_REDIS_URL=redis://127.0.0.1:6379 to run them');
@@ -175,6 +176,31 @@ describe.skipIf(!url)('Redis store', () => {
       await expect(createRedisStore({ url: 'redis://127.0.0.1:1', commandTimeoutMs: 1000 })).rejects.toBeInstanceOf(
         StoreUnavailableError,
       );
+    });
+
+    it('answers StoreUnavailableError while Redis is down or hanging, and resumes when it is back', async () => {
+      const target = new URL(url);
+      const proxy = await startFaultProxy({ host: target.hostname, port: Number(target.port || 6379) });
+      const prefix = freshPrefix();
+      const store = await createRedisStore({ url: `redis://127.0.0.1:${proxy.port}`, prefix, commandTimeoutMs: 500 });
+      try {
+        const { client } = buildClient();
+        await store.clients.saveClient(client);
+        for (const mode of ['down', 'hang'] as const) {
+          proxy.setMode(mode);
+          await expect(store.clients.findClient(client.clientId), mode).rejects.toBeInstanceOf(StoreUnavailableError);
+          await expect(store.tokens.saveTokens(buildToken(), null), mode).rejects.toBeInstanceOf(StoreUnavailableError);
+          proxy.setMode('up');
+          // Nothing written before the outage is lost, and no restart is needed.
+          await expect
+            .poll(() => store.clients.findClient(client.clientId).catch(() => null), { timeout: 8000 })
+            .toEqual(client);
+        }
+      } finally {
+        await store.close?.();
+        await proxy.close();
+        await deletePrefix(prefix);
+      }
     });
 
     it('fails with StoreUnavailableError while disconnected, and serves again after reconnecting', async () => {

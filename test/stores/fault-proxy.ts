@@ -1,0 +1,59 @@
+// A TCP proxy for outage tests: forwards to a real server, or drops or black-holes connections on demand.
+import net from 'node:net';
+
+/** `up` forwards; `down` resets every connection (server stopped); `hang` accepts and never answers. */
+export type ProxyMode = 'up' | 'down' | 'hang';
+
+export interface FaultProxy {
+  readonly port: number;
+  setMode(mode: ProxyMode): void;
+  close(): Promise<void>;
+}
+
+/** Starts a proxy on an ephemeral 127.0.0.1 port in front of `target` (host:port). */
+export async function startFaultProxy(target: { host: string; port: number }): Promise<FaultProxy> {
+  let mode: ProxyMode = 'up';
+  const pairs = new Set<[net.Socket, net.Socket | null]>();
+  const server = net.createServer((client) => {
+    client.on('error', () => undefined);
+    if (mode === 'down') return void client.destroy();
+    if (mode === 'hang') return void pairs.add([client, null]);
+    const upstream = net.connect(target.port, target.host);
+    upstream.on('error', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+    client.pipe(upstream).pipe(client);
+    const pair: [net.Socket, net.Socket | null] = [client, upstream];
+    pairs.add(pair);
+    client.on('close', () => pairs.delete(pair));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    port,
+    setMode(next) {
+      mode = next;
+      for (const pair of pairs) {
+        const [client, upstream] = pair;
+        if (next === 'down') {
+          client.destroy();
+          upstream?.destroy();
+          pairs.delete(pair);
+        } else if (next === 'hang' && upstream) {
+          // Stop forwarding both ways but keep the sockets open: the peer waits for an answer forever.
+          client.unpipe(upstream);
+          upstream.unpipe(client);
+          client.pause();
+          upstream.pause();
+        }
+      }
+    },
+    async close() {
+      for (const [client, upstream] of pairs) {
+        client.destroy();
+        upstream?.destroy();
+      }
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
