@@ -42,6 +42,7 @@ export function createRedisKeys(prefix: string): RedisKeys {
 
 type Stored<T, D extends keyof T> = Omit<T, D> & { [K in D]: number };
 
+/** OAuthClient → JSON, dates as epoch ms (the hash is stored, never the secret: RFC 6749 §2.3.1). */
 export function encodeClient(c: OAuthClient): string {
   const stored: Stored<OAuthClient, 'credentialsIssuedAt' | 'createdAt'> = {
     ...c,
@@ -51,21 +52,25 @@ export function encodeClient(c: OAuthClient): string {
   return JSON.stringify(stored);
 }
 
+/** JSON → OAuthClient, epoch ms back to `Date`. */
 export function decodeClient(json: string): OAuthClient {
   const s = JSON.parse(json) as Stored<OAuthClient, 'credentialsIssuedAt' | 'createdAt'>;
   return { ...s, credentialsIssuedAt: new Date(s.credentialsIssuedAt), createdAt: new Date(s.createdAt) };
 }
 
+/** Authorization code record → JSON, expiresAt as epoch ms (RFC 6749 §4.1.2). */
 export function encodeCode(r: AuthorizationCodeRecord): string {
   const stored: Stored<AuthorizationCodeRecord, 'expiresAt'> = { ...r, expiresAt: r.expiresAt.getTime() };
   return JSON.stringify(stored);
 }
 
+/** JSON → authorization code record, expiresAt back to `Date`. */
 export function decodeCode(json: string): AuthorizationCodeRecord {
   const s = JSON.parse(json) as Stored<AuthorizationCodeRecord, 'expiresAt'>;
   return { ...s, expiresAt: new Date(s.expiresAt) };
 }
 
+/** Token record → JSON, expiresAt as epoch ms. */
 export function encodeToken(r: TokenRecord): string {
   const stored: Stored<TokenRecord, 'expiresAt'> = { ...r, expiresAt: r.expiresAt.getTime() };
   return JSON.stringify(stored);
@@ -78,11 +83,13 @@ export function decodeLiveToken(json: string | null, now: number): TokenRecord |
   return s.expiresAt > now ? { ...s, expiresAt: new Date(s.expiresAt) } : null;
 }
 
+/** Consent record → JSON, grantedAt as epoch ms. */
 export function encodeConsent(r: ConsentRecord): string {
   const stored: Stored<ConsentRecord, 'grantedAt'> = { ...r, grantedAt: r.grantedAt.getTime() };
   return JSON.stringify(stored);
 }
 
+/** JSON → consent record, grantedAt back to `Date`. */
 export function decodeConsent(json: string): ConsentRecord {
   const s = JSON.parse(json) as Stored<ConsentRecord, 'grantedAt'>;
   return { ...s, grantedAt: new Date(s.grantedAt) };
