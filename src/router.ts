@@ -19,10 +19,15 @@ import { createIntrospectionEndpoint } from './endpoints/introspect.js';
 import { buildMetadata, createMetadataEndpoint } from './endpoints/metadata.js';
 import { methodNotAllowed } from './endpoints/method-not-allowed.js';
 import { renderError } from './endpoints/render.js';
+import { createConsentsEndpoints } from './endpoints/consents.js';
+import { withdrawConsent } from './consents/withdraw-consent.js';
 import type { PageContext } from './endpoints/page-context.js';
 import { createRequireBearer } from './middleware/require-bearer.js';
 
-type Endpoints = Record<'authorize' | 'login' | 'consent' | 'token' | 'revoke' | 'introspect' | 'metadata', RequestHandler>;
+type Endpoints = Record<
+  'authorize' | 'login' | 'consent' | 'token' | 'revoke' | 'introspect' | 'metadata' | 'consents' | 'withdraw',
+  RequestHandler
+>;
 
 /**
  * Creates the authorization server. Mount `router` at the root of the host app (`app.use(oauth.router)`):
@@ -44,7 +49,11 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
   checkUserAuth(userAuth);
   const router = express.Router();
   const sessionMiddleware = createSessionMiddleware(resolved);
-  const pageHeaders = helmet({ contentSecurityPolicy: false, strictTransportSecurity: resolved.main.secure });
+  const pageHeaders = helmet({
+    contentSecurityPolicy: false, // set per page by sendPage: the consent form's redirect target varies
+    xFrameOptions: { action: 'deny' }, // DESIGN §3; helmet's default is SAMEORIGIN
+    strictTransportSecurity: resolved.main.secure,
+  });
   const formBody = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
   const issuers = [resolved.main, ...(resolved.legacy ? [resolved.legacy] : [])];
 
@@ -53,8 +62,12 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     const base = `${issuer.pathPrefix}/oauth2`;
     const context: PageContext = {
       store, userAuth, options: resolved, issuer,
-      paths: { authorize: `${base}/authorize`, login: `${base}/login`, consent: `${base}/consent` },
+      paths: {
+        authorize: `${base}/authorize`, login: `${base}/login`, consent: `${base}/consent`,
+        consents: `${base}/consents`, withdraw: `${base}/consents/withdraw`,
+      },
     };
+    const consents = createConsentsEndpoints(context);
     endpointsByIssuer.set(issuer, {
       authorize: createAuthorizeEndpoint(context),
       login: createLoginEndpoint(context),
@@ -63,6 +76,8 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
       revoke: createRevocationEndpoint(store, resolved, issuer),
       introspect: createIntrospectionEndpoint(store, resolved, issuer),
       metadata: createMetadataEndpoint(buildMetadata(resolved, issuer)),
+      consents: consents.consentsPage,
+      withdraw: consents.withdraw,
     });
   }
 
@@ -83,6 +98,8 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     router.get(`${base}/authorize`, pageHeaders, sessionMiddleware, dispatch('authorize'), pageError);
     router.post(`${base}/login`, pageHeaders, sessionMiddleware, formBody, dispatch('login'), pageError);
     router.post(`${base}/consent`, pageHeaders, sessionMiddleware, formBody, dispatch('consent'), pageError);
+    router.get(`${base}/consents`, pageHeaders, sessionMiddleware, dispatch('consents'), pageError);
+    router.post(`${base}/consents/withdraw`, pageHeaders, sessionMiddleware, formBody, dispatch('withdraw'), pageError);
     for (const name of ['token', 'revoke', 'introspect'] as const) {
       router.post(`${base}/${name}`, dispatch(name));
       router.all(`${base}/${name}`, methodNotAllowed);
@@ -92,5 +109,10 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     router.get([`/.well-known/oauth-authorization-server${prefix}`, `${prefix}/.well-known/oauth-authorization-server`], dispatch('metadata'));
   }
 
-  return { router, requireBearer: createRequireBearer(store, resolved), options: resolved };
+  return {
+    router,
+    requireBearer: createRequireBearer(store, resolved),
+    withdrawConsent: (userId: string, clientId: string) => withdrawConsent(store, userId, clientId),
+    options: resolved,
+  };
 }

@@ -28,6 +28,11 @@ export interface OAuthRouter {
   readonly router: Router;
   /** RFC 6750 bearer-token middleware factory for the host's API routes. */
   requireBearer(options?: RequireBearerOptions): RequestHandler;
+  /**
+   * Withdraws a user's consent for an integration and revokes that integration's tokens for the user
+   * (for the host's own account pages; the router also serves `{issuer}/oauth2/consents`).
+   */
+  withdrawConsent(userId: string, clientId: string): Promise<void>;
   /** The validated options. */
   readonly options: ResolvedOptions;
 }

@@ -10,6 +10,7 @@ import { oauthSession } from '../http/oauth-session.js';
 import { regenerateSession } from '../http/regenerate-session.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
 import { renderError, renderLogin } from './render.js';
+import { CONSENTS_PAGE_REQUEST } from './consents.js';
 
 const GENERIC_FAILURE = 'The username or password is incorrect.';
 
@@ -35,25 +36,29 @@ export function createLoginEndpoint(context: PageContext) {
       return;
     }
     const requestId = typeof body.request_id === 'string' ? body.request_id : '';
-    const pending = findPendingRequest(req, requestId);
-    if (!pending || pending.issuer !== context.issuer.issuer) {
+    // Either a pending authorization request, or the connected-applications page (a fixed id that no random
+    // 43-character request id can equal).
+    const pending = requestId === CONSENTS_PAGE_REQUEST ? null : findPendingRequest(req, requestId);
+    if (requestId !== CONSENTS_PAGE_REQUEST && (!pending || pending.issuer !== context.issuer.issuer)) {
       renderError(res, context, 400, 'invalid_request', 'This sign-in request has expired. Go back to the application and start again.');
       return;
     }
+    const resumeUrl = pending ? `${context.paths.authorize}?${pending.query}` : context.paths.consents;
     const authenticate = authenticator.authenticate('local', { session: false }, (err: unknown, user: AuthenticatedUser | false) => {
       void (async () => {
         try {
           if (err) throw err;
           if (!user) {
-            const client = await store.clients.findClient(pending.clientId);
+            const client = pending ? await store.clients.findClient(pending.clientId) : null;
             const username = typeof body.username === 'string' ? body.username.slice(0, 200) : '';
-            renderLogin(req, res, context, { requestId, clientName: client?.name ?? 'the application', error: GENERIC_FAILURE, username });
+            const clientName = pending ? client?.name ?? 'the application' : options.productName;
+            renderLogin(req, res, context, { requestId, clientName, error: GENERIC_FAILURE, username });
             return;
           }
           await regenerateSession(req);
           oauthSession(req).user = { id: user.id, displayName: user.displayName };
           await new Promise<void>((resolve, reject) => req.session.save((e: unknown) => (e ? reject(e) : resolve())));
-          res.redirect(303, `${context.paths.authorize}?${pending.query}`);
+          res.redirect(303, resumeUrl);
         } catch (caught) {
           const oauthError = toOAuthError(caught, options.logger);
           renderError(res, context, oauthError.status, oauthError.error, 'Sign-in is not available right now. Please try again later.');

@@ -9,5 +9,12 @@ export interface PageContext {
   readonly userAuth: UserAuth;
   readonly options: ResolvedOptions;
   readonly issuer: ResolvedIssuer;
-  readonly paths: { readonly authorize: string; readonly login: string; readonly consent: string };
+  readonly paths: {
+    readonly authorize: string;
+    readonly login: string;
+    readonly consent: string;
+    /** The connected-applications page, and its withdraw form's target. */
+    readonly consents: string;
+    readonly withdraw: string;
+  };
 }

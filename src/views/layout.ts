@@ -7,11 +7,13 @@ export interface PageFrame {
   readonly productName: string;
   /** CSP nonce of the one inline stylesheet. */
   readonly nonce: string;
+  /** Accent colour, `#rrggbb` (validated at start-up). */
+  readonly brandColor: string;
   readonly body: string;
 }
 
 const STYLE = `
-:root{--brand:#1f4fd1;--ink:#1b1f24;--muted:#57606a;--line:#d0d7de;--bg:#f6f8fa;--danger:#b42318}
+:root{--ink:#1b1f24;--muted:#57606a;--line:#d0d7de;--bg:#f6f8fa;--danger:#b42318}
 *{box-sizing:border-box}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);background:var(--bg)}
 header{padding:16px 24px;background:#fff;border-bottom:1px solid var(--line);font-weight:600}
@@ -26,6 +28,8 @@ button{flex:1 1 120px;padding:10px 16px;font:inherit;font-weight:600;border-radi
 button.primary{background:var(--brand);color:#fff}
 button.secondary{background:#fff;color:var(--brand)}
 ul{margin:0 0 12px;padding-left:20px}
+ul.plain{list-style:none;padding:0}ul.plain>li{border-top:1px solid var(--line);padding:12px 0}
+h2{font-size:1.1rem;margin:0 0 8px}
 .error{color:var(--danger);font-weight:600}
 .muted{color:var(--muted);font-size:.9rem}
 @media (max-width:480px){main{margin:0;border:0;border-radius:0}}
@@ -43,7 +47,7 @@ export function renderPage(frame: PageFrame): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${escapeHtml(frame.title)} – ${product}</title>
-<style nonce="${escapeHtml(frame.nonce)}">${STYLE}</style>
+<style nonce="${escapeHtml(frame.nonce)}">:root{--brand:${escapeHtml(frame.brandColor)}}${STYLE}</style>
 </head>
 <body>
 <header>${product}</header>

@@ -1,0 +1,83 @@
+// GET /oauth2/consents and POST /oauth2/consents/withdraw: the user's connected applications.
+import type { Request, Response } from 'express';
+import type { PageContext } from './page-context.js';
+import { findCurrentUser } from '../http/current-user.js';
+import { csrfTokenFor, isValidCsrfToken } from '../http/csrf.js';
+import { sendPage } from '../http/send-page.js';
+import { toOAuthError } from '../http/to-oauth-error.js';
+import { withdrawConsent } from '../consents/withdraw-consent.js';
+import { consentsPageBody, type ConsentRow } from '../views/consents-page.js';
+import { renderError, renderLogin } from './render.js';
+
+/** The login form's request id when the sign-in is for this page rather than an authorization request. */
+export const CONSENTS_PAGE_REQUEST = 'consents';
+
+/**
+ * Builds the page and its withdraw action. Signed out: the login page (or the host's login URL), then back
+ * here. Withdrawing needs the session's CSRF token and revokes that integration's tokens for the user.
+ * @see RFC 6749 §10.2, RFC 7009 §2.1, RFC 6819 §4.4.1.4.
+ */
+export function createConsentsEndpoints(context: PageContext) {
+  const { store, userAuth, options } = context;
+
+  async function show(req: Request, res: Response, notice: string | null): Promise<void> {
+    const user = await findCurrentUser(req, userAuth);
+    if (!user) {
+      if (userAuth.loginUrl && !userAuth.verifyCredentials) {
+        res.redirect(303, userAuth.loginUrl(req, context.paths.consents));
+        return;
+      }
+      renderLogin(req, res, context, { requestId: CONSENTS_PAGE_REQUEST, clientName: options.productName, error: null, username: '' });
+      return;
+    }
+    const consents = await store.consents.listConsents(user.id);
+    const rows: ConsentRow[] = [];
+    for (const consent of consents) {
+      const client = await store.clients.findClient(consent.clientId);
+      if (!client) continue;
+      rows.push({
+        clientId: client.clientId,
+        clientName: client.name,
+        scope: consent.scope.map((scope) => options.scopes[scope] ?? scope),
+        grantedAt: consent.grantedAt,
+      });
+    }
+    sendPage(res, {
+      status: 200,
+      title: 'Connected applications',
+      productName: options.productName,
+      brandColor: options.brandColor,
+      body: consentsPageBody({ action: context.paths.withdraw, csrfToken: csrfTokenFor(req), userName: user.displayName, rows, notice }),
+    });
+  }
+
+  return {
+    async consentsPage(req: Request, res: Response): Promise<void> {
+      try {
+        await show(req, res, null);
+      } catch (err) {
+        const oauthError = toOAuthError(err, options.logger);
+        renderError(res, context, oauthError.status, oauthError.error, 'This page is not available right now. Please try again later.');
+      }
+    },
+    async withdraw(req: Request, res: Response): Promise<void> {
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      if (!isValidCsrfToken(req, body.csrf_token)) {
+        renderError(res, context, 403, 'invalid_request', 'The form has expired. Reload the page and try again.');
+        return;
+      }
+      try {
+        const user = await findCurrentUser(req, userAuth);
+        if (!user || typeof body.client_id !== 'string') {
+          renderError(res, context, 400, 'invalid_request', 'Sign in and choose an application.');
+          return;
+        }
+        await withdrawConsent(store, user.id, body.client_id);
+        res.redirect(303, context.paths.consents);
+      } catch (err) {
+        const oauthError = toOAuthError(err, options.logger);
+        renderError(res, context, oauthError.status, oauthError.error, 'This page is not available right now. Please try again later.');
+      }
+    },
+  };
+}

@@ -1,0 +1,41 @@
+// The "connected applications" page: a user's consents, each with a Withdraw button.
+import { escapeHtml } from './escape-html.js';
+
+/** One approved integration as the page shows it. */
+export interface ConsentRow {
+  readonly clientId: string;
+  readonly clientName: string;
+  readonly scope: readonly string[];
+  readonly grantedAt: Date;
+}
+
+/** What the page needs. */
+export interface ConsentsPageModel {
+  readonly action: string;
+  readonly csrfToken: string;
+  readonly userName: string;
+  readonly rows: readonly ConsentRow[];
+  readonly notice: string | null;
+}
+
+/**
+ * Lists the integrations the user approved; withdrawing one revokes its tokens for the user.
+ * @see RFC 6749 §10.2, RFC 6819 §4.4.1.4 (CSRF on forms).
+ */
+export function consentsPageBody(model: ConsentsPageModel): string {
+  const notice = model.notice ? `<p role="status">${escapeHtml(model.notice)}</p>` : '';
+  const rows = model.rows.map((row) => `<li>
+<h2>${escapeHtml(row.clientName)}</h2>
+${row.scope.length > 0 ? `<ul>${row.scope.map((s) => `<li>${escapeHtml(s)}</li>`).join('')}</ul>` : ''}
+<p class="muted">Allowed on <time datetime="${row.grantedAt.toISOString()}">${escapeHtml(row.grantedAt.toISOString().slice(0, 10))}</time></p>
+<form method="post" action="${escapeHtml(model.action)}">
+<input type="hidden" name="csrf_token" value="${escapeHtml(model.csrfToken)}">
+<input type="hidden" name="client_id" value="${escapeHtml(row.clientId)}">
+<button type="submit" class="secondary" aria-label="Withdraw access of ${escapeHtml(row.clientName)}">Withdraw access</button>
+</form>
+</li>`).join('\n');
+  return `<h1>Connected applications</h1>
+<p class="muted">Signed in as ${escapeHtml(model.userName)}.</p>
+${notice}
+${model.rows.length > 0 ? `<ul class="plain">${rows}</ul>` : '<p>No application has access to your account.</p>'}`;
+}

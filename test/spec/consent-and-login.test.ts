@@ -1,0 +1,203 @@
+// Remembered consent, its withdrawal (API and page), the host app's own login, and page content and branding.
+import { beforeEach, describe, expect, it } from 'vitest';
+import express from 'express';
+import session from 'express-session';
+import request from 'supertest';
+import { basic, createTestApp, REDIRECT_URI, USER, type TestApp } from '../helpers/app.js';
+import { authorize, authorizeQuery, hiddenField, obtainCode, signIn } from '../helpers/browser-flow.js';
+import { createOAuthRouter } from '../../src/router.js';
+import { createMemoryStore } from '../../src/stores/memory.js';
+import { registerClient } from '../../src/clients/register-client.js';
+import type { UserAuth } from '../../src/user-auth.js';
+
+async function exchange(t: TestApp, code: string) {
+  return request(t.app).post('/oauth2/token').set('Authorization', basic(t.codeClient)).type('form')
+    .send({ grant_type: 'authorization_code', redirect_uri: REDIRECT_URI, code });
+}
+
+describe('remembered consent', () => {
+  let t: TestApp;
+  beforeEach(async () => { t = await createTestApp(); });
+
+  it('does not ask a returning user again for the same integration and scopes', async () => {
+    await obtainCode(t.app, t.codeClient);
+    const agent = request.agent(t.app);
+    const page = await signIn(agent, '', authorizeQuery(t.codeClient));
+    expect(page.status).toBe(302);
+    const callback = new URL(page.headers.location!);
+    expect(callback.searchParams.get('code')).toBeTruthy();
+    expect(callback.searchParams.get('state')).toBe('xyz-123');
+  });
+
+  it('asks again when the request wants a scope the user has not approved', async () => {
+    await obtainCode(t.app, t.codeClient, { query: { scope: 'envelopes:read' } });
+    const page = await signIn(request.agent(t.app), '', authorizeQuery(t.codeClient, { scope: 'envelopes:read envelopes:sign' }));
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('name="decision"');
+  });
+
+  it('asks again when the client sends prompt=consent', async () => {
+    await obtainCode(t.app, t.codeClient);
+    const page = await signIn(request.agent(t.app), '', authorizeQuery(t.codeClient, { prompt: 'consent' }));
+    expect(page.status).toBe(200);
+  });
+
+  it('always asks when rememberConsent is false', async () => {
+    const always = await createTestApp({ rememberConsent: false });
+    await obtainCode(always.app, always.codeClient);
+    const page = await signIn(request.agent(always.app), '', authorizeQuery(always.codeClient));
+    expect(page.status).toBe(200);
+  });
+
+  it('does not remember a denial', async () => {
+    await authorize(t.app, t.codeClient, { decision: 'deny' });
+    const page = await signIn(request.agent(t.app), '', authorizeQuery(t.codeClient));
+    expect(page.status).toBe(200);
+  });
+});
+
+describe('withdrawing consent', () => {
+  let t: TestApp;
+  beforeEach(async () => { t = await createTestApp(); });
+
+  it('withdrawConsent() revokes the integration\'s tokens for the user and asks again next time', async () => {
+    const tokens = (await exchange(t, await obtainCode(t.app, t.codeClient))).body;
+    const { withdrawConsent } = await import('../../src/consents/withdraw-consent.js');
+    await withdrawConsent(t.store, USER.id, t.codeClient.clientId);
+    expect((await request(t.app).get('/api/v1/me').set('Authorization', `Bearer ${tokens.access_token}`)).status).toBe(401);
+    const refreshed = await request(t.app).post('/oauth2/token').set('Authorization', basic(t.codeClient)).type('form')
+      .send({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    expect(refreshed.body.error).toBe('invalid_grant');
+    const page = await signIn(request.agent(t.app), '', authorizeQuery(t.codeClient));
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('name="decision"');
+  });
+
+  it('the connected-applications page lists the integration and its Withdraw button revokes its tokens', async () => {
+    const tokens = (await exchange(t, await obtainCode(t.app, t.codeClient))).body;
+    const agent = request.agent(t.app);
+    const login = await agent.get('/oauth2/consents');
+    expect(login.status).toBe(200);
+    expect(login.text).toContain('name="password"');
+    const posted = await agent.post('/oauth2/login').type('form').send({
+      csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'),
+      username: USER.username, password: USER.password,
+    });
+    expect(posted.status).toBe(303);
+    expect(posted.headers.location).toBe('/oauth2/consents');
+    const page = await agent.get('/oauth2/consents');
+    expect(page.text).toContain('Acme CRM');
+    expect(page.text).toContain('Withdraw access');
+    const forged = await agent.post('/oauth2/consents/withdraw').type('form').send({ csrf_token: 'forged', client_id: t.codeClient.clientId });
+    expect(forged.status).toBe(403);
+    expect((await request(t.app).get('/api/v1/me').set('Authorization', `Bearer ${tokens.access_token}`)).status).toBe(200);
+    const withdrawn = await agent.post('/oauth2/consents/withdraw').type('form')
+      .send({ csrf_token: hiddenField(page.text, 'csrf_token'), client_id: t.codeClient.clientId });
+    expect(withdrawn.status).toBe(303);
+    expect((await request(t.app).get('/api/v1/me').set('Authorization', `Bearer ${tokens.access_token}`)).status).toBe(401);
+    const after = await agent.get('/oauth2/consents');
+    expect(after.text).not.toContain('Acme CRM');
+    expect(after.text).toContain('No application has access');
+  });
+
+  it('leaves the tokens of other integrations alone', async () => {
+    const { client, clientSecret } = await registerClient(t.store, { name: 'Other', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+    const other = { clientId: client.clientId, clientSecret };
+    const otherCode = await obtainCode(t.app, other);
+    const otherTokens = (await request(t.app).post('/oauth2/token').set('Authorization', basic(other)).type('form')
+      .send({ grant_type: 'authorization_code', redirect_uri: REDIRECT_URI, code: otherCode })).body;
+    await exchange(t, await obtainCode(t.app, t.codeClient));
+    const { withdrawConsent } = await import('../../src/consents/withdraw-consent.js');
+    await withdrawConsent(t.store, USER.id, t.codeClient.clientId);
+    expect((await request(t.app).get('/api/v1/me').set('Authorization', `Bearer ${otherTokens.access_token}`)).status).toBe(200);
+  });
+});
+
+describe('the host app\'s own login (currentUser and loginUrl)', () => {
+  async function createHostApp() {
+    const store = createMemoryStore();
+    const { client, clientSecret } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+    const userAuth: UserAuth = {
+      async currentUser(req) {
+        const hostUser = (req.session as unknown as { hostUser?: string }).hostUser;
+        return hostUser ? { id: hostUser, displayName: `Host user ${hostUser}` } : null;
+      },
+      loginUrl: (_req, returnTo) => `/account/login?return_to=${encodeURIComponent(returnTo)}`,
+    };
+    const app = express();
+    app.use(session({ secret: 'host-session-secret-0123456789', resave: false, saveUninitialized: false }));
+    app.post('/account/login', express.urlencoded({ extended: false }), (req, res) => {
+      (req.session as unknown as { hostUser?: string }).hostUser = 'host-42';
+      const returnTo = String(req.query.return_to ?? '/');
+      res.redirect(303, returnTo.startsWith('/') && !returnTo.startsWith('//') ? returnTo : '/');
+    });
+    const oauth = createOAuthRouter(store, userAuth, { issuer: 'http://auth.test', logger: { warn() {}, error() {} } });
+    app.use(oauth.router);
+    app.get('/api/v1/me', oauth.requireBearer(), (req, res) => { res.json(req.auth); });
+    return { app, client: { clientId: client.clientId, clientSecret } };
+  }
+
+  it('sends a signed-out browser to the host login and resumes the authorization request after it', async () => {
+    const { app, client } = await createHostApp();
+    const agent = request.agent(app);
+    const start = await agent.get(`/oauth2/authorize?${authorizeQuery(client)}`);
+    expect(start.status).toBe(303);
+    const loginUrl = new URL(start.headers.location!, 'http://auth.test');
+    expect(loginUrl.pathname).toBe('/account/login');
+    const back = await agent.post(`${loginUrl.pathname}${loginUrl.search}`).type('form').send({});
+    expect(back.headers.location).toMatch(/^\/oauth2\/authorize\?/);
+    const consent = await agent.get(back.headers.location!);
+    expect(consent.status).toBe(200);
+    expect(consent.text).toContain('Host user host-42');
+    const decided = await agent.post('/oauth2/consent').type('form').send({
+      csrf_token: hiddenField(consent.text, 'csrf_token'), request_id: hiddenField(consent.text, 'request_id'), decision: 'allow',
+    });
+    const code = new URL(decided.headers.location!).searchParams.get('code')!;
+    const token = await request(app).post('/oauth2/token').set('Authorization', basic(client)).type('form')
+      .send({ grant_type: 'authorization_code', redirect_uri: REDIRECT_URI, code });
+    const me = await request(app).get('/api/v1/me').set('Authorization', `Bearer ${token.body.access_token}`);
+    expect(me.body.userId).toBe('host-42');
+  });
+
+  it('uses the host app\'s express-session instead of mounting its own', async () => {
+    const { app, client } = await createHostApp();
+    const res = await request(app).get(`/oauth2/authorize?${authorizeQuery(client)}`);
+    const cookies = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
+    expect(cookies.some((c) => c.startsWith('oauth.sid='))).toBe(false);
+    expect(cookies.some((c) => c.startsWith('connect.sid='))).toBe(true);
+  });
+});
+
+describe('page content and branding', () => {
+  it('names the requested scopes in plain words from the scopes option', async () => {
+    const t = await createTestApp({ scopes: { 'envelopes:read': 'Read your envelopes', 'envelopes:sign': 'Sign envelopes on your behalf' } });
+    const page = await signIn(request.agent(t.app), '', authorizeQuery(t.codeClient));
+    expect(page.text).toContain('<li>Read your envelopes</li>');
+    expect(page.text).toContain('<li>Sign envelopes on your behalf</li>');
+  });
+
+  it('shows the host product name and brand colour', async () => {
+    const t = await createTestApp({ productName: 'Acme Sign', brandColor: '#aa3300' });
+    const page = await request(t.app).get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`);
+    expect(page.text).toContain('<header>Acme Sign</header>');
+    expect(page.text).toContain('--brand:#aa3300');
+  });
+
+  it('loads no external asset: one inline stylesheet allowed by a nonce, no script', async () => {
+    const t = await createTestApp();
+    const page = await request(t.app).get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`);
+    expect(page.text).not.toMatch(/<script|<link|src="http/);
+    const nonce = /<style nonce="([^"]+)"/.exec(page.text)![1];
+    expect(page.headers['content-security-policy']).toContain(`style-src 'nonce-${nonce}'`);
+    expect(page.headers['content-security-policy']).toContain("default-src 'none'");
+  });
+
+  it('labels every input and sets the viewport for phones', async () => {
+    const t = await createTestApp();
+    const page = await request(t.app).get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`);
+    expect(page.text).toContain('<label for="username">');
+    expect(page.text).toContain('<label for="password">');
+    expect(page.text).toContain('name="viewport" content="width=device-width, initial-scale=1"');
+    expect(page.text).toContain('<html lang="en">');
+  });
+});
