@@ -14,7 +14,7 @@ const SUPPORTED = 'sqlite:PATH, memory:, postgres://…, postgresql://…, redis
  */
 function sqlitePath(rest: string): string {
   const path = rest.startsWith('//') ? rest.slice(2) : rest;
-  if (path === '') throw new Error('OAUTH_STORE: sqlite: needs a file path, e.g. sqlite:./data/oauth.sqlite');
+  if (path === '') throw new TypeError('OAUTH_STORE: sqlite: needs a file path, e.g. sqlite:./data/oauth.sqlite');
   return path === ':memory:' ? path : resolve(process.cwd(), path);
 }
 
@@ -47,7 +47,7 @@ export async function createStoreFromUrl(url: string): Promise<Store> {
       return createSqliteStore({ filename: sqlitePath(rest) });
     }
     case 'memory': {
-      if (rest !== '' && rest !== '//') throw new Error('OAUTH_STORE: write the memory store as memory:');
+      if (rest !== '' && rest !== '//') throw new TypeError('OAUTH_STORE: write the memory store as memory:');
       const { createMemoryStore } = await import('./memory.js');
       return createMemoryStore();
     }
@@ -64,7 +64,7 @@ export async function createStoreFromUrl(url: string): Promise<Store> {
       return createRedisStore({ url: trimmed });
     }
     default:
-      throw new Error(
+      throw new TypeError(
         // Echo the scheme only when it looks like one: in "user:pass@host" the part before ':' is no scheme.
         !/^[a-z][a-z0-9+.-]{0,19}$/.test(scheme)
           ? `OAUTH_STORE: no recognisable scheme in the store URL; supported: ${SUPPORTED}`
