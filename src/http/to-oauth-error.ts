@@ -1,6 +1,7 @@
 // Turns anything thrown into an OAuthError that is safe to show: internals never reach the client.
 import { OAuthError, ServerError, TemporarilyUnavailableError } from '../errors.js';
 import type { Logger } from '../options.js';
+import { isStoreUnavailableError } from '../stores/store-unavailable-error.js';
 
 /**
  * OAuthErrors pass through; a store outage (an error named `StoreUnavailableError`, thrown by the built-in
@@ -12,7 +13,7 @@ export function toOAuthError(err: unknown, logger: Logger): OAuthError {
   if (err instanceof OAuthError) return err;
   const name = err instanceof Error ? err.name : typeof err;
   const message = err instanceof Error ? err.message : String(err);
-  if (name === 'StoreUnavailableError') {
+  if (isStoreUnavailableError(err)) {
     logger.error(`express-oauth-router: store unavailable: ${message}`);
     return new TemporarilyUnavailableError();
   }

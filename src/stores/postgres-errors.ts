@@ -1,17 +1,5 @@
 // Tells a PostgreSQL outage (connection refused, shutdown, timeout) apart from a bug, for the 503 mapping.
-import { StoreUnavailableError } from './store-unavailable-error.js';
-
-/** Node socket errors that mean "the server is not there (right now)". */
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-]);
+import { NETWORK_ERROR_CODES, StoreUnavailableError } from './store-unavailable-error.js';
 
 /**
  * SQLSTATEs of a server that is going away, not accepting connections, overloaded, or that cancelled a
@@ -35,7 +23,7 @@ export function isPostgresUnavailable(err: unknown): boolean {
   if (err instanceof StoreUnavailableError) return true;
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string') {
-    if (NETWORK_CODES.has(code) || SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code)) return true;
+    if (NETWORK_ERROR_CODES.has(code) || SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code)) return true;
   }
   // AggregateError: Node's happy-eyeballs connect reports every refused address at once.
   if (err instanceof AggregateError) return err.errors.some(isPostgresUnavailable);

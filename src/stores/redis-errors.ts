@@ -1,16 +1,5 @@
 // Tells a Redis outage (offline client, refused connection, timeout, loading) apart from a bug, for the 503 mapping.
-import { StoreUnavailableError } from './store-unavailable-error.js';
-
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-]);
+import { NETWORK_ERROR_CODES, StoreUnavailableError } from './store-unavailable-error.js';
 
 /**
  * Messages of node-redis v5's connection errors (ClientOfflineError, ClientClosedError,
@@ -38,7 +27,7 @@ export function isRedisUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   if (err instanceof StoreUnavailableError) return true;
   const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;
+  if (typeof code === 'string' && NETWORK_ERROR_CODES.has(code)) return true;
   if (err instanceof AggregateError) return err.errors.some(isRedisUnavailable);
   // ReconnectStrategyError wraps the socket error that made the strategy give up.
   if ('originalError' in err && isRedisUnavailable((err as { originalError: unknown }).originalError)) return true;

@@ -23,3 +23,15 @@ export class StoreUnavailableError extends Error {
 export function isStoreUnavailableError(err: unknown): err is StoreUnavailableError {
   return err instanceof StoreUnavailableError || (err instanceof Error && err.name === 'StoreUnavailableError');
 }
+
+/** Node socket error codes that mean "the server is not there (right now)", for every networked store. */
+export const NETWORK_ERROR_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
