@@ -39,7 +39,7 @@ export function createAuthorizeEndpoint(context: PageContext) {
           res.redirect(303, userAuth.loginUrl(req, `${context.paths.authorize}?${pending.query}`));
           return;
         }
-        renderLogin(req, res, context, { requestId, clientName: target.client.name, error: null, username: '' });
+        renderLogin(req, res, context, { requestId, clientName: target.client.name, error: null, username: '', redirectUri: target.redirectUri });
         return;
       }
       // A returning user who already approved this integration for (at least) these scopes is not asked again,

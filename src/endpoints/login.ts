@@ -52,7 +52,7 @@ export function createLoginEndpoint(context: PageContext) {
             const client = pending ? await store.clients.findClient(pending.clientId) : null;
             const username = typeof body.username === 'string' ? body.username.slice(0, 200) : '';
             const clientName = pending ? client?.name ?? 'the application' : options.productName;
-            renderLogin(req, res, context, { requestId, clientName, error: GENERIC_FAILURE, username });
+            renderLogin(req, res, context, { requestId, clientName, error: GENERIC_FAILURE, username, ...(pending ? { redirectUri: pending.redirectUri } : {}) });
             return;
           }
           await regenerateSession(req);

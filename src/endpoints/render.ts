@@ -10,17 +10,23 @@ import { loginPageBody } from '../views/login-page.js';
 import { consentPageBody } from '../views/consent-page.js';
 import { errorPageBody } from '../views/error-page.js';
 
-/** Shows the sign-in form for a pending request (status 200, or 401 after a failed attempt). */
+/**
+ * Shows the sign-in form for a pending request (status 200, or 401 after a failed attempt). `redirectUri` is
+ * the pending request's: when the user already consented, the login form's redirect chain ends there, and
+ * browsers apply CSP form-action to every redirect after a form submission.
+ */
 export function renderLogin(
   req: Request, res: Response, context: PageContext,
-  view: { requestId: string; clientName: string; error: string | null; username: string },
+  view: { requestId: string; clientName: string; error: string | null; username: string; redirectUri?: string },
 ): void {
+  const { redirectUri, ...model } = view;
   sendPage(res, {
     status: view.error ? 401 : 200,
     title: 'Sign in',
     productName: context.options.productName,
     brandColor: context.options.brandColor,
-    body: loginPageBody({ action: context.paths.login, csrfToken: csrfTokenFor(req), ...view }),
+    ...(redirectUri !== undefined ? { formTargets: [new URL(redirectUri).origin] } : {}),
+    body: loginPageBody({ action: context.paths.login, csrfToken: csrfTokenFor(req), ...model }),
   });
 }
 
