@@ -1,0 +1,300 @@
+// The authorization code flow of SPEC §4.1 and §4.3 in a real browser: headless Debian Chromium driven by
+// playwright-core against the example app listening on a real port, with a real client callback server.
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { registerClient, type Store } from 'express-oauth-router';
+import { createMemoryStore } from 'express-oauth-router/stores/memory';
+import { createApp } from '../../example-app/app.js';
+import { createDemoUserAuth } from '../../example-app/users.js';
+
+const CHROMIUM = process.env.OAUTH_TEST_CHROMIUM;
+if (!CHROMIUM) console.log('set OAUTH_TEST_CHROMIUM=/usr/bin/chromium to run the browser tests');
+
+const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
+const DEMO_USER = { username: 'demo', password: 'a-browser-test-password' };
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+
+/** Starts an HTTP server on 127.0.0.1 with a random port; the handler may be set after listening. */
+async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; url: string }> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+async function close(server: Server | undefined): Promise<void> {
+  if (!server) return;
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+}
+
+describe.skipIf(!CHROMIUM)('authorization code flow in headless Chromium (example app)', () => {
+  let browser: Browser;
+  let store: Store;
+  let appServer: Server;
+  let callbackServer: Server;
+  let authUrl: string;
+  let redirectUri: string;
+  const contexts: BrowserContext[] = [];
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    // The integration's own server: just a page at redirect_uri; the test reads the browser's URL.
+    const callback = await listen((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
+      res.end('<!doctype html><html lang="en"><head><title>Integration callback</title></head><body><h1>Back at the integration</h1></body></html>');
+    });
+    callbackServer = callback.server;
+    redirectUri = `${callback.url}/oauth/callback`;
+
+    // The example app needs its own address before it is built: listen first, then plug the app in.
+    let handler: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
+    const app = await listen((req, res) => handler!(req, res));
+    appServer = app.server;
+    authUrl = app.url;
+    store = createMemoryStore();
+    const userAuth = await createDemoUserAuth(DEMO_USER);
+    handler = createApp({ store, userAuth, authUrl, sessionSecret: 'browser-test-session-secret-0123456789' }).app;
+
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  });
+
+  afterAll(async () => {
+    for (const context of contexts) await context.close().catch(() => {});
+    await browser?.close();
+    await close(appServer);
+    await close(callbackServer);
+    await store?.close?.();
+  });
+
+  /** A fresh browser context (own cookies, so a fresh session) with the given window size. */
+  async function newPage(viewport = DESKTOP, mobile = false): Promise<{ page: Page; pageErrors: string[] }> {
+    const context = await browser.newContext({ viewport, ...(mobile ? { isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : {}) });
+    contexts.push(context);
+    const page = await context.newPage();
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    // A strict CSP that blocked the pages' own style would show up here.
+    page.on('console', (message) => {
+      if (message.type() === 'error' && /Content Security Policy|Refused to/i.test(message.text())) pageErrors.push(message.text());
+    });
+    return { page, pageErrors };
+  }
+
+  /** A fresh integration (so no consent is remembered from another test) with the callback server as redirect_uri. */
+  async function newIntegration(name: string): Promise<{ clientId: string; clientSecret: string }> {
+    const { client, clientSecret } = await registerClient(store, {
+      name, flow: 'authorization_code', redirectUris: [redirectUri], allowedScopes: ['envelopes:read', 'envelopes:write'],
+    });
+    return { clientId: client.clientId, clientSecret };
+  }
+
+  /** An authorization request with state and an S256 PKCE challenge. */
+  function authorizationRequest(clientId: string, extra: Record<string, string> = {}): { url: string; state: string; verifier: string } {
+    const state = randomBytes(16).toString('base64url');
+    const verifier = randomBytes(32).toString('base64url');
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const query = new URLSearchParams({
+      response_type: 'code', client_id: clientId, redirect_uri: redirectUri, state,
+      code_challenge: challenge, code_challenge_method: 'S256', ...extra,
+    });
+    return { url: `${authUrl}/oauth2/authorize?${query}`, state, verifier };
+  }
+
+  /** Fills the login form through its labels (proving they are wired to the inputs) and submits it. */
+  async function signInWithLabels(page: Page): Promise<void> {
+    await expect.poll(() => page.getByRole('heading', { name: 'Sign in' }).count()).toBe(1);
+    await page.getByLabel('Username').fill(DEMO_USER.username);
+    await page.getByLabel('Password').fill(DEMO_USER.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  }
+
+  async function waitForCallback(page: Page): Promise<URL> {
+    // A blocked navigation (e.g. by CSP form-action) leaves the browser where it was: say where, quickly.
+    await page.waitForURL((url) => url.href.startsWith(`${redirectUri}?`), { timeout: 5000 }).catch((error: unknown) => {
+      throw new Error(`the browser did not reach redirect_uri; it is at ${page.url()} (${String(error).split('\n')[0]})`);
+    });
+    return new URL(page.url());
+  }
+
+  /** The integration's back end: exchanges the code with a real HTTP request (SPEC §4.3). */
+  async function exchangeCode(client: { clientId: string; clientSecret: string }, code: string, verifier: string): Promise<Record<string, unknown>> {
+    const res = await fetch(`${authUrl}/oauth2/token`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`,
+        'Content-Type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ grant_type: 'authorization_code', client_id: client.clientId, redirect_uri: redirectUri, code, code_verifier: verifier }),
+    });
+    expect(res.status).toBe(200);
+    return (await res.json()) as Record<string, unknown>;
+  }
+
+  async function me(accessToken: string): Promise<Response> {
+    return fetch(`${authUrl}/api/v1/me`, { headers: { Authorization: `Bearer ${accessToken}` } });
+  }
+
+  /** The page fits the window: no sideways scrolling (readable on a phone). */
+  async function expectNoHorizontalScroll(page: Page, width: number): Promise<void> {
+    const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+    expect(scrollWidth).toBeLessThanOrEqual(width);
+  }
+
+  it('login → consent → Allow → redirect_uri with code and state → token → API call (desktop 1280×800)', async () => {
+    const client = await newIntegration('Acme CRM (browser test)');
+    const { page, pageErrors } = await newPage(DESKTOP);
+    const request = authorizationRequest(client.clientId);
+    await page.goto(request.url);
+
+    await expect.poll(() => page.getByText('Acme CRM (browser test)').count()).toBeGreaterThan(0);
+    await page.screenshot({ path: `${ARTIFACTS}login-desktop.png`, fullPage: true });
+    await signInWithLabels(page);
+
+    const heading = page.getByRole('heading', { level: 1 });
+    await expect.poll(() => heading.textContent()).toContain('Acme CRM (browser test)');
+    expect(await page.title()).toContain('Acme Sign');
+    await page.screenshot({ path: `${ARTIFACTS}consent-desktop.png`, fullPage: true });
+    await page.getByRole('button', { name: 'Allow' }).click();
+
+    const callback = await waitForCallback(page);
+    expect(callback.searchParams.get('state')).toBe(request.state);
+    expect(callback.searchParams.get('iss')).toBe(authUrl);
+    expect(callback.searchParams.get('error')).toBeNull();
+    const code = callback.searchParams.get('code');
+    expect(code).toBeTruthy();
+    expect(await page.getByRole('heading', { name: 'Back at the integration' }).count()).toBe(1);
+
+    const tokens = await exchangeCode(client, code!, request.verifier);
+    expect(tokens).toMatchObject({ token_type: 'Bearer', expires_in: expect.any(Number) });
+    expect(typeof tokens.access_token).toBe('string');
+    expect(typeof tokens.refresh_token).toBe('string');
+
+    const res = await me(tokens.access_token as string);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ client_id: client.clientId, client_name: 'Acme CRM (browser test)', user_id: `user:${DEMO_USER.username}`, issuer: authUrl });
+    expect(pageErrors).toEqual([]);
+
+    // The same user coming back in a new browser session is not asked again for the same integration.
+    const again = await newPage(DESKTOP);
+    const second = authorizationRequest(client.clientId);
+    await again.page.goto(second.url);
+    await signInWithLabels(again.page);
+    const remembered = await waitForCallback(again.page);
+    expect(remembered.searchParams.get('state')).toBe(second.state);
+    expect(remembered.searchParams.get('code')).toBeTruthy();
+    // The login form's redirect chain now ends at the integration: its CSP form-action must allow that origin.
+    expect(again.pageErrors).toEqual([]);
+  });
+
+  it('Deny sends the browser to redirect_uri with error=access_denied, the state and no code; no token can be had', async () => {
+    const client = await newIntegration('Deny Me Inc.');
+    const { page, pageErrors } = await newPage(DESKTOP);
+    const request = authorizationRequest(client.clientId);
+    await page.goto(request.url);
+    await signInWithLabels(page);
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toContain('Deny Me Inc.');
+    await page.getByRole('button', { name: 'Deny' }).click();
+
+    const callback = await waitForCallback(page);
+    expect(callback.searchParams.get('error')).toBe('access_denied');
+    expect(callback.searchParams.get('state')).toBe(request.state);
+    expect(callback.searchParams.get('iss')).toBe(authUrl);
+    expect(callback.searchParams.get('code')).toBeNull();
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('a wrong password shows the error on the login page, linked to the username field, and keeps the username', async () => {
+    const client = await newIntegration('Typo Tester');
+    const { page } = await newPage(DESKTOP);
+    await page.goto(authorizationRequest(client.clientId).url);
+    await page.getByLabel('Username').fill(DEMO_USER.username);
+    await page.getByLabel('Password').fill('not-the-password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('incorrect');
+    expect(await page.getByLabel('Username').inputValue()).toBe(DEMO_USER.username);
+    expect(await page.getByLabel('Username').getAttribute('aria-describedby')).toBe('login-error');
+    // And then the right password still gets through to the consent page.
+    await page.getByLabel('Password').fill(DEMO_USER.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toContain('Typo Tester');
+  });
+
+  it('can be completed with the keyboard only (Tab and Enter through login and consent)', async () => {
+    const client = await newIntegration('Keyboard Co');
+    const { page, pageErrors } = await newPage(DESKTOP);
+    const request = authorizationRequest(client.clientId);
+    await page.goto(request.url);
+    await expect.poll(() => page.getByRole('heading', { name: 'Sign in' }).count()).toBe(1);
+
+    const focusedId = () => page.evaluate(() => document.activeElement?.id ?? '');
+    const focusedText = () => page.evaluate(() => (document.activeElement as HTMLElement | null)?.innerText ?? '');
+    /** Presses Tab until `done` holds, at most 15 times: a reachable control is a few Tabs away. */
+    async function tabUntil(done: () => Promise<boolean>): Promise<void> {
+      for (let i = 0; i < 15 && !(await done()); i++) await page.keyboard.press('Tab');
+      expect(await done()).toBe(true);
+    }
+
+    await tabUntil(async () => (await focusedId()) === 'username');
+    await page.keyboard.type(DEMO_USER.username);
+    await page.keyboard.press('Tab');
+    expect(await focusedId()).toBe('password');
+    await page.keyboard.type(DEMO_USER.password);
+    await page.keyboard.press('Enter');
+
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toContain('Keyboard Co');
+    await tabUntil(async () => (await focusedText()).trim() === 'Allow');
+    // The focused control is visibly marked (a focus outline), so a keyboard user can see where they are.
+    const outline = await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
+    expect(outline).not.toBe('none');
+    await page.keyboard.press('Enter');
+
+    const callback = await waitForCallback(page);
+    expect(callback.searchParams.get('state')).toBe(request.state);
+    const code = callback.searchParams.get('code');
+    expect(code).toBeTruthy();
+    const tokens = await exchangeCode(client, code!, request.verifier);
+    expect((await me(tokens.access_token as string)).status).toBe(200);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('fits a phone-sized window (390×844): no sideways scrolling, Allow reachable; screenshots of login and consent', async () => {
+    const client = await newIntegration('Acme CRM (browser test, phone)');
+    const { page, pageErrors } = await newPage(PHONE, true);
+    const request = authorizationRequest(client.clientId);
+    await page.goto(request.url);
+    await expect.poll(() => page.getByRole('heading', { name: 'Sign in' }).count()).toBe(1);
+    await expectNoHorizontalScroll(page, PHONE.width);
+    await page.screenshot({ path: `${ARTIFACTS}login-phone.png`, fullPage: true });
+
+    await page.getByLabel('Username').tap();
+    await page.getByLabel('Username').fill(DEMO_USER.username);
+    await page.getByLabel('Password').fill(DEMO_USER.password);
+    await page.getByRole('button', { name: 'Sign in' }).tap();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toContain('Acme CRM (browser test, phone)');
+    await expectNoHorizontalScroll(page, PHONE.width);
+    await page.screenshot({ path: `${ARTIFACTS}consent-phone.png`, fullPage: true });
+
+    const allow = page.getByRole('button', { name: 'Allow' });
+    const box = await allow.boundingBox();
+    expect(box).not.toBeNull();
+    expect(box!.x).toBeGreaterThanOrEqual(0);
+    expect(box!.x + box!.width).toBeLessThanOrEqual(PHONE.width);
+    // Large enough to hit with a finger (WCAG 2.5.8 asks for at least 24×24 CSS pixels).
+    expect(box!.height).toBeGreaterThanOrEqual(24);
+    await allow.tap();
+    const callback = await waitForCallback(page);
+    expect(callback.searchParams.get('code')).toBeTruthy();
+    expect(callback.searchParams.get('state')).toBe(request.state);
+    expect(pageErrors).toEqual([]);
+  });
+});
