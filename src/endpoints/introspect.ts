@@ -2,12 +2,10 @@
 import type { Request, Response } from 'express';
 import type { Store } from '../stores/contract.js';
 import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
-import { readForm } from '../http/read-form.js';
 import { sendNoStoreJson } from '../http/json-response.js';
 import { sendTokenEndpointError } from '../http/send-token-endpoint-error.js';
-import { authenticateClientAtIssuer } from '../checks/client-at-issuer.js';
-import { InvalidRequestError } from '../errors.js';
 import { findPresentedToken } from './find-token.js';
+import { readTokenRequest } from './read-token-request.js';
 
 /**
  * Builds the introspection endpoint of one base address. A client learns about its own tokens; the clients
@@ -19,11 +17,8 @@ import { findPresentedToken } from './find-token.js';
 export function createIntrospectionEndpoint(store: Store, options: ResolvedOptions, issuer: ResolvedIssuer) {
   return async function introspectionEndpoint(req: Request, res: Response): Promise<void> {
     try {
-      const params = await readForm(req);
-      const client = await authenticateClientAtIssuer(store, options, issuer, req, params);
-      const token = params.get('token');
-      if (token === undefined) throw new InvalidRequestError('missing required parameter: token');
-      const found = await findPresentedToken(store, token, params.get('token_type_hint'));
+      const { client, token, hint } = await readTokenRequest(store, options, issuer, req);
+      const found = await findPresentedToken(store, token, hint);
       const visible = found && (found.record.clientId === client.clientId || options.introspectionClients.has(client.clientId));
       if (!found || !visible) {
         sendNoStoreJson(res, 200, { active: false });

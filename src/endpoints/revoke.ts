@@ -2,13 +2,12 @@
 import type { Request, Response } from 'express';
 import type { Store } from '../stores/contract.js';
 import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
-import { readForm } from '../http/read-form.js';
 import { sendNoStoreJson } from '../http/json-response.js';
 import { sendTokenEndpointError } from '../http/send-token-endpoint-error.js';
-import { authenticateClientAtIssuer } from '../checks/client-at-issuer.js';
 import { hashSecret } from '../crypto/hash-secret.js';
 import { InvalidRequestError } from '../errors.js';
 import { findPresentedToken } from './find-token.js';
+import { readTokenRequest } from './read-token-request.js';
 
 /**
  * Builds the revocation endpoint of one base address.
@@ -24,11 +23,8 @@ import { findPresentedToken } from './find-token.js';
 export function createRevocationEndpoint(store: Store, options: ResolvedOptions, issuer: ResolvedIssuer) {
   return async function revocationEndpoint(req: Request, res: Response): Promise<void> {
     try {
-      const params = await readForm(req);
-      const client = await authenticateClientAtIssuer(store, options, issuer, req, params);
-      const token = params.get('token');
-      if (token === undefined) throw new InvalidRequestError('missing required parameter: token');
-      const found = await findPresentedToken(store, token, params.get('token_type_hint'));
+      const { client, token, hint } = await readTokenRequest(store, options, issuer, req);
+      const found = await findPresentedToken(store, token, hint);
       if (found) {
         if (found.record.clientId !== client.clientId) throw new InvalidRequestError('the token was not issued to this client');
         if (found.kind === 'refresh_token') await store.tokens.revokeGrant(found.record.grantId);
