@@ -19,10 +19,34 @@ function sqlitePath(rest: string): string {
 }
 
 /**
+ * Takes the store's own query parameter (`schema` for PostgreSQL, `prefix` for Redis) out of a URL, so the
+ * driver never sees it; every other parameter (`sslmode`, …) is left for the driver. Parsed with WHATWG URL:
+ * percent-encoded passwords survive untouched. A parameter given twice, or given empty, is refused.
+ */
+function takeParam(url: string, scheme: string, name: string): { url: string; value: string | undefined } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // No secret in the message: the URL may carry a password.
+    throw new TypeError(`OAUTH_STORE: the ${scheme}: URL is malformed`);
+  }
+  const values = parsed.searchParams.getAll(name);
+  if (values.length === 0) return { url, value: undefined };
+  if (values.length > 1 || values[0] === '') {
+    throw new TypeError(`OAUTH_STORE: give the "${name}" parameter once, with a value`);
+  }
+  parsed.searchParams.delete(name);
+  return { url: parsed.toString(), value: values[0] };
+}
+
+/**
  * Opens the store a URL names:
  * - `sqlite:./data/oauth.sqlite`, `sqlite:/abs/path.sqlite` — the SQLite store on that file (created if missing);
  * - `memory:` — a fresh in-memory store (tests, demos: nothing survives the process);
  * - `postgres://…`, `postgresql://…`, `redis://…`, `rediss://…` — shared stores for several instances.
+ *   `?schema=NAME` picks the PostgreSQL schema (default `oauth`), `?prefix=STR` the Redis key prefix
+ *   (default `oauth:`), so several deployments (or test runs) can share one server.
  *
  * Store modules are imported on demand, so choosing one never loads another's driver (e.g. the
  * better-sqlite3 native addon for a PostgreSQL deployment). Error messages name the scheme only: the URL
@@ -55,13 +79,15 @@ export async function createStoreFromUrl(url: string): Promise<Store> {
     case 'postgres':
     case 'postgresql': {
       const { createPostgresStore } = await import('./postgres.js');
-      return createPostgresStore({ connectionString: trimmed });
+      const { url: connectionString, value: schema } = takeParam(trimmed, scheme, 'schema');
+      return createPostgresStore({ connectionString, ...(schema !== undefined ? { schema } : {}) });
     }
     // The Redis store: `redis` is an optional peer dependency, loaded only when chosen.
     case 'redis':
     case 'rediss': {
       const { createRedisStore } = await import('./redis.js');
-      return createRedisStore({ url: trimmed });
+      const { url: redisUrl, value: prefix } = takeParam(trimmed, scheme, 'prefix');
+      return createRedisStore({ url: redisUrl, ...(prefix !== undefined ? { prefix } : {}) });
     }
     default:
       throw new TypeError(

@@ -2,10 +2,26 @@
 import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import pg from 'pg';
+import { createClient } from 'redis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createStoreFromUrl, DEFAULT_STORE_URL } from '../../src/stores/from-url.js';
 import { buildClient } from '../../src/testing/conformance-fixtures.js';
 import type { Store } from '../../src/stores/contract.js';
+
+const pgUrl = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
+const redisUrl = process.env.OAUTH_TEST_REDIS_URL ?? '';
+if (!pgUrl || !redisUrl) {
+  console.info(`createStoreFromUrl ?schema=/?prefix= tests skipped: set ${[
+    ...(pgUrl ? [] : ['OAUTH_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test']),
+    ...(redisUrl ? [] : ['OAUTH_TEST_REDIS_URL=redis://127.0.0.1:6379']),
+  ].join(' and ')} to run them`);
+}
+
+/** Appends a query parameter to a URL that may already have a query. */
+function withParam(url: string, param: string): string {
+  return `${url}${url.includes('?') ? '&' : '?'}${param}`;
+}
 
 const opened: Store[] = [];
 const dirs: string[] = [];
@@ -77,5 +93,55 @@ describe('createStoreFromUrl', () => {
     expect(error?.message).toMatch(/supported: sqlite:PATH/);
     expect(error?.message).not.toContain('hunter2');
     await expect(createStoreFromUrl('./data/oauth.sqlite')).rejects.toThrow(/supported/);
+  });
+
+  it('?schema= and ?prefix= given twice or empty are refused before connecting', async () => {
+    await expect(createStoreFromUrl('postgres://127.0.0.1:1/db?schema=a&schema=b')).rejects.toThrow(/"schema" parameter once/);
+    await expect(createStoreFromUrl('postgres://127.0.0.1:1/db?schema=')).rejects.toThrow(TypeError);
+    await expect(createStoreFromUrl('redis://127.0.0.1:1?prefix=')).rejects.toThrow(/"prefix" parameter once/);
+    // Spliced into SQL: only plain identifiers pass, checked before any connection is made.
+    await expect(createStoreFromUrl('postgres://127.0.0.1:1/db?schema=x%22%3Bdrop')).rejects.toThrow(/option "schema"/);
+  });
+});
+
+describe.skipIf(!pgUrl)('createStoreFromUrl: postgres://…?schema=NAME', () => {
+  it('puts the tables in that schema and passes the other parameters on to the driver', async () => {
+    const schema = `oauth_url_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+    const admin = new pg.Pool({ connectionString: pgUrl, max: 1 });
+    try {
+      const store = await open(withParam(withParam(pgUrl, `schema=${schema}`), 'application_name=from-url-test'));
+      const { client } = buildClient();
+      await store.clients.saveClient(client);
+      const { rows } = await admin.query<{ n: string }>(
+        'SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = $1', [schema]);
+      expect(Number(rows[0]!.n)).toBeGreaterThan(0);
+      const found = await admin.query(`SELECT 1 FROM "${schema}".clients WHERE client_id = $1`, [client.clientId]);
+      expect(found.rowCount).toBe(1);
+      expect((await store.clients.findClient(client.clientId))?.name).toBe(client.name);
+    } finally {
+      for (const store of opened.splice(0)) await store.close?.();
+      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await admin.end();
+    }
+  });
+});
+
+describe.skipIf(!redisUrl)('createStoreFromUrl: redis://…?prefix=STR', () => {
+  it('keeps every key under that prefix', async () => {
+    const prefix = `oauth-url-${process.pid}-${Math.random().toString(36).slice(2, 8)}:`;
+    const admin = createClient({ url: redisUrl });
+    await admin.connect();
+    try {
+      const store = await open(withParam(redisUrl, `prefix=${encodeURIComponent(prefix)}`));
+      const { client } = buildClient();
+      await store.clients.saveClient(client);
+      const keys: string[] = [];
+      for await (const batch of admin.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) keys.push(...batch);
+      expect(keys).toContain(`${prefix}client:${client.clientId}`);
+      expect((await store.clients.findClient(client.clientId))?.name).toBe(client.name);
+      if (keys.length > 0) await admin.del(keys);
+    } finally {
+      admin.destroy();
+    }
   });
 });
