@@ -15,6 +15,14 @@ import { createDemoUserAuth } from '../../example-app/users.js';
 const CHROMIUM = process.env.OAUTH_TEST_CHROMIUM;
 if (!CHROMIUM) console.log('set OAUTH_TEST_CHROMIUM=/usr/bin/chromium to run the browser tests');
 
+// The functions passed to page.evaluate run in the page; these are the few DOM names they use (the test
+// project has no DOM lib).
+declare const document: {
+  readonly documentElement: { readonly scrollWidth: number };
+  readonly activeElement: { readonly id: string; readonly innerText?: string } | null;
+};
+declare function getComputedStyle(element: unknown): { readonly outlineStyle: string };
+
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
 const DEMO_USER = { username: 'demo', password: 'a-browser-test-password' };
 const DESKTOP = { width: 1280, height: 800 };
@@ -62,7 +70,7 @@ describe.skipIf(!CHROMIUM)('authorization code flow in headless Chromium (exampl
     handler = createApp({ store, userAuth, authUrl, sessionSecret: 'browser-test-session-secret-0123456789' }).app;
 
     browser = await chromium.launch({
-      executablePath: CHROMIUM,
+      executablePath: CHROMIUM!, // set: the suite is skipped otherwise
       headless: true,
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
@@ -237,7 +245,7 @@ describe.skipIf(!CHROMIUM)('authorization code flow in headless Chromium (exampl
     await expect.poll(() => page.getByRole('heading', { name: 'Sign in' }).count()).toBe(1);
 
     const focusedId = () => page.evaluate(() => document.activeElement?.id ?? '');
-    const focusedText = () => page.evaluate(() => (document.activeElement as HTMLElement | null)?.innerText ?? '');
+    const focusedText = () => page.evaluate(() => document.activeElement?.innerText ?? '');
     /** Presses Tab until `done` holds, at most 15 times: a reachable control is a few Tabs away. */
     async function tabUntil(done: () => Promise<boolean>): Promise<void> {
       for (let i = 0; i < 15 && !(await done()); i++) await page.keyboard.press('Tab');
