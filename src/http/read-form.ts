@@ -46,8 +46,8 @@ function readBody(req: Request): Promise<string> {
     });
     req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     req.on('error', () => reject(new InvalidRequestError('request body could not be read')));
-    // An aborted upload must not leave the request hanging; after 'end' this reject is a no-op.
-    req.on('close', () => reject(new InvalidRequestError('request body was not completed')));
+    // An aborted upload must not leave the request hanging; after 'end' there is nothing to reject (nor an error to build).
+    req.on('close', () => { if (!req.readableEnded) reject(new InvalidRequestError('request body was not completed')); });
   });
 }
 
