@@ -1,7 +1,7 @@
 // Fails fast at start-up when a Store lacks a method, instead of at the first request that needs it.
 import type { Store } from './contract.js';
 
-const REQUIRED: Record<keyof Omit<Store, 'close'>, readonly string[]> = {
+const REQUIRED: Record<keyof Omit<Store, 'close' | 'keys'>, readonly string[]> = {
   clients: ['findClient', 'saveClient', 'listClients'],
   codes: ['saveCode', 'consumeCode'],
   tokens: ['saveTokens', 'findAccessToken', 'findRefreshToken', 'revokeAccessToken', 'revokeGrant', 'revokeClientTokens'],

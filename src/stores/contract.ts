@@ -136,6 +136,48 @@ export interface ConsentStore {
   listConsents(userId: string): Promise<readonly ConsentRecord[]>;
 }
 
+/** The JWS algorithms of signing keys (RFC 7518 §3.1, RFC 8037 §3.1). `none` and HS* never appear. */
+export type SigningAlgorithm = 'ES256' | 'RS256' | 'EdDSA';
+
+/**
+ * A package-generated key that signs JWT access tokens (RFC 9068 §4), kept so that every instance and every
+ * restart signs and verifies with the same keys. Records are immutable: rotation inserts a newer one.
+ * The newest (by `createdAt`, then `kid`) signs; an older one stays published and verifiable until
+ * `accessTokenTtl` (plus a refresh margin) after a newer one took over, so no issued token outlives its key.
+ */
+export interface SigningKeyRecord {
+  /** RFC 7638 JWK thumbprint of the public key: the JWS `kid`. Unique. */
+  readonly kid: string;
+  readonly algorithm: SigningAlgorithm;
+  /** PKCS#8 PEM of the private key. A secret: keep the store's data as private as the host's. */
+  readonly privateKeyPem: string;
+  /** When the key was made; the newest key signs. */
+  readonly createdAt: Date;
+}
+
+/** Options of `saveSigningKey`. */
+export interface SaveSigningKeyOptions {
+  /**
+   * Insert only when the store holds no key at all, atomically: of N instances starting together on an
+   * empty store exactly one inserts, so they all converge on one key.
+   */
+  readonly onlyIfNone?: boolean;
+}
+
+/**
+ * Signing keys of JWT access tokens (optional part: needed only with `accessTokenFormat: 'jwt'` and no
+ * host-supplied `jwt.signingKeys`). @see RFC 9068 §4, RFC 7517 §5 (the JWKS they are published in).
+ */
+export interface SigningKeyStore {
+  /** Every key, ordered by createdAt then kid (oldest first). Empty array when there is none. */
+  listSigningKeys(): Promise<readonly SigningKeyRecord[]>;
+  /**
+   * Inserts a key; never replaces one. Resolves `true` when inserted, `false` when the kid already exists
+   * or (with `onlyIfNone`) the store already holds a key.
+   */
+  saveSigningKey(record: SigningKeyRecord, options?: SaveSigningKeyOptions): Promise<boolean>;
+}
+
 /**
  * The whole store, split by concern so that a deployment can mix backends
  * (integrations in PostgreSQL, codes and tokens in Redis).
@@ -148,6 +190,8 @@ export interface Store {
   readonly codes: CodeStore;
   readonly tokens: TokenStore;
   readonly consents: ConsentStore;
+  /** Optional: package-generated JWT signing keys (RFC 9068). Without it, JWT tokens need host keys. */
+  readonly keys?: SigningKeyStore;
   /** Releases connections, timers and file handles. */
   close?(): Promise<void>;
 }

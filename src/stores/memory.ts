@@ -7,6 +7,7 @@ import type {
   Store,
   TokenRecord,
 } from './contract.js';
+import { createMemoryKeyStore } from './memory-keys.js';
 
 /** How long a revoked grant is remembered so that a racing `saveTokens` is refused (contract: ≥ 24 h). */
 const REVOKED_GRANT_TTL_MS = 24 * 60 * 60 * 1000;
@@ -253,6 +254,8 @@ export function createMemoryStore(): Store {
           );
       },
     },
+
+    keys: createMemoryKeyStore(ready),
 
     async close(): Promise<void> {
       closed = true;

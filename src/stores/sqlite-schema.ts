@@ -66,6 +66,15 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (user_id, client_id)
   ) STRICT;
   `,
+  // 2: package-generated signing keys of JWT access tokens (RFC 9068), see sqlite-keys.ts.
+  `
+  CREATE TABLE signing_keys (
+    kid TEXT PRIMARY KEY,
+    algorithm TEXT NOT NULL CHECK (algorithm IN ('ES256', 'RS256', 'EdDSA')),
+    private_key_pem TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  ) STRICT;
+  `,
 ];
 
 /** The schema version this code writes and reads. @see RFC 6749 §10.3, §10.5 (what the schema stores). */

@@ -13,6 +13,7 @@ import type {
 import { runSqlite } from './sqlite-errors.js';
 import { migrateSqliteSchema } from './sqlite-schema.js';
 import { prepareSqliteStatements } from './sqlite-statements.js';
+import { createSqliteKeyStore } from './sqlite-keys.js';
 import {
   clientToRow,
   codeToRow,
@@ -212,6 +213,8 @@ export function createSqliteStore(options: SqliteStoreOptions | Database.Databas
         return runSqlite(() => s.listConsents.all(userId).map(rowToConsent));
       },
     },
+
+    keys: createSqliteKeyStore(db),
 
     async close(): Promise<void> {
       if (timer) clearInterval(timer);

@@ -5,6 +5,7 @@ import { describeAbsentRules } from './conformance-absent.js';
 import { describeClientRules } from './conformance-clients.js';
 import { describeCodeRules } from './conformance-codes.js';
 import { describeConsentRules } from './conformance-consents.js';
+import { describeSigningKeyRules } from './conformance-keys.js';
 import { describeTokenRules } from './conformance-tokens.js';
 
 /** Options of `runStoreConformance`. @see RFC 6749 §4.1.2, §10.3–10.5 (what the suite holds a store to). */
@@ -30,7 +31,9 @@ export interface StoreConformanceOptions {
  * is past reads as absent (checked by saving already-expired records: no fake timers, so database-side
  * TTLs pass); of 20 concurrent `consumeCode` calls exactly one wins and the others report a replay;
  * `revokeGrant` removes a grant's tokens and makes `saveTokens` refuse it; revocation by token, client
- * and user removes exactly what it names; consents upsert and list in order.
+ * and user removes exactly what it names; consents upsert and list in order; signing keys (only when the
+ * store has the optional `keys` part) round-trip in order, are never replaced, and `onlyIfNone` lets
+ * exactly one of N concurrent first starts insert.
  *
  * Each test is named after the rule it checks, so a failure reads as the broken rule.
  *
@@ -73,5 +76,6 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     describeCodeRules(getStore);
     describeTokenRules(getStore);
     describeConsentRules(getStore);
+    describeSigningKeyRules(getStore);
   });
 }

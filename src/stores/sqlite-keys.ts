@@ -1,0 +1,48 @@
+// The SQLite store's signing-key part: one table (schema version 2), insert-if-none in one statement.
+import type BetterSqlite3 from 'better-sqlite3';
+import type { SaveSigningKeyOptions, SigningAlgorithm, SigningKeyRecord, SigningKeyStore } from './contract.js';
+import { runSqlite } from './sqlite-errors.js';
+
+/** `signing_keys` row; created_at in ms. */
+interface SigningKeyRow {
+  readonly kid: string;
+  readonly algorithm: string;
+  readonly private_key_pem: string;
+  readonly created_at: number;
+}
+
+function rowToRecord(row: SigningKeyRow): SigningKeyRecord {
+  return { kid: row.kid, algorithm: row.algorithm as SigningAlgorithm, privateKeyPem: row.private_key_pem, createdAt: new Date(row.created_at) };
+}
+
+function recordToRow(record: SigningKeyRecord): SigningKeyRow {
+  return { kid: record.kid, algorithm: record.algorithm, private_key_pem: record.privateKeyPem, created_at: record.createdAt.getTime() };
+}
+
+/**
+ * Signing keys in the `signing_keys` table, statements prepared once. `onlyIfNone` is a single
+ * `INSERT … SELECT … WHERE NOT EXISTS`: SQLite runs one writer at a time, so across connections and
+ * processes exactly one of several first starts inserts.
+ * @see RFC 9068 §4, RFC 7517 §5.
+ */
+export function createSqliteKeyStore(db: BetterSqlite3.Database): SigningKeyStore {
+  const list = db.prepare<[], SigningKeyRow>('SELECT * FROM signing_keys ORDER BY created_at, kid');
+  const insert = db.prepare<SigningKeyRow>(`
+    INSERT INTO signing_keys (kid, algorithm, private_key_pem, created_at)
+    VALUES (@kid, @algorithm, @private_key_pem, @created_at)
+    ON CONFLICT (kid) DO NOTHING`);
+  // The WHERE also keeps SQLite from reading ON CONFLICT as part of the SELECT (its documented ambiguity).
+  const insertIfNone = db.prepare<SigningKeyRow>(`
+    INSERT INTO signing_keys (kid, algorithm, private_key_pem, created_at)
+    SELECT @kid, @algorithm, @private_key_pem, @created_at
+    WHERE NOT EXISTS (SELECT 1 FROM signing_keys)
+    ON CONFLICT (kid) DO NOTHING`);
+  return {
+    async listSigningKeys(): Promise<readonly SigningKeyRecord[]> {
+      return runSqlite(() => list.all().map(rowToRecord));
+    },
+    async saveSigningKey(record: SigningKeyRecord, options: SaveSigningKeyOptions = {}): Promise<boolean> {
+      return runSqlite(() => (options.onlyIfNone === true ? insertIfNone : insert).run(recordToRow(record)).changes === 1);
+    },
+  };
+}
