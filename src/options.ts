@@ -1,5 +1,8 @@
 // Router options: their types, defaults and start-up validation (bad options throw here, never later).
 import type { Store as SessionStore } from 'express-session';
+import { resolveJwtOptions, type JwtOptions, type ResolvedJwtOptions } from './jwt/resolve-jwt-options.js';
+
+export type { JwtOptions, ResolvedJwtOptions } from './jwt/resolve-jwt-options.js';
 
 /** Options of `createOAuthRouter`. Times are in seconds. */
 export interface OAuthRouterOptions {
@@ -43,6 +46,14 @@ export interface OAuthRouterOptions {
    * client may introspect only its own tokens; for others' tokens it gets `{"active":false}`.
    */
   readonly introspectionClients?: readonly string[];
+  /**
+   * `'opaque'` (default): random access tokens that requireBearer looks up in the store. `'jwt'`: signed
+   * JWT access tokens (RFC 9068) that requireBearer verifies without the store, so revoking one takes effect
+   * only at its expiry; introspection and refresh still honour revocation.
+   */
+  readonly accessTokenFormat?: 'opaque' | 'jwt';
+  /** JWT access token settings (RFC 9068), used when `accessTokenFormat` is `'jwt'`. */
+  readonly jwt?: JwtOptions;
 }
 
 /** The legacy base address of SPEC §9. */
@@ -101,11 +112,14 @@ export interface ResolvedOptions {
   readonly brandColor: string;
   readonly rememberConsent: boolean;
   readonly introspectionClients: ReadonlySet<string>;
+  readonly accessTokenFormat: 'opaque' | 'jwt';
+  readonly jwt: ResolvedJwtOptions;
 }
 
 const KNOWN_KEYS = new Set([
   'issuer', 'legacy', 'accessTokenTtl', 'refreshTokenTtl', 'authorizationCodeTtl', 'requirePkce', 'realm',
   'session', 'productName', 'logger', 'scopes', 'brandColor', 'rememberConsent', 'introspectionClients',
+  'accessTokenFormat', 'jwt',
 ]);
 const LIKELY_TYPOS: Record<string, string> = {
   accessTokenTTL: 'accessTokenTtl', refreshTokenTTL: 'refreshTokenTtl', codeTtl: 'authorizationCodeTtl',
@@ -221,6 +235,12 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
   if (!Array.isArray(introspectionClients) || introspectionClients.some((id) => typeof id !== 'string')) {
     throw new OptionsError('introspectionClients', 'must be a list of client_id strings');
   }
+  if (options.accessTokenFormat !== undefined && options.accessTokenFormat !== 'opaque' && options.accessTokenFormat !== 'jwt') {
+    throw new OptionsError('accessTokenFormat', 'must be "opaque" or "jwt"');
+  }
+  const jwt = resolveJwtOptions(options.jwt, main.issuer, (key, problem) => {
+    throw new OptionsError(key, problem);
+  });
   return {
     main,
     legacy,
@@ -237,5 +257,7 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
     brandColor: options.brandColor ?? '#1f4fd1',
     rememberConsent: options.rememberConsent ?? true,
     introspectionClients: new Set(introspectionClients),
+    accessTokenFormat: options.accessTokenFormat ?? 'opaque',
+    jwt,
   };
 }

@@ -23,6 +23,9 @@ import { createConsentsEndpoints } from './endpoints/consents.js';
 import { withdrawConsent } from './consents/withdraw-consent.js';
 import type { PageContext } from './endpoints/page-context.js';
 import { createRequireBearer } from './middleware/require-bearer.js';
+import { createKeyRing } from './jwt/key-ring.js';
+import { createAccessTokenVerifier } from './jwt/verify-access-token.js';
+import { createJwksEndpoint } from './jwt/jwks-endpoint.js';
 
 type Endpoints = Record<
   'authorize' | 'login' | 'consent' | 'token' | 'revoke' | 'introspect' | 'metadata' | 'consents' | 'withdraw',
@@ -47,6 +50,9 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
   const resolved = resolveOptions(options);
   checkStore(store);
   checkUserAuth(userAuth);
+  // RFC 9068: keys are chosen (host or store) and checked now; they are read from the store lazily.
+  const keyRing = resolved.accessTokenFormat === 'jwt' ? createKeyRing(store, resolved) : undefined;
+  const jwks = keyRing ? createJwksEndpoint(keyRing, resolved.logger) : null;
   const router = express.Router();
   const sessionMiddleware = createSessionMiddleware(resolved);
   const pageHeaders = helmet({
@@ -72,10 +78,10 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
       authorize: createAuthorizeEndpoint(context),
       login: createLoginEndpoint(context),
       consent: createConsentEndpoint(context),
-      token: createTokenEndpoint(store, userAuth, resolved, issuer),
+      token: createTokenEndpoint(store, userAuth, resolved, issuer, keyRing),
       revoke: createRevocationEndpoint(store, resolved, issuer),
       introspect: createIntrospectionEndpoint(store, resolved, issuer),
-      metadata: createMetadataEndpoint(buildMetadata(resolved, issuer)),
+      metadata: createMetadataEndpoint(buildMetadata(resolved, issuer, keyRing ? { jwks_uri: `${issuer.issuer}/oauth2/jwks` } : {})),
       consents: consents.consentsPage,
       withdraw: consents.withdraw,
     });
@@ -104,6 +110,8 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
       router.post(`${base}/${name}`, dispatch(name));
       router.all(`${base}/${name}`, methodNotAllowed);
     }
+    // Both issuers publish the same keys, so no dispatch by issuer is needed.
+    if (jwks) router.get(`${base}/jwks`, jwks);
     // RFC 8414 §3.1 inserts the well-known segment before the issuer's path; the appended form is what many
     // clients try for issuers with a path, so both answer.
     router.get([`/.well-known/oauth-authorization-server${prefix}`, `${prefix}/.well-known/oauth-authorization-server`], dispatch('metadata'));
@@ -111,8 +119,11 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
 
   return {
     router,
-    requireBearer: createRequireBearer(store, resolved),
+    requireBearer: createRequireBearer(store, resolved, keyRing ? createAccessTokenVerifier(keyRing, resolved) : null),
     withdrawConsent: (userId: string, clientId: string) => withdrawConsent(store, userId, clientId),
+    rotateSigningKey: () => keyRing
+      ? keyRing.rotate()
+      : Promise.reject(new Error('express-oauth-router: rotateSigningKey needs accessTokenFormat "jwt"')),
     options: resolved,
   };
 }

@@ -33,6 +33,13 @@ export interface OAuthRouter {
    * (for the host's own account pages; the router also serves `{issuer}/oauth2/consents`).
    */
   withdrawConsent(userId: string, clientId: string): Promise<void>;
+  /**
+   * With `accessTokenFormat: 'jwt'` and store-kept keys: generates a new ES256 key, stores it and makes it the
+   * signer (for every instance within a minute). Tokens signed with older keys keep verifying until they
+   * expire; the JWKS lists both meanwhile. Rejects when the host supplies `jwt.signingKeys` or tokens are opaque.
+   * @see RFC 9068 §4, RFC 7517 §5.
+   */
+  rotateSigningKey(): Promise<{ readonly kid: string }>;
   /** The validated options. */
   readonly options: ResolvedOptions;
 }

@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import type { Store } from '../stores/contract.js';
 import type { UserAuth } from '../user-auth.js';
 import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
+import type { KeyRing } from '../jwt/key-ring.js';
 import { GRANTS } from '../grants/index.js';
 import { readForm } from '../http/read-form.js';
 import { sendNoStoreJson } from '../http/json-response.js';
@@ -17,7 +18,7 @@ import { sendTokenEndpointError } from '../http/send-token-endpoint-error.js';
  * `WWW-Authenticate: Basic` (RFC 6749 §5.2).
  * @see RFC 6749 §3.2, §4.1.3, §4.4.2, §5, §6; SPEC §4.2.
  */
-export function createTokenEndpoint(store: Store, userAuth: UserAuth, options: ResolvedOptions, issuer: ResolvedIssuer) {
+export function createTokenEndpoint(store: Store, userAuth: UserAuth, options: ResolvedOptions, issuer: ResolvedIssuer, keyRing?: KeyRing) {
   return async function tokenEndpoint(req: Request, res: Response): Promise<void> {
     try {
       const params = await readForm(req);
@@ -31,7 +32,7 @@ export function createTokenEndpoint(store: Store, userAuth: UserAuth, options: R
       if (grant.flow !== client.flow) {
         throw new UnauthorizedClientError(`this integration is configured for the ${client.flow} flow and may not use grant_type ${grantType}`);
       }
-      const body = await grant.handle({ store, userAuth, options, issuer, client, params });
+      const body = await grant.handle({ store, userAuth, options, issuer, client, params, keyRing });
       sendNoStoreJson(res, 200, body);
     } catch (err) {
       sendTokenEndpointError(res, err, options);

@@ -3,6 +3,7 @@ import type { ClientFlow, GrantType, OAuthClient, Store } from '../stores/contra
 import type { UserAuth } from '../user-auth.js';
 import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
 import type { FormParams } from '../http/read-form.js';
+import type { KeyRing } from '../jwt/key-ring.js';
 
 /** Everything one token request needs, passed explicitly (no all-purpose context object). */
 export interface GrantContext {
@@ -12,6 +13,8 @@ export interface GrantContext {
   readonly issuer: ResolvedIssuer;
   readonly client: OAuthClient;
   readonly params: FormParams;
+  /** The signing keys when `accessTokenFormat` is 'jwt' (RFC 9068); absent for opaque tokens. */
+  readonly keyRing?: KeyRing | undefined;
 }
 
 /** The successful token response (RFC 6749 §5.1, SPEC §2 "Token response"). */

@@ -4,6 +4,7 @@ import type { TokenRecord } from '../stores/contract.js';
 import { createRandomToken } from '../crypto/random-token.js';
 import { hashSecret } from '../crypto/hash-secret.js';
 import { InvalidGrantError } from '../errors.js';
+import { signAccessToken } from '../jwt/sign-access-token.js';
 
 /** What to issue. */
 export interface IssueRequest {
@@ -18,13 +19,21 @@ export interface IssueRequest {
 
 /**
  * Issues an access token (and a refresh token when asked) of `grantId`, saved hashed in one store call.
+ * With `accessTokenFormat: 'jwt'` the access token is a signed RFC 9068 JWT; its record is saved by hash
+ * all the same, so introspection, revocation and code-replay bookkeeping work alike for both formats.
  * @throws InvalidGrantError when the grant was revoked while this request ran (code replay race).
- * @see RFC 6749 §5.1, SPEC §2 (response fields), §4.3–4.5.
+ * @see RFC 6749 §5.1, SPEC §2 (response fields), §4.3–4.5, RFC 9068 §2.
  */
 export async function issueTokens(context: GrantContext, request: IssueRequest): Promise<TokenResponseBody> {
   const { options, client, issuer } = context;
   const now = Date.now();
-  const accessToken = createRandomToken();
+  const expiresAt = now + options.accessTokenTtl * 1000;
+  const accessToken = options.accessTokenFormat === 'jwt' && context.keyRing
+    ? signAccessToken(await context.keyRing.signer(), {
+      issuer: issuer.issuer, audience: options.jwt.audience, clientId: client.clientId, userId: request.userId,
+      scope: request.scope, grantId: request.grantId, issuedAt: now, expiresAt,
+    })
+    : createRandomToken();
   const access: TokenRecord = {
     tokenHash: hashSecret(accessToken),
     grantId: request.grantId,
@@ -32,7 +41,7 @@ export async function issueTokens(context: GrantContext, request: IssueRequest):
     userId: request.userId,
     scope: request.scope,
     issuer: issuer.issuer,
-    expiresAt: new Date(now + options.accessTokenTtl * 1000),
+    expiresAt: new Date(expiresAt),
   };
   let refreshToken: string | undefined;
   let refresh: TokenRecord | null = null;

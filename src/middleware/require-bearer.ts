@@ -8,6 +8,10 @@ import { sendNoStoreJson } from '../http/json-response.js';
 import { bearerChallenge } from '../http/www-authenticate.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
 import { checkScopeTokens } from '../checks/scope.js';
+import { looksLikeJws } from '../jwt/verify-access-token.js';
+
+/** Verifies a JWT access token locally (RFC 9068 §4); `null` when it is not valid. */
+export type JwtVerifier = (token: string) => Promise<BearerAuth | null>;
 
 // RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token; b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
@@ -26,9 +30,12 @@ function reject(res: Response, status: number, challenge: string | null, body: R
  * - missing scope → 403 `insufficient_scope` with the required `scope`;
  * - store outage → 503 `temporarily_unavailable`.
  * On success `req.auth` tells the handler who the token is for.
- * @see RFC 6750 §2.1, §3, §3.1.
+ * With `verifyJwt` (accessTokenFormat 'jwt'), a token of JWS compact shape is verified by signature and
+ * claims, with no store round trip (so a revoked JWT stays usable until it expires); any other token
+ * (e.g. opaque ones issued before the switch) is still looked up in the store.
+ * @see RFC 6750 §2.1, §3, §3.1, RFC 9068 §4.
  */
-export function createRequireBearer(store: Store, options: ResolvedOptions) {
+export function createRequireBearer(store: Store, options: ResolvedOptions, verifyJwt: JwtVerifier | null = null) {
   const realm = options.realm;
   const missing = bearerChallenge(realm);
 
@@ -51,32 +58,37 @@ export function createRequireBearer(store: Store, options: ResolvedOptions) {
         reject(res, 400, bearerChallenge(realm, { error: 'invalid_request', description }), { error: 'invalid_request', error_description: description });
         return;
       }
-      let record;
+      const token = match[1]!;
+      let auth: BearerAuth | null;
       try {
-        record = await store.tokens.findAccessToken(hashSecret(match[1]!));
+        if (verifyJwt && looksLikeJws(token)) {
+          auth = await verifyJwt(token);
+        } else {
+          const record = await store.tokens.findAccessToken(hashSecret(token));
+          auth = record && record.expiresAt.getTime() > Date.now() ? {
+            clientId: record.clientId,
+            userId: record.userId,
+            scope: record.scope,
+            grantId: record.grantId,
+            issuer: record.issuer,
+            expiresAt: record.expiresAt,
+          } : null;
+        }
       } catch (err) {
         const oauthError = toOAuthError(err, options.logger);
         reject(res, oauthError.status, null, { error: oauthError.error, error_description: oauthError.expose ? oauthError.message : 'internal error' });
         return;
       }
-      if (!record || record.expiresAt.getTime() <= Date.now()) {
+      if (!auth) {
         const description = 'the access token is invalid, expired or revoked';
         reject(res, 401, bearerChallenge(realm, { error: 'invalid_token', description }), { error: 'invalid_token', error_description: description });
         return;
       }
-      if (required.some((scope) => !record.scope.includes(scope))) {
+      if (required.some((scope) => !auth.scope.includes(scope))) {
         const description = `the access token lacks the required scope: ${scopeText}`;
         reject(res, 403, bearerChallenge(realm, { error: 'insufficient_scope', description, scope: scopeText }), { error: 'insufficient_scope', error_description: description });
         return;
       }
-      const auth: BearerAuth = {
-        clientId: record.clientId,
-        userId: record.userId,
-        scope: record.scope,
-        grantId: record.grantId,
-        issuer: record.issuer,
-        expiresAt: record.expiresAt,
-      };
       req.auth = auth;
       next();
     };

@@ -1,0 +1,29 @@
+// GET {issuer}/oauth2/jwks: the public keys that verify our JWT access tokens (RFC 7517 JWK Set).
+import type { Request, Response } from 'express';
+import type { Logger } from '../options.js';
+import type { KeyRing } from './key-ring.js';
+import { toOAuthError } from '../http/to-oauth-error.js';
+
+/**
+ * Serves `{ "keys": [ … ] }`: every published key (the signer and keys still inside their retirement
+ * window) as a public JWK with kty, crv/x/y or n/e, kid, alg and use "sig". Never a private member.
+ * Cached a minute: a resource server that meets an unknown kid is expected to fetch again anyway.
+ * @see RFC 7517 §4, §5, RFC 9068 §4 (keys from the AS's metadata `jwks_uri`), RFC 8414 §2.
+ */
+export function createJwksEndpoint(keys: KeyRing, logger: Logger) {
+  return async function jwksEndpoint(_req: Request, res: Response): Promise<void> {
+    try {
+      const published = await keys.publishedKeys();
+      const body = Buffer.from(JSON.stringify({ keys: published.map((key) => key.publicJwk) }), 'utf8');
+      res.setHeader('Content-Type', 'application/json; charset=utf-8');
+      res.setHeader('Cache-Control', 'public, max-age=60');
+      res.setHeader('Access-Control-Allow-Origin', '*');
+      res.setHeader('Content-Length', body.length);
+      res.end(body);
+    } catch (err) {
+      const oauthError = toOAuthError(err, logger);
+      res.status(oauthError.status).setHeader('Cache-Control', 'no-store');
+      res.json({ error: oauthError.error });
+    }
+  };
+}

@@ -1,0 +1,51 @@
+// The signing keys of one router: which key signs, which keys verify and are published in the JWKS.
+import type { Store } from '../stores/contract.js';
+import { OptionsError, type ResolvedOptions } from '../options.js';
+import type { SigningKey } from './signing-key.js';
+import { createStoreKeyRing } from './store-key-ring.js';
+
+/** The keys of JWT access tokens, as the issuer, the verifier and the JWKS endpoint see them. */
+export interface KeyRing {
+  /** The key that signs new access tokens. */
+  signer(): Promise<SigningKey>;
+  /** The published key of `kid`, or `null`; an unknown kid may trigger a (rate-limited) reload. */
+  findKey(kid: string): Promise<SigningKey | null>;
+  /** Every key a token may currently be signed with: the JWKS. */
+  publishedKeys(): Promise<readonly SigningKey[]>;
+  /** Makes a new ES256 key the signer; older keys keep verifying until retired. */
+  rotate(): Promise<{ readonly kid: string }>;
+}
+
+/** Host keys: the first signs, all verify; the host rotates by changing the list (RFC 9068 §4). */
+function createHostKeyRing(keys: readonly SigningKey[]): KeyRing {
+  const signer = keys[0]!;
+  const byKid = new Map(keys.map((key) => [key.kid, key]));
+  return {
+    signer: async () => signer,
+    findKey: async (kid) => byKid.get(kid) ?? null,
+    publishedKeys: async () => keys,
+    rotate: async () => {
+      throw new Error('express-oauth-router: jwt.signingKeys are supplied by the host; rotate by putting the new key first in jwt.signingKeys');
+    },
+  };
+}
+
+/**
+ * Chooses the key source for `accessTokenFormat: 'jwt'`: the host's `jwt.signingKeys` when given,
+ * otherwise keys the package generates and keeps in `store.keys`.
+ * @throws OptionsError naming `jwt.signingKeys` when neither is available; TypeError for a broken `store.keys`.
+ * @see RFC 9068 §4 (validation with the AS's published keys), RFC 8414 §2 (`jwks_uri`).
+ */
+export function createKeyRing(store: Store, options: ResolvedOptions): KeyRing {
+  if (options.jwt.signingKeys.length > 0) return createHostKeyRing(options.jwt.signingKeys);
+  const keys = store.keys;
+  if (keys === undefined) {
+    throw new OptionsError('jwt.signingKeys', 'is required with accessTokenFormat "jwt" when the store has no signing-key part (store.keys)');
+  }
+  for (const method of ['listSigningKeys', 'saveSigningKey'] as const) {
+    if (typeof keys[method] !== 'function') {
+      throw new TypeError(`express-oauth-router: store.keys.${method} must be a function (see SigningKeyStore in stores/contract)`);
+    }
+  }
+  return createStoreKeyRing(keys, options.accessTokenTtl, options.logger);
+}

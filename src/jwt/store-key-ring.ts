@@ -1,0 +1,141 @@
+// Package-generated signing keys kept in the store: lazy load, first-start convergence, rotation, retirement.
+import { createPrivateKey } from 'node:crypto';
+import type { SigningKeyRecord, SigningKeyStore } from '../stores/contract.js';
+import type { Logger } from '../options.js';
+import type { KeyRing } from './key-ring.js';
+import { toSigningKey, type SigningKey } from './signing-key.js';
+import { generateSigningKeyRecord } from './generate-signing-key.js';
+
+/** How long a loaded key set is trusted for signing before it is re-read (picks up another instance's rotation). */
+const SIGNER_REFRESH_MS = 60_000;
+/**
+ * Unknown kids re-read the store at most this often, so garbage kids cannot flood it. Counted apart from
+ * ordinary loads: the first unknown kid after a rotation elsewhere is looked up at once.
+ */
+const UNKNOWN_KID_REFRESH_MS = 5_000;
+/**
+ * Beyond accessTokenTtl, how long a superseded key stays published: another instance may sign with it until
+ * its next refresh (SIGNER_REFRESH_MS), plus a minute for clock skew between instances.
+ */
+const RETIREMENT_MARGIN_MS = SIGNER_REFRESH_MS + 60_000;
+
+interface LoadedKeys {
+  readonly signer: SigningKey;
+  readonly signerCreatedAt: number;
+  /** kid → key and the instant after which it no longer verifies. */
+  readonly byKid: ReadonlyMap<string, { readonly key: SigningKey; readonly verifyUntil: number }>;
+  readonly loadedAt: number;
+}
+
+function byAge(a: SigningKeyRecord, b: SigningKeyRecord): number {
+  return a.createdAt.getTime() - b.createdAt.getTime() || (a.kid < b.kid ? -1 : a.kid > b.kid ? 1 : 0);
+}
+
+/**
+ * A KeyRing over `store.keys`. The newest key (createdAt, then kid) signs; a key superseded at instant S
+ * verifies until S + accessTokenTtl + margin, so rotation never cuts short a token already issued. Two
+ * instances on an empty store insert with `onlyIfNone` and re-read, so they converge on one key.
+ * @see RFC 9068 §4, RFC 7517 §5 (JWK Set), RFC 7638 (kid).
+ */
+export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: number, logger: Logger): KeyRing {
+  const ttlMs = accessTokenTtl * 1000;
+  /** Parsed keys by kid, so a reload does not parse every PEM again. */
+  const parsed = new Map<string, SigningKey>();
+  let loaded: LoadedKeys | null = null;
+  let loading: Promise<LoadedKeys> | null = null;
+  let lastUnknownKidReload = Number.NEGATIVE_INFINITY;
+
+  function parse(record: SigningKeyRecord): SigningKey | null {
+    const cached = parsed.get(record.kid);
+    if (cached) return cached;
+    try {
+      const key = toSigningKey(createPrivateKey(record.privateKeyPem));
+      if (key.kid !== record.kid || key.algorithm !== record.algorithm) throw new Error('kid or algorithm does not match the key');
+      parsed.set(record.kid, key);
+      return key;
+    } catch (err) {
+      // One unreadable record must not take token issuance down; it simply never verifies anything.
+      logger.error(`express-oauth-router: ignoring stored signing key ${record.kid}: ${(err as Error).message}`);
+      return null;
+    }
+  }
+
+  async function load(): Promise<LoadedKeys> {
+    let records = await store.listSigningKeys();
+    if (records.length === 0) {
+      await store.saveSigningKey(generateSigningKeyRecord(new Date()), { onlyIfNone: true });
+      // Re-read whether or not we won: the winner's key is the one everybody signs with.
+      records = await store.listSigningKeys();
+    }
+    const now = Date.now();
+    const sorted = [...records].sort(byAge);
+    const byKid = new Map<string, { key: SigningKey; verifyUntil: number }>();
+    let signer: { key: SigningKey; createdAt: number } | null = null;
+    for (const [i, record] of sorted.entries()) {
+      const next = sorted[i + 1];
+      const verifyUntil = next ? next.createdAt.getTime() + ttlMs + RETIREMENT_MARGIN_MS : Number.POSITIVE_INFINITY;
+      if (verifyUntil <= now) continue;
+      const key = parse(record);
+      if (!key) continue;
+      byKid.set(key.kid, { key, verifyUntil });
+      signer = { key, createdAt: record.createdAt.getTime() };
+    }
+    if (!signer) throw new Error('express-oauth-router: the store holds no usable signing key');
+    return { signer: signer.key, signerCreatedAt: signer.createdAt, byKid, loadedAt: now };
+  }
+
+  /** One load at a time: concurrent callers share it. */
+  function reload(): Promise<LoadedKeys> {
+    loading ??= load()
+      .then((keys) => (loaded = keys))
+      .finally(() => { loading = null; });
+    return loading;
+  }
+
+  function lookup(keys: LoadedKeys, kid: string): SigningKey | null {
+    const entry = keys.byKid.get(kid);
+    return entry && entry.verifyUntil > Date.now() ? entry.key : null;
+  }
+
+  async function fresh(): Promise<LoadedKeys> {
+    if (loaded && Date.now() - loaded.loadedAt < SIGNER_REFRESH_MS) return loaded;
+    try {
+      return await reload();
+    } catch (err) {
+      // A stale key set still signs and verifies correctly; only another instance's rotation is missed.
+      if (loaded) return loaded;
+      throw err;
+    }
+  }
+
+  return {
+    async signer() {
+      return (await fresh()).signer;
+    },
+    async findKey(kid) {
+      const keys = loaded ?? (await reload());
+      const hit = lookup(keys, kid);
+      if (hit) return hit;
+      if (loading) return lookup(await loading, kid);
+      if (Date.now() - lastUnknownKidReload < UNKNOWN_KID_REFRESH_MS) return null;
+      lastUnknownKidReload = Date.now();
+      // Maybe another instance rotated: read the store again (rate-limited above).
+      return lookup(await reload(), kid);
+    },
+    async publishedKeys() {
+      const keys = await fresh();
+      const now = Date.now();
+      return [...keys.byKid.values()].filter((entry) => entry.verifyUntil > now).map((entry) => entry.key);
+    },
+    async rotate() {
+      const current = loaded ?? (await reload());
+      // Strictly newer than the current signer even within one millisecond, so the new key wins the order.
+      const record = generateSigningKeyRecord(new Date(Math.max(Date.now(), current.signerCreatedAt + 1)));
+      await store.saveSigningKey(record);
+      // A load started before the insert would not see it: wait it out, then read again.
+      if (loading) await loading.catch(() => undefined);
+      await reload();
+      return { kid: record.kid };
+    },
+  };
+}

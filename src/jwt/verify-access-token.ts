@@ -1,0 +1,80 @@
+// Verifies a JWT access token locally (RFC 9068 §4): signature by a published key, then header and claims.
+import type { BearerAuth } from '../types.js';
+import type { ResolvedOptions } from '../options.js';
+import type { KeyRing } from './key-ring.js';
+import { decodeJsonObjectSegment, decodeSegment } from './base64url.js';
+import { jwsVerify } from './jws-crypto.js';
+
+/** Three base64url segments: what a JWS compact token looks like; our opaque tokens have no dot. */
+const JWS_COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+/**
+ * Tolerance for iat/nbf ahead of our clock (instances' clocks differ a little). None for exp: every
+ * verifier here is this package on synchronised servers, and an expired token must fail like an opaque one.
+ */
+const CLOCK_SKEW_SECONDS = 5;
+
+/**
+ * Whether a bearer token has the JWS compact shape (and so is verified without the store).
+ * @see RFC 7515 §7.1.
+ */
+export function looksLikeJws(token: string): boolean {
+  return JWS_COMPACT.test(token);
+}
+
+function isString(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0;
+}
+
+function isTime(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value);
+}
+
+/**
+ * Builds the verifier requireBearer uses when `accessTokenFormat` is 'jwt'. Resolves who the token is for,
+ * or `null` for any failure (the caller answers 401 invalid_token and says no more). It asks the store
+ * nothing except, rarely, for keys: so revocation of a JWT access token takes effect only at its expiry.
+ * Checks, in order: shape; header `typ` at+jwt, `kid` of a published key, `alg` equal to that key's
+ * algorithm (so never `none` or HS*), no `crit`; the signature; `iss` one of our issuers; `aud` containing
+ * the audience; `exp` in the future; `iat`/`nbf` not in the future; client_id, sub, grant_id present.
+ * @throws only what the key ring throws when the store is unreachable (the caller answers 503).
+ * @see RFC 9068 §4, RFC 7515 §5.2, RFC 7519 §7.2, RFC 8725 §3.1–3.2, §3.11.
+ */
+export function createAccessTokenVerifier(keys: KeyRing, options: ResolvedOptions) {
+  const issuers = new Set([options.main.issuer, ...(options.legacy ? [options.legacy.issuer] : [])]);
+  const audience = options.jwt.audience;
+
+  return async function verifyAccessToken(token: string): Promise<BearerAuth | null> {
+    if (!looksLikeJws(token)) return null;
+    const [headerPart, payloadPart, signaturePart] = token.split('.') as [string, string, string];
+    const header = decodeJsonObjectSegment(headerPart);
+    if (!header || header.crit !== undefined) return null;
+    const typ = typeof header.typ === 'string' ? header.typ.toLowerCase() : '';
+    if (typ !== 'at+jwt' && typ !== 'application/at+jwt') return null;
+    if (!isString(header.kid) || !isString(header.alg)) return null;
+    const key = await keys.findKey(header.kid);
+    if (!key || header.alg !== key.algorithm) return null;
+    const signature = decodeSegment(signaturePart);
+    if (!signature || !jwsVerify(key.algorithm, key.publicKey, Buffer.from(`${headerPart}.${payloadPart}`, 'ascii'), signature)) return null;
+
+    const claims = decodeJsonObjectSegment(payloadPart);
+    if (!claims) return null;
+    const { iss, aud, exp, iat, nbf, sub, client_id: clientId, grant_id: grantId, scope, gty } = claims;
+    if (!isString(iss) || !issuers.has(iss)) return null;
+    if (!(aud === audience || (Array.isArray(aud) && aud.includes(audience)))) return null;
+    const now = Date.now() / 1000;
+    if (!isTime(exp) || exp <= now) return null;
+    if (!isTime(iat) || iat > now + CLOCK_SKEW_SECONDS) return null;
+    if (nbf !== undefined && (!isTime(nbf) || nbf > now + CLOCK_SKEW_SECONDS)) return null;
+    if (!isString(sub) || !isString(clientId) || !isString(grantId)) return null;
+    if (scope !== undefined && typeof scope !== 'string') return null;
+    if (gty !== undefined && gty !== 'client_credentials') return null;
+    return {
+      clientId,
+      userId: gty === 'client_credentials' ? null : sub,
+      scope: typeof scope === 'string' ? scope.split(' ').filter(Boolean) : [],
+      grantId,
+      issuer: iss,
+      expiresAt: new Date(exp * 1000),
+    };
+  };
+}

@@ -1,0 +1,226 @@
+// RFC 9068 JWT access tokens: header, claims, JWKS, local verification, rotation, host keys, stores, options.
+import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import express from 'express';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ISSUER, LEGACY_ISSUER, USER, basic, createTestApp, createTestUserAuth, type TestApp } from '../helpers/app.js';
+import { clientCredentialsToken, codeTokens, introspect, revoke } from '../helpers/token-requests.js';
+import { callApi, decodeJwt, fetchJwks, forgeJwt, tamperClaims, verifyWithJwks } from '../helpers/jwt.js';
+import { createOAuthRouter } from '../../src/router.js';
+import { createMemoryStore } from '../../src/stores/memory.js';
+import type { Store } from '../../src/stores/contract.js';
+import { generateSigningKeyRecord } from '../../src/jwt/generate-signing-key.js';
+
+const JWT = { accessTokenFormat: 'jwt' } as const;
+
+/** 401 invalid_token with the Bearer challenge, as for an unknown opaque token (RFC 6750 §3.1). */
+async function expectInvalidToken(t: TestApp, token: string): Promise<void> {
+  const res = await callApi(t.app, token);
+  expect(res.status).toBe(401);
+  expect(res.body.error).toBe('invalid_token');
+  expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="[^"]+", error="invalid_token"/);
+}
+
+/** The store's current signing key, to forge tokens that differ from real ones in exactly one respect. */
+async function storeSigner(store: Store): Promise<{ key: KeyObject; kid: string }> {
+  const records = await store.keys!.listSigningKeys();
+  const newest = records.at(-1)!;
+  return { key: createPrivateKey(newest.privateKeyPem), kid: newest.kid };
+}
+
+describe('RFC 9068 JWT access tokens (store-generated keys)', () => {
+  let t: TestApp;
+  beforeAll(async () => { t = await createTestApp(JWT); });
+
+  it('the access token is a JWS with header { alg: ES256, typ: at+jwt, kid } of a key in the JWKS (§2.1)', async () => {
+    const token = await clientCredentialsToken(t.app, t.credentialsClient);
+    const { header } = decodeJwt(token);
+    expect(header).toEqual({ alg: 'ES256', typ: 'at+jwt', kid: expect.any(String) });
+    const jwks = await fetchJwks(t.app);
+    expect(jwks).toHaveLength(1);
+    expect(jwks[0]).toEqual({ kty: 'EC', crv: 'P-256', x: expect.any(String), y: expect.any(String), kid: header.kid, alg: 'ES256', use: 'sig' });
+    expect(await fetchJwks(t.app, '/legacy')).toEqual(jwks);
+  });
+
+  it('a code-flow token carries iss, exp, aud, sub (the user), client_id, iat, jti, scope and grant_id (§2.2)', async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const { accessToken } = await codeTokens(t.app, t.codeClient);
+    const { claims } = decodeJwt(accessToken);
+    expect(claims).toEqual({
+      iss: ISSUER, exp: expect.any(Number), aud: ISSUER, sub: USER.id, client_id: t.codeClient.clientId,
+      iat: expect.any(Number), jti: expect.any(String), scope: 'envelopes:read envelopes:sign', grant_id: expect.any(String),
+    });
+    expect(claims.iat).toBeGreaterThanOrEqual(before);
+    expect(claims.exp).toBe((claims.iat as number) + 3600);
+    const other = decodeJwt((await codeTokens(t.app, t.codeClient)).accessToken).claims;
+    expect(other.jti).not.toBe(claims.jti);
+    expect(other.grant_id).not.toBe(claims.grant_id);
+  });
+
+  it('a client_credentials token has sub = client_id and gty client_credentials; scope only when non-empty', async () => {
+    const { claims } = decodeJwt(await clientCredentialsToken(t.app, t.credentialsClient, '', 'envelopes:read'));
+    expect(claims).toMatchObject({ sub: t.credentialsClient.clientId, client_id: t.credentialsClient.clientId, gty: 'client_credentials', scope: 'envelopes:read' });
+  });
+
+  it('a token of the legacy address names that issuer in iss; aud is the main issuer by default', async () => {
+    const { claims } = decodeJwt(await clientCredentialsToken(t.app, t.legacyCredentialsClient, '/legacy'));
+    expect(claims).toMatchObject({ iss: LEGACY_ISSUER, aud: ISSUER });
+  });
+
+  it('the signature verifies independently with node:crypto against the JWKS fetched over HTTP', async () => {
+    const jwks = await fetchJwks(t.app);
+    expect(verifyWithJwks(await clientCredentialsToken(t.app, t.credentialsClient), jwks)).toBe(true);
+    expect(verifyWithJwks((await codeTokens(t.app, t.codeClient)).accessToken, jwks)).toBe(true);
+  });
+
+  it('metadata names jwks_uri at both issuers (RFC 8414 §2); without jwt there is neither jwks_uri nor a JWKS', async () => {
+    const main = await request(t.app).get('/.well-known/oauth-authorization-server');
+    expect(main.body.jwks_uri).toBe(`${ISSUER}/oauth2/jwks`);
+    const legacy = await request(t.app).get('/.well-known/oauth-authorization-server/legacy');
+    expect(legacy.body.jwks_uri).toBe(`${LEGACY_ISSUER}/oauth2/jwks`);
+    const opaque = await createTestApp();
+    expect((await request(opaque.app).get('/.well-known/oauth-authorization-server')).body).not.toHaveProperty('jwks_uri');
+    expect((await request(opaque.app).get('/oauth2/jwks')).status).toBe(404);
+  });
+
+  it('requireBearer accepts a code-flow token: req.auth names the user, client, scope, grant and issuer', async () => {
+    const { accessToken } = await codeTokens(t.app, t.codeClient);
+    const { claims } = decodeJwt(accessToken);
+    const res = await callApi(t.app, accessToken);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      clientId: t.codeClient.clientId, userId: USER.id, scope: ['envelopes:read', 'envelopes:sign'],
+      grantId: claims.grant_id, issuer: ISSUER, expiresAt: new Date((claims.exp as number) * 1000).toISOString(),
+    });
+  });
+
+  it('requireBearer accepts a client_credentials token with userId null, and enforces scope (403)', async () => {
+    const token = await clientCredentialsToken(t.app, t.credentialsClient, '', 'envelopes:read');
+    const res = await callApi(t.app, token);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ clientId: t.credentialsClient.clientId, userId: null, scope: ['envelopes:read'] });
+    const sign = await request(t.app).get('/api/v1/sign').set('Authorization', `Bearer ${token}`);
+    expect(sign.status).toBe(403);
+    expect(sign.body.error).toBe('insufficient_scope');
+  });
+
+  it('introspection and refresh honour revocation; requireBearer does not ask the store (bounded by exp)', async () => {
+    const tokens = await codeTokens(t.app, t.codeClient);
+    expect((await introspect(t.app, t.codeClient, { token: tokens.accessToken })).body).toMatchObject({ active: true, sub: USER.id });
+    expect((await revoke(t.app, t.codeClient, { token: tokens.refreshToken })).status).toBe(200);
+    expect((await introspect(t.app, t.codeClient, { token: tokens.accessToken })).body).toEqual({ active: false });
+    expect((await callApi(t.app, tokens.accessToken)).status).toBe(200);
+  });
+
+  it('opaque tokens issued before switching to jwt still pass requireBearer, through the store', async () => {
+    const store = createMemoryStore();
+    const before = await createTestApp({}, store);
+    const opaque = await clientCredentialsToken(before.app, before.credentialsClient);
+    expect(opaque).not.toContain('.');
+    const after = await createTestApp(JWT, store);
+    expect((await callApi(after.app, opaque)).status).toBe(200);
+  });
+
+  describe('refused with 401 invalid_token', () => {
+    let claims: Record<string, unknown>;
+    beforeAll(async () => {
+      claims = decodeJwt(await clientCredentialsToken(t.app, t.credentialsClient)).claims;
+    });
+    const header = (kid: string, extra: Record<string, unknown> = {}) => ({ alg: 'ES256', typ: 'at+jwt', kid, ...extra });
+
+    it('a forged token with everything right is accepted (so each refusal below is about one thing)', async () => {
+      const { key, kid } = await storeSigner(t.store);
+      expect((await callApi(t.app, forgeJwt(header(kid), claims, key))).status).toBe(200);
+    });
+
+    it('a tampered payload (signature of the original)', async () => {
+      const token = await clientCredentialsToken(t.app, t.credentialsClient);
+      await expectInvalidToken(t, tamperClaims(token, { sub: 'someone-else' }));
+      await expectInvalidToken(t, tamperClaims(token, { scope: 'envelopes:read envelopes:sign admin' }));
+    });
+
+    it('an unknown kid', async () => {
+      const { key } = await storeSigner(t.store);
+      await expectInvalidToken(t, forgeJwt(header('no-such-kid'), claims, key));
+    });
+
+    it('alg none, and alg HS256 keyed with the public key (algorithm substitution)', async () => {
+      const { kid } = await storeSigner(t.store);
+      const none = `${Buffer.from(JSON.stringify(header(kid, { alg: 'none' }))).toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.`;
+      await expectInvalidToken(t, none);
+      await expectInvalidToken(t, `${none}AAAA`);
+      const jwk = (await fetchJwks(t.app))[0]!;
+      await expectInvalidToken(t, forgeJwt(header(kid, { alg: 'HS256' }), claims, Buffer.from(JSON.stringify(jwk))));
+    });
+
+    it('typ JWT (or none) instead of at+jwt (§4)', async () => {
+      const { key, kid } = await storeSigner(t.store);
+      await expectInvalidToken(t, forgeJwt(header(kid, { typ: 'JWT' }), claims, key));
+      await expectInvalidToken(t, forgeJwt({ alg: 'ES256', kid }, claims, key));
+    });
+
+    it('a wrong aud, an iss that is not ours, a future iat, a missing exp', async () => {
+      const { key, kid } = await storeSigner(t.store);
+      await expectInvalidToken(t, forgeJwt(header(kid), { ...claims, aud: 'https://other-api.example' }, key));
+      await expectInvalidToken(t, forgeJwt(header(kid), { ...claims, iss: 'https://evil.example' }, key));
+      await expectInvalidToken(t, forgeJwt(header(kid), { ...claims, iat: Math.floor(Date.now() / 1000) + 60 }, key));
+      await expectInvalidToken(t, forgeJwt(header(kid), { ...claims, exp: undefined }, key));
+    });
+
+    it('a token signed by a foreign key, under our kid or its own', async () => {
+      const { kid } = await storeSigner(t.store);
+      const foreign = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+      await expectInvalidToken(t, forgeJwt(header(kid), claims, foreign));
+      await expectInvalidToken(t, forgeJwt(header('foreign-kid'), claims, foreign));
+    });
+
+    it('an expired token (accessTokenTtl 1, then 1.1 s)', async () => {
+      const short = await createTestApp({ ...JWT, accessTokenTtl: 1 });
+      const token = await clientCredentialsToken(short.app, short.credentialsClient);
+      expect((await callApi(short.app, token)).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      await expectInvalidToken(short, token);
+    });
+  });
+
+  describe('rotation (oauth.rotateSigningKey)', () => {
+    it('a token issued before rotation still verifies; new tokens carry the new kid; the JWKS lists both', async () => {
+      const store = createMemoryStore();
+      const oauth = createOAuthRouter(store, createTestUserAuth(new Set()), { issuer: ISSUER, ...JWT, session: { secret: 'test-session-secret-0123456789' }, logger: { warn() {}, error() {} } });
+      const r = await createTestApp(JWT, store);
+      // Two routers on one store: `oauth` rotates, the test app must pick the rotation up by the unknown kid.
+      const old = await clientCredentialsToken(r.app, r.credentialsClient);
+      const oldKid = decodeJwt(old).header.kid;
+      const { kid } = await oauth.rotateSigningKey();
+      expect(kid).not.toBe(oldKid);
+      expect((await callApi(r.app, old)).status).toBe(200);
+      const app = express();
+      app.use(oauth.router);
+      app.get('/api/v1/me', oauth.requireBearer(), (req, res) => { res.json(req.auth); });
+      const client = r.credentialsClient;
+      const res = await request(app).post('/oauth2/token').set('Authorization', basic(client)).type('form').send({ grant_type: 'client_credentials' });
+      const fresh = res.body.access_token as string;
+      expect(decodeJwt(fresh).header.kid).toBe(kid);
+      expect((await request(app).get('/api/v1/me').set('Authorization', `Bearer ${old}`)).status).toBe(200);
+      expect((await callApi(r.app, fresh)).status).toBe(200);
+      expect(decodeJwt(await clientCredentialsToken(r.app, client)).header.kid).toBe(kid);
+      const kids = (await fetchJwks(r.app)).map((key) => key.kid);
+      expect(kids.sort()).toEqual([oldKid, kid].sort());
+    });
+
+    it('a key superseded longer than accessTokenTtl ago is retired: unpublished, its tokens refused', async () => {
+      const store = createMemoryStore();
+      const day = 24 * 3600 * 1000;
+      const retired = generateSigningKeyRecord(new Date(Date.now() - 3 * day));
+      const recent = generateSigningKeyRecord(new Date(Date.now() - 2 * day));
+      const current = generateSigningKeyRecord(new Date(Date.now() - 60_000));
+      for (const record of [retired, recent, current]) await store.keys!.saveSigningKey(record);
+      const r = await createTestApp({ ...JWT, accessTokenTtl: 24 * 3600 }, store);
+      expect((await fetchJwks(r.app)).map((key) => key.kid).sort()).toEqual([recent.kid, current.kid].sort());
+      const claims = decodeJwt(await clientCredentialsToken(r.app, r.credentialsClient)).claims;
+      const header = (kid: string) => ({ alg: 'ES256', typ: 'at+jwt', kid });
+      expect((await callApi(r.app, forgeJwt(header(recent.kid), claims, createPrivateKey(recent.privateKeyPem)))).status).toBe(200);
+      await expectInvalidToken(r, forgeJwt(header(retired.kid), claims, createPrivateKey(retired.privateKeyPem)));
+    });
+  });
+});
