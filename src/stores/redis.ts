@@ -12,6 +12,7 @@ import {
 import { rethrowRedisError } from './redis-errors.js';
 import { createRedisCodeStore, createRedisTokenStore, type RedisSend } from './redis-grants.js';
 import { createScriptRunner, DELETE_INDEXED, PUT_INDEXED, type RunScript } from './redis-scripts.js';
+import { createRedisKeyStore } from './redis-keys.js';
 import { StoreUnavailableError } from './store-unavailable-error.js';
 
 export { StoreUnavailableError } from './store-unavailable-error.js';
@@ -222,6 +223,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     codes: createRedisCodeStore(keys, run),
     tokens: createRedisTokenStore(keys, run, send),
     consents: createRedisConsentStore(keys, run, send),
+    keys: createRedisKeyStore(prefix, run, send),
     async close() {
       if (closed || !ownClient) return;
       closed = true;

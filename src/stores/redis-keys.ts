@@ -1,0 +1,50 @@
+// The Redis store's signing-key part: one hash (kid → JSON record), insert-if-none as one Lua script.
+import { createHash } from 'node:crypto';
+import type { SaveSigningKeyOptions, SigningKeyRecord, SigningKeyStore } from './contract.js';
+import type { RedisSend } from './redis-grants.js';
+import type { RedisScript, RunScript } from './redis-scripts.js';
+
+/**
+ * KEYS signing-keys hash; ARGV kid, json, onlyIfNone ('1'/'0'). HSETNX never replaces a kid; the HLEN
+ * check runs in the same script, so of N instances starting together exactly one inserts.
+ */
+const SAVE_SIGNING_KEY: RedisScript = (() => {
+  const source = `
+if ARGV[3] == '1' and redis.call('HLEN', KEYS[1]) > 0 then return 0 end
+return redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])`;
+  return { source, sha: createHash('sha1').update(source).digest('hex') };
+})();
+
+interface StoredKey {
+  readonly kid: string;
+  readonly algorithm: SigningKeyRecord['algorithm'];
+  readonly privateKeyPem: string;
+  readonly createdAt: number;
+}
+
+function decode(json: string): SigningKeyRecord {
+  const stored = JSON.parse(json) as StoredKey;
+  return { kid: stored.kid, algorithm: stored.algorithm, privateKeyPem: stored.privateKeyPem, createdAt: new Date(stored.createdAt) };
+}
+
+/**
+ * Signing keys in the hash `${prefix}signing-keys`, without a TTL: keys are few and the router decides
+ * when one is retired.
+ * @see RFC 9068 §4, RFC 7517 §5.
+ */
+export function createRedisKeyStore(prefix: string, run: RunScript, send: RedisSend): SigningKeyStore {
+  const hash = `${prefix}signing-keys`;
+  return {
+    async listSigningKeys(): Promise<readonly SigningKeyRecord[]> {
+      const values = (await send(['HVALS', hash])) as string[];
+      return values
+        .map(decode)
+        .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.kid < b.kid ? -1 : a.kid > b.kid ? 1 : 0));
+    },
+    async saveSigningKey(record: SigningKeyRecord, options: SaveSigningKeyOptions = {}): Promise<boolean> {
+      const stored: StoredKey = { ...record, createdAt: record.createdAt.getTime() };
+      const inserted = await run(SAVE_SIGNING_KEY, [hash], [record.kid, JSON.stringify(stored), options.onlyIfNone === true ? '1' : '0']);
+      return Number(inserted) === 1;
+    },
+  };
+}
