@@ -1,5 +1,6 @@
 // Builds the example signature API: the OAuth router, the envelope API behind it, and the demo callback.
 import express, { type Express } from 'express';
+import type { Store as SessionStore } from 'express-session';
 import helmet from 'helmet';
 import { createOAuthRouter, type OAuthRouter, type OAuthRouterOptions, type Store, type UserAuth } from 'express-oauth-router';
 import { createDemoCallback } from './demo-callback.js';
@@ -15,6 +16,8 @@ export interface AppOptions {
   readonly legacyAuthUrl?: string;
   /** Signs the login/consent session cookie; without it sessions do not survive a restart. */
   readonly sessionSecret?: string;
+  /** Where login/consent sessions live (session-store.ts); default express-session's MemoryStore (one process). */
+  readonly sessionStore?: SessionStore;
   /** Redirect URI of the demo authorization_code integration (its page is served at /demo/callback). */
   readonly demoRedirectUri?: string;
   /** client_id of the demo authorization_code integration, for the curl on the callback page. */
@@ -37,7 +40,10 @@ export function createApp(options: AppOptions): App {
   const routerOptions: OAuthRouterOptions = {
     issuer: authUrl,
     legacy: { issuer: options.legacyAuthUrl ?? `${authUrl}/legacy` },
-    session: options.sessionSecret ? { secret: options.sessionSecret } : {},
+    session: {
+      ...(options.sessionSecret ? { secret: options.sessionSecret } : {}),
+      ...(options.sessionStore ? { store: options.sessionStore } : {}),
+    },
     productName: 'Acme Sign',
   };
   const oauth = createOAuthRouter(options.store, options.userAuth, routerOptions);

@@ -7,6 +7,10 @@ export interface BannerInput {
   readonly authUrl: string;
   readonly legacyAuthUrl: string;
   readonly storeUrl: string;
+  /** Where login sessions live, e.g. `redis (key prefix oauth:sess:)`; omitted: not shown. */
+  readonly sessions?: string;
+  /** Sessions shared by instances on one store, but no SESSION_SECRET: each process signs with its own. */
+  readonly warnSessionSecret?: boolean;
   readonly username: string;
   /** Shown only when generated at this start; `null` when it came from DEMO_PASSWORD. */
   readonly generatedPassword: string | null;
@@ -30,6 +34,10 @@ export function formatBanner(input: BannerInput): string {
     `  auth_url:        ${authUrl}  (${authUrl}/oauth2/authorize, ${authUrl}/oauth2/token)`,
     `  legacy_auth_url: ${input.legacyAuthUrl}`,
     `  store:           ${input.storeUrl}`,
+    ...(input.sessions ? [`  sessions:        ${input.sessions}`] : []),
+    ...(input.warnSessionSecret
+      ? ['  SESSION_SECRET is not set: login sessions work on this instance only. Give every instance the same SESSION_SECRET.']
+      : []),
     `  API:             GET|POST ${input.listenUrl}/api/v1/envelopes, GET ${input.listenUrl}/api/v1/me`,
     '',
     input.generatedPassword === null

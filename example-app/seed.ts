@@ -54,10 +54,39 @@ export async function seedDemoClients(store: Store, redirectUri: string): Promis
     flow: 'client_credentials',
     allowedScopes: DEMO_SCOPES,
   });
+  const mine = [code.client, clientCredentials.client];
+  const winner = await settleFirstStartRace(store, code.client.clientId);
+  if (winner !== code.client.clientId) {
+    // Another instance registered the demo first: ours are withdrawn and theirs reported, without secrets.
+    for (const client of mine) await store.clients.saveClient({ ...client, disabled: true });
+    const all = await store.clients.listClients();
+    return {
+      created: false,
+      code: findDemo(all, DEMO_CODE_CLIENT_NAME),
+      clientCredentials: findDemo(all, DEMO_CC_CLIENT_NAME),
+      total: all.length,
+    };
+  }
   return {
     created: true,
     code: { clientId: code.client.clientId, clientSecret: code.clientSecret },
     clientCredentials: { clientId: clientCredentials.client.clientId, clientSecret: clientCredentials.clientSecret },
-    total: 2,
+    total: (await store.clients.listClients()).length,
   };
+}
+
+/** How long a first start waits for a concurrently starting instance's registrations to become visible. */
+const SETTLE_MS = 300;
+
+/**
+ * Several instances starting together on one empty shared store (PostgreSQL, Redis) all see it empty and
+ * all register a demo pair. The Store has no "insert if absent" for clients, so they agree afterwards:
+ * once every racer's registration is visible, the first demo authorization_code integration in
+ * `listClients()` order (createdAt, then clientId — the same order for everyone) wins, and every other
+ * racer disables its own pair. Returns the winning client_id.
+ */
+async function settleFirstStartRace(store: Store, ownCodeClientId: string): Promise<string> {
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  const first = (await store.clients.listClients()).find((c) => c.name === DEMO_CODE_CLIENT_NAME && !c.disabled);
+  return first?.clientId ?? ownCodeClientId;
 }

@@ -4,6 +4,7 @@ import { createStoreFromUrl, DEFAULT_STORE_URL } from 'express-oauth-router';
 import { createApp } from './app.js';
 import { formatBanner } from './banner.js';
 import { seedDemoClients } from './seed.js';
+import { createSessionStore } from './session-store.js';
 import { createDemoPassword, createDemoUserAuth } from './users.js';
 
 function env(name: string): string | undefined {
@@ -29,6 +30,8 @@ async function main(): Promise<void> {
   const redirectUri = `http://localhost:${port}/demo/callback`;
 
   const store = await createStoreFromUrl(storeUrl);
+  const sessions = await createSessionStore(storeUrl);
+  const closeStores = (): Promise<unknown> => Promise.all([sessions.close(), store.close?.()]);
   const demo = await seedDemoClients(store, redirectUri);
   const { app } = createApp({
     store,
@@ -36,6 +39,7 @@ async function main(): Promise<void> {
     authUrl,
     legacyAuthUrl,
     ...(sessionSecret ? { sessionSecret } : {}),
+    ...(sessions.store ? { sessionStore: sessions.store } : {}),
     demoRedirectUri: redirectUri,
     demoCodeClientId: demo.code?.clientId ?? null,
   });
@@ -43,7 +47,7 @@ async function main(): Promise<void> {
   const server = app.listen(port);
   server.once('error', (error) => {
     console.error(`Cannot listen on port ${port}: ${error.message}`);
-    void store.close?.().finally(() => process.exit(1));
+    void closeStores().finally(() => process.exit(1));
   });
   server.once('listening', () => {
     const actualPort = (server.address() as AddressInfo).port;
@@ -52,6 +56,8 @@ async function main(): Promise<void> {
       authUrl,
       legacyAuthUrl,
       storeUrl,
+      sessions: sessions.description,
+      warnSessionSecret: sessions.shared && !sessionSecret,
       username,
       generatedPassword: givenPassword ? null : password,
       redirectUri,
@@ -65,7 +71,7 @@ async function main(): Promise<void> {
     stopping = true;
     process.stdout.write(`${signal}: shutting down\n`);
     server.close(() => {
-      void (store.close?.() ?? Promise.resolve()).then(
+      void closeStores().then(
         () => process.exit(0),
         (error: unknown) => {
           console.error(`Closing the store failed: ${error instanceof Error ? error.message : String(error)}`);

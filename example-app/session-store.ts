@@ -1,0 +1,257 @@
+// Login/consent sessions shared by every instance: Redis or PostgreSQL next to the OAuth store, else in memory.
+import session, { type SessionData, Store as SessionStore } from 'express-session';
+import connectPgSimple from 'connect-pg-simple';
+import { RedisStore } from 'connect-redis';
+import pg from 'pg';
+import { createClient } from 'redis';
+
+/** The session store the example app runs with, and how to release it. */
+export interface AppSessionStore {
+  /** `undefined`: express-session's MemoryStore (one process only). */
+  readonly store: SessionStore | undefined;
+  /** For the banner, e.g. `redis (prefix oauth:sess:)`; never contains the URL (it may hold a password). */
+  readonly description: string;
+  /** True when every instance pointed at the same OAUTH_STORE sees the same sessions. */
+  readonly shared: boolean;
+  /** Closes the store's own connections. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Options of createSessionStore. */
+export interface SessionStoreOptions {
+  /** Milliseconds before a session read or write gives up (the router then answers 503). Default 5000. */
+  readonly timeoutMs?: number;
+  readonly logger?: { warn(message: string): void };
+}
+
+/** Table of the PostgreSQL sessions, in the OAuth store's schema (`?schema=`, default `oauth`). */
+export const SESSION_TABLE = 'sessions';
+/** Appended to the OAuth store's Redis prefix (`?prefix=`, default `oauth:`): keys `oauth:sess:<sid>`. */
+export const SESSION_KEY_SUFFIX = 'sess:';
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/** An Error the router recognises by name (`StoreUnavailableError`) and answers 503 for, never 500. */
+function unavailable(message: string, cause?: unknown): Error {
+  const error = new Error(message, cause === undefined ? undefined : { cause });
+  error.name = 'StoreUnavailableError';
+  return error;
+}
+
+/** The URL without the parameter the OAuth store reads (`schema`, `prefix`), and that parameter's value. */
+function splitUrl(url: string, name: string): { url: string; value: string | undefined } {
+  const parsed = new URL(url);
+  const value = parsed.searchParams.get(name) ?? undefined;
+  parsed.searchParams.delete(name);
+  return { url: value === undefined ? url : parsed.toString(), value };
+}
+
+type Callback = (err?: unknown, value?: unknown) => void;
+
+/**
+ * Wraps a session store so that a slow or unreachable backend fails within `timeoutMs` with an error named
+ * StoreUnavailableError: the router's pages then answer 503 "temporarily unavailable", never a 500 or a
+ * request that hangs on a dead connection. `onTimeout` lets the owner drop a connection that stopped answering.
+ */
+class GuardedSessionStore extends SessionStore {
+  constructor(
+    private readonly inner: SessionStore,
+    private readonly timeoutMs: number,
+    private readonly onTimeout: () => void,
+  ) {
+    super();
+  }
+
+  private guard(label: string, callback: Callback | undefined, run: (done: Callback) => void): void {
+    let settled = false;
+    const finish: Callback = (err, value) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (err) callback?.(unavailable(`session store unavailable (${label} failed)`, err));
+      else callback?.(null, value);
+    };
+    const timer = setTimeout(() => {
+      finish(unavailable(`session store unavailable (no answer to ${label} within ${this.timeoutMs} ms)`));
+      this.onTimeout();
+    }, this.timeoutMs);
+    try {
+      run(finish);
+    } catch (err) {
+      finish(err);
+    }
+  }
+
+  override get(sid: string, callback: (err: unknown, session?: SessionData | null) => void): void {
+    this.guard('get', callback as Callback, (done) => this.inner.get(sid, done));
+  }
+
+  override set(sid: string, data: SessionData, callback?: (err?: unknown) => void): void {
+    this.guard('set', callback, (done) => this.inner.set(sid, data, done));
+  }
+
+  override destroy(sid: string, callback?: (err?: unknown) => void): void {
+    this.guard('destroy', callback, (done) => this.inner.destroy(sid, done));
+  }
+
+  override touch(sid: string, data: SessionData, callback?: () => void): void {
+    if (!this.inner.touch) {
+      callback?.();
+      return;
+    }
+    this.guard('touch', callback, (done) => this.inner.touch!(sid, data, done));
+  }
+}
+
+/**
+ * Creates the table connect-pg-simple uses, once, under an advisory lock: two instances starting together
+ * would otherwise both see it missing and one would fail on CREATE. (connect-pg-simple's own
+ * `createTableIfMissing` caches a failed check for the life of the process, so a first request during an
+ * outage would break sessions until a restart; it is therefore left off.)
+ */
+async function ensureSessionTable(pool: pg.Pool, schema: string): Promise<void> {
+  const client = await pool.connect();
+  let failure: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`example-app:sessions:${schema}`]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    await client.query(`CREATE TABLE IF NOT EXISTS "${schema}"."${SESSION_TABLE}" (
+      "sid" varchar NOT NULL COLLATE "default" PRIMARY KEY,
+      "sess" json NOT NULL,
+      "expire" timestamp(6) NOT NULL)`);
+    await client.query(`CREATE INDEX IF NOT EXISTS "${SESSION_TABLE}_expire_idx" ON "${schema}"."${SESSION_TABLE}" ("expire")`);
+    await client.query('COMMIT');
+  } catch (err) {
+    failure = err instanceof Error ? err : new Error(String(err));
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release(failure);
+  }
+}
+
+async function createPostgresSessionStore(storeUrl: string, timeoutMs: number, logger: SessionStoreOptions['logger'] & object): Promise<AppSessionStore> {
+  const { url, value } = splitUrl(storeUrl, 'schema');
+  const schema = value ?? 'oauth';
+  if (!IDENTIFIER.test(schema)) throw new TypeError('OAUTH_STORE: the "schema" parameter must be a plain identifier');
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 5,
+    connectionTimeoutMillis: timeoutMs,
+    query_timeout: timeoutMs,
+    statement_timeout: timeoutMs,
+    keepAlive: true,
+  });
+  // Without a listener an idle connection's error (database restart) would crash the process.
+  pool.on('error', () => logger.warn('example app: idle PostgreSQL session connection lost'));
+  try {
+    await ensureSessionTable(pool, schema);
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw err;
+  }
+  const PgSession = connectPgSimple(session);
+  const inner = new PgSession({
+    pool,
+    schemaName: schema,
+    tableName: SESSION_TABLE,
+    createTableIfMissing: false,
+    errorLog: (message: string) => logger.warn(`example app: ${message}`),
+  });
+  let closed = false;
+  return {
+    // A failed query is released with its error, so node-postgres drops that connection by itself.
+    store: new GuardedSessionStore(inner, timeoutMs, () => undefined),
+    description: `postgres (table "${schema}"."${SESSION_TABLE}")`,
+    shared: true,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await inner.close(); // stops the prune timer; the pool is ours, not connect-pg-simple's
+      await pool.end();
+    },
+  };
+}
+
+async function createRedisSessionStore(storeUrl: string, timeoutMs: number, logger: SessionStoreOptions['logger'] & object): Promise<AppSessionStore> {
+  const { url, value } = splitUrl(storeUrl, 'prefix');
+  const prefix = `${value ?? 'oauth:'}${SESSION_KEY_SUFFIX}`;
+  let connected = false;
+  let reported = false;
+  const client = createClient({
+    url,
+    // Fail at once while disconnected instead of queueing logins until Redis returns.
+    disableOfflineQueue: true,
+    socket: {
+      connectTimeout: timeoutMs,
+      reconnectStrategy: (retries, cause) => (connected ? Math.min(50 * 2 ** retries, 2000) : cause),
+    },
+  });
+  client.on('ready', () => {
+    connected = true;
+    reported = false;
+  });
+  client.on('error', () => {
+    if (connected && !reported) logger.warn('example app: Redis session connection lost, reconnecting');
+    reported = true;
+  });
+  await client.connect();
+  let closed = false;
+  let probing = false;
+  /**
+   * node-redis notices a dead socket only when it closes: on a silently dropped connection every command
+   * would wait for ever. After a timeout a PING under the same deadline tells slow from hung; hung is
+   * dropped and reconnected.
+   */
+  const probe = (): void => {
+    if (probing || closed) return;
+    probing = true;
+    let answered = false;
+    const timer = setTimeout(() => {
+      if (answered || closed) return;
+      logger.warn('example app: Redis session connection unresponsive, reconnecting');
+      if (client.isOpen) client.destroy();
+      client.connect().catch(() => undefined).finally(() => {
+        probing = false;
+      });
+    }, timeoutMs);
+    // A quick rejection means the client already knows it is disconnected and reconnects by itself.
+    const settle = (): void => {
+      answered = true;
+      clearTimeout(timer);
+      probing = false;
+    };
+    client.ping().then(settle, settle);
+  };
+  const inner = new RedisStore({ client, prefix });
+  return {
+    store: new GuardedSessionStore(inner, timeoutMs, probe),
+    description: `redis (key prefix ${prefix})`,
+    shared: true,
+    async close() {
+      if (closed) return;
+      closed = true;
+      // QUIT waits for replies a hung server never sends: bound it, then drop the socket.
+      const quit = client.isOpen ? client.close() : Promise.resolve();
+      const bounded = new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref());
+      await Promise.race([quit.catch(() => undefined), bounded]);
+      if (client.isOpen) client.destroy();
+    },
+  };
+}
+
+/**
+ * The session store for an OAUTH_STORE URL: `redis://…` → connect-redis (keys `<prefix>sess:<sid>`, next to
+ * the OAuth store's `?prefix=`, default `oauth:`); `postgres://…` → connect-pg-simple (table
+ * `<schema>.sessions`, the OAuth store's `?schema=`, default `oauth`); anything else → express-session's
+ * MemoryStore, which only one process can use. Instances sharing sessions also need one SESSION_SECRET.
+ * @throws when the database cannot be reached at start-up.
+ */
+export async function createSessionStore(storeUrl: string, options: SessionStoreOptions = {}): Promise<AppSessionStore> {
+  const timeoutMs = options.timeoutMs ?? 5000;
+  const logger = options.logger ?? console;
+  const scheme = storeUrl.trim().slice(0, Math.max(0, storeUrl.trim().indexOf(':'))).toLowerCase();
+  if (scheme === 'postgres' || scheme === 'postgresql') return createPostgresSessionStore(storeUrl.trim(), timeoutMs, logger);
+  if (scheme === 'redis' || scheme === 'rediss') return createRedisSessionStore(storeUrl.trim(), timeoutMs, logger);
+  return { store: undefined, description: 'memory (this process only)', shared: false, close: async () => undefined };
+}

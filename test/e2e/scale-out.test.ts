@@ -1,0 +1,250 @@
+// Two built example-app processes on one PostgreSQL, then on one Redis: one issuer, shared sessions, codes
+// redeemable exactly once across instances, tokens valid on both.
+import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { createClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const PG_URL = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
+const REDIS_URL = process.env.OAUTH_TEST_REDIS_URL ?? '';
+if (!PG_URL || !REDIS_URL) {
+  console.info(`Scale-out tests skipped: set ${[
+    ...(PG_URL ? [] : ['OAUTH_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test']),
+    ...(REDIS_URL ? [] : ['OAUTH_TEST_REDIS_URL=redis://127.0.0.1:6379']),
+  ].join(' and ')} to run them`);
+}
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const SERVER = resolve(ROOT, 'example-app/dist/server.js');
+const CLI = resolve(ROOT, 'dist/cli/main.js');
+const USER = { username: 'alice', password: 'scale-out-password-for-tests' };
+const SESSION_SECRET = 'one-session-secret-for-every-instance';
+const REDIRECT_URI = 'http://127.0.0.1:9/integration/callback';
+const unique = `${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+
+function withParam(url: string, param: string): string {
+  return `${url}${url.includes('?') ? '&' : '?'}${param}`;
+}
+
+/** Each backend: a store URL no other test shares, and how to remove what the test left there. */
+const BACKENDS = [
+  {
+    name: 'PostgreSQL',
+    enabled: Boolean(PG_URL),
+    storeUrl: withParam(PG_URL, `schema=oauth_scale_${unique}`),
+    async cleanup() {
+      const admin = new pg.Client({ connectionString: PG_URL });
+      await admin.connect();
+      await admin.query(`DROP SCHEMA IF EXISTS "oauth_scale_${unique}" CASCADE`);
+      await admin.end();
+    },
+  },
+  {
+    name: 'Redis',
+    enabled: Boolean(REDIS_URL),
+    storeUrl: withParam(REDIS_URL, `prefix=oauth-scale-${unique}:`),
+    async cleanup() {
+      const admin = createClient({ url: REDIS_URL });
+      await admin.connect();
+      for await (const keys of admin.scanIterator({ MATCH: `oauth-scale-${unique}:*`, COUNT: 500 })) {
+        if (keys.length) await admin.del(keys);
+      }
+      admin.destroy();
+    },
+  },
+];
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const probe = createServer();
+    probe.once('error', fail);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => (address && typeof address === 'object' ? done(address.port) : fail(new Error('no port'))));
+    });
+  });
+}
+
+interface Instance {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly base: string;
+  readonly banner: string;
+}
+
+/** Starts the built server and resolves once its banner's last line is printed (it is listening then). */
+function startInstance(port: number, env: Record<string, string>): Promise<Instance> {
+  const child = spawn(process.execPath, [SERVER], { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port) } });
+  return new Promise((done, fail) => {
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      if (stdout.includes('Press Ctrl+C to stop.')) done({ child, base: `http://127.0.0.1:${port}`, banner: stdout });
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    child.once('exit', (code) => fail(new Error(`server on port ${port} exited with ${code}: ${stderr}`)));
+  });
+}
+
+function stopInstance(instance: Instance | undefined): Promise<void> {
+  if (!instance || instance.child.exitCode !== null) return Promise.resolve();
+  return new Promise((done) => {
+    instance.child.once('exit', () => done());
+    instance.child.kill('SIGTERM');
+  });
+}
+
+function hiddenField(html: string, name: string): string {
+  const match = new RegExp(`name="${name}" value="([^"]*)"`).exec(html);
+  if (!match) throw new Error(`no hidden field ${name} in page`);
+  return match[1]!;
+}
+
+/** The session cookie a response set (name=value), or the one sent before. */
+function cookieOf(res: Response, previous = ''): string {
+  const set = res.headers.getSetCookie().find((c) => c.startsWith('oauth.sid='));
+  return set ? set.split(';')[0]! : previous;
+}
+
+function form(fields: Record<string, string>): RequestInit {
+  return { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields), redirect: 'manual' };
+}
+
+for (const backend of BACKENDS) {
+  describe.skipIf(!backend.enabled)(`two example-app instances on one ${backend.name}`, () => {
+    let a: Instance | undefined;
+    let b: Instance | undefined;
+    let client: { client_id: string; client_secret: string };
+    const env = { OAUTH_STORE: backend.storeUrl, SESSION_SECRET, DEMO_USERNAME: USER.username, DEMO_PASSWORD: USER.password };
+    const basic = (): string => `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`;
+    const query = (): string =>
+      new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT_URI, state: 's1', scope: 'envelopes:read' }).toString();
+
+    beforeAll(async () => {
+      const [portA, portB] = [await freePort(), await freePort()];
+      // One issuer for both: codes and tokens name the issuer they were issued at, as a load balancer would.
+      const shared = { ...env, AUTH_URL: `http://127.0.0.1:${portA}` };
+      // Started together on an empty store: both race to register the demo integrations.
+      [a, b] = await Promise.all([startInstance(portA, shared), startInstance(portB, shared)]);
+      const { stdout } = await promisify(execFile)(process.execPath, [
+        CLI, 'clients', 'create', '--name', 'Scale-out CRM', '--flow', 'authorization_code',
+        '--redirect-uri', REDIRECT_URI, '--scope', 'envelopes:read', '--json',
+      ], { cwd: ROOT, env: { ...process.env, OAUTH_STORE: backend.storeUrl } });
+      client = JSON.parse(stdout) as typeof client;
+    });
+
+    afterAll(async () => {
+      await Promise.all([stopInstance(a), stopInstance(b)]);
+      await backend.cleanup();
+    });
+
+    it('instances started together register the demo integrations once: one banner shows secrets', async () => {
+      const withSecrets = [a!, b!].filter((i) => i.banner.includes('export CODE_CLIENT_SECRET='));
+      expect(withSecrets).toHaveLength(1);
+      const winnerId = /export CODE_CLIENT_ID=(\S+)/.exec(withSecrets[0]!.banner)![1]!;
+      const other = withSecrets[0] === a ? b! : a!;
+      expect(other.banner).toContain(`authorization_code: ${winnerId}`);
+      expect(other.banner).not.toMatch(/SECRET=/);
+      for (const instance of [a!, b!]) expect(instance.banner).toMatch(/sessions: +(postgres|redis) /);
+      const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'clients', 'list', '--json'], {
+        cwd: ROOT, env: { ...process.env, OAUTH_STORE: backend.storeUrl },
+      });
+      const active = (JSON.parse(stdout) as { name: string; disabled: boolean }[]).filter((c) => !c.disabled && c.name.startsWith('Acme Sign demo'));
+      expect(active.map((c) => c.name).sort()).toEqual(['Acme Sign demo (authorization code)', 'Acme Sign demo (client credentials)']);
+    });
+
+    /** Signs in on instance A and returns the session cookie and the page after login (consent or redirect). */
+    async function signInOnA(): Promise<{ cookie: string; page: Response }> {
+      const login = await fetch(`${a!.base}/oauth2/authorize?${query()}`, { redirect: 'manual' });
+      expect(login.status).toBe(200);
+      const html = await login.text();
+      let cookie = cookieOf(login);
+      const posted = await fetch(`${a!.base}/oauth2/login`, {
+        ...form({ csrf_token: hiddenField(html, 'csrf_token'), request_id: hiddenField(html, 'request_id'), ...USER }),
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: cookie },
+      });
+      expect(posted.status).toBe(303);
+      cookie = cookieOf(posted, cookie);
+      const page = await fetch(new URL(posted.headers.get('location')!, a!.base), { headers: { Cookie: cookie }, redirect: 'manual' });
+      return { cookie: cookieOf(page, cookie), page };
+    }
+
+    function redeem(base: string, code: string): Promise<Response> {
+      return fetch(`${base}/oauth2/token`, {
+        ...form({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }),
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: basic() },
+      });
+    }
+
+    const me = (base: string, token: string): Promise<Response> =>
+      fetch(`${base}/api/v1/me`, { headers: { Authorization: `Bearer ${token}` } });
+
+    it('login on A, consent on B (shared session), code redeemed on B, token valid on A and B, replays refused', async () => {
+      const { cookie, page } = await signInOnA();
+      expect(page.status).toBe(200);
+      const consent = await page.text();
+      expect(consent).toContain('name="decision"');
+      const decided = await fetch(`${b!.base}/oauth2/consent`, {
+        ...form({ csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), decision: 'allow' }),
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: cookie },
+      });
+      expect(decided.status).toBe(302);
+      const callback = new URL(decided.headers.get('location')!);
+      expect(`${callback.origin}${callback.pathname}`).toBe(REDIRECT_URI);
+      expect(callback.searchParams.get('iss')).toBe(a!.base);
+      const code = callback.searchParams.get('code')!;
+
+      const redeemed = await redeem(b!.base, code);
+      const body = (await redeemed.json()) as Record<string, string>;
+      expect(redeemed.status, JSON.stringify(body)).toBe(200);
+      for (const instance of [a!, b!]) {
+        const answer = await me(instance.base, body['access_token']!);
+        expect(answer.status).toBe(200);
+        expect(await answer.json()).toMatchObject({ client_id: client.client_id, user_id: `user:${USER.username}`, issuer: a!.base });
+      }
+
+      for (const instance of [a!, b!]) {
+        const replay = await redeem(instance.base, code);
+        expect(replay.status).toBe(400);
+        expect(await replay.json()).toMatchObject({ error: 'invalid_grant' });
+      }
+      // RFC 6749 §4.1.2: a replayed code revokes what was issued from it, on every instance.
+      for (const instance of [a!, b!]) expect((await me(instance.base, body['access_token']!)).status).toBe(401);
+    });
+
+    it('50 concurrent redemptions of one code spread over A and B: one consumes it, at most one token exists', async () => {
+      // The consent above is remembered: the signed-in session on A goes straight to the redirect with a code.
+      const { page } = await signInOnA();
+      expect(page.status).toBe(302);
+      const code = new URL(page.headers.get('location')!).searchParams.get('code')!;
+      expect(code).toBeTruthy();
+
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, async (_, i) => {
+          const res = await redeem(i % 2 === 0 ? a!.base : b!.base, code);
+          return { status: res.status, body: (await res.json()) as Record<string, string> };
+        }),
+      );
+      const replays = answers.filter((r) => r.status === 400 && r.body['error_description'] === 'authorization code has already been used');
+      const winner = answers.filter((r) => !replays.includes(r));
+      // consumeCode is atomic across instances: exactly one request consumed the code, 49 saw a replay.
+      expect(replays).toHaveLength(49);
+      expect(winner).toHaveLength(1);
+      // The winner gets the one token, unless a replay's revocation of the grant (RFC 6749 §4.1.2) landed
+      // before the winner saved it: then saveTokens refuses the revoked grant and no token exists at all.
+      // Never two tokens, never a 5xx.
+      const outcome = winner[0]!;
+      if (outcome.status === 200) {
+        // The replays revoked the grant: the one token issued stops working everywhere.
+        for (const instance of [a!, b!]) expect((await me(instance.base, outcome.body['access_token']!)).status).toBe(401);
+      } else {
+        expect(outcome).toEqual({ status: 400, body: { error: 'invalid_grant', error_description: 'the authorization grant has been revoked' } });
+      }
+    });
+  });
+}
