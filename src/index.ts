@@ -1,12 +1,15 @@
 // Public exports of express-oauth-router.
 export { createOAuthRouter } from './router.js';
 export { OptionsError, resolveOptions } from './options.js';
-export type { OAuthRouterOptions, LegacyOptions, SessionOptions, Logger, ResolvedOptions, ResolvedIssuer } from './options.js';
+export type {
+  OAuthRouterOptions, LegacyOptions, SessionOptions, Logger, ResolvedOptions, ResolvedIssuer, JwtOptions,
+} from './options.js';
 export type { OAuthRouter, BearerAuth, RequireBearerOptions } from './types.js';
 export type { UserAuth, AuthenticatedUser } from './user-auth.js';
 export type {
   Store, ClientStore, CodeStore, TokenStore, ConsentStore, OAuthClient, ClientFlow, GrantType,
   AuthorizationCodeRecord, TokenRecord, ConsentRecord, ConsumeResult,
+  SigningKeyStore, SigningKeyRecord, SigningAlgorithm, SaveSigningKeyOptions,
 } from './stores/contract.js';
 export { registerClient, rotateClientSecret, disableClient } from './clients/register-client.js';
 export type { RegisterClientInput, RegisteredClient } from './clients/register-client.js';

@@ -10,6 +10,7 @@ export interface PostgresTables {
   readonly tokens: string;
   readonly grants: string;
   readonly consents: string;
+  readonly signingKeys: string;
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,40}$/;
@@ -43,6 +44,7 @@ export function createPostgresTables(schema: string, tablePrefix: string): Postg
     tokens: table('tokens'),
     grants: table('grants'),
     consents: table('consents'),
+    signingKeys: table('signing_keys'),
   };
 }
 
@@ -113,6 +115,21 @@ const MIGRATIONS: readonly Migration[] = [
         granted_at timestamptz NOT NULL,
         PRIMARY KEY (user_id, client_id))`,
       `CREATE INDEX "${p}consents_user_idx" ON ${t.consents} (user_id, granted_at)`,
+    ],
+  },
+  {
+    version: 2,
+    name: 'signing keys',
+    statements: (t, p) => [
+      // `initial` is true only for a first-start insert: the partial unique index lets exactly one of several
+      // instances starting together insert it, in one statement, without a lock.
+      `CREATE TABLE ${t.signingKeys} (
+        kid text PRIMARY KEY,
+        algorithm text NOT NULL,
+        private_key_pem text NOT NULL,
+        created_at timestamptz NOT NULL,
+        initial boolean)`,
+      `CREATE UNIQUE INDEX "${p}signing_keys_initial_idx" ON ${t.signingKeys} (initial) WHERE initial`,
     ],
   },
 ];

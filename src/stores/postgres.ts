@@ -7,6 +7,7 @@ import { createPostgresRunner } from './postgres-query.js';
 import { createPostgresTables, migratePostgresSchema } from './postgres-schema.js';
 import { startPostgresSweeper, type StoreLogger } from './postgres-sweeper.js';
 import { createPostgresTokenStore } from './postgres-tokens.js';
+import { createPostgresKeyStore } from './postgres-keys.js';
 
 export { StoreUnavailableError } from './store-unavailable-error.js';
 export type { StoreLogger } from './postgres-sweeper.js';
@@ -108,6 +109,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     codes: createPostgresCodeStore(db, tables),
     tokens: createPostgresTokenStore(db, tables),
     consents: createPostgresConsentStore(db, tables),
+    keys: createPostgresKeyStore(db, tables),
     async close() {
       if (closed) return;
       closed = true;
