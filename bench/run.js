@@ -1,0 +1,166 @@
+// npm run bench: req/s and latency of the token endpoint and requireBearer as ratios to a bare Express route.
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startServer } from './spawn-server.js';
+import { measure } from './measure.js';
+import { tokenRequest, fetchAccessToken } from './token-request.js';
+import { countRoundTrips } from './count-round-trips.js';
+import { topFrames } from './top-frames.js';
+import { markdownTable } from './format-table.js';
+
+const { values: cli } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '2' },
+    warmup: { type: 'string', default: '2' }, // seconds, thrown away
+    duration: { type: 'string', default: '5' }, // seconds, measured
+    connections: { type: 'string', default: '10' },
+    only: { type: 'string' }, // comma-separated scenario ids (ratios need their reference scenario too)
+    profile: { type: 'boolean', default: false }, // one extra, untimed-for-the-table pass under --cpu-prof
+  },
+});
+const ROUNDS = boundedInt('rounds', cli.rounds, 1, 9);
+const WARMUP = boundedInt('warmup', cli.warmup, 1, 30);
+const DURATION = boundedInt('duration', cli.duration, 1, 60);
+const CONNECTIONS = boundedInt('connections', cli.connections, 1, 256);
+
+function boundedInt(name, text, min, max) {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`--${name} must be an integer in ${min}..${max}`);
+  return value;
+}
+
+const OAUTH_SQLITE = ['--app', 'oauth', '--store', 'sqlite'];
+const bearer = async (server) => ({ path: '/api/guarded', headers: { authorization: `Bearer ${await fetchAccessToken(server)}` } });
+
+/** Each scenario runs in a fresh server child per round; `ratioTo` names the scenario of the same round it is divided by. */
+const SCENARIOS = [
+  { id: 'baseline', label: 'baseline: bare Express 5, GET /baseline → res.json', server: ['--app', 'baseline'], request: async () => ({ path: '/baseline' }) },
+  {
+    id: 'token-sqlite', label: 'POST /oauth2/token client_credentials, SQLite (temp file)', server: OAUTH_SQLITE,
+    request: async (s) => ({ path: '/oauth2/token', ...tokenRequest(s.clientId, s.clientSecret) }), ratioTo: 'baseline', target: 0.70,
+  },
+  {
+    id: 'token-memory', label: 'POST /oauth2/token client_credentials, memory store', server: ['--app', 'oauth', '--store', 'memory'],
+    request: async (s) => ({ path: '/oauth2/token', ...tokenRequest(s.clientId, s.clientSecret) }), ratioTo: 'baseline',
+  },
+  { id: 'open', label: 'GET /api/open, unguarded, same app as below', server: OAUTH_SQLITE, request: async () => ({ path: '/api/open' }), ratioTo: 'baseline' },
+  { id: 'guarded', label: 'GET /api/guarded, requireBearer, opaque token, SQLite', server: OAUTH_SQLITE, request: bearer, ratioTo: 'open', target: 0.93 },
+  {
+    id: 'guarded-jwt', label: 'GET /api/guarded, requireBearer, JWT access token, SQLite', server: [...OAUTH_SQLITE, '--token-format', 'jwt'],
+    request: async (s) => {
+      const request = await bearer(s);
+      if (request.headers.authorization.split('.').length !== 3) throw new Error('accessTokenFormat: "jwt" was accepted but the token is not a JWT');
+      return request;
+    },
+    ratioTo: 'open', target: 0.93, optional: true,
+  },
+];
+
+const only = cli.only ? new Set(cli.only.split(',')) : null;
+const scenarios = SCENARIOS.filter((s) => !only || only.has(s.id));
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+async function runScenario(scenario, nodeArgs = []) {
+  const server = await startServer(scenario.server, { nodeArgs });
+  try {
+    const { path, ...init } = await scenario.request(server);
+    return await measure({ url: `${server.url}${path}`, ...init, connections: CONNECTIONS, warmupSeconds: WARMUP, durationSeconds: DURATION, serverCpuUsage: server.cpuUsage });
+  } finally {
+    await server.stop();
+  }
+}
+
+console.log(`express-oauth-router bench: Node ${process.version}, ${availableParallelism()} cores, ${new Date().toISOString()}`);
+console.log(`load average before the run: ${loadavg().map((l) => l.toFixed(2)).join(' ')} (other work on these cores lowers req/s; server CPU µs/req much less)`);
+console.log(`${ROUNDS} rounds × (${WARMUP} s warm-up + ${DURATION} s measured) per scenario, ${CONNECTIONS} connections, autocannon in this process, server in a child\n`);
+
+const results = new Map(scenarios.map((s) => [s.id, []]));
+const skipped = new Map();
+for (let round = 1; round <= ROUNDS; round += 1) {
+  for (const scenario of scenarios) {
+    if (skipped.has(scenario.id)) continue;
+    try {
+      const result = await runScenario(scenario);
+      results.get(scenario.id).push(result);
+      console.log(`round ${round}  ${scenario.id.padEnd(12)} ${result.rps.toFixed(0).padStart(7)} req/s  p50 ${result.p50} ms  p99 ${result.p99} ms  server ${result.cpuUs.toFixed(0)} µs CPU/req  (load avg ${loadavg()[0].toFixed(2)})`);
+    } catch (error) {
+      if (!scenario.optional) throw error;
+      skipped.set(scenario.id, error.message);
+      console.log(`round ${round}  ${scenario.id.padEnd(12)} skipped: ${error.message}`);
+    }
+  }
+}
+
+const rows = [];
+for (const scenario of scenarios) {
+  const runs = results.get(scenario.id);
+  if (runs.length === 0) continue;
+  const reference = scenario.ratioTo ? results.get(scenario.ratioTo) : null;
+  // Per-round ratio (numerator and denominator measured minutes apart at most), then the median of those.
+  const ratio = reference?.length === runs.length ? median(runs.map((run, i) => run.rps / reference[i].rps)) : null;
+  // The same ratio from the server's CPU time per request: what req/s would give on an otherwise idle core.
+  const cpuRatio = reference?.length === runs.length ? median(runs.map((run, i) => reference[i].cpuUs / run.cpuUs)) : null;
+  const verdict = scenario.target === undefined || ratio === null ? '' : ratio >= scenario.target ? 'meets' : 'misses';
+  rows.push([
+    scenario.label,
+    median(runs.map((r) => r.rps)).toFixed(0),
+    runs.map((r) => r.rps.toFixed(0)).join(' / '),
+    String(median(runs.map((r) => r.p50))),
+    String(median(runs.map((r) => r.p99))),
+    median(runs.map((r) => r.cpuUs)).toFixed(0),
+    ratio === null ? '' : `${ratio.toFixed(2)} of ${scenario.ratioTo}`,
+    cpuRatio === null ? '' : cpuRatio.toFixed(2),
+    scenario.target === undefined ? '' : `≥ ${scenario.target.toFixed(2)} ${verdict}`,
+  ]);
+}
+console.log(`\n${markdownTable(
+  ['scenario', 'req/s (median)', 'req/s per round', 'p50 ms', 'p99 ms', 'server µs CPU/req', 'ratio (req/s)', 'ratio (CPU/req)', 'DESIGN §3a target (req/s ratio)'],
+  rows, ['l', 'r', 'r', 'r', 'r', 'r', 'l', 'r', 'l'],
+)}`);
+for (const [id, reason] of skipped) console.log(`\n${id} not measured: ${reason}`);
+console.log(`\nload average after the run: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log('ratio (req/s): median over rounds of scenario req/s ÷ reference req/s of the same round; ratio (CPU/req): reference CPU/req ÷ scenario CPU/req.');
+console.log('\nReference figures from DESIGN §3a, not measured here: @node-oauth/oauth2-server token endpoint 0.49, oidc-provider in Express 0.35.');
+
+// Store round trips per request, from a separate untimed server whose store counts its calls.
+const counted = [
+  ['token-sqlite', OAUTH_SQLITE, async (s) => ({ path: '/oauth2/token', ...tokenRequest(s.clientId, s.clientSecret) })],
+  ['guarded', OAUTH_SQLITE, bearer],
+  ...(results.get('guarded-jwt')?.length ? [['guarded-jwt', [...OAUTH_SQLITE, '--token-format', 'jwt'], bearer]] : []),
+].filter(([id]) => !only || only.has(id));
+if (counted.length > 0) console.log('\nstore calls per request (untimed, counting store):');
+for (const [id, serverArgs, makeRequest] of counted) {
+  const server = await startServer([...serverArgs, '--count']);
+  try {
+    const { path, ...init } = await makeRequest(server);
+    const calls = await countRoundTrips(server, path, init);
+    const total = Object.values(calls).reduce((a, b) => a + b, 0);
+    console.log(`  ${id.padEnd(12)} ${total} — ${Object.entries(calls).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`);
+  } finally {
+    await server.stop();
+  }
+}
+
+if (cli.profile) {
+  const profiled = ['token-sqlite', 'guarded', ...(results.get('guarded-jwt')?.length ? ['guarded-jwt'] : [])];
+  for (const id of profiled) {
+    const scenario = SCENARIOS.find((s) => s.id === id);
+    const dir = mkdtempSync(join(tmpdir(), `oauth-bench-prof-${id}-`));
+    const result = await runScenario(scenario, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+    const file = readdirSync(dir).find((name) => name.endsWith('.cpuprofile'));
+    if (!file) throw new Error(`no .cpuprofile written in ${dir}`);
+    const { frames, places, idleShare } = topFrames(join(dir, file), 12);
+    console.log(`\nprofile of ${id} (${result.rps.toFixed(0)} req/s under the profiler; server idle ${(idleShare * 100).toFixed(0)} % of samples): ${join(dir, file)}`);
+    console.log('  top self time (share of busy samples):');
+    for (const { name, share } of frames) console.log(`  ${(share * 100).toFixed(1).padStart(5)} %  ${name}`);
+    console.log('  by file / package:');
+    for (const { name, share } of places) console.log(`  ${(share * 100).toFixed(1).padStart(5)} %  ${name}`);
+  }
+}

@@ -1,0 +1,116 @@
+// The server under test, run as a child of bench/run.js: serves only the app its argv names, then prints one JSON ready line.
+import { createServer } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import express from 'express';
+
+// --app baseline                  a bare Express 5 app: GET /baseline → { ok: true }
+// --app oauth --store sqlite|memory [--token-format opaque|jwt] [--count]
+//   the package mounted the way example-app mounts it: GET /api/open and GET /api/guarded (requireBearer) with
+//   the same handler, then oauth.router (POST /oauth2/token …). --count wraps the store to count its calls and
+//   adds GET /__bench/store-calls; it is never used for a timed run.
+const { values: args } = parseArgs({
+  options: {
+    app: { type: 'string' },
+    store: { type: 'string', default: 'sqlite' },
+    'token-format': { type: 'string', default: 'opaque' },
+    count: { type: 'boolean', default: false },
+  },
+});
+
+const ok = (_req, res) => {
+  res.json({ ok: true });
+};
+
+const app = express();
+const server = createServer(app);
+const cleanups = [];
+let stopping = false;
+
+async function stop() {
+  if (stopping) return;
+  stopping = true;
+  server.closeAllConnections();
+  server.close();
+  for (const cleanup of cleanups.reverse()) {
+    try {
+      await cleanup();
+    } catch {
+      // best effort: the process exits next either way
+    }
+  }
+  // process.exit (not a signal death) so that --cpu-prof gets to write its profile.
+  process.exit(0);
+}
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
+// The runner asks over IPC (never over HTTP, so no route is added) for this process's CPU time, to price a request.
+process.on('message', (message) => {
+  if (message === 'cpu-usage') process.send({ cpuUsage: process.cpuUsage() });
+});
+process.on('disconnect', stop); // the runner is gone: do not outlive it
+
+async function buildOAuthApp(port) {
+  const { createOAuthRouter, registerClient } = await import('express-oauth-router');
+  let store;
+  if (args.store === 'sqlite') {
+    const { createSqliteStore } = await import('express-oauth-router/stores/sqlite');
+    const dir = mkdtempSync(join(tmpdir(), 'oauth-bench-'));
+    store = createSqliteStore({ filename: join(dir, 'oauth.sqlite') });
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    cleanups.push(() => store.close?.());
+  } else if (args.store === 'memory') {
+    const { createMemoryStore } = await import('express-oauth-router/stores/memory');
+    store = createMemoryStore();
+    cleanups.push(() => store.close?.());
+  } else {
+    throw new Error(`unknown --store ${args.store}`);
+  }
+  let counter = null;
+  if (args.count) {
+    const { countStoreCalls } = await import('./counting-store.js');
+    counter = countStoreCalls(store);
+    store = counter.store;
+  }
+
+  const authUrl = `http://127.0.0.1:${port}`;
+  const options = {
+    issuer: authUrl,
+    legacy: { issuer: `${authUrl}/legacy` },
+    session: { secret: 'bench-session-secret-not-used-by-these-routes' },
+  };
+  if (args['token-format'] !== 'opaque') options.accessTokenFormat = args['token-format'];
+  const oauth = createOAuthRouter(store, { verifyCredentials: async () => null }, options);
+  const { client, clientSecret } = await registerClient(store, {
+    name: 'bench', flow: 'client_credentials', allowedScopes: ['bench:read'],
+  });
+
+  app.get('/api/open', ok);
+  app.get('/api/guarded', oauth.requireBearer(), ok);
+  if (counter) {
+    app.get('/__bench/store-calls', (_req, res) => {
+      res.json(counter.take());
+    });
+  }
+  app.use(oauth.router);
+  counter?.take(); // registration is not a request
+  return { clientId: client.clientId, clientSecret };
+}
+
+try {
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address();
+  let extra = {};
+  if (args.app === 'baseline') app.get('/baseline', ok);
+  else if (args.app === 'oauth') extra = await buildOAuthApp(port);
+  else throw new Error(`unknown --app ${args.app}`);
+  process.stdout.write(`${JSON.stringify({ ready: true, port, pid: process.pid, ...extra })}\n`);
+} catch (error) {
+  process.stdout.write(`${JSON.stringify({ ready: false, error: String(error?.message ?? error) })}\n`);
+  await stop();
+}

@@ -1,0 +1,69 @@
+// Starts bench/server.js in a child process, waits for its JSON ready line on stdout (no sleeps), and stops it.
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const SERVER = fileURLToPath(new URL('./server.js', import.meta.url));
+const READY_TIMEOUT_MS = 20_000;
+const STOP_TIMEOUT_MS = 10_000;
+
+/**
+ * @param {string[]} args argv of server.js, e.g. ['--app', 'oauth', '--store', 'sqlite']
+ * @param {{ nodeArgs?: string[] }} [options] extra node flags, e.g. ['--cpu-prof']
+ * @returns {Promise<{ url: string, port: number, pid: number, clientId?: string, clientSecret?: string,
+ *   cpuUsage(): Promise<NodeJS.CpuUsage>, stop(): Promise<void> }>} cpuUsage: the child's user+system CPU time
+ */
+export async function startServer(args, { nodeArgs = [] } = {}) {
+  const child = spawn(process.execPath, [...nodeArgs, SERVER, ...args], {
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    cwd: fileURLToPath(new URL('..', import.meta.url)),
+  });
+  const lines = createInterface({ input: child.stdout });
+  try {
+    const report = await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`server ${args.join(' ')} not ready within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+      lines.on('line', (line) => {
+        let message;
+        try {
+          message = JSON.parse(line);
+        } catch {
+          return; // not ours
+        }
+        clearTimeout(timer);
+        if (message.ready) resolve(message);
+        else reject(new Error(`server ${args.join(' ')} failed to start: ${message.error}`));
+      });
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`server ${args.join(' ')} exited before it was ready (${code ?? signal})`));
+      });
+    });
+    return { ...report, url: `http://127.0.0.1:${report.port}`, cpuUsage: () => childCpuUsage(child), stop: () => stopChild(child) };
+  } catch (error) {
+    await stopChild(child);
+    throw error;
+  }
+}
+
+function childCpuUsage(child) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('server did not report its CPU usage')), 5_000);
+    child.once('message', (message) => {
+      clearTimeout(timer);
+      resolve(message.cpuUsage);
+    });
+    child.send('cpu-usage');
+  });
+}
+
+function stopChild(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
