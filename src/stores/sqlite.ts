@@ -11,6 +11,7 @@ import type {
   TokenRecord,
 } from './contract.js';
 import { runSqlite } from './sqlite-errors.js';
+import { createGroupCommit } from './sqlite-group-commit.js';
 import { migrateSqliteSchema } from './sqlite-schema.js';
 import { prepareSqliteStatements } from './sqlite-statements.js';
 import { createSqliteKeyStore } from './sqlite-keys.js';
@@ -103,7 +104,8 @@ export function createSqliteStore(options: SqliteStoreOptions | Database.Databas
 
   // Write transactions start IMMEDIATE: a deferred one that reads and then writes could fail with
   // SQLITE_BUSY_SNAPSHOT, which busy_timeout cannot wait out.
-  const saveTokens = db.transaction((access: TokenRecord, refresh: TokenRecord | null, now: number) => {
+  const saveTokens = createGroupCommit(db, (access: TokenRecord, refresh: TokenRecord | null) => {
+    const now = Date.now();
     if (s.findRevokedGrant.get(access.grantId, now)) return false;
     if (refresh && s.findRevokedGrant.get(refresh.grantId, now)) return false;
     s.insertToken.run(tokenToRow('access', access));
@@ -168,7 +170,7 @@ export function createSqliteStore(options: SqliteStoreOptions | Database.Databas
 
     tokens: {
       async saveTokens(access: TokenRecord, refresh: TokenRecord | null): Promise<boolean> {
-        return runSqlite(() => saveTokens.immediate(access, refresh, Date.now()));
+        return saveTokens(access, refresh);
       },
       async findAccessToken(tokenHash: string): Promise<TokenRecord | null> {
         return runSqlite(() => {
