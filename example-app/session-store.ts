@@ -182,8 +182,12 @@ async function createRedisSessionStore(storeUrl: string, timeoutMs: number, logg
     url,
     // Fail at once while disconnected instead of queueing logins until Redis returns.
     disableOfflineQueue: true,
+    // A silent connection (hung server, black-holed path) is closed and reconnected, even mid-handshake;
+    // idle ones stay alive through the PINGs.
+    pingInterval: timeoutMs,
     socket: {
       connectTimeout: timeoutMs,
+      socketTimeout: timeoutMs * 3,
       reconnectStrategy: (retries, cause) => (connected ? Math.min(50 * 2 ** retries, 2000) : cause),
     },
   });

@@ -155,8 +155,13 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     ownClient = createClient({
       url: options.url ?? '',
       disableOfflineQueue: true,
+      // A connection that goes silent (a hung server, a black-holed network path) is closed and reconnected:
+      // without this a reconnect whose handshake is never answered waits for ever, and the store stays
+      // unavailable after the server is back. Idle connections stay alive through the PINGs.
+      pingInterval: timeoutMs,
       socket: {
         connectTimeout: timeoutMs,
+        socketTimeout: timeoutMs * 3,
         // Give up at once on the first connect (the caller learns Redis is down); after that, keep
         // reconnecting with backoff while requests fail fast with 503.
         reconnectStrategy: (retries, cause) => (connected ? Math.min(50 * 2 ** retries, 2000) : cause),
