@@ -39,7 +39,7 @@ function badRequest(description: string): { error: string; error_description: st
 }
 
 /**
- * GET/POST /envelopes and GET /me, for mounting at /api/v1. Every route requires a bearer token
+ * GET/POST /envelopes (scopes envelopes:read / envelopes:write) and GET /me, for mounting at /api/v1. Every route requires a bearer token
  * (RFC 6750); tokens from both base addresses ({auth_url} and {legacy_auth_url}) are accepted.
  */
 export function createEnvelopesRouter(options: EnvelopesRouterOptions): Router {
@@ -51,14 +51,17 @@ export function createEnvelopesRouter(options: EnvelopesRouterOptions): Router {
     res.set('Cache-Control', 'no-store');
     next();
   });
-  router.use(options.oauth.requireBearer());
-  router.use(express.json({ limit: '16kb' }));
+  // Each route names the scope it needs (403 insufficient_scope otherwise); the token is checked before
+  // any body is parsed.
+  const canRead = options.oauth.requireBearer({ scope: 'envelopes:read' });
+  const canWrite = options.oauth.requireBearer({ scope: 'envelopes:write' });
+  const jsonBody = express.json({ limit: '16kb' });
 
-  router.get('/envelopes', (req, res) => {
+  router.get('/envelopes', canRead, (req, res) => {
     res.json({ envelopes: envelopes.get(ownerKey(authOf(req))) ?? [] });
   });
 
-  router.post('/envelopes', (req, res) => {
+  router.post('/envelopes', canWrite, jsonBody, (req, res) => {
     const title: unknown = (req.body as Record<string, unknown> | undefined)?.['title'];
     if (typeof title !== 'string' || title.trim().length === 0 || title.length > MAX_TITLE) {
       res.status(400).json(badRequest(`title must be a non-empty string of at most ${MAX_TITLE} characters`));
@@ -75,7 +78,7 @@ export function createEnvelopesRouter(options: EnvelopesRouterOptions): Router {
     res.status(201).location(`${req.baseUrl}/envelopes/${envelope.id}`).json(envelope);
   });
 
-  router.get('/me', async (req, res) => {
+  router.get('/me', options.oauth.requireBearer(), async (req, res) => {
     const auth = authOf(req);
     const client = await options.store.clients.findClient(auth.clientId);
     res.json({

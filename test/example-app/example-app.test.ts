@@ -27,11 +27,13 @@ describe('example app in-process', () => {
     await store.close?.();
   });
 
-  async function clientCredentialsToken(issuedAt?: Date, path = '/oauth2/token'): Promise<{ token: string; clientId: string }> {
+  async function clientCredentialsToken(
+    issuedAt?: Date, path = '/oauth2/token', allowedScopes = ['envelopes:read', 'envelopes:write'],
+  ): Promise<{ token: string; clientId: string }> {
     const { client, clientSecret } = await registerClient(store, {
       name: 'Acme CRM',
       flow: 'client_credentials',
-      allowedScopes: ['envelopes:read'],
+      allowedScopes,
       ...(issuedAt ? { credentialsIssuedAt: issuedAt } : {}),
     });
     const response = await request(app)
@@ -51,6 +53,14 @@ describe('example app in-process', () => {
     const response = await request(app)[method](path);
     expect(response.status).toBe(401);
     expect(response.headers['www-authenticate']).toMatch(/^Bearer realm="/);
+  });
+
+  it('answers 403 insufficient_scope to a read-only token that creates an envelope', async () => {
+    const { token } = await clientCredentialsToken(undefined, '/oauth2/token', ['envelopes:read']);
+    expect((await request(app).get('/api/v1/envelopes').set('Authorization', `Bearer ${token}`)).status).toBe(200);
+    const response = await request(app).post('/api/v1/envelopes').set('Authorization', `Bearer ${token}`).send({ title: 'NDA' });
+    expect(response.status).toBe(403);
+    expect(response.headers['www-authenticate']).toMatch(/error="insufficient_scope".*scope="envelopes:write"/);
   });
 
   it('answers 401 invalid_token for an unknown token', async () => {
@@ -130,7 +140,7 @@ describe('example app in-process', () => {
       client_id: clientId,
       client_name: 'Acme CRM',
       user_id: null,
-      scope: 'envelopes:read',
+      scope: 'envelopes:read envelopes:write',
       issuer: AUTH_URL,
     });
   });
