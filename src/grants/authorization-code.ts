@@ -1,9 +1,18 @@
 // The authorization_code grant: exchange a code for an access and a refresh token (SPEC §4.3).
+import { setTimeout as delay } from 'node:timers/promises';
 import type { GrantHandler } from './grant-context.js';
 import { issueTokens } from './issue-tokens.js';
 import { hashSecret } from '../crypto/hash-secret.js';
 import { checkCodeVerifier } from '../checks/pkce.js';
 import { InvalidGrantError, InvalidRequestError } from '../errors.js';
+
+/**
+ * How long a replayed redemption waits before it revokes the grant. Concurrent redemptions of one code have
+ * one winner still saving its tokens; revoking at once would refuse that save (no token at all), revoking
+ * after it lets the winner answer 200 and then kills its tokens exactly as a later replay would. A winner
+ * slower than this is refused by the grant's tombstone: never a token that outlives the replay.
+ */
+const REPLAY_REVOCATION_GRACE_MS = 500;
 
 /**
  * Redeems an authorization code once.
@@ -28,6 +37,7 @@ export const authorizationCodeGrant: GrantHandler = {
     const result = await store.codes.consumeCode(hashSecret(code));
     if (result.kind === 'not_found') throw new InvalidGrantError('authorization code is invalid or expired');
     if (result.kind === 'replayed') {
+      await delay(REPLAY_REVOCATION_GRACE_MS);
       await store.tokens.revokeGrant(result.grantId);
       throw new InvalidGrantError('authorization code has already been used');
     }

@@ -89,11 +89,34 @@ describe('SPEC §4.3 authorization_code grant', () => {
     expect(refreshed.body.error).toBe('invalid_grant');
   });
 
-  it('gives exactly one token for 20 concurrent exchanges of one code', async () => {
+  it('gives exactly one token for 20 concurrent exchanges of one code, and the replays revoke it', async () => {
     const code = await obtainCode(t.app, t.codeClient);
     const results = await Promise.all(Array.from({ length: 20 }, () => exchange(t.codeClient, fields(code))));
-    expect(results.filter((r) => r.status === 200)).toHaveLength(1);
+    const winners = results.filter((r) => r.status === 200);
+    expect(winners).toHaveLength(1);
     expect(results.filter((r) => r.body.error === 'invalid_grant')).toHaveLength(19);
+    const me = await request(t.app).get('/api/v1/me').set('Authorization', `Bearer ${winners[0]!.body.access_token}`);
+    expect(me.status).toBe(401);
+  });
+
+  it('gives exactly one token for 20 concurrent exchanges on the SQLite store too', async () => {
+    const { createSqliteStore } = await import('../../src/stores/sqlite.js');
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'eor-race-'));
+    const store = createSqliteStore({ filename: join(dir, 'oauth.sqlite') });
+    try {
+      const s = await createTestApp({}, store);
+      const code = await obtainCode(s.app, s.codeClient);
+      const results = await Promise.all(Array.from({ length: 20 }, () => request(s.app).post('/oauth2/token')
+        .set('Authorization', basic(s.codeClient)).type('form')
+        .send({ grant_type: 'authorization_code', redirect_uri: REDIRECT_URI, code })));
+      expect(results.filter((r) => r.status === 200)).toHaveLength(1);
+    } finally {
+      await store.close?.();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses the code when the user was deleted in the meantime (invalid_grant)', async () => {
