@@ -33,7 +33,7 @@ export function formatBanner(input: BannerInput): string {
     `Acme Sign example API listening on ${input.listenUrl}`,
     `  auth_url:        ${authUrl}  (${authUrl}/oauth2/authorize, ${authUrl}/oauth2/token)`,
     `  legacy_auth_url: ${input.legacyAuthUrl}`,
-    `  store:           ${input.storeUrl}`,
+    `  store:           ${redactPassword(input.storeUrl)}`,
     ...(input.sessions ? [`  sessions:        ${input.sessions}`] : []),
     ...(input.warnSessionSecret
       ? ['  SESSION_SECRET is not set: login sessions work on this instance only. Give every instance the same SESSION_SECRET.']
@@ -85,4 +85,16 @@ export function formatBanner(input: BannerInput): string {
   }
   lines.push('Press Ctrl+C to stop.');
   return lines.join('\n');
+}
+
+/** The store URL without its password, which must not reach a terminal or a log. */
+function redactPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (!parsed.password) return url;
+    parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url;
+  }
 }

@@ -102,6 +102,11 @@ export function createEnvelopesRouter(options: EnvelopesRouterOptions): Router {
       res.status(status).json(badRequest('the body must be JSON of at most 16 kB'));
       return;
     }
+    // A store outage while looking up the client (after requireBearer succeeded) is transient: 503, not 500.
+    if (error instanceof Error && error.name === 'StoreUnavailableError') {
+      res.status(503).json({ error: 'temporarily_unavailable', error_description: 'the service is temporarily unavailable' });
+      return;
+    }
     res.status(500).json({ error: 'server_error', error_description: 'internal server error' });
   };
   router.use(onError);

@@ -122,6 +122,8 @@ export class ServerError extends OAuthError {
 /** "The authorization server is currently unable to handle the request due to a temporary overloading or
  * maintenance." RFC 6749 §4.1.2.1 — answered with 503 when the store is unreachable. */
 export class TemporarilyUnavailableError extends OAuthError {
+  // Saying "try later" reveals nothing internal, and tells the client to retry rather than give up.
+  override readonly expose = true;
   constructor(description = 'the authorization server is temporarily unavailable') {
     super('temporarily_unavailable', description, 503);
   }

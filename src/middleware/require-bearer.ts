@@ -7,6 +7,7 @@ import { hashSecret } from '../crypto/hash-secret.js';
 import { sendNoStoreJson } from '../http/json-response.js';
 import { bearerChallenge } from '../http/www-authenticate.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
+import { toErrorBody } from '../errors.js';
 import { checkScopeTokens } from '../checks/scope.js';
 import { looksLikeJws } from '../jwt/verify-access-token.js';
 
@@ -76,7 +77,7 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
         }
       } catch (err) {
         const oauthError = toOAuthError(err, options.logger);
-        reject(res, oauthError.status, null, { error: oauthError.error, error_description: oauthError.expose ? oauthError.message : 'internal error' });
+        reject(res, oauthError.status, null, toErrorBody(oauthError));
         return;
       }
       if (!auth) {
