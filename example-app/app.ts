@@ -45,6 +45,8 @@ export function createApp(options: AppOptions): App {
       ...(options.sessionStore ? { store: options.sessionStore } : {}),
     },
     productName: 'Acme Sign',
+    // Plain words for the consent page, and scopes_supported in the discovery document.
+    scopes: { 'envelopes:read': 'See your envelopes and their status', 'envelopes:write': 'Create envelopes and send them for signature' },
   };
   const oauth = createOAuthRouter(options.store, options.userAuth, routerOptions);
   const app = express();
