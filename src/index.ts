@@ -22,3 +22,5 @@ export {
 export type { OAuthErrorCode } from './errors.js';
 export { createStoreFromUrl, DEFAULT_STORE_URL } from './stores/from-url.js';
 export { StoreUnavailableError } from './stores/store-unavailable-error.js';
+export { combineStores } from './stores/combine-stores.js';
+export type { StoreParts } from './stores/combine-stores.js';

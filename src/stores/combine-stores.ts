@@ -1,0 +1,40 @@
+// Builds one Store from parts of several, so each concern can live in the backend that suits it.
+import type { Store } from './contract.js';
+
+/** Which store serves each part. */
+export interface StoreParts {
+  readonly clients: Store;
+  readonly codes: Store;
+  readonly tokens: Store;
+  readonly consents: Store;
+  /** Signing keys of JWT access tokens; default: the `clients` store's. */
+  readonly keys?: Store;
+}
+
+/**
+ * A Store whose parts come from different backends, e.g. integrations and consents in PostgreSQL (durable,
+ * queried by people) and codes and tokens in Redis (hot, expiring). Each part keeps its own guarantees: codes
+ * and tokens of one grant must share a backend only within their part (`revokeGrant` works on the tokens
+ * part; replay detection on the codes part). `close()` closes every distinct store once.
+ * @see DESIGN §2 (the Store is split by concern).
+ * @example
+ * const sql = await createPostgresStore({ connectionString: process.env.DATABASE_URL });
+ * const cache = await createRedisStore({ url: process.env.REDIS_URL });
+ * const store = combineStores({ clients: sql, consents: sql, codes: cache, tokens: cache });
+ */
+export function combineStores(parts: StoreParts): Store {
+  const keysFrom = parts.keys ?? parts.clients;
+  const distinct = [...new Set([parts.clients, parts.codes, parts.tokens, parts.consents, keysFrom])];
+  return {
+    clients: parts.clients.clients,
+    codes: parts.codes.codes,
+    tokens: parts.tokens.tokens,
+    consents: parts.consents.consents,
+    ...(keysFrom.keys ? { keys: keysFrom.keys } : {}),
+    async close() {
+      const results = await Promise.allSettled(distinct.map((store) => store.close?.()));
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
+    },
+  };
+}
