@@ -1,5 +1,7 @@
 // Router options: their types, defaults and start-up validation (bad options throw here, never later).
 import type { Store as SessionStore } from 'express-session';
+import { OptionsError } from './options-error.js';
+import { resolveLoginRateLimit, type LoginRateLimitOptions, type ResolvedLoginRateLimit } from './http/login-rate-limit.js';
 import { resolveJwtOptions, type JwtOptions, type ResolvedJwtOptions } from './jwt/resolve-jwt-options.js';
 
 export type { JwtOptions, ResolvedJwtOptions } from './jwt/resolve-jwt-options.js';
@@ -46,6 +48,12 @@ export interface OAuthRouterOptions {
    * client may introspect only its own tokens; for others' tokens it gets `{"active":false}`.
    */
   readonly introspectionClients?: readonly string[];
+  /**
+   * Failed sign-ins allowed per client IP and window before the login form answers 429 (OWASP brute-force
+   * guidance; RFC 6819 §4.4.3.6 "online guessing"). Default `{ max: 10, windowSeconds: 900 }`; `false` turns
+   * it off. Pass `store` (any express-rate-limit store, e.g. Redis) to count across instances.
+   */
+  readonly loginRateLimit?: LoginRateLimitOptions | false;
   /**
    * `'opaque'` (default): random access tokens that requireBearer looks up in the store. `'jwt'`: signed
    * JWT access tokens (RFC 9068) that requireBearer verifies without the store, so revoking one takes effect
@@ -112,13 +120,14 @@ export interface ResolvedOptions {
   readonly brandColor: string;
   readonly rememberConsent: boolean;
   readonly introspectionClients: ReadonlySet<string>;
+  readonly loginRateLimit: ResolvedLoginRateLimit | null;
   readonly accessTokenFormat: 'opaque' | 'jwt';
   readonly jwt: ResolvedJwtOptions;
 }
 
 const KNOWN_KEYS = new Set([
   'issuer', 'legacy', 'accessTokenTtl', 'refreshTokenTtl', 'authorizationCodeTtl', 'requirePkce', 'realm',
-  'session', 'productName', 'logger', 'scopes', 'brandColor', 'rememberConsent', 'introspectionClients',
+  'session', 'productName', 'logger', 'scopes', 'brandColor', 'rememberConsent', 'introspectionClients', 'loginRateLimit',
   'accessTokenFormat', 'jwt',
 ]);
 const LIKELY_TYPOS: Record<string, string> = {
@@ -126,13 +135,7 @@ const LIKELY_TYPOS: Record<string, string> = {
   authorizationCodeTTL: 'authorizationCodeTtl', pkce: 'requirePkce', issuerUrl: 'issuer', authUrl: 'issuer',
 };
 
-/** Raised at start-up for a bad option; the message names the key. */
-export class OptionsError extends TypeError {
-  constructor(key: string, problem: string) {
-    super(`express-oauth-router: option "${key}" ${problem}`);
-    this.name = 'OptionsError';
-  }
-}
+export { OptionsError };
 
 function resolveIssuer(key: string, value: unknown, legacy: boolean): ResolvedIssuer {
   if (typeof value !== 'string') throw new OptionsError(key, 'must be a URL string');
@@ -257,6 +260,7 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
     brandColor: options.brandColor ?? '#1f4fd1',
     rememberConsent: options.rememberConsent ?? true,
     introspectionClients: new Set(introspectionClients),
+    loginRateLimit: resolveLoginRateLimit(options.loginRateLimit),
     accessTokenFormat: options.accessTokenFormat ?? 'opaque',
     jwt,
   };

@@ -20,6 +20,7 @@ import { buildMetadata, createMetadataEndpoint } from './endpoints/metadata.js';
 import { methodNotAllowed } from './endpoints/method-not-allowed.js';
 import { renderError } from './endpoints/render.js';
 import { createConsentsEndpoints } from './endpoints/consents.js';
+import { createLoginRateLimit } from './http/login-rate-limit.js';
 import { withdrawConsent } from './consents/withdraw-consent.js';
 import type { PageContext } from './endpoints/page-context.js';
 import { createRequireBearer } from './middleware/require-bearer.js';
@@ -62,6 +63,10 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
   });
   const formBody = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
   const issuers = [resolved.main, ...(resolved.legacy ? [resolved.legacy] : [])];
+  const loginLimit: RequestHandler = resolved.loginRateLimit
+    ? createLoginRateLimit(resolved.loginRateLimit, (_req, res) => renderError(res, { options: resolved } as PageContext, 429,
+      'temporarily_unavailable', 'Too many failed sign-in attempts. Wait a few minutes, then try again.'))
+    : (_req, _res, next) => next();
 
   const endpointsByIssuer = new Map<ResolvedIssuer, Endpoints>();
   for (const issuer of issuers) {
@@ -102,7 +107,7 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     };
     const base = `${prefix}/oauth2`;
     router.get(`${base}/authorize`, pageHeaders, sessionMiddleware, dispatch('authorize'), pageError);
-    router.post(`${base}/login`, pageHeaders, sessionMiddleware, formBody, dispatch('login'), pageError);
+    router.post(`${base}/login`, pageHeaders, loginLimit, sessionMiddleware, formBody, dispatch('login'), pageError);
     router.post(`${base}/consent`, pageHeaders, sessionMiddleware, formBody, dispatch('consent'), pageError);
     router.get(`${base}/consents`, pageHeaders, sessionMiddleware, dispatch('consents'), pageError);
     router.post(`${base}/consents/withdraw`, pageHeaders, sessionMiddleware, formBody, dispatch('withdraw'), pageError);
