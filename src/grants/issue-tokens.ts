@@ -53,7 +53,9 @@ export async function issueTokens(context: GrantContext, request: IssueRequest):
   if (!saved) throw new InvalidGrantError('the authorization grant has been revoked');
   const scope = request.scope.join(' ');
   // RFC 6749 §5.1: scope is "OPTIONAL, if identical to the scope requested by the client; otherwise, REQUIRED".
-  const echoScope = scope.length > 0 && scope !== request.requestedScope;
+  // A client that sent no scope asked for its registered default (§3.3) and gets exactly that, so SPEC's
+  // response fields stay as SPEC lists them (§4.3–4.5: no scope field).
+  const echoScope = request.requestedScope !== undefined && scope !== request.requestedScope;
   return {
     access_token: accessToken,
     ...(refreshToken !== undefined ? { refresh_token: refreshToken } : {}),

@@ -12,14 +12,16 @@ describe('SPEC §4.4 client_credentials grant', () => {
   it('returns access_token, expires_in and token_type, and no refresh_token', async () => {
     const res = await token({ grant_type: 'client_credentials', client_id: t.credentialsClient.clientId });
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body).sort()).toEqual(['access_token', 'expires_in', 'scope', 'token_type']);
+    expect(Object.keys(res.body)).toEqual(['access_token', 'expires_in', 'token_type']);
     expect(res.body.refresh_token).toBeUndefined();
     expect(res.body).toMatchObject({ expires_in: 3600, token_type: 'Bearer' });
   });
 
-  it('grants every allowed scope when none is asked and says so in scope (RFC 6749 §3.3, §5.1)', async () => {
+  it('grants the registered default (every allowed scope) when none is asked, with SPEC\'s three fields (RFC 6749 §3.3)', async () => {
     const res = await token({ grant_type: 'client_credentials' });
-    expect(res.body.scope).toBe('envelopes:read envelopes:sign');
+    expect(res.body.scope).toBeUndefined();
+    const me = await request(t.app).get('/api/v1/me').set('Authorization', `Bearer ${res.body.access_token}`);
+    expect(me.body.scope).toEqual(['envelopes:read', 'envelopes:sign']);
   });
 
   it('narrows to the requested scope and omits scope when it equals the request', async () => {
