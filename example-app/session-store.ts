@@ -3,7 +3,7 @@ import session, { type SessionData, Store as SessionStore } from 'express-sessio
 import connectPgSimple from 'connect-pg-simple';
 import { RedisStore } from 'connect-redis';
 import pg from 'pg';
-import { createClient } from 'redis';
+import { connectResilientRedis } from 'express-oauth-router/stores/redis';
 
 /** The session store the example app runs with, and how to release it. */
 export interface AppSessionStore {
@@ -176,71 +176,15 @@ async function createPostgresSessionStore(storeUrl: string, timeoutMs: number, l
 async function createRedisSessionStore(storeUrl: string, timeoutMs: number, logger: SessionStoreOptions['logger'] & object): Promise<AppSessionStore> {
   const { url, value } = splitUrl(storeUrl, 'prefix');
   const prefix = `${value ?? 'oauth:'}${SESSION_KEY_SUFFIX}`;
-  let connected = false;
-  let reported = false;
-  const client = createClient({
-    url,
-    // Fail at once while disconnected instead of queueing logins until Redis returns.
-    disableOfflineQueue: true,
-    // A silent connection (hung server, black-holed path) is closed and reconnected, even mid-handshake;
-    // idle ones stay alive through the PINGs.
-    pingInterval: timeoutMs,
-    socket: {
-      connectTimeout: timeoutMs,
-      socketTimeout: timeoutMs * 3,
-      reconnectStrategy: (retries, cause) => (connected ? Math.min(50 * 2 ** retries, 2000) : cause),
-    },
-  });
-  client.on('ready', () => {
-    connected = true;
-    reported = false;
-  });
-  client.on('error', () => {
-    if (connected && !reported) logger.warn('example app: Redis session connection lost, reconnecting');
-    reported = true;
-  });
-  await client.connect();
-  let closed = false;
-  let probing = false;
-  /**
-   * node-redis notices a dead socket only when it closes: on a silently dropped connection every command
-   * would wait for ever. After a timeout a PING under the same deadline tells slow from hung; hung is
-   * dropped and reconnected.
-   */
-  const probe = (): void => {
-    if (probing || closed) return;
-    probing = true;
-    let answered = false;
-    const timer = setTimeout(() => {
-      if (answered || closed) return;
-      logger.warn('example app: Redis session connection unresponsive, reconnecting');
-      if (client.isOpen) client.destroy();
-      client.connect().catch(() => undefined).finally(() => {
-        probing = false;
-      });
-    }, timeoutMs);
-    // A quick rejection means the client already knows it is disconnected and reconnects by itself.
-    const settle = (): void => {
-      answered = true;
-      clearTimeout(timer);
-      probing = false;
-    };
-    client.ping().then(settle, settle);
-  };
-  const inner = new RedisStore({ client, prefix });
+  // The same fail-fast, self-healing connection as the OAuth store's, so logins and tokens ride out an
+  // outage alike.
+  const connection = await connectResilientRedis({ url, timeoutMs, logger, label: 'example app: Redis session' });
+  const inner = new RedisStore({ client: connection.client, prefix });
   return {
-    store: new GuardedSessionStore(inner, timeoutMs, probe),
+    store: new GuardedSessionStore(inner, timeoutMs, () => connection.probe()),
     description: `redis (key prefix ${prefix})`,
     shared: true,
-    async close() {
-      if (closed) return;
-      closed = true;
-      // QUIT waits for replies a hung server never sends: bound it, then drop the socket.
-      const quit = client.isOpen ? client.close() : Promise.resolve();
-      const bounded = new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref());
-      await Promise.race([quit.catch(() => undefined), bounded]);
-      if (client.isOpen) client.destroy();
-    },
+    close: () => connection.close(),
   };
 }
 

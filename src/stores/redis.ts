@@ -1,5 +1,4 @@
 // Redis Store: shared state for many API instances, with native TTLs and Lua for every atomic step.
-import { createClient } from 'redis';
 import type { ClientStore, ConsentStore, Store } from './contract.js';
 import {
   createRedisKeys,
@@ -14,8 +13,11 @@ import { createRedisCodeStore, createRedisTokenStore, type RedisSend } from './r
 import { createScriptRunner, DELETE_INDEXED, PUT_INDEXED, type RunScript } from './redis-scripts.js';
 import { createRedisKeyStore } from './redis-keys.js';
 import { StoreUnavailableError } from './store-unavailable-error.js';
+import { connectResilientRedis, withDeadline, type ResilientRedisConnection } from './redis-connection.js';
 
 export { StoreUnavailableError } from './store-unavailable-error.js';
+export { connectResilientRedis } from './redis-connection.js';
+export type { ResilientRedisConnection, RedisConnectionLogger } from './redis-connection.js';
 
 /**
  * The part of a node-redis v5 client the store uses (a `RedisClientType` from `createClient()` fits):
@@ -104,26 +106,6 @@ function createRedisConsentStore(keys: RedisKeys, run: RunScript, send: RedisSen
   };
 }
 
-/** Races a command against the timeout: node-redis' own `timeout` stops counting once a command is written. */
-function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new StoreUnavailableError(`Redis store unavailable (no answer within ${ms} ms)`)),
-      ms,
-    );
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(err);
-      },
-    );
-  });
-}
-
 /**
  * Creates a Redis-backed Store. Codes, tokens and tombstones carry native TTLs; consumeCode, saveTokens
  * and revokeGrant are Lua scripts (atomic); indexes are sorted sets, so nothing ever runs KEYS.
@@ -144,80 +126,25 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
   const prefix = options.prefix ?? 'oauth:';
   const logger = options.logger ?? console;
   let client: RedisCommandClient;
-  let ownClient: ReturnType<typeof createClient> | null = null;
+  let own: ResilientRedisConnection | null = null;
 
   if (options.client) {
     if (!options.client.isOpen) throw new TypeError('createRedisStore: option "client" must be connected first');
     client = options.client;
   } else {
-    let connected = false;
-    let reported = false;
-    ownClient = createClient({
-      url: options.url ?? '',
-      disableOfflineQueue: true,
-      // A connection that goes silent (a hung server, a black-holed network path) is closed and reconnected:
-      // without this a reconnect whose handshake is never answered waits for ever, and the store stays
-      // unavailable after the server is back. Idle connections stay alive through the PINGs.
-      pingInterval: timeoutMs,
-      socket: {
-        connectTimeout: timeoutMs,
-        socketTimeout: timeoutMs * 3,
-        // Give up at once on the first connect (the caller learns Redis is down); after that, keep
-        // reconnecting with backoff while requests fail fast with 503.
-        reconnectStrategy: (retries, cause) => (connected ? Math.min(50 * 2 ** retries, 2000) : cause),
-      },
-    });
-    ownClient.on('ready', () => {
-      connected = true;
-      reported = false;
-    });
-    // Without a listener an 'error' event would crash the host; log once per outage, not per retry.
-    ownClient.on('error', (err: unknown) => {
-      if (connected && !reported) logger.warn('express-oauth-router: Redis connection lost, reconnecting', err);
-      reported = true;
-    });
     try {
-      await ownClient.connect();
+      own = await connectResilientRedis({ url: options.url ?? '', timeoutMs, logger, label: 'express-oauth-router: Redis' });
     } catch (err) {
-      // A client whose reconnect strategy gave up is already closed, and destroy() would throw.
-      if (ownClient.isOpen) ownClient.destroy();
       return rethrowRedisError(err);
     }
-    client = ownClient as unknown as RedisCommandClient;
-  }
-
-  let closed = false;
-  let probing = false;
-  /**
-   * node-redis notices a dead socket only when it closes: on a black-holed connection every command
-   * would time out forever. After a timeout, a PING under the same deadline tells a slow command from a
-   * hung connection; if it times out too, the store's own client is dropped and reconnected.
-   */
-  function probeAfterTimeout(): void {
-    const own = ownClient;
-    if (!own || probing || closed) return;
-    probing = true;
-    withDeadline(own.sendCommand(['PING']), timeoutMs)
-      .then(
-        () => undefined,
-        async () => {
-          if (closed) return;
-          logger.warn('express-oauth-router: Redis connection unresponsive, reconnecting');
-          if (own.isOpen) own.destroy();
-          await own.connect();
-        },
-      )
-      .catch(() => undefined)
-      .finally(() => {
-        probing = false;
-      });
+    client = own.client as unknown as RedisCommandClient;
   }
 
   const send: RedisSend = async (args) => {
     try {
       return await withDeadline(client.sendCommand(args), timeoutMs);
     } catch (err) {
-      if (err instanceof StoreUnavailableError && err.cause === undefined) probeAfterTimeout();
+      if (err instanceof StoreUnavailableError && err.cause === undefined) own?.probe();
       return rethrowRedisError(err);
     }
   };
@@ -230,13 +157,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     consents: createRedisConsentStore(keys, run, send),
     keys: createRedisKeyStore(prefix, run, send),
     async close() {
-      if (closed || !ownClient) return;
-      closed = true;
-      const own = ownClient;
-      // QUIT waits for pending replies, which a hung server never sends: bound it, then drop the socket.
-      await withDeadline(own.close(), timeoutMs).catch(() => {
-        if (own.isOpen) own.destroy();
-      });
+      await own?.close();
     },
   };
 }

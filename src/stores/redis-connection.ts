@@ -1,0 +1,119 @@
+// A node-redis connection that fails fast, reconnects, and drops a connection that has gone silent.
+import { createClient, type RedisClientType } from 'redis';
+import { StoreUnavailableError } from './store-unavailable-error.js';
+
+/** Where connection trouble is reported: once per outage, never per retry. */
+export interface RedisConnectionLogger {
+  warn(message: string, error?: unknown): void;
+}
+
+/** A connected client and the two things its owner needs besides commands. */
+export interface ResilientRedisConnection {
+  readonly client: RedisClientType;
+  /**
+   * Call after a command timed out. node-redis notices a dead socket only when it closes, so on a
+   * black-holed connection every command would time out for ever: a PING under the same deadline tells a
+   * slow command from a hung connection, and a hung one is dropped and reconnected.
+   */
+  probe(): void;
+  /** QUIT, bounded by the timeout (a hung server never answers it), then drop the socket. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Races a command against a deadline: node-redis's own `timeout` stops counting once a command is written. */
+export function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new StoreUnavailableError(`Redis store unavailable (no answer within ${ms} ms)`)),
+      ms,
+    );
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
+}
+
+/**
+ * Connects a client configured for serving requests during outages: no offline queue (commands fail at once
+ * while disconnected, so requests answer 503 instead of piling up), a connect timeout, PINGs that keep idle
+ * connections alive and a socket timeout that closes silent ones, and reconnection with backoff after the
+ * first successful connect. The first connect failing rejects (the caller learns Redis is down).
+ * Used by the Redis store, and by hosts for their session store so both behave alike in an outage.
+ * @throws the driver's connection error when Redis cannot be reached at start.
+ */
+export async function connectResilientRedis(options: {
+  readonly url: string;
+  readonly timeoutMs: number;
+  readonly logger: RedisConnectionLogger;
+  /** Prefix of log lines, e.g. `express-oauth-router: Redis`. */
+  readonly label: string;
+}): Promise<ResilientRedisConnection> {
+  const { timeoutMs, logger, label } = options;
+  let connected = false;
+  let reported = false;
+  const client: RedisClientType = createClient({
+    url: options.url,
+    disableOfflineQueue: true,
+    pingInterval: timeoutMs,
+    socket: {
+      connectTimeout: timeoutMs,
+      socketTimeout: timeoutMs * 3,
+      reconnectStrategy: (retries, cause) => (connected ? Math.min(50 * 2 ** retries, 2000) : cause),
+    },
+  });
+  client.on('ready', () => {
+    connected = true;
+    reported = false;
+  });
+  // Without a listener an 'error' event would crash the host.
+  client.on('error', (err: unknown) => {
+    if (connected && !reported) logger.warn(`${label} connection lost, reconnecting`, err);
+    reported = true;
+  });
+  try {
+    await client.connect();
+  } catch (err) {
+    // A client whose reconnect strategy gave up is already closed, and destroy() would throw.
+    if (client.isOpen) client.destroy();
+    throw err;
+  }
+
+  let closed = false;
+  let probing = false;
+  return {
+    client,
+    probe() {
+      if (probing || closed) return;
+      probing = true;
+      withDeadline(client.sendCommand(['PING']), timeoutMs)
+        .then(
+          () => undefined,
+          async (err: unknown) => {
+            // A quick rejection means the client already knows it is disconnected and reconnects by itself;
+            // only a PING that gets no answer at all shows a hung connection.
+            if (closed || !(err instanceof StoreUnavailableError)) return;
+            logger.warn(`${label} connection unresponsive, reconnecting`);
+            if (client.isOpen) client.destroy();
+            await client.connect();
+          },
+        )
+        .catch(() => undefined)
+        .finally(() => {
+          probing = false;
+        });
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await withDeadline(client.isOpen ? client.close() : Promise.resolve(), timeoutMs).catch(() => undefined);
+      if (client.isOpen) client.destroy();
+    },
+  };
+}
