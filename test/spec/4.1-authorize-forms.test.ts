@@ -1,0 +1,199 @@
+// SPEC §4.1, the forms and pages: CSRF (RFC 6749 §10.12), cookies and headers, escaping, session fixation.
+import { describe, it, expect, beforeEach } from 'vitest';
+import request from 'supertest';
+import { createTestApp, REDIRECT_URI, type TestApp, type TestClient } from '../helpers/app.js';
+import { authorizeQuery, signInAndGetConsent } from '../helpers/browser-flow.js';
+import {
+  consentForm, cookieValue, expectErrorPage, expectRedirectTo, openLoginForm, postConsent, postLogin,
+  SESSION_COOKIE, setCookieLine,
+} from '../helpers/spec-requests.js';
+import { registerClient } from '../../src/clients/register-client.js';
+
+let t: TestApp;
+beforeEach(async () => {
+  t = await createTestApp();
+});
+
+/** A signed-in agent looking at the consent page of a fresh request. */
+async function signedIn(client: TestClient = t.codeClient, query: Record<string, string | undefined> = {}) {
+  const agent = request.agent(t.app);
+  const html = await signInAndGetConsent(agent, '', authorizeQuery(client, query));
+  return { agent, consent: consentForm(html) };
+}
+
+/** The raw authorization request for `query` (no cookies). */
+function getAuthorize(query: string) {
+  return request(t.app).get(`/oauth2/authorize?${query}`);
+}
+describe('RFC 6749 §10.12: CSRF protection of the login and consent forms', () => {
+  it('refuses a login POST without csrf_token with 403 and signs nobody in', async () => {
+    const agent = request.agent(t.app);
+    const query = authorizeQuery(t.codeClient);
+    const login = await openLoginForm(agent, '', query);
+    const res = await postLogin(agent, '', { request_id: login.requestId });
+    expectErrorPage(res, 403);
+    const again = await agent.get(`/oauth2/authorize?${query}`);
+    expect(again.text).toMatch(/name="password"/);
+  });
+
+  it('refuses a login POST with a wrong csrf_token with 403', async () => {
+    const agent = request.agent(t.app);
+    const login = await openLoginForm(agent, '', authorizeQuery(t.codeClient));
+    const res = await postLogin(agent, '', { csrf_token: `${login.csrfToken}x`, request_id: login.requestId });
+    expectErrorPage(res, 403);
+  });
+
+  it('refuses a login POST carrying another session\'s csrf_token with 403', async () => {
+    const victim = request.agent(t.app);
+    const attacker = request.agent(t.app);
+    const mine = await openLoginForm(victim, '', authorizeQuery(t.codeClient));
+    const theirs = await openLoginForm(attacker, '', authorizeQuery(t.codeClient));
+    const res = await postLogin(victim, '', { csrf_token: theirs.csrfToken, request_id: mine.requestId });
+    expectErrorPage(res, 403);
+  });
+
+  it('refuses a login POST with an unknown request_id with 400', async () => {
+    const agent = request.agent(t.app);
+    const login = await openLoginForm(agent, '', authorizeQuery(t.codeClient));
+    const res = await postLogin(agent, '', { csrf_token: login.csrfToken, request_id: 'no-such-request' });
+    expectErrorPage(res, 400);
+  });
+
+  it('refuses a consent POST without csrf_token with 403 and issues no code', async () => {
+    const { agent, consent } = await signedIn();
+    const res = await postConsent(agent, '', { request_id: consent.requestId, decision: 'allow' });
+    expectErrorPage(res, 403);
+    expect(res.text).not.toMatch(/code=/);
+  });
+
+  it('refuses a consent POST with a wrong csrf_token with 403 and issues no code', async () => {
+    const { agent, consent } = await signedIn();
+    const res = await postConsent(agent, '', { csrf_token: 'A'.repeat(43), request_id: consent.requestId, decision: 'allow' });
+    expectErrorPage(res, 403);
+    // The request itself is still pending: the genuine form still works once.
+    const genuine = await postConsent(agent, '', { csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'allow' });
+    expect(expectRedirectTo(genuine).searchParams.get('code')).toBeTruthy();
+  });
+
+  it('refuses a consent POST from a browser without the session (forged cross-site POST) with 403', async () => {
+    const { consent } = await signedIn();
+    const res = await request(t.app).post('/oauth2/consent').type('form')
+      .send({ csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'allow' });
+    expectErrorPage(res, 403);
+  });
+
+  it('refuses a consent POST with an unknown request_id with 400', async () => {
+    const { agent, consent } = await signedIn();
+    const res = await postConsent(agent, '', { csrf_token: consent.csrfToken, request_id: 'no-such-request', decision: 'allow' });
+    expectErrorPage(res, 400);
+  });
+
+  it('answers a request_id once: a second consent POST for the same id gets 400 and no second code', async () => {
+    const { agent, consent } = await signedIn();
+    const fields = { csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'allow' };
+    const first = await postConsent(agent, '', fields);
+    expect(expectRedirectTo(first).searchParams.get('code')).toBeTruthy();
+    const second = await postConsent(agent, '', fields);
+    expectErrorPage(second, 400);
+    const afterDeny = await postConsent(agent, '', { ...fields, decision: 'deny' });
+    expectErrorPage(afterDeny, 400);
+  });
+
+  it('answers a denied request_id once too: Allow after Deny gets 400', async () => {
+    const { agent, consent } = await signedIn();
+    const deny = await postConsent(agent, '', { csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'deny' });
+    expect(expectRedirectTo(deny).searchParams.get('error')).toBe('access_denied');
+    const allow = await postConsent(agent, '', { csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'allow' });
+    expectErrorPage(allow, 400);
+  });
+});
+
+describe('Session cookie and page headers (RFC 6749 §10.13, RFC 6819 §4.4.1.9)', () => {
+  it('sets the session cookie HttpOnly and SameSite=Lax, and not Secure on an http issuer', async () => {
+    const res = await getAuthorize(authorizeQuery(t.codeClient));
+    const line = setCookieLine(res);
+    expect(line).toBeDefined();
+    const attributes = line!.split(';').map((part) => part.trim().toLowerCase());
+    expect(attributes).toContain('httponly');
+    expect(attributes).toContain('samesite=lax');
+    expect(attributes).not.toContain('secure');
+  });
+
+  it('sets the session cookie Secure on an https issuer behind a TLS-terminating proxy', async () => {
+    const secure = await createTestApp({ issuer: 'https://auth.test', legacy: false });
+    const res = await request(secure.app).get(`/oauth2/authorize?${authorizeQuery(secure.codeClient)}`).set('X-Forwarded-Proto', 'https');
+    const line = setCookieLine(res);
+    expect(line).toBeDefined();
+    expect(line!.split(';').map((part) => part.trim().toLowerCase())).toContain('secure');
+  });
+
+  it.each([
+    ['login page', async () => getAuthorize(authorizeQuery(t.codeClient))],
+    ['consent page', async () => {
+      const agent = request.agent(t.app);
+      await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient));
+      return agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`);
+    }],
+    ['error page', async () => getAuthorize(authorizeQuery(t.codeClient, { client_id: 'unknown' }))],
+  ])('sends the %s with X-Frame-Options: DENY and a CSP with frame-ancestors \'none\'', async (_label, load) => {
+    const res = await load();
+    expect(res.headers['x-frame-options']).toBe('DENY');
+    const csp = res.headers['content-security-policy'] as string;
+    expect(csp).toBeDefined();
+    expect(csp.split(';').map((d) => d.trim())).toContain("frame-ancestors 'none'");
+    expect(res.headers['cache-control']).toMatch(/no-store/);
+  });
+});
+
+describe('HTML escaping of values from outside', () => {
+  it('escapes an integration name on the consent and login pages', async () => {
+    const { client, clientSecret } = await registerClient(t.store, {
+      name: '<script>alert(1)</script>', flow: 'authorization_code', redirectUris: [REDIRECT_URI], allowedScopes: ['envelopes:read'],
+    });
+    const evil = { clientId: client.clientId, clientSecret };
+    const login = await getAuthorize(authorizeQuery(evil));
+    expect(login.text).not.toContain('<script>alert(1)</script>');
+    expect(login.text).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    const agent = request.agent(t.app);
+    const consent = await signInAndGetConsent(agent, '', authorizeQuery(evil));
+    expect(consent).not.toContain('<script>');
+    expect(consent).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+  });
+
+  it('escapes the username echoed on a failed login page', async () => {
+    const agent = request.agent(t.app);
+    const login = await openLoginForm(agent, '', authorizeQuery(t.codeClient));
+    const res = await postLogin(agent, '', {
+      csrf_token: login.csrfToken, request_id: login.requestId, username: '"><img src=x onerror=alert(1)>', password: 'x',
+    });
+    expect(res.status).toBe(401);
+    expect(res.text).not.toContain('<img src=x');
+    expect(res.text).toContain('&quot;&gt;&lt;img src=x onerror=alert(1)&gt;');
+  });
+});
+
+describe('Session fixation (RFC 6819 §4.4.1.4 / OWASP): a new session id at login', () => {
+  it('changes the session cookie value at login', async () => {
+    const agent = request.agent(t.app);
+    const login = await openLoginForm(agent, '', authorizeQuery(t.codeClient));
+    const before = cookieValue(login.res);
+    const posted = await postLogin(agent, '', { csrf_token: login.csrfToken, request_id: login.requestId });
+    expect(posted.status).toBe(303);
+    const after = cookieValue(posted);
+    expect(before).toBeDefined();
+    expect(after).toBeDefined();
+    expect(after).not.toBe(before);
+  });
+
+  it('does not sign in whoever holds the session cookie from before the login', async () => {
+    const agent = request.agent(t.app);
+    const query = authorizeQuery(t.codeClient);
+    const login = await openLoginForm(agent, '', query);
+    const before = cookieValue(login.res)!;
+    await postLogin(agent, '', { csrf_token: login.csrfToken, request_id: login.requestId }).expect(303);
+    const planted = await request(t.app).get(`/oauth2/authorize?${query}`).set('Cookie', `${SESSION_COOKIE}=${before}`);
+    expect(planted.status).toBe(200);
+    expect(planted.text).toMatch(/name="password"/);
+    expect(planted.text).not.toContain('name="decision"');
+  });
+});
