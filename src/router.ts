@@ -98,7 +98,7 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     const candidates = issuers.filter((issuer) => issuer.pathPrefix === prefix);
     const dispatch = (name: keyof Endpoints): RequestHandler => (req, res, next) =>
       endpointsByIssuer.get(issuerForRequest(candidates, req))![name](req, res, next);
-    const pageError = (err: unknown, req: Request, res: Response, next: NextFunction): void => {
+    const pageError = (err: unknown, _req: Request, res: Response, next: NextFunction): void => {
       if (res.headersSent) return next(err);
       const oauthError = toOAuthError(err, resolved.logger);
       const context = { options: resolved } as PageContext;

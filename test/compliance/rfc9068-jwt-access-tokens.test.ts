@@ -2,7 +2,7 @@
 import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import express from 'express';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ISSUER, LEGACY_ISSUER, USER, basic, createTestApp, createTestUserAuth, type TestApp } from '../helpers/app.js';
 import { clientCredentialsToken, codeTokens, introspect, revoke } from '../helpers/token-requests.js';
 import { callApi, decodeJwt, fetchJwks, forgeJwt, tamperClaims, verifyWithJwks } from '../helpers/jwt.js';
