@@ -4,6 +4,7 @@ import { createRandomToken } from '../crypto/random-token.js';
 import { hashSecret } from '../crypto/hash-secret.js';
 import { checkRegisteredRedirectUri } from '../checks/registered-redirect-uri.js';
 import { checkScopeTokens } from '../checks/scope.js';
+import { revokeClientTokensSettled } from '../consents/revoke-client-tokens-settled.js';
 
 /** What to register. */
 export interface RegisterClientInput {
@@ -83,6 +84,6 @@ export async function disableClient(store: Store, clientId: string): Promise<boo
   const client = await store.clients.findClient(clientId);
   if (!client) return false;
   await store.clients.saveClient({ ...client, disabled: true });
-  await store.tokens.revokeClientTokens(clientId);
+  await revokeClientTokensSettled(store, clientId);
   return true;
 }

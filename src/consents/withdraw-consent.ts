@@ -1,5 +1,6 @@
 // Withdraws a user's consent for an integration and revokes what it granted.
 import type { Store } from '../stores/contract.js';
+import { revokeClientTokensSettled } from './revoke-client-tokens-settled.js';
 
 /**
  * Removes the consent of `userId` for `clientId` and revokes every token that integration holds for the user,
@@ -8,5 +9,5 @@ import type { Store } from '../stores/contract.js';
  */
 export async function withdrawConsent(store: Store, userId: string, clientId: string): Promise<void> {
   await store.consents.revokeConsent(userId, clientId);
-  await store.tokens.revokeClientTokens(clientId, userId);
+  await revokeClientTokensSettled(store, clientId, userId);
 }

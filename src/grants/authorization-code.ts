@@ -48,6 +48,11 @@ export const authorizationCodeGrant: GrantHandler = {
     // RFC 6749 §4.1.3: "ensure that the redirect_uri parameter is present … and … their values are identical".
     if (record.redirectUri !== redirectUri) throw new InvalidGrantError('redirect_uri does not match the authorization request');
     checkCodeVerifier(record.codeChallenge, params.get('code_verifier'));
+    // A consent withdrawn after the code was issued also withdraws the code: no token may follow it.
+    if (!(await store.consents.findConsent(record.userId, client.clientId))) {
+      await store.tokens.revokeGrant(record.grantId);
+      throw new InvalidGrantError('the user withdrew consent for this integration');
+    }
     if (context.userAuth.findUser && !(await context.userAuth.findUser(record.userId))) {
       await store.tokens.revokeGrant(record.grantId);
       throw new InvalidGrantError('the user who granted access no longer exists');

@@ -201,3 +201,30 @@ describe('page content and branding', () => {
     expect(page.text).toContain('<html lang="en">');
   });
 });
+
+describe('withdrawal reaches codes not yet redeemed', () => {
+  it('refuses a code issued before the consent was withdrawn (invalid_grant)', async () => {
+    const t = await createTestApp();
+    const code = await obtainCode(t.app, t.codeClient);
+    const { withdrawConsent } = await import('../../src/consents/withdraw-consent.js');
+    await withdrawConsent(t.store, USER.id, t.codeClient.clientId);
+    const res = await exchange(t, code);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_grant');
+  });
+
+  it('kills a token saved while the withdrawal runs: the second revocation pass removes it', async () => {
+    const t = await createTestApp();
+    const tokens = (await exchange(t, await obtainCode(t.app, t.codeClient))).body;
+    const { withdrawConsent } = await import('../../src/consents/withdraw-consent.js');
+    const { hashSecret } = await import('../../src/crypto/hash-secret.js');
+    const record = (await t.store.tokens.findAccessToken(hashSecret(tokens.access_token)))!;
+    const withdrawal = withdrawConsent(t.store, USER.id, t.codeClient.clientId);
+    // A request that passed its checks before the withdrawal saves its token after the first pass.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const late = { ...record, tokenHash: hashSecret('late-token'), grantId: 'late-grant' };
+    expect(await t.store.tokens.saveTokens(late, null)).toBe(true);
+    await withdrawal;
+    expect(await t.store.tokens.findAccessToken(late.tokenHash)).toBeNull();
+  });
+});
