@@ -4,7 +4,7 @@ import type express from 'express';
 import { createHash, randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import { REDIRECT_URI, USER, basic, type TestClient } from './app.js';
-import { hiddenField } from './browser-flow.js';
+import { authorizeQuery, hiddenField, signInAndGetConsent } from './browser-flow.js';
 
 /** Name of the router's session cookie (default of `session.cookieName`). */
 export const SESSION_COOKIE = 'oauth.sid';
@@ -102,4 +102,18 @@ export function expectRedirectTo(res: request.Response, redirectUri = REDIRECT_U
   expect(location).toBeDefined();
   expect(location!.startsWith(`${redirectUri}${redirectUri.includes('?') ? '&' : '?'}`)).toBe(true);
   return new URL(location!);
+}
+
+/** A signed-in agent looking at the consent page of a fresh authorization request. */
+export async function signedInAtConsent(
+  app: express.Express, client: TestClient, query: Record<string, string | undefined> = {},
+): Promise<{ agent: request.Agent; consent: ConsentForm }> {
+  const agent = request.agent(app);
+  const html = await signInAndGetConsent(agent, '', authorizeQuery(client, query));
+  return { agent, consent: consentForm(html) };
+}
+
+/** The raw authorization request for `query` (no cookies). */
+export function getAuthorize(app: express.Express, query: string): request.Test {
+  return request(app).get(`/oauth2/authorize?${query}`);
 }

@@ -1,10 +1,10 @@
 // SPEC §4.1, the forms and pages: CSRF (RFC 6749 §10.12), cookies and headers, escaping, session fixation.
 import { describe, it, expect, beforeEach } from 'vitest';
 import request from 'supertest';
-import { createTestApp, REDIRECT_URI, type TestApp, type TestClient } from '../helpers/app.js';
+import { createTestApp, REDIRECT_URI, type TestApp } from '../helpers/app.js';
 import { authorizeQuery, signInAndGetConsent } from '../helpers/browser-flow.js';
 import {
-  consentForm, cookieValue, expectErrorPage, expectRedirectTo, openLoginForm, postConsent, postLogin,
+  getAuthorize, signedInAtConsent, cookieValue, expectErrorPage, expectRedirectTo, openLoginForm, postConsent, postLogin,
   SESSION_COOKIE, setCookieLine,
 } from '../helpers/spec-requests.js';
 import { registerClient } from '../../src/clients/register-client.js';
@@ -14,17 +14,6 @@ beforeEach(async () => {
   t = await createTestApp();
 });
 
-/** A signed-in agent looking at the consent page of a fresh request. */
-async function signedIn(client: TestClient = t.codeClient, query: Record<string, string | undefined> = {}) {
-  const agent = request.agent(t.app);
-  const html = await signInAndGetConsent(agent, '', authorizeQuery(client, query));
-  return { agent, consent: consentForm(html) };
-}
-
-/** The raw authorization request for `query` (no cookies). */
-function getAuthorize(query: string) {
-  return request(t.app).get(`/oauth2/authorize?${query}`);
-}
 describe('RFC 6749 §10.12: CSRF protection of the login and consent forms', () => {
   it('refuses a login POST without csrf_token with 403 and signs nobody in', async () => {
     const agent = request.agent(t.app);
@@ -60,14 +49,14 @@ describe('RFC 6749 §10.12: CSRF protection of the login and consent forms', () 
   });
 
   it('refuses a consent POST without csrf_token with 403 and issues no code', async () => {
-    const { agent, consent } = await signedIn();
+    const { agent, consent } = await signedInAtConsent(t.app, t.codeClient);
     const res = await postConsent(agent, '', { request_id: consent.requestId, decision: 'allow' });
     expectErrorPage(res, 403);
     expect(res.text).not.toMatch(/code=/);
   });
 
   it('refuses a consent POST with a wrong csrf_token with 403 and issues no code', async () => {
-    const { agent, consent } = await signedIn();
+    const { agent, consent } = await signedInAtConsent(t.app, t.codeClient);
     const res = await postConsent(agent, '', { csrf_token: 'A'.repeat(43), request_id: consent.requestId, decision: 'allow' });
     expectErrorPage(res, 403);
     // The request itself is still pending: the genuine form still works once.
@@ -76,20 +65,20 @@ describe('RFC 6749 §10.12: CSRF protection of the login and consent forms', () 
   });
 
   it('refuses a consent POST from a browser without the session (forged cross-site POST) with 403', async () => {
-    const { consent } = await signedIn();
+    const { consent } = await signedInAtConsent(t.app, t.codeClient);
     const res = await request(t.app).post('/oauth2/consent').type('form')
       .send({ csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'allow' });
     expectErrorPage(res, 403);
   });
 
   it('refuses a consent POST with an unknown request_id with 400', async () => {
-    const { agent, consent } = await signedIn();
+    const { agent, consent } = await signedInAtConsent(t.app, t.codeClient);
     const res = await postConsent(agent, '', { csrf_token: consent.csrfToken, request_id: 'no-such-request', decision: 'allow' });
     expectErrorPage(res, 400);
   });
 
   it('answers a request_id once: a second consent POST for the same id gets 400 and no second code', async () => {
-    const { agent, consent } = await signedIn();
+    const { agent, consent } = await signedInAtConsent(t.app, t.codeClient);
     const fields = { csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'allow' };
     const first = await postConsent(agent, '', fields);
     expect(expectRedirectTo(first).searchParams.get('code')).toBeTruthy();
@@ -100,7 +89,7 @@ describe('RFC 6749 §10.12: CSRF protection of the login and consent forms', () 
   });
 
   it('answers a denied request_id once too: Allow after Deny gets 400', async () => {
-    const { agent, consent } = await signedIn();
+    const { agent, consent } = await signedInAtConsent(t.app, t.codeClient);
     const deny = await postConsent(agent, '', { csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'deny' });
     expect(expectRedirectTo(deny).searchParams.get('error')).toBe('access_denied');
     const allow = await postConsent(agent, '', { csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'allow' });
@@ -110,7 +99,7 @@ describe('RFC 6749 §10.12: CSRF protection of the login and consent forms', () 
 
 describe('Session cookie and page headers (RFC 6749 §10.13, RFC 6819 §4.4.1.9)', () => {
   it('sets the session cookie HttpOnly and SameSite=Lax, and not Secure on an http issuer', async () => {
-    const res = await getAuthorize(authorizeQuery(t.codeClient));
+    const res = await getAuthorize(t.app, authorizeQuery(t.codeClient));
     const line = setCookieLine(res);
     expect(line).toBeDefined();
     const attributes = line!.split(';').map((part) => part.trim().toLowerCase());
@@ -128,13 +117,13 @@ describe('Session cookie and page headers (RFC 6749 §10.13, RFC 6819 §4.4.1.9)
   });
 
   it.each([
-    ['login page', async () => getAuthorize(authorizeQuery(t.codeClient))],
+    ['login page', async () => getAuthorize(t.app, authorizeQuery(t.codeClient))],
     ['consent page', async () => {
       const agent = request.agent(t.app);
       await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient));
       return agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`);
     }],
-    ['error page', async () => getAuthorize(authorizeQuery(t.codeClient, { client_id: 'unknown' }))],
+    ['error page', async () => getAuthorize(t.app, authorizeQuery(t.codeClient, { client_id: 'unknown' }))],
   ])('sends the %s with X-Frame-Options: DENY and a CSP with frame-ancestors \'none\'', async (_label, load) => {
     const res = await load();
     expect(res.headers['x-frame-options']).toBe('DENY');
@@ -151,7 +140,7 @@ describe('HTML escaping of values from outside', () => {
       name: '<script>alert(1)</script>', flow: 'authorization_code', redirectUris: [REDIRECT_URI], allowedScopes: ['envelopes:read'],
     });
     const evil = { clientId: client.clientId, clientSecret };
-    const login = await getAuthorize(authorizeQuery(evil));
+    const login = await getAuthorize(t.app, authorizeQuery(evil));
     expect(login.text).not.toContain('<script>alert(1)</script>');
     expect(login.text).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
     const agent = request.agent(t.app);

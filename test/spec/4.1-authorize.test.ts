@@ -1,10 +1,10 @@
 // SPEC §4.1 "Get authorization code" with RFC 6749 §4.1.1, §4.1.2 and §4.1.2.1: login, consent, redirect, errors.
 import { describe, it, expect, beforeEach } from 'vitest';
 import request from 'supertest';
-import { createTestApp, ISSUER, REDIRECT_URI, USER, type TestApp, type TestClient } from '../helpers/app.js';
-import { authorize, authorizeQuery, hiddenField, obtainCode, signInAndGetConsent } from '../helpers/browser-flow.js';
+import { createTestApp, ISSUER, REDIRECT_URI, USER, type TestApp } from '../helpers/app.js';
+import { authorize, authorizeQuery, hiddenField, obtainCode } from '../helpers/browser-flow.js';
 import {
-  consentForm, expectErrorPage, expectRedirectTo, openLoginForm, postConsent, postLogin, redeemCode,
+  getAuthorize, signedInAtConsent, expectErrorPage, expectRedirectTo, openLoginForm, postConsent, postLogin, redeemCode,
 } from '../helpers/spec-requests.js';
 import { createMemoryStore } from '../../src/stores/memory.js';
 import type { AuthorizationCodeRecord, Store } from '../../src/stores/contract.js';
@@ -16,21 +16,10 @@ beforeEach(async () => {
   t = await createTestApp();
 });
 
-/** A signed-in agent looking at the consent page of a fresh request. */
-async function signedIn(client: TestClient = t.codeClient, query: Record<string, string | undefined> = {}) {
-  const agent = request.agent(t.app);
-  const html = await signInAndGetConsent(agent, '', authorizeQuery(client, query));
-  return { agent, consent: consentForm(html) };
-}
-
-/** The raw authorization request for `query` (no cookies). */
-function getAuthorize(query: string) {
-  return request(t.app).get(`/oauth2/authorize?${query}`);
-}
 
 describe('SPEC §4.1 / RFC 6749 §4.1.1: the resource owner signs in', () => {
   it('shows a 200 login page with inputs named username and password and hidden csrf_token and request_id when nobody is signed in', async () => {
-    const res = await getAuthorize(authorizeQuery(t.codeClient));
+    const res = await getAuthorize(t.app, authorizeQuery(t.codeClient));
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
     expect(res.headers.location).toBeUndefined();
@@ -82,7 +71,7 @@ describe('SPEC §4.1 / RFC 6749 §4.1.1: the resource owner signs in', () => {
   });
 
   it('shows a signed-in user the consent page naming the integration, with buttons decision=allow and decision=deny', async () => {
-    const { agent } = await signedIn();
+    const { agent } = await signedInAtConsent(t.app, t.codeClient);
     // A second request of the same browser goes straight to consent: no second login.
     const res = await agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { state: 'second' })}`);
     expect(res.status).toBe(200);
@@ -96,7 +85,7 @@ describe('SPEC §4.1 / RFC 6749 §4.1.1: the resource owner signs in', () => {
 
 describe('RFC 6749 §4.1.2: the authorization response', () => {
   it('redirects Allow with 302 to redirect_uri carrying code, the state and iss', async () => {
-    const { agent, consent } = await signedIn();
+    const { agent, consent } = await signedInAtConsent(t.app, t.codeClient);
     const res = await postConsent(agent, '', { csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'allow' });
     const callback = expectRedirectTo(res);
     expect(callback.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -149,7 +138,7 @@ describe('RFC 6749 §4.1.2: the authorization response', () => {
   });
 
   it('refuses a consent decision other than allow or deny without redirecting', async () => {
-    const { agent, consent } = await signedIn();
+    const { agent, consent } = await signedInAtConsent(t.app, t.codeClient);
     const res = await postConsent(agent, '', { csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'maybe' });
     expectErrorPage(res, 400);
   });
@@ -186,26 +175,26 @@ describe('RFC 6749 §4.1.2.1: an invalid client or redirect_uri shows an error p
   // identifier is missing or invalid, the authorization server SHOULD inform the resource owner of the error
   // and MUST NOT automatically redirect the user-agent to the invalid redirection URI."
   it('shows an error page for an unknown client_id', async () => {
-    const res = await getAuthorize(authorizeQuery({ clientId: 'no-such-client', clientSecret: 'x' }));
+    const res = await getAuthorize(t.app, authorizeQuery({ clientId: 'no-such-client', clientSecret: 'x' }));
     expect(expectErrorPage(res)).toContain('invalid_client');
   });
 
   it('shows an error page for a missing client_id', async () => {
-    const res = await getAuthorize(authorizeQuery(t.codeClient, { client_id: undefined }));
+    const res = await getAuthorize(t.app, authorizeQuery(t.codeClient, { client_id: undefined }));
     expect(expectErrorPage(res)).toContain('client_id');
   });
 
   it('shows an error page for an empty client_id', async () => {
-    expectErrorPage(await getAuthorize(authorizeQuery(t.codeClient, { client_id: '' })));
+    expectErrorPage(await getAuthorize(t.app, authorizeQuery(t.codeClient, { client_id: '' })));
   });
 
   it('shows an error page for a missing redirect_uri', async () => {
-    const res = await getAuthorize(authorizeQuery(t.codeClient, { redirect_uri: undefined }));
+    const res = await getAuthorize(t.app, authorizeQuery(t.codeClient, { redirect_uri: undefined }));
     expect(expectErrorPage(res)).toContain('redirect_uri');
   });
 
   it('shows an error page for an unregistered redirect_uri', async () => {
-    const res = await getAuthorize(authorizeQuery(t.codeClient, { redirect_uri: 'https://attacker.example/callback' }));
+    const res = await getAuthorize(t.app, authorizeQuery(t.codeClient, { redirect_uri: 'https://attacker.example/callback' }));
     expect(expectErrorPage(res)).toContain('redirect_uri');
   });
 
@@ -221,34 +210,34 @@ describe('RFC 6749 §4.1.2.1: an invalid client or redirect_uri shows an error p
     ['a re-encoded registered query', 'http://localhost:8080/cb?tenant=a+b'],
     ['a missing registered query', 'http://localhost:8080/cb'],
   ])('shows an error page for a redirect_uri differing from the registered one by %s (exact match)', async (_label, redirectUri) => {
-    const res = await getAuthorize(authorizeQuery(t.codeClient, { redirect_uri: redirectUri }));
+    const res = await getAuthorize(t.app, authorizeQuery(t.codeClient, { redirect_uri: redirectUri }));
     expectErrorPage(res);
   });
 
   it('shows an error page for a repeated client_id', async () => {
-    const res = await getAuthorize(`${authorizeQuery(t.codeClient)}&client_id=${encodeURIComponent(t.codeClient.clientId)}`);
+    const res = await getAuthorize(t.app, `${authorizeQuery(t.codeClient)}&client_id=${encodeURIComponent(t.codeClient.clientId)}`);
     expect(expectErrorPage(res)).toContain('invalid_request');
   });
 
   it('shows an error page for a repeated redirect_uri', async () => {
-    const res = await getAuthorize(`${authorizeQuery(t.codeClient)}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}`);
+    const res = await getAuthorize(t.app, `${authorizeQuery(t.codeClient)}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}`);
     expectErrorPage(res);
   });
 
   it('shows an error page for a client_credentials integration (it has no redirect URI that could be registered)', async () => {
-    const res = await getAuthorize(authorizeQuery(t.credentialsClient));
+    const res = await getAuthorize(t.app, authorizeQuery(t.credentialsClient));
     expectErrorPage(res);
   });
 
   it('shows an error page for a disabled integration', async () => {
     const client = await t.store.clients.findClient(t.codeClient.clientId);
     await t.store.clients.saveClient({ ...client!, disabled: true });
-    const res = await getAuthorize(authorizeQuery(t.codeClient));
+    const res = await getAuthorize(t.app, authorizeQuery(t.codeClient));
     expectErrorPage(res);
   });
 
   it('checks client_id and redirect_uri before anything else: a bad response_type with a bad redirect_uri still gets the page', async () => {
-    const res = await getAuthorize(authorizeQuery(t.codeClient, { response_type: 'token', redirect_uri: 'https://attacker.example/' }));
+    const res = await getAuthorize(t.app, authorizeQuery(t.codeClient, { response_type: 'token', redirect_uri: 'https://attacker.example/' }));
     expectErrorPage(res);
   });
 });
@@ -258,7 +247,7 @@ describe('RFC 6749 §4.1.2.1: other errors are redirected to the trusted redirec
   // or invalid redirection URI, the authorization server informs the client by adding the following
   // parameters to the query component of the redirection URI"
   it('redirects error=invalid_request with state when response_type is missing', async () => {
-    const callback = expectRedirectTo(await getAuthorize(authorizeQuery(t.codeClient, { response_type: undefined })));
+    const callback = expectRedirectTo(await getAuthorize(t.app, authorizeQuery(t.codeClient, { response_type: undefined })));
     expect(callback.searchParams.get('error')).toBe('invalid_request');
     expect(callback.searchParams.get('state')).toBe('xyz-123');
     expect(callback.searchParams.get('iss')).toBe(ISSUER);
@@ -266,46 +255,46 @@ describe('RFC 6749 §4.1.2.1: other errors are redirected to the trusted redirec
   });
 
   it('redirects error=unsupported_response_type with state when response_type is token', async () => {
-    const callback = expectRedirectTo(await getAuthorize(authorizeQuery(t.codeClient, { response_type: 'token' })));
+    const callback = expectRedirectTo(await getAuthorize(t.app, authorizeQuery(t.codeClient, { response_type: 'token' })));
     expect(callback.searchParams.get('error')).toBe('unsupported_response_type');
     expect(callback.searchParams.get('state')).toBe('xyz-123');
     expect(callback.searchParams.has('code')).toBe(false);
   });
 
   it('redirects error=unsupported_response_type when response_type is "code token"', async () => {
-    const callback = expectRedirectTo(await getAuthorize(authorizeQuery(t.codeClient, { response_type: 'code token' })));
+    const callback = expectRedirectTo(await getAuthorize(t.app, authorizeQuery(t.codeClient, { response_type: 'code token' })));
     expect(callback.searchParams.get('error')).toBe('unsupported_response_type');
   });
 
   it('redirects error=invalid_scope with state for a scope the integration may not have', async () => {
-    const callback = expectRedirectTo(await getAuthorize(authorizeQuery(t.codeClient, { scope: 'envelopes:read admin' })));
+    const callback = expectRedirectTo(await getAuthorize(t.app, authorizeQuery(t.codeClient, { scope: 'envelopes:read admin' })));
     expect(callback.searchParams.get('error')).toBe('invalid_scope');
     expect(callback.searchParams.get('state')).toBe('xyz-123');
   });
 
   it('redirects error=invalid_request for a repeated state, echoing neither value', async () => {
-    const callback = expectRedirectTo(await getAuthorize(`${authorizeQuery(t.codeClient)}&state=other`));
+    const callback = expectRedirectTo(await getAuthorize(t.app, `${authorizeQuery(t.codeClient)}&state=other`));
     expect(callback.searchParams.get('error')).toBe('invalid_request');
     expect(callback.searchParams.has('state')).toBe(false);
     expect(callback.searchParams.has('code')).toBe(false);
   });
 
   it('redirects error=invalid_request with state for a repeated scope', async () => {
-    const res = await getAuthorize(`${authorizeQuery(t.codeClient, { scope: 'envelopes:read' })}&scope=envelopes:sign`);
+    const res = await getAuthorize(t.app, `${authorizeQuery(t.codeClient, { scope: 'envelopes:read' })}&scope=envelopes:sign`);
     const callback = expectRedirectTo(res);
     expect(callback.searchParams.get('error')).toBe('invalid_request');
     expect(callback.searchParams.get('state')).toBe('xyz-123');
   });
 
   it('redirects errors to a redirect_uri with its own query, keeping that query', async () => {
-    const res = await getAuthorize(authorizeQuery(t.codeClient, { redirect_uri: QUERY_REDIRECT_URI, response_type: 'token' }));
+    const res = await getAuthorize(t.app, authorizeQuery(t.codeClient, { redirect_uri: QUERY_REDIRECT_URI, response_type: 'token' }));
     const callback = expectRedirectTo(res, QUERY_REDIRECT_URI);
     expect(callback.searchParams.get('tenant')).toBe('a b');
     expect(callback.searchParams.get('error')).toBe('unsupported_response_type');
   });
 
   it('redirects the error before showing the login page: a signed-out browser is not asked to sign in for a bad request', async () => {
-    const res = await getAuthorize(authorizeQuery(t.codeClient, { response_type: 'token' }));
+    const res = await getAuthorize(t.app, authorizeQuery(t.codeClient, { response_type: 'token' }));
     expect(res.status).toBe(302);
     expect(res.text).not.toMatch(/name="password"/);
   });
