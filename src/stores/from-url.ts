@@ -67,25 +67,25 @@ export async function createStoreFromUrl(url: string): Promise<Store> {
 
   switch (scheme) {
     case 'sqlite': {
-      const { createSqliteStore } = await import('./sqlite.js');
+      const { createSqliteStore } = await import('./sqlite/index.js');
       return createSqliteStore({ filename: sqlitePath(rest) });
     }
     case 'memory': {
       if (rest !== '' && rest !== '//') throw new TypeError('OAUTH_STORE: write the memory store as memory:');
-      const { createMemoryStore } = await import('./memory.js');
+      const { createMemoryStore } = await import('./memory/index.js');
       return createMemoryStore();
     }
     // The PostgreSQL store: `pg` is an optional peer dependency, loaded only when chosen.
     case 'postgres':
     case 'postgresql': {
-      const { createPostgresStore } = await import('./postgres.js');
+      const { createPostgresStore } = await import('./postgres/index.js');
       const { url: connectionString, value: schema } = takeParam(trimmed, scheme, 'schema');
       return createPostgresStore({ connectionString, ...(schema !== undefined ? { schema } : {}) });
     }
     // The Redis store: `redis` is an optional peer dependency, loaded only when chosen.
     case 'redis':
     case 'rediss': {
-      const { createRedisStore } = await import('./redis.js');
+      const { createRedisStore } = await import('./redis/index.js');
       const { url: redisUrl, value: prefix } = takeParam(trimmed, scheme, 'prefix');
       return createRedisStore({ url: redisUrl, ...(prefix !== undefined ? { prefix } : {}) });
     }

@@ -181,7 +181,7 @@ describe('oauth-admin clients rotate-secret', () => {
     expect(newSecret).not.toBe(oldSecret);
 
     // Read through a fresh process: the store now holds the new hash, not the old one, nor the secret.
-    const { createSqliteStore } = await import('../../dist/stores/sqlite.js');
+    const { createSqliteStore } = await import('../../dist/stores/sqlite/index.js');
     const store = createSqliteStore({ filename: storeFile });
     try {
       const client = await store.clients.findClient(String(created['client_id']));

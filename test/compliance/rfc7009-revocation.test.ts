@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { LEGACY_ISSUER, ISSUER, basic, createTestApp, type TestApp } from '../helpers/app.js';
 import { apiStatus, clientCredentialsToken, codeTokens, refresh, revoke } from '../helpers/token-requests.js';
-import { createMemoryStore } from '../../src/stores/memory.js';
-import { createSqliteStore } from '../../src/stores/sqlite.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
+import { createSqliteStore } from '../../src/stores/sqlite/index.js';
 import type { Store } from '../../src/stores/contract.js';
 
 describe('RFC 7009 token revocation', () => {

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { ISSUER, LEGACY_ISSUER, USER, basic, createTestApp, type TestApp, type TestClient } from '../helpers/app.js';
 import { clientCredentialsToken, codeTokens, introspect, revoke } from '../helpers/token-requests.js';
-import { createMemoryStore } from '../../src/stores/memory.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { registerClient } from '../../src/clients/register-client.js';
 
 const INACTIVE = '{"active":false}';

@@ -7,7 +7,7 @@ import { ISSUER, LEGACY_ISSUER, USER, basic, createTestApp, createTestUserAuth, 
 import { clientCredentialsToken, codeTokens, introspect, revoke } from '../helpers/token-requests.js';
 import { callApi, decodeJwt, fetchJwks, forgeJwt, tamperClaims, verifyWithJwks } from '../helpers/jwt.js';
 import { createOAuthRouter } from '../../src/router.js';
-import { createMemoryStore } from '../../src/stores/memory.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
 import type { Store } from '../../src/stores/contract.js';
 import { generateSigningKeyRecord } from '../../src/jwt/generate-signing-key.js';
 

@@ -10,8 +10,8 @@ import { clientCredentialsToken } from '../helpers/token-requests.js';
 import { callApi, decodeJwt, fetchJwks, verifyWithJwks } from '../helpers/jwt.js';
 import { createOAuthRouter } from '../../src/router.js';
 import { OptionsError, type OAuthRouterOptions } from '../../src/options.js';
-import { createMemoryStore } from '../../src/stores/memory.js';
-import { createSqliteStore } from '../../src/stores/sqlite.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
+import { createSqliteStore } from '../../src/stores/sqlite/index.js';
 import type { Store } from '../../src/stores/contract.js';
 import { jwkThumbprint } from '../../src/jwt/jwk-thumbprint.js';
 

@@ -1,7 +1,7 @@
 // A host app for the tests: the router on a fresh memory store, one user, one integration per flow.
 import express from 'express';
 import { createOAuthRouter } from '../../src/router.js';
-import { createMemoryStore } from '../../src/stores/memory.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { registerClient } from '../../src/clients/register-client.js';
 import type { Store } from '../../src/stores/contract.js';
 import type { AuthenticatedUser, UserAuth } from '../../src/user-auth.js';

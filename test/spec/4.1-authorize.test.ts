@@ -6,7 +6,7 @@ import { authorize, authorizeQuery, hiddenField, obtainCode } from '../helpers/b
 import {
   getAuthorize, signedInAtConsent, expectErrorPage, expectRedirectTo, openLoginForm, postConsent, postLogin, redeemCode,
 } from '../helpers/spec-requests.js';
-import { createMemoryStore } from '../../src/stores/memory.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
 import type { AuthorizationCodeRecord, Store } from '../../src/stores/contract.js';
 
 const QUERY_REDIRECT_URI = 'http://localhost:8080/cb?tenant=a%20b';

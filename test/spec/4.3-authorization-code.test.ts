@@ -100,7 +100,7 @@ describe('SPEC §4.3 authorization_code grant', () => {
   });
 
   it('gives exactly one token for 20 concurrent exchanges on the SQLite store too', async () => {
-    const { createSqliteStore } = await import('../../src/stores/sqlite.js');
+    const { createSqliteStore } = await import('../../src/stores/sqlite/index.js');
     const { mkdtempSync, rmSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');

@@ -6,7 +6,7 @@ import request from 'supertest';
 import { basic, createTestApp, REDIRECT_URI, USER, type TestApp } from '../helpers/app.js';
 import { authorize, authorizeQuery, hiddenField, obtainCode, signIn } from '../helpers/browser-flow.js';
 import { createOAuthRouter } from '../../src/router.js';
-import { createMemoryStore } from '../../src/stores/memory.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { registerClient } from '../../src/clients/register-client.js';
 import type { UserAuth } from '../../src/user-auth.js';
 

@@ -4,8 +4,8 @@ import { createClient } from 'redis';
 import { afterAll, beforeAll, describe } from 'vitest';
 import type { Store } from '../../src/stores/contract.js';
 import { combineStores } from '../../src/stores/combine-stores.js';
-import { createPostgresStore } from '../../src/stores/postgres.js';
-import { createRedisStore } from '../../src/stores/redis.js';
+import { createPostgresStore } from '../../src/stores/postgres/index.js';
+import { createRedisStore } from '../../src/stores/redis/index.js';
 import { runStoreConformance } from '../../src/testing/index.js';
 
 const postgresUrl = process.env.OAUTH_TEST_POSTGRES_URL ?? '';

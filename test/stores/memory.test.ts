@@ -1,6 +1,6 @@
 // The memory store passes the conformance suite and keeps no shared references or module-level state.
 import { describe, expect, it } from 'vitest';
-import { createMemoryStore } from '../../src/stores/memory.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { runStoreConformance } from '../../src/testing/index.js';
 import { buildClient, buildCode, buildTokenPair } from '../../src/testing/conformance-fixtures.js';
 

@@ -1,5 +1,5 @@
 // Child process for sqlite.test.ts: opens the store file at once with its siblings, then races to consume a code.
-import { createSqliteStore } from '../../src/stores/sqlite.js';
+import { createSqliteStore } from '../../src/stores/sqlite/index.js';
 
 const filename = process.argv[2];
 if (!filename || !process.send) throw new Error('usage: fork(sqlite-process-worker.ts, [filename])');

@@ -8,9 +8,9 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConsumeResult, AuthorizationCodeRecord, Store } from '../../src/stores/contract.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
-import { runSqlite } from '../../src/stores/sqlite-errors.js';
-import { createSqliteStore } from '../../src/stores/sqlite.js';
-import { SQLITE_SCHEMA_VERSION } from '../../src/stores/sqlite-schema.js';
+import { runSqlite } from '../../src/stores/sqlite/errors.js';
+import { createSqliteStore } from '../../src/stores/sqlite/index.js';
+import { SQLITE_SCHEMA_VERSION } from '../../src/stores/sqlite/schema.js';
 import { runStoreConformance } from '../../src/testing/index.js';
 import { buildClient, buildCode, buildTokenPair } from '../../src/testing/conformance-fixtures.js';
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveOptions, OptionsError } from '../../src/options.js';
 import { createOAuthRouter } from '../../src/router.js';
-import { createMemoryStore } from '../../src/stores/memory.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
 
 const userAuth = { verifyCredentials: async () => null };
 

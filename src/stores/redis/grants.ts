@@ -1,7 +1,7 @@
 // Redis authorization codes and tokens: native TTLs, atomic consume and grant-safe issuance in Lua.
-import type { AuthorizationCodeRecord, CodeStore, ConsumeResult, TokenRecord, TokenStore } from './contract.js';
-import { decodeCode, decodeLiveToken, encodeCode, encodeToken, type RedisKeys } from './redis-codec.js';
-import { CONSUME_CODE, POP_AND_DELETE, REVOKE_GRANT, SAVE_CODE, SAVE_TOKENS, type RunScript } from './redis-scripts.js';
+import type { AuthorizationCodeRecord, CodeStore, ConsumeResult, TokenRecord, TokenStore } from '../contract.js';
+import { decodeCode, decodeLiveToken, encodeCode, encodeToken, type RedisKeys } from './codec.js';
+import { CONSUME_CODE, POP_AND_DELETE, REVOKE_GRANT, SAVE_CODE, SAVE_TOKENS, type RunScript } from './scripts.js';
 
 /** How long a revoked grant is remembered, so that saveTokens refuses it (the contract says ≥ 24 h). */
 export const REVOKED_GRANT_TTL_MS = 24 * 60 * 60 * 1000;

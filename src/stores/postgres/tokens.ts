@@ -1,8 +1,8 @@
 // PostgreSQL access and refresh tokens, grouped by grant, with revocation that issuance cannot outrun.
 import type { PoolClient } from 'pg';
-import type { TokenRecord, TokenStore } from './contract.js';
-import type { PostgresTables } from './postgres-schema.js';
-import { prepareSql, type PostgresRunner } from './postgres-query.js';
+import type { TokenRecord, TokenStore } from '../contract.js';
+import type { PostgresTables } from './schema.js';
+import { prepareSql, type PostgresRunner } from './query.js';
 
 /** How long a revoked grant is remembered, so that saveTokens refuses it (the contract says ≥ 24 h). */
 export const REVOKED_GRANT_TTL_MS = 24 * 60 * 60 * 1000;

@@ -5,7 +5,7 @@ import type {
   ConsentRecord,
   OAuthClient,
   TokenRecord,
-} from './contract.js';
+} from '../contract.js';
 
 /**
  * `clients` row: booleans as 0/1 (better-sqlite3 binds no booleans), dates as ms, arrays as JSON.

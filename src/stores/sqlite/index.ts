@@ -9,12 +9,12 @@ import type {
   OAuthClient,
   Store,
   TokenRecord,
-} from './contract.js';
-import { runSqlite } from './sqlite-errors.js';
-import { createGroupCommit } from './sqlite-group-commit.js';
-import { migrateSqliteSchema } from './sqlite-schema.js';
-import { prepareSqliteStatements } from './sqlite-statements.js';
-import { createSqliteKeyStore } from './sqlite-keys.js';
+} from '../contract.js';
+import { runSqlite } from './errors.js';
+import { createGroupCommit } from './group-commit.js';
+import { migrateSqliteSchema } from './schema.js';
+import { prepareSqliteStatements } from './statements.js';
+import { createSqliteKeyStore } from './keys.js';
 import {
   clientToRow,
   codeToRow,
@@ -24,7 +24,7 @@ import {
   rowToConsent,
   rowToToken,
   tokenToRow,
-} from './sqlite-rows.js';
+} from './rows.js';
 
 /** Options of `createSqliteStore`. @see RFC 6749 §10.3, §10.5 (the file holds hashed tokens and codes). */
 export interface SqliteStoreOptions {

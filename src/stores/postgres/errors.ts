@@ -1,5 +1,5 @@
 // Tells a PostgreSQL outage (connection refused, shutdown, timeout) apart from a bug, for the 503 mapping.
-import { NETWORK_ERROR_CODES, StoreUnavailableError } from './store-unavailable-error.js';
+import { NETWORK_ERROR_CODES, StoreUnavailableError } from '../store-unavailable-error.js';
 
 /**
  * SQLSTATEs of a server that is going away, not accepting connections, overloaded, or that cancelled a

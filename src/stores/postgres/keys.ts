@@ -1,7 +1,7 @@
 // The PostgreSQL store's signing-key part: insert-only rows, insert-if-none guarded by a partial unique index.
-import type { SaveSigningKeyOptions, SigningAlgorithm, SigningKeyRecord, SigningKeyStore } from './contract.js';
-import type { PostgresTables } from './postgres-schema.js';
-import { prepareSql, type PostgresRunner } from './postgres-query.js';
+import type { SaveSigningKeyOptions, SigningAlgorithm, SigningKeyRecord, SigningKeyStore } from '../contract.js';
+import type { PostgresTables } from './schema.js';
+import { prepareSql, type PostgresRunner } from './query.js';
 
 interface SigningKeyRow {
   kid: string;

@@ -7,9 +7,9 @@ import type {
   ConsentStore,
   ConsumeResult,
   OAuthClient,
-} from './contract.js';
-import type { PostgresTables } from './postgres-schema.js';
-import { prepareSql, type PostgresRunner } from './postgres-query.js';
+} from '../contract.js';
+import type { PostgresTables } from './schema.js';
+import { prepareSql, type PostgresRunner } from './query.js';
 
 interface ClientRow {
   client_id: string;

@@ -1,16 +1,16 @@
 // PostgreSQL Store: shared state for many API instances, schema migrated by the store on start.
 import pg, { type Pool } from 'pg';
-import type { Store } from './contract.js';
-import { createPostgresCodeStore, createPostgresClientStore, createPostgresConsentStore } from './postgres-records.js';
-import { rethrowPostgresError } from './postgres-errors.js';
-import { createPostgresRunner } from './postgres-query.js';
-import { createPostgresTables, migratePostgresSchema } from './postgres-schema.js';
-import { startPostgresSweeper, type StoreLogger } from './postgres-sweeper.js';
-import { createPostgresTokenStore } from './postgres-tokens.js';
-import { createPostgresKeyStore } from './postgres-keys.js';
+import type { Store } from '../contract.js';
+import { createPostgresCodeStore, createPostgresClientStore, createPostgresConsentStore } from './records.js';
+import { rethrowPostgresError } from './errors.js';
+import { createPostgresRunner } from './query.js';
+import { createPostgresTables, migratePostgresSchema } from './schema.js';
+import { startPostgresSweeper, type StoreLogger } from './sweeper.js';
+import { createPostgresTokenStore } from './tokens.js';
+import { createPostgresKeyStore } from './keys.js';
 
-export { StoreUnavailableError } from './store-unavailable-error.js';
-export type { StoreLogger } from './postgres-sweeper.js';
+export { StoreUnavailableError } from '../store-unavailable-error.js';
+export type { StoreLogger } from './sweeper.js';
 
 /** Options of createPostgresStore. Give `pool` or `connectionString`, not both. */
 export interface PostgresStoreOptions {

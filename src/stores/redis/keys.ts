@@ -1,8 +1,8 @@
 // The Redis store's signing-key part: one hash (kid → JSON record), insert-if-none as one Lua script.
 import { createHash } from 'node:crypto';
-import type { SaveSigningKeyOptions, SigningKeyRecord, SigningKeyStore } from './contract.js';
-import type { RedisSend } from './redis-grants.js';
-import type { RedisScript, RunScript } from './redis-scripts.js';
+import type { SaveSigningKeyOptions, SigningKeyRecord, SigningKeyStore } from '../contract.js';
+import type { RedisSend } from './grants.js';
+import type { RedisScript, RunScript } from './scripts.js';
 
 /**
  * KEYS signing-keys hash; ARGV kid, json, onlyIfNone ('1'/'0'). HSETNX never replaces a kid; the HLEN

@@ -1,5 +1,5 @@
 // The memory store's signing-key part: records kept as JSON strings, insert-if-none in one synchronous block.
-import type { SaveSigningKeyOptions, SigningKeyRecord, SigningKeyStore } from './contract.js';
+import type { SaveSigningKeyOptions, SigningKeyRecord, SigningKeyStore } from '../contract.js';
 
 interface StoredKey {
   readonly kid: string;

@@ -6,8 +6,8 @@ import type {
   OAuthClient,
   Store,
   TokenRecord,
-} from './contract.js';
-import { createMemoryKeyStore } from './memory-keys.js';
+} from '../contract.js';
+import { createMemoryKeyStore } from './keys.js';
 
 /** How long a revoked grant is remembered so that a racing `saveTokens` is refused (contract: ≥ 24 h). */
 const REVOKED_GRANT_TTL_MS = 24 * 60 * 60 * 1000;

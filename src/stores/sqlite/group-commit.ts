@@ -1,6 +1,6 @@
 // Group commit for the SQLite store: token writes of one event-loop turn share one transaction.
 import type Database from 'better-sqlite3';
-import { runSqlite } from './sqlite-errors.js';
+import { runSqlite } from './errors.js';
 
 interface Pending<A extends unknown[], R> {
   readonly args: A;

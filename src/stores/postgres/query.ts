@@ -1,8 +1,8 @@
 // The query runner the PostgreSQL store goes through: prepared statements, timeouts, outage mapping.
 import { createHash } from 'node:crypto';
 import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
-import { rethrowPostgresError } from './postgres-errors.js';
-import { StoreUnavailableError } from './store-unavailable-error.js';
+import { rethrowPostgresError } from './errors.js';
+import { StoreUnavailableError } from '../store-unavailable-error.js';
 
 /** A statement with a stable prepared-statement name derived from its text. */
 export interface PreparedSql {

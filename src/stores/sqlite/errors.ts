@@ -1,5 +1,5 @@
 // Turns SQLite's transient failures (locked, busy, disk, closed) into StoreUnavailableError, so the router answers 503.
-import { StoreUnavailableError } from './store-unavailable-error.js';
+import { StoreUnavailableError } from '../store-unavailable-error.js';
 
 /**
  * Result-code prefixes that describe the environment, not a bug: another process held the lock longer

@@ -1,6 +1,6 @@
 // Every SQL statement of the SQLite store, prepared once when the store is created.
 import type BetterSqlite3 from 'better-sqlite3';
-import type { ClientRow, CodeRow, ConsentRow, TokenRow } from './sqlite-rows.js';
+import type { ClientRow, CodeRow, ConsentRow, TokenRow } from './rows.js';
 
 type Statement<P extends unknown[] | object, R = unknown> = BetterSqlite3.Statement<P, R>;
 

@@ -1,6 +1,6 @@
 // Background deletion of expired PostgreSQL rows, in small batches so requests never wait behind it.
-import type { PostgresTables } from './postgres-schema.js';
-import { prepareSql, type PostgresRunner } from './postgres-query.js';
+import type { PostgresTables } from './schema.js';
+import { prepareSql, type PostgresRunner } from './query.js';
 
 /** Where the store reports what it cannot throw (background failures). */
 export interface StoreLogger {

@@ -1,5 +1,5 @@
 // Redis key layout and record encoding: JSON values with dates as epoch milliseconds.
-import type { AuthorizationCodeRecord, ConsentRecord, OAuthClient, TokenRecord } from './contract.js';
+import type { AuthorizationCodeRecord, ConsentRecord, OAuthClient, TokenRecord } from '../contract.js';
 
 /**
  * Every key of one store, under its prefix. Ids that share a key with another id are URI-encoded, so

@@ -1,7 +1,7 @@
 // The SQLite store's signing-key part: one table (schema version 2), insert-if-none in one statement.
 import type BetterSqlite3 from 'better-sqlite3';
-import type { SaveSigningKeyOptions, SigningAlgorithm, SigningKeyRecord, SigningKeyStore } from './contract.js';
-import { runSqlite } from './sqlite-errors.js';
+import type { SaveSigningKeyOptions, SigningAlgorithm, SigningKeyRecord, SigningKeyStore } from '../contract.js';
+import { runSqlite } from './errors.js';
 
 /** `signing_keys` row; created_at in ms. */
 interface SigningKeyRow {

@@ -1,6 +1,6 @@
 // A node-redis connection that fails fast, reconnects, and drops a connection that has gone silent.
 import { createClient, type RedisClientType } from 'redis';
-import { StoreUnavailableError } from './store-unavailable-error.js';
+import { StoreUnavailableError } from '../store-unavailable-error.js';
 
 /** Where connection trouble is reported: once per outage, never per retry. */
 export interface RedisConnectionLogger {

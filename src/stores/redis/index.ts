@@ -1,5 +1,5 @@
 // Redis Store: shared state for many API instances, with native TTLs and Lua for every atomic step.
-import type { ClientStore, ConsentStore, Store } from './contract.js';
+import type { ClientStore, ConsentStore, Store } from '../contract.js';
 import {
   createRedisKeys,
   decodeClient,
@@ -7,17 +7,17 @@ import {
   encodeClient,
   encodeConsent,
   type RedisKeys,
-} from './redis-codec.js';
-import { rethrowRedisError } from './redis-errors.js';
-import { createRedisCodeStore, createRedisTokenStore, type RedisSend } from './redis-grants.js';
-import { createScriptRunner, DELETE_INDEXED, PUT_INDEXED, type RunScript } from './redis-scripts.js';
-import { createRedisKeyStore } from './redis-keys.js';
-import { StoreUnavailableError } from './store-unavailable-error.js';
-import { connectResilientRedis, withDeadline, type ResilientRedisConnection } from './redis-connection.js';
+} from './codec.js';
+import { rethrowRedisError } from './errors.js';
+import { createRedisCodeStore, createRedisTokenStore, type RedisSend } from './grants.js';
+import { createScriptRunner, DELETE_INDEXED, PUT_INDEXED, type RunScript } from './scripts.js';
+import { createRedisKeyStore } from './keys.js';
+import { StoreUnavailableError } from '../store-unavailable-error.js';
+import { connectResilientRedis, withDeadline, type ResilientRedisConnection } from './connection.js';
 
-export { StoreUnavailableError } from './store-unavailable-error.js';
-export { connectResilientRedis } from './redis-connection.js';
-export type { ResilientRedisConnection, RedisConnectionLogger } from './redis-connection.js';
+export { StoreUnavailableError } from '../store-unavailable-error.js';
+export { connectResilientRedis } from './connection.js';
+export type { ResilientRedisConnection, RedisConnectionLogger } from './connection.js';
 
 /**
  * The part of a node-redis v5 client the store uses (a `RedisClientType` from `createClient()` fits):

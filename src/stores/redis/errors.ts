@@ -1,5 +1,5 @@
 // Tells a Redis outage (offline client, refused connection, timeout, loading) apart from a bug, for the 503 mapping.
-import { NETWORK_ERROR_CODES, StoreUnavailableError } from './store-unavailable-error.js';
+import { NETWORK_ERROR_CODES, StoreUnavailableError } from '../store-unavailable-error.js';
 
 /**
  * Messages of node-redis v5's connection errors (ClientOfflineError, ClientClosedError,
