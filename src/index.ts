@@ -10,8 +10,15 @@ export type {
   Store, ClientStore, CodeStore, TokenStore, ConsentStore, OAuthClient, ClientFlow, GrantType,
   AuthorizationCodeRecord, TokenRecord, ConsentRecord, ConsumeResult,
   SigningKeyStore, SigningKeyRecord, SigningAlgorithm, SaveSigningKeyOptions,
+  ClientChanges, SaveTokensOptions, StoreTier, AdministrationStore, ConsentsStore, CompleteStore,
 } from './stores/contract.js';
-export { registerClient, rotateClientSecret, disableClient } from './clients/register-client.js';
+export {
+  STORE_POLICY, compareIds, compareClients, compareConsents, compareSigningKeys, isStoreId,
+  CLIENT_CHANGE_FIELDS, definedClientChanges,
+} from './stores/store-policy.js';
+export { STORE_TIERS, checkStore, missingStoreMethods, hasStoreTier } from './stores/check-store.js';
+export { isStoreUnavailableError } from './stores/store-unavailable-error.js';
+export { registerClient, rotateClientSecret, disableClient, ClientExistsError } from './clients/register-client.js';
 export type { RegisterClientInput, RegisteredClient } from './clients/register-client.js';
 export { hashSecret } from './crypto/hash-secret.js';
 export {

@@ -44,6 +44,11 @@ export interface OAuthRouterOptions {
   /** Skip the consent page when the user already approved this integration for these scopes. Default true. */
   readonly rememberConsent?: boolean;
   /**
+   * Serve the connected-applications page (`/oauth2/consents`), where a user withdraws consent. Default true.
+   * With `rememberConsent`, it needs the store's `consents` tier; set both to false for a store without it.
+   */
+  readonly consentsPage?: boolean;
+  /**
    * client_ids (typically resource servers) allowed to introspect any token (RFC 7662 §2.1). Every other
    * client may introspect only its own tokens; for others' tokens it gets `{"active":false}`.
    */
@@ -119,6 +124,7 @@ export interface ResolvedOptions {
   readonly scopes: Readonly<Record<string, string>>;
   readonly brandColor: string;
   readonly rememberConsent: boolean;
+  readonly consentsPage: boolean;
   readonly introspectionClients: ReadonlySet<string>;
   readonly loginRateLimit: ResolvedLoginRateLimit | null;
   readonly accessTokenFormat: 'opaque' | 'jwt';
@@ -127,7 +133,7 @@ export interface ResolvedOptions {
 
 const KNOWN_KEYS = new Set([
   'issuer', 'legacy', 'accessTokenTtl', 'refreshTokenTtl', 'authorizationCodeTtl', 'requirePkce', 'realm',
-  'session', 'productName', 'logger', 'scopes', 'brandColor', 'rememberConsent', 'introspectionClients', 'loginRateLimit',
+  'session', 'productName', 'logger', 'scopes', 'brandColor', 'rememberConsent', 'consentsPage', 'introspectionClients', 'loginRateLimit',
   'accessTokenFormat', 'jwt',
 ]);
 const LIKELY_TYPOS: Record<string, string> = {
@@ -234,6 +240,9 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
   if (options.rememberConsent !== undefined && typeof options.rememberConsent !== 'boolean') {
     throw new OptionsError('rememberConsent', 'must be a boolean');
   }
+  if (options.consentsPage !== undefined && typeof options.consentsPage !== 'boolean') {
+    throw new OptionsError('consentsPage', 'must be a boolean');
+  }
   const introspectionClients = options.introspectionClients ?? [];
   if (!Array.isArray(introspectionClients) || introspectionClients.some((id) => typeof id !== 'string')) {
     throw new OptionsError('introspectionClients', 'must be a list of client_id strings');
@@ -259,6 +268,7 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
     scopes,
     brandColor: options.brandColor ?? '#1f4fd1',
     rememberConsent: options.rememberConsent ?? true,
+    consentsPage: options.consentsPage ?? true,
     introspectionClients: new Set(introspectionClients),
     loginRateLimit: resolveLoginRateLimit(options.loginRateLimit),
     accessTokenFormat: options.accessTokenFormat ?? 'opaque',

@@ -49,7 +49,12 @@ type Endpoints = Record<
  */
 export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAuthRouterOptions): OAuthRouter {
   const resolved = resolveOptions(options);
-  checkStore(store);
+  // Each enabled feature names the store tier it needs, so a custom store missing a method fails here (the
+  // signingKeys tier is checked by createKeyRing, which can name the jwt.signingKeys option instead).
+  checkStore(store, {
+    ...(resolved.rememberConsent || resolved.consentsPage
+      ? { consents: 'rememberConsent and consentsPage (set both to false for a store without consents)' } : {}),
+  });
   checkUserAuth(userAuth);
   // RFC 9068: keys are chosen (host or store) and checked now; they are read from the store lazily.
   const keyRing = resolved.accessTokenFormat === 'jwt' ? createKeyRing(store, resolved) : undefined;
@@ -109,8 +114,10 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     router.get(`${base}/authorize`, pageHeaders, sessionMiddleware, dispatch('authorize'), pageError);
     router.post(`${base}/login`, pageHeaders, loginLimit, sessionMiddleware, formBody, dispatch('login'), pageError);
     router.post(`${base}/consent`, pageHeaders, sessionMiddleware, formBody, dispatch('consent'), pageError);
-    router.get(`${base}/consents`, pageHeaders, sessionMiddleware, dispatch('consents'), pageError);
-    router.post(`${base}/consents/withdraw`, pageHeaders, sessionMiddleware, formBody, dispatch('withdraw'), pageError);
+    if (resolved.consentsPage) {
+      router.get(`${base}/consents`, pageHeaders, sessionMiddleware, dispatch('consents'), pageError);
+      router.post(`${base}/consents/withdraw`, pageHeaders, sessionMiddleware, formBody, dispatch('withdraw'), pageError);
+    }
     for (const name of ['token', 'revoke', 'introspect'] as const) {
       router.post(`${base}/${name}`, dispatch(name));
       router.all(`${base}/${name}`, methodNotAllowed);

@@ -1,5 +1,6 @@
 // Validates GET /oauth2/authorize in the order RFC 6749 §4.1.2.1 requires: target first, then the rest.
 import type { OAuthClient, Store } from '../stores/contract.js';
+import { isStoreId } from '../stores/store-policy.js';
 import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
 import type { PendingAuthorization } from '../http/oauth-session.js';
 import { issuerForClient, wrongAddressMessage } from './issuer.js';
@@ -38,7 +39,7 @@ export async function checkAuthorizationTarget(
   }
   const clientId = single(query, 'client_id');
   if (clientId === undefined) throw new InvalidRedirectTargetError('invalid_request', 'missing required parameter: client_id');
-  const client = await store.clients.findClient(clientId);
+  const client = isStoreId(clientId) ? await store.clients.findClient(clientId) : null;
   if (!client || client.disabled) throw new InvalidRedirectTargetError('invalid_client', 'unknown client_id');
   const home = issuerForClient(options, client);
   if (home !== issuer) throw new InvalidRedirectTargetError('invalid_client', wrongAddressMessage(options, home));
@@ -58,6 +59,7 @@ export async function checkAuthorizationTarget(
  */
 export function checkAuthorizationParameters(
   options: ResolvedOptions, issuer: ResolvedIssuer, target: AuthorizationTarget, query: URLSearchParams,
+  startedAt: number,
 ): PendingAuthorization {
   for (const name of new Set(query.keys())) {
     if (query.getAll(name).length > 1) throw new InvalidRequestError(`parameter ${name.slice(0, 40)} is repeated`);
@@ -84,6 +86,6 @@ export function checkAuthorizationParameters(
     codeChallenge,
     issuer: issuer.issuer,
     query: query.toString(),
-    createdAt: Date.now(),
+    createdAt: startedAt,
   };
 }

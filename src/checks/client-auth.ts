@@ -1,5 +1,6 @@
 // Client authentication at the token endpoint: HTTP Basic only (SPEC §5.1, RFC 6749 §2.3.1).
 import type { OAuthClient, Store } from '../stores/contract.js';
+import { isStoreId } from '../stores/store-policy.js';
 import type { FormParams } from '../http/read-form.js';
 import { InvalidClientError, InvalidRequestError } from '../errors.js';
 import { hashSecret } from '../crypto/hash-secret.js';
@@ -61,7 +62,8 @@ export async function authenticateClient(
   if (bodyClientId !== undefined && bodyClientId !== credentials.clientId) {
     throw new InvalidRequestError('client_id does not match the authenticated client');
   }
-  const client = await store.clients.findClient(credentials.clientId);
+  // An id no store could hold (a NUL byte, a megabyte) never reaches the store; the answer is the same.
+  const client = isStoreId(credentials.clientId) ? await store.clients.findClient(credentials.clientId) : null;
   const presented = hashSecret(credentials.clientSecret);
   const matches = constantEquals(presented, client ? client.clientSecretHash : DUMMY_HASH);
   if (!client || !matches || client.disabled) throw new InvalidClientError();

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { printJson, toClientJson } from './client-json.js';
 import { formatTable } from './format-table.js';
 import { withStore } from './with-store.js';
+import { requireAdministration } from '../stores/check-store.js';
 
 /**
  * Adds `list` to the `clients` command. Prints ids, names, flows, issue dates, status and redirect URIs;
@@ -14,7 +15,7 @@ export function addClientsListCommand(clients: Command): void {
     .description('list the registered integrations (never their secrets)')
     .option('--json', 'print a JSON array instead of a table')
     .action(async (options: { readonly json?: boolean }) => {
-      const list = await withStore((store) => store.clients.listClients());
+      const list = await withStore((store) => requireAdministration(store, 'oauth-admin').clients.listClients());
       if (options.json) {
         printJson(list.map(toClientJson));
         return;

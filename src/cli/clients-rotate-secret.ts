@@ -6,14 +6,14 @@ import { printJson } from './client-json.js';
 import { withStore } from './with-store.js';
 
 /**
- * Adds `rotate-secret CLIENT_ID` to the `clients` command. The old secret stops working at once; tokens
- * already issued stay valid until they expire (disable the integration to cut those off too).
+ * Adds `rotate-secret CLIENT_ID` to the `clients` command. The old secret stops working at once, and every
+ * token and code obtained before the rotation is revoked: a secret is rotated because it may have leaked.
  * @see RFC 6749 §2.3.1 (client password), §10.1.
  */
 export function addClientsRotateSecretCommand(clients: Command): void {
   clients
     .command('rotate-secret')
-    .description('issue a new client_secret; the old one stops working at once')
+    .description('issue a new client_secret; the old one and every token obtained before stop working at once')
     .argument('<client_id>', 'the integration')
     .option('--json', 'print one JSON object instead of text')
     .action(async (clientId: string, options: { readonly json?: boolean }) => {
@@ -25,7 +25,7 @@ export function addClientsRotateSecretCommand(clients: Command): void {
       }
       process.stdout.write(
         [
-          `New secret for ${clientId}; the old one no longer works.`,
+          `New secret for ${clientId}; the old one, and every token issued before, no longer work.`,
           `  client_secret: ${clientSecret}`,
           '',
           'The client_secret is shown only this once: only its hash is stored. Copy it now.',

@@ -4,7 +4,16 @@ import { createRandomToken } from '../crypto/random-token.js';
 import { hashSecret } from '../crypto/hash-secret.js';
 import { checkRegisteredRedirectUri } from '../checks/registered-redirect-uri.js';
 import { checkScopeTokens } from '../checks/scope.js';
-import { revokeClientTokensSettled } from '../consents/revoke-client-tokens-settled.js';
+import { requireAdministration } from '../stores/check-store.js';
+import { isStoreId } from '../stores/store-policy.js';
+
+/** `registerClient` was given a client_id that is already registered. */
+export class ClientExistsError extends Error {
+  constructor(readonly clientId: string) {
+    super('an integration with this client_id already exists');
+    this.name = 'ClientExistsError';
+  }
+}
 
 /** What to register. */
 export interface RegisterClientInput {
@@ -16,6 +25,8 @@ export interface RegisterClientInput {
   readonly requirePkce?: boolean;
   /** When the credentials count as issued (SPEC §9). Default: now. */
   readonly credentialsIssuedAt?: Date;
+  /** A chosen client_id (an import, a fixed demo id). Default: 256 random bits, base64url. */
+  readonly clientId?: string;
 }
 
 /** The registered integration and its secret, which exists only here: the store keeps its hash. */
@@ -47,9 +58,12 @@ export async function registerClient(store: Store, input: RegisterClientInput): 
   checkScopeTokens(allowedScopes);
   const issuedAt = input.credentialsIssuedAt ?? new Date();
   if (Number.isNaN(issuedAt.getTime())) throw new TypeError('credentialsIssuedAt must be a valid date');
+  if (input.clientId !== undefined && !isStoreId(input.clientId)) {
+    throw new TypeError('clientId must be 1–255 characters without control characters');
+  }
   const clientSecret = createRandomToken();
   const client: OAuthClient = {
-    clientId: createRandomToken(),
+    clientId: input.clientId ?? createRandomToken(),
     clientSecretHash: hashSecret(clientSecret),
     name,
     flow: input.flow,
@@ -60,30 +74,40 @@ export async function registerClient(store: Store, input: RegisterClientInput): 
     createdAt: new Date(),
     disabled: false,
   };
-  await store.clients.saveClient(client);
+  // createClient inserts only: a chosen id that exists is refused, never overwritten.
+  if (!(await requireAdministration(store, 'registerClient').clients.createClient(client))) {
+    throw new ClientExistsError(client.clientId);
+  }
   return { client, clientSecret };
 }
 
 /**
- * Replaces an integration's secret; the old one stops working at once.
+ * Replaces an integration's secret. The old one stops working at once, and every token and code issued
+ * before (or while) the rotation runs is revoked: a secret is rotated because it may have leaked, and what
+ * was obtained with it must not outlive it. Only the secret field is written (never the whole record), so a
+ * concurrent disable cannot be undone.
  * @returns the new secret, or `null` for an unknown client_id.
+ * @see RFC 6749 §2.3.1 (client password), §10.1; RFC 7009 §2.1.
  */
 export async function rotateClientSecret(store: Store, clientId: string): Promise<string | null> {
-  const client = await store.clients.findClient(clientId);
-  if (!client) return null;
+  const admin = requireAdministration(store, 'rotateClientSecret');
   const clientSecret = createRandomToken();
-  await store.clients.saveClient({ ...client, clientSecretHash: hashSecret(clientSecret) });
+  if (!(await admin.clients.updateClient(clientId, { clientSecretHash: hashSecret(clientSecret) }))) return null;
+  await admin.tokens.revokeClientTokens(clientId);
   return clientSecret;
 }
 
 /**
- * Disables an integration and revokes every token it holds (RFC 7009 §2.1 spirit: nothing outlives it).
+ * Disables an integration and revokes every token it holds and every code issued to it. The flag is written
+ * first, so a request starting after the revocation's moment is refused at authentication; the store's
+ * tombstone refuses any token a request that started before it would still save. Only the `disabled` field
+ * is written, so a concurrent secret rotation cannot re-enable it.
  * @returns false for an unknown client_id.
+ * @see RFC 7009 §2.1 (revocation), RFC 6749 §10.2.
  */
 export async function disableClient(store: Store, clientId: string): Promise<boolean> {
-  const client = await store.clients.findClient(clientId);
-  if (!client) return false;
-  await store.clients.saveClient({ ...client, disabled: true });
-  await revokeClientTokensSettled(store, clientId);
+  const admin = requireAdministration(store, 'disableClient');
+  if (!(await admin.clients.updateClient(clientId, { disabled: true }))) return false;
+  await admin.tokens.revokeClientTokens(clientId);
   return true;
 }

@@ -1,13 +1,17 @@
 // Withdraws a user's consent for an integration and revokes what it granted.
 import type { Store } from '../stores/contract.js';
-import { revokeClientTokensSettled } from './revoke-client-tokens-settled.js';
+import { requireConsents } from '../stores/check-store.js';
 
 /**
- * Removes the consent of `userId` for `clientId` and revokes every token that integration holds for the user,
- * so the next authorization request asks again and nothing issued before keeps working.
+ * Removes the consent of `userId` for `clientId`, then revokes every token that integration holds for the
+ * user. The consent goes first, so a request starting after the revocation's moment finds no consent; the
+ * store's tombstone refuses any token a request that started before it would still save, and voids every
+ * code issued before it: the withdrawal is complete when the promise resolves, with no second pass.
+ * @throws TypeError when the store lacks the `consents` tier.
  * @see RFC 6749 §10.2 (the user stays in control of access granted), RFC 7009 §2.1 (grant-wide revocation).
  */
 export async function withdrawConsent(store: Store, userId: string, clientId: string): Promise<void> {
-  await store.consents.revokeConsent(userId, clientId);
-  await revokeClientTokensSettled(store, clientId, userId);
+  const consenting = requireConsents(store, 'withdrawConsent');
+  await consenting.consents.revokeConsent(userId, clientId);
+  await consenting.tokens.revokeClientTokens(clientId, userId);
 }

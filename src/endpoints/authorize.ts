@@ -20,6 +20,8 @@ export function createAuthorizeEndpoint(context: PageContext) {
   const { store, userAuth, options, issuer } = context;
 
   return async function authorizeEndpoint(req: Request, res: Response): Promise<void> {
+    // Taken before the integration or the consent is read: the issuedAt of the code this request leads to.
+    const startedAt = Date.now();
     const query = new URL(req.originalUrl, 'http://localhost').searchParams;
     let target;
     try {
@@ -31,7 +33,7 @@ export function createAuthorizeEndpoint(context: PageContext) {
       return;
     }
     try {
-      const pending = checkAuthorizationParameters(options, issuer, target, query);
+      const pending = checkAuthorizationParameters(options, issuer, target, query, startedAt);
       const user = await findCurrentUser(req, userAuth);
       const requestId = savePendingRequest(req, pending);
       if (!user) {
@@ -44,7 +46,7 @@ export function createAuthorizeEndpoint(context: PageContext) {
       }
       // A returning user who already approved this integration for (at least) these scopes is not asked again,
       // unless the client asks for the consent page with prompt=consent.
-      if (options.rememberConsent && query.get('prompt') !== 'consent') {
+      if (options.rememberConsent && store.consents && query.get('prompt') !== 'consent') {
         const consent = await store.consents.findConsent(user.id, target.client.clientId);
         if (consent && pending.scope.every((scope) => consent.scope.includes(scope))) {
           deletePendingRequest(req, requestId);

@@ -6,6 +6,7 @@ import { csrfTokenFor, isValidCsrfToken } from '../http/csrf.js';
 import { sendPage } from '../http/send-page.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
 import { withdrawConsent } from '../consents/withdraw-consent.js';
+import { requireConsents } from '../stores/check-store.js';
 import { consentsPageBody, type ConsentRow } from '../views/consents-page.js';
 import { renderError, renderLogin } from './render.js';
 
@@ -30,7 +31,7 @@ export function createConsentsEndpoints(context: PageContext) {
       renderLogin(req, res, context, { requestId: CONSENTS_PAGE_REQUEST, clientName: options.productName, error: null, username: '' });
       return;
     }
-    const consents = await store.consents.listConsents(user.id);
+    const consents = await requireConsents(store, 'consentsPage').consents.listConsents(user.id);
     const rows: ConsentRow[] = [];
     for (const consent of consents) {
       const client = await store.clients.findClient(consent.clientId);

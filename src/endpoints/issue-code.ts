@@ -26,9 +26,11 @@ export async function issueCodeRedirect(context: PageContext, pending: PendingAu
     scope: pending.scope,
     codeChallenge: pending.codeChallenge,
     issuer: issuer.issuer,
+    issuedAt: new Date(pending.createdAt),
     expiresAt: new Date(Date.now() + options.authorizationCodeTtl * 1000),
   };
   await store.codes.saveCode(record);
-  await store.consents.saveConsent({ userId: user.id, clientId: pending.clientId, scope: pending.scope, grantedAt: new Date() });
+  // Without the consents tier (rememberConsent off) nothing is remembered: the user is asked every time.
+  if (options.rememberConsent && store.consents) await store.consents.saveConsent({ userId: user.id, clientId: pending.clientId, scope: pending.scope, grantedAt: new Date() });
   return redirectUriWithParams(pending.redirectUri, [['code', code], ['state', pending.state], ['iss', issuer.issuer]]);
 }

@@ -20,6 +20,8 @@ import { sendTokenEndpointError } from '../http/send-token-endpoint-error.js';
  */
 export function createTokenEndpoint(store: Store, userAuth: UserAuth, options: ResolvedOptions, issuer: ResolvedIssuer, keyRing?: KeyRing) {
   return async function tokenEndpoint(req: Request, res: Response): Promise<void> {
+    // Taken before anything is read: a revocation at or after it voids what this request would issue.
+    const startedAt = new Date();
     try {
       const params = await readForm(req);
       const grantType = params.get('grant_type');
@@ -32,7 +34,7 @@ export function createTokenEndpoint(store: Store, userAuth: UserAuth, options: R
       if (grant.flow !== client.flow) {
         throw new UnauthorizedClientError(`this integration is configured for the ${client.flow} flow and may not use grant_type ${grantType}`);
       }
-      const body = await grant.handle({ store, userAuth, options, issuer, client, params, keyRing });
+      const body = await grant.handle({ store, userAuth, options, issuer, client, params, keyRing, startedAt });
       sendNoStoreJson(res, 200, body);
     } catch (err) {
       sendTokenEndpointError(res, err, options);

@@ -1,5 +1,4 @@
 // The authorization_code grant: exchange a code for an access and a refresh token (SPEC §4.3).
-import { setTimeout as delay } from 'node:timers/promises';
 import type { GrantHandler } from './grant-context.js';
 import { issueTokens } from './issue-tokens.js';
 import { hashSecret } from '../crypto/hash-secret.js';
@@ -7,20 +6,18 @@ import { checkCodeVerifier } from '../checks/pkce.js';
 import { InvalidGrantError, InvalidRequestError } from '../errors.js';
 
 /**
- * How long a replayed redemption waits before it revokes the grant. Concurrent redemptions of one code have
- * one winner still saving its tokens; revoking at once would refuse that save (no token at all), revoking
- * after it lets the winner answer 200 and then kills its tokens exactly as a later replay would. A winner
- * slower than this is refused by the grant's tombstone: never a token that outlives the replay.
- */
-const REPLAY_REVOCATION_GRACE_MS = 500;
-
-/**
  * Redeems an authorization code once.
  * - The code is consumed before anything else is checked, so a wrong redirect_uri or verifier still uses
  *   it up: an attacker gets one try per code.
- * - A replayed code revokes every token issued from it (RFC 6749 §4.1.2: "If an authorization code is used
- *   more than once, the authorization server MUST deny the request and SHOULD revoke (when possible) all
- *   tokens previously issued based on that authorization code").
+ * - A replayed code revokes every token issued from it at once (RFC 6749 §4.1.2: "If an authorization code
+ *   is used more than once, the authorization server MUST deny the request and SHOULD revoke (when possible)
+ *   all tokens previously issued based on that authorization code"). The revocation leaves a tombstone, so
+ *   when the replay overtakes the first redemption before that one saved its tokens, the store refuses the
+ *   save and the first redemption gets `invalid_grant` too: no token of a replayed code ever outlives the
+ *   replay, and no timing is involved.
+ * - Tokens are authorized as of the code's `issuedAt`: a disable, a withdrawn consent or a rotated secret
+ *   since the code was issued voids it (the store refuses the save), even if the integration was enabled or
+ *   the consent given again in between.
  * @see RFC 6749 §4.1.3, RFC 7636 §4.6, SPEC §4.3.
  */
 export const authorizationCodeGrant: GrantHandler = {
@@ -37,7 +34,6 @@ export const authorizationCodeGrant: GrantHandler = {
     const result = await store.codes.consumeCode(hashSecret(code));
     if (result.kind === 'not_found') throw new InvalidGrantError('authorization code is invalid or expired');
     if (result.kind === 'replayed') {
-      await delay(REPLAY_REVOCATION_GRACE_MS);
       await store.tokens.revokeGrant(result.grantId);
       throw new InvalidGrantError('authorization code has already been used');
     }
@@ -48,11 +44,6 @@ export const authorizationCodeGrant: GrantHandler = {
     // RFC 6749 §4.1.3: "ensure that the redirect_uri parameter is present … and … their values are identical".
     if (record.redirectUri !== redirectUri) throw new InvalidGrantError('redirect_uri does not match the authorization request');
     checkCodeVerifier(record.codeChallenge, params.get('code_verifier'));
-    // A consent withdrawn after the code was issued also withdraws the code: no token may follow it.
-    if (!(await store.consents.findConsent(record.userId, client.clientId))) {
-      await store.tokens.revokeGrant(record.grantId);
-      throw new InvalidGrantError('the user withdrew consent for this integration');
-    }
     if (context.userAuth.findUser && !(await context.userAuth.findUser(record.userId))) {
       await store.tokens.revokeGrant(record.grantId);
       throw new InvalidGrantError('the user who granted access no longer exists');
@@ -63,6 +54,9 @@ export const authorizationCodeGrant: GrantHandler = {
       scope: record.scope,
       withRefreshToken: true,
       requestedScope: record.scope.join(' '),
+      // The code's issuing request read the consent and the integration after issuedAt, and this request read
+      // the integration after startedAt: the earlier of the two covers both.
+      authorizedAt: record.issuedAt < context.startedAt ? record.issuedAt : context.startedAt,
     });
   },
 };

@@ -22,6 +22,7 @@ export const clientCredentialsGrant: GrantHandler = {
       scope,
       withRefreshToken: false,
       requestedScope,
+      authorizedAt: context.startedAt,
     });
   },
 };

@@ -15,6 +15,8 @@ export interface GrantContext {
   readonly params: FormParams;
   /** The signing keys when `accessTokenFormat` is 'jwt' (RFC 9068); absent for opaque tokens. */
   readonly keyRing?: KeyRing | undefined;
+  /** When the token request began, before the client was read: the default `authorizedAt` of its tokens. */
+  readonly startedAt: Date;
 }
 
 /** The successful token response (RFC 6749 §5.1, SPEC §2 "Token response"). */

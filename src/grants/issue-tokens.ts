@@ -15,13 +15,19 @@ export interface IssueRequest {
   readonly withRefreshToken: boolean;
   /** The scope parameter the client sent, if any: `scope` is echoed only when it differs (RFC 6749 §5.1). */
   readonly requestedScope: string | undefined;
+  /**
+   * When the authority behind the tokens was established (`SaveTokensOptions.authorizedAt`): the token
+   * request's start, or for a code exchange the start of the request that issued the code.
+   */
+  readonly authorizedAt: Date;
 }
 
 /**
  * Issues an access token (and a refresh token when asked) of `grantId`, saved hashed in one store call.
  * With `accessTokenFormat: 'jwt'` the access token is a signed RFC 9068 JWT; its record is saved by hash
  * all the same, so introspection, revocation and code-replay bookkeeping work alike for both formats.
- * @throws InvalidGrantError when the grant was revoked while this request ran (code replay race).
+ * @throws InvalidGrantError when a revocation overtook this request (a code replay, a disabled integration, a
+ *   withdrawn consent, a rotated secret): the store refused to save.
  * @see RFC 6749 §5.1, SPEC §2 (response fields), §4.3–4.5, RFC 9068 §2.
  */
 export async function issueTokens(context: GrantContext, request: IssueRequest): Promise<TokenResponseBody> {
@@ -49,7 +55,9 @@ export async function issueTokens(context: GrantContext, request: IssueRequest):
     refreshToken = createRandomToken();
     refresh = { ...access, tokenHash: hashSecret(refreshToken), expiresAt: new Date(now + options.refreshTokenTtl * 1000) };
   }
-  const saved = await context.store.tokens.saveTokens(access, refresh);
+  // The store refuses, atomically with the insert, tokens whose grant, integration or user was revoked since
+  // authorizedAt: no token outlives a revocation that raced this request.
+  const saved = await context.store.tokens.saveTokens(access, refresh, { authorizedAt: request.authorizedAt });
   if (!saved) throw new InvalidGrantError('the authorization grant has been revoked');
   const scope = request.scope.join(' ');
   // RFC 6749 §5.1: scope is "OPTIONAL, if identical to the scope requested by the client; otherwise, REQUIRED".

@@ -36,6 +36,7 @@ export const refreshTokenGrant: GrantHandler = {
       scope,
       withRefreshToken: false,
       requestedScope: requestedScope ?? record.scope.join(' '),
+      authorizedAt: context.startedAt,
     });
   },
 };

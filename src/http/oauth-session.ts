@@ -12,6 +12,10 @@ export interface PendingAuthorization {
   readonly issuer: string;
   /** The original query string, to resume the request after login. */
   readonly query: string;
+  /**
+   * When the GET /oauth2/authorize that made it began, before the integration was read: the `issuedAt` of
+   * the code it leads to, so a revocation after that moment voids the code.
+   */
   readonly createdAt: number;
 }
 

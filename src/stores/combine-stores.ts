@@ -6,7 +6,8 @@ export interface StoreParts {
   readonly clients: Store;
   readonly codes: Store;
   readonly tokens: Store;
-  readonly consents: Store;
+  /** The consents tier; default: the `clients` store's. */
+  readonly consents?: Store;
   /** Signing keys of JWT access tokens; default: the `clients` store's. */
   readonly keys?: Store;
 }
@@ -24,12 +25,14 @@ export interface StoreParts {
  */
 export function combineStores(parts: StoreParts): Store {
   const keysFrom = parts.keys ?? parts.clients;
-  const distinct = [...new Set([parts.clients, parts.codes, parts.tokens, parts.consents, keysFrom])];
+  const consentsFrom = parts.consents ?? parts.clients;
+  const distinct = [...new Set([parts.clients, parts.codes, parts.tokens, consentsFrom, keysFrom])];
+  const consents = consentsFrom.consents;
   return {
     clients: parts.clients.clients,
     codes: parts.codes.codes,
     tokens: parts.tokens.tokens,
-    consents: parts.consents.consents,
+    ...(consents ? { consents } : {}),
     ...(keysFrom.keys ? { keys: keysFrom.keys } : {}),
     async close() {
       const results = await Promise.allSettled(distinct.map((store) => store.close?.()));

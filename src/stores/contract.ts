@@ -32,14 +32,34 @@ export interface OAuthClient {
   readonly disabled: boolean;
 }
 
-/** Integrations. */
+/** The fields of an integration that `updateClient` can change, each on its own. */
+export interface ClientChanges {
+  readonly clientSecretHash?: string;
+  readonly name?: string;
+  readonly redirectUris?: readonly string[];
+  readonly allowedScopes?: readonly string[];
+  readonly requirePkce?: boolean;
+  readonly disabled?: boolean;
+}
+
+/**
+ * Integrations. `findClient` is required; the others form the `administration` tier (registering,
+ * updating, disabling and listing integrations: the CLI and the programmatic admin API).
+ */
 export interface ClientStore {
   /** Returns the integration or `null`. Never compares secrets: the router does, in constant time. */
   findClient(clientId: string): Promise<OAuthClient | null>;
-  /** Insert or replace by clientId (used for create, rotate-secret and disable). */
-  saveClient(client: OAuthClient): Promise<void>;
-  /** Every integration, ordered by createdAt then clientId. */
-  listClients(): Promise<readonly OAuthClient[]>;
+  /** Tier `administration`. Inserts a new integration; resolves `false`, changing nothing, if its id exists. */
+  createClient?(client: OAuthClient): Promise<boolean>;
+  /**
+   * Tier `administration`. Applies exactly the fields given, atomically and field by field: two concurrent
+   * calls that change different fields (a disable and a secret rotation) both take effect. Never a
+   * read-modify-write of the whole record. Resolves the record as it is after the change, or `null` for an
+   * unknown id.
+   */
+  updateClient?(clientId: string, changes: ClientChanges): Promise<OAuthClient | null>;
+  /** Tier `administration`. Every integration, ordered as `compareClients` (store-policy) orders them. */
+  listClients?(): Promise<readonly OAuthClient[]>;
 }
 
 /** An authorization code as stored (RFC 6749 §4.1.2): hashed, bound to client, user, redirect_uri and issuer. */
@@ -56,6 +76,12 @@ export interface AuthorizationCodeRecord {
   readonly codeChallenge: string | null;
   /** The issuer (base address) the code was issued at; it is redeemable only there. */
   readonly issuer: string;
+  /**
+   * When the request that issued the code began, before it read the consent or the integration: a
+   * revocation of the integration's or the user's tokens at or after this moment voids the code too
+   * (`SaveTokensOptions.authorizedAt`), so no code issued before a revocation can be redeemed after it.
+   */
+  readonly issuedAt: Date;
   readonly expiresAt: Date;
 }
 
@@ -94,27 +120,56 @@ export interface TokenRecord {
   readonly expiresAt: Date;
 }
 
-/** Access and refresh tokens. */
+/** What `saveTokens` needs to refuse tokens that a revocation has overtaken. */
+export interface SaveTokensOptions {
+  /**
+   * The moment the authority behind these tokens was established, taken before the request read anything
+   * it relies on: the token request's start (client_credentials, refresh_token), or for a code exchange the
+   * start of the request that issued the code (`AuthorizationCodeRecord.issuedAt`). A `revokeClientTokens`
+   * of the integration, or of the user at the integration, recorded at or after it voids the tokens.
+   */
+  readonly authorizedAt: Date;
+}
+
+/**
+ * Access and refresh tokens. Every method but `revokeClientTokens` is required; `revokeClientTokens` is in
+ * the `administration` and `consents` tiers (disabling an integration, rotating its secret, withdrawing a
+ * consent).
+ *
+ * Revocation is exact, not "probably right": every revocation leaves a tombstone, and `saveTokens` checks
+ * the tombstones and inserts in one transaction (or one script), so a save racing a revocation is either
+ * wholly before it (and removed by it) or wholly after it (and refused). Tombstones are kept for
+ * `STORE_POLICY.revocationRetentionMs`.
+ */
 export interface TokenStore {
   /**
-   * Saves an access token and, when given, a refresh token of the same grant, all or nothing.
-   * Returns `false` (and saves nothing) when the grant was revoked: a token issued while a code replay
-   * or a revocation races with the issuance must not survive it.
+   * Saves an access token and, when given, a refresh token of the same grant, all or nothing. Resolves
+   * `false`, saving nothing, when at the moment of the insert, and atomically with it:
+   * - the grant is revoked (`revokeGrant`, or a `revokeClientTokens` that removed a refresh token of it);
+   * - the integration's tokens were revoked (`revokeClientTokens(clientId)`) at or after `authorizedAt`;
+   * - the user's tokens at the integration were revoked (`revokeClientTokens(clientId, userId)`) at or after
+   *   `authorizedAt` (tokens with a `userId` only).
    */
-  saveTokens(access: TokenRecord, refresh: TokenRecord | null): Promise<boolean>;
+  saveTokens(access: TokenRecord, refresh: TokenRecord | null, options: SaveTokensOptions): Promise<boolean>;
   /** `null` if unknown, expired or revoked. */
   findAccessToken(tokenHash: string): Promise<TokenRecord | null>;
   /** `null` if unknown, expired or revoked. Refresh tokens are reusable until then (SPEC §4.5). */
   findRefreshToken(tokenHash: string): Promise<TokenRecord | null>;
-  /** Removes one access token (RFC 7009 §2.1). Idempotent. */
+  /** Removes one access token (RFC 7009 §2.1); given a refresh token's hash it changes nothing. Idempotent. */
   revokeAccessToken(tokenHash: string): Promise<void>;
   /**
-   * Removes every access and refresh token of the grant and remembers the grant as revoked for at least
-   * 24 hours, so that `saveTokens` refuses it. Idempotent.
+   * In one transaction: removes every access and refresh token of the grant and records the grant as
+   * revoked, so that `saveTokens` refuses it from then on. Idempotent.
    */
   revokeGrant(grantId: string): Promise<void>;
-  /** Removes every token of an integration, or of one user of it (`userId` given). Idempotent. */
-  revokeClientTokens(clientId: string, userId?: string): Promise<void>;
+  /**
+   * Tiers `administration` and `consents`. In one transaction: removes every token of the integration, or of
+   * one user at it (`userId` given); records as revoked every grant of which it removed a refresh token (a
+   * refresh already under way must not mint a token from it); and records the moment of the call, by the
+   * store process's `Date.now()` (the clock `authorizedAt` comes from), so that `saveTokens` refuses tokens
+   * authorized at or before it. Idempotent.
+   */
+  revokeClientTokens?(clientId: string, userId?: string): Promise<void>;
 }
 
 /** A user's approval of an integration for a set of scopes. */
@@ -125,14 +180,17 @@ export interface ConsentRecord {
   readonly grantedAt: Date;
 }
 
-/** Consents. */
+/**
+ * Consents: with `TokenStore.revokeClientTokens`, the `consents` tier. Needed for remembered consent
+ * (`rememberConsent`) and the connected-applications page (`consentsPage`).
+ */
 export interface ConsentStore {
   findConsent(userId: string, clientId: string): Promise<ConsentRecord | null>;
   /** Insert or replace by (userId, clientId). */
   saveConsent(record: ConsentRecord): Promise<void>;
   /** Idempotent. */
   revokeConsent(userId: string, clientId: string): Promise<void>;
-  /** Every consent of one user, ordered by grantedAt. */
+  /** Every consent of one user, ordered as `compareConsents` (store-policy) orders them. */
   listConsents(userId: string): Promise<readonly ConsentRecord[]>;
 }
 
@@ -165,11 +223,11 @@ export interface SaveSigningKeyOptions {
 }
 
 /**
- * Signing keys of JWT access tokens (optional part: needed only with `accessTokenFormat: 'jwt'` and no
- * host-supplied `jwt.signingKeys`). @see RFC 9068 §4, RFC 7517 §5 (the JWKS they are published in).
+ * Signing keys of JWT access tokens: the `signingKeys` tier, needed only with `accessTokenFormat: 'jwt'`
+ * and no host-supplied `jwt.signingKeys`. @see RFC 9068 §4, RFC 7517 §5 (the JWKS they are published in).
  */
 export interface SigningKeyStore {
-  /** Every key, ordered by createdAt then kid (oldest first). Empty array when there is none. */
+  /** Every key, ordered as `compareSigningKeys` (store-policy) orders them, oldest first. May be empty. */
   listSigningKeys(): Promise<readonly SigningKeyRecord[]>;
   /**
    * Inserts a key; never replaces one. Resolves `true` when inserted, `false` when the kid already exists
@@ -178,20 +236,56 @@ export interface SigningKeyStore {
   saveSigningKey(record: SigningKeyRecord, options?: SaveSigningKeyOptions): Promise<boolean>;
 }
 
+/** The tiers of the Store contract (see `Store`). */
+export type StoreTier = 'required' | 'administration' | 'consents' | 'signingKeys';
+
 /**
- * The whole store, split by concern so that a deployment can mix backends
- * (integrations in PostgreSQL, codes and tokens in Redis).
+ * The whole store, split by concern so that a deployment can mix backends (integrations in PostgreSQL,
+ * codes and tokens in Redis), and by tier, as express-session's Store is:
+ * - **required**: `clients.findClient`, `codes.*`, and every `tokens` method but `revokeClientTokens`:
+ *   what the authorization and token endpoints, revocation, introspection and `requireBearer` need;
+ * - **administration**: `clients.createClient`, `updateClient`, `listClients` and
+ *   `tokens.revokeClientTokens`: registering, updating, disabling, rotating and listing integrations;
+ * - **consents**: `consents.*` and `tokens.revokeClientTokens`: remembered consent and its withdrawal;
+ * - **signingKeys**: `keys.*`: package-generated JWT signing keys (RFC 9068);
+ * - **optional**: `close`.
+ * `createOAuthRouter` checks the tiers its enabled features need and names every missing method.
  *
  * Every method is async and resolves with a record or `null`, never `undefined`. Expiry is part of the
- * contract: a record whose `expiresAt` is past reads as absent. Dates round-trip as `Date`.
+ * contract: a record whose `expiresAt` is past reads as absent. Dates round-trip as `Date`, to the
+ * millisecond. Ids (client ids, user ids, grant ids, hashes, kids) are compared exactly: ids that differ
+ * only in case or by a trailing space are different records (no case-insensitive or space-padding
+ * collation). A failing backend (unreachable, timed out, locked) rejects with `StoreUnavailableError`, so
+ * the router answers 503 `temporarily_unavailable` and never a 500.
  */
 export interface Store {
   readonly clients: ClientStore;
   readonly codes: CodeStore;
   readonly tokens: TokenStore;
-  readonly consents: ConsentStore;
-  /** Optional: package-generated JWT signing keys (RFC 9068). Without it, JWT tokens need host keys. */
+  /** Tier `consents`. */
+  readonly consents?: ConsentStore;
+  /** Tier `signingKeys`. Without it, JWT access tokens need host-supplied keys. */
   readonly keys?: SigningKeyStore;
-  /** Releases connections, timers and file handles. */
+  /** Optional: releases connections, timers and file handles. */
   close?(): Promise<void>;
+}
+
+/** A Store with the `administration` tier. */
+export interface AdministrationStore extends Store {
+  readonly clients: Required<ClientStore>;
+  readonly tokens: Required<TokenStore>;
+}
+
+/** A Store with the `consents` tier. */
+export interface ConsentsStore extends Store {
+  readonly consents: ConsentStore;
+  readonly tokens: Required<TokenStore>;
+}
+
+/** A Store with every tier, as each built-in store is. */
+export interface CompleteStore extends Store {
+  readonly clients: Required<ClientStore>;
+  readonly tokens: Required<TokenStore>;
+  readonly consents: ConsentStore;
+  readonly keys: SigningKeyStore;
 }

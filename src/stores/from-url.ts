@@ -1,6 +1,6 @@
 // Opens the Store named by a URL (the OAUTH_STORE syntax), so the app and the CLI share one setting.
 import { resolve } from 'node:path';
-import type { Store } from './contract.js';
+import type { CompleteStore } from './contract.js';
 
 /** The embedded default: one SQLite file under the working directory. @see RFC 6749 §10.3, §10.5. */
 export const DEFAULT_STORE_URL = 'sqlite:./data/oauth.sqlite';
@@ -59,7 +59,7 @@ function takeParam(url: string, scheme: string, name: string): { url: string; va
  * @throws Error for an unsupported scheme (naming the supported ones) or a malformed URL.
  * @see RFC 6749 §10.3–10.5 (where tokens and codes are kept is the store's concern).
  */
-export async function createStoreFromUrl(url: string): Promise<Store> {
+export async function createStoreFromUrl(url: string): Promise<CompleteStore> {
   const trimmed = url.trim();
   const colon = trimmed.indexOf(':');
   const scheme = colon > 0 ? trimmed.slice(0, colon).toLowerCase() : '';

@@ -12,6 +12,7 @@ import { createOAuthRouter } from '../../src/router.js';
 import { OptionsError, type OAuthRouterOptions } from '../../src/options.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { createSqliteStore } from '../../src/stores/sqlite/index.js';
+import { migrateSqliteSchema } from '../../src/stores/sqlite/schema.js';
 import type { Store } from '../../src/stores/contract.js';
 import { jwkThumbprint } from '../../src/jwt/jwk-thumbprint.js';
 
@@ -121,10 +122,8 @@ describe('RFC 9068 store-kept keys across instances and restarts (SQLite)', () =
 
   it('a schema-version-1 file migrates to version 2 and gains the signing_keys table', async () => {
     const file = tempFile();
-    await open(file).close?.();
     const db = new Database(file);
-    db.exec('DROP TABLE signing_keys');
-    db.pragma('user_version = 1');
+    migrateSqliteSchema(db, 1);
     db.close();
     const store = open(file);
     expect(await store.keys!.listSigningKeys()).toEqual([]);

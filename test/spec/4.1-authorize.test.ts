@@ -230,8 +230,7 @@ describe('RFC 6749 §4.1.2.1: an invalid client or redirect_uri shows an error p
   });
 
   it('shows an error page for a disabled integration', async () => {
-    const client = await t.store.clients.findClient(t.codeClient.clientId);
-    await t.store.clients.saveClient({ ...client!, disabled: true });
+    await t.store.clients.updateClient!(t.codeClient.clientId, { disabled: true });
     const res = await getAuthorize(t.app, authorizeQuery(t.codeClient));
     expectErrorPage(res);
   });

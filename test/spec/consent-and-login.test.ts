@@ -213,18 +213,35 @@ describe('withdrawal reaches codes not yet redeemed', () => {
     expect(res.body.error).toBe('invalid_grant');
   });
 
-  it('kills a token saved while the withdrawal runs: the second revocation pass removes it', async () => {
+  it('refuses a code issued before the withdrawal even after the user consented again (invalid_grant)', async () => {
+    const t = await createTestApp();
+    const before = await obtainCode(t.app, t.codeClient);
+    const { withdrawConsent } = await import('../../src/consents/withdraw-consent.js');
+    await withdrawConsent(t.store, USER.id, t.codeClient.clientId);
+    await waitForClockToPass(Date.now());
+    const after = await obtainCode(t.app, t.codeClient);
+    const res = await exchange(t, before);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_grant');
+    expect((await exchange(t, after)).status).toBe(200);
+  });
+
+  it('refuses a token whose request began before the withdrawal and saves after it: no second pass needed', async () => {
     const t = await createTestApp();
     const tokens = (await exchange(t, await obtainCode(t.app, t.codeClient))).body;
     const { withdrawConsent } = await import('../../src/consents/withdraw-consent.js');
     const { hashSecret } = await import('../../src/crypto/hash-secret.js');
     const record = (await t.store.tokens.findAccessToken(hashSecret(tokens.access_token)))!;
-    const withdrawal = withdrawConsent(t.store, USER.id, t.codeClient.clientId);
-    // A request that passed its checks before the withdrawal saves its token after the first pass.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    const requestStarted = new Date();
+    await withdrawConsent(t.store, USER.id, t.codeClient.clientId);
     const late = { ...record, tokenHash: hashSecret('late-token'), grantId: 'late-grant' };
-    expect(await t.store.tokens.saveTokens(late, null)).toBe(true);
-    await withdrawal;
+    expect(await t.store.tokens.saveTokens(late, null, { authorizedAt: requestStarted })).toBe(false);
     expect(await t.store.tokens.findAccessToken(late.tokenHash)).toBeNull();
+    expect(await t.store.tokens.findAccessToken(record.tokenHash)).toBeNull();
   });
 });
+
+/** Resolves once Date.now() is past `ms`, so a later moment is strictly later at millisecond precision. */
+async function waitForClockToPass(ms: number): Promise<void> {
+  while (Date.now() <= ms) await new Promise((resolve) => setImmediate(resolve));
+}

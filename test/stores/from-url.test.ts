@@ -7,7 +7,7 @@ import { createClient } from 'redis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createStoreFromUrl, DEFAULT_STORE_URL } from '../../src/stores/from-url.js';
 import { buildClient } from '../../src/testing/conformance-fixtures.js';
-import type { Store } from '../../src/stores/contract.js';
+import type { CompleteStore, Store } from '../../src/stores/contract.js';
 
 const pgUrl = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
 const redisUrl = process.env.OAUTH_TEST_REDIS_URL ?? '';
@@ -32,7 +32,7 @@ function tempDir(): string {
   return dir;
 }
 
-async function open(url: string): Promise<Store> {
+async function open(url: string): Promise<CompleteStore> {
   const store = await createStoreFromUrl(url);
   opened.push(store);
   return store;
@@ -57,7 +57,7 @@ describe('createStoreFromUrl', () => {
     const file = join(tempDir(), 'nested', 'dir', 'oauth.sqlite');
     const store = await open(`sqlite:${file}`);
     const { client } = buildClient();
-    await store.clients.saveClient(client);
+    await store.clients.createClient!(client);
     expect(existsSync(file)).toBe(true);
   });
 
@@ -111,7 +111,7 @@ describe.skipIf(!pgUrl)('createStoreFromUrl: postgres://…?schema=NAME', () => 
     try {
       const store = await open(withParam(withParam(pgUrl, `schema=${schema}`), 'application_name=from-url-test'));
       const { client } = buildClient();
-      await store.clients.saveClient(client);
+      await store.clients.createClient!(client);
       const { rows } = await admin.query<{ n: string }>(
         'SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = $1', [schema]);
       expect(Number(rows[0]!.n)).toBeGreaterThan(0);
@@ -134,7 +134,7 @@ describe.skipIf(!redisUrl)('createStoreFromUrl: redis://…?prefix=STR', () => {
     try {
       const store = await open(withParam(redisUrl, `prefix=${encodeURIComponent(prefix)}`));
       const { client } = buildClient();
-      await store.clients.saveClient(client);
+      await store.clients.createClient!(client);
       const keys: string[] = [];
       for await (const batch of admin.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) keys.push(...batch);
       expect(keys).toContain(`${prefix}client:${client.clientId}`);

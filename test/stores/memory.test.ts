@@ -11,7 +11,7 @@ describe('memory store specifics', () => {
     const a = createMemoryStore();
     const b = createMemoryStore();
     const { client } = buildClient();
-    await a.clients.saveClient(client);
+    await a.clients.createClient?.(client);
     expect(await b.clients.findClient(client.clientId)).toBeNull();
     await Promise.all([a.close?.(), b.close?.()]);
   });
@@ -20,7 +20,7 @@ describe('memory store specifics', () => {
     const store = createMemoryStore();
     const { client } = buildClient();
     const mutable = { ...client, redirectUris: [...client.redirectUris] };
-    await store.clients.saveClient(mutable);
+    await store.clients.createClient?.(mutable);
     mutable.redirectUris.push('https://evil.example.com/cb');
     const found = await store.clients.findClient(client.clientId);
     (found?.redirectUris as string[]).push('https://evil.example.com/cb');

@@ -1,5 +1,6 @@
 // The memory store's signing-key part: records kept as JSON strings, insert-if-none in one synchronous block.
 import type { SaveSigningKeyOptions, SigningKeyRecord, SigningKeyStore } from '../contract.js';
+import { compareSigningKeys } from '../store-policy.js';
 
 interface StoredKey {
   readonly kid: string;
@@ -30,7 +31,7 @@ export function createMemoryKeyStore(ready: () => Promise<void>): SigningKeyStor
       await ready();
       return [...keys.values()]
         .map(decode)
-        .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.kid < b.kid ? -1 : a.kid > b.kid ? 1 : 0));
+        .sort(compareSigningKeys);
     },
     async saveSigningKey(record: SigningKeyRecord, options: SaveSigningKeyOptions = {}): Promise<boolean> {
       await ready();

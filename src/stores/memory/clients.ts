@@ -1,0 +1,38 @@
+// The memory store's integrations: insert-only create and field-by-field update, each in one synchronous block.
+import type { ClientChanges, ClientStore, OAuthClient } from '../contract.js';
+import { compareClients, definedClientChanges } from '../store-policy.js';
+import { decode, encode, type Ready } from './codec.js';
+
+/**
+ * Integrations in a Map of JSON strings. `updateClient` reads, applies the given fields and writes with no
+ * await in between, so a disable racing a secret rotation keeps both changes.
+ * @see RFC 6749 §2 (client registration).
+ */
+export function createMemoryClientStore(ready: Ready): Required<ClientStore> {
+  const clients = new Map<string, string>();
+  return {
+    async findClient(clientId: string): Promise<OAuthClient | null> {
+      await ready();
+      const json = clients.get(clientId);
+      return json === undefined ? null : decode<OAuthClient>(json);
+    },
+    async createClient(client: OAuthClient): Promise<boolean> {
+      await ready();
+      if (clients.has(client.clientId)) return false;
+      clients.set(client.clientId, encode(client));
+      return true;
+    },
+    async updateClient(clientId: string, changes: ClientChanges): Promise<OAuthClient | null> {
+      await ready();
+      const json = clients.get(clientId);
+      if (json === undefined) return null;
+      const updated: OAuthClient = { ...decode<OAuthClient>(json), ...definedClientChanges(changes) };
+      clients.set(clientId, encode(updated));
+      return decode<OAuthClient>(clients.get(clientId)!);
+    },
+    async listClients(): Promise<readonly OAuthClient[]> {
+      await ready();
+      return [...clients.values()].map((json) => decode<OAuthClient>(json)).sort(compareClients);
+    },
+  };
+}

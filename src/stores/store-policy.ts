@@ -1,0 +1,63 @@
+// Store policy shared by every store and pinned by the conformance suite: retention, order, valid ids.
+import type { ClientChanges, ConsentRecord, OAuthClient, SigningKeyRecord } from './contract.js';
+
+/**
+ * The numbers every store honours alike.
+ * @see RFC 6749 §4.1.2 (codes live at most 10 minutes), RFC 7009 §2.1 (revocation takes effect).
+ */
+export const STORE_POLICY = {
+  /**
+   * How long a revocation is remembered (revoked grants, and the moment of each `revokeClientTokens`), so
+   * that `saveTokens` refuses what it overtook. It must outlive every code (at most 10 minutes) and every
+   * token request still under way; a day leaves a wide margin and stays small (one row per revocation).
+   */
+  revocationRetentionMs: 24 * 60 * 60 * 1000,
+  /** The longest id a store must keep: client ids, user ids, grant ids and kids. */
+  maxIdLength: 255,
+} as const;
+
+/** Orders two ids by UTF-16 code unit, i.e. binary for the ASCII ids the package generates: `'B' < 'a'`. */
+export function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** `listClients` order: oldest `createdAt` first, then `clientId` (binary). */
+export function compareClients(a: OAuthClient, b: OAuthClient): number {
+  return a.createdAt.getTime() - b.createdAt.getTime() || compareIds(a.clientId, b.clientId);
+}
+
+/** `listConsents` order: oldest `grantedAt` first, then `clientId` (binary). */
+export function compareConsents(a: ConsentRecord, b: ConsentRecord): number {
+  return a.grantedAt.getTime() - b.grantedAt.getTime() || compareIds(a.clientId, b.clientId);
+}
+
+/** `listSigningKeys` order: oldest `createdAt` first, then `kid` (binary); the last one signs. */
+export function compareSigningKeys(a: SigningKeyRecord, b: SigningKeyRecord): number {
+  return a.createdAt.getTime() - b.createdAt.getTime() || compareIds(a.kid, b.kid);
+}
+
+// C0 and C1 controls, NUL included: a store may reject them (PostgreSQL refuses NUL in text).
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * Whether a value is an id every store must accept and keep apart from every other: a string of 1 to
+ * `maxIdLength` characters without control characters. Case and spaces are significant (`'abc'`,
+ * `'ABC'` and `'abc '` are three ids). The router checks client ids from requests with it before any store
+ * sees them, so a store never has to cope with a NUL byte or a megabyte id.
+ * @see RFC 6749 §2.2 (client identifier), Appendix A.1 (client_id is VSCHAR).
+ */
+export function isStoreId(value: unknown): value is string {
+  return typeof value === 'string' && value.length >= 1 && value.length <= STORE_POLICY.maxIdLength && !CONTROL.test(value);
+}
+
+/** The fields `updateClient` may change: every field of an integration but its id and its dates. */
+export const CLIENT_CHANGE_FIELDS: readonly (keyof ClientChanges)[] = [
+  'clientSecretHash', 'name', 'redirectUris', 'allowedScopes', 'requirePkce', 'disabled',
+];
+
+/** The fields of `changes` that are set, in `CLIENT_CHANGE_FIELDS` order: what a store writes. */
+export function definedClientChanges(changes: ClientChanges): ClientChanges {
+  const defined: Record<string, unknown> = {};
+  for (const field of CLIENT_CHANGE_FIELDS) if (changes[field] !== undefined) defined[field] = changes[field];
+  return defined as ClientChanges;
+}

@@ -1,0 +1,23 @@
+// DESIGN §5 "No timing in protocol logic": no sleep, timer or second pass decides what a request may do.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = resolve(import.meta.dirname, '../../src');
+/** The protocol code: what decides who gets a token. Stores keep their housekeeping timers (sweeps, connects). */
+const PROTOCOL = ['grants', 'endpoints', 'consents', 'clients', 'checks', 'middleware', 'http', 'jwt', 'crypto'];
+const TIMING = /\b(setTimeout|setInterval|setImmediate)\s*\(|timers\/promises|\bdelay\s*\(|\bsleep\s*\(/;
+
+function files(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? files(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : []);
+}
+
+describe('protocol logic does not depend on timing', () => {
+  it('no file of the protocol code uses a timer, a sleep or timers/promises', () => {
+    const offenders = PROTOCOL.flatMap((dir) => files(join(SRC, dir)))
+      .filter((file) => TIMING.test(readFileSync(file, 'utf8')))
+      .map((file) => file.slice(SRC.length + 1));
+    expect(offenders).toEqual([]);
+  });
+});
