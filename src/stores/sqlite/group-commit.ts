@@ -14,8 +14,11 @@ interface Pending<A extends unknown[], R> {
  * spends most of its SQLite time on. Each call still runs in its own savepoint (a nested better-sqlite3
  * transaction), so one failing call rolls back alone and the others commit; if the commit itself fails,
  * every call of the batch is rejected and nothing of it is written.
- * Calls keep their order; writes issued directly between two flushes (e.g. a revocation) are seen by the
- * batch that follows, so a token saved after its grant was revoked is still refused.
+ * Calls keep their order, and everything a call does (for `saveTokens`: its tombstone checks, then its
+ * inserts) runs inside the batch transaction, which holds SQLite's write lock from `BEGIN IMMEDIATE` to
+ * `COMMIT`. A revocation is a write transaction of its own, so it commits wholly before the batch (whose
+ * checks see its tombstone) or wholly after it (and deletes what the batch saved), never between one
+ * call's check and its insert. Each call resolves with its own result.
  * @see DESIGN §3a (one store round trip per step), contract `TokenStore.saveTokens` (all or nothing).
  */
 export function createGroupCommit<A extends unknown[], R>(

@@ -2,29 +2,14 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import type {
-  AuthorizationCodeRecord,
-  ConsentRecord,
-  ConsumeResult,
-  OAuthClient,
-  Store,
-  TokenRecord,
-} from '../contract.js';
+import type { AuthorizationCodeRecord, CompleteStore, ConsentRecord, ConsumeResult } from '../contract.js';
+import { createSqliteClientStore } from './clients.js';
 import { runSqlite } from './errors.js';
-import { createGroupCommit } from './group-commit.js';
+import { createSqliteKeyStore } from './keys.js';
+import { codeToRow, consentToRow, rowToCode, rowToConsent } from './rows.js';
 import { migrateSqliteSchema } from './schema.js';
 import { prepareSqliteStatements } from './statements.js';
-import { createSqliteKeyStore } from './keys.js';
-import {
-  clientToRow,
-  codeToRow,
-  consentToRow,
-  rowToClient,
-  rowToCode,
-  rowToConsent,
-  rowToToken,
-  tokenToRow,
-} from './rows.js';
+import { createSqliteTokenStore } from './tokens.js';
 
 /** Options of `createSqliteStore`. @see RFC 6749 §10.3, §10.5 (the file holds hashed tokens and codes). */
 export interface SqliteStoreOptions {
@@ -33,12 +18,16 @@ export interface SqliteStoreOptions {
    * directories are created. `':memory:'` gives a private database that dies with the store.
    */
   readonly filename: string;
-  /** Seconds between sweeps of expired codes, tokens and revoked grants; `0` turns the timer off. Default 60. */
+  /**
+   * Seconds between sweeps of expired codes and tokens and of revocation tombstones past
+   * `STORE_POLICY.revocationRetentionMs`; `0` turns the timer off. Default 60.
+   */
   readonly sweepIntervalSeconds?: number;
 }
 
-/** How long a revoked grant is remembered so that a racing `saveTokens` is refused (contract: ≥ 24 h). */
-const REVOKED_GRANT_TTL_MS = 24 * 60 * 60 * 1000;
+/** The SQLite store: every tier of the contract, and `close()`. @see RFC 6749 §10.3–10.5, RFC 7009 §2.1. */
+export type SqliteStore = CompleteStore & { close(): Promise<void> };
+
 const DEFAULT_SWEEP_INTERVAL_SECONDS = 60;
 
 function openDatabase(filename: string): Database.Database {
@@ -67,7 +56,12 @@ function checkSweepInterval(seconds: number): number {
  * - The schema is versioned with `PRAGMA user_version` and migrated in a `BEGIN IMMEDIATE` transaction.
  * - `consumeCode` is one `UPDATE … WHERE consumed_at IS NULL … RETURNING`: exactly one of N concurrent
  *   calls wins, across connections and processes too.
- * - Expired rows read as absent at once and are deleted by an unref'd timer that `close()` clears.
+ * - `saveTokens` checks the revocation tombstones inside the transaction that inserts the tokens; every
+ *   revocation records its tombstone and deletes in one transaction (see `createSqliteTokenStore`).
+ * - `updateClient` is one `UPDATE` of the given columns only, so concurrent updates of different fields
+ *   all take effect.
+ * - Expired rows and tombstones read as absent at once and are deleted by an unref'd timer that `close()`
+ *   clears.
  *
  * @example
  * ```ts
@@ -79,7 +73,7 @@ function checkSweepInterval(seconds: number): number {
  * @throws TypeError for a bad option; Error when the file's schema is newer than this package.
  * @see RFC 6749 §4.1.2 (single-use codes), §10.3–10.5 (tokens and codes kept hashed), RFC 7009 §2.1.
  */
-export function createSqliteStore(options: SqliteStoreOptions | Database.Database): Store {
+export function createSqliteStore(options: SqliteStoreOptions | Database.Database): SqliteStore {
   const ownsDatabase = !(options instanceof Database);
   const db = options instanceof Database ? options : openDatabase(options.filename);
   const sweepSeconds = checkSweepInterval(
@@ -102,24 +96,12 @@ export function createSqliteStore(options: SqliteStoreOptions | Database.Databas
 
   const s = prepareSqliteStatements(db);
 
-  // Write transactions start IMMEDIATE: a deferred one that reads and then writes could fail with
-  // SQLITE_BUSY_SNAPSHOT, which busy_timeout cannot wait out.
-  const saveTokens = createGroupCommit(db, (access: TokenRecord, refresh: TokenRecord | null) => {
-    const now = Date.now();
-    if (s.findRevokedGrant.get(access.grantId, now)) return false;
-    if (refresh && s.findRevokedGrant.get(refresh.grantId, now)) return false;
-    s.insertToken.run(tokenToRow('access', access));
-    if (refresh) s.insertToken.run(tokenToRow('refresh', refresh));
-    return true;
-  });
-  const revokeGrant = db.transaction((grantId: string, now: number) => {
-    s.upsertRevokedGrant.run(grantId, now + REVOKED_GRANT_TTL_MS);
-    s.deleteGrantTokens.run(grantId);
-  });
   const sweep = db.transaction((now: number) => {
     s.sweepCodes.run(now);
     s.sweepTokens.run(now);
     s.sweepRevokedGrants.run(now);
+    s.sweepRevokedClients.run(now);
+    s.sweepRevokedClientUsers.run(now);
   });
 
   const timer =
@@ -137,20 +119,7 @@ export function createSqliteStore(options: SqliteStoreOptions | Database.Databas
   timer?.unref();
 
   return {
-    clients: {
-      async findClient(clientId: string): Promise<OAuthClient | null> {
-        return runSqlite(() => {
-          const row = s.findClient.get(clientId);
-          return row ? rowToClient(row) : null;
-        });
-      },
-      async saveClient(client: OAuthClient): Promise<void> {
-        runSqlite(() => s.upsertClient.run(clientToRow(client)));
-      },
-      async listClients(): Promise<readonly OAuthClient[]> {
-        return runSqlite(() => s.listClients.all().map(rowToClient));
-      },
-    },
+    clients: createSqliteClientStore(s),
 
     codes: {
       async saveCode(record: AuthorizationCodeRecord): Promise<void> {
@@ -168,35 +137,7 @@ export function createSqliteStore(options: SqliteStoreOptions | Database.Databas
       },
     },
 
-    tokens: {
-      async saveTokens(access: TokenRecord, refresh: TokenRecord | null): Promise<boolean> {
-        return saveTokens(access, refresh);
-      },
-      async findAccessToken(tokenHash: string): Promise<TokenRecord | null> {
-        return runSqlite(() => {
-          const row = s.findToken.get(tokenHash, 'access', Date.now());
-          return row ? rowToToken(row) : null;
-        });
-      },
-      async findRefreshToken(tokenHash: string): Promise<TokenRecord | null> {
-        return runSqlite(() => {
-          const row = s.findToken.get(tokenHash, 'refresh', Date.now());
-          return row ? rowToToken(row) : null;
-        });
-      },
-      async revokeAccessToken(tokenHash: string): Promise<void> {
-        runSqlite(() => s.deleteAccessToken.run(tokenHash));
-      },
-      async revokeGrant(grantId: string): Promise<void> {
-        runSqlite(() => revokeGrant.immediate(grantId, Date.now()));
-      },
-      async revokeClientTokens(clientId: string, userId?: string): Promise<void> {
-        return runSqlite(() => {
-          if (userId === undefined) s.deleteClientTokens.run(clientId);
-          else s.deleteClientUserTokens.run(clientId, userId);
-        });
-      },
-    },
+    tokens: createSqliteTokenStore(db, s),
 
     consents: {
       async findConsent(userId: string, clientId: string): Promise<ConsentRecord | null> {

@@ -1,11 +1,13 @@
 // Row shapes of the SQLite store and their mapping to and from the contract's records.
 import type {
   AuthorizationCodeRecord,
+  ClientChanges,
   ClientFlow,
   ConsentRecord,
   OAuthClient,
   TokenRecord,
 } from '../contract.js';
+import { definedClientChanges } from '../store-policy.js';
 
 /**
  * `clients` row: booleans as 0/1 (better-sqlite3 binds no booleans), dates as ms, arrays as JSON.
@@ -24,6 +26,21 @@ export interface ClientRow {
   readonly disabled: number;
 }
 
+/**
+ * The parameters of the one `UPDATE clients` of `updateClient`: `null` leaves a column as it is, so the
+ * statement writes exactly the fields given and reads the others inside the write itself.
+ * @see RFC 6749 §2 (client registration).
+ */
+export interface ClientChangesRow {
+  readonly client_id: string;
+  readonly client_secret_hash: string | null;
+  readonly name: string | null;
+  readonly redirect_uris: string | null;
+  readonly allowed_scopes: string | null;
+  readonly require_pkce: number | null;
+  readonly disabled: number | null;
+}
+
 /** `codes` row; `consumed_at` is null until the code is redeemed. @see RFC 6749 §4.1.2 (single use). */
 export interface CodeRow {
   readonly code_hash: string;
@@ -34,6 +51,7 @@ export interface CodeRow {
   readonly scope: string;
   readonly code_challenge: string | null;
   readonly issuer: string;
+  readonly issued_at: number;
   readonly expires_at: number;
   readonly consumed_at: number | null;
 }
@@ -94,6 +112,22 @@ export function rowToClient(row: ClientRow): OAuthClient {
   };
 }
 
+/** Maps the fields `updateClient` was given to its statement's parameters. @see RFC 6749 §2. */
+export function clientChangesToRow(clientId: string, changes: ClientChanges): ClientChangesRow {
+  const given = definedClientChanges(changes);
+  const flag = (value: boolean | undefined): number | null => (value === undefined ? null : value ? 1 : 0);
+  const json = (value: readonly string[] | undefined): string | null => (value === undefined ? null : JSON.stringify(value));
+  return {
+    client_id: clientId,
+    client_secret_hash: given.clientSecretHash ?? null,
+    name: given.name ?? null,
+    redirect_uris: json(given.redirectUris),
+    allowed_scopes: json(given.allowedScopes),
+    require_pkce: flag(given.requirePkce),
+    disabled: flag(given.disabled),
+  };
+}
+
 /** Maps a fresh authorization code to its row. @see RFC 6749 §4.1.2. */
 export function codeToRow(code: AuthorizationCodeRecord): CodeRow {
   return {
@@ -105,6 +139,7 @@ export function codeToRow(code: AuthorizationCodeRecord): CodeRow {
     scope: JSON.stringify(code.scope),
     code_challenge: code.codeChallenge,
     issuer: code.issuer,
+    issued_at: code.issuedAt.getTime(),
     expires_at: code.expiresAt.getTime(),
     consumed_at: null,
   };
@@ -121,6 +156,7 @@ export function rowToCode(row: CodeRow): AuthorizationCodeRecord {
     scope: toStringArray(row.scope),
     codeChallenge: row.code_challenge,
     issuer: row.issuer,
+    issuedAt: new Date(row.issued_at),
     expiresAt: new Date(row.expires_at),
   };
 }

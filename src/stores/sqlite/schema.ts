@@ -7,6 +7,8 @@ import type BetterSqlite3 from 'better-sqlite3';
  *
  * Dates are integer milliseconds since the epoch and arrays JSON text. No foreign keys: the contract lets
  * a deployment keep integrations in another backend, so tokens must not depend on a local clients row.
+ * No COLLATE anywhere: ids compare with SQLite's default BINARY collation, exactly (no case folding, no
+ * trailing-space padding), as the contract requires.
  */
 const MIGRATIONS: readonly string[] = [
   `
@@ -66,7 +68,7 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (user_id, client_id)
   ) STRICT;
   `,
-  // 2: package-generated signing keys of JWT access tokens (RFC 9068), see sqlite-keys.ts.
+  // 2: package-generated signing keys of JWT access tokens (RFC 9068), see keys.ts.
   `
   CREATE TABLE signing_keys (
     kid TEXT PRIMARY KEY,
@@ -74,6 +76,32 @@ const MIGRATIONS: readonly string[] = [
     private_key_pem TEXT NOT NULL,
     created_at INTEGER NOT NULL
   ) STRICT;
+  `,
+  // 3: store contract v1. A code's issued_at bounds which revocations void it; rows already there get the
+  // earliest moment a 10-minute code can have been issued at (the conservative value). The column is added,
+  // not rebuilt, and defaults to 0 (the epoch, voided by any remembered revocation): a process of the
+  // previous version still serving from this file (the CLI upgraded first) keeps inserting codes, and
+  // they read back on the cautious side. Revocations of an integration, or of one user at it, are
+  // tombstones keyed by their ids, with the latest moment; WITHOUT ROWID keeps each in its key's b-tree.
+  `
+  ALTER TABLE codes ADD COLUMN issued_at INTEGER NOT NULL DEFAULT 0;
+  UPDATE codes SET issued_at = expires_at - 600000;
+
+  CREATE TABLE revoked_clients (
+    client_id TEXT PRIMARY KEY,
+    revoked_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX revoked_clients_expires_at ON revoked_clients (expires_at);
+
+  CREATE TABLE revoked_client_users (
+    client_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    revoked_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (client_id, user_id)
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX revoked_client_users_expires_at ON revoked_client_users (expires_at);
   `,
 ];
 
@@ -88,12 +116,16 @@ function readVersion(db: BetterSqlite3.Database): number {
  * Brings the database to `SQLITE_SCHEMA_VERSION`. Idempotent, and safe when two processes open the same
  * file at once (the app and the admin CLI): the version is re-read inside a `BEGIN IMMEDIATE` transaction,
  * which holds the write lock, so only one of them runs each migration and the other sees it done.
+ * @param target the version to stop at; only tests pass one, to build a file as an older release left it.
  * @throws Error when the file was written by a newer version of this package.
  * @see RFC 6749 §10.3, §10.5 (hashed codes and tokens are what these tables hold).
  */
-export function migrateSqliteSchema(db: BetterSqlite3.Database): void {
+export function migrateSqliteSchema(db: BetterSqlite3.Database, target: number = SQLITE_SCHEMA_VERSION): void {
+  if (!Number.isInteger(target) || target < 1 || target > SQLITE_SCHEMA_VERSION) {
+    throw new RangeError(`migrateSqliteSchema: target must be a schema version from 1 to ${SQLITE_SCHEMA_VERSION}`);
+  }
   // Fast path without the write lock: the usual case is an up-to-date file.
-  if (readVersion(db) === SQLITE_SCHEMA_VERSION) return;
+  if (readVersion(db) === target) return;
   db.transaction(() => {
     const from = readVersion(db);
     if (from > SQLITE_SCHEMA_VERSION) {
@@ -101,8 +133,9 @@ export function migrateSqliteSchema(db: BetterSqlite3.Database): void {
         `the SQLite store file has schema version ${from}, newer than ${SQLITE_SCHEMA_VERSION}: upgrade express-oauth-router`,
       );
     }
-    for (const sql of MIGRATIONS.slice(from)) db.exec(sql);
+    if (from >= target) return;
+    for (const sql of MIGRATIONS.slice(from, target)) db.exec(sql);
     // user_version lives in the file header and is part of the transaction: all or nothing.
-    db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
+    db.pragma(`user_version = ${target}`);
   }).immediate();
 }

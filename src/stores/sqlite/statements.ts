@@ -1,8 +1,29 @@
 // Every SQL statement of the SQLite store, prepared once when the store is created.
 import type BetterSqlite3 from 'better-sqlite3';
-import type { ClientRow, CodeRow, ConsentRow, TokenRow } from './rows.js';
+import type { ClientChangesRow, ClientRow, CodeRow, ConsentRow, TokenRow } from './rows.js';
 
 type Statement<P extends unknown[] | object, R = unknown> = BetterSqlite3.Statement<P, R>;
+
+/** Parameters of the `saveTokens` refusal check: the token's ids, its `authorizedAt` and the clock, in ms. @see RFC 7009 §2.1. */
+export interface RefusalParams {
+  readonly grant_id: string;
+  readonly client_id: string;
+  readonly user_id: string | null;
+  readonly authorized_at: number;
+  readonly now: number;
+}
+
+/** Parameters of an integration's revocation tombstone: its moment and until when it is kept, in ms. @see RFC 7009 §2.1. */
+export interface RevocationParams {
+  readonly client_id: string;
+  readonly revoked_at: number;
+  readonly expires_at: number;
+}
+
+/** Parameters of the tombstone of one user's tokens at an integration. @see RFC 7009 §2.1. */
+export interface UserRevocationParams extends RevocationParams {
+  readonly user_id: string;
+}
 
 /**
  * The prepared statements, with their positional parameters named in the types.
@@ -10,7 +31,10 @@ type Statement<P extends unknown[] | object, R = unknown> = BetterSqlite3.Statem
  */
 export interface SqliteStatements {
   readonly findClient: Statement<[clientId: string], ClientRow>;
-  readonly upsertClient: Statement<ClientRow>;
+  /** Insert only: `changes` is 0 when the id exists. */
+  readonly insertClient: Statement<ClientRow>;
+  /** One UPDATE of exactly the given columns; the others keep what the row holds at the write. */
+  readonly updateClient: Statement<ClientChangesRow, ClientRow>;
   readonly listClients: Statement<[], ClientRow>;
   readonly insertCode: Statement<CodeRow>;
   /** The atomic consume: only the first of N racing calls matches `consumed_at IS NULL`. */
@@ -22,8 +46,15 @@ export interface SqliteStatements {
   readonly deleteGrantTokens: Statement<[grantId: string]>;
   readonly deleteClientTokens: Statement<[clientId: string]>;
   readonly deleteClientUserTokens: Statement<[clientId: string, userId: string]>;
-  readonly findRevokedGrant: Statement<[grantId: string, now: number], { grant_id: string }>;
+  /** 1 when a live tombstone (grant, integration or user at it, the latter two at or after authorizedAt) refuses the token. */
+  readonly isRefused: Statement<RefusalParams, number>;
   readonly upsertRevokedGrant: Statement<[grantId: string, expiresAt: number]>;
+  /** A grant tombstone for each grant of which the client has a refresh token (before they are deleted). */
+  readonly revokeClientRefreshGrants: Statement<[expiresAt: number, clientId: string]>;
+  readonly revokeClientUserRefreshGrants: Statement<[expiresAt: number, clientId: string, userId: string]>;
+  /** Keeps the latest revocation moment and the latest retention. */
+  readonly upsertRevokedClient: Statement<RevocationParams>;
+  readonly upsertRevokedClientUser: Statement<UserRevocationParams>;
   readonly findConsent: Statement<[userId: string, clientId: string], ConsentRow>;
   readonly upsertConsent: Statement<ConsentRow>;
   readonly deleteConsent: Statement<[userId: string, clientId: string]>;
@@ -31,6 +62,8 @@ export interface SqliteStatements {
   readonly sweepCodes: Statement<[now: number]>;
   readonly sweepTokens: Statement<[now: number]>;
   readonly sweepRevokedGrants: Statement<[now: number]>;
+  readonly sweepRevokedClients: Statement<[now: number]>;
+  readonly sweepRevokedClientUsers: Statement<[now: number]>;
 }
 
 /**
@@ -40,22 +73,30 @@ export interface SqliteStatements {
 export function prepareSqliteStatements(db: BetterSqlite3.Database): SqliteStatements {
   return {
     findClient: db.prepare('SELECT * FROM clients WHERE client_id = ?'),
-    upsertClient: db.prepare(`
+    insertClient: db.prepare(`
       INSERT INTO clients (client_id, client_secret_hash, name, flow, redirect_uris, allowed_scopes,
                            require_pkce, credentials_issued_at, created_at, disabled)
       VALUES (@client_id, @client_secret_hash, @name, @flow, @redirect_uris, @allowed_scopes,
               @require_pkce, @credentials_issued_at, @created_at, @disabled)
-      ON CONFLICT (client_id) DO UPDATE SET
-        client_secret_hash = excluded.client_secret_hash, name = excluded.name, flow = excluded.flow,
-        redirect_uris = excluded.redirect_uris, allowed_scopes = excluded.allowed_scopes,
-        require_pkce = excluded.require_pkce, credentials_issued_at = excluded.credentials_issued_at,
-        created_at = excluded.created_at, disabled = excluded.disabled`),
+      ON CONFLICT (client_id) DO NOTHING`),
+    // Every column is NOT NULL, so a null parameter can only mean "not given". One statement: SQLite runs
+    // it under the write lock, so a concurrent update of another column is never overwritten.
+    updateClient: db.prepare(`
+      UPDATE clients SET
+        client_secret_hash = coalesce(@client_secret_hash, client_secret_hash),
+        name = coalesce(@name, name),
+        redirect_uris = coalesce(@redirect_uris, redirect_uris),
+        allowed_scopes = coalesce(@allowed_scopes, allowed_scopes),
+        require_pkce = coalesce(@require_pkce, require_pkce),
+        disabled = coalesce(@disabled, disabled)
+      WHERE client_id = @client_id
+      RETURNING *`),
     listClients: db.prepare('SELECT * FROM clients ORDER BY created_at, client_id'),
     insertCode: db.prepare(`
       INSERT INTO codes (code_hash, grant_id, client_id, user_id, redirect_uri, scope, code_challenge,
-                         issuer, expires_at, consumed_at)
+                         issuer, issued_at, expires_at, consumed_at)
       VALUES (@code_hash, @grant_id, @client_id, @user_id, @redirect_uri, @scope, @code_challenge,
-              @issuer, @expires_at, @consumed_at)`),
+              @issuer, @issued_at, @expires_at, @consumed_at)`),
     consumeCode: db.prepare(`
       UPDATE codes SET consumed_at = ?
       WHERE code_hash = ? AND consumed_at IS NULL AND expires_at > ?
@@ -69,10 +110,35 @@ export function prepareSqliteStatements(db: BetterSqlite3.Database): SqliteState
     deleteGrantTokens: db.prepare('DELETE FROM tokens WHERE grant_id = ?'),
     deleteClientTokens: db.prepare('DELETE FROM tokens WHERE client_id = ?'),
     deleteClientUserTokens: db.prepare('DELETE FROM tokens WHERE client_id = ? AND user_id = ?'),
-    findRevokedGrant: db.prepare('SELECT grant_id FROM revoked_grants WHERE grant_id = ? AND expires_at > ?'),
+    // A null user_id (client_credentials) matches no user tombstone: `= NULL` is never true.
+    isRefused: db.prepare<RefusalParams, number>(`
+      SELECT EXISTS (SELECT 1 FROM revoked_grants WHERE grant_id = @grant_id AND expires_at > @now)
+          OR EXISTS (SELECT 1 FROM revoked_clients WHERE client_id = @client_id
+                       AND revoked_at >= @authorized_at AND expires_at > @now)
+          OR EXISTS (SELECT 1 FROM revoked_client_users WHERE client_id = @client_id AND user_id = @user_id
+                       AND revoked_at >= @authorized_at AND expires_at > @now)`).pluck(),
     upsertRevokedGrant: db.prepare(`
       INSERT INTO revoked_grants (grant_id, expires_at) VALUES (?, ?)
       ON CONFLICT (grant_id) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)`),
+    // Expired refresh tokens count too: a refresh that read one just before it expired may still be saving.
+    revokeClientRefreshGrants: db.prepare(`
+      INSERT INTO revoked_grants (grant_id, expires_at)
+      SELECT DISTINCT grant_id, ? FROM tokens WHERE client_id = ? AND kind = 'refresh'
+      ON CONFLICT (grant_id) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)`),
+    revokeClientUserRefreshGrants: db.prepare(`
+      INSERT INTO revoked_grants (grant_id, expires_at)
+      SELECT DISTINCT grant_id, ? FROM tokens WHERE client_id = ? AND user_id = ? AND kind = 'refresh'
+      ON CONFLICT (grant_id) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)`),
+    // max(): another process (the CLI) may have recorded a later moment; a revocation never moves back.
+    upsertRevokedClient: db.prepare(`
+      INSERT INTO revoked_clients (client_id, revoked_at, expires_at) VALUES (@client_id, @revoked_at, @expires_at)
+      ON CONFLICT (client_id) DO UPDATE SET
+        revoked_at = max(revoked_at, excluded.revoked_at), expires_at = max(expires_at, excluded.expires_at)`),
+    upsertRevokedClientUser: db.prepare(`
+      INSERT INTO revoked_client_users (client_id, user_id, revoked_at, expires_at)
+      VALUES (@client_id, @user_id, @revoked_at, @expires_at)
+      ON CONFLICT (client_id, user_id) DO UPDATE SET
+        revoked_at = max(revoked_at, excluded.revoked_at), expires_at = max(expires_at, excluded.expires_at)`),
     findConsent: db.prepare('SELECT * FROM consents WHERE user_id = ? AND client_id = ?'),
     upsertConsent: db.prepare(`
       INSERT INTO consents (user_id, client_id, scope, granted_at)
@@ -84,5 +150,7 @@ export function prepareSqliteStatements(db: BetterSqlite3.Database): SqliteState
     sweepCodes: db.prepare('DELETE FROM codes WHERE expires_at <= ?'),
     sweepTokens: db.prepare('DELETE FROM tokens WHERE expires_at <= ?'),
     sweepRevokedGrants: db.prepare('DELETE FROM revoked_grants WHERE expires_at <= ?'),
+    sweepRevokedClients: db.prepare('DELETE FROM revoked_clients WHERE expires_at <= ?'),
+    sweepRevokedClientUsers: db.prepare('DELETE FROM revoked_client_users WHERE expires_at <= ?'),
   };
 }

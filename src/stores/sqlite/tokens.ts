@@ -1,0 +1,94 @@
+// The SQLite store's tokens: tombstone checks and inserts in one transaction, revocations that leave tombstones.
+import type Database from 'better-sqlite3';
+import type { SaveTokensOptions, TokenRecord, TokenStore } from '../contract.js';
+import { STORE_POLICY } from '../store-policy.js';
+import { runSqlite } from './errors.js';
+import { createGroupCommit } from './group-commit.js';
+import { rowToToken, tokenToRow } from './rows.js';
+import type { SqliteStatements } from './statements.js';
+
+/** The `authorizedAt` of `saveTokens` in ms; refuses a missing or invalid Date, which would disable the check. */
+function authorizedAtMs(options: SaveTokensOptions | undefined): number {
+  const ms = options?.authorizedAt instanceof Date ? options.authorizedAt.getTime() : Number.NaN;
+  if (!Number.isFinite(ms)) throw new TypeError('saveTokens: options.authorizedAt must be a valid Date');
+  return ms;
+}
+
+/**
+ * Tokens in the `tokens` table; revocations leave tombstones in `revoked_grants`, `revoked_clients` and
+ * `revoked_client_users`, kept for `STORE_POLICY.revocationRetentionMs`.
+ *
+ * `saveTokens` goes through the group commit: the saves of one event-loop turn share one `BEGIN IMMEDIATE`
+ * transaction, and each save's tombstone check runs in it, in order, right before that save's inserts.
+ * Every revocation is a write transaction of its own, and SQLite runs one writer at a time (across
+ * processes too), so a revocation falls wholly before a save (whose check then sees its tombstone) or
+ * wholly after it (and deletes what it saved): exact, with no timing involved.
+ * @see RFC 6749 §4.1.2 (replay revokes the grant), §10.4 (refresh tokens), RFC 7009 §2.1 (revocation).
+ */
+export function createSqliteTokenStore(db: Database.Database, s: SqliteStatements): Required<TokenStore> {
+  function refused(token: TokenRecord, authorizedAt: number, now: number): boolean {
+    const params = { grant_id: token.grantId, client_id: token.clientId, user_id: token.userId, authorized_at: authorizedAt, now };
+    return s.isRefused.get(params) === 1;
+  }
+
+  const save = createGroupCommit(db, (access: TokenRecord, refresh: TokenRecord | null, authorizedAt: number) => {
+    const now = Date.now();
+    if (refused(access, authorizedAt, now) || (refresh !== null && refused(refresh, authorizedAt, now))) return false;
+    s.insertToken.run(tokenToRow('access', access));
+    if (refresh !== null) s.insertToken.run(tokenToRow('refresh', refresh));
+    return true;
+  });
+
+  // Write transactions start IMMEDIATE: a deferred one that reads and then writes could fail with
+  // SQLITE_BUSY_SNAPSHOT, which busy_timeout cannot wait out.
+  const revokeGrant = db.transaction((grantId: string) => {
+    s.upsertRevokedGrant.run(grantId, Date.now() + STORE_POLICY.revocationRetentionMs);
+    s.deleteGrantTokens.run(grantId);
+  });
+
+  const revokeClientTokens = db.transaction((clientId: string, userId: string | undefined) => {
+    // The moment is read once the write lock is held (this process's clock, which authorizedAt comes from):
+    // a save that committed before this transaction was authorized at or before it, so "authorized after
+    // the moment" means "saved after the revocation", and such tokens are never deleted by it.
+    const now = Date.now();
+    const tombstone = { client_id: clientId, revoked_at: now, expires_at: now + STORE_POLICY.revocationRetentionMs };
+    if (userId === undefined) {
+      s.upsertRevokedClient.run(tombstone);
+      // Before the delete: a refresh under way already read one of these refresh tokens, and its grant's
+      // tombstone is what refuses the token it is about to save, whatever its authorizedAt.
+      s.revokeClientRefreshGrants.run(tombstone.expires_at, clientId);
+      s.deleteClientTokens.run(clientId);
+    } else {
+      s.upsertRevokedClientUser.run({ ...tombstone, user_id: userId });
+      s.revokeClientUserRefreshGrants.run(tombstone.expires_at, clientId, userId);
+      s.deleteClientUserTokens.run(clientId, userId);
+    }
+  });
+
+  return {
+    async saveTokens(access: TokenRecord, refresh: TokenRecord | null, options: SaveTokensOptions): Promise<boolean> {
+      return save(access, refresh, authorizedAtMs(options));
+    },
+    async findAccessToken(tokenHash: string): Promise<TokenRecord | null> {
+      return runSqlite(() => {
+        const row = s.findToken.get(tokenHash, 'access', Date.now());
+        return row ? rowToToken(row) : null;
+      });
+    },
+    async findRefreshToken(tokenHash: string): Promise<TokenRecord | null> {
+      return runSqlite(() => {
+        const row = s.findToken.get(tokenHash, 'refresh', Date.now());
+        return row ? rowToToken(row) : null;
+      });
+    },
+    async revokeAccessToken(tokenHash: string): Promise<void> {
+      runSqlite(() => s.deleteAccessToken.run(tokenHash));
+    },
+    async revokeGrant(grantId: string): Promise<void> {
+      runSqlite(() => revokeGrant.immediate(grantId));
+    },
+    async revokeClientTokens(clientId: string, userId?: string): Promise<void> {
+      runSqlite(() => revokeClientTokens.immediate(clientId, userId));
+    },
+  };
+}
