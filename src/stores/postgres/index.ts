@@ -1,16 +1,19 @@
 // PostgreSQL Store: shared state for many API instances, schema migrated by the store on start.
 import pg, { type Pool } from 'pg';
-import type { Store } from '../contract.js';
+import type { CompleteStore } from '../contract.js';
 import { createPostgresCodeStore, createPostgresClientStore, createPostgresConsentStore } from './records.js';
 import { rethrowPostgresError } from './errors.js';
 import { createPostgresRunner } from './query.js';
 import { createPostgresTables, migratePostgresSchema } from './schema.js';
 import { startPostgresSweeper, type StoreLogger } from './sweeper.js';
-import { createPostgresTokenStore } from './tokens.js';
+import { createPostgresTokenStore, createRevocationLockKeys } from './tokens.js';
 import { createPostgresKeyStore } from './keys.js';
 
 export { StoreUnavailableError } from '../store-unavailable-error.js';
 export type { StoreLogger } from './sweeper.js';
+
+/** What createPostgresStore returns: a Store with every tier (administration, consents, signing keys). */
+export type PostgresStore = CompleteStore & { close(): Promise<void> };
 
 /** Options of createPostgresStore. Give `pool` or `connectionString`, not both. */
 export interface PostgresStoreOptions {
@@ -49,15 +52,17 @@ function checkNonNegative(name: string, value: number | undefined, fallback: num
 
 /**
  * Creates a PostgreSQL-backed Store and brings its schema up to date (versioned, idempotent, safe when
- * several instances start at once). Codes are consumed atomically in SQL, token issuance cannot outrun a
- * grant revocation, and expired rows are swept in the background.
+ * several instances start at once). Codes are consumed atomically in SQL; revocation is exact: token
+ * issuance cannot outrun a revocation of its grant, integration or user, across any number of instances
+ * (see createPostgresTokenStore); ids are compared byte by byte; expired rows and tombstones are swept in
+ * the background. Needs READ COMMITTED (each of its transactions asks for it, whatever the default).
  *
  * @example
  * const store = await createPostgresStore({ connectionString: process.env.DATABASE_URL });
  * @throws TypeError for invalid options; StoreUnavailableError when the database cannot be reached.
  * @see src/stores/contract.ts (the Store contract), RFC 6749 §4.1.2 (single-use codes).
  */
-export async function createPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+export async function createPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
   if (!options.pool === !options.connectionString) {
     throw new TypeError('createPostgresStore: give exactly one of the options "pool" and "connectionString"');
   }
@@ -86,11 +91,15 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   }
 
   const db = createPostgresRunner(pool, queryTimeoutMs);
+  let readCommitted = true;
   try {
     const client = await db.connect();
     let failure: Error | undefined;
     try {
       await migratePostgresSchema(client, tables, `express-oauth-router:${schema}`, tablePrefix);
+      // Outside a transaction block this is the level each single statement of the pool runs at.
+      const { rows } = await client.query<{ level: string }>(`SELECT current_setting('transaction_isolation') AS level`);
+      readCommitted = rows[0]?.level === 'read committed';
     } catch (err) {
       failure = err instanceof Error ? err : new Error(String(err));
       throw err;
@@ -107,7 +116,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   return {
     clients: createPostgresClientStore(db, tables),
     codes: createPostgresCodeStore(db, tables),
-    tokens: createPostgresTokenStore(db, tables),
+    // Lock keys are scoped to the tables, so instances of one store share them and other stores do not.
+    tokens: createPostgresTokenStore(db, tables, createRevocationLockKeys(tables.tokens), readCommitted),
     consents: createPostgresConsentStore(db, tables),
     keys: createPostgresKeyStore(db, tables),
     async close() {

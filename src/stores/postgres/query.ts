@@ -1,7 +1,7 @@
 // The query runner the PostgreSQL store goes through: prepared statements, timeouts, outage mapping.
 import { createHash } from 'node:crypto';
 import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
-import { rethrowPostgresError } from './errors.js';
+import { isPostgresUnavailable, rethrowPostgresError } from './errors.js';
 import { StoreUnavailableError } from '../store-unavailable-error.js';
 
 /** A statement with a stable prepared-statement name derived from its text. */
@@ -18,13 +18,50 @@ export function prepareSql(text: string): PreparedSql {
   return { text, name: `eor_${createHash('sha256').update(text).digest('hex').slice(0, 24)}` };
 }
 
+/** Runs prepared statements inside a transaction that `PostgresRunner.transaction` opened. */
+export interface PostgresTransaction {
+  query<R extends QueryResultRow>(sql: PreparedSql, values: readonly unknown[]): Promise<QueryResult<R>>;
+}
+
+/** Transaction-scoped advisory locks taken before the transaction's first statement (see `lockKey`). */
+export interface AdvisoryLocks {
+  readonly shared?: readonly bigint[];
+  readonly exclusive?: readonly bigint[];
+}
+
 /** Runs one statement, or a callback inside one transaction, on the store's pool. */
 export interface PostgresRunner {
   query<R extends QueryResultRow>(sql: PreparedSql, values: readonly unknown[]): Promise<QueryResult<R>>;
-  /** BEGIN … COMMIT on one connection; ROLLBACK and rethrow on failure. */
-  transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T>;
+  /**
+   * BEGIN (READ COMMITTED, statement_timeout = the query timeout) and the advisory locks in one round trip,
+   * then `fn`'s statements, then COMMIT; ROLLBACK and rethrow on failure. Each statement of `fn` takes its
+   * snapshot after the locks are granted, so it sees everything committed by the holders it waited for.
+   */
+  transaction<T>(fn: (tx: PostgresTransaction) => Promise<T>, locks?: AdvisoryLocks): Promise<T>;
   /** A dedicated connection (for migrations); release it with `release(err?)`. */
   connect(): Promise<PoolClient>;
+}
+
+/**
+ * A 64-bit advisory-lock key for `parts` within `namespace` (one store's tables), from SHA-256: two
+ * instances of one store derive the same key, two stores rarely share one (a shared key only costs waiting).
+ */
+export function lockKey(namespace: string, ...parts: readonly string[]): bigint {
+  return createHash('sha256').update(JSON.stringify([namespace, ...parts])).digest().readBigInt64BE(0);
+}
+
+/**
+ * The statement that opens a transaction: plain text, since the simple protocol is what lets BEGIN, SET and
+ * the locks share one round trip. Only numbers are spliced in (the keys are bigints, quoted so that
+ * -2^63 parses), never a value from a caller.
+ */
+function beginSql(timeoutMs: number, locks: AdvisoryLocks): string {
+  const calls = [
+    ...(locks.shared ?? []).map((key) => `pg_advisory_xact_lock_shared('${BigInt.asIntN(64, key)}'::bigint)`),
+    ...(locks.exclusive ?? []).map((key) => `pg_advisory_xact_lock('${BigInt.asIntN(64, key)}'::bigint)`),
+  ];
+  const lock = calls.length > 0 ? `; SELECT ${calls.join(', ')}` : '';
+  return `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL statement_timeout = ${Math.ceil(timeoutMs)}${lock}`;
 }
 
 /**
@@ -84,21 +121,30 @@ export function createPostgresRunner(pool: Pool, queryTimeoutMs: number): Postgr
       }
     },
 
-    async transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    async transaction<T>(fn: (tx: PostgresTransaction) => Promise<T>, locks: AdvisoryLocks = {}): Promise<T> {
       const client = await connect();
-      let failure: unknown;
+      const run = (text: string, values?: readonly unknown[], name?: string) =>
+        client.query({
+          text,
+          ...(name !== undefined ? { name } : {}),
+          ...(values !== undefined ? { values: values as unknown[] } : {}),
+          query_timeout: queryTimeoutMs,
+        } as QueryConfig);
       try {
-        await client.query('BEGIN');
-        const result = await fn(client);
-        await client.query('COMMIT');
+        await run(beginSql(queryTimeoutMs, locks));
+        const result = await fn({
+          query: <R extends QueryResultRow>(sql: PreparedSql, values: readonly unknown[]) =>
+            run(sql.text, values, sql.name) as Promise<QueryResult<R>>,
+        });
+        await run('COMMIT');
+        client.release();
         return result;
       } catch (err) {
-        failure = err;
-        await client.query('ROLLBACK').catch(() => undefined);
+        // A connection that timed out or broke is discarded (the server then rolls back and drops the
+        // locks); ROLLBACK on it would queue behind the statement that never answered.
+        const broken = isPostgresUnavailable(err) || !(await run('ROLLBACK').then(() => true, () => false));
+        client.release(broken ? (err instanceof Error ? err : new Error(String(err))) : undefined);
         return rethrowPostgresError(err);
-      } finally {
-        // Releasing with the error makes the pool discard a connection that may be broken.
-        client.release(failure instanceof Error ? failure : undefined);
       }
     },
 

@@ -1,6 +1,7 @@
 // PostgreSQL clients, codes and consents: row mapping and the statements behind each contract method.
 import type {
   AuthorizationCodeRecord,
+  ClientChanges,
   ClientStore,
   CodeStore,
   ConsentRecord,
@@ -9,7 +10,8 @@ import type {
   OAuthClient,
 } from '../contract.js';
 import type { PostgresTables } from './schema.js';
-import { prepareSql, type PostgresRunner } from './query.js';
+import { CLIENT_CHANGE_FIELDS, definedClientChanges } from '../store-policy.js';
+import { prepareSql, type PostgresRunner, type PreparedSql } from './query.js';
 
 interface ClientRow {
   client_id: string;
@@ -42,26 +44,52 @@ function toClient(row: ClientRow): OAuthClient {
   };
 }
 
-/** ClientStore on PostgreSQL: upsert by client_id; list ordered by created_at then client_id (byte order). */
-export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables): ClientStore {
+/** The column each field of `ClientChanges` lives in, and how its value is bound. */
+const CHANGE_COLUMNS: Readonly<Record<keyof ClientChanges, readonly [column: string, type: string]>> = {
+  clientSecretHash: ['client_secret_hash', 'text'],
+  name: ['name', 'text'],
+  redirectUris: ['redirect_uris', 'text[]'],
+  allowedScopes: ['allowed_scopes', 'text[]'],
+  requirePkce: ['require_pkce', 'boolean'],
+  disabled: ['disabled', 'boolean'],
+};
+
+/**
+ * ClientStore on PostgreSQL. `createClient` is an INSERT … ON CONFLICT DO NOTHING. `updateClient` is one
+ * UPDATE that sets only the given columns: it takes the row lock and applies its SET to the newest row
+ * version, so a disable and a secret rotation racing each other both survive (never a read-modify-write).
+ * `listClients` orders by created_at, then client_id byte by byte (COLLATE "C": 'B' < 'a').
+ * @see RFC 6749 §2 (client registration).
+ */
+export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables): Required<ClientStore> {
   const find = prepareSql(`SELECT ${CLIENT_COLUMNS} FROM ${t.clients} WHERE client_id = $1`);
-  const save = prepareSql(
+  const create = prepareSql(
     `INSERT INTO ${t.clients} (${CLIENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-     ON CONFLICT (client_id) DO UPDATE SET client_secret_hash = EXCLUDED.client_secret_hash,
-       name = EXCLUDED.name, flow = EXCLUDED.flow, redirect_uris = EXCLUDED.redirect_uris,
-       allowed_scopes = EXCLUDED.allowed_scopes, require_pkce = EXCLUDED.require_pkce,
-       credentials_issued_at = EXCLUDED.credentials_issued_at, created_at = EXCLUDED.created_at,
-       disabled = EXCLUDED.disabled`,
+     ON CONFLICT (client_id) DO NOTHING RETURNING client_id`,
   );
-  // COLLATE "C": code-point order, the same order JavaScript's sort gives, whatever the database locale.
   const list = prepareSql(`SELECT ${CLIENT_COLUMNS} FROM ${t.clients} ORDER BY created_at, client_id COLLATE "C"`);
+  /** One statement per set of changed fields (at most 63), prepared once per connection like the others. */
+  const updates = new Map<string, PreparedSql>();
+  function updateSql(fields: readonly (keyof ClientChanges)[]): PreparedSql {
+    const signature = fields.join(',');
+    let sql = updates.get(signature);
+    if (!sql) {
+      const set = fields.map((field, i) => `${CHANGE_COLUMNS[field][0]} = $${i + 2}::${CHANGE_COLUMNS[field][1]}`);
+      sql = prepareSql(`UPDATE ${t.clients} SET ${set.join(', ')} WHERE client_id = $1 RETURNING ${CLIENT_COLUMNS}`);
+      updates.set(signature, sql);
+    }
+    return sql;
+  }
+
+  async function findClient(clientId: string): Promise<OAuthClient | null> {
+    const { rows } = await db.query<ClientRow>(find, [clientId]);
+    return rows[0] ? toClient(rows[0]) : null;
+  }
+
   return {
-    async findClient(clientId) {
-      const { rows } = await db.query<ClientRow>(find, [clientId]);
-      return rows[0] ? toClient(rows[0]) : null;
-    },
-    async saveClient(c) {
-      await db.query(save, [
+    findClient,
+    async createClient(c) {
+      const { rows } = await db.query(create, [
         c.clientId,
         c.clientSecretHash,
         c.name,
@@ -73,6 +101,18 @@ export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables)
         c.createdAt,
         c.disabled,
       ]);
+      return rows.length === 1;
+    },
+    async updateClient(clientId, changes) {
+      const defined = definedClientChanges(changes);
+      const fields = CLIENT_CHANGE_FIELDS.filter((field) => defined[field] !== undefined);
+      if (fields.length === 0) return findClient(clientId);
+      const values = fields.map((field) => {
+        const value = defined[field];
+        return Array.isArray(value) ? [...(value as readonly string[])] : value;
+      });
+      const { rows } = await db.query<ClientRow>(updateSql(fields), [clientId, ...values]);
+      return rows[0] ? toClient(rows[0]) : null;
     },
     async listClients() {
       const { rows } = await db.query<ClientRow>(list, []);
@@ -91,10 +131,12 @@ interface CodeRow {
   scope: string[];
   code_challenge: string | null;
   issuer: string;
+  issued_at: Date;
   expires_at: Date;
 }
 
-const CODE_COLUMNS = 'code_hash, grant_id, client_id, user_id, redirect_uri, scope, code_challenge, issuer, expires_at';
+const CODE_COLUMNS =
+  'code_hash, grant_id, client_id, user_id, redirect_uri, scope, code_challenge, issuer, issued_at, expires_at';
 
 /**
  * CodeStore on PostgreSQL. consumeCode is one statement: the UPDATE … WHERE consumed_at IS NULL takes the
@@ -104,7 +146,7 @@ const CODE_COLUMNS = 'code_hash, grant_id, client_id, user_id, redirect_uri, sco
  * @see RFC 6749 §4.1.2 ("The client MUST NOT use the authorization code more than once").
  */
 export function createPostgresCodeStore(db: PostgresRunner, t: PostgresTables): CodeStore {
-  const save = prepareSql(`INSERT INTO ${t.codes} (${CODE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`);
+  const save = prepareSql(`INSERT INTO ${t.codes} (${CODE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`);
   const consume = prepareSql(
     `WITH won AS (
        UPDATE ${t.codes} SET consumed_at = $2
@@ -126,6 +168,7 @@ export function createPostgresCodeStore(db: PostgresRunner, t: PostgresTables): 
         [...r.scope],
         r.codeChallenge,
         r.issuer,
+        r.issuedAt,
         r.expiresAt,
       ]);
     },
@@ -145,6 +188,7 @@ export function createPostgresCodeStore(db: PostgresRunner, t: PostgresTables): 
           scope: row.scope,
           codeChallenge: row.code_challenge,
           issuer: row.issuer,
+          issuedAt: row.issued_at,
           expiresAt: row.expires_at,
         },
       };

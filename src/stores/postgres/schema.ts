@@ -11,6 +11,12 @@ export interface PostgresTables {
   readonly grants: string;
   readonly consents: string;
   readonly signingKeys: string;
+  /** One row per integration whose tokens were revoked: the latest moment, kept for the retention. */
+  readonly clientRevocations: string;
+  /** One row per (integration, user) whose tokens were revoked: the latest moment, kept for the retention. */
+  readonly userRevocations: string;
+  /** The function behind `saveTokens` (migration 3): locks, checks the tombstones and inserts, in one call. */
+  readonly saveTokens: string;
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,40}$/;
@@ -45,6 +51,9 @@ export function createPostgresTables(schema: string, tablePrefix: string): Postg
     grants: table('grants'),
     consents: table('consents'),
     signingKeys: table('signing_keys'),
+    clientRevocations: table('client_revocations'),
+    userRevocations: table('user_revocations'),
+    saveTokens: table('save_tokens'),
   };
 }
 
@@ -132,6 +141,85 @@ const MIGRATIONS: readonly Migration[] = [
       `CREATE UNIQUE INDEX "${p}signing_keys_initial_idx" ON ${t.signingKeys} (initial) WHERE initial`,
     ],
   },
+  {
+    version: 3,
+    name: 'store contract v1',
+    statements: (t, p) => [
+      // A code issued before this version has no recorded start: its expiry minus the longest code lifetime
+      // (10 minutes, RFC 6749 §4.1.2) is the earliest it can have been issued, so revocations void it surely.
+      `ALTER TABLE ${t.codes} ADD COLUMN issued_at timestamptz`,
+      `UPDATE ${t.codes} SET issued_at = expires_at - interval '10 minutes'`,
+      // Ids are compared and ordered byte by byte whatever the database's default collation: 'abc', 'ABC'
+      // and 'abc ' are three ids, and ORDER BY … COLLATE "C" can use the indexes. Rebuilds their indexes once.
+      `ALTER TABLE ${t.codes} ALTER COLUMN issued_at SET NOT NULL,
+        ALTER COLUMN code_hash TYPE text COLLATE "C", ALTER COLUMN grant_id TYPE text COLLATE "C",
+        ALTER COLUMN client_id TYPE text COLLATE "C", ALTER COLUMN user_id TYPE text COLLATE "C"`,
+      `ALTER TABLE ${t.clients} ALTER COLUMN client_id TYPE text COLLATE "C"`,
+      `ALTER TABLE ${t.tokens} ALTER COLUMN token_hash TYPE text COLLATE "C",
+        ALTER COLUMN grant_id TYPE text COLLATE "C", ALTER COLUMN client_id TYPE text COLLATE "C",
+        ALTER COLUMN user_id TYPE text COLLATE "C"`,
+      `ALTER TABLE ${t.grants} ALTER COLUMN grant_id TYPE text COLLATE "C"`,
+      `ALTER TABLE ${t.consents} ALTER COLUMN user_id TYPE text COLLATE "C",
+        ALTER COLUMN client_id TYPE text COLLATE "C"`,
+      `ALTER TABLE ${t.signingKeys} ALTER COLUMN kid TYPE text COLLATE "C"`,
+      // The tombstones of revokeClientTokens: the latest moment of each revocation (saveTokens refuses
+      // tokens authorized at or before it), kept until expires_at, then swept.
+      `CREATE TABLE ${t.clientRevocations} (
+        client_id text COLLATE "C" PRIMARY KEY,
+        revoked_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL)`,
+      `CREATE INDEX "${p}client_revocations_expires_idx" ON ${t.clientRevocations} (expires_at)`,
+      `CREATE TABLE ${t.userRevocations} (
+        client_id text COLLATE "C" NOT NULL,
+        user_id text COLLATE "C" NOT NULL,
+        revoked_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        PRIMARY KEY (client_id, user_id))`,
+      `CREATE INDEX "${p}user_revocations_expires_idx" ON ${t.userRevocations} (expires_at)`,
+      // saveTokens in one round trip (see createPostgresTokenStore for the locking scheme). VOLATILE: in READ
+      // COMMITTED each statement after the locks takes a new snapshot, so the checks see every revocation
+      // that held the lock. Under another isolation level the snapshot would predate the wait: refuse to run.
+      `CREATE FUNCTION ${t.saveTokens}(
+        p_grant_id text, p_grant_expires_at timestamptz, p_client_id text, p_user_id text,
+        p_authorized_at timestamptz, p_now timestamptz, p_client_key bigint, p_user_key bigint,
+        p_access text, p_access_scope text[], p_access_issuer text, p_access_expires_at timestamptz,
+        p_refresh text, p_refresh_scope text[], p_refresh_issuer text, p_refresh_expires_at timestamptz)
+      RETURNS boolean LANGUAGE plpgsql VOLATILE AS $fn$
+      BEGIN
+        IF current_setting('transaction_isolation') <> 'read committed' THEN
+          RAISE EXCEPTION 'express-oauth-router: saveTokens must run in READ COMMITTED, not %',
+            current_setting('transaction_isolation');
+        END IF;
+        PERFORM pg_advisory_xact_lock_shared(p_client_key);
+        IF p_user_id IS NOT NULL THEN
+          PERFORM pg_advisory_xact_lock_shared(p_user_key);
+        END IF;
+        IF EXISTS (SELECT 1 FROM ${t.clientRevocations} r WHERE r.client_id = p_client_id
+              AND r.revoked_at >= p_authorized_at AND r.expires_at > p_now)
+            OR EXISTS (SELECT 1 FROM ${t.userRevocations} r WHERE r.client_id = p_client_id
+              AND r.user_id = p_user_id AND r.revoked_at >= p_authorized_at AND r.expires_at > p_now) THEN
+          RETURN false;
+        END IF;
+        -- The grant's row lock orders this against revokeGrant; ON CONFLICT judges the newest row version.
+        -- A tombstone past its retention counts as absent, like every expired record.
+        INSERT INTO ${t.grants} AS g (grant_id, expires_at) VALUES (p_grant_id, p_grant_expires_at)
+        ON CONFLICT (grant_id) DO UPDATE SET revoked_at = NULL, expires_at = CASE WHEN g.revoked_at IS NULL
+          THEN GREATEST(g.expires_at, EXCLUDED.expires_at) ELSE EXCLUDED.expires_at END
+        WHERE g.revoked_at IS NULL OR g.expires_at <= p_now;
+        IF NOT FOUND THEN
+          RETURN false;
+        END IF;
+        INSERT INTO ${t.tokens} (token_hash, kind, grant_id, client_id, user_id, scope, issuer, expires_at)
+        SELECT v.* FROM (VALUES
+          (p_access, 'access', p_grant_id, p_client_id, p_user_id, p_access_scope, p_access_issuer, p_access_expires_at),
+          (p_refresh, 'refresh', p_grant_id, p_client_id, p_user_id, p_refresh_scope, p_refresh_issuer, p_refresh_expires_at)
+        ) AS v(token_hash, kind, grant_id, client_id, user_id, scope, issuer, expires_at)
+        WHERE v.token_hash IS NOT NULL;
+        RETURN true;
+      END
+      $fn$`,
+    ],
+  },
 ];
 
 /** The newest schema version this code knows. */
@@ -142,6 +230,7 @@ export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
  * keyed on the schema name makes concurrent starts queue up instead of racing on CREATE (two
  * `CREATE SCHEMA IF NOT EXISTS` in parallel can still fail with a unique violation); the second one then
  * finds every version applied and does nothing. Refuses to run against a schema newer than this code.
+ * @param targetVersion stop at this version (tests use it to build an older schema to upgrade).
  * @throws Error when the database schema is newer than this package.
  */
 export async function migratePostgresSchema(
@@ -149,8 +238,11 @@ export async function migratePostgresSchema(
   tables: PostgresTables,
   lockName: string,
   tablePrefix: string,
+  targetVersion: number = POSTGRES_SCHEMA_VERSION,
 ): Promise<void> {
-  await client.query('BEGIN');
+  // READ COMMITTED whatever the host's default: the version read after the lock must include what the
+  // instance we waited for committed (REPEATABLE READ would read it from a snapshot taken before the wait).
+  await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
   try {
     await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [lockName]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${tables.schema}`);
@@ -170,7 +262,7 @@ export async function migratePostgresSchema(
       );
     }
     for (const migration of MIGRATIONS) {
-      if (migration.version <= current) continue;
+      if (migration.version <= current || migration.version > targetVersion) continue;
       for (const statement of migration.statements(tables, tablePrefix)) await client.query(statement);
       await client.query(`INSERT INTO ${tables.migrations} (version, name) VALUES ($1, $2)`, [
         migration.version,

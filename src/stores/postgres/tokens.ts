@@ -1,11 +1,8 @@
-// PostgreSQL access and refresh tokens, grouped by grant, with revocation that issuance cannot outrun.
-import type { PoolClient } from 'pg';
-import type { TokenRecord, TokenStore } from '../contract.js';
+// PostgreSQL access and refresh tokens: saves and revocations serialised by locks, so revocation is exact.
+import type { SaveTokensOptions, TokenRecord, TokenStore } from '../contract.js';
+import { STORE_POLICY } from '../store-policy.js';
 import type { PostgresTables } from './schema.js';
-import { prepareSql, type PostgresRunner } from './query.js';
-
-/** How long a revoked grant is remembered, so that saveTokens refuses it (the contract says ≥ 24 h). */
-export const REVOKED_GRANT_TTL_MS = 24 * 60 * 60 * 1000;
+import { lockKey, prepareSql, type PostgresRunner } from './query.js';
 
 interface TokenRow {
   token_hash: string;
@@ -31,46 +28,103 @@ function toToken(row: TokenRow): TokenRecord {
   };
 }
 
-function tokenValues(r: TokenRecord): unknown[] {
-  return [r.tokenHash, r.clientId, r.userId, [...r.scope], r.issuer, r.expiresAt];
+/** The advisory-lock keys of an integration, and of one user at it, in one store's namespace. */
+export interface RevocationLockKeys {
+  client(clientId: string): bigint;
+  user(clientId: string, userId: string): bigint;
+}
+
+/** Lock keys scoped to `namespace` (one store's tables), so stores sharing a database rarely share a key. */
+export function createRevocationLockKeys(namespace: string): RevocationLockKeys {
+  return {
+    client: (clientId) => lockKey(namespace, 'client', clientId),
+    user: (clientId, userId) => lockKey(namespace, 'user', clientId, userId),
+  };
 }
 
 /**
- * TokenStore on PostgreSQL.
+ * The statements of the revocations. `mark*` record the tombstones: the integration's or the user's
+ * (revoked_at keeps the latest moment), and one per grant of which a refresh token is about to be deleted, in
+ * grant order (so two revocations lock shared grant rows in one order); `delete*` remove the tokens.
+ * Parameters: $1 the integration or grant, $2 the moment, $3 the tombstone's expiry, $4 the user.
+ */
+function revocationStatements(t: PostgresTables) {
+  const markGrants = (where: string): string =>
+    `INSERT INTO ${t.grants} AS g (grant_id, revoked_at, expires_at)
+     SELECT DISTINCT grant_id, $2::timestamptz, $3::timestamptz FROM ${t.tokens}
+     WHERE ${where} AND kind = 'refresh' ORDER BY grant_id
+     ON CONFLICT (grant_id) DO UPDATE SET revoked_at = COALESCE(g.revoked_at, EXCLUDED.revoked_at),
+       expires_at = GREATEST(g.expires_at, EXCLUDED.expires_at)`;
+  const latest = `revoked_at = GREATEST(r.revoked_at, EXCLUDED.revoked_at),
+       expires_at = GREATEST(r.expires_at, EXCLUDED.expires_at)`;
+  return {
+    markGrant: prepareSql(`INSERT INTO ${t.grants} AS g (grant_id, revoked_at, expires_at) VALUES ($1, $2, $3)
+      ON CONFLICT (grant_id) DO UPDATE SET revoked_at = COALESCE(g.revoked_at, EXCLUDED.revoked_at),
+        expires_at = GREATEST(g.expires_at, EXCLUDED.expires_at)`),
+    deleteGrant: prepareSql(`DELETE FROM ${t.tokens} WHERE grant_id = $1`),
+    markClient: prepareSql(`WITH client AS (
+        INSERT INTO ${t.clientRevocations} AS r (client_id, revoked_at, expires_at) VALUES ($1, $2, $3)
+        ON CONFLICT (client_id) DO UPDATE SET ${latest})
+      ${markGrants('client_id = $1')}`),
+    deleteClient: prepareSql(`DELETE FROM ${t.tokens} WHERE client_id = $1`),
+    markUser: prepareSql(`WITH client_user AS (
+        INSERT INTO ${t.userRevocations} AS r (client_id, user_id, revoked_at, expires_at) VALUES ($1, $4, $2, $3)
+        ON CONFLICT (client_id, user_id) DO UPDATE SET ${latest})
+      ${markGrants('client_id = $1 AND user_id = $4')}`),
+    deleteUser: prepareSql(`DELETE FROM ${t.tokens} WHERE client_id = $1 AND user_id = $2`),
+  };
+}
+
+/** A token's parameters of the save function; all `null` for an absent refresh token. */
+function tokenValues(r: TokenRecord | null): unknown[] {
+  return r ? [r.tokenHash, [...r.scope], r.issuer, r.expiresAt] : [null, null, null, null];
+}
+
+/**
+ * TokenStore on PostgreSQL. Revocation is exact: a `saveTokens` racing a revocation is either wholly before
+ * it (and deleted by it) or wholly after it (and refused by its tombstone). In READ COMMITTED a check and
+ * an insert in one transaction are not enough by themselves: a statement's snapshot misses a tombstone
+ * committed after the statement began, and a DELETE's snapshot misses a token committed after it began.
+ * So the two sides are ordered by locks, each taken before the statements that read, so that those
+ * statements take their snapshots after the lock is granted:
  *
- * The grants table holds one row per grant. saveTokens upserts that row with
- * `ON CONFLICT DO UPDATE … WHERE revoked_at IS NULL` and inserts the tokens only if the upsert returned
- * it, all in one statement: the upsert takes the grant's row lock until commit. revokeGrant first marks
- * the row revoked (waiting for any saveTokens holding the lock), then, in a new statement with a fresh
- * snapshot, deletes the grant's tokens: a token whose issuance raced the revocation is either refused
- * or committed before the DELETE looks, never left behind.
+ * - `saveTokens` calls the schema's `save_tokens` function (one round trip). It takes
+ *   `pg_advisory_xact_lock_shared` on the integration's key (and on the (integration, user) key for a token
+ *   with a user), then, in statements with new snapshots (a VOLATILE function in READ COMMITTED), checks the
+ *   tombstones, upserts the grant row (its row lock) and inserts the tokens; the locks last until the
+ *   statement commits. Saves share the lock, so they never wait for one another.
+ * - `revokeClientTokens(clientId[, userId])`: BEGIN and `pg_advisory_xact_lock` (exclusive) on the
+ *   integration's key, or on the (integration, user) key, in one round trip; then the tombstones; then the
+ *   DELETE; then COMMIT. A save holding the shared lock commits before the revocation is granted its lock,
+ *   so the DELETE, whose snapshot is taken after that, removes its tokens; a save that asks for the lock
+ *   after the revocation got it waits for the revocation's COMMIT, and its check then sees the tombstone.
+ * - `revokeGrant`: the grant row's lock does the same. The revocation marks the row revoked (waiting for a
+ *   save that holds the row) and then, in a new statement, deletes the grant's tokens; a save that comes
+ *   after it waits on the row and finds it revoked (ON CONFLICT judges the newest row version).
+ *
+ * Every transaction takes its locks in one order (advisory lock, then grant rows in grant order, then
+ * token rows) and the sweeper skips locked rows, so they do not wait on one another in a cycle; a deadlock
+ * PostgreSQL still broke would reject with StoreUnavailableError (retryable), never leave a token behind.
+ * Each step is one round trip but the revocations (four, as BEGIN carries the lock). On a pool whose
+ * default isolation is not READ COMMITTED (`readCommitted` false), each save is wrapped in a READ
+ * COMMITTED transaction (three round trips instead of one); the function refuses to run under another level.
  * @see RFC 6749 §4.1.2 (a replayed code SHOULD revoke the tokens issued from it), RFC 7009 §2.1.
  */
-export function createPostgresTokenStore(db: PostgresRunner, t: PostgresTables): TokenStore {
-  const grantUpsert = `INSERT INTO ${t.grants} AS g (grant_id, expires_at) VALUES ($1, $2)
-       ON CONFLICT (grant_id) DO UPDATE SET expires_at = GREATEST(g.expires_at, EXCLUDED.expires_at)
-       WHERE g.revoked_at IS NULL RETURNING grant_id`;
-  const row = (n: number, kind: string): string =>
-    `($${n}::text, '${kind}', $1::text, $${n + 1}::text, $${n + 2}::text, $${n + 3}::text[], $${n + 4}::text, $${n + 5}::timestamptz)`;
-  const insertTokens = (rows: string): string =>
-    `WITH live AS (${grantUpsert})
-     INSERT INTO ${t.tokens} (token_hash, kind, grant_id, client_id, user_id, scope, issuer, expires_at)
-     SELECT v.* FROM (VALUES ${rows}) AS v(token_hash, kind, grant_id, client_id, user_id, scope, issuer, expires_at)
-     WHERE EXISTS (SELECT 1 FROM live)
-     RETURNING token_hash`;
-  const saveAccess = prepareSql(insertTokens(row(3, 'access')));
-  const saveBoth = prepareSql(insertTokens(`${row(3, 'access')}, ${row(9, 'refresh')}`));
+export function createPostgresTokenStore(
+  db: PostgresRunner,
+  t: PostgresTables,
+  keys: RevocationLockKeys,
+  readCommitted: boolean,
+): Required<TokenStore> {
+  const save = prepareSql(
+    `SELECT ${t.saveTokens}(${Array.from({ length: 16 }, (_, i) => `$${i + 1}`).join(', ')}) AS saved`,
+  );
   const findKind = (kind: string) =>
     prepareSql(`SELECT ${COLUMNS} FROM ${t.tokens} WHERE token_hash = $1 AND kind = '${kind}' AND expires_at > $2`);
   const findAccess = findKind('access');
   const findRefresh = findKind('refresh');
   const revokeAccess = prepareSql(`DELETE FROM ${t.tokens} WHERE token_hash = $1 AND kind = 'access'`);
-  const markRevoked = `INSERT INTO ${t.grants} AS g (grant_id, revoked_at, expires_at) VALUES ($1, $2, $3)
-     ON CONFLICT (grant_id) DO UPDATE SET revoked_at = COALESCE(g.revoked_at, EXCLUDED.revoked_at),
-       expires_at = GREATEST(g.expires_at, EXCLUDED.expires_at)`;
-  const deleteGrantTokens = `DELETE FROM ${t.tokens} WHERE grant_id = $1`;
-  const revokeClient = prepareSql(`DELETE FROM ${t.tokens} WHERE client_id = $1`);
-  const revokeClientUser = prepareSql(`DELETE FROM ${t.tokens} WHERE client_id = $1 AND user_id = $2`);
+  const revocations = revocationStatements(t);
 
   async function find(sql: ReturnType<typeof prepareSql>, tokenHash: string): Promise<TokenRecord | null> {
     const { rows } = await db.query<TokenRow>(sql, [tokenHash, new Date()]);
@@ -78,15 +132,20 @@ export function createPostgresTokenStore(db: PostgresRunner, t: PostgresTables):
   }
 
   return {
-    async saveTokens(access, refresh) {
-      if (refresh && refresh.grantId !== access.grantId) {
-        throw new TypeError('saveTokens: the access and refresh token must belong to the same grant');
+    async saveTokens(access: TokenRecord, refresh: TokenRecord | null, options: SaveTokensOptions): Promise<boolean> {
+      if (refresh && (refresh.grantId !== access.grantId || refresh.clientId !== access.clientId || refresh.userId !== access.userId)) {
+        throw new TypeError('saveTokens: the access and refresh token must share their grant, integration and user');
       }
       const lastExpiry = refresh && refresh.expiresAt > access.expiresAt ? refresh.expiresAt : access.expiresAt;
-      const values = [access.grantId, lastExpiry, ...tokenValues(access)];
-      if (refresh) values.push(...tokenValues(refresh));
-      const { rowCount } = await db.query(refresh ? saveBoth : saveAccess, values);
-      return (rowCount ?? 0) > 0;
+      const userKey = access.userId === null ? null : String(keys.user(access.clientId, access.userId));
+      const values = [
+        access.grantId, lastExpiry, access.clientId, access.userId, options.authorizedAt, new Date(),
+        String(keys.client(access.clientId)), userKey, ...tokenValues(access), ...tokenValues(refresh),
+      ];
+      const { rows } = readCommitted
+        ? await db.query<{ saved: boolean }>(save, values)
+        : await db.transaction((tx) => tx.query<{ saved: boolean }>(save, values));
+      return rows[0]?.saved === true;
     },
     findAccessToken: (tokenHash) => find(findAccess, tokenHash),
     findRefreshToken: (tokenHash) => find(findRefresh, tokenHash),
@@ -94,16 +153,30 @@ export function createPostgresTokenStore(db: PostgresRunner, t: PostgresTables):
       await db.query(revokeAccess, [tokenHash]);
     },
     async revokeGrant(grantId) {
-      const now = new Date();
-      await db.transaction(async (client: PoolClient) => {
-        await client.query(markRevoked, [grantId, now, new Date(now.getTime() + REVOKED_GRANT_TTL_MS)]);
+      const now = Date.now();
+      const until = new Date(now + STORE_POLICY.revocationRetentionMs);
+      await db.transaction(async (tx) => {
+        await tx.query(revocations.markGrant, [grantId, new Date(now), until]);
         // Codes stay: a used one must keep reporting `replayed` until it expires (contract, CodeStore).
-        await client.query(deleteGrantTokens, [grantId]);
+        await tx.query(revocations.deleteGrant, [grantId]);
       });
     },
     async revokeClientTokens(clientId, userId) {
-      if (userId === undefined) await db.query(revokeClient, [clientId]);
-      else await db.query(revokeClientUser, [clientId, userId]);
+      // The app's clock, not the database's: authorizedAt, which this moment is compared with, is the app's.
+      const now = Date.now();
+      const moment = [new Date(now), new Date(now + STORE_POLICY.revocationRetentionMs)];
+      await db.transaction(
+        async (tx) => {
+          if (userId === undefined) {
+            await tx.query(revocations.markClient, [clientId, ...moment]);
+            await tx.query(revocations.deleteClient, [clientId]);
+          } else {
+            await tx.query(revocations.markUser, [clientId, ...moment, userId]);
+            await tx.query(revocations.deleteUser, [clientId, userId]);
+          }
+        },
+        { exclusive: [userId === undefined ? keys.client(clientId) : keys.user(clientId, userId)] },
+      );
     },
   };
 }
