@@ -1,40 +1,75 @@
 // Redis key layout and record encoding: JSON values with dates as epoch milliseconds.
-import type { AuthorizationCodeRecord, ConsentRecord, OAuthClient, TokenRecord } from '../contract.js';
+import type { AuthorizationCodeRecord, ClientChanges, ConsentRecord, OAuthClient, TokenRecord } from '../contract.js';
 
 /**
- * Every key of one store, under its prefix. Ids that share a key with another id are URI-encoded, so
+ * Every key of one store, under its prefix. Ids that share a key with another id are encoded (`keyPart`), so
  * `("a:b", "c")` and `("a", "b:c")` never meet; hashes are base64url and need no encoding.
+ *
+ * Keys a script touches together are derivable from the ids it is given, and an encoded id never contains
+ * `{` or `}`: the newer keys already wrap the client id in a hash tag, and the older ones can be given one,
+ * so that Redis Cluster support can later put each integration's keys in one slot.
  */
 export interface RedisKeys {
+  /** Hash, one field per OAuthClient property (`CLIENT_FIELDS`), so `updateClient` can HSET single fields. */
   client(clientId: string): string;
   /** Sorted set of client ids scored by createdAt. */
   readonly clientList: string;
   code(codeHash: string): string;
   accessToken(tokenHash: string): string;
   refreshToken(tokenHash: string): string;
+  /** Whether `key` (an index member) names a refresh token. */
+  isRefreshToken(key: string): boolean;
   /** Sorted set of token keys of a grant, scored by expiry. */
   grantIndex(grantId: string): string;
   revokedGrant(grantId: string): string;
+  /** Sorted set of the keys of an integration's tokens, scored by expiry. */
   clientIndex(clientId: string): string;
+  /** Sorted set of the keys of one user's tokens at an integration, scored by expiry. */
   userIndex(clientId: string, userId: string): string;
+  /** Epoch ms of the latest `revokeClientTokens(clientId)`. */
+  clientRevokedAt(clientId: string): string;
+  /** Epoch ms of the latest `revokeClientTokens(clientId, userId)`. */
+  userRevokedAt(clientId: string, userId: string): string;
+  /** Where `revokeClientTokens` moves an index it drains (suffix of the index key, so same hash tag). */
+  draining(index: string): string;
   consent(userId: string, clientId: string): string;
   /** Sorted set of client ids a user consented to, scored by grantedAt. */
   consentList(userId: string): string;
 }
 
+/**
+ * URI-encodes an id for a key. A lone UTF-16 surrogate (which `encodeURIComponent` refuses) is written as
+ * `%uXXXX`: `u` is no hex digit, so that form never meets one `encodeURIComponent` produces.
+ */
+export function keyPart(id: string): string {
+  try {
+    return encodeURIComponent(id);
+  } catch {
+    return id.replace(/[^\w.!~*'()-]/gu, (ch) =>
+      ch.length === 1 && ch >= '\ud800' && ch <= '\udfff'
+        ? `%u${ch.charCodeAt(0).toString(16).toUpperCase()}`
+        : encodeURIComponent(ch),
+    );
+  }
+}
+
 /** Builds the key layout for a prefix (default `oauth:`). */
 export function createRedisKeys(prefix: string): RedisKeys {
-  const e = encodeURIComponent;
+  const e = keyPart;
   return {
     client: (id) => `${prefix}client:${e(id)}`,
     clientList: `${prefix}clients`,
     code: (hash) => `${prefix}code:${hash}`,
     accessToken: (hash) => `${prefix}at:${hash}`,
     refreshToken: (hash) => `${prefix}rt:${hash}`,
+    isRefreshToken: (key) => key.startsWith(`${prefix}rt:`),
     grantIndex: (id) => `${prefix}grant:${e(id)}`,
     revokedGrant: (id) => `${prefix}revoked:${e(id)}`,
     clientIndex: (id) => `${prefix}ctok:${e(id)}`,
     userIndex: (clientId, userId) => `${prefix}utok:${e(clientId)}:${e(userId)}`,
+    clientRevokedAt: (id) => `${prefix}revoked-client:{${e(id)}}`,
+    userRevokedAt: (clientId, userId) => `${prefix}revoked-user:{${e(clientId)}}:${e(userId)}`,
+    draining: (index) => `${index}:draining`,
     consent: (userId, clientId) => `${prefix}consent:${e(userId)}:${e(clientId)}`,
     consentList: (userId) => `${prefix}consents:${e(userId)}`,
   };
@@ -42,32 +77,64 @@ export function createRedisKeys(prefix: string): RedisKeys {
 
 type Stored<T, D extends keyof T> = Omit<T, D> & { [K in D]: number };
 
-/** OAuthClient → JSON, dates as epoch ms (the hash is stored, never the secret: RFC 6749 §2.3.1). */
-export function encodeClient(c: OAuthClient): string {
-  const stored: Stored<OAuthClient, 'credentialsIssuedAt' | 'createdAt'> = {
-    ...c,
-    credentialsIssuedAt: c.credentialsIssuedAt.getTime(),
-    createdAt: c.createdAt.getTime(),
-  };
-  return JSON.stringify(stored);
+/** The fields of a client hash, in the order HMGET reads them: every OAuthClient property. */
+export const CLIENT_FIELDS = [
+  'clientId', 'clientSecretHash', 'name', 'flow', 'redirectUris', 'allowedScopes', 'requirePkce',
+  'credentialsIssuedAt', 'createdAt', 'disabled',
+] as const satisfies readonly (keyof OAuthClient)[];
+
+const CLIENT_DATES = new Set<string>(['credentialsIssuedAt', 'createdAt']);
+
+/**
+ * Client fields → flat `[field, json, …]` for HSET: each value JSON on its own (dates as epoch ms), so one
+ * field can be replaced without touching the others. The hash is stored, never the secret (RFC 6749 §2.3.1).
+ */
+export function encodeClientFields(fields: Partial<OAuthClient> | ClientChanges): string[] {
+  const flat: string[] = [];
+  for (const [field, value] of Object.entries(fields) as [string, unknown][]) {
+    if (value === undefined) continue;
+    flat.push(field, JSON.stringify(value instanceof Date ? value.getTime() : value));
+  }
+  return flat;
 }
 
-/** JSON → OAuthClient, epoch ms back to `Date`. */
-export function decodeClient(json: string): OAuthClient {
+/** HMGET of `CLIENT_FIELDS` → OAuthClient, or `null` when the hash does not exist. */
+export function decodeClientFields(values: readonly (string | null)[]): OAuthClient | null {
+  if (values.every((v) => v === null)) return null;
+  const record: Record<string, unknown> = {};
+  CLIENT_FIELDS.forEach((field, i) => {
+    const value: unknown = JSON.parse(values[i] ?? 'null');
+    record[field] = CLIENT_DATES.has(field) ? new Date(value as number) : value;
+  });
+  return record as unknown as OAuthClient;
+}
+
+/** A client as version 0.1 stored it, one JSON string: read as is, and converted to a hash on first update. */
+export function decodeLegacyClient(json: string): OAuthClient {
   const s = JSON.parse(json) as Stored<OAuthClient, 'credentialsIssuedAt' | 'createdAt'>;
   return { ...s, credentialsIssuedAt: new Date(s.credentialsIssuedAt), createdAt: new Date(s.createdAt) };
 }
 
-/** Authorization code record → JSON, expiresAt as epoch ms (RFC 6749 §4.1.2). */
+/** How long a code lives at most (RFC 6749 §4.1.2): the conservative issuedAt of a code stored without one. */
+const CODE_LIFETIME_MS = 10 * 60 * 1000;
+
+/** Authorization code record → JSON, issuedAt and expiresAt as epoch ms (RFC 6749 §4.1.2). */
 export function encodeCode(r: AuthorizationCodeRecord): string {
-  const stored: Stored<AuthorizationCodeRecord, 'expiresAt'> = { ...r, expiresAt: r.expiresAt.getTime() };
+  const stored: Stored<AuthorizationCodeRecord, 'issuedAt' | 'expiresAt'> = {
+    ...r,
+    issuedAt: r.issuedAt.getTime(),
+    expiresAt: r.expiresAt.getTime(),
+  };
   return JSON.stringify(stored);
 }
 
-/** JSON → authorization code record, expiresAt back to `Date`. */
+/**
+ * JSON → authorization code record. A code saved by version 0.1 has no issuedAt: it reads as
+ * `expiresAt − 10 minutes`, the earliest it can have been issued, so that a revocation after it voids it.
+ */
 export function decodeCode(json: string): AuthorizationCodeRecord {
-  const s = JSON.parse(json) as Stored<AuthorizationCodeRecord, 'expiresAt'>;
-  return { ...s, expiresAt: new Date(s.expiresAt) };
+  const s = JSON.parse(json) as Stored<AuthorizationCodeRecord, 'expiresAt'> & { issuedAt?: number };
+  return { ...s, issuedAt: new Date(s.issuedAt ?? s.expiresAt - CODE_LIFETIME_MS), expiresAt: new Date(s.expiresAt) };
 }
 
 /** Token record → JSON, expiresAt as epoch ms. */
@@ -81,6 +148,11 @@ export function decodeLiveToken(json: string | null, now: number): TokenRecord |
   if (json === null) return null;
   const s = JSON.parse(json) as Stored<TokenRecord, 'expiresAt'>;
   return s.expiresAt > now ? { ...s, expiresAt: new Date(s.expiresAt) } : null;
+}
+
+/** The grant id of a stored token's JSON. */
+export function grantIdOf(json: string): string {
+  return (JSON.parse(json) as { grantId: string }).grantId;
 }
 
 /** Consent record → JSON, grantedAt as epoch ms. */

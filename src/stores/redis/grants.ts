@@ -1,13 +1,22 @@
-// Redis authorization codes and tokens: native TTLs, atomic consume and grant-safe issuance in Lua.
+// Redis authorization codes and tokens: native TTLs, atomic consume, and issuance that revocations refuse, in Lua.
 import type { AuthorizationCodeRecord, CodeStore, ConsumeResult, TokenRecord, TokenStore } from '../contract.js';
-import { decodeCode, decodeLiveToken, encodeCode, encodeToken, type RedisKeys } from './codec.js';
-import { CONSUME_CODE, POP_AND_DELETE, REVOKE_GRANT, SAVE_CODE, SAVE_TOKENS, type RunScript } from './scripts.js';
+import { STORE_POLICY } from '../store-policy.js';
+import { decodeCode, decodeLiveToken, encodeCode, encodeToken, grantIdOf, type RedisKeys } from './codec.js';
+import {
+  CONSUME_CODE,
+  DRAIN_CHUNK,
+  REVOKE_GRANT,
+  SAVE_CODE,
+  SAVE_TOKENS,
+  START_REVOCATION,
+  type RunScript,
+} from './scripts.js';
 
-/** How long a revoked grant is remembered, so that saveTokens refuses it (the contract says ≥ 24 h). */
-export const REVOKED_GRANT_TTL_MS = 24 * 60 * 60 * 1000;
-
-/** Index members popped per script call in revokeClientTokens. */
+/** Index members handled per script call, so revoking a million tokens never blocks Redis in one script. */
 const REVOKE_CHUNK = 500;
+
+/** Tombstones and revocation moments live this long (as ARGV of the scripts that write them). */
+const RETENTION_MS = String(STORE_POLICY.revocationRetentionMs);
 
 /** Raw command access: one Redis command per call. */
 export type RedisSend = (args: readonly string[]) => Promise<unknown>;
@@ -35,19 +44,28 @@ export function createRedisCodeStore(keys: RedisKeys, run: RunScript): CodeStore
 
 /**
  * TokenStore on Redis. Tokens are JSON strings with a native TTL (SET … PXAT), indexed by grant, client
- * and client+user in sorted sets scored by expiry. saveTokens and revokeGrant are Lua scripts, and Redis
- * runs scripts one at a time: issuance racing a revocation is either refused or deleted by it.
+ * and client+user in sorted sets scored by expiry. Revocations leave tombstones (a revoked grant, the
+ * moment of each `revokeClientTokens`) kept for `STORE_POLICY.revocationRetentionMs`, and saveTokens checks
+ * them and inserts in one Lua script: Redis runs one script at a time, so a save racing a revocation is
+ * either refused by it or removed by it, with no timing involved.
  * @see RFC 6749 §4.1.2 (replay revokes the grant's tokens), RFC 7009 §2.1 (revocation).
  */
-export function createRedisTokenStore(keys: RedisKeys, run: RunScript, send: RedisSend): TokenStore {
+export function createRedisTokenStore(keys: RedisKeys, run: RunScript, send: RedisSend): Required<TokenStore> {
   function tokenArgs(kind: 'access' | 'refresh', r: TokenRecord): { keys: string[]; args: string[] } {
     const tokenKey = kind === 'access' ? keys.accessToken(r.tokenHash) : keys.refreshToken(r.tokenHash);
     const clientIndex = keys.clientIndex(r.clientId);
-    // Without a user, the client index stands in as the (unused) user index key, flagged by '0'.
-    const userIndex = r.userId === null ? clientIndex : keys.userIndex(r.clientId, r.userId);
+    const clientRevokedAt = keys.clientRevokedAt(r.clientId);
+    // Without a user, the client's keys stand in for the (unused) user keys, flagged by '0'.
+    const hasUser = r.userId !== null;
     return {
-      keys: [tokenKey, clientIndex, userIndex],
-      args: [encodeToken(r), String(r.expiresAt.getTime()), r.userId === null ? '0' : '1'],
+      keys: [
+        tokenKey,
+        clientIndex,
+        r.userId === null ? clientIndex : keys.userIndex(r.clientId, r.userId),
+        clientRevokedAt,
+        r.userId === null ? clientRevokedAt : keys.userRevokedAt(r.clientId, r.userId),
+      ],
+      args: [encodeToken(r), String(r.expiresAt.getTime()), hasUser ? '1' : '0'],
     };
   }
 
@@ -55,17 +73,26 @@ export function createRedisTokenStore(keys: RedisKeys, run: RunScript, send: Red
     return decodeLiveToken((await send(['GET', key])) as string | null, Date.now());
   }
 
-  async function drain(index: string): Promise<void> {
-    // Bounded by the index size seen at the start, so tokens issued meanwhile cannot keep it looping.
-    const size = Number(await send(['ZCARD', index]));
-    for (let i = 0; i <= size / REVOKE_CHUNK; i++) {
-      const popped = Number(await run(POP_AND_DELETE, [index], [String(REVOKE_CHUNK)]));
-      if (popped < REVOKE_CHUNK) break;
-    }
+  /** One DRAIN_CHUNK call over the first members of `draining`; resolves how many are left. */
+  async function drainChunk(draining: string): Promise<number> {
+    const members = (await send(['ZRANGE', draining, '0', String(REVOKE_CHUNK - 1)])) as string[];
+    if (members.length === 0) return 0;
+    // Tokens are written once and never changed, so the grant id read here is the one DRAIN_CHUNK deletes.
+    const refresh = members.filter((key) => keys.isRefreshToken(key));
+    const values = refresh.length > 0 ? ((await send(['MGET', ...refresh])) as (string | null)[]) : [];
+    const stored = new Map(refresh.map((key, i) => [key, values[i] ?? null]));
+    const tombstones: string[] = [];
+    const flags = members.map((key) => {
+      const json = stored.get(key);
+      if (json === undefined || json === null) return '0';
+      tombstones.push(keys.revokedGrant(grantIdOf(json)));
+      return '1';
+    });
+    return Number(await run(DRAIN_CHUNK, [draining, ...members, ...tombstones], [RETENTION_MS, ...flags]));
   }
 
   return {
-    async saveTokens(access, refresh) {
+    async saveTokens(access, refresh, options) {
       if (refresh && refresh.grantId !== access.grantId) {
         throw new TypeError('saveTokens: the access and refresh token must belong to the same grant');
       }
@@ -73,7 +100,7 @@ export function createRedisTokenStore(keys: RedisKeys, run: RunScript, send: Red
       const reply = await run(
         SAVE_TOKENS,
         [keys.revokedGrant(access.grantId), keys.grantIndex(access.grantId), ...parts.flatMap((p) => p.keys)],
-        [String(Date.now()), ...parts.flatMap((p) => p.args)],
+        [String(Date.now()), String(options.authorizedAt.getTime()), ...parts.flatMap((p) => p.args)],
       );
       return Number(reply) === 1;
     },
@@ -83,11 +110,43 @@ export function createRedisTokenStore(keys: RedisKeys, run: RunScript, send: Red
       // Its index entries stay until they expire: a DEL of a missing key is harmless.
       await send(['DEL', keys.accessToken(tokenHash)]);
     },
+    /**
+     * The first script writes the tombstone and deletes the tokens listed in the grant's index a moment
+     * before. A token saved in between is still in the index (the script returns how many): it is deleted
+     * by the next call, and there is a last call, since no save can follow the tombstone.
+     */
     async revokeGrant(grantId) {
-      await run(REVOKE_GRANT, [keys.revokedGrant(grantId), keys.grantIndex(grantId)], [String(REVOKED_GRANT_TTL_MS)]);
+      const tombstone = keys.revokedGrant(grantId);
+      const index = keys.grantIndex(grantId);
+      let left: number;
+      do {
+        const members = (await send(['ZRANGE', index, '0', String(REVOKE_CHUNK - 1)])) as string[];
+        left = Number(await run(REVOKE_GRANT, [tombstone, index, ...members], [RETENTION_MS]));
+      } while (left > 0);
     },
+    /**
+     * Exact, though the drain takes several script calls. START_REVOCATION first records the moment
+     * (`Date.now()` here, or a later one already stored) and, in the same step, moves the index that
+     * SAVE_TOKENS writes (the client's, or the client+user one) into a draining set. Take any saveTokens S of
+     * the integration (or user) authorized at or before that moment; S is one script, so it ran either:
+     * - after START_REVOCATION: it read the moment and was refused, saving nothing; or
+     * - before it: it wrote its tokens and their entries in that same index atomically, so they were moved
+     *   into the draining set, and the drain deletes every member of that set before this call returns.
+     * So a save landing between two chunks is always refused (the moment is already written); a token
+     * saved afterwards for a request that began after the moment goes to the fresh index, not the draining
+     * set, so legitimate issuance can neither survive wrongly nor keep the drain from ending. The draining
+     * key is fixed per index, so a revocation interrupted midway (crash, outage) leaves its set where the
+     * next one (a retry) merges and finishes it. Each deleted refresh token's grant is tombstoned in the
+     * same script call as the delete: a refresh under way that read it is refused too.
+     */
     async revokeClientTokens(clientId, userId) {
-      await drain(userId === undefined ? keys.clientIndex(clientId) : keys.userIndex(clientId, userId));
+      const index = userId === undefined ? keys.clientIndex(clientId) : keys.userIndex(clientId, userId);
+      const revokedAt = userId === undefined ? keys.clientRevokedAt(clientId) : keys.userRevokedAt(clientId, userId);
+      const draining = keys.draining(index);
+      await run(START_REVOCATION, [revokedAt, index, draining], [String(Date.now()), RETENTION_MS]);
+      let left: number;
+      do left = await drainChunk(draining);
+      while (left > 0);
     },
   };
 }

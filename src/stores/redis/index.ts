@@ -1,16 +1,27 @@
 // Redis Store: shared state for many API instances, with native TTLs and Lua for every atomic step.
-import type { ClientStore, ConsentStore, Store } from '../contract.js';
+import type { ClientStore, CompleteStore, ConsentStore, OAuthClient } from '../contract.js';
+import { compareClients, compareConsents, definedClientChanges } from '../store-policy.js';
 import {
+  CLIENT_FIELDS,
   createRedisKeys,
-  decodeClient,
+  decodeClientFields,
   decodeConsent,
-  encodeClient,
+  decodeLegacyClient,
+  encodeClientFields,
   encodeConsent,
   type RedisKeys,
 } from './codec.js';
 import { rethrowRedisError } from './errors.js';
 import { createRedisCodeStore, createRedisTokenStore, type RedisSend } from './grants.js';
-import { createScriptRunner, DELETE_INDEXED, PUT_INDEXED, type RunScript } from './scripts.js';
+import {
+  CREATE_CLIENT,
+  createScriptRunner,
+  DELETE_INDEXED,
+  MIGRATE_CLIENT,
+  PUT_INDEXED,
+  UPDATE_CLIENT,
+  type RunScript,
+} from './scripts.js';
 import { createRedisKeyStore } from './keys.js';
 import { StoreUnavailableError } from '../store-unavailable-error.js';
 import { connectResilientRedis, withDeadline, type ResilientRedisConnection } from './connection.js';
@@ -22,7 +33,8 @@ export type { ResilientRedisConnection, RedisConnectionLogger } from './connecti
 /**
  * The part of a node-redis v5 client the store uses (a `RedisClientType` from `createClient()` fits):
  * raw commands only, so any modules, scripts or RESP version the host configured do not matter.
- * Redis Cluster is not supported: the scripts touch keys of several hash slots.
+ * Redis Cluster is not supported: the scripts touch keys of several hash slots (though every script is
+ * given all its keys in KEYS).
  */
 export interface RedisCommandClient {
   readonly isOpen: boolean;
@@ -56,28 +68,59 @@ async function getMany(send: RedisSend, keys: readonly string[]): Promise<(strin
   return values;
 }
 
-function createRedisClientStore(keys: RedisKeys, run: RunScript, send: RedisSend): ClientStore {
+/** How often updateClient converts a version 0.1 record and retries before it gives up. */
+const MIGRATE_ATTEMPTS = 3;
+
+/**
+ * Integrations as hashes, one field per property: createClient inserts in one script (never replacing), and
+ * updateClient sets only the given fields in one script that also checks the id exists and reads the
+ * result back, never a read-modify-write from here, so a disable racing a secret rotation keeps both.
+ * Records of version 0.1 (one JSON string) are read as they are and converted on their first update.
+ * @see RFC 6749 §2 (client registration).
+ */
+function createRedisClientStore(keys: RedisKeys, run: RunScript, send: RedisSend): Required<ClientStore> {
+  async function read(clientId: string): Promise<OAuthClient | null> {
+    const key = keys.client(clientId);
+    try {
+      return decodeClientFields((await send(['HMGET', key, ...CLIENT_FIELDS])) as (string | null)[]);
+    } catch (err) {
+      if (!(err instanceof Error) || !err.message.startsWith('WRONGTYPE')) throw err;
+      const json = (await send(['GET', key])) as string | null;
+      return json === null ? null : decodeLegacyClient(json);
+    }
+  }
+
+  /** Converts a version 0.1 record to a hash unless it changed since it was read. */
+  async function migrate(key: string): Promise<void> {
+    const json = (await send(['GET', key])) as string | null;
+    if (json !== null) await run(MIGRATE_CLIENT, [key], [json, ...encodeClientFields(decodeLegacyClient(json))]);
+  }
+
   return {
-    async findClient(clientId) {
-      const json = (await send(['GET', keys.client(clientId)])) as string | null;
-      return json === null ? null : decodeClient(json);
+    findClient: read,
+    async createClient(client) {
+      // Exactly the record's fields, whatever else the caller's object carries.
+      const record: Partial<OAuthClient> = Object.fromEntries(CLIENT_FIELDS.map((f) => [f, client[f]]));
+      const fields = encodeClientFields(record);
+      const args = [String(client.createdAt.getTime()), client.clientId, ...fields];
+      return Number(await run(CREATE_CLIENT, [keys.client(client.clientId), keys.clientList], args)) === 1;
     },
-    async saveClient(c) {
-      await run(PUT_INDEXED, [keys.client(c.clientId), keys.clientList], [
-        encodeClient(c),
-        String(c.createdAt.getTime()),
-        c.clientId,
-      ]);
+    async updateClient(clientId, changes) {
+      const key = keys.client(clientId);
+      const fields = encodeClientFields(definedClientChanges(changes));
+      for (let attempt = 0; attempt < MIGRATE_ATTEMPTS; attempt++) {
+        const reply = (await run(UPDATE_CLIENT, [key], fields)) as (string | null)[] | string;
+        if (reply === 'none') return null;
+        if (reply !== 'legacy') return decodeClientFields(reply as (string | null)[]);
+        await migrate(key);
+      }
+      throw new Error(`updateClient: the record of integration ${JSON.stringify(clientId)} is neither a hash nor convertible`);
     },
     async listClients() {
-      // A sorted set, not SCAN or KEYS: listing never walks the keyspace.
+      // A sorted set, not SCAN or KEYS: listing never walks the keyspace. Reads are pipelined.
       const ids = (await send(['ZRANGE', keys.clientList, '0', '-1'])) as string[];
-      const clients = (await getMany(send, ids.map(keys.client))).flatMap((j) => (j === null ? [] : [decodeClient(j)]));
-      // Redis orders equal scores by bytes; re-sort so ties follow JavaScript's string order exactly.
-      return clients.sort(
-        (a, b) =>
-          a.createdAt.getTime() - b.createdAt.getTime() || (a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : 0),
-      );
+      const clients = await Promise.all(ids.map(read));
+      return clients.filter((c): c is OAuthClient => c !== null).sort(compareClients);
     },
   };
 }
@@ -101,21 +144,25 @@ function createRedisConsentStore(keys: RedisKeys, run: RunScript, send: RedisSen
     async listConsents(userId) {
       const clientIds = (await send(['ZRANGE', keys.consentList(userId), '0', '-1'])) as string[];
       const values = await getMany(send, clientIds.map((c) => keys.consent(userId, c)));
-      return values.flatMap((j) => (j === null ? [] : [decodeConsent(j)]));
+      // Redis orders equal scores by UTF-8 bytes; store-policy's order is the one every store follows.
+      return values.flatMap((j) => (j === null ? [] : [decodeConsent(j)])).sort(compareConsents);
     },
   };
 }
 
 /**
- * Creates a Redis-backed Store. Codes, tokens and tombstones carry native TTLs; consumeCode, saveTokens
- * and revokeGrant are Lua scripts (atomic); indexes are sorted sets, so nothing ever runs KEYS.
+ * Creates a Redis-backed Store. Codes, tokens, tombstones and revocation moments carry native TTLs
+ * (tombstones and moments `STORE_POLICY.revocationRetentionMs`); every check-and-write (consumeCode,
+ * saveTokens, createClient, updateClient, each step of a revocation) is one Lua script, so atomic; indexes
+ * are sorted sets, so nothing ever runs KEYS. Revocation is exact: saveTokens checks the grant's tombstone
+ * and the integration's and user's revocation moments in the script that inserts.
  *
  * @example
  * const store = await createRedisStore({ url: 'redis://127.0.0.1:6379', prefix: 'oauth:' });
  * @throws TypeError for invalid options; StoreUnavailableError when Redis cannot be reached.
  * @see src/stores/contract.ts (the Store contract), RFC 6749 §4.1.2 (single-use codes).
  */
-export async function createRedisStore(options: RedisStoreOptions): Promise<Store> {
+export async function createRedisStore(options: RedisStoreOptions): Promise<CompleteStore> {
   if (!options.client === !options.url) {
     throw new TypeError('createRedisStore: give exactly one of the options "client" and "url"');
   }

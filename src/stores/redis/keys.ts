@@ -1,6 +1,7 @@
 // The Redis store's signing-key part: one hash (kid → JSON record), insert-if-none as one Lua script.
 import { createHash } from 'node:crypto';
 import type { SaveSigningKeyOptions, SigningKeyRecord, SigningKeyStore } from '../contract.js';
+import { compareSigningKeys } from '../store-policy.js';
 import type { RedisSend } from './grants.js';
 import type { RedisScript, RunScript } from './scripts.js';
 
@@ -37,9 +38,7 @@ export function createRedisKeyStore(prefix: string, run: RunScript, send: RedisS
   return {
     async listSigningKeys(): Promise<readonly SigningKeyRecord[]> {
       const values = (await send(['HVALS', hash])) as string[];
-      return values
-        .map(decode)
-        .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.kid < b.kid ? -1 : a.kid > b.kid ? 1 : 0));
+      return values.map(decode).sort(compareSigningKeys);
     },
     async saveSigningKey(record: SigningKeyRecord, options: SaveSigningKeyOptions = {}): Promise<boolean> {
       const stored: StoredKey = { ...record, createdAt: record.createdAt.getTime() };

@@ -1,5 +1,6 @@
 // Lua scripts of the Redis store: every multi-key write runs as one script, so it is atomic server-side.
 import { createHash } from 'node:crypto';
+import { CLIENT_FIELDS } from './codec.js';
 
 /** Runs a script by SHA (EVALSHA), loading it with EVAL once per server after a NOSCRIPT. */
 export type RunScript = (script: RedisScript, keys: readonly string[], args: readonly string[]) => Promise<unknown>;
@@ -13,6 +14,11 @@ export interface RedisScript {
 function script(source: string): RedisScript {
   return { source, sha: createHash('sha1').update(source).digest('hex') };
 }
+
+/*
+ * Every script is given each key it touches in KEYS (Redis Cluster routes by them), either built from ids
+ * or read beforehand from an index; none builds a key name in Lua.
+ */
 
 /**
  * Builds the runner over a raw `send(args)`. EVALSHA avoids resending the source on every call; a server
@@ -67,52 +73,136 @@ if v[2] then return {'replayed', v[3]} end
 redis.call('HSET', KEYS[1], 'c', ARGV[1])
 return {'consumed', v[4]}`);
 
+
 /**
- * Saves one or two tokens of a grant unless the grant's tombstone exists, in one atomic step, so a
- * revokeGrant is either entirely before (refused: returns 0) or entirely after (it deletes them).
- * Each token is indexed in sorted sets scored by expiry (grant, client, and client+user); expired
- * members are pruned on the way and each index expires with its last member, so indexes do not grow
- * without bound.
- * KEYS tombstone, grantIndex, then per token: tokenKey, clientIndex, userIndex.
- * ARGV nowMs, then per token: json, expiresAtMs, hasUser ('1' | '0').
+ * Inserts an integration unless its key exists (of either layout), in one step, as a primary key would.
+ * KEYS client, clientList; ARGV createdAtMs, clientId, then field/value pairs. Returns 1 inserted, 0 not.
+ */
+export const CREATE_CLIENT = script(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])
+return 1`);
+
+const HMGET_CLIENT = `redis.call('HMGET', KEYS[1], ${CLIENT_FIELDS.map((f) => `'${f}'`).join(', ')})`;
+
+/**
+ * Sets the given fields of an existing integration and reads it back, in one step: each field is its own
+ * hash field, so concurrent updates of different fields (a disable and a secret rotation) both stay.
+ * KEYS client; ARGV field/value pairs. Returns the HMGET of every field, 'none' for an unknown id, or
+ * 'legacy' for a record still in version 0.1's one-string layout (convert it with MIGRATE_CLIENT first).
+ */
+export const UPDATE_CLIENT = script(`
+local kind = redis.call('TYPE', KEYS[1]).ok
+if kind == 'none' then return 'none' end
+if kind ~= 'hash' then return 'legacy' end
+for i = 1, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+return ${HMGET_CLIENT}`);
+
+/**
+ * Converts a version 0.1 client (one JSON string) to a hash, only if the string is still the one the
+ * caller read and converted (compare-and-set), so a conversion never overwrites a newer record.
+ * KEYS client; ARGV json read, then field/value pairs. Returns 1 converted, 0 not.
+ */
+export const MIGRATE_CLIENT = script(`
+if redis.call('TYPE', KEYS[1]).ok ~= 'string' or redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+for i = 2, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+return 1`);
+
+/**
+ * Saves one or two tokens unless a revocation overtook them, checking and inserting in one step (Redis runs
+ * one script at a time), so a revocation is either wholly before the save (which it refuses: returns 0) or
+ * wholly after it (and finds the tokens in the indexes it drains). Refused when the grant's tombstone
+ * exists, or the integration's tokens, or (hasUser) the user's tokens at it, were revoked at or after
+ * `authorizedAt`. Each token is indexed in sorted sets scored by expiry (grant, client, client+user);
+ * expired members are pruned on the way and each index expires with its last member.
+ * KEYS grantTombstone, grantIndex, then per token: tokenKey, clientIndex, userIndex, clientRevokedAt,
+ * userRevokedAt (without a user, the client's keys stand in for the unused user keys).
+ * ARGV nowMs, authorizedAtMs, then per token: json, expiresAtMs, hasUser ('1' | '0').
  */
 export const SAVE_TOKENS = script(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-local now = tonumber(ARGV[1])
+local now, since = tonumber(ARGV[1]), tonumber(ARGV[2])
+local n = (#KEYS - 2) / 5
+local function revokedSince(key)
+  local at = redis.call('GET', key)
+  return at and tonumber(at) >= since
+end
+for i = 0, n - 1 do
+  local k, a = 3 + i * 5, 3 + i * 3
+  if revokedSince(KEYS[k + 3]) then return 0 end
+  if ARGV[a + 2] == '1' and revokedSince(KEYS[k + 4]) then return 0 end
+end
 local function index(key, member, exp)
   redis.call('ZADD', key, exp, member)
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
   local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
   if last[2] then redis.call('PEXPIREAT', key, last[2]) end
 end
-local n = (#KEYS - 2) / 3
 for i = 0, n - 1 do
-  local key, json, exp = KEYS[3 + i * 3], ARGV[2 + i * 3], tonumber(ARGV[3 + i * 3])
+  local k, a = 3 + i * 5, 3 + i * 3
+  local exp = tonumber(ARGV[a + 1])
   if exp > now then
-    redis.call('SET', key, json, 'PXAT', exp)
-    index(KEYS[2], key, exp)
-    index(KEYS[4 + i * 3], key, exp)
-    if ARGV[4 + i * 3] == '1' then index(KEYS[5 + i * 3], key, exp) end
+    redis.call('SET', KEYS[k], ARGV[a], 'PXAT', exp)
+    index(KEYS[2], KEYS[k], exp)
+    index(KEYS[k + 1], KEYS[k], exp)
+    if ARGV[a + 2] == '1' then index(KEYS[k + 2], KEYS[k], exp) end
   end
 end
 return 1`);
 
 /**
- * Writes the grant's tombstone (refused by SAVE_TOKENS for ttlMs) and deletes every token in the grant's
- * index. KEYS tombstone, grantIndex; ARGV ttlMs.
+ * Writes the grant's tombstone (SAVE_TOKENS refuses the grant from then on) and deletes the given tokens of
+ * the grant and their index entries. KEYS tombstone, grantIndex, then the token keys read from the index;
+ * ARGV retentionMs. Returns how many index members are left: tokens saved between the caller's read of
+ * the index and this script, which the caller deletes with another call (no save can follow the tombstone).
  */
 export const REVOKE_GRANT = script(`
 redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
-local members = redis.call('ZRANGE', KEYS[2], 0, -1)
-for _, key in ipairs(members) do redis.call('DEL', key) end
-redis.call('DEL', KEYS[2])
-return #members`);
+for i = 3, #KEYS do
+  redis.call('DEL', KEYS[i])
+  redis.call('ZREM', KEYS[2], KEYS[i])
+end
+return redis.call('ZCARD', KEYS[2])`);
 
 /**
- * Pops up to ARGV[1] members of an index and deletes the keys they name. Called in a loop, so revoking
- * a client with a million tokens never blocks Redis in one long script. KEYS index; ARGV count.
+ * First step of revokeClientTokens: records the moment (the later of the stored one and ARGV's, kept for
+ * the retention) so that SAVE_TOKENS refuses every token authorized at or before it, and in the same step
+ * moves the index SAVE_TOKENS writes to into the draining set (merged with any left by an interrupted
+ * revocation), which the later steps empty. KEYS revokedAt, index, draining; ARGV nowMs, retentionMs.
  */
-export const POP_AND_DELETE = script(`
-local popped = redis.call('ZPOPMIN', KEYS[1], ARGV[1])
-for i = 1, #popped, 2 do redis.call('DEL', popped[i]) end
-return #popped / 2`);
+export const START_REVOCATION = script(`
+local at = ARGV[1]
+local before = redis.call('GET', KEYS[1])
+if before and tonumber(before) > tonumber(at) then at = before end
+redis.call('SET', KEYS[1], at, 'PX', ARGV[2])
+if redis.call('EXISTS', KEYS[2]) == 0 then return 1 end
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  redis.call('RENAME', KEYS[2], KEYS[3])
+  return 1
+end
+redis.call('ZUNIONSTORE', KEYS[3], 2, KEYS[3], KEYS[2], 'AGGREGATE', 'MAX')
+redis.call('DEL', KEYS[2])
+local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
+if last[2] then redis.call('PEXPIREAT', KEYS[3], last[2]) end
+return 1`);
+
+/**
+ * One chunk of a revocation's drain: removes the given members from the draining set and deletes the tokens
+ * they name, and for every refresh token it deletes writes its grant's tombstone in the same step (a
+ * refresh already under way must not mint from it). KEYS draining, then the n token keys, then one
+ * tombstone key per flagged token; ARGV retentionMs, then n flags ('1': a tombstone key follows for it).
+ * Returns how many members are left in the draining set.
+ */
+export const DRAIN_CHUNK = script(`
+local t = #ARGV + 1
+for i = 2, #ARGV do
+  redis.call('ZREM', KEYS[1], KEYS[i])
+  local deleted = redis.call('DEL', KEYS[i])
+  if ARGV[i] == '1' then
+    if deleted == 1 then redis.call('SET', KEYS[t], '1', 'PX', ARGV[1]) end
+    t = t + 1
+  end
+end
+return redis.call('ZCARD', KEYS[1])`);
