@@ -1,65 +1,94 @@
 // Conformance rules for what is not there: unknown ids read as null or not_found, never undefined.
-import { describe, expect, it } from 'vitest';
-import type { GetStore } from './conformance-fixtures.js';
+import assert from 'node:assert/strict';
+import type { Store } from '../stores/contract.js';
+import type { ConformanceRule } from './conformance-types.js';
+import { buildClient, buildCode, buildConsent, buildKey, buildToken } from './conformance-fixtures.js';
+import { freshId } from './conformance-ids.js';
+
+/** Calls every method the store has, with unknown ids or fresh records; each must return a thenable. */
+function callEveryMethod(store: Store): [string, unknown][] {
+  const { clients, codes, tokens, consents, keys } = store;
+  const calls: [string, () => unknown][] = [
+    ['clients.findClient', () => clients.findClient(freshId())],
+    ['codes.saveCode', () => codes.saveCode(buildCode())],
+    ['codes.consumeCode', () => codes.consumeCode(freshId())],
+    ['tokens.saveTokens', () => tokens.saveTokens(buildToken(), null, { authorizedAt: new Date() })],
+    ['tokens.findAccessToken', () => tokens.findAccessToken(freshId())],
+    ['tokens.findRefreshToken', () => tokens.findRefreshToken(freshId())],
+    ['tokens.revokeAccessToken', () => tokens.revokeAccessToken(freshId())],
+    ['tokens.revokeGrant', () => tokens.revokeGrant(freshId())],
+  ];
+  if (clients.createClient) calls.push(['clients.createClient', () => clients.createClient!(buildClient().client)]);
+  if (clients.updateClient) calls.push(['clients.updateClient', () => clients.updateClient!(freshId(), { name: 'x' })]);
+  if (clients.listClients) calls.push(['clients.listClients', () => clients.listClients!()]);
+  if (tokens.revokeClientTokens) calls.push(['tokens.revokeClientTokens', () => tokens.revokeClientTokens!(freshId())]);
+  if (consents) {
+    calls.push(
+      ['consents.findConsent', () => consents.findConsent(freshId(), freshId())],
+      ['consents.saveConsent', () => consents.saveConsent(buildConsent())],
+      ['consents.revokeConsent', () => consents.revokeConsent(freshId(), freshId())],
+      ['consents.listConsents', () => consents.listConsents(freshId())],
+    );
+  }
+  if (keys) calls.push(['keys.listSigningKeys', () => keys.listSigningKeys()], ['keys.saveSigningKey', () => keys.saveSigningKey(buildKey())]);
+  return calls.map(([name, call]) => [name, call()]);
+}
 
 /**
- * Registers the "absent" rules: every `find*` resolves `null` (not `undefined`) for an unknown id,
- * `consumeCode` reports `not_found`, lists are empty arrays, and every method returns a promise.
+ * The "absent" rules of the required tier: every `find*` resolves `null` (never `undefined`) for an
+ * unknown id, `consumeCode` reports `not_found`, revocations of unknown ids resolve, and every method
+ * answers with a promise.
  * @see RFC 6749 §5.2 (`invalid_grant`, `invalid_client` are what the router makes of these).
  */
-export function describeAbsentRules(getStore: GetStore): void {
-  describe('unknown ids', () => {
-    it('findClient resolves null (never undefined) for an unknown clientId', async () => {
-      expect(await getStore().clients.findClient('no-such-client')).toBeNull();
-    });
-
-    it('findAccessToken resolves null (never undefined) for an unknown token hash', async () => {
-      expect(await getStore().tokens.findAccessToken('no-such-token')).toBeNull();
-    });
-
-    it('findRefreshToken resolves null (never undefined) for an unknown token hash', async () => {
-      expect(await getStore().tokens.findRefreshToken('no-such-token')).toBeNull();
-    });
-
-    it('findConsent resolves null (never undefined) for an unknown user and client', async () => {
-      expect(await getStore().consents.findConsent('no-such-user', 'no-such-client')).toBeNull();
-    });
-
-    it('consumeCode resolves { kind: "not_found" } for an unknown code hash', async () => {
-      expect(await getStore().codes.consumeCode('no-such-code')).toEqual({ kind: 'not_found' });
-    });
-
-    it('listClients resolves an empty array on an empty store', async () => {
-      expect(await getStore().clients.listClients()).toEqual([]);
-    });
-
-    it('listConsents resolves an empty array for a user without consents', async () => {
-      expect(await getStore().consents.listConsents('no-such-user')).toEqual([]);
-    });
-
-    it('revoke methods resolve for unknown ids (idempotent, nothing to remove)', async () => {
-      const { tokens, consents } = getStore();
+export const absentRules: readonly ConformanceRule[] = [
+  {
+    tier: 'required',
+    name: 'findClient resolves null (never undefined) for an unknown clientId',
+    async run({ store }) {
+      assert.equal(await store.clients.findClient(freshId()), null);
+    },
+  },
+  {
+    tier: 'required',
+    name: 'findAccessToken resolves null (never undefined) for an unknown token hash',
+    async run({ store }) {
+      assert.equal(await store.tokens.findAccessToken(freshId()), null);
+    },
+  },
+  {
+    tier: 'required',
+    name: 'findRefreshToken resolves null (never undefined) for an unknown token hash',
+    async run({ store }) {
+      assert.equal(await store.tokens.findRefreshToken(freshId()), null);
+    },
+  },
+  {
+    tier: 'required',
+    name: 'consumeCode resolves { kind: "not_found" } for an unknown code hash',
+    async run({ store }) {
+      assert.deepEqual(await store.codes.consumeCode(freshId()), { kind: 'not_found' });
+    },
+  },
+  {
+    tier: 'required',
+    name: 'revokeAccessToken and revokeGrant resolve for unknown ids (idempotent, nothing to remove)',
+    async run({ store }) {
       // Void methods: only that they resolve is checked, not what with.
-      await tokens.revokeAccessToken('no-such-token');
-      await tokens.revokeGrant('no-such-grant');
-      await tokens.revokeClientTokens('no-such-client');
-      await tokens.revokeClientTokens('no-such-client', 'no-such-user');
-      await consents.revokeConsent('no-such-user', 'no-such-client');
-    });
-
-    it('every read method returns a promise (async, never a synchronous answer)', async () => {
-      const { clients, codes, tokens, consents } = getStore();
-      const calls: readonly unknown[] = [
-        clients.findClient('x'),
-        clients.listClients(),
-        codes.consumeCode('x'),
-        tokens.findAccessToken('x'),
-        tokens.findRefreshToken('x'),
-        consents.findConsent('x', 'y'),
-        consents.listConsents('x'),
-      ];
-      for (const call of calls) expect(call).toBeInstanceOf(Promise);
-      await Promise.all(calls);
-    });
-  });
-}
+      await store.tokens.revokeAccessToken(freshId());
+      await store.tokens.revokeGrant(freshId());
+      await store.tokens.revokeGrant(freshId());
+    },
+  },
+  {
+    tier: 'required',
+    name: 'every method answers with a promise (async, never a synchronous answer or a synchronous throw)',
+    async run({ store }) {
+      const answers = callEveryMethod(store);
+      for (const [name, answer] of answers) {
+        const thenable = typeof (answer as { then?: unknown } | null)?.then === 'function';
+        assert.ok(thenable, `store.${name} returned ${String(answer)} instead of a promise`);
+      }
+      await Promise.all(answers.map(([, answer]) => answer));
+    },
+  },
+];

@@ -1,78 +1,148 @@
-// Conformance rules for integrations: full round trip, upsert, ordering, and no plain-text secrets.
-import { describe, expect, it } from 'vitest';
+// Conformance rules for integrations: insert-only create, field-by-field update, binary order, hashed secrets.
+import assert from 'node:assert/strict';
 import { hashSecret } from '../crypto/hash-secret.js';
-import { buildClient, secondsFromNow, type GetStore } from './conformance-fixtures.js';
+import type { ClientChanges, OAuthClient } from '../stores/contract.js';
+import { CLIENT_CHANGE_FIELDS } from '../stores/store-policy.js';
+import type { ConformanceRule } from './conformance-types.js';
+import { buildClient, secondsFromNow } from './conformance-fixtures.js';
+import { freshId } from './conformance-ids.js';
+import { administration } from './conformance-parts.js';
+
+/** A value for each changeable field that differs from what `buildClient` makes. */
+function changeOf(field: keyof ClientChanges): ClientChanges {
+  const changes: Required<ClientChanges> = {
+    clientSecretHash: hashSecret(freshId()),
+    name: 'Renamed integration',
+    redirectUris: ['https://other.example.com/cb'],
+    allowedScopes: ['envelopes:read'],
+    requirePkce: false,
+    disabled: true,
+  };
+  return { [field]: changes[field] };
+}
 
 /**
- * Registers the ClientStore rules.
+ * The ClientStore rules of the administration tier.
  * @see RFC 6749 §2 (client registration), §2.3.1 (client password), §10.1 (client authentication).
  */
-export function describeClientRules(getStore: GetStore): void {
-  describe('clients', () => {
-    it('saveClient then findClient round-trips every field, with Dates as Date objects', async () => {
+export const clientRules: readonly ConformanceRule[] = [
+  {
+    tier: 'administration',
+    name: 'listClients resolves an empty array on an empty store',
+    async run({ store }) {
+      assert.deepEqual(await administration(store).clients.listClients(), []);
+    },
+  },
+  {
+    tier: 'administration',
+    name: 'createClient resolves true, and findClient round-trips every field with Dates as Dates',
+    async run({ store }) {
+      const { clients } = administration(store);
       const { client } = buildClient();
-      await getStore().clients.saveClient(client);
-      const found = await getStore().clients.findClient(client.clientId);
-      expect(found).toEqual(client);
-      expect(found?.createdAt).toBeInstanceOf(Date);
-      expect(found?.createdAt.getTime()).toBe(client.createdAt.getTime());
-      expect(found?.credentialsIssuedAt).toBeInstanceOf(Date);
-      expect(found?.credentialsIssuedAt.getTime()).toBe(client.credentialsIssuedAt.getTime());
-    });
-
-    it('a client_credentials integration round-trips empty redirectUris and allowedScopes as []', async () => {
-      const { client } = buildClient({
-        flow: 'client_credentials',
-        redirectUris: [],
-        allowedScopes: [],
-        requirePkce: false,
-      });
-      await getStore().clients.saveClient(client);
-      expect(await getStore().clients.findClient(client.clientId)).toEqual(client);
-    });
-
-    it('saveClient with an existing clientId replaces the integration (upsert)', async () => {
+      assert.equal(await clients.createClient(client), true);
+      const found = await clients.findClient(client.clientId);
+      assert.deepEqual(found, client);
+      assert.ok(found?.createdAt instanceof Date && found.credentialsIssuedAt instanceof Date, 'dates must be Dates');
+      assert.equal(found.createdAt.getTime(), client.createdAt.getTime());
+      assert.equal(found.credentialsIssuedAt.getTime(), client.credentialsIssuedAt.getTime());
+    },
+  },
+  {
+    tier: 'administration',
+    name: 'a client_credentials integration round-trips empty redirectUris and allowedScopes as []',
+    async run({ store }) {
+      const { clients } = administration(store);
+      const { client } = buildClient({ flow: 'client_credentials', redirectUris: [], allowedScopes: [], requirePkce: false });
+      await clients.createClient(client);
+      assert.deepEqual(await clients.findClient(client.clientId), client);
+    },
+  },
+  {
+    tier: 'administration',
+    name: 'createClient with an existing clientId resolves false and changes nothing',
+    async run({ store }) {
+      const { clients } = administration(store);
       const { client } = buildClient();
-      await getStore().clients.saveClient(client);
-      const { client: rotated, secret } = buildClient({
-        clientId: client.clientId,
-        createdAt: client.createdAt,
-        name: 'Renamed',
-        redirectUris: ['https://other.example.com/cb'],
-        allowedScopes: ['envelopes:read'],
-        requirePkce: false,
-        disabled: true,
-      });
-      await getStore().clients.saveClient(rotated);
-      const found = await getStore().clients.findClient(client.clientId);
-      expect(found).toEqual(rotated);
-      expect(found?.clientSecretHash).toBe(hashSecret(secret));
-      expect(await getStore().clients.listClients()).toHaveLength(1);
-    });
-
-    it('listClients orders by createdAt, then by clientId', async () => {
+      await clients.createClient(client);
+      const { client: intruder } = buildClient({ clientId: client.clientId, name: 'Intruder', disabled: true });
+      assert.equal(await clients.createClient(intruder), false);
+      assert.deepEqual(await clients.findClient(client.clientId), client);
+      assert.deepEqual(await clients.listClients(), [client]);
+    },
+  },
+  {
+    tier: 'administration',
+    name: 'updateClient changes exactly the fields given, each on its own, and resolves the updated record',
+    async run({ store }) {
+      const { clients } = administration(store);
+      for (const field of CLIENT_CHANGE_FIELDS) {
+        const { client } = buildClient();
+        await clients.createClient(client);
+        const changes = changeOf(field);
+        const expected: OAuthClient = { ...client, ...changes };
+        assert.deepEqual(await clients.updateClient(client.clientId, changes), expected, `updateClient({ ${field} }) resolved`);
+        assert.deepEqual(await clients.findClient(client.clientId), expected, `after updateClient({ ${field} })`);
+      }
+      const { client } = buildClient();
+      await clients.createClient(client);
+      const several: ClientChanges = { ...changeOf('name'), ...changeOf('disabled'), ...changeOf('redirectUris') };
+      assert.deepEqual(await clients.updateClient(client.clientId, several), { ...client, ...several });
+    },
+  },
+  {
+    tier: 'administration',
+    name: 'updateClient with no fields resolves the record unchanged',
+    async run({ store }) {
+      const { clients } = administration(store);
+      const { client } = buildClient();
+      await clients.createClient(client);
+      assert.deepEqual(await clients.updateClient(client.clientId, {}), client);
+      assert.deepEqual(await clients.findClient(client.clientId), client);
+    },
+  },
+  {
+    tier: 'administration',
+    name: 'updateClient of an unknown clientId resolves null and creates nothing',
+    async run({ store }) {
+      const { clients } = administration(store);
+      const clientId = freshId('client');
+      assert.equal(await clients.updateClient(clientId, { name: 'Ghost', disabled: true }), null);
+      assert.equal(await clients.findClient(clientId), null);
+      assert.deepEqual(await clients.listClients(), []);
+    },
+  },
+  {
+    tier: 'administration',
+    name: "listClients orders by createdAt, then by clientId in binary order ('B' before 'a')",
+    async run({ store }) {
+      const { clients } = administration(store);
       const early = secondsFromNow(-300);
       const late = secondsFromNow(-100);
+      const suffix = freshId('').slice(1);
       const saved = [
-        buildClient({ clientId: 'client-c', createdAt: late }).client,
-        buildClient({ clientId: 'client-b', createdAt: early }).client,
-        buildClient({ clientId: 'client-d', createdAt: early }).client,
-        buildClient({ clientId: 'client-a', createdAt: late }).client,
+        buildClient({ clientId: `b${suffix}`, createdAt: early }).client,
+        buildClient({ clientId: `late${suffix}`, createdAt: late }).client,
+        buildClient({ clientId: `a${suffix}`, createdAt: early }).client,
+        buildClient({ clientId: `B${suffix}`, createdAt: early }).client,
+        buildClient({ clientId: `A${suffix}`, createdAt: early }).client,
       ];
-      for (const client of saved) await getStore().clients.saveClient(client);
-      const listed = await getStore().clients.listClients();
-      expect(listed.map((c) => c.clientId)).toEqual(['client-b', 'client-d', 'client-a', 'client-c']);
-      for (const client of listed) expect(client.createdAt).toBeInstanceOf(Date);
-    });
-
-    it('the stored client secret hash is never the secret itself', async () => {
+      for (const client of saved) await clients.createClient(client);
+      const listed = await clients.listClients();
+      assert.deepEqual(listed.map((c) => c.clientId), ['A', 'B', 'a', 'b', 'late'].map((p) => `${p}${suffix}`));
+      for (const client of listed) assert.ok(client.createdAt instanceof Date, 'createdAt must be a Date');
+    },
+  },
+  {
+    tier: 'administration',
+    name: 'the stored client secret hash is never the secret itself',
+    async run({ store }) {
+      const { clients } = administration(store);
       const { client, secret } = buildClient();
-      await getStore().clients.saveClient(client);
-      const found = await getStore().clients.findClient(client.clientId);
-      expect(found?.clientSecretHash).not.toBe(secret);
-      expect(found?.clientSecretHash).toBe(hashSecret(secret));
-      const listed = await getStore().clients.listClients();
-      expect(JSON.stringify(listed)).not.toContain(secret);
-    });
-  });
-}
+      await clients.createClient(client);
+      const found = await clients.findClient(client.clientId);
+      assert.notEqual(found?.clientSecretHash, secret);
+      assert.equal(found?.clientSecretHash, hashSecret(secret));
+      assert.ok(!JSON.stringify(await clients.listClients()).includes(secret), 'listClients shows the secret');
+    },
+  },
+];

@@ -1,58 +1,134 @@
-// Conformance rules for consents: round trip, upsert by (user, client), revoke, and per-user listing.
-import { describe, expect, it } from 'vitest';
-import { buildConsent, secondsFromNow, type GetStore } from './conformance-fixtures.js';
+// Conformance rules for consents: round trip, upsert by (user, client), revoke, listing, and exact ids.
+import assert from 'node:assert/strict';
+import type { ConformanceRule } from './conformance-types.js';
+import { buildConsent, secondsFromNow } from './conformance-fixtures.js';
+import { freshId, longestId, nearTwins, nonAsciiUserId } from './conformance-ids.js';
+import { consentsOf } from './conformance-parts.js';
 
 /**
- * Registers the ConsentStore rules.
+ * The ConsentStore rules (consents tier).
  * @see RFC 6749 §4.1.1 (the resource owner grants or denies the request), §10.2 (client impersonation).
  */
-export function describeConsentRules(getStore: GetStore): void {
-  describe('consents', () => {
-    it('saveConsent then findConsent round-trips every field, with grantedAt as a Date', async () => {
+export const consentRules: readonly ConformanceRule[] = [
+  {
+    tier: 'consents',
+    name: 'findConsent resolves null (never undefined) for an unknown user and client',
+    async run({ store }) {
+      assert.equal(await consentsOf(store).findConsent(freshId('user'), freshId('client')), null);
+    },
+  },
+  {
+    tier: 'consents',
+    name: 'listConsents resolves an empty array for a user without consents',
+    async run({ store }) {
+      assert.deepEqual(await consentsOf(store).listConsents(freshId('user')), []);
+    },
+  },
+  {
+    tier: 'consents',
+    name: 'saveConsent then findConsent round-trips every field, with grantedAt as a Date',
+    async run({ store }) {
+      const consents = consentsOf(store);
       const consent = buildConsent();
-      await getStore().consents.saveConsent(consent);
-      const found = await getStore().consents.findConsent(consent.userId, consent.clientId);
-      expect(found).toEqual(consent);
-      expect(found?.grantedAt).toBeInstanceOf(Date);
-      expect(found?.grantedAt.getTime()).toBe(consent.grantedAt.getTime());
-    });
-
-    it('a consent with an empty scope round-trips scope []', async () => {
+      await consents.saveConsent(consent);
+      const found = await consents.findConsent(consent.userId, consent.clientId);
+      assert.deepEqual(found, consent);
+      assert.ok(found?.grantedAt instanceof Date, 'grantedAt must be a Date');
+      assert.equal(found.grantedAt.getTime(), consent.grantedAt.getTime());
+    },
+  },
+  {
+    tier: 'consents',
+    name: 'a consent with an empty scope round-trips scope []',
+    async run({ store }) {
+      const consents = consentsOf(store);
       const consent = buildConsent({ scope: [] });
-      await getStore().consents.saveConsent(consent);
-      expect(await getStore().consents.findConsent(consent.userId, consent.clientId)).toEqual(consent);
-    });
-
-    it('saveConsent for the same user and client replaces the consent (upsert)', async () => {
+      await consents.saveConsent(consent);
+      assert.deepEqual(await consents.findConsent(consent.userId, consent.clientId), consent);
+    },
+  },
+  {
+    tier: 'consents',
+    name: 'saveConsent for the same user and client replaces the consent (upsert)',
+    async run({ store }) {
+      const consents = consentsOf(store);
       const consent = buildConsent();
-      await getStore().consents.saveConsent(consent);
+      await consents.saveConsent(consent);
       const widened = { ...consent, scope: ['envelopes:read', 'envelopes:write'], grantedAt: secondsFromNow(0) };
-      await getStore().consents.saveConsent(widened);
-      expect(await getStore().consents.findConsent(consent.userId, consent.clientId)).toEqual(widened);
-      expect(await getStore().consents.listConsents(consent.userId)).toEqual([widened]);
-    });
-
-    it('revokeConsent removes only that user and client pair, and is idempotent', async () => {
+      await consents.saveConsent(widened);
+      assert.deepEqual(await consents.findConsent(consent.userId, consent.clientId), widened);
+      assert.deepEqual(await consents.listConsents(consent.userId), [widened]);
+    },
+  },
+  {
+    tier: 'consents',
+    name: 'revokeConsent removes only that user and client pair, and is idempotent',
+    async run({ store }) {
+      const consents = consentsOf(store);
       const target = buildConsent({ userId: 'alice' });
       const sameUser = buildConsent({ userId: 'alice' });
       const sameClient = buildConsent({ userId: 'bob', clientId: target.clientId });
-      for (const consent of [target, sameUser, sameClient]) await getStore().consents.saveConsent(consent);
-      await getStore().consents.revokeConsent('alice', target.clientId);
-      await getStore().consents.revokeConsent('alice', target.clientId);
-      expect(await getStore().consents.findConsent('alice', target.clientId)).toBeNull();
-      expect(await getStore().consents.findConsent('alice', sameUser.clientId)).toEqual(sameUser);
-      expect(await getStore().consents.findConsent('bob', target.clientId)).toEqual(sameClient);
-    });
-
-    it("listConsents returns only that user's consents, ordered by grantedAt", async () => {
+      for (const consent of [target, sameUser, sameClient]) await consents.saveConsent(consent);
+      await consents.revokeConsent('alice', target.clientId);
+      await consents.revokeConsent('alice', target.clientId);
+      await consents.revokeConsent(freshId('user'), freshId('client'));
+      assert.equal(await consents.findConsent('alice', target.clientId), null);
+      assert.deepEqual(await consents.findConsent('alice', sameUser.clientId), sameUser);
+      assert.deepEqual(await consents.findConsent('bob', target.clientId), sameClient);
+    },
+  },
+  {
+    tier: 'consents',
+    name: "listConsents returns only that user's consents, ordered by grantedAt, then clientId in binary order ('B' before 'a')",
+    async run({ store }) {
+      const consents = consentsOf(store);
+      const tie = secondsFromNow(-100);
+      const suffix = freshId('').slice(1);
       const newest = buildConsent({ userId: 'alice', grantedAt: secondsFromNow(-10) });
       const oldest = buildConsent({ userId: 'alice', grantedAt: secondsFromNow(-300) });
-      const middle = buildConsent({ userId: 'alice', grantedAt: secondsFromNow(-100) });
+      const [A, B, a, b] = ['A', 'B', 'a', 'b'].map((p) => buildConsent({ userId: 'alice', clientId: `${p}${suffix}`, grantedAt: tie }));
       const bobs = buildConsent({ userId: 'bob', grantedAt: secondsFromNow(-200) });
-      for (const consent of [newest, bobs, oldest, middle]) await getStore().consents.saveConsent(consent);
-      const listed = await getStore().consents.listConsents('alice');
-      expect(listed).toEqual([oldest, middle, newest]);
-      for (const consent of listed) expect(consent.grantedAt).toBeInstanceOf(Date);
-    });
-  });
-}
+      for (const consent of [newest, b, bobs, a, oldest, B, A]) await consents.saveConsent(consent!);
+      const listed = await consents.listConsents('alice');
+      assert.deepEqual(listed, [oldest, A, B, a, b, newest]);
+      for (const consent of listed) assert.ok(consent.grantedAt instanceof Date, 'grantedAt must be a Date');
+    },
+  },
+  {
+    tier: 'consents',
+    name: 'consents compare user and client ids exactly: ids differing only in case or by a trailing space are other records',
+    async run({ store }) {
+      const consents = consentsOf(store);
+      const consent = buildConsent({ userId: freshId('User'), clientId: freshId('Client') });
+      await consents.saveConsent(consent);
+      const twins = [
+        ...nearTwins(consent.userId).map((userId) => ({ ...consent, userId, scope: [`for:${userId}`] })),
+        ...nearTwins(consent.clientId).map((clientId) => ({ ...consent, clientId, scope: [`for:${clientId}`] })),
+      ];
+      for (const twin of twins) {
+        assert.equal(await consents.findConsent(twin.userId, twin.clientId), null, `found under ${JSON.stringify([twin.userId, twin.clientId])}`);
+        assert.deepEqual(await consents.listConsents(twin.userId), twin.userId === consent.userId ? [consent] : []);
+      }
+      for (const twin of twins) await consents.saveConsent(twin);
+      await consents.revokeConsent(twins[0]!.userId, twins[0]!.clientId);
+      assert.deepEqual(await consents.findConsent(consent.userId, consent.clientId), consent);
+      for (const twin of twins.slice(1)) assert.deepEqual(await consents.findConsent(twin.userId, twin.clientId), twin);
+    },
+  },
+  {
+    tier: 'consents',
+    name: 'consents keep user and client ids of STORE_POLICY.maxIdLength characters, and non-ASCII user ids, exactly',
+    async run({ store }) {
+      const consents = consentsOf(store);
+      const saved = [
+        buildConsent({ userId: longestId('User'), clientId: longestId('Client') }),
+        buildConsent({ userId: nonAsciiUserId() }),
+      ];
+      for (const consent of saved) {
+        await consents.saveConsent(consent);
+        assert.deepEqual(await consents.findConsent(consent.userId, consent.clientId), consent);
+        assert.deepEqual(await consents.listConsents(consent.userId), [consent]);
+      }
+    },
+  },
+];

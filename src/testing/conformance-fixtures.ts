@@ -1,16 +1,15 @@
 // Record builders and clocks for the Store conformance suite: fresh random ids, ms-precision dates.
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createRandomToken } from '../crypto/random-token.js';
 import { hashSecret } from '../crypto/hash-secret.js';
 import type {
   AuthorizationCodeRecord,
   ConsentRecord,
   OAuthClient,
+  SigningKeyRecord,
   Store,
   TokenRecord,
 } from '../stores/contract.js';
-
-/** Hands each test the store its `beforeEach` created. @see RFC 6749 §10.3–10.5 (what stores keep). */
-export type GetStore = () => Store;
 
 /**
  * A date `seconds` from now (negative: in the past), at millisecond precision like `Date.now()`.
@@ -26,6 +25,19 @@ export function secondsFromNow(seconds: number): Date {
  */
 export function justExpired(): Date {
   return secondsFromNow(-1);
+}
+
+/**
+ * A moment strictly after everything that has happened so far, returned once `Date.now()` has reached it:
+ * at least 2 ms after the call, so that a revocation that returned before the call was recorded earlier
+ * (`Date.now()` of the store's process) even if the store rounds to the millisecond. Waits by yielding to
+ * the event loop until the clock has moved, not by sleeping a fixed time.
+ * @see RFC 7009 §2.1 (a revocation takes effect at once, and only on what it overtook).
+ */
+export async function momentAfterNow(): Promise<Date> {
+  const at = Date.now() + 2;
+  while (Date.now() < at) await new Promise<void>((resolve) => setImmediate(resolve));
+  return new Date(at);
 }
 
 /**
@@ -50,7 +62,7 @@ export function buildClient(overrides: Partial<OAuthClient> = {}): { client: OAu
   return { client, secret };
 }
 
-/** An unconsumed authorization code, live for 10 minutes (RFC 6749 §4.1.2). */
+/** An unconsumed authorization code, issued a few seconds ago and live for 10 minutes (RFC 6749 §4.1.2). */
 export function buildCode(overrides: Partial<AuthorizationCodeRecord> = {}): AuthorizationCodeRecord {
   return {
     codeHash: hashSecret(createRandomToken()),
@@ -61,6 +73,7 @@ export function buildCode(overrides: Partial<AuthorizationCodeRecord> = {}): Aut
     scope: ['envelopes:read'],
     codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
     issuer: 'https://auth.example.com',
+    issuedAt: secondsFromNow(-5),
     expiresAt: secondsFromNow(600),
     ...overrides,
   };
@@ -102,4 +115,44 @@ export function buildConsent(overrides: Partial<ConsentRecord> = {}): ConsentRec
     grantedAt: secondsFromNow(-30),
     ...overrides,
   };
+}
+
+/** A signing-key record with a real P-256 PKCS#8 PEM (a store may check it) and a random kid (RFC 9068 §4). */
+export function buildKey(overrides: Partial<SigningKeyRecord> = {}): SigningKeyRecord {
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  return {
+    kid: randomBytes(32).toString('base64url'),
+    algorithm: 'ES256',
+    privateKeyPem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+    createdAt: secondsFromNow(-60),
+    ...overrides,
+  };
+}
+
+/**
+ * `saveTokens` with `authorizedAt` defaulting to now: what a token request that began just now saves.
+ * @see RFC 6749 §5.1 (the token response follows the save).
+ */
+export function saveTokens(
+  store: Store,
+  access: TokenRecord,
+  refresh: TokenRecord | null,
+  authorizedAt: Date = new Date(),
+): Promise<boolean> {
+  return store.tokens.saveTokens(access, refresh, { authorizedAt });
+}
+
+/**
+ * Whether each token still reads back through the finder of its kind: `true` for found, in argument order.
+ * @see RFC 7009 §2.1 (a revoked token is gone), RFC 6750 §3.1.
+ */
+export async function findable(
+  store: Store,
+  access: readonly TokenRecord[],
+  refresh: readonly TokenRecord[] = [],
+): Promise<boolean[]> {
+  return Promise.all([
+    ...access.map(async (token) => (await store.tokens.findAccessToken(token.tokenHash)) !== null),
+    ...refresh.map(async (token) => (await store.tokens.findRefreshToken(token.tokenHash)) !== null),
+  ]);
 }

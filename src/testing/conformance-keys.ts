@@ -1,92 +1,108 @@
-// Conformance rules for the optional signing-key part (store.keys): round trip, order, no replace, insert-if-none.
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { describe, expect, it, type TestContext } from 'vitest';
-import type { SigningKeyRecord, SigningKeyStore } from '../stores/contract.js';
-import { secondsFromNow, type GetStore } from './conformance-fixtures.js';
-
-/** A signing-key record with a real P-256 PKCS#8 PEM (a store may check it) and a random kid. */
-function buildKey(overrides: Partial<SigningKeyRecord> = {}): SigningKeyRecord {
-  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  return {
-    kid: randomBytes(32).toString('base64url'),
-    algorithm: 'ES256',
-    privateKeyPem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
-    createdAt: secondsFromNow(-60),
-    ...overrides,
-  };
-}
+// Conformance rules for signing keys (store.keys): round trip, order, no replace, insert-if-none, exact kids.
+import assert from 'node:assert/strict';
+import type { ConformanceRule } from './conformance-types.js';
+import { buildKey, secondsFromNow } from './conformance-fixtures.js';
+import { freshId, longestId, nearTwins } from './conformance-ids.js';
+import { keysOf } from './conformance-parts.js';
 
 /**
- * Registers the SigningKeyStore rules. `store.keys` is optional: a store without it skips each of these
- * tests, named so in the report, because it then simply cannot back JWT access tokens with generated keys.
+ * The SigningKeyStore rules (signingKeys tier). A store without `store.keys` skips them: it then simply
+ * cannot back JWT access tokens with package-generated keys. (The concurrent `onlyIfNone` rule is in
+ * conformance-races.)
  * @see RFC 9068 §4 (keys that verify access tokens), RFC 7517 §5 (the JWK Set they are published in).
  */
-export function describeSigningKeyRules(getStore: GetStore): void {
-  const keysOf = (context: TestContext): SigningKeyStore => {
-    const keys = getStore().keys;
-    if (!keys) return context.skip('store.keys is absent (optional part): signing-key rules do not apply');
-    return keys;
-  };
-
-  describe('signing keys (optional store.keys; skipped when the store has none)', () => {
-    it('listSigningKeys resolves an empty array on an empty store', async (context) => {
-      expect(await keysOf(context).listSigningKeys()).toEqual([]);
-    });
-
-    it('saveSigningKey then listSigningKeys round-trips every field, with createdAt as a Date', async (context) => {
-      const keys = keysOf(context);
+export const signingKeyRules: readonly ConformanceRule[] = [
+  {
+    tier: 'signingKeys',
+    name: 'listSigningKeys resolves an empty array on an empty store',
+    async run({ store }) {
+      assert.deepEqual(await keysOf(store).listSigningKeys(), []);
+    },
+  },
+  {
+    tier: 'signingKeys',
+    name: 'saveSigningKey resolves true, and listSigningKeys round-trips every field with createdAt as a Date',
+    async run({ store }) {
+      const keys = keysOf(store);
       const key = buildKey();
-      expect(await keys.saveSigningKey(key)).toBe(true);
+      assert.equal(await keys.saveSigningKey(key), true);
       const listed = await keys.listSigningKeys();
-      expect(listed).toEqual([key]);
-      expect(listed[0]?.createdAt).toBeInstanceOf(Date);
-      expect(listed[0]?.createdAt.getTime()).toBe(key.createdAt.getTime());
-    });
-
-    it('every algorithm name round-trips (ES256, RS256, EdDSA)', async (context) => {
-      const keys = keysOf(context);
+      assert.deepEqual(listed, [key]);
+      assert.ok(listed[0]?.createdAt instanceof Date, 'createdAt must be a Date');
+      assert.equal(listed[0].createdAt.getTime(), key.createdAt.getTime());
+    },
+  },
+  {
+    tier: 'signingKeys',
+    name: 'every algorithm name round-trips (ES256, RS256, EdDSA)',
+    async run({ store }) {
+      const keys = keysOf(store);
       const saved = (['ES256', 'RS256', 'EdDSA'] as const).map((algorithm, i) => buildKey({ algorithm, createdAt: secondsFromNow(-30 + i) }));
       for (const key of saved) await keys.saveSigningKey(key);
-      expect((await keys.listSigningKeys()).map((key) => key.algorithm)).toEqual(['ES256', 'RS256', 'EdDSA']);
-    });
-
-    it('listSigningKeys orders by createdAt, then kid', async (context) => {
-      const keys = keysOf(context);
-      const at = secondsFromNow(-100);
+      assert.deepEqual((await keys.listSigningKeys()).map((key) => key.algorithm), ['ES256', 'RS256', 'EdDSA']);
+    },
+  },
+  {
+    tier: 'signingKeys',
+    name: "listSigningKeys orders by createdAt, then kid in binary order ('B' before 'a')",
+    async run({ store }) {
+      const keys = keysOf(store);
+      const tie = secondsFromNow(-100);
+      const suffix = freshId('').slice(1);
       const newest = buildKey({ createdAt: secondsFromNow(-10) });
-      const tieB = buildKey({ kid: `b-${randomBytes(8).toString('hex')}`, createdAt: at });
-      const tieA = buildKey({ kid: `a-${randomBytes(8).toString('hex')}`, createdAt: at });
       const oldest = buildKey({ createdAt: secondsFromNow(-1000) });
-      for (const key of [newest, tieB, oldest, tieA]) await keys.saveSigningKey(key);
-      expect((await keys.listSigningKeys()).map((key) => key.kid)).toEqual([oldest.kid, tieA.kid, tieB.kid, newest.kid]);
-    });
-
-    it('saveSigningKey never replaces: the same kid again resolves false and keeps the first record', async (context) => {
-      const keys = keysOf(context);
+      const [A, B, a, b] = ['A', 'B', 'a', 'b'].map((p) => buildKey({ kid: `${p}${suffix}`, createdAt: tie }));
+      for (const key of [newest, b, a, oldest, B, A]) await keys.saveSigningKey(key!);
+      assert.deepEqual((await keys.listSigningKeys()).map((key) => key.kid), [oldest, A, B, a, b, newest].map((key) => key!.kid));
+    },
+  },
+  {
+    tier: 'signingKeys',
+    name: 'saveSigningKey never replaces: the same kid again resolves false and keeps the first record',
+    async run({ store }) {
+      const keys = keysOf(store);
       const first = buildKey();
       await keys.saveSigningKey(first);
-      expect(await keys.saveSigningKey(buildKey({ kid: first.kid, createdAt: secondsFromNow(0) }))).toBe(false);
-      expect(await keys.listSigningKeys()).toEqual([first]);
-    });
-
-    it('onlyIfNone inserts into an empty store and is refused (false, nothing written) once a key exists', async (context) => {
-      const keys = keysOf(context);
+      assert.equal(await keys.saveSigningKey(buildKey({ kid: first.kid, createdAt: secondsFromNow(0) })), false);
+      assert.deepEqual(await keys.listSigningKeys(), [first]);
+    },
+  },
+  {
+    tier: 'signingKeys',
+    name: 'onlyIfNone inserts into an empty store and is refused (false, nothing written) once a key exists',
+    async run({ store }) {
+      const keys = keysOf(store);
       const first = buildKey();
-      expect(await keys.saveSigningKey(first, { onlyIfNone: true })).toBe(true);
-      expect(await keys.saveSigningKey(buildKey(), { onlyIfNone: true })).toBe(false);
-      expect(await keys.listSigningKeys()).toEqual([first]);
+      assert.equal(await keys.saveSigningKey(first, { onlyIfNone: true }), true);
+      assert.equal(await keys.saveSigningKey(buildKey(), { onlyIfNone: true }), false);
+      assert.deepEqual(await keys.listSigningKeys(), [first]);
       // A plain save (rotation) still inserts beside it.
-      expect(await keys.saveSigningKey(buildKey({ createdAt: secondsFromNow(0) }))).toBe(true);
-      expect(await keys.listSigningKeys()).toHaveLength(2);
-    });
-
-    it('of 10 concurrent onlyIfNone saves on an empty store exactly one inserts (instances converge on one key)', async (context) => {
-      const keys = keysOf(context);
-      const candidates = Array.from({ length: 10 }, () => buildKey());
-      const results = await Promise.all(candidates.map((key) => keys.saveSigningKey(key, { onlyIfNone: true })));
-      expect(results.filter(Boolean)).toHaveLength(1);
-      const winner = candidates[results.indexOf(true)];
-      expect(await keys.listSigningKeys()).toEqual([winner]);
-    });
-  });
-}
+      assert.equal(await keys.saveSigningKey(buildKey({ createdAt: secondsFromNow(0) })), true);
+      assert.equal((await keys.listSigningKeys()).length, 2);
+    },
+  },
+  {
+    tier: 'signingKeys',
+    name: 'kids compare exactly: kids differing only in case or by a trailing space are other keys',
+    async run({ store }) {
+      const keys = keysOf(store);
+      const key = buildKey({ kid: freshId('Kid') });
+      await keys.saveSigningKey(key);
+      const twins = nearTwins(key.kid).map((kid) => buildKey({ kid, createdAt: key.createdAt }));
+      for (const twin of twins) assert.equal(await keys.saveSigningKey(twin), true, `${JSON.stringify(twin.kid)} was taken for ${JSON.stringify(key.kid)}`);
+      const listed = await keys.listSigningKeys();
+      assert.deepEqual(new Set(listed.map((k) => k.kid)), new Set([key.kid, ...twins.map((t) => t.kid)]));
+      for (const k of [key, ...twins]) assert.deepEqual(listed.find((l) => l.kid === k.kid), k);
+    },
+  },
+  {
+    tier: 'signingKeys',
+    name: 'a kid of STORE_POLICY.maxIdLength characters round-trips',
+    async run({ store }) {
+      const keys = keysOf(store);
+      const key = buildKey({ kid: longestId('Kid') });
+      assert.equal(await keys.saveSigningKey(key), true);
+      assert.deepEqual(await keys.listSigningKeys(), [key]);
+    },
+  },
+];

@@ -1,0 +1,42 @@
+// Ids for the exact-id rules: random ids with letters in both cases, their near-twins, and the longest ids.
+import { randomBytes } from 'node:crypto';
+import { STORE_POLICY } from '../stores/store-policy.js';
+
+/**
+ * A fresh id that starts with letters of both cases, so that swapping its case always gives another id.
+ * @see RFC 6749 §2.2 (client identifier), Appendix A.1 (VSCHAR).
+ */
+export function freshId(prefix = 'Id'): string {
+  return `${prefix}-${randomBytes(12).toString('base64url')}`;
+}
+
+/** The id with every letter's case swapped: `'Ab-c'` becomes `'aB-C'`. @see RFC 3986 §6.2.1 (ids compare as strings) */
+export function swapCase(id: string): string {
+  return [...id].map((c) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase())).join('');
+}
+
+/**
+ * The ids a case-insensitive or space-padding collation (MySQL and MariaDB defaults, SQL Server's) takes
+ * for `id`: the same id with its case swapped, and with a trailing space. The contract keeps them apart.
+ * @see RFC 6749 §2.2 (client identifiers are unique), RFC 3986 §6.2.1 (simple string comparison).
+ */
+export function nearTwins(id: string): readonly [string, string] {
+  return [swapCase(id), `${id} `];
+}
+
+/**
+ * A fresh id of exactly `STORE_POLICY.maxIdLength` characters: the longest a store must keep.
+ * @see RFC 6749 Appendix A.1 (client_id has no length limit: the package sets one).
+ */
+export function longestId(prefix = 'Long'): string {
+  return freshId(prefix).padEnd(STORE_POLICY.maxIdLength, 'xY');
+}
+
+/**
+ * A fresh user id outside ASCII (accents, CJK, an emoji outside the BMP) of `STORE_POLICY.maxIdLength`
+ * UTF-16 code units: user ids come from the host's user base, not from the package.
+ * @see RFC 6749 §1.1 (the resource owner is the host's user).
+ */
+export function nonAsciiUserId(): string {
+  return `Zoë Ørsted 名前 😀 ${randomBytes(6).toString('hex')}`.padEnd(STORE_POLICY.maxIdLength, 'é');
+}

@@ -1,0 +1,112 @@
+// The outage rule: a failing backend rejects with StoreUnavailableError, and the same store recovers after.
+import assert from 'node:assert/strict';
+import type { Store } from '../stores/contract.js';
+import { isStoreUnavailableError } from '../stores/store-unavailable-error.js';
+import type { ConformanceRule } from './conformance-types.js';
+import { buildClient, buildCode, buildConsent, buildKey, buildToken, buildTokenPair, saveTokens } from './conformance-fixtures.js';
+import { freshId } from './conformance-ids.js';
+
+/** The name the runners give the rule when the hook is missing. @see RFC 6749 §5.2 (`temporarily_unavailable`) */
+export const OUTAGE_SKIPPED_NAME =
+  'outage: SKIPPED — supply simulateOutage to check that a failing backend rejects with StoreUnavailableError';
+
+/** Why the rule is skipped, for reports and the warning. @see RFC 9110 §15.6.4 (503) */
+export const OUTAGE_SKIPPED_REASON =
+  'no simulateOutage hook: nothing checks that a failing backend rejects with StoreUnavailableError (which the router ' +
+  'answers with 503 temporarily_unavailable) rather than a raw driver error (which it answers with 500)';
+
+/** How many calls right after the outage may still meet a connection it broke (each must be a StoreUnavailableError). */
+const RECOVERY_ATTEMPTS = 10;
+
+/** One call of every method the store has, as `[name, start]`. */
+function everyCall(store: Store): [string, () => Promise<unknown>][] {
+  const { clients, codes, tokens, consents, keys } = store;
+  const calls: [string, () => Promise<unknown>][] = [
+    ['clients.findClient', () => clients.findClient(freshId())],
+    ['codes.saveCode', () => codes.saveCode(buildCode())],
+    ['codes.consumeCode', () => codes.consumeCode(freshId())],
+    ['tokens.saveTokens', () => saveTokens(store, buildToken(), null)],
+    ['tokens.findAccessToken', () => tokens.findAccessToken(freshId())],
+    ['tokens.findRefreshToken', () => tokens.findRefreshToken(freshId())],
+    ['tokens.revokeAccessToken', () => tokens.revokeAccessToken(freshId())],
+    ['tokens.revokeGrant', () => tokens.revokeGrant(freshId())],
+  ];
+  if (clients.createClient) calls.push(['clients.createClient', () => clients.createClient!(buildClient().client)]);
+  if (clients.updateClient) calls.push(['clients.updateClient', () => clients.updateClient!(freshId(), { disabled: true })]);
+  if (clients.listClients) calls.push(['clients.listClients', () => clients.listClients!()]);
+  if (tokens.revokeClientTokens) calls.push(['tokens.revokeClientTokens', () => tokens.revokeClientTokens!(freshId(), freshId())]);
+  if (consents) {
+    calls.push(
+      ['consents.findConsent', () => consents.findConsent(freshId(), freshId())],
+      ['consents.saveConsent', () => consents.saveConsent(buildConsent())],
+      ['consents.revokeConsent', () => consents.revokeConsent(freshId(), freshId())],
+      ['consents.listConsents', () => consents.listConsents(freshId())],
+    );
+  }
+  if (keys) calls.push(['keys.listSigningKeys', () => keys.listSigningKeys()], ['keys.saveSigningKey', () => keys.saveSigningKey(buildKey())]);
+  return calls;
+}
+
+/** Describes what a call did instead of rejecting with a StoreUnavailableError. */
+function wrongOutcome(result: PromiseSettledResult<unknown>): string | null {
+  if (result.status === 'fulfilled') return 'resolved as if the backend were there';
+  if (isStoreUnavailableError(result.reason)) return null;
+  const err = result.reason as { name?: unknown; code?: unknown; message?: unknown } | null;
+  return `rejected with ${String(err?.name ?? typeof err)}${err?.code ? ` (${String(err.code)})` : ''}: ${String(err?.message ?? err)}`;
+}
+
+/** Runs `call` until it succeeds; each failure before must be a StoreUnavailableError, at most RECOVERY_ATTEMPTS. */
+async function once<T>(what: string, call: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      if (!isStoreUnavailableError(err) || attempt >= RECOVERY_ATTEMPTS) {
+        throw new Error(`after the outage ended, ${what} still failed (attempt ${attempt}): ${String(err)}`, { cause: err });
+      }
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+}
+
+/**
+ * The outage rule (needs `simulateOutage`). While the backend is out, every method the store has rejects
+ * with an error that `isStoreUnavailableError` recognises, so the router answers 503 and the host can
+ * retry, instead of a raw driver error and a 500. Once the outage ends, the same store object serves
+ * again without being recreated, and what it held before the outage is still there.
+ * @see RFC 6749 §4.1.2.1, §5.2 (`temporarily_unavailable`), RFC 9110 §15.6.4 (503 Service Unavailable).
+ */
+export const outageRules: readonly ConformanceRule[] = [
+  {
+    tier: 'required',
+    needsOutageHook: true,
+    name: 'outage: while the backend is out every method rejects with StoreUnavailableError, and once it is back the same store serves again',
+    async run({ store, simulateOutage }) {
+      assert.ok(simulateOutage, 'the outage rule needs simulateOutage');
+      const before = buildTokenPair();
+      const code = buildCode();
+      assert.equal(await saveTokens(store, before.access, before.refresh), true);
+      await store.codes.saveCode(code);
+      const endOutage = await simulateOutage(store);
+      let outcomes: PromiseSettledResult<unknown>[];
+      const calls = everyCall(store);
+      try {
+        // All at once: a store that waits for a timeout per call must not make the rule wait for each in turn.
+        outcomes = await Promise.allSettled(calls.map(([, call]) => Promise.resolve().then(call)));
+      } finally {
+        await endOutage();
+      }
+      const wrong = calls.flatMap(([name], i) => {
+        const problem = wrongOutcome(outcomes[i]!);
+        return problem ? [`store.${name} ${problem}`] : [];
+      });
+      assert.deepEqual(wrong, [], 'during the outage, every method must reject with StoreUnavailableError');
+      assert.deepEqual(await once('findAccessToken', () => store.tokens.findAccessToken(before.access.tokenHash)), before.access);
+      assert.deepEqual(await store.tokens.findRefreshToken(before.refresh.tokenHash), before.refresh);
+      assert.deepEqual(await store.codes.consumeCode(code.codeHash), { kind: 'consumed', record: code });
+      const after = buildTokenPair();
+      assert.equal(await saveTokens(store, after.access, after.refresh), true);
+      assert.deepEqual(await store.tokens.findAccessToken(after.access.tokenHash), after.access);
+    },
+  },
+];

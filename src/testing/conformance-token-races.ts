@@ -1,0 +1,92 @@
+// Race rules for saveTokens against each revocation: whatever the interleaving, nothing revoked survives.
+import assert from 'node:assert/strict';
+import type { Store, TokenRecord } from '../stores/contract.js';
+import type { ConformanceRule } from './conformance-types.js';
+import { buildToken, buildTokenPair, findable } from './conformance-fixtures.js';
+import { freshId } from './conformance-ids.js';
+import { revokeClientTokensOf } from './conformance-parts.js';
+import { describeRound, forEachRound, race } from './interleave.js';
+
+/** The tokens of one round: a pair with a refresh token on even rounds, a lone access token on odd ones. */
+function tokensOfRound(round: number, overrides: Partial<TokenRecord>): { access: TokenRecord; refresh: TokenRecord | null } {
+  return round % 2 === 0 ? buildTokenPair(overrides) : { access: buildToken(overrides), refresh: null };
+}
+
+/**
+ * Races `saveTokens` (operation A) against `revoke` (operation B) round after round through the sweep, and
+ * checks after both have settled that neither token of the round can be found.
+ */
+async function raceSaveAgainst(
+  store: Store,
+  rounds: number,
+  tokensOf: (round: number) => { access: TokenRecord; refresh: TokenRecord | null },
+  revoke: (access: TokenRecord) => Promise<void>,
+): Promise<void> {
+  await forEachRound(rounds, async (round, schedule) => {
+    const { access, refresh } = tokensOf(round);
+    // Taken before either operation starts: the revocation is recorded at or after it.
+    const authorizedAt = new Date();
+    const [saved] = await race(
+      () => store.tokens.saveTokens(access, refresh, { authorizedAt }),
+      () => revoke(access),
+      schedule,
+    );
+    assert.equal(typeof saved, 'boolean', `${describeRound(round, schedule)}: saveTokens resolved ${String(saved)}`);
+    const left = await findable(store, [access], refresh ? [refresh] : []);
+    assert.ok(
+      left.every((found) => !found),
+      `${describeRound(round, schedule)}: a token survived the revocation (saveTokens resolved ${String(saved)}); ` +
+        'the revocation check and the insert must be one transaction',
+    );
+  });
+}
+
+/**
+ * The race rules of revocation: a `saveTokens` racing a revocation is wholly before it (and removed by it)
+ * or wholly after it (and refused by its tombstone), never half of each. A store that checks the tombstone
+ * outside the transaction that inserts (an `await` or a round trip between them) fails these every run.
+ * @see RFC 7009 §2.1 (revocation takes effect at once), RFC 6749 §4.1.2 (replay revokes the grant).
+ */
+export const tokenRaceRules: readonly ConformanceRule[] = [
+  {
+    tier: 'required',
+    name: 'saveTokens racing revokeGrant: after both settle, no token of the grant can be found, in every interleaving',
+    async run({ store, rounds }) {
+      await raceSaveAgainst(
+        store,
+        rounds,
+        (round) => tokensOfRound(round, { clientId: freshId('client'), userId: 'alice' }),
+        (access) => store.tokens.revokeGrant(access.grantId),
+      );
+    },
+  },
+  {
+    tier: 'administration',
+    needs: ['store.tokens.revokeClientTokens'],
+    name: 'saveTokens racing revokeClientTokens(clientId), authorized before it: after both settle, no token can be found, in every interleaving',
+    async run({ store, rounds }) {
+      const revoke = revokeClientTokensOf(store);
+      await raceSaveAgainst(
+        store,
+        rounds,
+        // Every fourth round a client_credentials token (userId null): the client revocation covers it too.
+        (round) => tokensOfRound(round, { clientId: freshId('client'), userId: round % 4 === 1 ? null : 'alice' }),
+        (access) => revoke(access.clientId),
+      );
+    },
+  },
+  {
+    tier: 'administration',
+    needs: ['store.tokens.revokeClientTokens'],
+    name: 'saveTokens racing revokeClientTokens(clientId, userId), authorized before it: after both settle, no token can be found, in every interleaving',
+    async run({ store, rounds }) {
+      const revoke = revokeClientTokensOf(store);
+      await raceSaveAgainst(
+        store,
+        rounds,
+        (round) => tokensOfRound(round, { clientId: freshId('client'), userId: freshId('user') }),
+        (access) => revoke(access.clientId, access.userId!),
+      );
+    },
+  },
+];

@@ -1,0 +1,88 @@
+// Runs one conformance rule on a fresh store, or says why it is skipped: shared by both runners.
+import type { Store, StoreTier } from '../stores/contract.js';
+import { missingStoreMethods, STORE_TIERS } from '../stores/check-store.js';
+import type { ConformanceRule, RuleContext, StoreConformanceOptions } from './conformance-types.js';
+import { OUTAGE_SKIPPED_REASON } from './conformance-outage.js';
+import { DEFAULT_RACE_ROUNDS } from './interleave.js';
+
+/** Default of `StoreConformanceOptions.timeoutMs`. @see RFC 6749 §4.1.2.1 (a store that never answers is an outage) */
+export const DEFAULT_RULE_TIMEOUT_MS = 60_000;
+
+/** What a store has: the methods of each tier it lacks, as `missingStoreMethods` names them. @see DESIGN §2 */
+export type StoreShape = Readonly<Record<StoreTier, readonly string[]>>;
+
+/** The shape of `store`: for each tier, the `store.part.method` names it lacks. @see DESIGN §2 */
+export function shapeOf(store: Store): StoreShape {
+  const shape = {} as Record<StoreTier, readonly string[]>;
+  for (const tier of Object.keys(STORE_TIERS) as StoreTier[]) shape[tier] = missingStoreMethods(store, tier);
+  return shape;
+}
+
+/**
+ * Why `rule` does not apply to a store of `shape`, or `null` when it does (or the shape is unknown).
+ * Rules of the required tier always apply: a store without a required method fails them.
+ * @see RFC 6749 §10.3–10.5.
+ */
+export function skipReason(rule: ConformanceRule, options: StoreConformanceOptions, shape: StoreShape | null): string | null {
+  if (rule.needsOutageHook && !options.simulateOutage) return OUTAGE_SKIPPED_REASON;
+  if (shape === null) return null;
+  const lacking = new Set(Object.values(shape).flat());
+  if (rule.needs) {
+    const missing = rule.needs.filter((method) => lacking.has(method));
+    return missing.length > 0 ? `the store lacks ${missing.join(', ')}` : null;
+  }
+  if (rule.tier === 'required' || shape[rule.tier].length === 0) return null;
+  return `the store lacks tier "${rule.tier}" (${shape[rule.tier].join(', ')})`;
+}
+
+async function destroy(options: StoreConformanceOptions, store: Store): Promise<void> {
+  if (options.destroyStore) await options.destroyStore(store);
+  else await store.close?.();
+}
+
+/** Creates a store, runs `use` on it and destroys it, whatever `use` does. */
+async function withStore<T>(options: StoreConformanceOptions, use: (store: Store) => Promise<T>): Promise<T> {
+  const store = await options.createStore();
+  if (store === null || typeof store !== 'object') throw new TypeError(`createStore() resolved ${String(store)}, not a store`);
+  try {
+    return await use(store);
+  } finally {
+    await destroy(options, store);
+  }
+}
+
+/**
+ * Looks at one store from `createStore` to learn which tiers it has, then destroys it.
+ * @see checkStore (what the router checks at start-up).
+ */
+export function probeStore(options: StoreConformanceOptions): Promise<StoreShape> {
+  return withStore(options, async (store) => shapeOf(store));
+}
+
+/**
+ * Runs one rule on a fresh store from `createStore`, destroying every store it made. Rejects with the
+ * rule's assertion error, or with a timeout error when the rule (creation and destruction included) has
+ * not settled within `options.timeoutMs`.
+ * @see RFC 6749 §10.3–10.5.
+ */
+export async function runRule(rule: ConformanceRule, options: StoreConformanceOptions): Promise<void> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_RULE_TIMEOUT_MS;
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the rule did not settle within ${timeoutMs} ms (a store call that never answers?)`)), timeoutMs);
+  });
+  const running = withStore(options, (store) => {
+    const context: RuleContext = {
+      store,
+      rounds: options.rounds ?? DEFAULT_RACE_ROUNDS,
+      withFreshStore: (use) => withStore(options, use),
+      simulateOutage: options.simulateOutage ?? null,
+    };
+    return rule.run(context);
+  });
+  try {
+    await Promise.race([running, hung]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,116 @@
+// The conformance suite fails every faulty store on every run, on the rule the fault breaks, and passes correct ones.
+import { describe, expect, it } from 'vitest';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
+import { CONFORMANCE_RULES, checkStoreConformance, type StoreConformanceOptions } from '../../src/testing/index.js';
+import { createToyStore, simulateToyOutage, type Fault, type ToyStoreOptions } from './toy-store.js';
+
+/** How many times each faulty store goes through the suite: every run must fail. */
+const RUNS = 5;
+
+/** The one rule whose name starts with `prefix` (a typo or a rename fails loudly here, not silently). */
+function rule(prefix: string): string {
+  const matches = CONFORMANCE_RULES.filter((r) => r.name.startsWith(prefix)).map((r) => r.name);
+  if (matches.length !== 1) throw new Error(`${matches.length} rules start with ${JSON.stringify(prefix)}`);
+  return matches[0]!;
+}
+
+const SAVE_RACES = [
+  rule('saveTokens racing revokeGrant'),
+  rule('saveTokens racing revokeClientTokens(clientId),'),
+  rule('saveTokens racing revokeClientTokens(clientId, userId)'),
+];
+const EXACT_IDS = [
+  rule('codes compare codeHash exactly'),
+  rule('tokens compare tokenHash exactly'),
+  rule('revokeGrant compares grantId exactly'),
+  rule('integrations compare clientId exactly'),
+  rule('revokeClientTokens compares client and user ids exactly'),
+  rule('consents compare user and client ids exactly'),
+  rule('kids compare exactly'),
+];
+const BINARY_ORDER = [rule('listClients orders by createdAt'), rule('listConsents returns only'), rule('listSigningKeys orders by createdAt')];
+const OUTAGE = [rule('outage: while the backend is out')];
+const CLIENT_TOMBSTONES = [
+  rule('after revokeClientTokens(clientId), saveTokens refuses'),
+  rule("after revokeClientTokens(clientId, userId), saveTokens refuses"),
+  rule('a later revokeClientTokens moves the revocation moment forward'),
+  rule('saveTokens racing revokeClientTokens(clientId),'),
+  rule('saveTokens racing revokeClientTokens(clientId, userId)'),
+];
+const GRANT_TOMBSTONES = [
+  rule('after revokeClientTokens(clientId), a grant whose refresh token'),
+  rule('after revokeClientTokens(clientId, userId), a grant whose refresh token'),
+];
+
+/** Each fault, the toy-store settings it is tried with, and exactly the rules it must fail. */
+const CASES: { fault: Fault; settings: ToyStoreOptions[]; fails: string[] }[] = [
+  {
+    fault: 'save-checks-tombstones-a-turn-before-inserting',
+    // With leading round trips the window opens only at an offset: the sweep, not luck, finds it.
+    settings: [0, 6, 12].flatMap((saveLeadingTurns) => [
+      { turn: 'macrotask', saveLeadingTurns },
+      { turn: 'microtask', saveLeadingTurns },
+    ]),
+    fails: SAVE_RACES,
+  },
+  { fault: 'ids-ignore-case', settings: [{}], fails: [...EXACT_IDS, ...BINARY_ORDER] },
+  { fault: 'ids-ignore-trailing-spaces', settings: [{}], fails: EXACT_IDS },
+  { fault: 'raw-errors-in-outage', settings: [{}], fails: OUTAGE },
+  { fault: 'no-recovery-after-outage', settings: [{}], fails: OUTAGE },
+  { fault: 'only-if-none-checks-a-turn-before-inserting', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent onlyIfNone saves')] },
+  { fault: 'update-client-reads-then-writes-whole-record', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('updateClient disabling racing')] },
+  { fault: 'consume-code-checks-a-turn-before-marking', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent consumeCode calls')] },
+  { fault: 'revoke-client-tokens-without-tombstones', settings: [{}], fails: [...CLIENT_TOMBSTONES, ...GRANT_TOMBSTONES] },
+  { fault: 'revoke-client-tokens-without-grant-tombstones', settings: [{}], fails: GRANT_TOMBSTONES },
+  { fault: 'revocation-keeps-first-moment', settings: [{}], fails: [rule('a later revokeClientTokens moves')] },
+  {
+    fault: 'user-revocation-refuses-whole-client',
+    settings: [{}],
+    fails: [rule('revokeClientTokens(clientId, userId) leaves saves'), rule('revokeClientTokens compares client and user ids exactly')],
+  },
+];
+
+function toyOptions(settings: ToyStoreOptions, faults: Fault[]): StoreConformanceOptions {
+  return { name: 'toy', createStore: () => createToyStore({ ...settings, faults }), simulateOutage: simulateToyOutage };
+}
+
+describe('the conformance suite catches each fault on every run', () => {
+  for (const { fault, settings, fails } of CASES) {
+    for (const setting of settings) {
+      it(`${fault} ${JSON.stringify(setting)}: fails ${fails.length} rule(s) in each of ${RUNS} runs`, async () => {
+        const expected = [...fails].sort();
+        for (let run = 0; run < RUNS; run++) {
+          const report = await checkStoreConformance({ ...toyOptions(setting, [fault]), only: (name) => fails.includes(name) });
+          expect(report.failed.map((f) => f.rule).sort(), `run ${run + 1}`).toEqual(expected);
+          expect(report.passed).toEqual([]);
+        }
+      });
+    }
+  }
+
+  it('each fault breaks exactly the rules listed for it: nothing else fails (the whole suite, once per fault)', async () => {
+    for (const { fault, settings, fails } of CASES) {
+      // A short sweep: this checks which rules fail, not how reliably (the runs above do).
+      const report = await checkStoreConformance({ ...toyOptions(settings[0]!, [fault]), rounds: 24 });
+      expect(report.failed.map((f) => f.rule).sort(), fault).toEqual([...fails].sort());
+    }
+  });
+});
+
+describe('the conformance suite passes correct stores', () => {
+  it('the memory store passes every rule; only the outage rule is skipped (it has no backend to cut)', async () => {
+    const report = await checkStoreConformance({ name: 'memory', createStore: () => createMemoryStore() });
+    expect(report.failed.map((f) => `${f.rule}: ${f.error.message}`)).toEqual([]);
+    expect(report.skipped.map((s) => s.rule)).toEqual(OUTAGE);
+    expect(report.passed).toHaveLength(CONFORMANCE_RULES.length - 1);
+  });
+
+  for (const setting of [{ turn: 'macrotask' }, { turn: 'microtask' }, { turn: 'macrotask', saveLeadingTurns: 12 }] as ToyStoreOptions[]) {
+    it(`the toy store without faults ${JSON.stringify(setting)} passes every rule, the outage rule included`, async () => {
+      const report = await checkStoreConformance(toyOptions(setting, []));
+      expect(report.failed.map((f) => `${f.rule}: ${f.error.message}`)).toEqual([]);
+      expect(report.skipped).toEqual([]);
+      expect(report.passed).toHaveLength(CONFORMANCE_RULES.length);
+    });
+  }
+});

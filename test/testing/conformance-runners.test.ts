@@ -1,0 +1,109 @@
+// Both runners of the conformance suite: tiers a store lacks are skipped and named, the outage rule loudly.
+import { describe, expect, it, type RunnerTestSuite } from 'vitest';
+import type { Store } from '../../src/stores/contract.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
+import { CONFORMANCE_RULES, checkStoreConformance, runStoreConformance } from '../../src/testing/index.js';
+
+/** A memory store cut down to the required tier, plus the parts named in `extra`. */
+function partialStore(extra: { consents?: boolean; keys?: boolean } = {}): Store {
+  const full = createMemoryStore();
+  const { findAccessToken, findRefreshToken, revokeAccessToken, revokeGrant, saveTokens, revokeClientTokens } = full.tokens;
+  return {
+    clients: { findClient: full.clients.findClient },
+    codes: full.codes,
+    tokens: { findAccessToken, findRefreshToken, revokeAccessToken, revokeGrant, saveTokens, ...(extra.consents ? { revokeClientTokens } : {}) },
+    ...(extra.consents ? { consents: full.consents! } : {}),
+    ...(extra.keys ? { keys: full.keys! } : {}),
+    close: () => full.close!(),
+  };
+}
+
+const ofTier = (tier: string) => CONFORMANCE_RULES.filter((rule) => rule.tier === tier).map((rule) => rule.name);
+const needing = (method: string) => CONFORMANCE_RULES.filter((rule) => rule.needs?.includes(method)).map((rule) => rule.name);
+
+describe('checkStoreConformance', () => {
+  it('skips the rules of every tier the store lacks, naming the missing methods, and runs the rest', async () => {
+    const report = await checkStoreConformance({ name: 'required only', createStore: () => partialStore() });
+    expect(report.failed).toEqual([]);
+    const skipped = new Map(report.skipped.map((s) => [s.rule, s.reason]));
+    for (const name of [...ofTier('administration'), ...ofTier('consents'), ...ofTier('signingKeys')]) expect(skipped.has(name), name).toBe(true);
+    expect(skipped.get(ofTier('consents')[0]!)).toMatch(/tier "consents" \(store\.consents\.findConsent, .*store\.tokens\.revokeClientTokens\)/);
+    expect(skipped.get(needing('store.tokens.revokeClientTokens')[0]!)).toBe('the store lacks store.tokens.revokeClientTokens');
+    expect(report.passed).toEqual(ofTier('required').filter((name) => !name.startsWith('outage')));
+  });
+
+  it('runs the revokeClientTokens rules for a store that has it through the consents tier only', async () => {
+    const report = await checkStoreConformance({ name: 'consents', createStore: () => partialStore({ consents: true }) });
+    expect(report.failed).toEqual([]);
+    for (const name of [...needing('store.tokens.revokeClientTokens'), ...ofTier('consents')]) expect(report.passed).toContain(name);
+    expect(report.skipped.map((s) => s.rule)).toContain(ofTier('administration').find((name) => !needing('store.tokens.revokeClientTokens').includes(name)));
+  });
+
+  it('reports the outage rule as skipped, saying why, when simulateOutage is not supplied', async () => {
+    const report = await checkStoreConformance({ name: 'memory', createStore: () => createMemoryStore(), only: (name) => name.startsWith('outage') });
+    expect(report.skipped).toHaveLength(1);
+    expect(report.skipped[0]!.reason).toMatch(/no simulateOutage hook.*StoreUnavailableError/);
+  });
+
+  it('runs only the rules `only` accepts, each on its own fresh store, and destroys every store it made', async () => {
+    let created = 0;
+    const open = new Set<Store>();
+    const report = await checkStoreConformance({
+      name: 'memory',
+      createStore: () => {
+        created += 1;
+        const store = createMemoryStore();
+        open.add(store);
+        return store;
+      },
+      destroyStore: async (store) => {
+        await store.close?.();
+        open.delete(store);
+      },
+      only: (name) => name.startsWith('of N concurrent onlyIfNone') || name.startsWith('findClient resolves null'),
+      rounds: 40,
+    });
+    expect(report.passed).toHaveLength(2);
+    // One probe, one store per rule, and one per round of the key race (ceil(40 / 20) = 2).
+    expect(created).toBe(1 + 2 + 2);
+    expect(open.size).toBe(0);
+  });
+
+  it('fails a rule whose store never answers, instead of hanging', async () => {
+    const report = await checkStoreConformance({
+      name: 'silent',
+      createStore: () => ({ ...createMemoryStore(), clients: { findClient: () => new Promise(() => undefined) } }),
+      only: (name) => name.startsWith('findClient resolves null'),
+      timeoutMs: 50,
+    });
+    expect(report.failed.map((f) => f.error.message)).toEqual([expect.stringMatching(/did not settle within 50 ms/)]);
+  });
+
+  it('fails every selected rule with the error when createStore fails', async () => {
+    const report = await checkStoreConformance({
+      name: 'broken',
+      createStore: () => Promise.reject(new Error('no database')),
+      only: (name) => name.startsWith('find'),
+    });
+    expect(report.failed.length).toBeGreaterThan(0);
+    for (const failure of report.failed) expect(failure.error.message).toBe('no database');
+  });
+});
+
+describe('runStoreConformance', () => {
+  runStoreConformance({
+    name: 'required only (registration check)',
+    createStore: () => partialStore(),
+    only: (name) => name.startsWith('findClient resolves null') || name.startsWith('listClients resolves') || name.startsWith('outage'),
+  });
+
+  it('registered one test per rule under its tier, tiers it lacks and the outage rule as skipped, with the reason in the name', ({ task }) => {
+    const suite = (task.suite!.tasks as RunnerTestSuite[]).find((t) => t.name.startsWith('Store conformance: required only'))!;
+    const registered = suite.tasks.flatMap((tier) => (tier as RunnerTestSuite).tasks.map((t) => [tier.name, t.name, t.mode]));
+    expect(registered).toEqual([
+      ['required', 'findClient resolves null (never undefined) for an unknown clientId', 'run'],
+      ['required', 'outage: SKIPPED — supply simulateOutage to check that a failing backend rejects with StoreUnavailableError', 'skip'],
+      ['administration', expect.stringMatching(/^listClients resolves an empty array on an empty store — SKIPPED: the store lacks tier "administration" \(store\.clients\.createClient/), 'skip'],
+    ]);
+  });
+});

@@ -1,0 +1,246 @@
+// A small from-scratch Store with switchable faults, to prove the conformance suite catches each one.
+import type {
+  AuthorizationCodeRecord,
+  ConsentRecord,
+  OAuthClient,
+  SigningKeyRecord,
+  Store,
+  TokenRecord,
+} from '../../src/stores/contract.js';
+import { compareIds, definedClientChanges } from '../../src/stores/store-policy.js';
+import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
+import type { SimulateOutage } from '../../src/testing/index.js';
+
+/** The faults a toy store can be built with; without any, it is a correct store. */
+export type Fault =
+  /** (a) saveTokens reads the tombstones in one round trip and inserts in the next (check outside the insert). */
+  | 'save-checks-tombstones-a-turn-before-inserting'
+  /** (b) ids compared case-insensitively, lists ordered case-insensitively (a `_ci` collation). */
+  | 'ids-ignore-case'
+  /** (b) ids compared ignoring trailing spaces (a PAD SPACE collation). */
+  | 'ids-ignore-trailing-spaces'
+  /** (c) the driver's raw error escapes during an outage instead of StoreUnavailableError. */
+  | 'raw-errors-in-outage'
+  /** (c) once the backend has been out, the store never works again (no reconnection). */
+  | 'no-recovery-after-outage'
+  /** (d) onlyIfNone counts the keys in one round trip and inserts in the next. */
+  | 'only-if-none-checks-a-turn-before-inserting'
+  /** (e) updateClient reads the whole record, then writes it all back a round trip later. */
+  | 'update-client-reads-then-writes-whole-record'
+  /** (f) consumeCode reads the code in one round trip and marks it used in the next. */
+  | 'consume-code-checks-a-turn-before-marking'
+  /** (g) revokeClientTokens deletes tokens but records no tombstone at all. */
+  | 'revoke-client-tokens-without-tombstones'
+  /** revokeClientTokens records the revocation moment but tombstones no grant whose refresh token it removed. */
+  | 'revoke-client-tokens-without-grant-tombstones'
+  /** a repeated revokeClientTokens keeps the first moment instead of the latest. */
+  | 'revocation-keeps-first-moment'
+  /** a user revocation also refuses other users' and client_credentials saves at that client. */
+  | 'user-revocation-refuses-whole-client';
+
+export interface ToyStoreOptions {
+  readonly faults?: readonly Fault[];
+  /** What one round trip to the toy backend costs: an event-loop turn (default) or a microtask. */
+  readonly turn?: 'macrotask' | 'microtask';
+  /**
+   * Round trips saveTokens makes before it reads the tombstones (BEGIN, reading the integration...):
+   * with the check-then-insert fault, the window then opens only when the revocation starts that much later.
+   */
+  readonly saveLeadingTurns?: number;
+}
+
+interface Backend {
+  out: boolean;
+  wasOut: boolean;
+}
+const backends = new WeakMap<Store, Backend>();
+
+/** The outage hook of toy stores. */
+export const simulateToyOutage: SimulateOutage = async (store) => {
+  const backend = backends.get(store)!;
+  backend.out = true;
+  backend.wasOut = true;
+  return async () => {
+    backend.out = false;
+  };
+};
+
+const copy = <T>(value: T): T => structuredClone(value);
+
+/** Creates a toy store: Maps of records, one `turn()` per round trip, and the faults asked for. */
+export function createToyStore(options: ToyStoreOptions = {}): Store {
+  const faults = new Set(options.faults ?? []);
+  const has = (fault: Fault) => faults.has(fault);
+  const backend: Backend = { out: false, wasOut: false };
+  const key = (id: string): string => {
+    let folded = id;
+    if (has('ids-ignore-case')) folded = folded.toLowerCase();
+    if (has('ids-ignore-trailing-spaces')) folded = folded.replace(/ +$/, '');
+    return folded;
+  };
+  const pair = (a: string, b: string) => JSON.stringify([key(a), key(b)]);
+  const order = (a: string, b: string) => compareIds(key(a), key(b)) || compareIds(a, b);
+
+  async function turn(): Promise<void> {
+    if (options.turn === 'microtask') await Promise.resolve();
+    else await new Promise<void>((resolve) => setImmediate(resolve));
+    if (backend.out || (has('no-recovery-after-outage') && backend.wasOut)) {
+      if (has('raw-errors-in-outage')) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:3306'), { code: 'ECONNREFUSED' });
+      throw new StoreUnavailableError('the toy backend is unreachable');
+    }
+  }
+
+  const clients = new Map<string, OAuthClient>();
+  const codes = new Map<string, { record: AuthorizationCodeRecord; used: boolean }>();
+  const tokens = new Map<string, { kind: 'access' | 'refresh'; record: TokenRecord }>();
+  const revokedGrants = new Set<string>();
+  const clientRevokedAt = new Map<string, number>();
+  const userRevokedAt = new Map<string, number>();
+  const consents = new Map<string, ConsentRecord>();
+  const keys = new Map<string, SigningKeyRecord>();
+
+  function refused(token: TokenRecord, since: number): boolean {
+    if (revokedGrants.has(key(token.grantId))) return true;
+    if ((clientRevokedAt.get(key(token.clientId)) ?? -Infinity) >= since) return true;
+    if (has('user-revocation-refuses-whole-client')) {
+      return [...userRevokedAt].some(([k, at]) => JSON.parse(k)[0] === key(token.clientId) && at >= since);
+    }
+    return token.userId !== null && (userRevokedAt.get(pair(token.clientId, token.userId)) ?? -Infinity) >= since;
+  }
+
+  function find(kind: 'access' | 'refresh', tokenHash: string): TokenRecord | null {
+    const stored = tokens.get(key(tokenHash));
+    if (!stored || stored.kind !== kind || stored.record.expiresAt.getTime() <= Date.now()) return null;
+    return copy(stored.record);
+  }
+
+  function remember(map: Map<string, number>, at: string, now: number): void {
+    if (has('revocation-keeps-first-moment') && map.has(at)) return;
+    map.set(at, Math.max(now, map.get(at) ?? -Infinity));
+  }
+
+  const store: Store = {
+    clients: {
+      async findClient(clientId) {
+        await turn();
+        const client = clients.get(key(clientId));
+        return client ? copy(client) : null;
+      },
+      async createClient(client) {
+        await turn();
+        if (clients.has(key(client.clientId))) return false;
+        clients.set(key(client.clientId), copy(client));
+        return true;
+      },
+      async updateClient(clientId, changes) {
+        await turn();
+        const read = clients.get(key(clientId));
+        if (!read) return null;
+        if (has('update-client-reads-then-writes-whole-record')) await turn();
+        const base = has('update-client-reads-then-writes-whole-record') ? read : clients.get(key(clientId))!;
+        const updated = { ...base, ...copy(definedClientChanges(changes)) };
+        clients.set(key(clientId), updated);
+        return copy(updated);
+      },
+      async listClients() {
+        await turn();
+        return [...clients.values()].map(copy).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || order(a.clientId, b.clientId));
+      },
+    },
+    codes: {
+      async saveCode(record) {
+        await turn();
+        codes.set(key(record.codeHash), { record: copy(record), used: false });
+      },
+      async consumeCode(codeHash) {
+        await turn();
+        const stored = codes.get(key(codeHash));
+        if (!stored || stored.record.expiresAt.getTime() <= Date.now()) return { kind: 'not_found' };
+        if (stored.used) return { kind: 'replayed', grantId: stored.record.grantId };
+        if (has('consume-code-checks-a-turn-before-marking')) await turn();
+        codes.set(key(codeHash), { record: stored.record, used: true });
+        return { kind: 'consumed', record: copy(stored.record) };
+      },
+    },
+    tokens: {
+      async saveTokens(access, refresh, { authorizedAt }) {
+        for (let i = 0; i < (options.saveLeadingTurns ?? 0); i++) await turn();
+        await turn();
+        const since = authorizedAt.getTime();
+        const isRefused = refused(access, since) || (refresh !== null && refused(refresh, since));
+        if (has('save-checks-tombstones-a-turn-before-inserting')) await turn();
+        if (isRefused) return false;
+        tokens.set(key(access.tokenHash), { kind: 'access', record: copy(access) });
+        if (refresh) tokens.set(key(refresh.tokenHash), { kind: 'refresh', record: copy(refresh) });
+        return true;
+      },
+      async findAccessToken(tokenHash) {
+        await turn();
+        return find('access', tokenHash);
+      },
+      async findRefreshToken(tokenHash) {
+        await turn();
+        return find('refresh', tokenHash);
+      },
+      async revokeAccessToken(tokenHash) {
+        await turn();
+        if (tokens.get(key(tokenHash))?.kind === 'access') tokens.delete(key(tokenHash));
+      },
+      async revokeGrant(grantId) {
+        await turn();
+        revokedGrants.add(key(grantId));
+        for (const [hash, { record }] of tokens) if (key(record.grantId) === key(grantId)) tokens.delete(hash);
+      },
+      async revokeClientTokens(clientId, userId) {
+        await turn();
+        const now = Date.now();
+        const tombstones = !has('revoke-client-tokens-without-tombstones');
+        if (tombstones && userId === undefined) remember(clientRevokedAt, key(clientId), now);
+        if (tombstones && userId !== undefined) remember(userRevokedAt, pair(clientId, userId), now);
+        for (const [hash, { kind, record }] of tokens) {
+          if (key(record.clientId) !== key(clientId)) continue;
+          if (userId !== undefined && (record.userId === null || key(record.userId) !== key(userId))) continue;
+          if (kind === 'refresh' && tombstones && !has('revoke-client-tokens-without-grant-tombstones')) revokedGrants.add(key(record.grantId));
+          tokens.delete(hash);
+        }
+      },
+    },
+    consents: {
+      async findConsent(userId, clientId) {
+        await turn();
+        const consent = consents.get(pair(userId, clientId));
+        return consent ? copy(consent) : null;
+      },
+      async saveConsent(record) {
+        await turn();
+        consents.set(pair(record.userId, record.clientId), copy(record));
+      },
+      async revokeConsent(userId, clientId) {
+        await turn();
+        consents.delete(pair(userId, clientId));
+      },
+      async listConsents(userId) {
+        await turn();
+        return [...consents.values()]
+          .filter((consent) => key(consent.userId) === key(userId))
+          .map(copy)
+          .sort((a, b) => a.grantedAt.getTime() - b.grantedAt.getTime() || order(a.clientId, b.clientId));
+      },
+    },
+    keys: {
+      async listSigningKeys() {
+        await turn();
+        return [...keys.values()].map(copy).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || order(a.kid, b.kid));
+      },
+      async saveSigningKey(record, saveOptions = {}) {
+        await turn();
+        if (keys.has(key(record.kid)) || (saveOptions.onlyIfNone === true && keys.size > 0)) return false;
+        if (has('only-if-none-checks-a-turn-before-inserting')) await turn();
+        keys.set(key(record.kid), copy(record));
+        return true;
+      },
+    },
+  };
+  backends.set(store, backend);
+  return store;
+}
