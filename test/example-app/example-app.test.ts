@@ -1,7 +1,7 @@
 // The example signature API driven in-process through supertest (the built server: server-restart.test.ts).
 import request from 'supertest';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { registerClient, type Store } from 'express-oauth-router';
+import { registerClient, type CompleteStore } from 'express-oauth-router';
 import { createMemoryStore } from 'express-oauth-router/stores/memory';
 import { createApp } from '../../example-app/app.js';
 import { createDemoUserAuth } from '../../example-app/users.js';
@@ -14,7 +14,7 @@ function basic(clientId: string, secret: string): string {
 }
 
 describe('example app in-process', () => {
-  let store: Store;
+  let store: CompleteStore;
   let app: ReturnType<typeof createApp>['app'];
 
   beforeEach(async () => {

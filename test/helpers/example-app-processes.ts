@@ -1,0 +1,87 @@
+// Runs the built example app and the built admin CLI as child processes, as an operator would.
+import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const SERVER = resolve(ROOT, 'example-app/dist/server.js');
+const CLI = resolve(ROOT, 'dist/cli/main.js');
+// Only a hung CLI reaches this; the test fails then instead of waiting for the runner's timeout.
+const CLI_LIMIT_MS = 30_000;
+// Every server this module started and that has not exited yet, so a failed start-up leaves none behind.
+const running = new Set<ChildProcessWithoutNullStreams>();
+
+/** A free TCP port on 127.0.0.1 (the OS picks it; nothing listens on it afterwards). */
+export function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const probe = createServer();
+    probe.once('error', fail);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => (address && typeof address === 'object' ? done(address.port) : fail(new Error('no port'))));
+    });
+  });
+}
+
+/** One running example-app process. */
+export interface AppProcess {
+  readonly child: ChildProcessWithoutNullStreams;
+  /** http://127.0.0.1:PORT */
+  readonly base: string;
+  /** What it printed up to "Press Ctrl+C to stop." (the demo credentials, on the start that created them). */
+  readonly banner: string;
+}
+
+/** Starts example-app/dist/server.js on `port`; resolves once its banner is printed (it listens then). */
+export function startAppProcess(port: number, env: Record<string, string>): Promise<AppProcess> {
+  const child = spawn(process.execPath, [SERVER], { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port) } });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return new Promise((done, fail) => {
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      if (stdout.includes('Press Ctrl+C to stop.')) done({ child, base: `http://127.0.0.1:${port}`, banner: stdout });
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    child.once('exit', (code) => fail(new Error(`server on port ${port} exited with ${code}: ${stderr}`)));
+  });
+}
+
+/**
+ * SIGTERMs every server started here that is still running (also those whose start-up failed or never
+ * finished) and resolves when all have exited.
+ */
+export function stopAppProcesses(): Promise<void> {
+  return Promise.all([...running].map((child) => new Promise<void>((done) => {
+    child.once('exit', () => done());
+    child.kill('SIGTERM');
+  }))).then(() => undefined);
+}
+
+/** What one `oauth-admin` run printed and how it ended. */
+export interface CliRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `node dist/cli/main.js ...args` against `storeUrl` (OAUTH_STORE); never rejects on a non-zero exit. */
+export function runAdminCli(storeUrl: string, args: readonly string[]): Promise<CliRun> {
+  return new Promise((done) => {
+    execFile(process.execPath, [CLI, ...args], {
+      cwd: ROOT, env: { ...process.env, OAUTH_STORE: storeUrl }, timeout: CLI_LIMIT_MS,
+    }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+/** The value of `export NAME=value` in a banner, or null when that start did not print it. */
+export function bannerExport(banner: string, name: string): string | null {
+  return new RegExp(`export ${name}=(\\S+)`).exec(banner)?.[1] ?? null;
+}
