@@ -30,7 +30,7 @@ export async function issueCodeRedirect(context: PageContext, pending: PendingAu
     expiresAt: new Date(Date.now() + options.authorizationCodeTtl * 1000),
   };
   await store.codes.saveCode(record);
-  // Without the consents tier (rememberConsent off) nothing is remembered: the user is asked every time.
-  if (options.rememberConsent && store.consents) await store.consents.saveConsent({ userId: user.id, clientId: pending.clientId, scope: pending.scope, grantedAt: new Date() });
+  // Without the consents tier (a store run with rememberConsent and consentsPage off) nothing is recorded.
+  if (store.consents) await store.consents.saveConsent({ userId: user.id, clientId: pending.clientId, scope: pending.scope, grantedAt: new Date() });
   return redirectUriWithParams(pending.redirectUri, [['code', code], ['state', pending.state], ['iss', issuer.issuer]]);
 }
