@@ -1,7 +1,9 @@
-// Runs the built example app and the built admin CLI as child processes, as an operator would.
+// Runs the built example app and the built admin CLI as child processes on a test's own store, as an operator would.
 import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
+import pg from 'pg';
+import { createClient } from 'redis';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const SERVER = resolve(ROOT, 'example-app/dist/server.js');
@@ -84,4 +86,56 @@ export function runAdminCli(storeUrl: string, args: readonly string[]): Promise<
 /** The value of `export NAME=value` in a banner, or null when that start did not print it. */
 export function bannerExport(banner: string, name: string): string | null {
   return new RegExp(`export ${name}=(\\S+)`).exec(banner)?.[1] ?? null;
+}
+
+/** A store the processes can share: a URL no other test uses, and how to remove what the test left there. */
+export interface SharedStoreBackend {
+  readonly name: string;
+  /** False when its OAUTH_TEST_*_URL variable is unset (the tests on it are skipped then). */
+  readonly enabled: boolean;
+  /** OAUTH_STORE for the processes. */
+  readonly storeUrl: string;
+  cleanup(): Promise<void>;
+}
+
+function withParam(url: string, param: string): string {
+  return `${url}${url.includes('?') ? '&' : '?'}${param}`;
+}
+
+/**
+ * PostgreSQL (OAUTH_TEST_POSTGRES_URL) and Redis (OAUTH_TEST_REDIS_URL), each on a schema `oauth_TAG_…` or key
+ * prefix `oauth-TAG-…:` of this run's own, so instances of one test share it and no other test sees it.
+ */
+export function sharedStoreBackends(tag: string): SharedStoreBackend[] {
+  const pgUrl = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
+  const redisUrl = process.env.OAUTH_TEST_REDIS_URL ?? '';
+  const unique = `${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  const schema = `oauth_${tag}_${unique}`;
+  const prefix = `oauth-${tag}-${unique}:`;
+  return [
+    {
+      name: 'PostgreSQL',
+      enabled: Boolean(pgUrl),
+      storeUrl: withParam(pgUrl, `schema=${schema}`),
+      async cleanup() {
+        const admin = new pg.Client({ connectionString: pgUrl });
+        await admin.connect();
+        await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await admin.end();
+      },
+    },
+    {
+      name: 'Redis',
+      enabled: Boolean(redisUrl),
+      storeUrl: withParam(redisUrl, `prefix=${prefix}`),
+      async cleanup() {
+        const admin = createClient({ url: redisUrl });
+        await admin.connect();
+        for await (const keys of admin.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) {
+          if (keys.length) await admin.del(keys);
+        }
+        admin.destroy();
+      },
+    },
+  ];
 }

@@ -1,19 +1,17 @@
-// PostgreSQL store: the conformance suite plus what only a shared database shows (migrations, races, outages).
+// PostgreSQL store: the conformance suite plus what only a real database shows (migrations, operations, outages).
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Store, TokenRecord } from '../../src/stores/contract.js';
+import type { Store } from '../../src/stores/contract.js';
 import { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from '../../src/stores/postgres/index.js';
 import { createPostgresTables, migratePostgresSchema } from '../../src/stores/postgres/schema.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
-import { buildClient, buildCode, buildToken, buildTokenPair } from '../../src/testing/conformance-fixtures.js';
+import { buildClient, buildCode, buildToken } from '../../src/testing/conformance-fixtures.js';
 import { runStoreConformance } from '../../src/testing/index.js';
+import { untilServing } from '../helpers/store-races.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
 
 const url = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
 if (!url) console.info('PostgreSQL store tests skipped: set OAUTH_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test to run them');
-
-/** Rounds of each cross-instance race: every round must leave nothing of what was revoked. */
-const RACE_ROUNDS = 40;
 
 let counter = 0;
 /** A schema name no other test (or parallel test file) uses, so every store starts empty. */
@@ -47,76 +45,6 @@ function viaProxy(proxy: FaultProxy): string {
 async function startProxy(): Promise<FaultProxy> {
   const target = new URL(url);
   return startFaultProxy({ host: target.hostname, port: Number(target.port || 5432) });
-}
-
-/** Two instances (two pools) on one schema, closed and dropped after `body`. */
-async function withTwoInstances(body: (a: PostgresStore, b: PostgresStore) => Promise<void>): Promise<void> {
-  const schema = freshSchema();
-  const [a, b] = [await openStore(schema), await openStore(schema)];
-  try {
-    await body(a, b);
-  } finally {
-    await Promise.all([a.close(), b.close()]);
-    await dropSchema(schema);
-  }
-}
-
-/** Resolves once `store` answers again after an outage (its pool reconnects on the next call). */
-async function untilServing(store: Store): Promise<void> {
-  for (let deadline = Date.now() + 10_000; ; ) {
-    try {
-      await store.clients.findClient('readiness-probe');
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  }
-}
-
-/**
- * Saves token pairs on `store` from four concurrent workers, each saving one pair after another, from before
- * `revoke` (run on another instance) starts until it has settled, so that saves land before, between and
- * after its statements. Resolves every token tried and how many saves were accepted and refused.
- */
-async function saveWhile(
-  store: Store,
-  revoke: () => Promise<void>,
-  make: () => { access: TokenRecord; refresh: TokenRecord | null },
-  authorizedAt: Date,
-): Promise<{ tried: TokenRecord[]; accepted: number; refused: number }> {
-  const tried: TokenRecord[] = [];
-  let accepted = 0;
-  let refused = 0;
-  const save = async (): Promise<void> => {
-    const { access, refresh } = make();
-    tried.push(access, ...(refresh ? [refresh] : []));
-    if (await store.tokens.saveTokens(access, refresh, { authorizedAt })) accepted += 1;
-    else refused += 1;
-  };
-  let settled = false;
-  const first = Array.from({ length: 4 }, () => save());
-  const revocation = revoke().finally(() => {
-    settled = true;
-  });
-  await Promise.all(
-    first.map(async (started) => {
-      await started;
-      while (!settled) await save();
-    }),
-  );
-  await revocation;
-  return { tried, accepted, refused };
-}
-
-/** Every token in `tokens` reads as absent on both instances. */
-async function expectAllGone(stores: readonly Store[], tokens: readonly TokenRecord[]): Promise<void> {
-  for (const store of stores) {
-    const found = await Promise.all(
-      tokens.flatMap((t) => [store.tokens.findAccessToken(t.tokenHash), store.tokens.findRefreshToken(t.tokenHash)]),
-    );
-    expect(found.filter((r) => r !== null)).toEqual([]);
-  }
 }
 
 describe.skipIf(!url)('PostgreSQL store', () => {
@@ -194,130 +122,6 @@ describe.skipIf(!url)('PostgreSQL store', () => {
         expect(rows).toEqual([{ collation_name: 'C' }]);
       } finally {
         await store.close();
-        await dropSchema(schema);
-      }
-    });
-  });
-
-  describe('across instances', () => {
-    it('of 50 concurrent consumeCode calls spread over two instances exactly one wins', async () => {
-      await withTwoInstances(async (a, b) => {
-        const code = buildCode();
-        await a.codes.saveCode(code);
-        const results = await Promise.all(
-          Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).codes.consumeCode(code.codeHash)),
-        );
-        expect(results.filter((r) => r.kind === 'consumed')).toHaveLength(1);
-        expect(results.filter((r) => r.kind === 'replayed')).toHaveLength(49);
-      });
-    });
-
-    it('what one instance writes, another reads; a revocation on one is seen by the other', async () => {
-      await withTwoInstances(async (a, b) => {
-        const { client } = buildClient();
-        expect(await a.clients.createClient(client)).toBe(true);
-        expect(await b.clients.createClient(client)).toBe(false);
-        expect(await b.clients.findClient(client.clientId)).toEqual(client);
-        const access = buildToken();
-        expect(await a.tokens.saveTokens(access, null, { authorizedAt: now() })).toBe(true);
-        expect(await b.tokens.findAccessToken(access.tokenHash)).toEqual(access);
-        await b.tokens.revokeGrant(access.grantId);
-        expect(await a.tokens.findAccessToken(access.tokenHash)).toBeNull();
-        expect(await a.tokens.saveTokens(buildToken({ grantId: access.grantId }), null, { authorizedAt: now() })).toBe(false);
-      });
-    });
-
-    it('a disable and a secret rotation racing on two instances both take effect', async () => {
-      await withTwoInstances(async (a, b) => {
-        for (let round = 0; round < 20; round++) {
-          const { client } = buildClient();
-          await a.clients.createClient(client);
-          await Promise.all([
-            a.clients.updateClient(client.clientId, { disabled: true }),
-            b.clients.updateClient(client.clientId, { clientSecretHash: `rotated-${round}` }),
-          ]);
-          const found = await a.clients.findClient(client.clientId);
-          expect(found).toMatchObject({ disabled: true, clientSecretHash: `rotated-${round}`, name: client.name });
-        }
-      });
-    });
-
-    it(`saveTokens racing revokeClientTokens(clientId) on another instance leaves no token of the integration (${RACE_ROUNDS} rounds)`, async () => {
-      await withTwoInstances(async (a, b) => {
-        let accepted = 0;
-        let refused = 0;
-        for (let round = 0; round < RACE_ROUNDS; round++) {
-          const clientId = `client-${round}`;
-          const authorizedAt = now();
-          let n = 0;
-          const make = () => {
-            n += 1;
-            return n % 3 === 0
-              ? { access: buildToken({ clientId, userId: null }), refresh: null }
-              : buildTokenPair({ clientId, userId: `user-${n % 2}` });
-          };
-          const outcome = await saveWhile(a, () => b.tokens.revokeClientTokens(clientId), make, authorizedAt);
-          await expectAllGone([a, b], outcome.tried);
-          accepted += outcome.accepted;
-          refused += outcome.refused;
-        }
-        // Both sides of the race were reached: saves the revocation deleted, and saves its tombstone refused.
-        expect(accepted).toBeGreaterThan(0);
-        expect(refused).toBeGreaterThan(0);
-      });
-    });
-
-    it(`saveTokens racing revokeClientTokens(clientId, userId) on another instance leaves no token of the user (${RACE_ROUNDS} rounds)`, async () => {
-      await withTwoInstances(async (a, b) => {
-        for (let round = 0; round < RACE_ROUNDS; round++) {
-          const clientId = `client-${round}`;
-          const authorizedAt = now();
-          const outcome = await saveWhile(
-            a,
-            () => b.tokens.revokeClientTokens(clientId, 'user-x'),
-            () => buildTokenPair({ clientId, userId: 'user-x' }),
-            authorizedAt,
-          );
-          await expectAllGone([a, b], outcome.tried);
-        }
-        // Another user's tokens at the integration are untouched.
-        const other = buildTokenPair({ clientId: 'client-0', userId: 'user-y' });
-        expect(await a.tokens.saveTokens(other.access, other.refresh, { authorizedAt: now() })).toBe(true);
-        await b.tokens.revokeClientTokens('client-0', 'user-x');
-        expect(await a.tokens.findRefreshToken(other.refresh.tokenHash)).toEqual(other.refresh);
-      });
-    });
-
-    it(`saveTokens racing revokeGrant on another instance leaves no token of the grant (${RACE_ROUNDS} rounds)`, async () => {
-      await withTwoInstances(async (a, b) => {
-        for (let round = 0; round < RACE_ROUNDS; round++) {
-          const grantId = `grant-${round}`;
-          const outcome = await saveWhile(
-            a,
-            () => b.tokens.revokeGrant(grantId),
-            () => buildTokenPair({ grantId, clientId: 'client', userId: 'user' }),
-            now(),
-          );
-          await expectAllGone([a, b], outcome.tried);
-        }
-      });
-    });
-
-    it('a host pool defaulting to SERIALIZABLE still saves, revokes and refuses exactly (each transaction asks for READ COMMITTED)', async () => {
-      const schema = freshSchema();
-      const pool = new pg.Pool({ connectionString: url, options: '-c default_transaction_isolation=serializable' });
-      try {
-        const store = await createPostgresStore({ pool, schema, sweepIntervalSeconds: 0 });
-        const { access, refresh } = buildTokenPair();
-        const authorizedAt = now();
-        expect(await store.tokens.saveTokens(access, refresh, { authorizedAt })).toBe(true);
-        await store.tokens.revokeClientTokens(access.clientId);
-        await expectAllGone([store], [access, refresh]);
-        const late = buildTokenPair({ clientId: access.clientId });
-        expect(await store.tokens.saveTokens(late.access, late.refresh, { authorizedAt })).toBe(false);
-        await store.close();
-      } finally {
-        await pool.end();
         await dropSchema(schema);
       }
     });

@@ -1,17 +1,17 @@
-// Redis store: the conformance suite plus what only a shared server shows (cross-instance races, TTLs, outages).
+// Redis store: the conformance suite plus what only a real server shows (keys, TTLs, stored data, outages).
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AdministrationStore, Store, TokenRecord } from '../../src/stores/contract.js';
+import type { AdministrationStore, Store } from '../../src/stores/contract.js';
 import { createRedisStore } from '../../src/stores/redis/index.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
-import { buildClient, buildCode, buildToken, buildTokenPair } from '../../src/testing/conformance-fixtures.js';
+import { buildClient, buildCode, buildToken } from '../../src/testing/conformance-fixtures.js';
 import { runStoreConformance } from '../../src/testing/index.js';
+import { untilServing } from '../helpers/store-races.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
 
 const url = process.env.OAUTH_TEST_REDIS_URL ?? '';
 if (!url) console.info('Redis store tests skipped: set OAUTH_TEST_REDIS_URL=redis://127.0.0.1:6379 to run them');
 
-const ROUNDS = 200;
 let counter = 0;
 /** A key prefix no other test (or parallel test file) uses, so every store starts empty. */
 function freshPrefix(): string {
@@ -30,6 +30,7 @@ async function deletePrefix(prefix: string): Promise<void> {
   }
 }
 
+/** The prefix's keys, found with SCAN (never KEYS), as an operator would. */
 async function keysOf(prefix: string): Promise<string[]> {
   const all: string[] = [];
   for await (const batch of admin.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) all.push(...batch);
@@ -54,69 +55,6 @@ async function withStore(body: (store: AdministrationStore, prefix: string) => P
   } finally {
     await store.close?.();
     await deletePrefix(prefix);
-  }
-}
-
-/** Two instances (two connections) on one prefix, closed and wiped after `body`. */
-async function withTwoInstances(body: (a: AdministrationStore, b: AdministrationStore) => Promise<void>): Promise<void> {
-  const prefix = freshPrefix();
-  const [a, b] = [await openStore(prefix), await openStore(prefix)];
-  try {
-    await body(a, b);
-  } finally {
-    await Promise.all([a.close?.(), b.close?.()]);
-    await deletePrefix(prefix);
-  }
-}
-
-/** Every token in `tokens` reads as absent on both instances. */
-async function expectAllGone(stores: readonly Store[], tokens: readonly TokenRecord[]): Promise<void> {
-  for (const store of stores) {
-    const found = await Promise.all(
-      tokens.flatMap((t) => [store.tokens.findAccessToken(t.tokenHash), store.tokens.findRefreshToken(t.tokenHash)]),
-    );
-    expect(found.filter((r) => r !== null)).toEqual([]);
-  }
-}
-
-/**
- * Saves tokens on `store`, one save after another, for as long as `revoke` (run on another instance) is
- * under way, so that saves land before, between and after its steps; `saveFirst` sends the first save
- * before the revocation's first command rather than after it. Resolves every token it tried to save.
- */
-async function saveWhile(
-  store: Store,
-  revoke: () => Promise<void>,
-  make: () => { access: TokenRecord; refresh: TokenRecord | null },
-  options: { authorizedAt: Date; saveFirst: boolean },
-): Promise<TokenRecord[]> {
-  const tried: TokenRecord[] = [];
-  const save = (): Promise<boolean> => {
-    const { access, refresh } = make();
-    tried.push(access, ...(refresh ? [refresh] : []));
-    return store.tokens.saveTokens(access, refresh, { authorizedAt: options.authorizedAt });
-  };
-  const first = options.saveFirst ? save() : null;
-  let settled = false;
-  const revocation = revoke().finally(() => {
-    settled = true;
-  });
-  await (first ?? save());
-  while (!settled) await save();
-  await revocation;
-  return tried;
-}
-
-/** Resolves once `store` answers again, after an outage ended (the client reconnects with backoff). */
-async function untilServing(store: Store): Promise<void> {
-  for (let deadline = Date.now() + 10_000; ; ) {
-    try {
-      await store.clients.findClient('readiness-probe');
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
   }
 }
 
@@ -154,106 +92,6 @@ describe.skipIf(!url)('Redis store', () => {
       };
     },
   } as Parameters<typeof runStoreConformance>[0]);
-
-  describe('across instances', () => {
-    it('of 50 concurrent consumeCode calls spread over two instances exactly one wins', async () => {
-      await withTwoInstances(async (a, b) => {
-        const code = buildCode({ issuedAt: new Date() });
-        await a.codes.saveCode(code);
-        const results = await Promise.all(
-          Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).codes.consumeCode(code.codeHash)),
-        );
-        expect(results.filter((r) => r.kind === 'consumed')).toHaveLength(1);
-        expect(results.filter((r) => r.kind === 'replayed')).toHaveLength(49);
-      });
-    });
-
-    it('what one instance writes, another reads; a revocation on one is seen by the other', async () => {
-      await withTwoInstances(async (a, b) => {
-        const { client } = buildClient();
-        expect(await a.clients.createClient(client)).toBe(true);
-        expect(await b.clients.findClient(client.clientId)).toEqual(client);
-        const access = buildToken();
-        expect(await a.tokens.saveTokens(access, null, { authorizedAt: new Date() })).toBe(true);
-        expect(await b.tokens.findAccessToken(access.tokenHash)).toEqual(access);
-        await b.tokens.revokeGrant(access.grantId);
-        expect(await a.tokens.findAccessToken(access.tokenHash)).toBeNull();
-        const again = buildToken({ grantId: access.grantId });
-        expect(await a.tokens.saveTokens(again, null, { authorizedAt: new Date() })).toBe(false);
-      });
-    });
-  });
-
-  describe(`races across two instances, ${ROUNDS} rounds each`, () => {
-    it('a disable racing a secret rotation keeps both changes, every round', async () => {
-      await withTwoInstances(async (a, b) => {
-        for (let round = 0; round < ROUNDS; round++) {
-          const { client } = buildClient();
-          await a.clients.createClient(client);
-          const rotated = `rotated-${round}`;
-          await Promise.all([
-            a.clients.updateClient(client.clientId, { disabled: true }),
-            b.clients.updateClient(client.clientId, { clientSecretHash: rotated }),
-          ]);
-          for (const store of [a, b]) {
-            expect(await store.clients.findClient(client.clientId)).toEqual({ ...client, disabled: true, clientSecretHash: rotated });
-          }
-        }
-      });
-    });
-
-    for (const scope of ['integration', 'user'] as const) {
-      it(`saveTokens racing revokeClientTokens (by ${scope}) leaves nothing authorized before it findable, every round`, async () => {
-        await withTwoInstances(async (a, b) => {
-          for (let round = 0; round < ROUNDS; round++) {
-            const clientId = `client-${round}`;
-            const authorizedAt = new Date();
-            const make = () => buildTokenPair({ clientId, userId: 'user-1' });
-            const before = make();
-            await a.tokens.saveTokens(before.access, before.refresh, { authorizedAt });
-            const revoke = () => b.tokens.revokeClientTokens(clientId, scope === 'user' ? 'user-1' : undefined);
-            const saved = await saveWhile(a, revoke, make, { authorizedAt, saveFirst: round % 2 === 1 });
-            await expectAllGone([a, b], [before.access, before.refresh, ...saved]);
-            const late = make();
-            expect(await a.tokens.saveTokens(late.access, late.refresh, { authorizedAt })).toBe(false);
-            // A refresh token it deleted left its grant revoked: even a later-authorized save of it is refused.
-            const refreshed = buildToken({ grantId: before.access.grantId, clientId, userId: 'user-1' });
-            expect(await a.tokens.saveTokens(refreshed, null, { authorizedAt: new Date(Date.now() + 60_000) })).toBe(false);
-          }
-        });
-      });
-    }
-
-    it('saveTokens racing revokeGrant leaves nothing of the grant findable, every round', async () => {
-      await withTwoInstances(async (a, b) => {
-        for (let round = 0; round < ROUNDS; round++) {
-          const first = buildTokenPair();
-          const authorizedAt = new Date();
-          await a.tokens.saveTokens(first.access, first.refresh, { authorizedAt });
-          const make = () => buildTokenPair({ grantId: first.access.grantId, clientId: first.access.clientId });
-          const revoke = () => b.tokens.revokeGrant(first.access.grantId);
-          const saved = await saveWhile(a, revoke, make, { authorizedAt, saveFirst: round % 2 === 1 });
-          await expectAllGone([a, b], [first.access, first.refresh, ...saved]);
-        }
-      });
-    });
-
-    it('a save landing between two chunks of a large revocation is refused, and nothing revoked survives', async () => {
-      await withTwoInstances(async (a, b) => {
-        const clientId = 'busy-client';
-        const authorizedAt = new Date();
-        // 1200 tokens: the drain takes three chunks of 500.
-        const issued = Array.from({ length: 1200 }, () => buildToken({ clientId, userId: null }));
-        for (let i = 0; i < issued.length; i += 200) {
-          await Promise.all(issued.slice(i, i + 200).map((t) => a.tokens.saveTokens(t, null, { authorizedAt })));
-        }
-        const make = () => ({ access: buildToken({ clientId, userId: null }), refresh: null });
-        const racing = await saveWhile(a, () => b.tokens.revokeClientTokens(clientId), make, { authorizedAt, saveFirst: false });
-        await expectAllGone([a, b], [...issued, ...racing]);
-        expect((await keysOf(prefixOf.get(a)!)).filter((k) => k.includes(':at:'))).toEqual([]);
-      });
-    });
-  });
 
   describe('keys, TTLs and stored data', () => {
     it('codes, tokens and tombstones carry native TTLs; clients and consents do not expire', async () => {
