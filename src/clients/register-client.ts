@@ -1,6 +1,7 @@
 // Registers an integration: makes its id and secret, stores only the secret's hash.
 import type { ClientFlow, OAuthClient, Store } from '../stores/contract.js';
 import { createRandomToken } from '../crypto/random-token.js';
+import { createRandomClientId } from '../crypto/random-client-id.js';
 import { hashSecret } from '../crypto/hash-secret.js';
 import { checkRegisteredRedirectUri } from '../checks/registered-redirect-uri.js';
 import { checkScopeTokens } from '../checks/scope.js';
@@ -25,7 +26,10 @@ export interface RegisterClientInput {
   readonly requirePkce?: boolean;
   /** When the credentials count as issued (SPEC §9). Default: now. */
   readonly credentialsIssuedAt?: Date;
-  /** A chosen client_id (an import, a fixed demo id). Default: 256 random bits, base64url. */
+  /**
+   * A chosen client_id (an import, a fixed demo id); any store id is accepted, one starting with `-` too.
+   * Default: 256 random bits, base64url, never starting with `-` (see `createRandomClientId`).
+   */
   readonly clientId?: string;
 }
 
@@ -36,9 +40,11 @@ export interface RegisteredClient {
 }
 
 /**
- * Validates and saves a new integration with a 256-bit random client_id and client_secret.
+ * Validates and saves a new integration with a 256-bit random client_id (never starting with `-`, so the
+ * admin command can take it as printed) and client_secret.
  * @throws TypeError for a bad name, flow, redirect URI or scope.
- * @see RFC 6749 §2 (client registration), §2.3.1 (client password), §3.1.2.2 (registration requirements).
+ * @see RFC 6749 §2 (client registration), §2.2 (client identifier), §2.3.1 (client password),
+ *   §3.1.2.2 (registration requirements).
  */
 export async function registerClient(store: Store, input: RegisterClientInput): Promise<RegisteredClient> {
   const name = input.name?.trim();
@@ -63,7 +69,7 @@ export async function registerClient(store: Store, input: RegisterClientInput): 
   }
   const clientSecret = createRandomToken();
   const client: OAuthClient = {
-    clientId: input.clientId ?? createRandomToken(),
+    clientId: input.clientId ?? createRandomClientId(),
     clientSecretHash: hashSecret(clientSecret),
     name,
     flow: input.flow,
