@@ -1,40 +1,23 @@
 // Client ids and the leading "-": generated ids never start with one, and existing ones stay manageable.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli, type CliResult } from '../helpers/run-cli.js';
 import { createRandomClientId } from '../../src/crypto/random-client-id.js';
 import { registerClient } from '../../src/clients/register-client.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 
-const CLI = resolve(import.meta.dirname, '../../dist/cli/main.js');
 
 /** Ids as an earlier version could generate them (43 base64url characters): a leading "-", and one that looks like `-h`. */
 const DASH_IDS = ['-Xy4bQ9v0mK1zR2tLw8sN3pD5gH7jF6cA0eU_uY-iOA', '-hq1W2e3R4t5Y6u7I8o9P0aSdFgHjKlZxCvBnM-_Q1w'] as const;
-
-interface CliResult {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
 
 let dir: string;
 let storeFile: string;
 
 function run(args: readonly string[]): Promise<CliResult> {
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      [CLI, ...args],
-      { env: { ...process.env, OAUTH_STORE: `sqlite:${storeFile}` } },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-        done({ code, stdout, stderr });
-      },
-    );
-  });
+  return runCli(storeFile, args);
 }
 
 /** Opens the SQLite file the CLI uses, through the built package, for setup and for checks. */

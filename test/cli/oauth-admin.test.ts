@@ -1,34 +1,17 @@
 // The oauth-admin command, run as a real child process against a temporary SQLite store.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli, type CliResult } from '../helpers/run-cli.js';
 
-const CLI = resolve(import.meta.dirname, '../../dist/cli/main.js');
-
-interface CliResult {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
 
 let dir: string;
 let storeFile: string;
 
 function run(args: readonly string[]): Promise<CliResult> {
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      [CLI, ...args],
-      { env: { ...process.env, OAUTH_STORE: `sqlite:${storeFile}` } },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-        done({ code, stdout, stderr });
-      },
-    );
-  });
+  return runCli(storeFile, args);
 }
 
 async function createJson(args: readonly string[]): Promise<Record<string, unknown>> {
