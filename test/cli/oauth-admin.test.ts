@@ -6,7 +6,6 @@ import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli, type CliResult } from '../helpers/run-cli.js';
 
-
 let dir: string;
 let storeFile: string;
 
