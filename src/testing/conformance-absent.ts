@@ -2,36 +2,12 @@
 import assert from 'node:assert/strict';
 import type { Store } from '../stores/contract.js';
 import type { ConformanceRule } from './conformance-types.js';
-import { buildClient, buildCode, buildConsent, buildKey, buildToken } from './conformance-fixtures.js';
 import { freshId } from './conformance-ids.js';
+import { everyMethodCall } from './every-method-call.js';
 
 /** Calls every method the store has, with unknown ids or fresh records; each must return a thenable. */
 function callEveryMethod(store: Store): [string, unknown][] {
-  const { clients, codes, tokens, consents, keys } = store;
-  const calls: [string, () => unknown][] = [
-    ['clients.findClient', () => clients.findClient(freshId())],
-    ['codes.saveCode', () => codes.saveCode(buildCode())],
-    ['codes.consumeCode', () => codes.consumeCode(freshId())],
-    ['tokens.saveTokens', () => tokens.saveTokens(buildToken(), null, { authorizedAt: new Date() })],
-    ['tokens.findAccessToken', () => tokens.findAccessToken(freshId())],
-    ['tokens.findRefreshToken', () => tokens.findRefreshToken(freshId())],
-    ['tokens.revokeAccessToken', () => tokens.revokeAccessToken(freshId())],
-    ['tokens.revokeGrant', () => tokens.revokeGrant(freshId())],
-  ];
-  if (clients.createClient) calls.push(['clients.createClient', () => clients.createClient!(buildClient().client)]);
-  if (clients.updateClient) calls.push(['clients.updateClient', () => clients.updateClient!(freshId(), { name: 'x' })]);
-  if (clients.listClients) calls.push(['clients.listClients', () => clients.listClients!()]);
-  if (tokens.revokeClientTokens) calls.push(['tokens.revokeClientTokens', () => tokens.revokeClientTokens!(freshId())]);
-  if (consents) {
-    calls.push(
-      ['consents.findConsent', () => consents.findConsent(freshId(), freshId())],
-      ['consents.saveConsent', () => consents.saveConsent(buildConsent())],
-      ['consents.revokeConsent', () => consents.revokeConsent(freshId(), freshId())],
-      ['consents.listConsents', () => consents.listConsents(freshId())],
-    );
-  }
-  if (keys) calls.push(['keys.listSigningKeys', () => keys.listSigningKeys()], ['keys.saveSigningKey', () => keys.saveSigningKey(buildKey())]);
-  return calls.map(([name, call]) => [name, call()]);
+  return everyMethodCall(store).map(([name, call]) => [name, call()]);
 }
 
 /**

@@ -1,10 +1,9 @@
 // The outage rule: a failing backend rejects with StoreUnavailableError, and the same store recovers after.
 import assert from 'node:assert/strict';
-import type { Store } from '../stores/contract.js';
 import { isStoreUnavailableError } from '../stores/store-unavailable-error.js';
 import type { ConformanceRule } from './conformance-types.js';
-import { buildClient, buildCode, buildConsent, buildKey, buildToken, buildTokenPair, saveTokens } from './conformance-fixtures.js';
-import { freshId } from './conformance-ids.js';
+import { buildCode, buildTokenPair, saveTokens } from './conformance-fixtures.js';
+import { everyMethodCall } from './every-method-call.js';
 
 /** The name the runners give the rule when the hook is missing. @see RFC 6749 §5.2 (`temporarily_unavailable`) */
 export const OUTAGE_SKIPPED_NAME =
@@ -17,35 +16,6 @@ export const OUTAGE_SKIPPED_REASON =
 
 /** How many calls right after the outage may still meet a connection it broke (each must be a StoreUnavailableError). */
 const RECOVERY_ATTEMPTS = 10;
-
-/** One call of every method the store has, as `[name, start]`. */
-function everyCall(store: Store): [string, () => Promise<unknown>][] {
-  const { clients, codes, tokens, consents, keys } = store;
-  const calls: [string, () => Promise<unknown>][] = [
-    ['clients.findClient', () => clients.findClient(freshId())],
-    ['codes.saveCode', () => codes.saveCode(buildCode())],
-    ['codes.consumeCode', () => codes.consumeCode(freshId())],
-    ['tokens.saveTokens', () => saveTokens(store, buildToken(), null)],
-    ['tokens.findAccessToken', () => tokens.findAccessToken(freshId())],
-    ['tokens.findRefreshToken', () => tokens.findRefreshToken(freshId())],
-    ['tokens.revokeAccessToken', () => tokens.revokeAccessToken(freshId())],
-    ['tokens.revokeGrant', () => tokens.revokeGrant(freshId())],
-  ];
-  if (clients.createClient) calls.push(['clients.createClient', () => clients.createClient!(buildClient().client)]);
-  if (clients.updateClient) calls.push(['clients.updateClient', () => clients.updateClient!(freshId(), { disabled: true })]);
-  if (clients.listClients) calls.push(['clients.listClients', () => clients.listClients!()]);
-  if (tokens.revokeClientTokens) calls.push(['tokens.revokeClientTokens', () => tokens.revokeClientTokens!(freshId(), freshId())]);
-  if (consents) {
-    calls.push(
-      ['consents.findConsent', () => consents.findConsent(freshId(), freshId())],
-      ['consents.saveConsent', () => consents.saveConsent(buildConsent())],
-      ['consents.revokeConsent', () => consents.revokeConsent(freshId(), freshId())],
-      ['consents.listConsents', () => consents.listConsents(freshId())],
-    );
-  }
-  if (keys) calls.push(['keys.listSigningKeys', () => keys.listSigningKeys()], ['keys.saveSigningKey', () => keys.saveSigningKey(buildKey())]);
-  return calls;
-}
 
 /** Describes what a call did instead of rejecting with a StoreUnavailableError. */
 function wrongOutcome(result: PromiseSettledResult<unknown>): string | null {
@@ -89,7 +59,7 @@ export const outageRules: readonly ConformanceRule[] = [
       await store.codes.saveCode(code);
       const endOutage = await simulateOutage(store);
       let outcomes: PromiseSettledResult<unknown>[];
-      const calls = everyCall(store);
+      const calls = everyMethodCall(store);
       try {
         // All at once: a store that waits for a timeout per call must not make the rule wait for each in turn.
         outcomes = await Promise.allSettled(calls.map(([, call]) => Promise.resolve().then(call)));
