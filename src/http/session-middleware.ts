@@ -1,31 +1,40 @@
 // express-session for the login and consent pages, unless the host app already runs one.
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import session from 'express-session';
 import type { ResolvedOptions } from '../options.js';
 import { createRandomToken } from '../crypto/random-token.js';
+
+// Requests whose session the router made itself (none came from the host app): the host-login loop check
+// words its diagnosis by it.
+const ownSessionRequests = new WeakSet<Request>();
+
+/** True when the router's own express-session, not the host app's, gave this request its `req.session`. */
+export function hasRouterOwnSession(req: Request): boolean {
+  return ownSessionRequests.has(req);
+}
 
 /**
  * A session middleware that steps aside when `req.session` already exists (the host's express-session).
  * Cookies: HttpOnly, SameSite=Lax (the authorization request is a top-level cross-site GET), and Secure
  * when the issuer is https — decided by the issuer URL, not NODE_ENV (DESIGN §5).
+ * Without `session.secret` a random one is made now, but the warning about it waits for the first request
+ * that really uses the router's own session: a host running its own express-session never gets it.
  * @see RFC 6749 §10.12, RFC 6819 §4.4.1.4.
  */
 export function createSessionMiddleware(options: ResolvedOptions): RequestHandler {
   const config = options.session;
-  let secret = config.secret === undefined ? undefined : typeof config.secret === 'string' ? config.secret : [...config.secret];
-  if (secret === undefined) {
-    options.logger.warn('express-oauth-router: no session.secret set; using a random one (login sessions will not survive a restart or span instances)');
-    secret = createRandomToken();
-  }
+  const configured = config.secret === undefined ? undefined : typeof config.secret === 'string' ? config.secret : [...config.secret];
+  let warnAboutSecret = configured === undefined;
   const secure = options.main.secure;
   const middleware = session({
     name: config.cookieName ?? 'oauth.sid',
-    secret,
+    secret: configured ?? createRandomToken(),
     resave: false,
     saveUninitialized: false,
     // Behind a TLS-terminating proxy, trust X-Forwarded-Proto for the Secure-cookie decision only.
     ...(secure ? { proxy: true } : {}),
-    ...(config.store ? { store: config.store } : {}),
+    // The option is typed loosely for hosts without @types/express-session; the object is such a Store.
+    ...(config.store ? { store: config.store as session.Store } : {}),
     cookie: { httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge: (config.ttl ?? 3600) * 1000 },
   });
   return function oauthSessionMiddleware(req, res, next) {
@@ -33,6 +42,11 @@ export function createSessionMiddleware(options: ResolvedOptions): RequestHandle
       next();
       return;
     }
+    if (warnAboutSecret) {
+      warnAboutSecret = false;
+      options.logger.warn('express-oauth-router: no session.secret set; using a random one (login sessions will not survive a restart or span instances)');
+    }
+    ownSessionRequests.add(req);
     middleware(req, res, next);
   };
 }

@@ -1,6 +1,6 @@
 // The query runner the PostgreSQL store goes through: prepared statements, timeouts, outage mapping.
 import { createHash } from 'node:crypto';
-import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
+import type { PostgresClient, PostgresPoolConnection, PostgresQueryConfig, PostgresQueryResult, PostgresRow } from './driver.js';
 import { isPostgresUnavailable, rethrowPostgresError } from './errors.js';
 import { StoreUnavailableError } from '../store-unavailable-error.js';
 
@@ -20,7 +20,7 @@ export function prepareSql(text: string): PreparedSql {
 
 /** Runs prepared statements inside a transaction that `PostgresRunner.transaction` opened. */
 export interface PostgresTransaction {
-  query<R extends QueryResultRow>(sql: PreparedSql, values: readonly unknown[]): Promise<QueryResult<R>>;
+  query<R extends PostgresRow>(sql: PreparedSql, values: readonly unknown[]): Promise<PostgresQueryResult<R>>;
 }
 
 /** Transaction-scoped advisory locks taken before the transaction's first statement (see `lockKey`). */
@@ -31,7 +31,7 @@ export interface AdvisoryLocks {
 
 /** Runs one statement, or a callback inside one transaction, on the store's pool. */
 export interface PostgresRunner {
-  query<R extends QueryResultRow>(sql: PreparedSql, values: readonly unknown[]): Promise<QueryResult<R>>;
+  query<R extends PostgresRow>(sql: PreparedSql, values: readonly unknown[]): Promise<PostgresQueryResult<R>>;
   /**
    * BEGIN (READ COMMITTED, statement_timeout = the query timeout) and the advisory locks in one round trip,
    * then `fn`'s statements, then COMMIT; ROLLBACK and rethrow on failure. Each statement of `fn` takes its
@@ -39,7 +39,7 @@ export interface PostgresRunner {
    */
   transaction<T>(fn: (tx: PostgresTransaction) => Promise<T>, locks?: AdvisoryLocks): Promise<T>;
   /** A dedicated connection (for migrations); release it with `release(err?)`. */
-  connect(): Promise<PoolClient>;
+  connect(): Promise<PostgresClient>;
 }
 
 /**
@@ -70,7 +70,7 @@ function beginSql(timeoutMs: number, locks: AdvisoryLocks): string {
  * forever), every call also races a deadline so that an unreachable database fails fast with
  * StoreUnavailableError instead of hanging the request.
  */
-export function createPostgresRunner(pool: Pool, queryTimeoutMs: number): PostgresRunner {
+export function createPostgresRunner(pool: PostgresPoolConnection, queryTimeoutMs: number): PostgresRunner {
   const connectTimeout = (pool.options as { connectionTimeoutMillis?: number }).connectionTimeoutMillis;
   const deadlineMs = connectTimeout ? 0 : queryTimeoutMs * 2;
 
@@ -97,7 +97,7 @@ export function createPostgresRunner(pool: Pool, queryTimeoutMs: number): Postgr
     });
   }
 
-  async function connect(): Promise<PoolClient> {
+  async function connect(): Promise<PostgresClient> {
     try {
       // A connection that arrives after the deadline goes straight back to the pool.
       return await withDeadline(pool.connect(), (client) => client.release());
@@ -107,8 +107,8 @@ export function createPostgresRunner(pool: Pool, queryTimeoutMs: number): Postgr
   }
 
   return {
-    async query<R extends QueryResultRow>(sql: PreparedSql, values: readonly unknown[]) {
-      const config: QueryConfig & { query_timeout: number } = {
+    async query<R extends PostgresRow>(sql: PreparedSql, values: readonly unknown[]) {
+      const config: PostgresQueryConfig = {
         text: sql.text,
         name: sql.name,
         values: values as unknown[],
@@ -129,12 +129,12 @@ export function createPostgresRunner(pool: Pool, queryTimeoutMs: number): Postgr
           ...(name !== undefined ? { name } : {}),
           ...(values !== undefined ? { values: values as unknown[] } : {}),
           query_timeout: queryTimeoutMs,
-        } as QueryConfig);
+        });
       try {
         await run(beginSql(queryTimeoutMs, locks));
         const result = await fn({
-          query: <R extends QueryResultRow>(sql: PreparedSql, values: readonly unknown[]) =>
-            run(sql.text, values, sql.name) as Promise<QueryResult<R>>,
+          query: <R extends PostgresRow>(sql: PreparedSql, values: readonly unknown[]) =>
+            run(sql.text, values, sql.name) as Promise<PostgresQueryResult<R>>,
         });
         await run('COMMIT');
         client.release();

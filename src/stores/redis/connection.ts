@@ -1,6 +1,10 @@
 // A node-redis connection that fails fast, reconnects, and drops a connection that has gone silent.
-import { createClient, type RedisClientType } from 'redis';
+// Types only: `redis` ships its own, and whoever uses this module has it installed (loaded below on first use).
+import type { RedisClientType } from 'redis';
+import { importDriver, type StoreDriver } from '../missing-driver.js';
 import { StoreUnavailableError } from '../store-unavailable-error.js';
+
+const REDIS: StoreDriver = { store: 'Redis', name: 'redis', major: 5 };
 
 /** Where connection trouble is reported: once per outage, never per retry. */
 export interface RedisConnectionLogger {
@@ -46,7 +50,8 @@ export function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
  * connections alive and a socket timeout that closes silent ones, and reconnection with backoff after the
  * first successful connect. The first connect failing rejects (the caller learns Redis is down).
  * Used by the Redis store, and by hosts for their session store so both behave alike in an outage.
- * @throws the driver's connection error when Redis cannot be reached at start.
+ * @throws the driver's connection error when Redis cannot be reached at start; Error "The Redis store needs
+ *   redis: npm install redis@5" when the driver is not installed (it is loaded here, not when imported).
  */
 export async function connectResilientRedis(options: {
   readonly url: string;
@@ -58,6 +63,7 @@ export async function connectResilientRedis(options: {
   const { timeoutMs, logger, label } = options;
   let connected = false;
   let reported = false;
+  const { createClient } = await importDriver<typeof import('redis')>(REDIS);
   const client: RedisClientType = createClient({
     url: options.url,
     disableOfflineQueue: true,

@@ -1,5 +1,5 @@
 // Group commit for the SQLite store: token writes of one event-loop turn share one transaction.
-import type Database from 'better-sqlite3';
+import type { SqliteConnection } from './driver.js';
 import { runSqlite } from './errors.js';
 
 interface Pending<A extends unknown[], R> {
@@ -22,7 +22,7 @@ interface Pending<A extends unknown[], R> {
  * @see DESIGN §3a (one store round trip per step), contract `TokenStore.saveTokens` (all or nothing).
  */
 export function createGroupCommit<A extends unknown[], R>(
-  db: Database.Database,
+  db: SqliteConnection,
   write: (...args: A) => R,
 ): (...args: A) => Promise<R> {
   const one = db.transaction(write);

@@ -1,5 +1,5 @@
 // The SQLite store's signing-key part: one table (schema version 2), insert-if-none in one statement.
-import type BetterSqlite3 from 'better-sqlite3';
+import type { SqliteConnection } from './driver.js';
 import type { SaveSigningKeyOptions, SigningAlgorithm, SigningKeyRecord, SigningKeyStore } from '../contract.js';
 import { runSqlite } from './errors.js';
 
@@ -25,7 +25,7 @@ function recordToRow(record: SigningKeyRecord): SigningKeyRow {
  * processes exactly one of several first starts inserts.
  * @see RFC 9068 §4, RFC 7517 §5.
  */
-export function createSqliteKeyStore(db: BetterSqlite3.Database): SigningKeyStore {
+export function createSqliteKeyStore(db: SqliteConnection): SigningKeyStore {
   const list = db.prepare<[], SigningKeyRow>('SELECT * FROM signing_keys ORDER BY created_at, kid');
   const insert = db.prepare<SigningKeyRow>(`
     INSERT INTO signing_keys (kid, algorithm, private_key_pem, created_at)

@@ -1,8 +1,8 @@
 // Every SQL statement of the SQLite store, prepared once when the store is created.
-import type BetterSqlite3 from 'better-sqlite3';
+import type { SqliteConnection, SqliteStatement } from './driver.js';
 import type { ClientChangesRow, ClientRow, CodeRow, ConsentRow, TokenRow } from './rows.js';
 
-type Statement<P extends unknown[] | object, R = unknown> = BetterSqlite3.Statement<P, R>;
+type Statement<P extends unknown[] | object, R = unknown> = SqliteStatement<P, R>;
 
 /** Parameters of the `saveTokens` refusal check: the token's ids, its `authorizedAt` and the clock, in ms. @see RFC 7009 §2.1. */
 export interface RefusalParams {
@@ -70,17 +70,18 @@ export interface SqliteStatements {
  * Prepares every statement once, so a request costs no SQL parsing (DESIGN §3a: one round trip per step).
  * @see RFC 6749 §4.1.2 (single-use codes), RFC 7009 §2.1 (revocation).
  */
-export function prepareSqliteStatements(db: BetterSqlite3.Database): SqliteStatements {
+export function prepareSqliteStatements(db: SqliteConnection): SqliteStatements {
   return {
     findClient: db.prepare('SELECT * FROM clients WHERE client_id = ?'),
     insertClient: db.prepare(`
       INSERT INTO clients (client_id, client_secret_hash, name, flow, redirect_uris, allowed_scopes,
-                           require_pkce, credentials_issued_at, created_at, disabled)
+                           require_pkce, credentials_issued_at, created_at, disabled, token_endpoint_auth_method)
       VALUES (@client_id, @client_secret_hash, @name, @flow, @redirect_uris, @allowed_scopes,
-              @require_pkce, @credentials_issued_at, @created_at, @disabled)
+              @require_pkce, @credentials_issued_at, @created_at, @disabled, @token_endpoint_auth_method)
       ON CONFLICT (client_id) DO NOTHING`),
-    // Every column is NOT NULL, so a null parameter can only mean "not given". One statement: SQLite runs
-    // it under the write lock, so a concurrent update of another column is never overwritten.
+    // Every other column is NOT NULL, so a null parameter can only mean "not given"; the nullable one has
+    // its own flag. One statement: SQLite runs it under the write lock, so a concurrent update of another
+    // column is never overwritten.
     updateClient: db.prepare(`
       UPDATE clients SET
         client_secret_hash = coalesce(@client_secret_hash, client_secret_hash),
@@ -88,7 +89,9 @@ export function prepareSqliteStatements(db: BetterSqlite3.Database): SqliteState
         redirect_uris = coalesce(@redirect_uris, redirect_uris),
         allowed_scopes = coalesce(@allowed_scopes, allowed_scopes),
         require_pkce = coalesce(@require_pkce, require_pkce),
-        disabled = coalesce(@disabled, disabled)
+        disabled = coalesce(@disabled, disabled),
+        token_endpoint_auth_method = CASE WHEN @set_token_endpoint_auth_method = 1
+          THEN @token_endpoint_auth_method ELSE token_endpoint_auth_method END
       WHERE client_id = @client_id
       RETURNING *`),
     listClients: db.prepare('SELECT * FROM clients ORDER BY created_at, client_id'),

@@ -1,5 +1,5 @@
 // The SQLite store's tokens: tombstone checks and inserts in one transaction, revocations that leave tombstones.
-import type Database from 'better-sqlite3';
+import type { SqliteConnection } from './driver.js';
 import type { SaveTokensOptions, TokenRecord, TokenStore } from '../contract.js';
 import { STORE_POLICY } from '../store-policy.js';
 import { runSqlite } from './errors.js';
@@ -25,7 +25,7 @@ function authorizedAtMs(options: SaveTokensOptions | undefined): number {
  * wholly after it (and deletes what it saved): exact, with no timing involved.
  * @see RFC 6749 §4.1.2 (replay revokes the grant), §10.4 (refresh tokens), RFC 7009 §2.1 (revocation).
  */
-export function createSqliteTokenStore(db: Database.Database, s: SqliteStatements): Required<TokenStore> {
+export function createSqliteTokenStore(db: SqliteConnection, s: SqliteStatements): Required<TokenStore> {
   function refused(token: TokenRecord, authorizedAt: number, now: number): boolean {
     const params = { grant_id: token.grantId, client_id: token.clientId, user_id: token.userId, authorized_at: authorizedAt, now };
     return s.isRefused.get(params) === 1;

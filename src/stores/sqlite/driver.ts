@@ -1,0 +1,75 @@
+// The part of better-sqlite3 the SQLite store uses, typed here so the published types need no @types package.
+import { requireDriver, type StoreDriver } from '../missing-driver.js';
+
+/** What a write statement reports. @see DESIGN §2 (the SQLite store). */
+export interface SqliteRunResult {
+  readonly changes: number;
+  readonly lastInsertRowid: number | bigint;
+}
+
+/** Positional parameters as a tuple, or one object of named (`@name`) parameters. */
+type BindParameters<P> = P extends unknown[] ? P : [P];
+
+/** A prepared statement (better-sqlite3 `Statement`). @see DESIGN §3a (statements prepared once). */
+export interface SqliteStatement<P extends unknown[] | object = unknown[], R = unknown> {
+  run(...params: BindParameters<P>): SqliteRunResult;
+  get(...params: BindParameters<P>): R | undefined;
+  all(...params: BindParameters<P>): R[];
+  /** Makes `get` and `all` return the first column's value instead of a row object. */
+  pluck(toggleState?: boolean): this;
+}
+
+/** The parameters of F, written as better-sqlite3's typings write them so that its `Transaction` fits. */
+type ArgumentsOf<F> = F extends (...args: infer A) => unknown ? A : never;
+
+/** A function wrapped in a transaction (better-sqlite3 `Transaction`). @see RFC 7009 §2.1 (revocation is atomic). */
+export interface SqliteTransaction<F extends (...args: never[]) => unknown> {
+  (...args: ArgumentsOf<F>): ReturnType<F>;
+  /** Runs it in `BEGIN IMMEDIATE`: the write lock is taken before the first read. */
+  immediate(...args: ArgumentsOf<F>): ReturnType<F>;
+}
+
+/**
+ * An open better-sqlite3 (v12) `Database`: what `createSqliteStore` accepts instead of a file name, so a
+ * host can share its own connection. Only the members the store calls, untyped, so that better-sqlite3's
+ * own typings (whose generic `prepare` no structural type can restate) fit without `@types/better-sqlite3`.
+ * @see DESIGN §2 (the SQLite store).
+ */
+export interface SqliteDatabase {
+  readonly open: boolean;
+  prepare(source: string): unknown;
+  // `any[]`, not `unknown[]`: the store's callbacks take typed parameters, which `unknown[]` would refuse.
+  transaction(fn: (...args: any[]) => unknown): unknown;
+  exec(source: string): unknown;
+  pragma(source: string, options?: { simple?: boolean }): unknown;
+  close(): unknown;
+}
+
+/** The same database as the store's code sees it: typed statements and transactions. @see DESIGN §3a. */
+export interface SqliteConnection extends SqliteDatabase {
+  prepare<P extends unknown[] | object = unknown[], R = unknown>(source: string): SqliteStatement<P, R>;
+  transaction<F extends (...args: any[]) => unknown>(fn: F): SqliteTransaction<F>;
+}
+
+/** The better-sqlite3 constructor. @see DESIGN §2 (the SQLite store). */
+export type SqliteDatabaseConstructor = new (filename: string, options?: { fileMustExist?: boolean }) => SqliteConnection;
+
+const BETTER_SQLITE3: StoreDriver = { store: 'SQLite', name: 'better-sqlite3', major: 12 };
+
+/**
+ * True for an open database handed over by the host (it has `prepare`), false for `{ filename }` options.
+ * Structural, not `instanceof`: the host's copy of better-sqlite3 may not be the one this package resolves.
+ */
+export function isSqliteDatabase(value: object): value is SqliteDatabase {
+  return typeof (value as { prepare?: unknown }).prepare === 'function';
+}
+
+/**
+ * better-sqlite3's `Database` constructor, loaded only when a store opens a file: hosts of the other stores
+ * need not install it (nor compile its native addon).
+ * @throws Error "The SQLite store needs better-sqlite3: npm install better-sqlite3@12" when it is missing.
+ * @see DESIGN §2 (SQLite is the embedded default store).
+ */
+export function loadBetterSqlite3(): SqliteDatabaseConstructor {
+  return requireDriver<SqliteDatabaseConstructor>(BETTER_SQLITE3);
+}

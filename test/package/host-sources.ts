@@ -1,0 +1,142 @@
+// Source files of the hosts that install the packed package: what an Express app written by someone else looks like.
+
+/** The one user of every host's login page (the same as test/helpers/app.ts, so fetch-browser can sign in). */
+const USER_CHECK = `username === 'alice' && password === 'correct horse battery staple'`;
+const SESSION_SECRET = `'packed-host-session-secret-0123456789'`;
+
+/**
+ * An Express app in plain JavaScript, ESM (`import`) or CommonJS (`require`): the router on the memory store,
+ * one integration per flow registered with `registerClient`, a `requireBearer` route, and a `/drivers` route
+ * that reports what opening each driver-backed store says. It listens on a random port and prints one JSON
+ * line: its issuer and the integrations' credentials.
+ */
+function javascriptHost(format: 'esm' | 'cjs'): string {
+  const imports =
+    format === 'esm'
+      ? `import { createServer } from 'node:http';
+import express from 'express';
+import { createOAuthRouter, createStoreFromUrl, registerClient } from 'express-oauth-router';
+import { createMemoryStore } from 'express-oauth-router/stores/memory';
+import { createSqliteStore } from 'express-oauth-router/stores/sqlite';
+import { createPostgresStore } from 'express-oauth-router/stores/postgres';
+import { createRedisStore } from 'express-oauth-router/stores/redis';`
+      : `const { createServer } = require('node:http');
+const express = require('express');
+const { createOAuthRouter, createStoreFromUrl, registerClient } = require('express-oauth-router');
+const { createMemoryStore } = require('express-oauth-router/stores/memory');
+const { createSqliteStore } = require('express-oauth-router/stores/sqlite');
+const { createPostgresStore } = require('express-oauth-router/stores/postgres');
+const { createRedisStore } = require('express-oauth-router/stores/redis');`;
+  return `${imports}
+
+const user = { id: 'user-alice', displayName: 'Alice Example' };
+const server = createServer();
+server.listen(0, '127.0.0.1', async () => {
+  const issuer = 'http://127.0.0.1:' + server.address().port;
+  const store = createMemoryStore();
+  const oauth = createOAuthRouter(store, {
+    async verifyCredentials(username, password) { return ${USER_CHECK} ? user : null; },
+  }, { issuer, session: { secret: ${SESSION_SECRET} } });
+  const app = express();
+  app.use(oauth.router);
+  app.get('/api/me', oauth.requireBearer(), (req, res) => {
+    res.json({ clientId: req.auth.clientId, userId: req.auth.userId });
+  });
+  app.get('/drivers', async (_req, res) => {
+    const said = async (open) => { try { await open(); return 'opened'; } catch (e) { return e.message; } };
+    res.json({
+      sqlite: await said(() => createSqliteStore({ filename: './data/oauth.sqlite' })),
+      sqliteUrl: await said(() => createStoreFromUrl('sqlite:./data/oauth.sqlite')),
+      postgres: await said(() => createPostgresStore({ connectionString: 'postgres://127.0.0.1:9/none' })),
+      redis: await said(() => createRedisStore({ url: 'redis://127.0.0.1:9' })),
+    });
+  });
+  server.on('request', app);
+  const machine = await registerClient(store, { name: 'Nightly Sync', flow: 'client_credentials' });
+  const web = await registerClient(store, {
+    name: 'Acme CRM', flow: 'authorization_code', redirectUris: ['https://client.example/callback'],
+  });
+  console.log(JSON.stringify({
+    issuer,
+    machine: { clientId: machine.client.clientId, clientSecret: machine.clientSecret },
+    web: { clientId: web.client.clientId, clientSecret: web.clientSecret },
+  }));
+});
+`;
+}
+
+/** The ESM JavaScript host. */
+export const ESM_JS_HOST = javascriptHost('esm');
+
+/** The CommonJS JavaScript host (`require()` of the ESM package, Node ≥ 20.19). */
+export const CJS_JS_HOST = javascriptHost('cjs');
+
+/**
+ * The same app in strict TypeScript, type-checked against the published `.d.ts` (with `@types/express` 4 or
+ * 5, ESM or CommonJS) and, in the Express 5 host, compiled and run. It names a type of every subpath but the
+ * Redis store's, whose types come from the `redis` package a Redis host installs (see REDIS_TYPES).
+ */
+export const TS_HOST = `import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express, { type Request, type Response } from 'express';
+import {
+  createOAuthRouter, registerClient, type AuthenticatedUser, type OAuthRouterOptions, type SessionStoreLike, type Store,
+} from 'express-oauth-router';
+import { createMemoryStore } from 'express-oauth-router/stores/memory';
+import type { SqliteDatabase, SqliteStoreOptions } from 'express-oauth-router/stores/sqlite';
+import type { PostgresPool, PostgresStoreOptions } from 'express-oauth-router/stores/postgres';
+import type { ConformanceReport } from 'express-oauth-router/testing/check';
+import type { runStoreConformance } from 'express-oauth-router/testing';
+
+export type SubpathTypes = [SqliteDatabase, SqliteStoreOptions, PostgresPool, PostgresStoreOptions, ConformanceReport,
+  typeof runStoreConformance, SessionStoreLike];
+
+const user: AuthenticatedUser = { id: 'user-alice', displayName: 'Alice Example' };
+const server = createServer();
+server.listen(0, '127.0.0.1', async () => {
+  const issuer = 'http://127.0.0.1:' + (server.address() as AddressInfo).port;
+  const store: Store = createMemoryStore();
+  const options: OAuthRouterOptions = { issuer, session: { secret: ${SESSION_SECRET} } };
+  const oauth = createOAuthRouter(store, {
+    async verifyCredentials(username: string, password: string) { return ${USER_CHECK} ? user : null; },
+  }, options);
+  const app = express();
+  app.use(oauth.router);
+  app.get('/api/me', oauth.requireBearer(), (req: Request, res: Response) => {
+    const auth = req.auth!;
+    res.json({ clientId: auth.clientId, userId: auth.userId });
+  });
+  server.on('request', app);
+  const machine = await registerClient(store, { name: 'Nightly Sync', flow: 'client_credentials' });
+  const web = await registerClient(store, {
+    name: 'Acme CRM', flow: 'authorization_code', redirectUris: ['https://client.example/callback'],
+  });
+  console.log(JSON.stringify({
+    issuer,
+    machine: { clientId: machine.client.clientId, clientSecret: machine.clientSecret },
+    web: { clientId: web.client.clientId, clientSecret: web.clientSecret },
+  }));
+});
+`;
+
+/** A file of a Redis host: the Redis store's types, which name the `redis` package's client type. */
+export const REDIS_TYPES = `import type { RedisStoreOptions, ResilientRedisConnection } from 'express-oauth-router/stores/redis';
+
+export type RedisTypes = [RedisStoreOptions, ResilientRedisConnection['client']];
+`;
+
+/** tsconfig of a host: strict, and the package's `.d.ts` checked like the host's own code. */
+export function hostTsconfig(module: 'nodenext' | 'commonjs', files: readonly string[], emit: boolean): string {
+  return JSON.stringify({
+    compilerOptions: {
+      target: 'es2022',
+      module,
+      ...(module === 'commonjs' ? { moduleResolution: 'node10' } : {}),
+      strict: true,
+      skipLibCheck: false,
+      esModuleInterop: true,
+      ...(emit ? { outDir: 'dist' } : { noEmit: true }),
+    },
+    files,
+  }, null, 2);
+}

@@ -1,0 +1,283 @@
+// The package as a host gets it: packed once, installed into fresh Express 4, Express 5 and CommonJS hosts.
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { browseAuthorization } from '../helpers/fetch-browser.js';
+import { CJS_JS_HOST, ESM_JS_HOST, REDIS_TYPES, TS_HOST, hostTsconfig } from './host-sources.js';
+import {
+  ROOT, createHost, packPackage, run, startHost, typeCheck, type CommandResult, type HostClient, type RunningHost,
+} from './packed-host.js';
+
+const REDIRECT_URI = 'https://client.example/callback';
+const DRIVERS_MISSING = {
+  sqlite: 'The SQLite store needs better-sqlite3: npm install better-sqlite3@12',
+  sqliteUrl: 'The SQLite store needs better-sqlite3: npm install better-sqlite3@12',
+  postgres: 'The PostgreSQL store needs pg: npm install pg@8',
+  redis: 'The Redis store needs redis: npm install redis@5',
+};
+
+let work: string;
+let tarball: string;
+const hostDir = (name: string): string => join(work, name);
+// Type-checks start as soon as their host is installed and run side by side; each test awaits its own.
+const checks: Record<string, Promise<CommandResult>> = {};
+
+beforeAll(async () => {
+  if (!existsSync(join(ROOT, 'dist', 'index.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+  work = await mkdtemp(join(tmpdir(), 'eor-packed-'));
+  tarball = await packPackage(work);
+  await Promise.all([
+    // (a) Express 4, ESM JavaScript, no store driver; its TypeScript twin checks the types against @types/express 4.
+    createHost(tarball, {
+      dir: hostDir('express4-esm'), type: 'module', installs: ['express@4', '@types/express@4'],
+      files: { 'server.mjs': ESM_JS_HOST, 'server.ts': TS_HOST, 'tsconfig.json': hostTsconfig('nodenext', ['server.ts'], false) },
+    }).then(() => { checks['express4-esm'] = typeCheck(hostDir('express4-esm')); }),
+    // (b) Express 5, strict TypeScript compiled by the host; it uses the Redis store's types, so it installs redis.
+    createHost(tarball, {
+      dir: hostDir('express5-ts'), type: 'module', installs: ['express@5', '@types/express@5', 'redis@5'],
+      files: {
+        'server.ts': TS_HOST, 'redis-types.ts': REDIS_TYPES,
+        'tsconfig.json': hostTsconfig('nodenext', ['server.ts', 'redis-types.ts'], true),
+      },
+    }).then(() => { checks['express5-ts'] = typeCheck(hostDir('express5-ts')); }),
+    // (c) CommonJS: require() in JavaScript, and TypeScript compiled to require() (nodenext and classic commonjs).
+    createHost(tarball, {
+      dir: hostDir('commonjs'), type: 'commonjs', installs: ['express@4', '@types/express@4'],
+      files: {
+        'server.cjs': CJS_JS_HOST, 'server.ts': TS_HOST,
+        'tsconfig.json': hostTsconfig('nodenext', ['server.ts'], false),
+        'tsconfig.commonjs.json': hostTsconfig('commonjs', ['server.ts'], false),
+      },
+    }).then(() => {
+      checks['commonjs'] = typeCheck(hostDir('commonjs'));
+      checks['commonjs-classic'] = typeCheck(hostDir('commonjs'), 'tsconfig.commonjs.json');
+    }),
+  ]);
+}, 120_000);
+
+afterAll(async () => {
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+/** RFC 6749 §2.3.1: client_secret_basic, the id and secret form-encoded before base64. */
+function basic(client: HostClient): string {
+  const pair = `${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`;
+  return `Basic ${Buffer.from(pair).toString('base64')}`;
+}
+
+async function tokenRequest(host: RunningHost, client: HostClient, form: Record<string, string>): Promise<Record<string, unknown>> {
+  const res = await fetch(`${host.issuer}/oauth2/token`, {
+    method: 'POST',
+    headers: { Authorization: basic(client), 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(form),
+  });
+  const body = (await res.json()) as Record<string, unknown>;
+  expect(res.status, JSON.stringify(body)).toBe(200);
+  return body;
+}
+
+async function callApi(host: RunningHost, accessToken: unknown): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${host.issuer}/api/me`, { headers: { Authorization: `Bearer ${String(accessToken)}` } });
+  return { status: res.status, body: await res.json() };
+}
+
+/** SPEC §4.2 / RFC 6749 §4.4: client_credentials with Basic, then the token on a requireBearer route. */
+async function clientCredentialsReachTheApi(host: RunningHost): Promise<void> {
+  const token = await tokenRequest(host, host.machine, { grant_type: 'client_credentials' });
+  expect(token['token_type']).toBe('Bearer');
+  expect(await callApi(host, token['access_token'])).toEqual({
+    status: 200, body: { clientId: host.machine.clientId, userId: null },
+  });
+}
+
+/** SPEC §4.3 / RFC 6749 §4.1: login and consent pages, code for tokens, refresh (§6), the user on the API. */
+async function authorizationCodeReachesTheApi(host: RunningHost): Promise<void> {
+  const authorize = new URL(`${host.issuer}/oauth2/authorize`);
+  authorize.search = new URLSearchParams({
+    response_type: 'code', client_id: host.web.clientId, redirect_uri: REDIRECT_URI, state: 'packed-state',
+  }).toString();
+  const back = await browseAuthorization(authorize);
+  expect(back.searchParams.get('state')).toBe('packed-state');
+  const code = back.searchParams.get('code');
+  expect(code).toBeTruthy();
+  const tokens = await tokenRequest(host, host.web, { grant_type: 'authorization_code', code: code!, redirect_uri: REDIRECT_URI });
+  const expected = { status: 200, body: { clientId: host.web.clientId, userId: 'user-alice' } };
+  expect(await callApi(host, tokens['access_token'])).toEqual(expected);
+  const refreshed = await tokenRequest(host, host.web, { grant_type: 'refresh_token', refresh_token: String(tokens['refresh_token']) });
+  expect(await callApi(host, refreshed['access_token'])).toEqual(expected);
+}
+
+async function driversSay(host: RunningHost): Promise<unknown> {
+  return (await fetch(`${host.issuer}/drivers`)).json();
+}
+
+function expectClean(result: CommandResult): void {
+  expect(result.stdout + result.stderr).toBe('');
+  expect(result.code).toBe(0);
+}
+
+describe('the tarball', () => {
+  it('passes publint with warnings counted as errors', async () => {
+    const result = await run(join(ROOT, 'node_modules', '.bin', 'publint'), ['run', tarball, '--strict'], work);
+    expect(result.stdout + result.stderr).toContain('All good!');
+    expect(result.code).toBe(0);
+  }, 60_000);
+
+  it('passes arethetypeswrong, CommonJS resolving to ESM aside (require(esm) on Node ≥ 20.19, TS ≥ 5.8 nodenext)', async () => {
+    const result = await run(join(ROOT, 'node_modules', '.bin', 'attw'), [tarball, '--ignore-rules', 'cjs-resolves-to-esm', '--format', 'ascii'], work);
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+  }, 60_000);
+
+  it('ships the LICENSE, and the sources every source map and declaration map points at', async () => {
+    const pkg = join(hostDir('express4-esm'), 'node_modules', 'express-oauth-router');
+    expect(await readFile(join(pkg, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) 2026 the express-oauth-router authors/);
+    // README's links to the contract and the reference store resolve inside the package.
+    expect(existsSync(join(pkg, 'src', 'stores', 'contract.ts'))).toBe(true);
+    expect(existsSync(join(pkg, 'src', 'stores', 'memory', 'index.ts'))).toBe(true);
+    const maps = (await readdir(join(pkg, 'dist'), { recursive: true })).filter((f) => f.endsWith('.map'));
+    expect(maps.length).toBeGreaterThan(200);
+    const unresolved: string[] = [];
+    for (const map of maps) {
+      const { sources } = JSON.parse(await readFile(join(pkg, 'dist', map), 'utf8')) as { sources: string[] };
+      for (const source of sources) {
+        const target = resolve(join(pkg, 'dist', map, '..'), source);
+        if (!existsSync(target)) unresolved.push(`${map} → ${relative(pkg, target)}`);
+      }
+    }
+    expect(unresolved).toEqual([]);
+  });
+
+  it('declares Express 4.21+ or 5 and the store drivers as peers (the drivers optional), never as dependencies', async () => {
+    const pkg = JSON.parse(await readFile(join(hostDir('express4-esm'), 'node_modules', 'express-oauth-router', 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+      peerDependencies: Record<string, string>;
+      peerDependenciesMeta: Record<string, { optional?: boolean }>;
+    };
+    for (const name of ['express', 'better-sqlite3', 'pg', 'redis']) expect(pkg.dependencies).not.toHaveProperty(name);
+    expect(pkg.peerDependencies['express']).toBe('^4.21.0 || ^5.0.0');
+    for (const name of ['better-sqlite3', 'pg', 'redis']) expect(pkg.peerDependenciesMeta[name]?.optional).toBe(true);
+  });
+
+  it('has no declaration that imports a package a host does not get (drivers, @types of dependencies)', async () => {
+    const dist = join(hostDir('express4-esm'), 'node_modules', 'express-oauth-router', 'dist');
+    const declarations = (await readdir(dist, { recursive: true })).filter((f) => f.endsWith('.d.ts'));
+    const imported = new Set<string>();
+    for (const file of declarations) {
+      const text = await readFile(join(dist, file), 'utf8');
+      for (const [, specifier] of text.matchAll(/(?:from|import\()\s*'([^'.][^']*)'/g)) {
+        // The Redis store's types name the client of `redis`, which ships its own types and which that store needs.
+        if (specifier === 'redis' && file.startsWith('stores/redis/')) continue;
+        // The package's own name appears in the TSDoc examples.
+        if (!specifier!.startsWith('express-oauth-router')) imported.add(specifier!.startsWith('node:') ? 'node:' : specifier!);
+      }
+    }
+    expect(imported).toContain('express');
+    // express: the host's @types/express; commander and express-rate-limit: dependencies that ship their types;
+    // node: the @types/node that @types/express brings.
+    const reachable = new Set(['express', 'commander', 'express-rate-limit', 'node:']);
+    expect([...imported].filter((s) => !reachable.has(s))).toEqual([]);
+  });
+});
+
+describe('(a) an Express 4 host in ESM JavaScript, without any store driver', () => {
+  let host: RunningHost;
+  beforeAll(async () => { host = await startHost(hostDir('express4-esm'), 'server.mjs'); });
+  afterAll(() => host?.stop());
+
+  it('runs on the one copy of Express the host installed (4.x), the package bringing none of its own', async () => {
+    const dir = hostDir('express4-esm');
+    const express = JSON.parse(await readFile(join(dir, 'node_modules', 'express', 'package.json'), 'utf8')) as { version: string };
+    expect(express.version).toMatch(/^4\./);
+    expect(existsSync(join(dir, 'node_modules', 'express-oauth-router', 'node_modules', 'express'))).toBe(false);
+    for (const driver of ['better-sqlite3', 'pg', 'redis']) expect(existsSync(join(dir, 'node_modules', driver))).toBe(false);
+  });
+
+  it('client_credentials with Basic gets a token the requireBearer route accepts', async () => {
+    await clientCredentialsReachTheApi(host);
+  });
+
+  it('the authorization-code flow through the built-in login and consent pages gets user tokens that refresh', async () => {
+    await authorizationCodeReachesTheApi(host);
+  });
+
+  it('opening a store whose driver is missing names the package to install, and creates nothing', async () => {
+    expect(await driversSay(host)).toEqual(DRIVERS_MISSING);
+    expect(existsSync(join(hostDir('express4-esm'), 'data'))).toBe(false);
+  });
+
+  it('the admin CLI without better-sqlite3 names the package to install', async () => {
+    const dir = hostDir('express4-esm');
+    const cli = join(dir, 'node_modules', '.bin', 'oauth-admin');
+    const result = await run(cli, ['clients', 'create', '--name', 'Nightly Sync', '--flow', 'client_credentials'], dir);
+    expect(result.stderr).toContain(DRIVERS_MISSING.sqlite);
+    expect(result.code).not.toBe(0);
+  });
+
+  it('its TypeScript twin type-checks strictly against @types/express 4 with skipLibCheck off', async () => {
+    expectClean(await checks['express4-esm']!);
+  }, 60_000);
+});
+
+describe('(b) an Express 5 host in strict TypeScript', () => {
+  let host: RunningHost;
+  beforeAll(async () => {
+    expectClean(await checks['express5-ts']!);
+    host = await startHost(hostDir('express5-ts'), 'dist/server.js');
+  }, 60_000);
+  afterAll(() => host?.stop());
+
+  it('type-checks against @types/express 5 with skipLibCheck off (Redis store types included) and runs as compiled', async () => {
+    const express = JSON.parse(await readFile(join(hostDir('express5-ts'), 'node_modules', 'express', 'package.json'), 'utf8')) as { version: string };
+    expect(express.version).toMatch(/^5\./);
+    expect(host.issuer).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+
+  it('client_credentials with Basic gets a token the requireBearer route accepts', async () => {
+    await clientCredentialsReachTheApi(host);
+  });
+
+  it('the authorization-code flow through the built-in login and consent pages gets user tokens that refresh', async () => {
+    await authorizationCodeReachesTheApi(host);
+  });
+});
+
+describe('(c) a CommonJS host', () => {
+  let host: RunningHost;
+  beforeAll(async () => { host = await startHost(hostDir('commonjs'), 'server.cjs'); });
+  afterAll(() => host?.stop());
+
+  it('require() loads the root and every subpath (no top-level await in any of their module graphs)', async () => {
+    const subpaths = ['', '/stores/memory', '/stores/sqlite', '/stores/postgres', '/stores/redis', '/testing/check'];
+    const script = `for (const s of ${JSON.stringify(subpaths)}) console.log('express-oauth-router' + s, Object.keys(require('express-oauth-router' + s)).length > 0);`;
+    const result = await run(process.execPath, ['-e', script], hostDir('commonjs'));
+    expect(result.stdout.trim().split('\n'), result.stderr).toEqual(subpaths.map((s) => `express-oauth-router${s} true`));
+    expect(result.code).toBe(0);
+  });
+
+  it("require() loads './testing' too, next to the vitest it registers its tests with (in this repository)", async () => {
+    const result = await run(process.execPath, ['-e', `console.log(typeof require('express-oauth-router/testing').runStoreConformance)`], ROOT);
+    expect(result.stdout.trim()).toBe('function');
+  });
+
+  it('client_credentials with Basic gets a token the requireBearer route accepts', async () => {
+    await clientCredentialsReachTheApi(host);
+  });
+
+  it('the authorization-code flow through the built-in login and consent pages gets user tokens that refresh', async () => {
+    await authorizationCodeReachesTheApi(host);
+  });
+
+  it('creating a store whose driver is missing names the package to install (synchronously for SQLite)', async () => {
+    expect(await driversSay(host)).toEqual(DRIVERS_MISSING);
+  });
+
+  it('TypeScript compiled to require() type-checks with module nodenext (TS ≥ 5.8) against @types/express 4', async () => {
+    expectClean(await checks['commonjs']!);
+  }, 60_000);
+
+  it('TypeScript with module commonjs (node10 resolution, subpaths through typesVersions) type-checks', async () => {
+    expectClean(await checks['commonjs-classic']!);
+  }, 60_000);
+});
