@@ -50,7 +50,8 @@ export class InvalidRequestError extends OAuthError {
 }
 
 /** "Client authentication failed (e.g., unknown client, no client authentication included, or unsupported
- * authentication method)." RFC 6749 §5.2 — 401 with WWW-Authenticate when the header was used. */
+ * authentication method)." RFC 6749 §5.2 — always 401 with a Basic challenge: RFC 9110 §15.5.2 requires
+ * WWW-Authenticate on every 401, whichever method the client tried. */
 export class InvalidClientError extends OAuthError {
   constructor(description = 'client authentication failed') {
     super('invalid_client', description, 401);

@@ -1,5 +1,5 @@
 // The example MariaDB store's integrations: insert-only create, and updates that write only the fields given.
-import type { ClientChanges, ClientStore, OAuthClient } from 'express-oauth-router';
+import type { ClientChanges, ClientStore, OAuthClient, TokenEndpointAuthMethod } from 'express-oauth-router';
 import { decodeBoolean, decodeList, encodeList, isDuplicateKey } from './codec.js';
 import type { MariaDb } from './db.js';
 import type { MariaDbTables } from './schema.js';
@@ -15,10 +15,11 @@ interface ClientRow {
   credentials_issued_at: Date;
   created_at: Date;
   disabled: number;
+  token_endpoint_auth_method: TokenEndpointAuthMethod | null;
 }
 
 const COLUMNS = `client_id, client_secret_hash, name, flow, redirect_uris, allowed_scopes, require_pkce,
-  credentials_issued_at, created_at, disabled`;
+  credentials_issued_at, created_at, disabled, token_endpoint_auth_method`;
 
 function toClient(row: ClientRow): OAuthClient {
   return {
@@ -32,10 +33,15 @@ function toClient(row: ClientRow): OAuthClient {
     credentialsIssuedAt: row.credentials_issued_at,
     createdAt: row.created_at,
     disabled: decodeBoolean(row.disabled),
+    // NULL (no restriction) reads as an absent property, never as null: the contract keeps absence as absence.
+    ...(row.token_endpoint_auth_method === null ? {} : { tokenEndpointAuthMethod: row.token_endpoint_auth_method }),
   };
 }
 
-/** Each changeable field, its column and how it is written. A field that is not given is not written. */
+/**
+ * Each changeable field, its column and how it is written. A field that is not given is not written; a
+ * `tokenEndpointAuthMethod` of `null` is written as NULL, lifting the restriction.
+ */
 const CHANGES: readonly [keyof ClientChanges, string, (value: never) => unknown][] = [
   ['clientSecretHash', 'client_secret_hash', (v: string) => v],
   ['name', 'name', (v: string) => v],
@@ -43,6 +49,7 @@ const CHANGES: readonly [keyof ClientChanges, string, (value: never) => unknown]
   ['allowedScopes', 'allowed_scopes', (v: readonly string[]) => encodeList(v)],
   ['requirePkce', 'require_pkce', (v: boolean) => v],
   ['disabled', 'disabled', (v: boolean) => v],
+  ['tokenEndpointAuthMethod', 'token_endpoint_auth_method', (v: TokenEndpointAuthMethod | null) => v],
 ];
 
 /**
@@ -60,9 +67,9 @@ export function createMariaDbClientStore(db: MariaDb, t: MariaDbTables): Require
     },
     async createClient(c) {
       try {
-        await db.run(`INSERT INTO ${t.clients} (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+        await db.run(`INSERT INTO ${t.clients} (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
           c.clientId, c.clientSecretHash, c.name, c.flow, encodeList(c.redirectUris), encodeList(c.allowedScopes),
-          c.requirePkce, c.credentialsIssuedAt, c.createdAt, c.disabled,
+          c.requirePkce, c.credentialsIssuedAt, c.createdAt, c.disabled, c.tokenEndpointAuthMethod ?? null,
         ]);
         return true;
       } catch (err) {

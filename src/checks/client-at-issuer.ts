@@ -8,7 +8,8 @@ import { issuerForClient, wrongAddressMessage } from './issuer.js';
 import { InvalidClientError } from '../errors.js';
 
 /**
- * Authenticates the client with HTTP Basic, then checks it uses its own base address. Only once the secret
+ * Authenticates the client with one of the methods the server allows (`clientAuthMethods`: HTTP Basic,
+ * form fields), then checks it uses its own base address. Only once the secret
  * checked out may the answer name the right address (DESIGN §5), so a wrong secret learns nothing.
  * @throws InvalidClientError, InvalidRequestError.
  * @see RFC 6749 §2.3.1, §5.2; RFC 7009 §2.1; RFC 7662 §2.1; SPEC §9.
@@ -16,7 +17,7 @@ import { InvalidClientError } from '../errors.js';
 export async function authenticateClientAtIssuer(
   store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, req: Request, params: FormParams,
 ): Promise<OAuthClient> {
-  const client = await authenticateClient(store, req.headers.authorization, params);
+  const client = await authenticateClient(store, req.headers.authorization, params, options.clientAuthMethods);
   const home = issuerForClient(options, client);
   if (home !== issuer) throw new InvalidClientError(wrongAddressMessage(options, home));
   return client;

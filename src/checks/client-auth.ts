@@ -1,15 +1,20 @@
-// Client authentication at the token endpoint: HTTP Basic only (SPEC §5.1, RFC 6749 §2.3.1).
-import type { OAuthClient, Store } from '../stores/contract.js';
+// Client authentication at the token, revocation and introspection endpoints: client_secret_basic and client_secret_post (RFC 6749 §2.3.1).
+import type { OAuthClient, Store, TokenEndpointAuthMethod } from '../stores/contract.js';
 import { isStoreId } from '../stores/store-policy.js';
 import type { FormParams } from '../http/read-form.js';
 import { InvalidClientError, InvalidRequestError } from '../errors.js';
 import { hashSecret } from '../crypto/hash-secret.js';
 import { constantEquals } from '../crypto/constant-equals.js';
 
-/** Credentials taken from an `Authorization: Basic` header. */
+/** Credentials taken from an `Authorization: Basic` header or from the form. */
 export interface BasicCredentials {
   readonly clientId: string;
   readonly clientSecret: string;
+}
+
+/** The credentials a request presented, and how. */
+export interface PresentedCredentials extends BasicCredentials {
+  readonly method: TokenEndpointAuthMethod;
 }
 
 // Compared against when the client_id is unknown, so that unknown and known ids take the same time.
@@ -40,32 +45,74 @@ export function parseBasicCredentials(header: string | undefined): BasicCredenti
 }
 
 /**
- * Authenticates the client of a token, revocation or introspection request.
- * - `Authorization: Basic` is required (SPEC §5.1); a client_secret in the body is refused
- *   (RFC 6749 §2.3: "The client MUST NOT use more than one authentication method in each request").
- * - A body `client_id` (SPEC §4.3–4.5) must equal the Basic one; generic clients may leave it out.
- * - Unknown id and wrong secret give the same answer, in the same time.
+ * Reads the one set of credentials a request presents, before any store is asked.
+ * - An `Authorization` header together with a form `client_secret` is two methods: 400 `invalid_request`
+ *   (RFC 6749 §2.3: "The client MUST NOT use more than one authentication method in each request"; §5.2
+ *   lists "includes multiple credentials" under invalid_request). SPEC's form, Basic plus a body
+ *   `client_id`, is one method: the body `client_id` must then equal the Basic one (DESIGN §5).
+ * - A form `client_secret` without `client_id` is 400 `invalid_request`: §2.3.1 makes `client_id`
+ *   REQUIRED with it, and the request is malformed whoever sent it (it names no client, so it reveals none).
+ * - No credentials at all, or a method `allowed` does not list: 401 `invalid_client` ("no client
+ *   authentication included, or unsupported authentication method", §5.2).
+ * @throws InvalidRequestError, InvalidClientError.
+ * @see RFC 6749 §2.3, §2.3.1, §5.2.
+ */
+export function readClientCredentials(
+  authorization: string | undefined,
+  params: FormParams,
+  allowed: readonly TokenEndpointAuthMethod[],
+): PresentedCredentials {
+  const bodyClientId = params.get('client_id');
+  const bodySecret = params.get('client_secret');
+  if (authorization !== undefined && bodySecret !== undefined) {
+    throw new InvalidRequestError('use one client authentication method: the Authorization header or client_secret in the body, not both');
+  }
+  let presented: PresentedCredentials;
+  if (authorization !== undefined) {
+    const basic = parseBasicCredentials(authorization)!;
+    if (bodyClientId !== undefined && bodyClientId !== basic.clientId) {
+      throw new InvalidRequestError('client_id does not match the authenticated client');
+    }
+    presented = { ...basic, method: 'client_secret_basic' };
+  } else if (bodySecret !== undefined) {
+    if (bodyClientId === undefined) throw new InvalidRequestError('client_secret in the body needs client_id next to it');
+    presented = { clientId: bodyClientId, clientSecret: bodySecret, method: 'client_secret_post' };
+  } else {
+    throw new InvalidClientError(`client authentication required (${allowed.join(' or ')})`);
+  }
+  if (!allowed.includes(presented.method)) {
+    throw new InvalidClientError(`this server does not accept ${presented.method}; use ${allowed.join(' or ')}`);
+  }
+  return presented;
+}
+
+/**
+ * Authenticates the client of a token, revocation or introspection request with `client_secret_basic` or
+ * `client_secret_post`, whichever of `allowed` it used (see `readClientCredentials`).
+ * - Unknown id, wrong secret and disabled integration give the same answer, in the same time, whatever
+ *   the method: the presented secret is always hashed and compared, against a dummy hash for an unknown id.
+ * - An integration restricted to another method (`tokenEndpointAuthMethod`) is refused with
+ *   `invalid_client` too, and told which method to use only once its secret checked out, so that a guess
+ *   learns nothing about the integration.
  * @throws InvalidClientError (401) or InvalidRequestError.
- * @see RFC 6749 §2.3.1, §3.2.1, §5.2.
+ * @see RFC 6749 §2.3.1, §3.2.1, §5.2; RFC 7591 §2 (`token_endpoint_auth_method`).
  */
 export async function authenticateClient(
   store: Store,
   authorization: string | undefined,
   params: FormParams,
+  allowed: readonly TokenEndpointAuthMethod[],
 ): Promise<OAuthClient> {
-  if (params.has('client_secret')) {
-    throw new InvalidRequestError('client_secret must be sent only in the Authorization header');
-  }
-  const credentials = parseBasicCredentials(authorization);
-  if (!credentials) throw new InvalidClientError('client authentication required (HTTP Basic)');
-  const bodyClientId = params.get('client_id');
-  if (bodyClientId !== undefined && bodyClientId !== credentials.clientId) {
-    throw new InvalidRequestError('client_id does not match the authenticated client');
-  }
+  const { clientId, clientSecret, method } = readClientCredentials(authorization, params, allowed);
   // An id no store could hold (a NUL byte, a megabyte) never reaches the store; the answer is the same.
-  const client = isStoreId(credentials.clientId) ? await store.clients.findClient(credentials.clientId) : null;
-  const presented = hashSecret(credentials.clientSecret);
+  const client = isStoreId(clientId) ? await store.clients.findClient(clientId) : null;
+  const presented = hashSecret(clientSecret);
   const matches = constantEquals(presented, client ? client.clientSecretHash : DUMMY_HASH);
   if (!client || !matches || client.disabled) throw new InvalidClientError();
+  // `!= null`: a store may hand back null for "no restriction" even though the contract asks for absence.
+  const required = client.tokenEndpointAuthMethod;
+  if (required != null && required !== method) {
+    throw new InvalidClientError(`this integration must authenticate with ${required}`);
+  }
   return client;
 }

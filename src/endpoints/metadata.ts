@@ -4,8 +4,8 @@ import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
 
 /**
  * The metadata document of one base address, built once. Generic clients configure themselves from it.
- * @see RFC 8414 §2 (fields), §3 (location), RFC 9207 §3 (`authorization_response_iss_parameter_supported`),
- * RFC 7009, RFC 7662, RFC 7636 §6.2.
+ * @see RFC 8414 §2 (fields, `*_endpoint_auth_methods_supported` from the `clientAuthMethods` option), §3
+ * (location), RFC 9207 §3 (`authorization_response_iss_parameter_supported`), RFC 7009, RFC 7662, RFC 7636 §6.2.
  */
 export function buildMetadata(options: ResolvedOptions, issuer: ResolvedIssuer, extra: Record<string, unknown> = {}): Record<string, unknown> {
   const base = `${issuer.issuer}/oauth2`;
@@ -20,9 +20,10 @@ export function buildMetadata(options: ResolvedOptions, issuer: ResolvedIssuer, 
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'client_credentials', 'refresh_token'],
-    token_endpoint_auth_methods_supported: ['client_secret_basic'],
-    revocation_endpoint_auth_methods_supported: ['client_secret_basic'],
-    introspection_endpoint_auth_methods_supported: ['client_secret_basic'],
+    // One list for the three endpoints: they share one client authentication (RFC 7009 §2.1, RFC 7662 §2.1).
+    token_endpoint_auth_methods_supported: [...options.clientAuthMethods],
+    revocation_endpoint_auth_methods_supported: [...options.clientAuthMethods],
+    introspection_endpoint_auth_methods_supported: [...options.clientAuthMethods],
     code_challenge_methods_supported: ['S256'],
     ...(scopes.length > 0 ? { scopes_supported: scopes } : {}),
     authorization_response_iss_parameter_supported: true,

@@ -10,6 +10,13 @@ export type ClientFlow = 'authorization_code' | 'client_credentials';
 export type GrantType = 'authorization_code' | 'client_credentials' | 'refresh_token';
 
 /**
+ * How a client authenticates at the token, revocation and introspection endpoints, named as in the IANA
+ * "OAuth Token Endpoint Authentication Methods" registry (RFC 7591 §2): the client_id and client_secret in
+ * an `Authorization: Basic` header, or as `client_id` and `client_secret` form fields (RFC 6749 §2.3.1).
+ */
+export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post';
+
+/**
  * A registered integration (RFC 6749 §2). The secret is never stored: only its SHA-256, base64url.
  */
 export interface OAuthClient {
@@ -30,6 +37,13 @@ export interface OAuthClient {
   readonly createdAt: Date;
   /** A disabled integration authenticates nowhere. */
   readonly disabled: boolean;
+  /**
+   * The one method this integration may authenticate with (RFC 7591 §2 `token_endpoint_auth_method`).
+   * Absent: any method the server allows (`clientAuthMethods`). A store keeps absence as absence: it returns
+   * no such property (never `null` or `undefined` as a value). Optional so that stores written for contract
+   * v1, which do not know the field, keep working: their integrations accept every method the server allows.
+   */
+  readonly tokenEndpointAuthMethod?: TokenEndpointAuthMethod;
 }
 
 /** The fields of an integration that `updateClient` can change, each on its own. */
@@ -40,6 +54,8 @@ export interface ClientChanges {
   readonly allowedScopes?: readonly string[];
   readonly requirePkce?: boolean;
   readonly disabled?: boolean;
+  /** A method restricts the integration to it; `null` lifts the restriction (the field is then absent). */
+  readonly tokenEndpointAuthMethod?: TokenEndpointAuthMethod | null;
 }
 
 /**

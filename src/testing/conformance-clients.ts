@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { hashSecret } from '../crypto/hash-secret.js';
 import type { ClientChanges, OAuthClient } from '../stores/contract.js';
-import { CLIENT_CHANGE_FIELDS } from '../stores/store-policy.js';
+import { applyClientChanges, CLIENT_CHANGE_FIELDS } from '../stores/store-policy.js';
 import type { ConformanceRule } from './conformance-types.js';
 import { buildClient, secondsFromNow } from './conformance-fixtures.js';
 import { freshId } from './conformance-ids.js';
@@ -17,6 +17,7 @@ function changeOf(field: keyof ClientChanges): ClientChanges {
     allowedScopes: ['envelopes:read'],
     requirePkce: false,
     disabled: true,
+    tokenEndpointAuthMethod: 'client_secret_post',
   };
   return { [field]: changes[field] };
 }
@@ -79,7 +80,7 @@ export const clientRules: readonly ConformanceRule[] = [
         const { client } = buildClient();
         await clients.createClient(client);
         const changes = changeOf(field);
-        const expected: OAuthClient = { ...client, ...changes };
+        const expected: OAuthClient = applyClientChanges(client, changes);
         assert.deepEqual(await clients.updateClient(client.clientId, changes), expected, `updateClient({ ${field} }) resolved`);
         assert.deepEqual(await clients.findClient(client.clientId), expected, `after updateClient({ ${field} })`);
       }
@@ -87,6 +88,45 @@ export const clientRules: readonly ConformanceRule[] = [
       await clients.createClient(client);
       const several: ClientChanges = { ...changeOf('name'), ...changeOf('disabled'), ...changeOf('redirectUris') };
       assert.deepEqual(await clients.updateClient(client.clientId, several), { ...client, ...several });
+    },
+  },
+  {
+    tier: 'administration',
+    name: 'tokenEndpointAuthMethod round-trips through createClient, findClient and listClients, and its absence stays absence',
+    async run({ store }) {
+      const { clients } = administration(store);
+      const { client: basic } = buildClient({ tokenEndpointAuthMethod: 'client_secret_basic' });
+      const { client: post } = buildClient({ tokenEndpointAuthMethod: 'client_secret_post', createdAt: secondsFromNow(-50) });
+      const { client: any } = buildClient({ createdAt: secondsFromNow(-40) });
+      for (const client of [basic, post, any]) assert.equal(await clients.createClient(client), true);
+      assert.deepEqual(await clients.findClient(basic.clientId), basic);
+      assert.deepEqual(await clients.findClient(post.clientId), post);
+      const found = await clients.findClient(any.clientId);
+      // RFC 7591 §2: an integration without the field accepts every method the server allows. A store that
+      // returned null (or undefined as a value) would fail deepEqual; this names the reason.
+      assert.ok(found !== null && !('tokenEndpointAuthMethod' in found), 'an absent tokenEndpointAuthMethod must read as absent');
+      assert.deepEqual(found, any);
+      assert.deepEqual(await clients.listClients(), [basic, post, any]);
+    },
+  },
+  {
+    tier: 'administration',
+    name: 'updateClient sets tokenEndpointAuthMethod, other changes keep it or its absence, and null removes it',
+    async run({ store }) {
+      const { clients } = administration(store);
+      const { client } = buildClient();
+      await clients.createClient(client);
+      const renamed = await clients.updateClient(client.clientId, { name: 'Renamed integration' });
+      assert.ok(renamed !== null && !('tokenEndpointAuthMethod' in renamed), 'updating another field made the method appear');
+      const restricted = { ...client, name: 'Renamed integration', tokenEndpointAuthMethod: 'client_secret_basic' as const };
+      assert.deepEqual(await clients.updateClient(client.clientId, { tokenEndpointAuthMethod: 'client_secret_basic' }), restricted);
+      assert.deepEqual(await clients.updateClient(client.clientId, { disabled: true }), { ...restricted, disabled: true });
+      assert.deepEqual(await clients.findClient(client.clientId), { ...restricted, disabled: true });
+      const lifted = await clients.updateClient(client.clientId, { tokenEndpointAuthMethod: null });
+      assert.deepEqual(lifted, { ...client, name: 'Renamed integration', disabled: true });
+      const found = await clients.findClient(client.clientId);
+      assert.ok(found !== null && !('tokenEndpointAuthMethod' in found), 'tokenEndpointAuthMethod: null must leave the field absent');
+      assert.deepEqual(await clients.listClients(), [found]);
     },
   },
   {

@@ -182,9 +182,9 @@ describe('RFC 7009 token revocation', () => {
       expect(await apiStatus(t.app, token)).toBe(200);
     });
 
-    it('refuses a client_secret in the body (RFC 6749 §2.3.1: Basic only), revoking nothing', async () => {
+    it('refuses a client_secret in the body next to the Authorization header (RFC 6749 §2.3: one method per request), revoking nothing', async () => {
       const token = await clientCredentialsToken(t.app, t.credentialsClient);
-      const res = await revoke(t.app, null, { token, client_id: t.credentialsClient.clientId, client_secret: t.credentialsClient.clientSecret });
+      const res = await revoke(t.app, t.credentialsClient, { token, client_id: t.credentialsClient.clientId, client_secret: t.credentialsClient.clientSecret });
       expect(res.status).toBe(400);
       expect(res.body.error).toBe('invalid_request');
       expect(await apiStatus(t.app, token)).toBe(200);

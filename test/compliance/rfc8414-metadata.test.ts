@@ -56,11 +56,11 @@ describe('RFC 8414 authorization server metadata', () => {
       expect([...grants].sort()).toEqual(['authorization_code', 'client_credentials', 'refresh_token']);
     });
 
-    it('lists client_secret_basic as the only client authentication method at token, revocation and introspection (SPEC §5.1)', async () => {
+    it('lists client_secret_basic (SPEC §5.1) and client_secret_post (RFC 6749 §2.3.1) at token, revocation and introspection', async () => {
       const body = (await get()).body;
-      expect(body.token_endpoint_auth_methods_supported).toEqual(['client_secret_basic']);
-      expect(body.revocation_endpoint_auth_methods_supported).toEqual(['client_secret_basic']);
-      expect(body.introspection_endpoint_auth_methods_supported).toEqual(['client_secret_basic']);
+      expect(body.token_endpoint_auth_methods_supported).toEqual(['client_secret_basic', 'client_secret_post']);
+      expect(body.revocation_endpoint_auth_methods_supported).toEqual(['client_secret_basic', 'client_secret_post']);
+      expect(body.introspection_endpoint_auth_methods_supported).toEqual(['client_secret_basic', 'client_secret_post']);
     });
 
     it('offers PKCE with S256 only, never plain (RFC 7636 §4.2, RFC 8414 §2)', async () => {

@@ -141,7 +141,7 @@ describe('SPEC §5.1 HTTP Basic client authentication (RFC 6749 §2.3.1, §5.2)'
     expect(res.status).toBe(200);
   });
 
-  it('refuses a client_secret in the body: one authentication method per request (RFC 6749 §2.3)', async () => {
+  it('refuses a client_secret in the body next to Basic: one authentication method per request (RFC 6749 §2.3)', async () => {
     const res = await token().set('Authorization', basic(t.credentialsClient)).send({ ...cc(), client_secret: t.credentialsClient.clientSecret });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_request');
@@ -159,7 +159,8 @@ describe('SPEC §5.1 HTTP Basic client authentication (RFC 6749 §2.3.1, §5.2)'
   });
 
   it('refuses a disabled integration with invalid_client', async () => {
-    const { registerClient, disableClient } = await import('../../src/clients/register-client.js');
+    const { registerClient } = await import('../../src/clients/register-client.js');
+    const { disableClient } = await import('../../src/clients/disable-client.js');
     const { client, clientSecret } = await registerClient(t.store, { name: 'Old', flow: 'client_credentials' });
     await disableClient(t.store, client.clientId);
     expectInvalidClient(await token().set('Authorization', basic({ clientId: client.clientId, clientSecret })).send({ grant_type: 'client_credentials' }));

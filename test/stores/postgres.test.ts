@@ -86,12 +86,42 @@ describe.skipIf(!url)('PostgreSQL store', () => {
       try {
         const stores = await Promise.all([openStore(schema), openStore(schema), openStore(schema)]);
         const { rows } = await admin!.query(`SELECT version FROM "${schema}".schema_migrations ORDER BY version`);
-        expect(rows.map((r: { version: number }) => r.version)).toEqual([1, 2, 3]);
+        expect(rows.map((r: { version: number }) => r.version)).toEqual([1, 2, 3, 4]);
         await Promise.all(stores.map((s) => s.close()));
         // Idempotent: a restart against the migrated schema changes nothing.
         const again = await openStore(schema);
         await again.close();
       } finally {
+        await dropSchema(schema);
+      }
+    });
+
+    it('upgrading from version 3 keeps every integration, reading with no tokenEndpointAuthMethod until one is given', async () => {
+      const schema = freshSchema();
+      const { client } = buildClient();
+      const conn = await admin!.connect();
+      try {
+        await migratePostgresSchema(conn, createPostgresTables(schema, ''), `test:${schema}`, '', 3);
+        // Inserted the version 3 way: the method column does not exist yet.
+        await conn.query(
+          `INSERT INTO "${schema}".clients (client_id, client_secret_hash, name, flow, redirect_uris, allowed_scopes,
+             require_pkce, credentials_issued_at, created_at, disabled) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+          [client.clientId, client.clientSecretHash, client.name, client.flow, [...client.redirectUris], [...client.allowedScopes],
+            client.requirePkce, client.credentialsIssuedAt, client.createdAt, client.disabled],
+        );
+      } finally {
+        conn.release();
+      }
+      const store = await openStore(schema);
+      try {
+        const found = await store.clients.findClient(client.clientId);
+        expect(found).toEqual(client);
+        expect(found).not.toHaveProperty('tokenEndpointAuthMethod');
+        const restricted = { ...client, tokenEndpointAuthMethod: 'client_secret_basic' as const };
+        expect(await store.clients.updateClient!(client.clientId, { tokenEndpointAuthMethod: 'client_secret_basic' })).toEqual(restricted);
+        expect(await store.clients.findClient(client.clientId)).toEqual(restricted);
+      } finally {
+        await store.close();
         await dropSchema(schema);
       }
     });

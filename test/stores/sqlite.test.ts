@@ -136,6 +136,28 @@ describe('sqlite store specifics', () => {
     expect(await store.tokens.saveTokens(access, null, { authorizedAt: issuedAt })).toBe(false);
   });
 
+  it('a version 3 file upgrades in place: its integrations read with no tokenEndpointAuthMethod, and can then be given one', async () => {
+    const file = tempFile(dirs);
+    mkdirSync(dirname(file), { recursive: true });
+    const { client } = buildClient();
+    // The file as version 3 left it, with an integration inserted the version 3 way (no method column).
+    probe(file, (db) => {
+      migrateSqliteSchema(db, 3);
+      db.prepare(`INSERT INTO clients (client_id, client_secret_hash, name, flow, redirect_uris, allowed_scopes, require_pkce,
+        credentials_issued_at, created_at, disabled) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(client.clientId, client.clientSecretHash,
+        client.name, client.flow, JSON.stringify(client.redirectUris), JSON.stringify(client.allowedScopes), 1,
+        client.credentialsIssuedAt.getTime(), client.createdAt.getTime(), 0);
+    });
+    const store = open(file);
+    expect(probe(file, (db) => db.pragma('user_version', { simple: true }))).toBe(SQLITE_SCHEMA_VERSION);
+    const found = await store.clients.findClient(client.clientId);
+    expect(found).toEqual(client);
+    expect(found).not.toHaveProperty('tokenEndpointAuthMethod');
+    const restricted = { ...client, tokenEndpointAuthMethod: 'client_secret_post' as const };
+    expect(await store.clients.updateClient(client.clientId, { tokenEndpointAuthMethod: 'client_secret_post' })).toEqual(restricted);
+    expect(await open(file).clients.findClient(client.clientId)).toEqual(restricted);
+  });
+
   it('no column compares with a case-folding or space-trimming collation: ids are compared exactly', async () => {
     const file = tempFile(dirs);
     const store = open(file);

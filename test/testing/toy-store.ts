@@ -7,7 +7,7 @@ import type {
   Store,
   TokenRecord,
 } from '../../src/stores/contract.js';
-import { compareIds, definedClientChanges } from '../../src/stores/store-policy.js';
+import { applyClientChanges, compareIds } from '../../src/stores/store-policy.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 import type { SimulateOutage } from '../../src/testing/index.js';
 
@@ -138,7 +138,7 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
         if (!read) return null;
         if (has('update-client-reads-then-writes-whole-record')) await turn();
         const base = has('update-client-reads-then-writes-whole-record') ? read : clients.get(key(clientId))!;
-        const updated = { ...base, ...copy(definedClientChanges(changes)) };
+        const updated = applyClientChanges(base, copy(changes));
         clients.set(key(clientId), updated);
         return copy(updated);
       },

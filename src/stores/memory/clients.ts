@@ -1,6 +1,6 @@
 // The memory store's integrations: insert-only create and field-by-field update, each in one synchronous block.
 import type { ClientChanges, ClientStore, OAuthClient } from '../contract.js';
-import { compareClients, definedClientChanges } from '../store-policy.js';
+import { applyClientChanges, compareClients } from '../store-policy.js';
 import { decode, encode, type Ready } from './codec.js';
 
 /**
@@ -26,7 +26,7 @@ export function createMemoryClientStore(ready: Ready): Required<ClientStore> {
       await ready();
       const json = clients.get(clientId);
       if (json === undefined) return null;
-      const updated: OAuthClient = { ...decode<OAuthClient>(json), ...definedClientChanges(changes) };
+      const updated = applyClientChanges(decode<OAuthClient>(json), changes);
       clients.set(clientId, encode(updated));
       return decode<OAuthClient>(clients.get(clientId)!);
     },

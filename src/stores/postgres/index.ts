@@ -1,5 +1,5 @@
 // PostgreSQL Store: shared state for many API instances, schema migrated by the store on start.
-import pg, { type Pool } from 'pg';
+import { createPostgresPool, type PostgresPool, type PostgresPoolConnection } from './driver.js';
 import type { CompleteStore } from '../contract.js';
 import { createPostgresCodeStore, createPostgresClientStore, createPostgresConsentStore } from './records.js';
 import { rethrowPostgresError } from './errors.js';
@@ -11,6 +11,7 @@ import { createPostgresKeyStore } from './keys.js';
 
 export { StoreUnavailableError } from '../store-unavailable-error.js';
 export type { StoreLogger } from './sweeper.js';
+export type { PostgresPool } from './driver.js';
 
 /** What createPostgresStore returns: a Store with every tier (administration, consents, signing keys). */
 export type PostgresStore = CompleteStore & { close(): Promise<void> };
@@ -21,7 +22,7 @@ export interface PostgresStoreOptions {
    * A pool the host owns (and may share with its own queries). `close()` leaves it open. Give it a
    * `connectionTimeoutMillis`; without one the store still races every call against `2 × queryTimeoutMs`.
    */
-  readonly pool?: Pool;
+  readonly pool?: PostgresPool;
   /** `postgres://user@host:5432/db`: the store makes and owns its pool; `close()` ends it. */
   readonly connectionString?: string;
   /** Pool size when the store makes the pool. Default 10 (node-postgres' default). */
@@ -59,7 +60,8 @@ function checkNonNegative(name: string, value: number | undefined, fallback: num
  *
  * @example
  * const store = await createPostgresStore({ connectionString: process.env.DATABASE_URL });
- * @throws TypeError for invalid options; StoreUnavailableError when the database cannot be reached.
+ * @throws TypeError for invalid options; StoreUnavailableError when the database cannot be reached; Error
+ *   "The PostgreSQL store needs pg: npm install pg@8" when the driver is not installed.
  * @see src/stores/contract.ts (the Store contract), RFC 6749 §4.1.2 (single-use codes).
  */
 export async function createPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
@@ -74,9 +76,10 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const logger: StoreLogger = options.logger ?? console;
 
   const ownsPool = !options.pool;
+  // A host's pool is a pg Pool like the one createPostgresPool makes; only its declared type is looser.
   const pool =
-    options.pool ??
-    new pg.Pool({
+    (options.pool as PostgresPoolConnection | undefined) ??
+    (await createPostgresPool({
       connectionString: options.connectionString,
       max: options.maxConnections ?? 10,
       connectionTimeoutMillis: queryTimeoutMs,
@@ -84,7 +87,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       statement_timeout: queryTimeoutMs,
       // Keeps a dead peer from holding a pooled connection forever when the network drops silently.
       keepAlive: true,
-    });
+    }));
   if (ownsPool) {
     // Without a listener an idle client's error (server restart) would crash the host process.
     pool.on('error', (err) => logger.warn('express-oauth-router: idle PostgreSQL connection lost', err));

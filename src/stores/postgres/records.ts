@@ -8,6 +8,7 @@ import type {
   ConsentStore,
   ConsumeResult,
   OAuthClient,
+  TokenEndpointAuthMethod,
 } from '../contract.js';
 import type { PostgresTables } from './schema.js';
 import { CLIENT_CHANGE_FIELDS, definedClientChanges } from '../store-policy.js';
@@ -24,10 +25,12 @@ interface ClientRow {
   credentials_issued_at: Date;
   created_at: Date;
   disabled: boolean;
+  /** NULL: any method the server allows (migration 4). */
+  token_endpoint_auth_method: TokenEndpointAuthMethod | null;
 }
 
 const CLIENT_COLUMNS =
-  'client_id, client_secret_hash, name, flow, redirect_uris, allowed_scopes, require_pkce, credentials_issued_at, created_at, disabled';
+  'client_id, client_secret_hash, name, flow, redirect_uris, allowed_scopes, require_pkce, credentials_issued_at, created_at, disabled, token_endpoint_auth_method';
 
 function toClient(row: ClientRow): OAuthClient {
   return {
@@ -41,6 +44,8 @@ function toClient(row: ClientRow): OAuthClient {
     credentialsIssuedAt: row.credentials_issued_at,
     createdAt: row.created_at,
     disabled: row.disabled,
+    // Absent, not null, when unrestricted: the contract keeps absence as absence.
+    ...(row.token_endpoint_auth_method === null ? {} : { tokenEndpointAuthMethod: row.token_endpoint_auth_method }),
   };
 }
 
@@ -52,6 +57,8 @@ const CHANGE_COLUMNS: Readonly<Record<keyof ClientChanges, readonly [column: str
   allowedScopes: ['allowed_scopes', 'text[]'],
   requirePkce: ['require_pkce', 'boolean'],
   disabled: ['disabled', 'boolean'],
+  // null clears it: the one nullable column.
+  tokenEndpointAuthMethod: ['token_endpoint_auth_method', 'text'],
 };
 
 /**
@@ -64,11 +71,11 @@ const CHANGE_COLUMNS: Readonly<Record<keyof ClientChanges, readonly [column: str
 export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables): Required<ClientStore> {
   const find = prepareSql(`SELECT ${CLIENT_COLUMNS} FROM ${t.clients} WHERE client_id = $1`);
   const create = prepareSql(
-    `INSERT INTO ${t.clients} (${CLIENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+    `INSERT INTO ${t.clients} (${CLIENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
      ON CONFLICT (client_id) DO NOTHING RETURNING client_id`,
   );
   const list = prepareSql(`SELECT ${CLIENT_COLUMNS} FROM ${t.clients} ORDER BY created_at, client_id COLLATE "C"`);
-  /** One statement per set of changed fields (at most 63), prepared once per connection like the others. */
+  /** One statement per set of changed fields (at most 127), prepared once per connection like the others. */
   const updates = new Map<string, PreparedSql>();
   function updateSql(fields: readonly (keyof ClientChanges)[]): PreparedSql {
     const signature = fields.join(',');
@@ -100,6 +107,7 @@ export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables)
         c.credentialsIssuedAt,
         c.createdAt,
         c.disabled,
+        c.tokenEndpointAuthMethod ?? null,
       ]);
       return rows.length === 1;
     },

@@ -1,5 +1,5 @@
 // PostgreSQL schema: table names and the versioned, idempotent, concurrency-safe migrations.
-import type { PoolClient } from 'pg';
+import type { PostgresClient } from './driver.js';
 
 /** Fully qualified, quoted table names for one (schema, tablePrefix) pair. */
 export interface PostgresTables {
@@ -220,6 +220,14 @@ const MIGRATIONS: readonly Migration[] = [
       $fn$`,
     ],
   },
+  {
+    version: 4,
+    name: 'client authentication method',
+    // RFC 7591 `token_endpoint_auth_method`. NULL, what every existing row gets, means any method the server
+    // allows, so integrations keep working as they did; a process of the previous version names its columns
+    // and never sees it. A nullable ADD COLUMN without a default rewrites no rows and locks only briefly.
+    statements: (t) => [`ALTER TABLE ${t.clients} ADD COLUMN token_endpoint_auth_method text`],
+  },
 ];
 
 /** The newest schema version this code knows. */
@@ -234,7 +242,7 @@ export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
  * @throws Error when the database schema is newer than this package.
  */
 export async function migratePostgresSchema(
-  client: PoolClient,
+  client: PostgresClient,
   tables: PostgresTables,
   lockName: string,
   tablePrefix: string,

@@ -77,17 +77,25 @@ export function createRedisKeys(prefix: string): RedisKeys {
 
 type Stored<T, D extends keyof T> = Omit<T, D> & { [K in D]: number };
 
-/** The fields of a client hash, in the order HMGET reads them: every OAuthClient property. */
+/**
+ * The fields of a client hash, in the order HMGET reads them: every OAuthClient property. The optional
+ * `tokenEndpointAuthMethod` is a hash field only when set: a record without it has no such field (as every
+ * record written before it existed), and `updateClient` with `null` deletes it.
+ */
 export const CLIENT_FIELDS = [
   'clientId', 'clientSecretHash', 'name', 'flow', 'redirectUris', 'allowedScopes', 'requirePkce',
-  'credentialsIssuedAt', 'createdAt', 'disabled',
+  'credentialsIssuedAt', 'createdAt', 'disabled', 'tokenEndpointAuthMethod',
 ] as const satisfies readonly (keyof OAuthClient)[];
+
+/** Fields a record may lack: a missing hash field reads as an absent property, never as `null`. */
+const OPTIONAL_CLIENT_FIELDS = new Set<string>(['tokenEndpointAuthMethod']);
 
 const CLIENT_DATES = new Set<string>(['credentialsIssuedAt', 'createdAt']);
 
 /**
  * Client fields → flat `[field, json, …]` for HSET: each value JSON on its own (dates as epoch ms), so one
  * field can be replaced without touching the others. The hash is stored, never the secret (RFC 6749 §2.3.1).
+ * A `null` change is written as the JSON `null`, which UPDATE_CLIENT turns into an HDEL.
  */
 export function encodeClientFields(fields: Partial<OAuthClient> | ClientChanges): string[] {
   const flat: string[] = [];
@@ -104,6 +112,7 @@ export function decodeClientFields(values: readonly (string | null)[]): OAuthCli
   const record: Record<string, unknown> = {};
   CLIENT_FIELDS.forEach((field, i) => {
     const value: unknown = JSON.parse(values[i] ?? 'null');
+    if (value === null && OPTIONAL_CLIENT_FIELDS.has(field)) return;
     record[field] = CLIENT_DATES.has(field) ? new Date(value as number) : value;
   });
   return record as unknown as OAuthClient;

@@ -88,7 +88,8 @@ const HMGET_CLIENT = `redis.call('HMGET', KEYS[1], ${CLIENT_FIELDS.map((f) => `'
 
 /**
  * Sets the given fields of an existing integration and reads it back, in one step: each field is its own
- * hash field, so concurrent updates of different fields (a disable and a secret rotation) both stay.
+ * hash field, so concurrent updates of different fields (a disable and a secret rotation) both stay. A value
+ * of JSON `null` (only the optional `tokenEndpointAuthMethod` can take it) deletes the field instead.
  * KEYS client; ARGV field/value pairs. Returns the HMGET of every field, 'none' for an unknown id, or
  * 'legacy' for a record still in version 0.1's one-string layout (convert it with MIGRATE_CLIENT first).
  */
@@ -96,7 +97,10 @@ export const UPDATE_CLIENT = script(`
 local kind = redis.call('TYPE', KEYS[1]).ok
 if kind == 'none' then return 'none' end
 if kind ~= 'hash' then return 'legacy' end
-for i = 1, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+for i = 1, #ARGV, 2 do
+  if ARGV[i + 1] == 'null' then redis.call('HDEL', KEYS[1], ARGV[i])
+  else redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+end
 return ${HMGET_CLIENT}`);
 
 /**

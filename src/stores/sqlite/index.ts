@@ -1,7 +1,7 @@
 // The embedded default Store: one SQLite file (better-sqlite3, WAL), survives restarts, shared with the CLI.
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import { isSqliteDatabase, loadBetterSqlite3, type SqliteConnection, type SqliteDatabase } from './driver.js';
 import type { AuthorizationCodeRecord, CompleteStore, ConsentRecord, ConsumeResult } from '../contract.js';
 import { createSqliteClientStore } from './clients.js';
 import { runSqlite } from './errors.js';
@@ -11,11 +11,13 @@ import { migrateSqliteSchema } from './schema.js';
 import { prepareSqliteStatements } from './statements.js';
 import { createSqliteTokenStore } from './tokens.js';
 
+export type { SqliteDatabase } from './driver.js';
+
 /** Options of `createSqliteStore`. @see RFC 6749 §10.3, §10.5 (the file holds hashed tokens and codes). */
 export interface SqliteStoreOptions {
   /**
    * Path of the database file, relative to the working directory or absolute. Missing parent
-   * directories are created. `':memory:'` gives a private database that dies with the store.
+   * directories are created (unless `fileMustExist`). `':memory:'` gives a private database that dies with the store.
    */
   readonly filename: string;
   /**
@@ -23,6 +25,12 @@ export interface SqliteStoreOptions {
    * `STORE_POLICY.revocationRetentionMs`; `0` turns the timer off. Default 60.
    */
   readonly sweepIntervalSeconds?: number;
+  /**
+   * Open an existing file only: no file and no directory is created, and a missing file throws an Error
+   * with `code: 'ENOENT'` and `path`, as `fs` does. For tools that only read (`oauth-admin clients list`),
+   * which must not leave an empty store behind a mistyped path. Default false.
+   */
+  readonly fileMustExist?: boolean;
 }
 
 /** The SQLite store: every tier of the contract, and `close()`. @see RFC 6749 §10.3–10.5, RFC 7009 §2.1. */
@@ -30,12 +38,24 @@ export type SqliteStore = CompleteStore & { close(): Promise<void> };
 
 const DEFAULT_SWEEP_INTERVAL_SECONDS = 60;
 
-function openDatabase(filename: string): Database.Database {
+function openDatabase(filename: string, mustExist: boolean): SqliteConnection {
   if (typeof filename !== 'string' || filename === '') {
     throw new TypeError('createSqliteStore: filename must be a non-empty string');
   }
-  if (filename !== ':memory:') mkdirSync(dirname(resolve(filename)), { recursive: true });
-  return new Database(filename);
+  // Before any directory is made: a host without the driver is told what to install and left untouched.
+  const Database = loadBetterSqlite3();
+  if (filename === ':memory:') return new Database(filename);
+  const path = resolve(filename);
+  if (!mustExist) {
+    mkdirSync(dirname(path), { recursive: true });
+    return new Database(filename);
+  }
+  // Checked here because better-sqlite3 reports a missing file as SQLITE_CANTOPEN, a missing directory as a
+  // TypeError; fileMustExist still keeps SQLite from creating a file deleted after this check.
+  if (!existsSync(path)) {
+    throw Object.assign(new Error(`createSqliteStore: no database file at ${path}`), { code: 'ENOENT', path });
+  }
+  return new Database(filename, { fileMustExist: true });
 }
 
 function checkSweepInterval(seconds: number): number {
@@ -70,14 +90,18 @@ function checkSweepInterval(seconds: number): number {
  * // ... on shutdown:
  * await store.close?.();
  * ```
- * @throws TypeError for a bad option; Error when the file's schema is newer than this package.
+ * @throws TypeError for a bad option; Error when the file's schema is newer than this package; Error
+ *   "The SQLite store needs better-sqlite3: npm install better-sqlite3@12" when the driver is not installed.
  * @see RFC 6749 §4.1.2 (single-use codes), §10.3–10.5 (tokens and codes kept hashed), RFC 7009 §2.1.
  */
-export function createSqliteStore(options: SqliteStoreOptions | Database.Database): SqliteStore {
-  const ownsDatabase = !(options instanceof Database);
-  const db = options instanceof Database ? options : openDatabase(options.filename);
+export function createSqliteStore(options: SqliteStoreOptions | SqliteDatabase): SqliteStore {
+  const ownsDatabase = !isSqliteDatabase(options);
+  // A host's database is a better-sqlite3 Database like the one openDatabase makes; only its type is narrower.
+  const db = isSqliteDatabase(options)
+    ? (options as SqliteConnection)
+    : openDatabase(options.filename, options.fileMustExist === true);
   const sweepSeconds = checkSweepInterval(
-    options instanceof Database
+    isSqliteDatabase(options)
       ? DEFAULT_SWEEP_INTERVAL_SECONDS
       : (options.sweepIntervalSeconds ?? DEFAULT_SWEEP_INTERVAL_SECONDS),
   );

@@ -5,6 +5,7 @@ import type {
   ClientFlow,
   ConsentRecord,
   OAuthClient,
+  TokenEndpointAuthMethod,
   TokenRecord,
 } from '../contract.js';
 import { definedClientChanges } from '../store-policy.js';
@@ -24,12 +25,15 @@ export interface ClientRow {
   readonly credentials_issued_at: number;
   readonly created_at: number;
   readonly disabled: number;
+  /** NULL: any method the server allows (schema version 4). */
+  readonly token_endpoint_auth_method: string | null;
 }
 
 /**
  * The parameters of the one `UPDATE clients` of `updateClient`: `null` leaves a column as it is, so the
- * statement writes exactly the fields given and reads the others inside the write itself.
- * @see RFC 6749 §2 (client registration).
+ * statement writes exactly the fields given and reads the others inside the write itself. The one nullable
+ * column, `token_endpoint_auth_method`, has a flag instead: 1 writes the value given, NULL included.
+ * @see RFC 6749 §2 (client registration), RFC 7591 §2.
  */
 export interface ClientChangesRow {
   readonly client_id: string;
@@ -39,6 +43,8 @@ export interface ClientChangesRow {
   readonly allowed_scopes: string | null;
   readonly require_pkce: number | null;
   readonly disabled: number | null;
+  readonly set_token_endpoint_auth_method: number;
+  readonly token_endpoint_auth_method: string | null;
 }
 
 /** `codes` row; `consumed_at` is null until the code is redeemed. @see RFC 6749 §4.1.2 (single use). */
@@ -93,6 +99,7 @@ export function clientToRow(client: OAuthClient): ClientRow {
     credentials_issued_at: client.credentialsIssuedAt.getTime(),
     created_at: client.createdAt.getTime(),
     disabled: client.disabled ? 1 : 0,
+    token_endpoint_auth_method: client.tokenEndpointAuthMethod ?? null,
   };
 }
 
@@ -109,6 +116,10 @@ export function rowToClient(row: ClientRow): OAuthClient {
     credentialsIssuedAt: new Date(row.credentials_issued_at),
     createdAt: new Date(row.created_at),
     disabled: row.disabled === 1,
+    // Absent, not null, when unrestricted: the contract keeps absence as absence.
+    ...(row.token_endpoint_auth_method === null
+      ? {}
+      : { tokenEndpointAuthMethod: row.token_endpoint_auth_method as TokenEndpointAuthMethod }),
   };
 }
 
@@ -125,6 +136,8 @@ export function clientChangesToRow(clientId: string, changes: ClientChanges): Cl
     allowed_scopes: json(given.allowedScopes),
     require_pkce: flag(given.requirePkce),
     disabled: flag(given.disabled),
+    set_token_endpoint_auth_method: given.tokenEndpointAuthMethod === undefined ? 0 : 1,
+    token_endpoint_auth_method: given.tokenEndpointAuthMethod ?? null,
   };
 }
 

@@ -1,5 +1,5 @@
 // The SQLite store's schema and its versioned, idempotent migration (PRAGMA user_version).
-import type BetterSqlite3 from 'better-sqlite3';
+import type { SqliteConnection } from './driver.js';
 
 /**
  * One entry per schema version: entry `i` takes a database from version `i` to `i + 1`. Append only;
@@ -103,12 +103,23 @@ const MIGRATIONS: readonly string[] = [
   ) STRICT, WITHOUT ROWID;
   CREATE INDEX revoked_client_users_expires_at ON revoked_client_users (expires_at);
   `,
+  // 4: the one client authentication method an integration may use (RFC 7591 `token_endpoint_auth_method`).
+  // NULL, what every existing row gets, means any method the server allows: integrations keep working as they
+  // did. Added, not rebuilt, so a process of the previous version still serving from this file is unaffected
+  // (it reads with SELECT * and inserts naming its columns). No CHECK: a later method needs no table rebuild,
+  // and an unknown value matches no method, so it fails closed.
+  `
+  ALTER TABLE clients ADD COLUMN token_endpoint_auth_method TEXT;
+  `,
 ];
+
+/** What migrating needs: no statement is prepared, so a better-sqlite3 `Database` fits as typed by its own package. */
+type MigratedDatabase = Omit<SqliteConnection, 'prepare'>;
 
 /** The schema version this code writes and reads. @see RFC 6749 §10.3, §10.5 (what the schema stores). */
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
 
-function readVersion(db: BetterSqlite3.Database): number {
+function readVersion(db: MigratedDatabase): number {
   return db.pragma('user_version', { simple: true }) as number;
 }
 
@@ -120,7 +131,7 @@ function readVersion(db: BetterSqlite3.Database): number {
  * @throws Error when the file was written by a newer version of this package.
  * @see RFC 6749 §10.3, §10.5 (hashed codes and tokens are what these tables hold).
  */
-export function migrateSqliteSchema(db: BetterSqlite3.Database, target: number = SQLITE_SCHEMA_VERSION): void {
+export function migrateSqliteSchema(db: MigratedDatabase, target: number = SQLITE_SCHEMA_VERSION): void {
   if (!Number.isInteger(target) || target < 1 || target > SQLITE_SCHEMA_VERSION) {
     throw new RangeError(`migrateSqliteSchema: target must be a schema version from 1 to ${SQLITE_SCHEMA_VERSION}`);
   }
