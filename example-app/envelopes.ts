@@ -52,7 +52,7 @@ export function createEnvelopesRouter(options: EnvelopesRouterOptions): Router {
     next();
   });
   // Each route names the scope it needs (403 insufficient_scope otherwise); the token is checked before
-  // any body is parsed.
+  // any body is parsed. A token of an integration registered without scopes (SPEC's) is all-access and passes.
   const canRead = options.oauth.requireBearer({ scope: 'envelopes:read' });
   const canWrite = options.oauth.requireBearer({ scope: 'envelopes:write' });
   const jsonBody = express.json({ limit: '16kb' });
@@ -86,6 +86,8 @@ export function createEnvelopesRouter(options: EnvelopesRouterOptions): Router {
       client_name: client?.name ?? null,
       user_id: auth.userId,
       scope: auth.scope.join(' '),
+      // An empty scope alone would read as "no permission": say that the token may do everything.
+      all_access: auth.allAccess,
       issuer: auth.issuer,
       expires_at: auth.expiresAt.toISOString(),
     });

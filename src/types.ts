@@ -8,7 +8,14 @@ export interface BearerAuth {
   readonly clientId: string;
   /** The user who granted it, or `null` for client_credentials tokens. */
   readonly userId: string | null;
+  /** The scopes the token is limited to; empty for a token without a scope (see `allAccess`). */
   readonly scope: readonly string[];
+  /**
+   * True for a token without a scope (an integration registered without scopes, as SPEC's are) while the
+   * `allAccessWithoutScopes` option is on: it may do everything, whatever `scope` says. A host route doing its
+   * own scope checks tests `auth.allAccess || auth.scope.includes(x)`, as `requireBearer({ scope })` does.
+   */
+  readonly allAccess: boolean;
   /** Tokens of one authorization share a grant id (revocation unit). */
   readonly grantId: string;
   /** The base address that issued the token ({auth_url} or {legacy_auth_url}). */
@@ -18,7 +25,10 @@ export interface BearerAuth {
 
 /** Options of `requireBearer`. */
 export interface RequireBearerOptions {
-  /** Scopes the token must all carry; otherwise 403 `insufficient_scope` (RFC 6750 §3.1). */
+  /**
+   * Scopes the token must all carry; otherwise 403 `insufficient_scope` (RFC 6750 §3.1). An all-access token
+   * (`req.auth.allAccess`) satisfies any scope.
+   */
   readonly scope?: string | readonly string[];
 }
 

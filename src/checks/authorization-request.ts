@@ -4,7 +4,7 @@ import { isStoreId } from '../stores/store-policy.js';
 import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
 import type { PendingAuthorization } from '../http/oauth-session.js';
 import { issuerForClient, wrongAddressMessage } from './issuer.js';
-import { checkRequestedScope } from './scope.js';
+import { grantScope } from './grant-scope.js';
 import { checkCodeChallenge } from './pkce.js';
 import {
   InvalidRedirectTargetError, InvalidRequestError, UnauthorizedClientError, UnsupportedResponseTypeError,
@@ -55,7 +55,7 @@ export async function checkAuthorizationTarget(
 /**
  * Phase 2: everything else. Errors thrown here are redirected to the (now trusted) redirect_uri.
  * @throws InvalidRequestError, UnsupportedResponseTypeError, UnauthorizedClientError, InvalidScopeError.
- * @see RFC 6749 §4.1.1, §4.1.2.1, §3.1 (no repeated parameters), RFC 7636 §4.3–4.4.
+ * @see RFC 6749 §4.1.1, §4.1.2.1, §3.1 (no repeated parameters), §3.3 (scope), RFC 7636 §4.3–4.4.
  */
 export function checkAuthorizationParameters(
   options: ResolvedOptions, issuer: ResolvedIssuer, target: AuthorizationTarget, query: URLSearchParams,
@@ -72,7 +72,7 @@ export function checkAuthorizationParameters(
   if (target.client.flow !== 'authorization_code') {
     throw new UnauthorizedClientError('this integration is configured for the client_credentials flow');
   }
-  const scope = checkRequestedScope(single(query, 'scope'), target.client.allowedScopes);
+  const scope = grantScope(single(query, 'scope'), target.client.allowedScopes, options);
   const codeChallenge = checkCodeChallenge(
     single(query, 'code_challenge'),
     single(query, 'code_challenge_method'),

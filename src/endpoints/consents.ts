@@ -9,6 +9,7 @@ import { withdrawConsent } from '../consents/withdraw-consent.js';
 import { requireConsents } from '../stores/check-store.js';
 import { consentsPageBody, type ConsentRow } from '../views/consents-page.js';
 import { renderError, renderLogin } from './render.js';
+import { isAllAccess } from '../checks/grant-scope.js';
 
 /** The login form's request id when the sign-in is for this page rather than an authorization request. */
 export const CONSENTS_PAGE_REQUEST = 'consents';
@@ -40,6 +41,7 @@ export function createConsentsEndpoints(context: PageContext) {
         clientId: client.clientId,
         clientName: client.name,
         scope: consent.scope.map((scope) => options.scopes[scope] ?? scope),
+        allAccess: isAllAccess(consent.scope, options),
         grantedAt: consent.grantedAt,
       });
     }

@@ -27,7 +27,8 @@ export function createIntrospectionEndpoint(store: Store, options: ResolvedOptio
       const { record } = found;
       sendNoStoreJson(res, 200, {
         active: true,
-        scope: record.scope.join(' '),
+        // §2.2: scope is OPTIONAL; a token without a scope has none to list (all-access: allAccessWithoutScopes).
+        ...(record.scope.length > 0 ? { scope: record.scope.join(' ') } : {}),
         client_id: record.clientId,
         token_type: found.kind === 'access_token' ? 'Bearer' : 'refresh_token',
         exp: Math.floor(record.expiresAt.getTime() / 1000),

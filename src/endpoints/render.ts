@@ -9,6 +9,7 @@ import { csrfTokenFor } from '../http/csrf.js';
 import { loginPageBody } from '../views/login-page.js';
 import { consentPageBody } from '../views/consent-page.js';
 import { errorPageBody } from '../views/error-page.js';
+import { isAllAccess } from '../checks/grant-scope.js';
 
 /**
  * Shows the sign-in form for a pending request (status 200, or 401 after a failed attempt). `redirectUri` is
@@ -49,6 +50,8 @@ export function renderConsent(
       clientName: view.client.name,
       userName: view.user.displayName,
       scope: view.pending.scope.map((scope) => context.options.scopes[scope] ?? scope),
+      allAccess: isAllAccess(view.pending.scope, context.options),
+      productName: context.options.productName,
       redirectOrigin,
     }),
   });

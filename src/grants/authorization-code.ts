@@ -6,6 +6,17 @@ import { checkCodeVerifier } from '../checks/pkce.js';
 import { InvalidGrantError, InvalidRequestError } from '../errors.js';
 
 /**
+ * The scope parameter the authorization request sent, as far as the code tells: the code keeps only the granted
+ * scope. A scope other than the integration's registered default can only have come from the request; the
+ * default itself may have been granted to a request without scope, so it counts as not requested and is echoed
+ * (RFC 6749 §5.1: echoing is OPTIONAL when identical, REQUIRED otherwise). All-access (`[]`) is never echoed.
+ */
+function scopeRequestedAtAuthorization(granted: readonly string[], registered: readonly string[]): string | undefined {
+  const isDefault = granted.length === registered.length && granted.every((scope) => registered.includes(scope));
+  return isDefault ? undefined : granted.join(' ');
+}
+
+/**
  * Redeems an authorization code once.
  * - The code is consumed before anything else is checked, so a wrong redirect_uri or verifier still uses
  *   it up: an attacker gets one try per code.
@@ -53,7 +64,7 @@ export const authorizationCodeGrant: GrantHandler = {
       userId: record.userId,
       scope: record.scope,
       withRefreshToken: true,
-      requestedScope: record.scope.join(' '),
+      requestedScope: scopeRequestedAtAuthorization(record.scope, client.allowedScopes),
       // The code's issuing request read the consent and the integration after issuedAt, and this request read
       // the integration after startedAt: the earlier of the two covers both.
       authorizedAt: record.issuedAt < context.startedAt ? record.issuedAt : context.startedAt,

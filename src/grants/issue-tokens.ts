@@ -13,7 +13,7 @@ export interface IssueRequest {
   readonly scope: readonly string[];
   /** Only the authorization code exchange issues a refresh token (SPEC §5.4). */
   readonly withRefreshToken: boolean;
-  /** The scope parameter the client sent, if any: `scope` is echoed only when it differs (RFC 6749 §5.1). */
+  /** The scope parameter the client sent, if any: `scope` is echoed when it differs (RFC 6749 §5.1). */
   readonly requestedScope: string | undefined;
   /**
    * When the authority behind the tokens was established (`SaveTokensOptions.authorizedAt`): the token
@@ -61,9 +61,10 @@ export async function issueTokens(context: GrantContext, request: IssueRequest):
   if (!saved) throw new InvalidGrantError('the authorization grant has been revoked');
   const scope = request.scope.join(' ');
   // RFC 6749 §5.1: scope is "OPTIONAL, if identical to the scope requested by the client; otherwise, REQUIRED".
-  // A client that sent no scope asked for its registered default (§3.3) and gets exactly that, so SPEC's
-  // response fields stay as SPEC lists them (§4.3–4.5: no scope field).
-  const echoScope = request.requestedScope !== undefined && scope !== request.requestedScope;
+  // A token without a scope (an integration registered without scopes, as SPEC's are) has none to report, so
+  // SPEC's response fields stay exactly as SPEC lists them (§4.3–4.5). A scoped integration that sent no scope
+  // got its registered default, which differs from "nothing requested": it is told what it got.
+  const echoScope = scope.length > 0 && scope !== request.requestedScope;
   return {
     access_token: accessToken,
     ...(refreshToken !== undefined ? { refresh_token: refreshToken } : {}),

@@ -2,14 +2,15 @@
 import type { GrantHandler } from './grant-context.js';
 import { issueTokens } from './issue-tokens.js';
 import { hashSecret } from '../crypto/hash-secret.js';
-import { checkRequestedScope } from '../checks/scope.js';
+import { grantScope } from '../checks/grant-scope.js';
 import { InvalidGrantError, InvalidRequestError } from '../errors.js';
 
 /**
  * Exchanges a refresh token for a new access token of the same grant. The refresh token is not rotated:
  * SPEC §4.5 says "No new refresh_token is returned", so it stays valid until it expires or its grant is
  * revoked. A narrower scope may be asked for (RFC 6749 §6: "MUST NOT include any scope not originally
- * granted").
+ * granted"); without one the grant's scope is kept, all-access included. An all-access grant may be narrowed
+ * to any scope the server knows.
  * @see RFC 6749 §6, SPEC §4.5.
  */
 export const refreshTokenGrant: GrantHandler = {
@@ -25,7 +26,7 @@ export const refreshTokenGrant: GrantHandler = {
     if (record.clientId !== client.clientId) throw new InvalidGrantError('refresh token was issued to another client');
     if (record.issuer !== issuer.issuer) throw new InvalidGrantError('refresh token was issued by another authorization server');
     const requestedScope = params.get('scope');
-    const scope = checkRequestedScope(requestedScope, record.scope);
+    const scope = grantScope(requestedScope, record.scope, context.options);
     if (record.userId !== null && context.userAuth.findUser && !(await context.userAuth.findUser(record.userId))) {
       await store.tokens.revokeGrant(record.grantId);
       throw new InvalidGrantError('the user who granted access no longer exists');
@@ -35,6 +36,7 @@ export const refreshTokenGrant: GrantHandler = {
       userId: record.userId,
       scope,
       withRefreshToken: false,
+      // RFC 6749 §6: an omitted scope is "treated as equal to the scope originally granted".
       requestedScope: requestedScope ?? record.scope.join(' '),
       authorizedAt: context.startedAt,
     });

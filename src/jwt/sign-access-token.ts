@@ -23,7 +23,8 @@ export const ACCESS_TOKEN_TYP = 'at+jwt';
 
 /**
  * Signs an access token with `key`. Header `{ alg, typ: "at+jwt", kid }`; claims iss, exp, aud, sub,
- * client_id, iat, jti (random), scope (space-separated, when non-empty), plus `gty: "client_credentials"`
+ * client_id, iat, jti (random), scope (space-separated; omitted for a token without a scope, which the
+ * verifier reads as all-access when `allAccessWithoutScopes` is on), plus `gty: "client_credentials"`
  * when no user is involved (sub is then the client_id, §2.2, so `gty` tells the two apart) and the private
  * `grant_id` that ties the token to its grant for revocation bookkeeping.
  * @throws TypeError when `key` has no private part (a verification-only key cannot sign).

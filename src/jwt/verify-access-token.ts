@@ -41,7 +41,8 @@ function isTime(value: unknown): value is number {
  * nothing except, rarely, for keys: so revocation of a JWT access token takes effect only at its expiry.
  * Checks, in order: shape; header `typ` at+jwt, `kid` of a published key, `alg` equal to that key's
  * algorithm (so never `none` or HS*), no `crit`; the signature; `iss` one of our issuers; `aud` containing
- * the audience; `exp` in the future; `iat`/`nbf` not in the future; client_id, sub, grant_id present.
+ * the audience; `exp` in the future; `iat`/`nbf` not in the future; client_id, sub, grant_id present. No
+ * `scope` claim means a token without a scope, all-access as for opaque tokens (`allAccessWithoutScopes`).
  * @throws only what the key ring throws when the store is unreachable (the caller answers 503).
  * @see RFC 9068 §4, RFC 7515 §5.2, RFC 7519 §7.2, RFC 8725 §3.1–3.2, §3.11.
  */
@@ -97,6 +98,8 @@ export function createAccessTokenVerifier(keys: KeyRing, options: ResolvedOption
       clientId,
       userId: gty === 'client_credentials' ? null : sub,
       scope: typeof scope === 'string' ? scope.split(' ').filter(Boolean) : [],
+      // Tokens without a scope are signed without the claim; a present claim, even empty, limits the token.
+      allAccess: scope === undefined && options.allAccessWithoutScopes,
       grantId,
       issuer: iss,
       expiresAt: new Date(exp * 1000),

@@ -10,6 +10,7 @@ import { toOAuthError } from '../http/to-oauth-error.js';
 import { toErrorBody } from '../errors.js';
 import { checkScopeTokens } from '../checks/scope.js';
 import { looksLikeJws } from '../jwt/verify-access-token.js';
+import { isAllAccess } from '../checks/grant-scope.js';
 
 /** Verifies a JWT access token locally (RFC 9068 §4); `null` when it is not valid. */
 export type JwtVerifier = (token: string) => Promise<BearerAuth | null>;
@@ -28,7 +29,7 @@ function reject(res: Response, status: number, challenge: string | null, body: R
  * - no credentials → 401, `WWW-Authenticate: Bearer realm="…"` with no error code (RFC 6750 §3.1);
  * - malformed header → 400 `invalid_request`;
  * - unknown, expired or revoked token → 401 `invalid_token`;
- * - missing scope → 403 `insufficient_scope` with the required `scope`;
+ * - missing scope → 403 `insufficient_scope` with the required `scope` (an all-access token lacks none);
  * - store outage → 503 `temporarily_unavailable`.
  * On success `req.auth` tells the handler who the token is for.
  * With `verifyJwt` (accessTokenFormat 'jwt'), a token of JWS compact shape is verified by signature and
@@ -70,6 +71,7 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
             clientId: record.clientId,
             userId: record.userId,
             scope: record.scope,
+            allAccess: isAllAccess(record.scope, options),
             grantId: record.grantId,
             issuer: record.issuer,
             expiresAt: record.expiresAt,
@@ -85,7 +87,7 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
         reject(res, 401, bearerChallenge(realm, { error: 'invalid_token', description }), { error: 'invalid_token', error_description: description });
         return;
       }
-      if (required.some((scope) => !auth.scope.includes(scope))) {
+      if (!auth.allAccess && required.some((scope) => !auth.scope.includes(scope))) {
         const description = `the access token lacks the required scope: ${scopeText}`;
         reject(res, 403, bearerChallenge(realm, { error: 'insufficient_scope', description, scope: scopeText }), { error: 'insufficient_scope', error_description: description });
         return;

@@ -9,6 +9,10 @@ export interface ConsentPageModel {
   readonly clientName: string;
   readonly userName: string;
   readonly scope: readonly string[];
+  /** The request is for a token without a scope, which the server treats as all-access. */
+  readonly allAccess: boolean;
+  /** Names the service on the all-access warning. */
+  readonly productName: string;
   readonly redirectOrigin: string;
 }
 
@@ -18,9 +22,12 @@ export interface ConsentPageModel {
  * the client's access request"), RFC 6819 §4.4.1.4 (CSRF protection).
  */
 export function consentPageBody(model: ConsentPageModel): string {
-  const scopes = model.scope.length > 0
-    ? `<p>It asks for these permissions:</p>\n<ul>${model.scope.map((s) => `<li>${escapeHtml(s)}</li>`).join('')}</ul>`
-    : '<p>It asks to access the signature API on your behalf.</p>';
+  // An all-access grant is not limited to any permission: say so plainly, so nobody mistakes it for a narrow one.
+  const scopes = model.allAccess
+    ? `<p><strong>It asks for full access to your account:</strong> it will be able to do everything you can do in ${escapeHtml(model.productName)}, on your behalf.</p>`
+    : model.scope.length > 0
+      ? `<p>It asks for these permissions:</p>\n<ul>${model.scope.map((s) => `<li>${escapeHtml(s)}</li>`).join('')}</ul>`
+      : '<p>It asks to access the signature API on your behalf.</p>';
   return `<h1>Allow ${escapeHtml(model.clientName)}?</h1>
 <p><strong>${escapeHtml(model.clientName)}</strong> wants to access your account.</p>
 ${scopes}

