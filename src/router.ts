@@ -8,6 +8,7 @@ import { resolveOptions, type OAuthRouterOptions, type ResolvedIssuer } from './
 import { checkStore } from './stores/check-store.js';
 import { checkUserAuth } from './check-user-auth.js';
 import { createSessionMiddleware } from './http/session-middleware.js';
+import { createPageFormBody } from './http/page-form-body.js';
 import { issuerForRequest } from './checks/issuer.js';
 import { toOAuthError } from './http/to-oauth-error.js';
 import { createAuthorizeEndpoint } from './endpoints/authorize.js';
@@ -66,7 +67,8 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     xFrameOptions: { action: 'deny' }, // DESIGN §3; helmet's default is SAMEORIGIN
     strictTransportSecurity: resolved.main.secure,
   });
-  const formBody = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
+  // The router's limits hold even when a host body parser ran first (it would otherwise make this one step aside).
+  const formBody = createPageFormBody();
   const issuers = [resolved.main, ...(resolved.legacy ? [resolved.legacy] : [])];
   const loginLimit: RequestHandler = resolved.loginRateLimit
     ? createLoginRateLimit(resolved.loginRateLimit, (_req, res) => renderError(res, { options: resolved } as PageContext, 429,

@@ -24,6 +24,8 @@ export interface OAuthSessionData {
   user?: AuthenticatedUser;
   csrf?: string;
   pending?: Record<string, PendingAuthorization>;
+  /** The authorization request (its query) whose browser was last sent to the host's login, and when. */
+  hostLogin?: { readonly query: string; readonly at: number };
 }
 
 const KEY = 'expressOAuthRouter';

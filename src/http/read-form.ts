@@ -1,6 +1,7 @@
 // Reads an application/x-www-form-urlencoded body with a size limit, rejecting repeated parameters.
 import type { Request } from 'express';
 import { InvalidRequestError } from '../errors.js';
+import { isBodyAlreadyRead, preParsedFields } from './pre-parsed-body.js';
 
 /** The most a token, revoke or introspect request can need; larger bodies are refused. */
 export const FORM_BODY_LIMIT = 8 * 1024;
@@ -53,7 +54,9 @@ function readBody(req: Request): Promise<string> {
 
 /**
  * Parses the form body of a POST to the token (or revocation, introspection) endpoint.
- * Works whether or not the host app already ran a body parser before the router.
+ * Works whether or not the host app already ran a body parser before the router, with the same limits either
+ * way (a host's `express.urlencoded({ limit: '1mb' })` does not lift the 8 KB limit); arrays and objects that an
+ * extended parser made of `a[]=` or `a[b]=` are refused as repeated or malformed parameters.
  * @throws InvalidRequestError for a wrong content type, an oversized body or a repeated parameter.
  * @see RFC 6749 §3.2 ("MUST use the HTTP POST method", "application/x-www-form-urlencoded"), §3.1.
  */
@@ -62,10 +65,8 @@ export async function readForm(req: Request): Promise<FormParams> {
   if (type !== 'application/x-www-form-urlencoded') {
     throw new InvalidRequestError('the request body must be application/x-www-form-urlencoded');
   }
-  const preParsed = (req as { body?: unknown }).body;
-  if (preParsed !== undefined && preParsed !== null && typeof preParsed === 'object' && req.readableEnded) {
-    return toParams(Object.entries(preParsed as Record<string, unknown>));
-  }
+  // A host parser read the body first (its own, larger limits): hold what it parsed to ours.
+  if (isBodyAlreadyRead(req)) return toParams(preParsedFields(req, { bytes: FORM_BODY_LIMIT }));
   const text = await readBody(req);
   return toParams(new URLSearchParams(text).entries());
 }

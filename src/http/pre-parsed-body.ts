@@ -1,0 +1,73 @@
+// A body the host app's own parser (express.urlencoded, express.json, …) read before the router: held to the router's limits.
+import type { Request } from 'express';
+import { InvalidRequestError } from '../errors.js';
+
+/** The router's limits on a form body, whoever parsed it. */
+export interface FormLimits {
+  /** Bytes of the body (and, for a body parsed by the host, of its fields re-encoded). */
+  readonly bytes: number;
+  /** Fields at most; none when absent (the byte limit bounds them). */
+  readonly fields?: number;
+}
+
+/**
+ * True when something before the router already consumed the request body (a host body parser): the stream
+ * cannot be read again, so the router must work from `req.body` and hold it to its own limits.
+ */
+export function isBodyAlreadyRead(req: Request): boolean {
+  return req.readableEnded;
+}
+
+/** Encoded bytes and leaf values of a parsed body, counted without recursion and only until `stopAt`. */
+function measure(entries: ReadonlyArray<readonly [string, unknown]>, stopAt: number): { bytes: number; fields: number } {
+  let bytes = 0;
+  let fields = 0;
+  const stack: Array<readonly [string, unknown]> = [...entries];
+  while (stack.length > 0 && bytes <= stopAt) {
+    const [name, value] = stack.pop()!;
+    // `name=` (a nested `a[b]=` counts each part and one bracket: a lower bound of the raw size).
+    bytes += encodeURIComponent(name).length + 1;
+    if (value !== null && typeof value === 'object') {
+      stack.push(...Object.entries(value as Record<string, unknown>));
+    } else {
+      // The value, and the `&` before every field but the first.
+      bytes += encodeURIComponent(String(value)).length + (fields > 0 ? 1 : 0);
+      fields += 1;
+    }
+  }
+  return { bytes, fields };
+}
+
+function tooLarge(): InvalidRequestError {
+  // The words and error of the router's own reader, so the answer does not depend on who parsed the body.
+  return new InvalidRequestError('request body too large');
+}
+
+/**
+ * The fields of a body a host parser already read, as `[name, value]` entries in their parsed order, held to
+ * the router's limits: the declared Content-Length first, then (chunked or compressed bodies declare none that
+ * counts) the size of the parsed fields themselves. Values stay as the host's parser made them: strings, or
+ * arrays and objects from an extended parser, which the caller refuses. A string or Buffer body (express.text,
+ * express.raw) is parsed as the form it is.
+ * @throws InvalidRequestError `request body too large` or `too many parameters`.
+ * @see RFC 6749 §3.2 (form-encoded requests), §3.1 (parameters at most once).
+ */
+export function preParsedFields(req: Request, limits: FormLimits): Array<[string, unknown]> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > limits.bytes) throw tooLarge();
+  const body = (req as { body?: unknown }).body;
+  let entries: Array<[string, unknown]>;
+  if (typeof body === 'string' || Buffer.isBuffer(body)) {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (Buffer.byteLength(text) > limits.bytes) throw tooLarge();
+    entries = [...new URLSearchParams(text)];
+  } else if (body !== null && typeof body === 'object') {
+    entries = Object.entries(body as Record<string, unknown>);
+  } else {
+    entries = [];
+  }
+  const size = measure(entries, limits.bytes);
+  if (size.bytes > limits.bytes) throw tooLarge();
+  if (limits.fields !== undefined && size.fields > limits.fields) throw new InvalidRequestError('too many parameters');
+  return entries;
+}
