@@ -55,8 +55,12 @@ export function createDemoCallback(options: DemoCallbackOptions): RequestHandler
       body = '<h1>Nothing to show</h1><p>This page receives the redirect from the authorization endpoint.</p>';
       res.status(400);
     }
-    res.type('html').send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Acme Sign demo callback</title>
-<style>body{font-family:system-ui,sans-serif;max-width:50rem;margin:2rem auto;padding:0 1rem}pre{background:#f4f4f4;padding:1rem;overflow:auto}</style>
+    // Phone-sized screens: the viewport follows the device, and codes, states and the curl's long lines wrap
+    // anywhere rather than widening the page (nothing here has spaces to break at).
+    res.type('html').send(`<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>Acme Sign demo callback</title>
+<style>body{font-family:system-ui,sans-serif;max-width:50rem;margin:2rem auto;padding:0 1rem;overflow-wrap:anywhere}
+code,pre{overflow-wrap:anywhere;word-break:break-word}pre{background:#f4f4f4;padding:1rem;white-space:pre-wrap;max-width:100%;box-sizing:border-box}</style>
 </head><body>${body}</body></html>`);
   };
 }

@@ -1,5 +1,6 @@
-// First start: registers one demo integration per flow; later starts find them again.
+// First start: registers one demo integration per flow; later starts find them again, on whatever port they listen.
 import { ClientExistsError, registerClient, type OAuthClient, type Store } from 'express-oauth-router';
+import { ensureDemoRedirectUri } from './demo-redirect-uri.js';
 
 /** The names the demo integrations are registered (and found again) under. */
 export const DEMO_CODE_CLIENT_NAME = 'Acme Sign demo (authorization code)';
@@ -38,7 +39,8 @@ function findDemo(clients: readonly OAuthClient[], name: string): DemoClient | n
  * On an empty store (no integration at all, so a real deployment's store is never touched) registers an
  * authorization_code integration with `redirectUri` and a client_credentials one, under fixed ids. Otherwise,
  * or when another instance starting at the same moment registered them first, returns the demo integrations
- * already there, without secrets: those cannot be recovered, only rotated.
+ * already there, without secrets: those cannot be recovered, only rotated; and adds `redirectUri` (this
+ * start's port) to the demo integration's redirect URIs, keeping the others (see `ensureDemoRedirectUri`).
  * @see RFC 6749 §2 (client registration).
  */
 export async function seedDemoClients(store: Store, redirectUri: string): Promise<DemoClients> {
@@ -63,9 +65,12 @@ export async function seedDemoClients(store: Store, redirectUri: string): Promis
     }
   }
   const existing = await listAll(store);
+  const code = findDemo(existing, DEMO_CODE_CLIENT_NAME);
+  // Registered by a start on another port: this start's callback address is added, so the printed link works.
+  if (code) await ensureDemoRedirectUri(store, code.clientId, redirectUri);
   return {
     created: false,
-    code: findDemo(existing, DEMO_CODE_CLIENT_NAME),
+    code,
     clientCredentials: findDemo(existing, DEMO_CC_CLIENT_NAME),
     total: existing.length,
   };

@@ -6,6 +6,7 @@ import { createMemoryStore } from 'express-oauth-router/stores/memory';
 import { createApp } from '../../example-app/app.js';
 import { createDemoUserAuth } from '../../example-app/users.js';
 import { seedDemoClients } from '../../example-app/seed.js';
+import { MAX_DEMO_REDIRECT_URIS } from '../../example-app/demo-redirect-uri.js';
 
 const AUTH_URL = 'http://localhost:3000';
 
@@ -234,5 +235,19 @@ describe('example app in-process', () => {
       total: 2,
     });
     expect(await store.clients.listClients()).toHaveLength(2);
+  });
+
+  it('adds each start\'s callback address to the demo integration, keeping the ten newest', async () => {
+    const callback = (port: number) => `http://localhost:${port}/demo/callback`;
+    const first = await seedDemoClients(store, callback(3000));
+    const redirectUris = async () => (await store.clients.findClient(first.code!.clientId))!.redirectUris;
+    await seedDemoClients(store, callback(3001));
+    await seedDemoClients(store, callback(3000));
+    expect(await redirectUris()).toEqual([callback(3000), callback(3001)]);
+    // Instances starting together on several ports: none loses its address to another's write.
+    await Promise.all([3002, 3003, 3004, 3005].map((port) => seedDemoClients(store, callback(port))));
+    expect([...await redirectUris()].sort()).toEqual([3000, 3001, 3002, 3003, 3004, 3005].map(callback));
+    for (let port = 3006; port < 3020; port += 1) await seedDemoClients(store, callback(port));
+    expect(await redirectUris()).toEqual(Array.from({ length: MAX_DEMO_REDIRECT_URIS }, (_, i) => callback(3020 - MAX_DEMO_REDIRECT_URIS + i)));
   });
 });
