@@ -5,21 +5,27 @@ export type {
   OAuthRouterOptions, LegacyOptions, SessionOptions, Logger, ResolvedOptions, ResolvedIssuer, JwtOptions,
 } from './options.js';
 export type { OAuthRouter, BearerAuth, RequireBearerOptions } from './types.js';
+export type { SessionStoreLike } from './http/session-store-like.js';
 export type { UserAuth, AuthenticatedUser } from './user-auth.js';
 export type {
   Store, ClientStore, CodeStore, TokenStore, ConsentStore, OAuthClient, ClientFlow, GrantType,
   AuthorizationCodeRecord, TokenRecord, ConsentRecord, ConsumeResult,
   SigningKeyStore, SigningKeyRecord, SigningAlgorithm, SaveSigningKeyOptions,
   ClientChanges, SaveTokensOptions, StoreTier, AdministrationStore, ConsentsStore, CompleteStore,
+  TokenEndpointAuthMethod,
 } from './stores/contract.js';
 export {
   STORE_POLICY, compareIds, compareClients, compareConsents, compareSigningKeys, isStoreId,
-  CLIENT_CHANGE_FIELDS, definedClientChanges,
+  CLIENT_CHANGE_FIELDS, definedClientChanges, applyClientChanges,
 } from './stores/store-policy.js';
 export { STORE_TIERS, checkStore, missingStoreMethods, hasStoreTier } from './stores/check-store.js';
 export { isStoreUnavailableError } from './stores/store-unavailable-error.js';
-export { registerClient, rotateClientSecret, disableClient, ClientExistsError } from './clients/register-client.js';
+export { registerClient, ClientExistsError } from './clients/register-client.js';
+export { rotateClientSecret } from './clients/rotate-client-secret.js';
+export { disableClient } from './clients/disable-client.js';
 export type { RegisterClientInput, RegisteredClient } from './clients/register-client.js';
+export { enableClient } from './clients/enable-client.js';
+export { withdrawConsent } from './consents/withdraw-consent.js';
 export { hashSecret } from './crypto/hash-secret.js';
 export {
   OAuthError, InvalidRequestError, InvalidClientError, InvalidGrantError, UnauthorizedClientError,
@@ -28,6 +34,7 @@ export {
 } from './errors.js';
 export type { OAuthErrorCode } from './errors.js';
 export { createStoreFromUrl, DEFAULT_STORE_URL } from './stores/from-url.js';
+export type { StoreFromUrlOptions } from './stores/from-url.js';
 export { StoreUnavailableError } from './stores/store-unavailable-error.js';
 export { combineStores } from './stores/combine-stores.js';
 export type { StoreParts } from './stores/combine-stores.js';

@@ -1,5 +1,5 @@
 // The wire (snake_case) view of an integration for --json output: never the secret nor its hash.
-import type { OAuthClient } from '../stores/contract.js';
+import type { OAuthClient, TokenEndpointAuthMethod } from '../stores/contract.js';
 
 /** An integration as the admin command prints it with `--json`. */
 export interface ClientJson {
@@ -13,6 +13,9 @@ export interface ClientJson {
   readonly credentials_issued_at: string;
   readonly created_at: string;
   readonly disabled: boolean;
+  /** RFC 7591 §2's name. Present only when the integration is restricted to one method; absent, it may use any
+   * method the server allows. */
+  readonly token_endpoint_auth_method?: TokenEndpointAuthMethod;
 }
 
 /**
@@ -30,6 +33,7 @@ export function toClientJson(client: OAuthClient): ClientJson {
     credentials_issued_at: client.credentialsIssuedAt.toISOString(),
     created_at: client.createdAt.toISOString(),
     disabled: client.disabled,
+    ...(client.tokenEndpointAuthMethod == null ? {} : { token_endpoint_auth_method: client.tokenEndpointAuthMethod }),
   };
 }
 

@@ -1,7 +1,8 @@
 // `oauth-admin clients create`: registers an integration and shows its secret, once.
 import { Option, type Command } from 'commander';
 import { registerClient } from '../clients/register-client.js';
-import type { ClientFlow } from '../stores/contract.js';
+import type { ClientFlow, TokenEndpointAuthMethod } from '../stores/contract.js';
+import { CLIENT_AUTH_METHODS } from '../checks/client-auth-methods.js';
 import { CliError, EXIT_USAGE } from './cli-error.js';
 import { printJson, toClientJson } from './client-json.js';
 import { parseIssuedAt } from './parse-issued-at.js';
@@ -14,6 +15,7 @@ interface CreateOptions {
   readonly scope: string[];
   readonly requirePkce?: boolean;
   readonly issuedAt?: string;
+  readonly authMethod?: TokenEndpointAuthMethod;
   readonly json?: boolean;
 }
 
@@ -37,9 +39,13 @@ export function addClientsCreateCommand(clients: Command): void {
         .makeOptionMandatory(),
     )
     .option('--redirect-uri <url>', 'exact redirect URI (repeatable; authorization_code only)', collect, [])
-    .option('--scope <scope>', 'a scope the integration may be granted (repeatable)', collect, [])
+    .option('--scope <scope>', 'a scope the integration may be granted (repeatable); without --scope, as SPEC integrations are registered, its tokens carry no scope and are all-access (unless the server sets allAccessWithoutScopes: false)', collect, [])
     .option('--require-pkce', 'require an S256 code_challenge in authorization requests')
     .option('--issued-at <YYYY-MM-DD>', 'when the credentials count as issued (UTC); before 2021-01-15 means legacy address')
+    .addOption(
+      new Option('--auth-method <method>', 'the one way it may authenticate (RFC 7591 token_endpoint_auth_method); default: any the server allows')
+        .choices(CLIENT_AUTH_METHODS),
+    )
     .option('--json', 'print one JSON object instead of text')
     .action(async (options: CreateOptions) => {
       const issuedAt = options.issuedAt === undefined ? undefined : parseIssuedAt(options.issuedAt);
@@ -52,6 +58,7 @@ export function addClientsCreateCommand(clients: Command): void {
             allowedScopes: options.scope,
             requirePkce: options.requirePkce === true,
             ...(issuedAt ? { credentialsIssuedAt: issuedAt } : {}),
+            ...(options.authMethod ? { tokenEndpointAuthMethod: options.authMethod } : {}),
           });
         } catch (error) {
           // registerClient throws TypeError for input that fails validation: that is a usage error.
@@ -71,6 +78,7 @@ export function addClientsCreateCommand(clients: Command): void {
       ];
       if (client.redirectUris.length > 0) lines.push(`  redirect URIs: ${client.redirectUris.join(' ')}`);
       if (client.allowedScopes.length > 0) lines.push(`  scopes:        ${client.allowedScopes.join(' ')}`);
+      if (client.tokenEndpointAuthMethod) lines.push(`  auth method:   ${client.tokenEndpointAuthMethod}`);
       lines.push('', 'The client_secret is shown only this once: only its hash is stored. Copy it now.');
       process.stdout.write(`${lines.join('\n')}\n`);
     });

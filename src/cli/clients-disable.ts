@@ -1,22 +1,29 @@
 // `oauth-admin clients disable`: stops an integration and revokes every token it holds.
 import type { Command } from 'commander';
-import { disableClient } from '../clients/register-client.js';
-import { CliError, EXIT_FAILURE } from './cli-error.js';
+import { disableClient } from '../clients/disable-client.js';
+import { unknownClientError } from './cli-error.js';
+import { printJson } from './client-json.js';
 import { withStore } from './with-store.js';
 
 /**
- * Adds `disable CLIENT_ID` to the `clients` command. A disabled integration authenticates nowhere and its
- * access and refresh tokens are revoked, so nothing it was given outlives it.
+ * Adds `disable CLIENT_ID` to the `clients` command, a thin layer over `disableClient`. A disabled
+ * integration authenticates nowhere and its access and refresh tokens are revoked, so nothing it was given
+ * outlives it; `enable` lets it in again without bringing any of them back.
  * @see RFC 7009 §2.1, RFC 6749 §10.4.
  */
 export function addClientsDisableCommand(clients: Command): void {
   clients
     .command('disable')
-    .description('disable an integration and revoke all its tokens')
+    .description('disable an integration: it authenticates nowhere, and every token and code it holds is revoked')
     .argument('<client_id>', 'the integration')
-    .action(async (clientId: string) => {
-      const found = await withStore((store) => disableClient(store, clientId));
-      if (!found) throw new CliError(`unknown client_id ${JSON.stringify(clientId)}`, EXIT_FAILURE);
+    .option('--json', 'print one JSON object instead of text')
+    .action(async (clientId: string, options: { readonly json?: boolean }) => {
+      const found = await withStore((store) => disableClient(store, clientId), { mustExist: true });
+      if (!found) throw unknownClientError(clientId);
+      if (options.json) {
+        printJson({ client_id: clientId, disabled: true });
+        return;
+      }
       process.stdout.write(`Disabled ${clientId}; its tokens are revoked.\n`);
     });
 }

@@ -7,15 +7,19 @@ import { requireAdministration } from '../stores/check-store.js';
 
 /**
  * Adds `list` to the `clients` command. Prints ids, names, flows, issue dates, status and redirect URIs;
- * the store holds no secret to print, and the hash is deliberately left out too.
+ * the store holds no secret to print, and the hash is deliberately left out too. Read-only: with no store
+ * there it fails (`no_store`) rather than create an empty one.
  */
 export function addClientsListCommand(clients: Command): void {
   clients
     .command('list')
-    .description('list the registered integrations (never their secrets)')
+    .description('list the registered integrations (never their secrets); creates no store')
     .option('--json', 'print a JSON array instead of a table')
     .action(async (options: { readonly json?: boolean }) => {
-      const list = await withStore((store) => requireAdministration(store, 'oauth-admin').clients.listClients());
+      const list = await withStore(
+        (store) => requireAdministration(store, 'oauth-admin').clients.listClients(),
+        { mustExist: true },
+      );
       if (options.json) {
         printJson(list.map(toClientJson));
         return;

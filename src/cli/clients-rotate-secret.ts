@@ -1,12 +1,12 @@
 // `oauth-admin clients rotate-secret`: replaces an integration's secret and shows the new one, once.
 import type { Command } from 'commander';
-import { rotateClientSecret } from '../clients/register-client.js';
-import { CliError, EXIT_FAILURE } from './cli-error.js';
+import { rotateClientSecret } from '../clients/rotate-client-secret.js';
+import { unknownClientError } from './cli-error.js';
 import { printJson } from './client-json.js';
 import { withStore } from './with-store.js';
 
 /**
- * Adds `rotate-secret CLIENT_ID` to the `clients` command. The old secret stops working at once, and every
+ * Adds `rotate-secret CLIENT_ID` to the `clients` command, a thin layer over `rotateClientSecret`. The old secret stops working at once, and every
  * token and code obtained before the rotation is revoked: a secret is rotated because it may have leaked.
  * @see RFC 6749 §2.3.1 (client password), §10.1.
  */
@@ -17,8 +17,8 @@ export function addClientsRotateSecretCommand(clients: Command): void {
     .argument('<client_id>', 'the integration')
     .option('--json', 'print one JSON object instead of text')
     .action(async (clientId: string, options: { readonly json?: boolean }) => {
-      const clientSecret = await withStore((store) => rotateClientSecret(store, clientId));
-      if (clientSecret === null) throw new CliError(`unknown client_id ${JSON.stringify(clientId)}`, EXIT_FAILURE);
+      const clientSecret = await withStore((store) => rotateClientSecret(store, clientId), { mustExist: true });
+      if (clientSecret === null) throw unknownClientError(clientId);
       if (options.json) {
         printJson({ client_id: clientId, client_secret: clientSecret });
         return;

@@ -1,25 +1,73 @@
 // The oauth-admin command tree.
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { addClientsCreateCommand } from './clients-create.js';
 import { addClientsDisableCommand } from './clients-disable.js';
+import { addClientsEnableCommand } from './clients-enable.js';
 import { addClientsListCommand } from './clients-list.js';
 import { addClientsRotateSecretCommand } from './clients-rotate-secret.js';
+import { addClientsShowCommand } from './clients-show.js';
 import { explainDashClientIds } from './client-id-hint.js';
+import { printJson } from './client-json.js';
+import { packageVersion } from './package-version.js';
+
+/** How `runCli` wants the program to write what commander writes itself. */
+export interface ProgramSettings {
+  /** `--json` was given somewhere: `--version` prints `{"version": …}`. */
+  readonly json?: boolean;
+  /** Receives commander's error messages instead of stderr (`runCli` reports them as JSON). */
+  readonly writeErr?: (text: string) => void;
+}
+
+const HELP_AFTER = `
+Store: OAUTH_STORE, default sqlite:./data/oauth.sqlite (also memory:, postgres://…, redis://…).
+Only "clients create" creates a store; every other command fails when there is none.
+
+With --json every command prints one JSON document on stdout, and an error as one JSON object on stderr:
+  {"error": CODE, "message": TEXT}
+  CODE: usage_error, unknown_client, no_store, store_unavailable or failure.
+
+Exit codes: 0 done; 1 failure (unknown client_id, no store, store unreachable); 2 usage error.`;
 
 /**
  * Builds the command tree. `exitOverride` is set before the subcommands are added so they inherit it:
- * commander then throws instead of exiting, and `runCli` decides the exit code in one place. Every command
- * taking a `<client_id>` explains `--` when an id starting with `-` is read as an option (RFC 6749 §2.2).
+ * commander then throws instead of exiting, and `runCli` decides the exit code in one place. Options are
+ * positional, so `--json` before a command belongs to the program and after it to the command; either way
+ * the command sees it. Every command taking a `<client_id>` explains `--` when an id starting with `-` is
+ * read as an option (RFC 6749 §2.2).
  */
-export function createProgram(): Command {
+export function createProgram(settings: ProgramSettings = {}): Command {
   const program = new Command('oauth-admin')
-    .description('Administer the integrations of express-oauth-router. Store: $OAUTH_STORE (default sqlite:./data/oauth.sqlite).')
-    .exitOverride();
-  const clients = program.command('clients').description('manage integrations (OAuth clients)');
+    .description('Administer the integrations (OAuth clients) of express-oauth-router.')
+    .exitOverride()
+    .enablePositionalOptions();
+  if (settings.writeErr) program.configureOutput({ writeErr: settings.writeErr });
+  program
+    .option('-V, --version', 'print the version of express-oauth-router and exit')
+    .option('--json', 'machine-readable output and errors (also accepted after any command)')
+    .addHelpText('after', HELP_AFTER);
+  // Our own --version rather than commander's: it reads package.json only when asked, and speaks JSON.
+  program.on('option:version', () => {
+    const version = packageVersion();
+    if (settings.json) printJson({ version });
+    else process.stdout.write(`${version}\n`);
+    throw new CommanderError(0, 'commander.version', version);
+  });
+  // A --json given before the command (to the program or to `clients`) reaches the command's own option.
+  program.hook('preAction', (_program, action) => {
+    for (let at = action.parent; at; at = at.parent) {
+      if (at.opts()['json'] === true) action.setOptionValue('json', true);
+    }
+  });
+  const clients = program
+    .command('clients')
+    .description('manage integrations (OAuth clients): create, list, show, rotate-secret, disable, enable')
+    .option('--json', 'machine-readable output and errors (also accepted after the command)');
   addClientsCreateCommand(clients);
   addClientsListCommand(clients);
+  addClientsShowCommand(clients);
   addClientsRotateSecretCommand(clients);
   addClientsDisableCommand(clients);
+  addClientsEnableCommand(clients);
   // Found by argument name, so a command added later gets the hint without anyone remembering to ask.
   for (const command of clients.commands) {
     if (command.registeredArguments.some((argument) => argument.name() === 'client_id')) explainDashClientIds(command);

@@ -1,6 +1,7 @@
 // Opens the store named by OAUTH_STORE for one command and always closes it afterwards.
 import type { Store } from '../stores/contract.js';
 import { createStoreFromUrl, DEFAULT_STORE_URL } from '../stores/from-url.js';
+import { CliError, EXIT_FAILURE } from './cli-error.js';
 
 /**
  * The store URL the admin command uses: `OAUTH_STORE` (e.g. `sqlite:./data/oauth.sqlite`, `memory:`),
@@ -11,13 +12,45 @@ export function storeUrlFromEnv(env: NodeJS.ProcessEnv = process.env): string {
   return url ? url : DEFAULT_STORE_URL;
 }
 
+/** How a command opens the store. */
+export interface WithStoreOptions {
+  /**
+   * Fail with `no_store` (exit 1) instead of creating a store that does not exist yet: every command but
+   * `clients create` works on integrations that must already be there, and must not leave an empty
+   * SQLite file (or a `data/` directory) behind in the wrong folder.
+   */
+  readonly mustExist?: boolean;
+}
+
+/** Whether opening failed because the SQLite file is not there (see `SqliteStoreOptions.fileMustExist`). */
+function isMissingFile(error: unknown): error is Error & { path?: unknown } {
+  const code = (error as { code?: unknown } | null)?.code;
+  return error instanceof Error && (code === 'ENOENT' || code === 'SQLITE_CANTOPEN');
+}
+
 /**
  * Runs `work` against the configured store and closes it whatever happens: an open SQLite handle or
  * database connection would otherwise keep the process alive or leave the WAL unmerged.
- * @throws whatever opening the store or `work` throws.
+ * @throws CliError `no_store` when `mustExist` and the store file is missing; otherwise whatever opening
+ *   the store or `work` throws.
  */
-export async function withStore<T>(work: (store: Store) => Promise<T>): Promise<T> {
-  const store = await createStoreFromUrl(storeUrlFromEnv());
+export async function withStore<T>(work: (store: Store) => Promise<T>, options: WithStoreOptions = {}): Promise<T> {
+  const url = storeUrlFromEnv();
+  let store: Store;
+  try {
+    store = await createStoreFromUrl(url, { mustExist: options.mustExist === true });
+  } catch (error) {
+    if (options.mustExist !== true || !isMissingFile(error)) throw error;
+    // Only sqlite: URLs get here, and they carry no password, so the URL can be shown.
+    const where = typeof error.path === 'string' ? error.path : url;
+    const chosen = process.env['OAUTH_STORE']?.trim() ? `OAUTH_STORE=${url}` : `OAUTH_STORE unset, default ${url}`;
+    throw new CliError(
+      `no store at ${where} (${chosen}); create an integration first (oauth-admin clients create), ` +
+        'or set OAUTH_STORE to the store your app uses',
+      EXIT_FAILURE,
+      'no_store',
+    );
+  }
   try {
     return await work(store);
   } finally {

@@ -1,10 +1,11 @@
 // Registers an integration: makes its id and secret, stores only the secret's hash.
-import type { ClientFlow, OAuthClient, Store } from '../stores/contract.js';
+import type { ClientFlow, OAuthClient, Store, TokenEndpointAuthMethod } from '../stores/contract.js';
 import { createRandomToken } from '../crypto/random-token.js';
 import { createRandomClientId } from '../crypto/random-client-id.js';
 import { hashSecret } from '../crypto/hash-secret.js';
 import { checkRegisteredRedirectUri } from '../checks/registered-redirect-uri.js';
 import { checkScopeTokens } from '../checks/scope.js';
+import { CLIENT_AUTH_METHODS, isClientAuthMethod } from '../checks/client-auth-methods.js';
 import { requireAdministration } from '../stores/check-store.js';
 import { isStoreId } from '../stores/store-policy.js';
 
@@ -31,6 +32,12 @@ export interface RegisterClientInput {
    * Default: 256 random bits, base64url, never starting with `-` (see `createRandomClientId`).
    */
   readonly clientId?: string;
+  /**
+   * The one way this integration may authenticate at the token, revocation and introspection endpoints
+   * (RFC 7591 §2 `token_endpoint_auth_method`). Default: any method the server allows (`clientAuthMethods`).
+   * A method the server does not allow locks the integration out, so keep the two consistent.
+   */
+  readonly tokenEndpointAuthMethod?: TokenEndpointAuthMethod;
 }
 
 /** The registered integration and its secret, which exists only here: the store keeps its hash. */
@@ -42,9 +49,9 @@ export interface RegisteredClient {
 /**
  * Validates and saves a new integration with a 256-bit random client_id (never starting with `-`, so the
  * admin command can take it as printed) and client_secret.
- * @throws TypeError for a bad name, flow, redirect URI or scope.
+ * @throws TypeError for a bad name, flow, redirect URI, scope or authentication method.
  * @see RFC 6749 §2 (client registration), §2.2 (client identifier), §2.3.1 (client password),
- *   §3.1.2.2 (registration requirements).
+ *   §3.1.2.2 (registration requirements); RFC 7591 §2 (`token_endpoint_auth_method`).
  */
 export async function registerClient(store: Store, input: RegisterClientInput): Promise<RegisteredClient> {
   const name = input.name?.trim();
@@ -67,6 +74,10 @@ export async function registerClient(store: Store, input: RegisterClientInput): 
   if (input.clientId !== undefined && !isStoreId(input.clientId)) {
     throw new TypeError('clientId must be 1–255 characters without control characters');
   }
+  const authMethod = input.tokenEndpointAuthMethod;
+  if (authMethod !== undefined && !isClientAuthMethod(authMethod)) {
+    throw new TypeError(`tokenEndpointAuthMethod must be one of ${CLIENT_AUTH_METHODS.join(', ')}`);
+  }
   const clientSecret = createRandomToken();
   const client: OAuthClient = {
     clientId: input.clientId ?? createRandomClientId(),
@@ -79,41 +90,12 @@ export async function registerClient(store: Store, input: RegisterClientInput): 
     credentialsIssuedAt: issuedAt,
     createdAt: new Date(),
     disabled: false,
+    // Absent unless given: absence means every method the server allows.
+    ...(authMethod === undefined ? {} : { tokenEndpointAuthMethod: authMethod }),
   };
   // createClient inserts only: a chosen id that exists is refused, never overwritten.
   if (!(await requireAdministration(store, 'registerClient').clients.createClient(client))) {
     throw new ClientExistsError(client.clientId);
   }
   return { client, clientSecret };
-}
-
-/**
- * Replaces an integration's secret. The old one stops working at once, and every token and code issued
- * before (or while) the rotation runs is revoked: a secret is rotated because it may have leaked, and what
- * was obtained with it must not outlive it. Only the secret field is written (never the whole record), so a
- * concurrent disable cannot be undone.
- * @returns the new secret, or `null` for an unknown client_id.
- * @see RFC 6749 §2.3.1 (client password), §10.1; RFC 7009 §2.1.
- */
-export async function rotateClientSecret(store: Store, clientId: string): Promise<string | null> {
-  const admin = requireAdministration(store, 'rotateClientSecret');
-  const clientSecret = createRandomToken();
-  if (!(await admin.clients.updateClient(clientId, { clientSecretHash: hashSecret(clientSecret) }))) return null;
-  await admin.tokens.revokeClientTokens(clientId);
-  return clientSecret;
-}
-
-/**
- * Disables an integration and revokes every token it holds and every code issued to it. The flag is written
- * first, so a request starting after the revocation's moment is refused at authentication; the store's
- * tombstone refuses any token a request that started before it would still save. Only the `disabled` field
- * is written, so a concurrent secret rotation cannot re-enable it.
- * @returns false for an unknown client_id.
- * @see RFC 7009 §2.1 (revocation), RFC 6749 §10.2.
- */
-export async function disableClient(store: Store, clientId: string): Promise<boolean> {
-  const admin = requireAdministration(store, 'disableClient');
-  if (!(await admin.clients.updateClient(clientId, { disabled: true }))) return false;
-  await admin.tokens.revokeClientTokens(clientId);
-  return true;
 }

@@ -7,6 +7,16 @@ export const DEFAULT_STORE_URL = 'sqlite:./data/oauth.sqlite';
 
 const SUPPORTED = 'sqlite:PATH, memory:, postgres://…, postgresql://…, redis://…, rediss://…';
 
+/** Options of `createStoreFromUrl`. */
+export interface StoreFromUrlOptions {
+  /**
+   * Open an existing store only: for `sqlite:` no file or directory is created and a missing file throws an
+   * Error with `code: 'ENOENT'` (see `SqliteStoreOptions.fileMustExist`). The other schemes name a server or
+   * a fresh in-memory store, and ignore it. Default false.
+   */
+  readonly mustExist?: boolean;
+}
+
 /**
  * The file path of a `sqlite:` URL. `sqlite:./data/oauth.sqlite` and `sqlite:/abs/oauth.sqlite` are the
  * documented forms; `sqlite://PATH` is also read as PATH (so `sqlite:///abs/x.sqlite` is absolute), since
@@ -42,7 +52,8 @@ function takeParam(url: string, scheme: string, name: string): { url: string; va
 
 /**
  * Opens the store a URL names:
- * - `sqlite:./data/oauth.sqlite`, `sqlite:/abs/path.sqlite` — the SQLite store on that file (created if missing);
+ * - `sqlite:./data/oauth.sqlite`, `sqlite:/abs/path.sqlite` — the SQLite store on that file (created if
+ *   missing, unless `options.mustExist`);
  * - `memory:` — a fresh in-memory store (tests, demos: nothing survives the process);
  * - `postgres://…`, `postgresql://…`, `redis://…`, `rediss://…` — shared stores for several instances.
  *   `?schema=NAME` picks the PostgreSQL schema (default `oauth`), `?prefix=STR` the Redis key prefix
@@ -59,7 +70,7 @@ function takeParam(url: string, scheme: string, name: string): { url: string; va
  * @throws Error for an unsupported scheme (naming the supported ones) or a malformed URL.
  * @see RFC 6749 §10.3–10.5 (where tokens and codes are kept is the store's concern).
  */
-export async function createStoreFromUrl(url: string): Promise<CompleteStore> {
+export async function createStoreFromUrl(url: string, options: StoreFromUrlOptions = {}): Promise<CompleteStore> {
   const trimmed = url.trim();
   const colon = trimmed.indexOf(':');
   const scheme = colon > 0 ? trimmed.slice(0, colon).toLowerCase() : '';
@@ -68,7 +79,7 @@ export async function createStoreFromUrl(url: string): Promise<CompleteStore> {
   switch (scheme) {
     case 'sqlite': {
       const { createSqliteStore } = await import('./sqlite/index.js');
-      return createSqliteStore({ filename: sqlitePath(rest) });
+      return createSqliteStore({ filename: sqlitePath(rest), fileMustExist: options.mustExist === true });
     }
     case 'memory': {
       if (rest !== '' && rest !== '//') throw new TypeError('OAUTH_STORE: write the memory store as memory:');

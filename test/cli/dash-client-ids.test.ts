@@ -98,7 +98,7 @@ describe('generated client_ids (RFC 6749 §2.2)', () => {
 
 describe('the commands that take a client_id', () => {
   it('are exactly the ones tested below (a new one must be added here)', async () => {
-    expect(await idTakingCommands()).toEqual(['disable', 'rotate-secret']);
+    expect(await idTakingCommands()).toEqual(['disable', 'enable', 'rotate-secret', 'show']);
   });
 });
 
@@ -131,10 +131,27 @@ describe.each(DASH_IDS)('oauth-admin with the existing client_id %s', (clientId)
     expect((await withSqlite((store) => store.clients.findClient(other)))?.disabled).toBe(false);
   });
 
+  it('enable takes it after --', async () => {
+    await withSqlite((store) => store.clients.updateClient?.(clientId, { disabled: true }) ?? Promise.resolve(null));
+    const result = await run(['clients', 'enable', '--', clientId]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`Enabled ${clientId}`);
+    expect((await withSqlite((store) => store.clients.findClient(clientId)))?.disabled).toBe(false);
+  });
+
+  it('show takes it after --', async () => {
+    const result = await run(['clients', 'show', '--json', '--', clientId]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ client_id: clientId, disabled: false });
+  });
+
   it.each([
     ['disable', [], ''],
+    ['enable', [], ''],
+    ['show', [], ''],
     ['rotate-secret', [], ''],
-    ['rotate-secret', ['--json'], ' --json'],
   ])('%s without -- exits 2 and says what to type', async (command, options, typedOptions) => {
     const result = await run(['clients', command, clientId, ...options]);
     expect(result.code).toBe(2);
@@ -145,6 +162,19 @@ describe.each(DASH_IDS)('oauth-admin with the existing client_id %s', (clientId)
     );
     // Nothing happened to the integration.
     expect((await withSqlite((store) => store.clients.findClient(clientId)))?.disabled).toBe(false);
+  });
+});
+
+describe.each(['rotate-secret', 'disable'])('oauth-admin clients %s --json with a client_id starting with "-"', (command) => {
+  it('answers the line to type in the JSON error, --json kept', async () => {
+    const clientId = DASH_IDS[0];
+    const result = await run(['clients', command, clientId, '--json']);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(JSON.parse(result.stderr)).toEqual({
+      error: 'usage_error',
+      message: `unknown option '${clientId}'. If this is a client_id, put -- before it: oauth-admin clients ${command} --json -- ${clientId}`,
+    });
   });
 });
 

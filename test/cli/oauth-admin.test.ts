@@ -1,5 +1,5 @@
 // The oauth-admin command, run as a real child process against a temporary SQLite store.
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
@@ -18,6 +18,20 @@ async function createJson(args: readonly string[]): Promise<Record<string, unkno
   expect(result.stderr).toBe('');
   expect(result.code).toBe(0);
   return JSON.parse(result.stdout) as Record<string, unknown>;
+}
+
+/** The integrations the store holds, through `list --json`; none when there is no store at all. */
+async function registered(): Promise<Record<string, unknown>[]> {
+  const result = await run(['clients', 'list', '--json']);
+  if (result.code === 1 && existsSync(storeFile) === false) return [];
+  expect(result.code).toBe(0);
+  return JSON.parse(result.stdout) as Record<string, unknown>[];
+}
+
+/** Creates the store file with no integration in it, as the app does on its first start. */
+async function createEmptyStore(): Promise<void> {
+  const { createSqliteStore } = await import('../../dist/stores/sqlite/index.js');
+  await createSqliteStore({ filename: storeFile }).close();
 }
 
 function sha256(secret: string): string {
@@ -73,6 +87,24 @@ describe('oauth-admin clients create', () => {
     expect(created['credentials_issued_at']).toBe('2020-06-01T00:00:00.000Z');
   });
 
+  it('refuses an --issued-at in the future with exit code 2, registering nothing', async () => {
+    // Two days ahead, so a run across midnight UTC cannot turn it into today.
+    const soon = new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10);
+    for (const value of [soon, '2099-01-01']) {
+      const result = await run(['clients', 'create', '--name', 'X', '--flow', 'client_credentials', '--issued-at', value]);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(new RegExp(`--issued-at ${value} is in the future`));
+    }
+    expect(existsSync(storeFile)).toBe(false);
+  });
+
+  it('accepts today as --issued-at (UTC)', async () => {
+    const today = new Date().toISOString().slice(0, 10);
+    const created = await createJson(['--name', 'New CRM', '--flow', 'client_credentials', '--issued-at', today]);
+    expect(created['credentials_issued_at']).toBe(`${today}T00:00:00.000Z`);
+  });
+
   it.each([['2021-13-01'], ['2021-02-30'], ['01/15/2021'], ['2021-1-5'], ['yesterday']])(
     'rejects --issued-at %s with exit code 2 and a message on stderr',
     async (value) => {
@@ -99,7 +131,7 @@ describe('oauth-admin clients create', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(message);
     // Nothing half-registered.
-    expect((await run(['clients', 'list', '--json'])).stdout.trim()).toBe('[]');
+    expect(await registered()).toEqual([]);
   });
 
   it('stores the secret only as a hash, never in plain text', async () => {
@@ -142,6 +174,7 @@ describe('oauth-admin clients list', () => {
   });
 
   it('says so when there is nothing to list', async () => {
+    await createEmptyStore();
     const result = await run(['clients', 'list']);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/No integrations registered/);
@@ -183,6 +216,7 @@ describe('oauth-admin clients rotate-secret', () => {
   });
 
   it('exits 1 for an unknown client_id', async () => {
+    await createEmptyStore();
     const result = await run(['clients', 'rotate-secret', 'no-such-client']);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
@@ -208,6 +242,7 @@ describe('oauth-admin clients disable', () => {
   });
 
   it('exits 1 for an unknown client_id', async () => {
+    await createEmptyStore();
     const result = await run(['clients', 'disable', 'no-such-client']);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/unknown client_id/);

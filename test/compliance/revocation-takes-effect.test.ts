@@ -6,7 +6,8 @@ import { obtainCode } from '../helpers/browser-flow.js';
 import { apiStatus, codeTokens, refresh } from '../helpers/token-requests.js';
 import { gateSaveTokens } from '../helpers/gate-save-tokens.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
-import { disableClient, rotateClientSecret } from '../../src/clients/register-client.js';
+import { disableClient } from '../../src/clients/disable-client.js';
+import { rotateClientSecret } from '../../src/clients/rotate-client-secret.js';
 import { withdrawConsent } from '../../src/consents/withdraw-consent.js';
 import { hashSecret } from '../../src/crypto/hash-secret.js';
 

@@ -61,6 +61,23 @@ describe('createStoreFromUrl', () => {
     expect(existsSync(file)).toBe(true);
   });
 
+  it('{ mustExist: true } opens an existing SQLite file and its data', async () => {
+    const file = join(tempDir(), 'existing.sqlite');
+    const { client } = buildClient();
+    await (await open(`sqlite:${file}`)).clients.createClient!(client);
+    const store = await createStoreFromUrl(`sqlite:${file}`, { mustExist: true });
+    opened.push(store);
+    expect((await store.clients.findClient(client.clientId))?.name).toBe(client.name);
+  });
+
+  it('{ mustExist: true } on a missing SQLite file rejects with ENOENT and creates neither file nor directory', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'nested', 'oauth.sqlite');
+    const error = await createStoreFromUrl(`sqlite:${file}`, { mustExist: true }).then(() => null, (e: unknown) => e);
+    expect(error).toMatchObject({ code: 'ENOENT', path: file, message: `createSqliteStore: no database file at ${file}` });
+    expect(existsSync(join(dir, 'nested'))).toBe(false);
+  });
+
   it('sqlite:./relative resolves against the working directory', async () => {
     const file = join(tempDir(), 'rel.sqlite');
     await open(`sqlite:${relative(process.cwd(), file)}`);

@@ -1,0 +1,29 @@
+// `oauth-admin clients enable`: lets a disabled integration authenticate again.
+import type { Command } from 'commander';
+import { enableClient } from '../clients/enable-client.js';
+import { unknownClientError } from './cli-error.js';
+import { printJson } from './client-json.js';
+import { withStore } from './with-store.js';
+
+/**
+ * Adds `enable CLIENT_ID` to the `clients` command, a thin layer over `enableClient`: the reverse of
+ * `disable`. The integration authenticates again with its current secret and obtains new tokens; the
+ * tokens revoked by `disable` stay revoked.
+ * @see RFC 7009 §2.1, RFC 6749 §2.3.
+ */
+export function addClientsEnableCommand(clients: Command): void {
+  clients
+    .command('enable')
+    .description('enable a disabled integration again; tokens revoked when it was disabled stay revoked')
+    .argument('<client_id>', 'the integration')
+    .option('--json', 'print one JSON object instead of text')
+    .action(async (clientId: string, options: { readonly json?: boolean }) => {
+      const found = await withStore((store) => enableClient(store, clientId), { mustExist: true });
+      if (!found) throw unknownClientError(clientId);
+      if (options.json) {
+        printJson({ client_id: clientId, disabled: false });
+        return;
+      }
+      process.stdout.write(`Enabled ${clientId}; tokens revoked while it was disabled stay revoked.\n`);
+    });
+}

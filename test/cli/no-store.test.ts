@@ -1,0 +1,80 @@
+// Only `clients create` may create a store: every other command, run where there is none, fails and leaves no trace.
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCliWith, type CliResult } from '../helpers/run-cli.js';
+
+/** The commands that need an existing store, with their arguments. */
+const NEEDS_A_STORE: readonly (readonly string[])[] = [
+  ['list'],
+  ['show', 'some-client'],
+  ['rotate-secret', 'some-client'],
+  ['disable', 'some-client'],
+  ['enable', 'some-client'],
+];
+
+let dir: string;
+
+/** Runs oauth-admin in the empty folder; `storeUrl` undefined leaves OAUTH_STORE unset (the default store). */
+function runInFolder(args: readonly string[], storeUrl?: string): Promise<CliResult> {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env['OAUTH_STORE'];
+  if (storeUrl !== undefined) env['OAUTH_STORE'] = storeUrl;
+  return runCliWith(args, { cwd: dir, env });
+}
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'oauth-admin-empty-'));
+});
+
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a command that needs a store, in a folder without one', () => {
+  it.each(NEEDS_A_STORE)('clients %s exits 1, names the missing store, and creates no file or directory', async (...args) => {
+    const result = await runInFolder(['clients', ...args]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(
+      `oauth-admin: no store at ${join(dir, 'data', 'oauth.sqlite')} (OAUTH_STORE unset, default sqlite:./data/oauth.sqlite); ` +
+        'create an integration first (oauth-admin clients create), or set OAUTH_STORE to the store your app uses\n',
+    );
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it.each(NEEDS_A_STORE)('clients %s --json reports no_store as JSON', async (...args) => {
+    const result = await runInFolder(['clients', ...args, '--json']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    const error = JSON.parse(result.stderr) as Record<string, unknown>;
+    expect(error).toEqual({ error: 'no_store', message: expect.stringMatching(/^no store at /) });
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('a mistyped OAUTH_STORE path creates neither the file nor its directories', async () => {
+    const result = await runInFolder(['clients', 'list'], 'sqlite:./typo/nested/oauth.sqlite');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`no store at ${join(dir, 'typo', 'nested', 'oauth.sqlite')} (OAUTH_STORE=sqlite:./typo/nested/oauth.sqlite)`);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe('clients create', () => {
+  it('creates the default store, which the other commands then use', async () => {
+    const created = await runInFolder(['clients', 'create', '--name', 'First', '--flow', 'client_credentials', '--json']);
+    expect(created.code).toBe(0);
+    expect(existsSync(join(dir, 'data', 'oauth.sqlite'))).toBe(true);
+    const clientId = String((JSON.parse(created.stdout) as Record<string, unknown>)['client_id']);
+    const listed = await runInFolder(['clients', 'list', '--json']);
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ client_id: clientId, name: 'First' })]);
+  });
+
+  it('does not create a store when its input is refused', async () => {
+    const result = await runInFolder(['clients', 'create', '--name', 'X', '--flow', 'client_credentials', '--issued-at', '2099-01-01']);
+    expect(result.code).toBe(2);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});
