@@ -1,8 +1,10 @@
 // Router options: their types, defaults and start-up validation (bad options throw here, never later).
-import type { Store as SessionStore } from 'express-session';
+import type { SessionStoreLike } from './http/session-store-like.js';
 import { OptionsError } from './options-error.js';
 import { resolveLoginRateLimit, type LoginRateLimitOptions, type ResolvedLoginRateLimit } from './http/login-rate-limit.js';
 import { resolveJwtOptions, type JwtOptions, type ResolvedJwtOptions } from './jwt/resolve-jwt-options.js';
+import { resolveClientAuthMethods } from './checks/client-auth-methods.js';
+import type { TokenEndpointAuthMethod } from './stores/contract.js';
 
 export type { JwtOptions, ResolvedJwtOptions } from './jwt/resolve-jwt-options.js';
 
@@ -39,6 +41,16 @@ export interface OAuthRouterOptions {
    * (e.g. `{ 'envelopes:read': 'Read your envelopes' }`). Published as `scopes_supported` (RFC 8414 §2).
    */
   readonly scopes?: Readonly<Record<string, string>>;
+  /**
+   * What a token without a scope means. `true` (default): all-access, accepted by `requireBearer({ scope })`
+   * for any scope, so an integration registered without scopes (every SPEC integration: SPEC §2 has none)
+   * can call every route; it may still ask for a scope of `scopes` and then gets a token limited to it.
+   * `false`: such a token passes only `requireBearer()` without a scope requirement, and an integration
+   * without scopes cannot ask for one: for deployments that want every integration scoped. Registering is
+   * the same either way.
+   * @see RFC 6749 §3.3, RFC 6750 §3.1 (insufficient_scope).
+   */
+  readonly allAccessWithoutScopes?: boolean;
   /** Accent colour of the login and consent pages, `#rrggbb`. Default `#1f4fd1`. */
   readonly brandColor?: string;
   /** Skip the consent page when the user already approved this integration for these scopes. Default true. */
@@ -67,6 +79,15 @@ export interface OAuthRouterOptions {
   readonly accessTokenFormat?: 'opaque' | 'jwt';
   /** JWT access token settings (RFC 9068), used when `accessTokenFormat` is `'jwt'`. */
   readonly jwt?: JwtOptions;
+  /**
+   * How clients may authenticate at the token, revocation and introspection endpoints (RFC 6749 §2.3.1):
+   * `'client_secret_basic'` (the `Authorization: Basic` header of SPEC §5.1) and `'client_secret_post'`
+   * (`client_id` and `client_secret` form fields). Default both; list one to refuse the other with 401
+   * `invalid_client`. Published in the metadata as `token_endpoint_auth_methods_supported` and its
+   * revocation and introspection twins (RFC 8414 §2). An integration can be narrowed further on its own
+   * (`tokenEndpointAuthMethod`, RFC 7591 §2).
+   */
+  readonly clientAuthMethods?: readonly TokenEndpointAuthMethod[];
 }
 
 /** The legacy base address of SPEC §9. */
@@ -83,7 +104,7 @@ export interface SessionOptions {
    * restart nor span instances), with a warning. */
   readonly secret?: string | readonly string[];
   /** Any express-session store; default: express-session's MemoryStore. */
-  readonly store?: SessionStore;
+  readonly store?: SessionStoreLike;
   /** Cookie name. Default `oauth.sid`. */
   readonly cookieName?: string;
   /** Session lifetime. Default 3600. */
@@ -122,6 +143,7 @@ export interface ResolvedOptions {
   readonly productName: string;
   readonly logger: Logger;
   readonly scopes: Readonly<Record<string, string>>;
+  readonly allAccessWithoutScopes: boolean;
   readonly brandColor: string;
   readonly rememberConsent: boolean;
   readonly consentsPage: boolean;
@@ -129,16 +151,19 @@ export interface ResolvedOptions {
   readonly loginRateLimit: ResolvedLoginRateLimit | null;
   readonly accessTokenFormat: 'opaque' | 'jwt';
   readonly jwt: ResolvedJwtOptions;
+  /** Never empty, in the order the metadata lists them. */
+  readonly clientAuthMethods: readonly TokenEndpointAuthMethod[];
 }
 
 const KNOWN_KEYS = new Set([
   'issuer', 'legacy', 'accessTokenTtl', 'refreshTokenTtl', 'authorizationCodeTtl', 'requirePkce', 'realm',
-  'session', 'productName', 'logger', 'scopes', 'brandColor', 'rememberConsent', 'consentsPage', 'introspectionClients', 'loginRateLimit',
-  'accessTokenFormat', 'jwt',
+  'session', 'productName', 'logger', 'scopes', 'allAccessWithoutScopes', 'brandColor', 'rememberConsent', 'consentsPage', 'introspectionClients', 'loginRateLimit',
+  'accessTokenFormat', 'jwt', 'clientAuthMethods',
 ]);
 const LIKELY_TYPOS: Record<string, string> = {
   accessTokenTTL: 'accessTokenTtl', refreshTokenTTL: 'refreshTokenTtl', codeTtl: 'authorizationCodeTtl',
   authorizationCodeTTL: 'authorizationCodeTtl', pkce: 'requirePkce', issuerUrl: 'issuer', authUrl: 'issuer',
+  tokenEndpointAuthMethods: 'clientAuthMethods', clientAuthenticationMethods: 'clientAuthMethods',
 };
 
 export { OptionsError };
@@ -234,6 +259,9 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
     if (!/^[\x21\x23-\x5B\x5D-\x7E]+$/.test(scope)) throw new OptionsError(`scopes.${scope}`, 'is not a valid scope-token (RFC 6749 §3.3)');
     if (typeof description !== 'string') throw new OptionsError(`scopes.${scope}`, 'must be a description string');
   }
+  if (options.allAccessWithoutScopes !== undefined && typeof options.allAccessWithoutScopes !== 'boolean') {
+    throw new OptionsError('allAccessWithoutScopes', 'must be a boolean');
+  }
   if (options.brandColor !== undefined && (typeof options.brandColor !== 'string' || !/^#[0-9a-fA-F]{6}$/.test(options.brandColor))) {
     throw new OptionsError('brandColor', 'must be a #rrggbb colour');
   }
@@ -266,6 +294,7 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
     productName: options.productName ?? 'Signature API',
     logger,
     scopes,
+    allAccessWithoutScopes: options.allAccessWithoutScopes ?? true,
     brandColor: options.brandColor ?? '#1f4fd1',
     rememberConsent: options.rememberConsent ?? true,
     consentsPage: options.consentsPage ?? true,
@@ -273,5 +302,6 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
     loginRateLimit: resolveLoginRateLimit(options.loginRateLimit),
     accessTokenFormat: options.accessTokenFormat ?? 'opaque',
     jwt,
+    clientAuthMethods: resolveClientAuthMethods(options.clientAuthMethods),
   };
 }
