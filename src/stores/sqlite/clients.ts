@@ -1,6 +1,6 @@
 // The SQLite store's integrations: insert-only create, and an update that is one statement writing only the given columns.
 import type { ClientChanges, ClientStore, OAuthClient } from '../contract.js';
-import { runSqlite } from './errors.js';
+import type { SqliteLockWait } from './lock-wait.js';
 import { clientChangesToRow, clientToRow, rowToClient } from './rows.js';
 import type { SqliteStatements } from './statements.js';
 
@@ -11,25 +11,25 @@ import type { SqliteStatements } from './statements.js';
  * `listClients` orders by `created_at`, then `client_id` in BINARY collation, which is `compareClients`.
  * @see RFC 6749 §2 (client registration), §2.3.1 (only the secret's hash is kept).
  */
-export function createSqliteClientStore(s: SqliteStatements): Required<ClientStore> {
+export function createSqliteClientStore(s: SqliteStatements, { run }: SqliteLockWait): Required<ClientStore> {
   return {
     async findClient(clientId: string): Promise<OAuthClient | null> {
-      return runSqlite(() => {
+      return run(() => {
         const row = s.findClient.get(clientId);
         return row ? rowToClient(row) : null;
       });
     },
     async createClient(client: OAuthClient): Promise<boolean> {
-      return runSqlite(() => s.insertClient.run(clientToRow(client)).changes === 1);
+      return run(() => s.insertClient.run(clientToRow(client)).changes === 1);
     },
     async updateClient(clientId: string, changes: ClientChanges): Promise<OAuthClient | null> {
-      return runSqlite(() => {
+      return run(() => {
         const row = s.updateClient.get(clientChangesToRow(clientId, changes));
         return row ? rowToClient(row) : null;
       });
     },
     async listClients(): Promise<readonly OAuthClient[]> {
-      return runSqlite(() => s.listClients.all().map(rowToClient));
+      return run(() => s.listClients.all().map(rowToClient));
     },
   };
 }

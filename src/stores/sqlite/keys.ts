@@ -1,7 +1,7 @@
 // The SQLite store's signing-key part: one table (schema version 2), insert-if-none in one statement.
 import type { SqliteConnection } from './driver.js';
 import type { SaveSigningKeyOptions, SigningAlgorithm, SigningKeyRecord, SigningKeyStore } from '../contract.js';
-import { runSqlite } from './errors.js';
+import type { SqliteLockWait } from './lock-wait.js';
 
 /** `signing_keys` row; created_at in ms. */
 interface SigningKeyRow {
@@ -25,7 +25,7 @@ function recordToRow(record: SigningKeyRecord): SigningKeyRow {
  * processes exactly one of several first starts inserts.
  * @see RFC 9068 §4, RFC 7517 §5.
  */
-export function createSqliteKeyStore(db: SqliteConnection): SigningKeyStore {
+export function createSqliteKeyStore(db: SqliteConnection, { run }: SqliteLockWait): SigningKeyStore {
   const list = db.prepare<[], SigningKeyRow>('SELECT * FROM signing_keys ORDER BY created_at, kid');
   const insert = db.prepare<SigningKeyRow>(`
     INSERT INTO signing_keys (kid, algorithm, private_key_pem, created_at)
@@ -39,10 +39,10 @@ export function createSqliteKeyStore(db: SqliteConnection): SigningKeyStore {
     ON CONFLICT (kid) DO NOTHING`);
   return {
     async listSigningKeys(): Promise<readonly SigningKeyRecord[]> {
-      return runSqlite(() => list.all().map(rowToRecord));
+      return run(() => list.all().map(rowToRecord));
     },
     async saveSigningKey(record: SigningKeyRecord, options: SaveSigningKeyOptions = {}): Promise<boolean> {
-      return runSqlite(() => (options.onlyIfNone === true ? insertIfNone : insert).run(recordToRow(record)).changes === 1);
+      return run(() => (options.onlyIfNone === true ? insertIfNone : insert).run(recordToRow(record)).changes === 1);
     },
   };
 }

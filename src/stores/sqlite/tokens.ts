@@ -2,8 +2,8 @@
 import type { SqliteConnection } from './driver.js';
 import type { SaveTokensOptions, TokenRecord, TokenStore } from '../contract.js';
 import { STORE_POLICY } from '../store-policy.js';
-import { runSqlite } from './errors.js';
 import { createGroupCommit } from './group-commit.js';
+import type { SqliteLockWait } from './lock-wait.js';
 import { rowToToken, tokenToRow } from './rows.js';
 import type { SqliteStatements } from './statements.js';
 
@@ -25,13 +25,14 @@ function authorizedAtMs(options: SaveTokensOptions | undefined): number {
  * wholly after it (and deletes what it saved): exact, with no timing involved.
  * @see RFC 6749 §4.1.2 (replay revokes the grant), §10.4 (refresh tokens), RFC 7009 §2.1 (revocation).
  */
-export function createSqliteTokenStore(db: SqliteConnection, s: SqliteStatements): Required<TokenStore> {
+export function createSqliteTokenStore(db: SqliteConnection, s: SqliteStatements, lockWait: SqliteLockWait): Required<TokenStore> {
+  const { run } = lockWait;
   function refused(token: TokenRecord, authorizedAt: number, now: number): boolean {
     const params = { grant_id: token.grantId, client_id: token.clientId, user_id: token.userId, authorized_at: authorizedAt, now };
     return s.isRefused.get(params) === 1;
   }
 
-  const save = createGroupCommit(db, (access: TokenRecord, refresh: TokenRecord | null, authorizedAt: number) => {
+  const save = createGroupCommit(db, lockWait, (access: TokenRecord, refresh: TokenRecord | null, authorizedAt: number) => {
     const now = Date.now();
     if (refused(access, authorizedAt, now) || (refresh !== null && refused(refresh, authorizedAt, now))) return false;
     s.insertToken.run(tokenToRow('access', access));
@@ -39,8 +40,8 @@ export function createSqliteTokenStore(db: SqliteConnection, s: SqliteStatements
     return true;
   });
 
-  // Write transactions start IMMEDIATE: a deferred one that reads and then writes could fail with
-  // SQLITE_BUSY_SNAPSHOT, which busy_timeout cannot wait out.
+  // Write transactions start IMMEDIATE: the write lock is taken before the first read, so a lock is met at
+  // BEGIN (and waited for) rather than as SQLITE_BUSY_SNAPSHOT halfway through.
   const revokeGrant = db.transaction((grantId: string) => {
     s.upsertRevokedGrant.run(grantId, Date.now() + STORE_POLICY.revocationRetentionMs);
     s.deleteGrantTokens.run(grantId);
@@ -70,25 +71,25 @@ export function createSqliteTokenStore(db: SqliteConnection, s: SqliteStatements
       return save(access, refresh, authorizedAtMs(options));
     },
     async findAccessToken(tokenHash: string): Promise<TokenRecord | null> {
-      return runSqlite(() => {
+      return run(() => {
         const row = s.findToken.get(tokenHash, 'access', Date.now());
         return row ? rowToToken(row) : null;
       });
     },
     async findRefreshToken(tokenHash: string): Promise<TokenRecord | null> {
-      return runSqlite(() => {
+      return run(() => {
         const row = s.findToken.get(tokenHash, 'refresh', Date.now());
         return row ? rowToToken(row) : null;
       });
     },
     async revokeAccessToken(tokenHash: string): Promise<void> {
-      runSqlite(() => s.deleteAccessToken.run(tokenHash));
+      await run(() => s.deleteAccessToken.run(tokenHash));
     },
     async revokeGrant(grantId: string): Promise<void> {
-      runSqlite(() => revokeGrant.immediate(grantId));
+      await run(() => revokeGrant.immediate(grantId));
     },
     async revokeClientTokens(clientId: string, userId?: string): Promise<void> {
-      runSqlite(() => revokeClientTokens.immediate(clientId, userId));
+      await run(() => revokeClientTokens.immediate(clientId, userId));
     },
   };
 }
