@@ -16,12 +16,17 @@ export interface AppOptions {
   readonly legacyAuthUrl?: string;
   /** Signs the login/consent session cookie; without it sessions do not survive a restart. */
   readonly sessionSecret?: string;
-  /** Where login/consent sessions live (session-store.ts); default express-session's MemoryStore (one process). */
+  /** Where login/consent sessions live (session-store.ts); default the router's MemorySessionStore (one process). */
   readonly sessionStore?: SessionStore;
   /** Redirect URI of the demo authorization_code integration (its page is served at /demo/callback). */
   readonly demoRedirectUri?: string;
   /** client_id of the demo authorization_code integration, for the curl on the callback page. */
   readonly demoCodeClientId?: string | null;
+  /**
+   * Express's `trust proxy` (TRUST_PROXY): the hops or addresses of the reverse proxies in front, so that
+   * `req.ip` is the client's address. Default unset: clients connect directly.
+   */
+  readonly trustProxy?: boolean | number | string;
 }
 
 /** The app and the OAuth router inside it. */
@@ -51,6 +56,8 @@ export function createApp(options: AppOptions): App {
   const oauth = createOAuthRouter(options.store, options.userAuth, routerOptions);
   const app = express();
   app.disable('x-powered-by');
+  // Before any route: the sign-in and client-authentication limits count per req.ip.
+  if (options.trustProxy !== undefined) app.set('trust proxy', options.trustProxy);
 
   app.use('/api/v1', createEnvelopesRouter({ oauth, store: options.store }));
   app.get('/', helmet(), (_req, res) => {

@@ -5,6 +5,7 @@ import { createApp } from './app.js';
 import { formatBanner } from './banner.js';
 import { seedDemoClients } from './seed.js';
 import { createSessionStore } from './session-store.js';
+import { parseTrustProxy } from './trust-proxy.js';
 import { createDemoPassword, createDemoUserAuth } from './users.js';
 
 function env(name: string): string | undefined {
@@ -27,6 +28,7 @@ async function main(): Promise<void> {
   const givenPassword = env('DEMO_PASSWORD');
   const password = givenPassword ?? createDemoPassword();
   const sessionSecret = env('SESSION_SECRET');
+  const trustProxy = parseTrustProxy(env('TRUST_PROXY'));
   const redirectUri = `http://localhost:${port}/demo/callback`;
 
   const store = await createStoreFromUrl(storeUrl);
@@ -42,6 +44,7 @@ async function main(): Promise<void> {
     ...(sessions.store ? { sessionStore: sessions.store } : {}),
     demoRedirectUri: redirectUri,
     demoCodeClientId: demo.code?.clientId ?? null,
+    ...(trustProxy !== undefined ? { trustProxy } : {}),
   });
 
   const server = app.listen(port);

@@ -10,6 +10,8 @@ export interface StoreParts {
   readonly consents?: Store;
   /** Signing keys of JWT access tokens; default: the `clients` store's. */
   readonly keys?: Store;
+  /** Counters of the sign-in and client-authentication limits; default: the `tokens` store's (hot, expiring). */
+  readonly rateLimits?: Store;
 }
 
 /**
@@ -26,7 +28,8 @@ export interface StoreParts {
 export function combineStores(parts: StoreParts): Store {
   const keysFrom = parts.keys ?? parts.clients;
   const consentsFrom = parts.consents ?? parts.clients;
-  const distinct = [...new Set([parts.clients, parts.codes, parts.tokens, consentsFrom, keysFrom])];
+  const rateLimitsFrom = parts.rateLimits ?? parts.tokens;
+  const distinct = [...new Set([parts.clients, parts.codes, parts.tokens, consentsFrom, keysFrom, rateLimitsFrom])];
   const consents = consentsFrom.consents;
   return {
     clients: parts.clients.clients,
@@ -34,6 +37,7 @@ export function combineStores(parts: StoreParts): Store {
     tokens: parts.tokens.tokens,
     ...(consents ? { consents } : {}),
     ...(keysFrom.keys ? { keys: keysFrom.keys } : {}),
+    ...(rateLimitsFrom.rateLimits ? { rateLimits: rateLimitsFrom.rateLimits } : {}),
     async close() {
       const results = await Promise.allSettled(distinct.map((store) => store.close?.()));
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');

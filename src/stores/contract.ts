@@ -252,8 +252,45 @@ export interface SigningKeyStore {
   saveSigningKey(record: SigningKeyRecord, options?: SaveSigningKeyOptions): Promise<boolean>;
 }
 
+/** One fixed window of a counter: hits counted so far, and when the window ends. */
+export interface RateLimitCount {
+  /** Hits in the window, this one included (for `hit`). At least 0. */
+  readonly count: number;
+  /** When the window ends: from then on the key counts from zero again. */
+  readonly resetAt: Date;
+}
+
+/**
+ * Fixed-window counters for the sign-in and client-authentication limits: the `rateLimits` tier. With it,
+ * every instance sharing the store counts together; without it each process counts on its own.
+ *
+ * Keys are at most 200 printable ASCII characters and never hold a secret or raw user input (the router
+ * hashes usernames, client ids and addresses into them), so a store may use them verbatim as row keys.
+ * `now` is the caller's clock: a window has ended when `now` is at or after its `resetAt`, so every store
+ * judges windows alike and tests can step the clock. A store expires keys on its own some time after
+ * `resetAt` (a TTL, a sweep): that is housekeeping, never what decides whether a window has ended.
+ * @see RFC 6819 §4.3.5, §4.4.3.6, §5.1.4.2.3 (online guessing; locking), RFC 6585 §4 (429 Too Many Requests).
+ */
+export interface RateLimitStore {
+  /**
+   * Atomically, in one statement or script: when the key is absent or its window has ended at `now`, starts a
+   * window of `windowMs` (count 1, resetAt `now + windowMs`); otherwise adds one and keeps its resetAt. Of N
+   * concurrent hits on one key, across processes too, each count from 1 to N is resolved exactly once.
+   */
+  hit(key: string, windowMs: number, now: Date): Promise<RateLimitCount>;
+  /** The key's window, without counting; `null` when absent or ended at `now`. */
+  get(key: string, now: Date): Promise<RateLimitCount | null>;
+  /**
+   * Takes back one hit of the window that ends at `resetAt` (an attempt that turned out not to count),
+   * atomically; never below zero, and nothing when that window has since been replaced.
+   */
+  release(key: string, resetAt: Date): Promise<void>;
+  /** Forgets the key. Idempotent. */
+  reset(key: string): Promise<void>;
+}
+
 /** The tiers of the Store contract (see `Store`). */
-export type StoreTier = 'required' | 'administration' | 'consents' | 'signingKeys';
+export type StoreTier = 'required' | 'administration' | 'consents' | 'signingKeys' | 'rateLimits';
 
 /**
  * The whole store, split by concern so that a deployment can mix backends (integrations in PostgreSQL,
@@ -264,6 +301,8 @@ export type StoreTier = 'required' | 'administration' | 'consents' | 'signingKey
  *   `tokens.revokeClientTokens`: registering, updating, disabling, rotating and listing integrations;
  * - **consents**: `consents.*` and `tokens.revokeClientTokens`: remembered consent and its withdrawal;
  * - **signingKeys**: `keys.*`: package-generated JWT signing keys (RFC 9068);
+ * - **rateLimits**: `rateLimits.*`: counters of failed sign-ins and client authentications shared by every
+ *   instance on the store (without it, each process counts alone);
  * - **optional**: `close`.
  * `createOAuthRouter` checks the tiers its enabled features need and names every missing method.
  *
@@ -282,6 +321,8 @@ export interface Store {
   readonly consents?: ConsentStore;
   /** Tier `signingKeys`. Without it, JWT access tokens need host-supplied keys. */
   readonly keys?: SigningKeyStore;
+  /** Tier `rateLimits`. Without it, the sign-in and client-authentication limits count per process. */
+  readonly rateLimits?: RateLimitStore;
   /** Optional: releases connections, timers and file handles. */
   close?(): Promise<void>;
 }
@@ -304,4 +345,5 @@ export interface CompleteStore extends Store {
   readonly tokens: Required<TokenStore>;
   readonly consents: ConsentStore;
   readonly keys: SigningKeyStore;
+  readonly rateLimits: RateLimitStore;
 }

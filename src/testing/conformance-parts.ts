@@ -1,5 +1,5 @@
 // Typed access to the optional parts of a store, for rules that only run when the store has them.
-import type { AdministrationStore, ConsentStore, SigningKeyStore, Store } from '../stores/contract.js';
+import type { AdministrationStore, ConsentStore, RateLimitStore, SigningKeyStore, Store } from '../stores/contract.js';
 import { requireAdministration } from '../stores/check-store.js';
 
 /**
@@ -40,4 +40,14 @@ export function consentsOf(store: Store): ConsentStore {
 export function keysOf(store: Store): SigningKeyStore {
   if (!store.keys) throw new TypeError('the store lacks store.keys');
   return store.keys;
+}
+
+/**
+ * `store.rateLimits` (the runner skips rate-limit rules for a store without it).
+ * @throws TypeError when the store lacks it.
+ * @see RFC 6819 §5.1.4.2.3.
+ */
+export function rateLimitsOf(store: Store): RateLimitStore {
+  if (!store.rateLimits) throw new TypeError('the store lacks store.rateLimits');
+  return store.rateLimits;
 }

@@ -8,13 +8,14 @@ import { consentRules } from './conformance-consents.js';
 import { exactIdRules } from './conformance-exact-ids.js';
 import { signingKeyRules } from './conformance-keys.js';
 import { outageRules } from './conformance-outage.js';
+import { rateLimitRules } from './conformance-rate-limits.js';
 import { raceRules } from './conformance-races.js';
 import { revocationRules } from './conformance-revocation.js';
 import { tokenRaceRules } from './conformance-token-races.js';
 import { tokenRules } from './conformance-tokens.js';
 
 /** The order tiers are reported in. @see DESIGN §2 (the Store's tiers) */
-export const TIER_ORDER: readonly StoreTier[] = ['required', 'administration', 'consents', 'signingKeys'];
+export const TIER_ORDER: readonly StoreTier[] = ['required', 'administration', 'consents', 'signingKeys', 'rateLimits'];
 
 function inTierOrder(rules: readonly ConformanceRule[]): readonly ConformanceRule[] {
   const names = new Set<string>();
@@ -30,7 +31,7 @@ function inTierOrder(rules: readonly ConformanceRule[]): readonly ConformanceRul
  * Every rule of the Store contract, as data (`{ tier, name, run }`), grouped by tier: what a correct store
  * does, stated rule by rule. `runStoreConformance` registers each as a vitest test and
  * `checkStoreConformance` runs them anywhere; another runner can loop over them the same way.
- * @see RFC 6749 §4.1.2, §10.3–10.5, RFC 7009 §2.1, RFC 9068 §4.
+ * @see RFC 6749 §4.1.2, §10.3–10.5, RFC 7009 §2.1, RFC 9068 §4, RFC 6819 §5.1.4.2.3.
  */
 export const CONFORMANCE_RULES: readonly ConformanceRule[] = inTierOrder([
   ...absentRules,
@@ -40,6 +41,7 @@ export const CONFORMANCE_RULES: readonly ConformanceRule[] = inTierOrder([
   ...revocationRules,
   ...consentRules,
   ...signingKeyRules,
+  ...rateLimitRules,
   ...exactIdRules,
   ...tokenRaceRules,
   ...raceRules,

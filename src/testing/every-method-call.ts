@@ -9,7 +9,7 @@ import { freshId } from './conformance-ids.js';
  * @see RFC 6749 §5.2 (`temporarily_unavailable`), RFC 9110 §15.6.4.
  */
 export function everyMethodCall(store: Store): [string, () => Promise<unknown>][] {
-  const { clients, codes, tokens, consents, keys } = store;
+  const { clients, codes, tokens, consents, keys, rateLimits } = store;
   const calls: [string, () => Promise<unknown>][] = [
     ['clients.findClient', () => clients.findClient(freshId())],
     ['codes.saveCode', () => codes.saveCode(buildCode())],
@@ -33,5 +33,14 @@ export function everyMethodCall(store: Store): [string, () => Promise<unknown>][
     );
   }
   if (keys) calls.push(['keys.listSigningKeys', () => keys.listSigningKeys()], ['keys.saveSigningKey', () => keys.saveSigningKey(buildKey())]);
+  if (rateLimits) {
+    const key = `eor:test:${freshId()}`;
+    calls.push(
+      ['rateLimits.hit', () => rateLimits.hit(key, 60_000, new Date())],
+      ['rateLimits.get', () => rateLimits.get(freshId(), new Date())],
+      ['rateLimits.release', () => rateLimits.release(freshId(), new Date())],
+      ['rateLimits.reset', () => rateLimits.reset(freshId())],
+    );
+  }
   return calls;
 }

@@ -23,7 +23,7 @@ function insideSkippedSuite(): boolean {
 
 /**
  * Registers, in the calling vitest file, one test per rule of the Store contract, named after the rule
- * and grouped by tier (`required`, `administration`, `consents`, `signingKeys`). Each test runs on a fresh
+ * and grouped by tier (`required`, `administration`, `consents`, `signingKeys`, `rateLimits`). Each test runs on a fresh
  * store from `createStore` and hands it to `destroyStore` afterwards. The same rules run without vitest
  * through `checkStoreConformance`.
  *
@@ -49,6 +49,9 @@ function insideSkippedSuite(): boolean {
  *   0 to 32 microtasks or 0 to 16 macrotasks after the first, then up to 256 macrotasks) and checks outcomes
  *   only, never durations. A store with an `await` or a round trip between a check and its write fails
  *   every run.
+ * - **rate limits**: `hit` counts in fixed windows judged on the caller's `now` (a hit at or after `resetAt`
+ *   starts again at 1), `get` counts nothing, `release` takes back one hit of its own window only, `reset`
+ *   forgets; N concurrent hits on one key see 1..N exactly once.
  * - **outage** (with `simulateOutage` only): while the backend is out, every method rejects with
  *   `StoreUnavailableError` (the router answers 503, not 500), and the same store serves again afterwards.
  *

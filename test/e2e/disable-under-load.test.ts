@@ -81,8 +81,14 @@ function tally(rows: readonly { phase?: string | undefined; status: number; erro
   return counts;
 }
 
+/**
+ * The failure limit of client authentication (RFC 6819 §5.1.4.2.2): once one source has failed often enough,
+ * its requests are answered 429 temporarily_unavailable instead of 401; a refusal all the same.
+ */
+const throttled = (a: { status: number; error: string | null }): boolean => a.status === 429 && a.error === 'temporarily_unavailable';
+
 const refused = (a: TokenAnswer): boolean =>
-  (a.status === 401 && a.error === 'invalid_client') || (a.status === 400 && a.error === 'invalid_grant');
+  (a.status === 401 && a.error === 'invalid_client') || (a.status === 400 && a.error === 'invalid_grant') || throttled(a);
 
 for (const backend of BACKENDS) {
   describe.skipIf(!backend.enabled)(`the demo integration under load on two example-app instances on one ${backend.name}`, () => {
@@ -96,7 +102,7 @@ for (const backend of BACKENDS) {
       const [portA, portB] = [await freePort(), await freePort()];
       const env = {
         OAUTH_STORE: backend.storeUrl, SESSION_SECRET: 'one-session-secret-for-every-instance',
-        DEMO_PASSWORD: 'disable-under-load-password', AUTH_URL: `http://127.0.0.1:${portA}`,
+        DEMO_PASSWORD: 'disable-under-load-password', AUTH_URL: `http://127.0.0.1:${portA}`, TRUST_PROXY: 'loopback',
       };
       // Started together on an empty store: one of them registers the demo integrations, and shows the secret.
       [a, b] = await Promise.all([startAppProcess(portA, env), startAppProcess(portB, env)]);
@@ -114,7 +120,7 @@ for (const backend of BACKENDS) {
     /**
      * RFC 7009 §2.1 / RFC 6749 §10.4: whatever the burst obtained, before, while or after the CLI ran, is dead
      * on both instances; requests sent before the CLI started all succeeded, requests sent after it exited
-     * were all refused as invalid_client, and the ones in between succeeded or were refused (never a 5xx).
+     * were all refused (invalid_client, or 429 once the source's failures reached the limit), and the ones in between succeeded or were refused (never a 5xx).
      */
     async function expectEveryTokenDead(answers: readonly TokenAnswer[], label: string): Promise<void> {
       const tokens = answers.flatMap((answer) => (answer.accessToken ? [answer.accessToken] : []));
@@ -129,7 +135,7 @@ for (const backend of BACKENDS) {
       expect(countByPhase(answers).before.issued).toBeGreaterThanOrEqual(BURST.startAfterTokens);
       const after = answers.filter((x) => x.phase === 'after');
       expect(after).toHaveLength(BURST.loops * BURST.roundsAfter);
-      expect(tally(after.filter((x) => !(x.status === 401 && x.error === 'invalid_client'))), 'answers after the CLI exited').toEqual({});
+      expect(tally(after.filter((x) => !((x.status === 401 && x.error === 'invalid_client') || throttled(x)))), 'answers after the CLI exited').toEqual({});
       expect(new Set(tokens).size).toBe(tokens.length);
       expect(tally(alive.map((t) => ({ phase: phaseOf.get(t.token), status: t.status, error: t.error }))), 'tokens still answering').toEqual({});
     }
@@ -138,6 +144,8 @@ for (const backend of BACKENDS) {
       const { answers, result: cli } = await burstAround({
         ...BURST, bases: bases(), clientId: DEMO_ID, clientSecret: secret,
         action: () => runAdminCli(backend.storeUrl, ['clients', 'rotate-secret', DEMO_ID, '--json']),
+        // Each burst stands for its own client host, so the failure limit one burst reaches does not start the next.
+        headers: { 'X-Forwarded-For': '198.51.100.1' },
       });
       expect(cli.code, cli.stderr).toBe(0);
       const rotated = (JSON.parse(cli.stdout) as { client_id: string; client_secret: string });
@@ -146,7 +154,10 @@ for (const backend of BACKENDS) {
       await expectEveryTokenDead(answers, 'rotate-secret');
 
       // RFC 6749 §2.3.1: the new secret authenticates at both instances, and its tokens work at both.
-      const fresh = await Promise.all(bases().map((base) => requestToken(base, basicAuth(DEMO_ID, rotated.client_secret))));
+      // Sent as from the integration's own host (TRUST_PROXY=loopback): the burst's failures with the old
+      // secret throttled the burst's source, not a client that has the new secret.
+      const fromClientHost = { 'X-Forwarded-For': '203.0.113.7' };
+      const fresh = await Promise.all(bases().map((base) => requestToken(base, basicAuth(DEMO_ID, rotated.client_secret), fromClientHost)));
       expect(fresh.map((f) => f.status)).toEqual([200, 200]);
       const tried = await tryTokens(bases(), API, fresh.map((f) => f.accessToken!));
       expect(tried.map((t) => t.status)).toEqual([200, 200, 200, 200]);
@@ -157,6 +168,7 @@ for (const backend of BACKENDS) {
       const { answers, result: cli } = await burstAround({
         ...BURST, bases: bases(), clientId: DEMO_ID, clientSecret: secret,
         action: () => runAdminCli(backend.storeUrl, ['clients', 'disable', DEMO_ID]),
+        headers: { 'X-Forwarded-For': '198.51.100.2' },
       });
       expect(cli.code, cli.stderr).toBe(0);
       expect(cli.stdout).toContain(`Disabled ${DEMO_ID}`);

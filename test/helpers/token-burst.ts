@@ -28,6 +28,8 @@ export interface BurstOptions<T> {
   /** Bound on each loop's requests, so nothing runs on if the action never ends. */
   readonly maxRounds: number;
   readonly action: () => Promise<T>;
+  /** Added to every request, e.g. the X-Forwarded-For of the client host the burst stands for. */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** HTTP Basic credentials (RFC 6749 §2.3.1: form-urlencoded id and secret). */
@@ -35,12 +37,14 @@ export function basicAuth(clientId: string, clientSecret: string): string {
   return `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`).toString('base64')}`;
 }
 
-/** POST {base}/oauth2/token grant_type=client_credentials. */
-export async function requestToken(base: string, authorization: string): Promise<Omit<TokenAnswer, 'phase' | 'base'>> {
+/** POST {base}/oauth2/token grant_type=client_credentials; `headers` adds e.g. X-Forwarded-For. */
+export async function requestToken(
+  base: string, authorization: string, headers: Readonly<Record<string, string>> = {},
+): Promise<Omit<TokenAnswer, 'phase' | 'base'>> {
   try {
     const res = await fetch(`${base}/oauth2/token`, {
       method: 'POST',
-      headers: { Authorization: authorization, 'Content-Type': 'application/x-www-form-urlencoded' },
+      headers: { ...headers, Authorization: authorization, 'Content-Type': 'application/x-www-form-urlencoded' },
       body: 'grant_type=client_credentials',
     });
     const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
@@ -72,7 +76,7 @@ export async function burstAround<T>(options: BurstOptions<T>): Promise<{ answer
     for (let round = 0; round < options.maxRounds && sentAfter < options.roundsAfter; round++) {
       const sentIn = phase;
       if (sentIn === 'after') sentAfter++;
-      const answer = await requestToken(base, authorization);
+      const answer = await requestToken(base, authorization, options.headers);
       answers.push({ phase: sentIn, base, ...answer });
       if (answer.status === 200 && ++issued >= options.startAfterTokens) enoughIssued();
     }

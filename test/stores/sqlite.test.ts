@@ -38,17 +38,17 @@ function revokedAtOf(file: string, clientId: string): number {
 /** The connection and the file behind each conformance store, for the outage hook and the cleanup. */
 const handles = new WeakMap<Store, { readonly db: Database.Database; readonly dir: string }>();
 
-// The store is given its connection (it stays the test's), so that an outage can shorten the busy timeout
-// and hand the file back to rollback-journal mode: WAL never lets a writer block a reader, a rollback
-// journal's exclusive lock blocks everyone. Another connection then holds that lock, and every method
-// meets a real SQLITE_BUSY after 10 ms; the outage's end restores WAL and the 5 s timeout on the same
-// connection, which the store goes on using.
+// The store is given its connection (it stays the test's) and a short lock wait, so that an outage can hand
+// the file back to rollback-journal mode: WAL never lets a writer block a reader, a rollback journal's
+// exclusive lock blocks everyone. Another connection then holds that lock, and every method meets a real
+// SQLITE_BUSY until its 50 ms lock wait runs out; the outage's end restores WAL on the same connection,
+// which the store goes on using.
 runStoreConformance({
   name: 'sqlite',
   createStore() {
     const dir = mkdtempSync(join(tmpdir(), 'oauth-sqlite-'));
     const db = new Database(join(dir, 'oauth.sqlite'));
-    const store = createSqliteStore(db);
+    const store = createSqliteStore(db, { lockTimeoutMs: 50 });
     handles.set(store, { db, dir });
     return store;
   },
@@ -62,14 +62,12 @@ runStoreConformance({
   async simulateOutage(store: Store) {
     const { db } = handles.get(store)!;
     db.pragma('journal_mode = DELETE');
-    db.pragma('busy_timeout = 10');
     const blocker = new Database(db.name);
     blocker.exec('BEGIN EXCLUSIVE');
     return async () => {
       blocker.exec('ROLLBACK');
       blocker.close();
       db.pragma('journal_mode = WAL');
-      db.pragma('busy_timeout = 5000');
     };
   },
 });

@@ -27,6 +27,7 @@ const EXACT_IDS = [
   rule('revokeClientTokens compares client and user ids exactly'),
   rule('consents compare user and client ids exactly'),
   rule('kids compare exactly'),
+  rule('rate-limit keys compare exactly'),
 ];
 const BINARY_ORDER = [rule('listClients orders by createdAt'), rule('listConsents returns only'), rule('listSigningKeys orders by createdAt')];
 const OUTAGE = [rule('outage: while the backend is out')];
@@ -68,6 +69,7 @@ const CASES: { fault: Fault; settings: ToyStoreOptions[]; fails: string[] }[] = 
     settings: [{}],
     fails: [rule('revokeClientTokens(clientId, userId) leaves saves'), rule('revokeClientTokens compares client and user ids exactly')],
   },
+  { fault: 'rate-limit-hit-reads-then-writes', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent hits on one key')] },
 ];
 
 function toyOptions(settings: ToyStoreOptions, faults: Fault[]): StoreConformanceOptions {

@@ -36,7 +36,9 @@ export type Fault =
   /** a repeated revokeClientTokens keeps the first moment instead of the latest. */
   | 'revocation-keeps-first-moment'
   /** a user revocation also refuses other users' and client_credentials saves at that client. */
-  | 'user-revocation-refuses-whole-client';
+  | 'user-revocation-refuses-whole-client'
+  /** rateLimits.hit reads the count in one round trip and writes count + 1 in the next. */
+  | 'rate-limit-hit-reads-then-writes';
 
 export interface ToyStoreOptions {
   readonly faults?: readonly Fault[];
@@ -98,6 +100,7 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
   const userRevokedAt = new Map<string, number>();
   const consents = new Map<string, ConsentRecord>();
   const keys = new Map<string, SigningKeyRecord>();
+  const windows = new Map<string, { count: number; resetAt: number }>();
 
   function refused(token: TokenRecord, since: number): boolean {
     if (revokedGrants.has(key(token.grantId))) return true;
@@ -225,6 +228,31 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
           .filter((consent) => key(consent.userId) === key(userId))
           .map(copy)
           .sort((a, b) => a.grantedAt.getTime() - b.grantedAt.getTime() || order(a.clientId, b.clientId));
+      },
+    },
+    rateLimits: {
+      async hit(id, windowMs, now) {
+        await turn();
+        const at = now.getTime();
+        const current = windows.get(key(id));
+        const next = current && current.resetAt > at ? { count: current.count + 1, resetAt: current.resetAt } : { count: 1, resetAt: at + windowMs };
+        if (has('rate-limit-hit-reads-then-writes')) await turn();
+        windows.set(key(id), next);
+        return { count: next.count, resetAt: new Date(next.resetAt) };
+      },
+      async get(id, now) {
+        await turn();
+        const current = windows.get(key(id));
+        return current && current.resetAt > now.getTime() ? { count: current.count, resetAt: new Date(current.resetAt) } : null;
+      },
+      async release(id, resetAt) {
+        await turn();
+        const current = windows.get(key(id));
+        if (current && current.resetAt === resetAt.getTime() && current.count > 0) current.count -= 1;
+      },
+      async reset(id) {
+        await turn();
+        windows.delete(key(id));
       },
     },
     keys: {

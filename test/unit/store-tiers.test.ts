@@ -64,7 +64,7 @@ describe('store tiers', () => {
 
   it('every built-in store has every tier', () => {
     const store = createMemoryStore();
-    for (const tier of ['required', 'administration', 'consents', 'signingKeys'] as const) {
+    for (const tier of ['required', 'administration', 'consents', 'signingKeys', 'rateLimits'] as const) {
       expect(missingStoreMethods(store, tier)).toEqual([]);
     }
   });

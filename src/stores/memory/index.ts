@@ -4,6 +4,7 @@ import { compareConsents } from '../store-policy.js';
 import { decode, encode, isLive, nextTurn, pairKey } from './codec.js';
 import { createMemoryClientStore } from './clients.js';
 import { createMemoryKeyStore } from './keys.js';
+import { createMemoryRateLimits } from './rate-limits.js';
 import { createMemoryTokenStore } from './tokens.js';
 
 /** How often the unref'd timer drops expired codes, tokens and tombstones. */
@@ -47,6 +48,7 @@ export function createMemoryStore(): CompleteStore {
   }
 
   const tokenPart = createMemoryTokenStore(ready);
+  const counters = createMemoryRateLimits(ready);
 
   function sweep(): void {
     const now = Date.now();
@@ -54,6 +56,7 @@ export function createMemoryStore(): CompleteStore {
       if (!isLive(decode<StoredCode>(json).record.expiresAt, now)) codes.delete(hash);
     }
     tokenPart.sweep(now);
+    counters.sweep(now);
   }
 
   const timer = setInterval(sweep, SWEEP_INTERVAL_MS);
@@ -112,6 +115,8 @@ export function createMemoryStore(): CompleteStore {
     },
 
     keys: createMemoryKeyStore(ready),
+
+    rateLimits: counters.rateLimits,
 
     async close(): Promise<void> {
       closed = true;

@@ -8,12 +8,13 @@ import { createPostgresTables, migratePostgresSchema } from './schema.js';
 import { startPostgresSweeper, type StoreLogger } from './sweeper.js';
 import { createPostgresTokenStore, createRevocationLockKeys } from './tokens.js';
 import { createPostgresKeyStore } from './keys.js';
+import { createPostgresRateLimits } from './rate-limits.js';
 
 export { StoreUnavailableError } from '../store-unavailable-error.js';
 export type { StoreLogger } from './sweeper.js';
 export type { PostgresPool } from './driver.js';
 
-/** What createPostgresStore returns: a Store with every tier (administration, consents, signing keys). */
+/** What createPostgresStore returns: a Store with every tier (administration, consents, signing keys, rate limits). */
 export type PostgresStore = CompleteStore & { close(): Promise<void> };
 
 /** Options of createPostgresStore. Give `pool` or `connectionString`, not both. */
@@ -123,6 +124,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     tokens: createPostgresTokenStore(db, tables, createRevocationLockKeys(tables.tokens), readCommitted),
     consents: createPostgresConsentStore(db, tables),
     keys: createPostgresKeyStore(db, tables),
+    rateLimits: createPostgresRateLimits(db, tables),
     async close() {
       if (closed) return;
       closed = true;

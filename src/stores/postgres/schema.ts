@@ -17,6 +17,8 @@ export interface PostgresTables {
   readonly userRevocations: string;
   /** The function behind `saveTokens` (migration 3): locks, checks the tombstones and inserts, in one call. */
   readonly saveTokens: string;
+  /** Counters of the rateLimits tier (migration 5). */
+  readonly rateLimits: string;
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,40}$/;
@@ -54,6 +56,7 @@ export function createPostgresTables(schema: string, tablePrefix: string): Postg
     clientRevocations: table('client_revocations'),
     userRevocations: table('user_revocations'),
     saveTokens: table('save_tokens'),
+    rateLimits: table('rate_limits'),
   };
 }
 
@@ -227,6 +230,20 @@ const MIGRATIONS: readonly Migration[] = [
     // allows, so integrations keep working as they did; a process of the previous version names its columns
     // and never sees it. A nullable ADD COLUMN without a default rewrites no rows and locks only briefly.
     statements: (t) => [`ALTER TABLE ${t.clients} ADD COLUMN token_endpoint_auth_method text`],
+  },
+  {
+    version: 5,
+    name: 'rate limit counters',
+    // Counters of failed sign-ins and client authentications (see rate-limits.ts). UNLOGGED: a counter is
+    // worth nothing after a crash, and skipping the WAL keeps a flood of failures from loading it. Keys are
+    // hashes the router builds, compared byte by byte.
+    statements: (t, p) => [
+      `CREATE UNLOGGED TABLE ${t.rateLimits} (
+        key text COLLATE "C" PRIMARY KEY,
+        count integer NOT NULL,
+        expires_at timestamptz NOT NULL)`,
+      `CREATE INDEX "${p}rate_limits_expires_idx" ON ${t.rateLimits} (expires_at)`,
+    ],
   },
 ];
 

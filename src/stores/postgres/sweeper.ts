@@ -18,11 +18,11 @@ export interface PostgresSweeper {
 }
 
 /**
- * Every `intervalSeconds`, deletes expired codes, tokens, grant rows and revocation tombstones (kept for
- * `STORE_POLICY.revocationRetentionMs`), 1000 at a time. Reads already treat expired rows as absent, so
- * the sweep is only about space: it may lag without affecting correctness. It skips rows that a request
- * holds locked (SKIP LOCKED), so it never waits for a request nor deadlocks with one; the next run takes
- * them. The timer is unref'd (it never keeps the process alive) and re-armed only after a run finishes
+ * Every `intervalSeconds`, deletes expired codes, tokens, grant rows, revocation tombstones (kept for
+ * `STORE_POLICY.revocationRetentionMs`) and ended rate-limit windows, 1000 at a time. Reads already treat
+ * expired rows as absent, so the sweep is only about space: it may lag without affecting correctness. It
+ * skips rows that a request holds locked (SKIP LOCKED), so it never waits for a request nor deadlocks with
+ * one; the next run takes them. The timer is unref'd (it never keeps the process alive) and re-armed only after a run finishes
  * (runs never overlap). Errors go to the logger and the next run tries again: an outage must not crash
  * the host.
  */
@@ -32,7 +32,7 @@ export function startPostgresSweeper(
   intervalSeconds: number,
   logger: StoreLogger,
 ): PostgresSweeper {
-  const statements = [t.codes, t.tokens, t.grants, t.clientRevocations, t.userRevocations].map((table) =>
+  const statements = [t.codes, t.tokens, t.grants, t.clientRevocations, t.userRevocations, t.rateLimits].map((table) =>
     prepareSql(
       `DELETE FROM ${table} WHERE ctid IN (
         SELECT ctid FROM ${table} WHERE expires_at <= $1 LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)`,

@@ -23,6 +23,7 @@ import {
   type RunScript,
 } from './scripts.js';
 import { createRedisKeyStore } from './keys.js';
+import { createRedisRateLimits } from './rate-limits.js';
 import { StoreUnavailableError } from '../store-unavailable-error.js';
 import { connectResilientRedis, withDeadline, type ResilientRedisConnection } from './connection.js';
 
@@ -203,6 +204,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Comp
     tokens: createRedisTokenStore(keys, run, send),
     consents: createRedisConsentStore(keys, run, send),
     keys: createRedisKeyStore(prefix, run, send),
+    rateLimits: createRedisRateLimits(prefix, run, send),
     async close() {
       await own?.close();
     },

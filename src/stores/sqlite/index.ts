@@ -6,12 +6,16 @@ import type { AuthorizationCodeRecord, CompleteStore, ConsentRecord, ConsumeResu
 import { createSqliteClientStore } from './clients.js';
 import { runSqlite } from './errors.js';
 import { createSqliteKeyStore } from './keys.js';
+import { createLockWait } from './lock-wait.js';
+import { createSqliteRateLimits } from './rate-limits.js';
 import { codeToRow, consentToRow, rowToCode, rowToConsent } from './rows.js';
 import { migrateSqliteSchema } from './schema.js';
+import { openWithRetry } from './open-with-retry.js';
 import { prepareSqliteStatements } from './statements.js';
 import { createSqliteTokenStore } from './tokens.js';
 
 export type { SqliteDatabase } from './driver.js';
+export { sqliteLockWaitChannel, type SqliteLockWaitMessage } from './lock-wait.js';
 
 /** Options of `createSqliteStore`. @see RFC 6749 §10.3, §10.5 (the file holds hashed tokens and codes). */
 export interface SqliteStoreOptions {
@@ -31,12 +35,25 @@ export interface SqliteStoreOptions {
    * which must not leave an empty store behind a mistyped path. Default false.
    */
   readonly fileMustExist?: boolean;
+  /**
+   * Milliseconds a store call waits for a lock another connection holds (the CLI writing, a backup, another
+   * instance) before it rejects with StoreUnavailableError, which the router answers with 503
+   * `temporarily_unavailable`. The wait never blocks the event loop: the call is retried on a timer, and
+   * routes that need no store answer meanwhile. `0` answers 503 at the first lock met. Default 5000.
+   */
+  readonly lockTimeoutMs?: number;
 }
+
+/** Options of `createSqliteStore` for a host's open Database. @see SqliteStoreOptions. */
+export type SqliteConnectionOptions = Pick<SqliteStoreOptions, 'sweepIntervalSeconds' | 'lockTimeoutMs'>;
 
 /** The SQLite store: every tier of the contract, and `close()`. @see RFC 6749 §10.3–10.5, RFC 7009 §2.1. */
 export type SqliteStore = CompleteStore & { close(): Promise<void> };
 
 const DEFAULT_SWEEP_INTERVAL_SECONDS = 60;
+const DEFAULT_LOCK_TIMEOUT_MS = 5000;
+/** SQLite's busy_timeout is a C int of milliseconds. */
+const MAX_LOCK_TIMEOUT_MS = 2_147_483_647;
 
 function openDatabase(filename: string, mustExist: boolean): SqliteConnection {
   if (typeof filename !== 'string' || filename === '') {
@@ -65,15 +82,26 @@ function checkSweepInterval(seconds: number): number {
   return seconds;
 }
 
+function checkLockTimeout(ms: number): number {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0 || ms > MAX_LOCK_TIMEOUT_MS) {
+    throw new TypeError('createSqliteStore: lockTimeoutMs must be a number of milliseconds ≥ 0');
+  }
+  return ms;
+}
+
 /**
  * Creates the SQLite Store, the package's embedded default: all state in one file that survives restarts
  * and that the admin CLI may write while the app serves.
  *
  * - Pass `{ filename }` and the store opens (and on `close()` closes) the file; pass an open
  *   better-sqlite3 `Database` and it stays yours: `close()` then only stops the sweep timer.
- * - The connection runs in WAL mode with `busy_timeout = 5000`, so readers never block the writer and two
- *   processes wait for each other instead of failing with SQLITE_BUSY.
+ * - The connection runs in WAL mode, so readers never block the writer. It has `busy_timeout = 0`: a call
+ *   that meets another connection's lock (the CLI, a backup) is retried on a timer, never by sleeping in
+ *   the synchronous driver, so every other route keeps answering; past `lockTimeoutMs` it rejects with
+ *   StoreUnavailableError (503). A host's Database gets `busy_timeout = 0` too.
  * - The schema is versioned with `PRAGMA user_version` and migrated in a `BEGIN IMMEDIATE` transaction.
+ *   Only opening waits synchronously (up to `lockTimeoutMs`, before the store serves anything), and only
+ *   when it must switch the file to WAL or migrate it while another process writes.
  * - `consumeCode` is one `UPDATE … WHERE consumed_at IS NULL … RETURNING`: exactly one of N concurrent
  *   calls wins, across connections and processes too.
  * - `saveTokens` checks the revocation tombstones inside the transaction that inserts the tokens; every
@@ -94,31 +122,41 @@ function checkSweepInterval(seconds: number): number {
  *   "The SQLite store needs better-sqlite3: npm install better-sqlite3@12" when the driver is not installed.
  * @see RFC 6749 §4.1.2 (single-use codes), §10.3–10.5 (tokens and codes kept hashed), RFC 7009 §2.1.
  */
-export function createSqliteStore(options: SqliteStoreOptions | SqliteDatabase): SqliteStore {
-  const ownsDatabase = !isSqliteDatabase(options);
+export function createSqliteStore(options: SqliteStoreOptions): SqliteStore;
+export function createSqliteStore(database: SqliteDatabase, options?: SqliteConnectionOptions): SqliteStore;
+export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, connectionOptions: SqliteConnectionOptions = {}): SqliteStore {
+  const ownsDatabase = !isSqliteDatabase(source);
+  const options: SqliteConnectionOptions = isSqliteDatabase(source) ? connectionOptions : source;
+  const sweepSeconds = checkSweepInterval(options.sweepIntervalSeconds ?? DEFAULT_SWEEP_INTERVAL_SECONDS);
+  const lockWait = createLockWait(checkLockTimeout(options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS));
   // A host's database is a better-sqlite3 Database like the one openDatabase makes; only its type is narrower.
-  const db = isSqliteDatabase(options)
-    ? (options as SqliteConnection)
-    : openDatabase(options.filename, options.fileMustExist === true);
-  const sweepSeconds = checkSweepInterval(
-    isSqliteDatabase(options)
-      ? DEFAULT_SWEEP_INTERVAL_SECONDS
-      : (options.sweepIntervalSeconds ?? DEFAULT_SWEEP_INTERVAL_SECONDS),
-  );
+  const db = isSqliteDatabase(source)
+    ? (source as SqliteConnection)
+    : openDatabase(source.filename, source.fileMustExist === true);
 
   try {
-    // busy_timeout first: switching to WAL needs a lock another process may hold for a moment.
-    db.pragma('busy_timeout = 5000');
-    db.pragma('journal_mode = WAL');
-    // NORMAL is durable in WAL mode except for the last transactions on power loss, and much faster.
-    db.pragma('synchronous = NORMAL');
-    migrateSqliteSchema(db);
+    runSqlite(() => {
+      // Opening is synchronous and comes before the store serves: here alone SQLite's own busy wait is
+      // used, for the two steps that need the write lock on a new or older file (switching to WAL,
+      // migrating), so that processes opening one file at once wait for each other.
+      db.pragma(`busy_timeout = ${Math.ceil(lockWait.timeoutMs)}`);
+      openWithRetry(lockWait.timeoutMs, () => {
+        db.pragma('journal_mode = WAL');
+        // NORMAL is durable in WAL mode except for the last transactions on power loss, and much faster.
+        db.pragma('synchronous = NORMAL');
+        migrateSqliteSchema(db);
+      });
+    });
   } catch (error) {
     if (ownsDatabase) db.close();
     throw error;
   }
 
+  // Preparing reads the schema, which can meet another process's WAL recovery: still under the busy wait.
   const s = prepareSqliteStatements(db);
+  const counters = createSqliteRateLimits(db, lockWait);
+  // From now on a lock is reported at once and waited for on a timer (lock-wait.ts).
+  db.pragma('busy_timeout = 0');
 
   const sweep = db.transaction((now: number) => {
     s.sweepCodes.run(now);
@@ -126,6 +164,7 @@ export function createSqliteStore(options: SqliteStoreOptions | SqliteDatabase):
     s.sweepRevokedGrants.run(now);
     s.sweepRevokedClients.run(now);
     s.sweepRevokedClientUsers.run(now);
+    counters.sweep(now);
   });
 
   const timer =
@@ -143,14 +182,15 @@ export function createSqliteStore(options: SqliteStoreOptions | SqliteDatabase):
   timer?.unref();
 
   return {
-    clients: createSqliteClientStore(s),
+    clients: createSqliteClientStore(s, lockWait),
 
     codes: {
       async saveCode(record: AuthorizationCodeRecord): Promise<void> {
-        runSqlite(() => s.insertCode.run(codeToRow(record)));
+        await lockWait.run(() => s.insertCode.run(codeToRow(record)));
       },
       async consumeCode(codeHash: string): Promise<ConsumeResult<AuthorizationCodeRecord>> {
-        return runSqlite(() => {
+        // Run again whole after a lock: the UPDATE either did nothing or won and returned, never half.
+        return lockWait.run(() => {
           const now = Date.now();
           const won = s.consumeCode.get(now, codeHash, now);
           if (won) return { kind: 'consumed', record: rowToCode(won) };
@@ -161,27 +201,29 @@ export function createSqliteStore(options: SqliteStoreOptions | SqliteDatabase):
       },
     },
 
-    tokens: createSqliteTokenStore(db, s),
+    tokens: createSqliteTokenStore(db, s, lockWait),
 
     consents: {
       async findConsent(userId: string, clientId: string): Promise<ConsentRecord | null> {
-        return runSqlite(() => {
+        return lockWait.run(() => {
           const row = s.findConsent.get(userId, clientId);
           return row ? rowToConsent(row) : null;
         });
       },
       async saveConsent(record: ConsentRecord): Promise<void> {
-        runSqlite(() => s.upsertConsent.run(consentToRow(record)));
+        await lockWait.run(() => s.upsertConsent.run(consentToRow(record)));
       },
       async revokeConsent(userId: string, clientId: string): Promise<void> {
-        runSqlite(() => s.deleteConsent.run(userId, clientId));
+        await lockWait.run(() => s.deleteConsent.run(userId, clientId));
       },
       async listConsents(userId: string): Promise<readonly ConsentRecord[]> {
-        return runSqlite(() => s.listConsents.all(userId).map(rowToConsent));
+        return lockWait.run(() => s.listConsents.all(userId).map(rowToConsent));
       },
     },
 
-    keys: createSqliteKeyStore(db),
+    keys: createSqliteKeyStore(db, lockWait),
+
+    rateLimits: counters.rateLimits,
 
     async close(): Promise<void> {
       if (timer) clearInterval(timer);

@@ -111,6 +111,16 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE clients ADD COLUMN token_endpoint_auth_method TEXT;
   `,
+  // 5: counters of failed sign-ins and client authentications (the rateLimits tier, see rate-limits.ts), so
+  // every process on the file counts together. Keys are hashes the router builds: no user input, no secret.
+  `
+  CREATE TABLE rate_limits (
+    key TEXT PRIMARY KEY,
+    count INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX rate_limits_expires_at ON rate_limits (expires_at);
+  `,
 ];
 
 /** What migrating needs: no statement is prepared, so a better-sqlite3 `Database` fits as typed by its own package. */

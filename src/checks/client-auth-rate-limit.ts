@@ -1,0 +1,142 @@
+// Limits failed client authentications per (client_id, source) and per source, so a stranger cannot lock a client out.
+import type { Request, RequestHandler } from 'express';
+import type { RateLimitStore } from '../stores/contract.js';
+import type { Logger } from '../options.js';
+import { InvalidClientError, TooManyAttemptsError } from '../errors.js';
+import { limitOptionsObject, positiveCount } from '../http/rate-limit-options.js';
+import { counterKey, sourceOf } from '../http/rate-limit-keys.js';
+import { createUntrustedProxyWarning } from '../http/untrusted-proxy-warning.js';
+
+/** The `clientAuthRateLimit` option. Counts are failed client authentications per window. */
+export interface ClientAuthRateLimitOptions {
+  /** Failures allowed for one client_id from one source; then that source gets 429 for it. Default 20. */
+  readonly max?: number;
+  /** Failures allowed from one source whatever the client_id. Default 100. */
+  readonly maxPerSource?: number;
+  /** Window length, at most a day. Default 300 (5 minutes). */
+  readonly windowSeconds?: number;
+}
+
+/** The option after defaults. */
+export interface ResolvedClientAuthRateLimit {
+  readonly max: number;
+  readonly maxPerSource: number;
+  readonly windowSeconds: number;
+}
+
+const KEYS = ['max', 'maxPerSource', 'windowSeconds'] as const;
+
+/**
+ * Validates the option once, at start-up.
+ * @throws OptionsError naming the bad key.
+ * @see RFC 6819 §4.3.5.
+ */
+export function resolveClientAuthRateLimit(value: ClientAuthRateLimitOptions | false | undefined): ResolvedClientAuthRateLimit | null {
+  if (value === false) return null;
+  const options = limitOptionsObject('clientAuthRateLimit', value, KEYS);
+  const count = (key: (typeof KEYS)[number], fallback: number, max?: number) => positiveCount('clientAuthRateLimit', key, options[key], fallback, max);
+  return { max: count('max', 20), maxPerSource: count('maxPerSource', 100), windowSeconds: count('windowSeconds', 300, 86_400) };
+}
+
+/** Client authentication under the limit. */
+export interface ClientAuthRateLimit {
+  /** Middleware of the token, revocation and introspection routes: puts this limit on the request. */
+  readonly attach: RequestHandler;
+  /**
+   * Runs `authenticate` unless this source is blocked, for `clientId` or altogether; counts it when it throws
+   * InvalidClientError for a presented client_id (`clientId` null: no credentials to count).
+   * @throws TooManyAttemptsError (429), or what `authenticate` throws.
+   */
+  authenticate<T>(req: Request, clientId: string | null, authenticate: () => Promise<T>): Promise<T>;
+}
+
+/** Blocked keys a process remembers before it forgets the oldest: an attacker's addresses cannot fill memory. */
+const MAX_BLOCKED = 10_000;
+
+const limits = new WeakMap<Request, ClientAuthRateLimit>();
+
+/** The limit `attach` put on this request, or null (the limit is off). @see RFC 6819 §4.3.5. */
+export function clientAuthRateLimitOf(req: Request): ClientAuthRateLimit | null {
+  return limits.get(req) ?? null;
+}
+
+/**
+ * The client-authentication limit. Client secrets are 256-bit random values (RFC 6819 §5.1.4.2.2, high
+ * entropy), which no online guessing finds, so the limit is about the flood and what it costs, and must
+ * never become a way to lock an integration out (§5.1.4.2.3's caveat):
+ * - only failures count, per (client_id, source), `max`, and per source, `maxPerSource`; there is no
+ *   per-client_id count across sources, so a stranger's failures never reach the real client's other
+ *   addresses, and a correct secret from a source that is not failing is never refused;
+ * - the success path reads and writes no counter: a source is refused from this process's memory of the
+ *   blocks it has seen. A failure counts in the Store's `rateLimits` tier when it has one (every instance
+ *   counts together) and, reaching a limit, blocks the source here until the window ends; a count already
+ *   past a limit (reached on another instance) answers 429 at once. So a source can have at most one
+ *   failure per instance verified past the limit, and requests already in flight when a limit is reached
+ *   still complete.
+ * @see RFC 6819 §4.3.5 (online guessing of client secrets), §5.1.4.2.2, §5.1.4.2.3, RFC 6585 §4.
+ */
+export function createClientAuthRateLimit(
+  resolved: ResolvedClientAuthRateLimit,
+  counters: RateLimitStore,
+  logger: Logger,
+  clock: () => Date = () => new Date(),
+): ClientAuthRateLimit {
+  const windowMs = resolved.windowSeconds * 1000;
+  const warnProxy = createUntrustedProxyWarning(logger);
+  /** Blocked key → end of its window (ms). Lazily expired; Map order is insertion order, oldest first. */
+  const blocked = new Map<string, number>();
+
+  function blockedUntil(key: string, now: number): number | null {
+    const until = blocked.get(key);
+    if (until === undefined) return null;
+    if (until > now) return until;
+    blocked.delete(key);
+    return null;
+  }
+
+  function block(key: string, until: number, now: number): void {
+    if (blocked.size >= MAX_BLOCKED) {
+      for (const [old, end] of blocked) if (end <= now) blocked.delete(old);
+      for (const old of blocked.keys()) {
+        if (blocked.size < MAX_BLOCKED) break;
+        blocked.delete(old);
+      }
+    }
+    blocked.set(key, Math.max(until, blocked.get(key) ?? 0));
+  }
+
+  const refuse = (until: number, now: number): TooManyAttemptsError =>
+    new TooManyAttemptsError('too many failed client authentications from this address; retry later', until - now);
+
+  const limit: ClientAuthRateLimit = {
+    attach(req, _res, next) {
+      limits.set(req, limit);
+      next();
+    },
+    async authenticate<T>(req: Request, clientId: string | null, authenticate: () => Promise<T>): Promise<T> {
+      warnProxy(req);
+      const now = clock();
+      const at = now.getTime();
+      const source = sourceOf(req);
+      const sourceKey = counterKey('client-source', source);
+      const pairKey = clientId === null ? null : counterKey('client-pair', clientId, source);
+      const until = blockedUntil(sourceKey, at) ?? (pairKey === null ? null : blockedUntil(pairKey, at));
+      if (until !== null) throw refuse(until, at);
+      try {
+        return await authenticate();
+      } catch (err) {
+        if (!(err instanceof InvalidClientError) || pairKey === null) throw err;
+        const [pair, bySource] = await Promise.all([counters.hit(pairKey, windowMs, now), counters.hit(sourceKey, windowMs, now)]);
+        let past: number | null = null;
+        for (const [key, count, max] of [[pairKey, pair, resolved.max], [sourceKey, bySource, resolved.maxPerSource]] as const) {
+          if (count.count < max) continue;
+          block(key, count.resetAt.getTime(), at);
+          if (count.count > max) past = Math.max(past ?? 0, count.resetAt.getTime());
+        }
+        if (past !== null) throw refuse(past, at);
+        throw err;
+      }
+    },
+  };
+  return limit;
+}

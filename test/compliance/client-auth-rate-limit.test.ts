@@ -1,0 +1,141 @@
+// RFC 6819 §4.3.5 (online guessing of client secrets): failed client authentications at the token, revocation
+// and introspection endpoints are limited per (client_id, source) and per source, answering 429 with
+// Retry-After and an RFC 6749 §5.2 body, and a stranger's failures never lock the real client out.
+import { describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { basic, createTestApp, type TestApp, type TestClient } from '../helpers/app.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
+import type { RateLimitStore, Store } from '../../src/stores/contract.js';
+import type { OAuthRouterOptions } from '../../src/options.js';
+
+const ATTACKER = '203.0.113.7';
+const CLIENT_HOME = '198.51.100.20';
+
+/** SPEC §4.2's header set, byte for byte. */
+const SPEC_HEADERS = {
+  pragma: 'no-cache',
+  expires: '0',
+  'cache-control': 'no-cache, no-store, max-age=0, must-revalidate',
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'x-xss-protection': '1; mode=block',
+  'strict-transport-security': 'max-age=31536000 ; includeSubDomains',
+  'content-type': 'application/json;charset=UTF-8',
+};
+
+async function hostBehindProxy(options: Partial<OAuthRouterOptions> = {}, store?: Store): Promise<TestApp> {
+  const t = await createTestApp(options, store);
+  t.app.set('trust proxy', 'loopback');
+  return t;
+}
+
+const wrongSecret = (client: TestClient): TestClient => ({ clientId: client.clientId, clientSecret: `${client.clientSecret}x` });
+
+/** POST /oauth2/{endpoint} from `source` (none: the peer address) authenticating as `client` (null: no credentials). */
+function post(t: TestApp, endpoint: 'token' | 'revoke' | 'introspect', client: TestClient | null, source?: string): request.Test {
+  const req = request(t.app).post(`/oauth2/${endpoint}`).type('form');
+  if (source !== undefined) req.set('X-Forwarded-For', source);
+  if (client) req.set('Authorization', basic(client));
+  return req.send(endpoint === 'token' ? { grant_type: 'client_credentials' } : { token: 'not-a-token' });
+}
+
+async function statuses(send: () => request.Test, times: number): Promise<number[]> {
+  const seen: number[] = [];
+  for (let i = 0; i < times; i += 1) seen.push((await send()).status);
+  return seen;
+}
+
+describe('client authentication rate limit', () => {
+  it('after max failures for one client_id a source gets 429 with Retry-After, an RFC 6749 §5.2 body and the SPEC §4.2 headers', async () => {
+    const t = await createTestApp({ clientAuthRateLimit: { max: 3, windowSeconds: 120 } });
+    const wrong = wrongSecret(t.credentialsClient);
+    expect(await statuses(() => post(t, 'token', wrong), 3)).toEqual([401, 401, 401]);
+    const limited = await post(t, 'token', wrong);
+    expect(limited.status).toBe(429);
+    expect(limited.headers).toMatchObject(SPEC_HEADERS);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(120);
+    expect(limited.headers['www-authenticate']).toBeUndefined();
+    expect(limited.body).toEqual({ error: 'temporarily_unavailable', error_description: expect.stringMatching(/^[\x20-\x21\x23-\x5B\x5D-\x7E]+$/) });
+  });
+
+  it("a stranger's wrong secrets for a client_id do not stop the real client's correct requests from its own source", async () => {
+    const t = await hostBehindProxy({ clientAuthRateLimit: { max: 3 } });
+    const wrong = wrongSecret(t.credentialsClient);
+    const stranger = await statuses(() => post(t, 'token', wrong, ATTACKER), 40);
+    expect(stranger).toEqual([401, 401, 401, ...Array(37).fill(429)]);
+    expect(await statuses(() => post(t, 'token', t.credentialsClient, CLIENT_HOME), 5)).toEqual(Array(5).fill(200));
+    expect((await post(t, 'revoke', t.credentialsClient, CLIENT_HOME)).status).toBe(200);
+    expect((await post(t, 'introspect', t.credentialsClient, CLIENT_HOME)).status).toBe(200);
+  });
+
+  it('the source that failed is refused even with the right secret until the window ends', async () => {
+    const t = await hostBehindProxy({ clientAuthRateLimit: { max: 2 } });
+    await statuses(() => post(t, 'token', wrongSecret(t.credentialsClient), ATTACKER), 2);
+    expect((await post(t, 'token', t.credentialsClient, ATTACKER)).status).toBe(429);
+  });
+
+  it('failures at the revocation and introspection endpoints count with those at the token endpoint', async () => {
+    const t = await createTestApp({ clientAuthRateLimit: { max: 3 } });
+    const wrong = wrongSecret(t.codeClient);
+    expect((await post(t, 'revoke', wrong)).status).toBe(401);
+    expect((await post(t, 'introspect', wrong)).status).toBe(401);
+    expect((await post(t, 'token', wrong)).status).toBe(401);
+    const limited = await post(t, 'introspect', wrong);
+    expect(limited.status).toBe(429);
+    expect(limited.body.error).toBe('temporarily_unavailable');
+    expect(limited.headers['retry-after']).toMatch(/^\d+$/);
+  });
+
+  it('past maxPerSource failures across client ids, the source is refused for every client_id', async () => {
+    const t = await hostBehindProxy({ clientAuthRateLimit: { max: 3, maxPerSource: 5 } });
+    const guesses: number[] = [];
+    for (let i = 0; i < 6; i += 1) guesses.push((await post(t, 'token', { clientId: `guess-${i}`, clientSecret: 'x' }, ATTACKER)).status);
+    expect(guesses).toEqual([401, 401, 401, 401, 401, 429]);
+    expect((await post(t, 'token', t.credentialsClient, ATTACKER)).status).toBe(429);
+    expect((await post(t, 'token', t.credentialsClient, CLIENT_HOME)).status).toBe(200);
+  });
+
+  it('requests without credentials, which name no client, are not counted', async () => {
+    const t = await createTestApp({ clientAuthRateLimit: { max: 2, maxPerSource: 2 } });
+    expect(new Set(await statuses(() => post(t, 'token', null), 10))).toEqual(new Set([401]));
+    expect((await post(t, 'token', t.credentialsClient)).status).toBe(200);
+  });
+
+  it('successful authentications read and write no counter', async () => {
+    const store = createMemoryStore();
+    const calls: string[] = [];
+    const counted: RateLimitStore = Object.fromEntries(Object.entries(store.rateLimits).map(([name, method]) =>
+      [name, (...args: unknown[]) => { calls.push(name); return (method as (...a: unknown[]) => unknown)(...args); }])) as unknown as RateLimitStore;
+    const t = await createTestApp({}, { ...store, rateLimits: counted });
+    expect(await statuses(() => post(t, 'token', t.credentialsClient), 5)).toEqual(Array(5).fill(200));
+    expect(calls).toEqual([]);
+    expect((await post(t, 'token', wrongSecret(t.credentialsClient))).status).toBe(401);
+    expect(calls.sort()).toEqual(['hit', 'hit']);
+  });
+
+  it('two routers on one store count together: past the limit reached on one, the other answers 429', async () => {
+    const store = createMemoryStore();
+    const one = await createTestApp({ clientAuthRateLimit: { max: 3 } }, store);
+    const two = await createTestApp({ clientAuthRateLimit: { max: 3 } }, store);
+    const wrong = wrongSecret(one.credentialsClient);
+    expect(await statuses(() => post(one, 'token', wrong), 3)).toEqual([401, 401, 401]);
+    expect((await post(two, 'token', wrong)).status).toBe(429);
+  });
+
+  it('allows 20 failures per client_id and source by default', async () => {
+    const t = await createTestApp();
+    expect(await statuses(() => post(t, 'token', wrongSecret(t.credentialsClient)), 21)).toEqual([...Array(20).fill(401), 429]);
+  });
+
+  it('can be turned off with clientAuthRateLimit: false', async () => {
+    const t = await createTestApp({ clientAuthRateLimit: false });
+    expect(new Set(await statuses(() => post(t, 'token', wrongSecret(t.credentialsClient)), 25))).toEqual(new Set([401]));
+  });
+
+  it('rejects a bad option at start-up, naming the key', async () => {
+    await expect(createTestApp({ clientAuthRateLimit: { max: -1 } })).rejects.toThrow('"clientAuthRateLimit.max"');
+    await expect(createTestApp({ clientAuthRateLimit: { limit: 5 } as never })).rejects.toThrow('"clientAuthRateLimit.limit"');
+    await expect(createTestApp({ clientAuthRateLimit: 'strict' as never })).rejects.toThrow('"clientAuthRateLimit"');
+  });
+});
