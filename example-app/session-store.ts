@@ -7,7 +7,7 @@ import { connectResilientRedis } from 'express-oauth-router/stores/redis';
 
 /** The session store the example app runs with, and how to release it. */
 export interface AppSessionStore {
-  /** `undefined`: express-session's MemoryStore (one process only). */
+  /** `undefined`: the router's default MemorySessionStore (one process only; bounded and swept). */
   readonly store: SessionStore | undefined;
   /** For the banner, e.g. `redis (prefix oauth:sess:)`; never contains the URL (it may hold a password). */
   readonly description: string;
@@ -191,8 +191,9 @@ async function createRedisSessionStore(storeUrl: string, timeoutMs: number, logg
 /**
  * The session store for an OAUTH_STORE URL: `redis://…` → connect-redis (keys `<prefix>sess:<sid>`, next to
  * the OAuth store's `?prefix=`, default `oauth:`); `postgres://…` → connect-pg-simple (table
- * `<schema>.sessions`, the OAuth store's `?schema=`, default `oauth`); anything else → express-session's
- * MemoryStore, which only one process can use. Instances sharing sessions also need one SESSION_SECRET.
+ * `<schema>.sessions`, the OAuth store's `?schema=`, default `oauth`); anything else → the router's default
+ * MemorySessionStore (bounded, expired sessions swept; never express-session's MemoryStore, which never sweeps
+ * and which the router refuses under NODE_ENV=production), which only one process can use. Instances sharing sessions also need one SESSION_SECRET.
  * @throws when the database cannot be reached at start-up.
  */
 export async function createSessionStore(storeUrl: string, options: SessionStoreOptions = {}): Promise<AppSessionStore> {

@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import type { PageContext } from './page-context.js';
 import { findCurrentUser } from '../http/current-user.js';
 import { csrfTokenFor, isValidCsrfToken } from '../http/csrf.js';
+import { bindSessionToUser, isSessionOf } from '../http/session-owner.js';
 import { sendPage } from '../http/send-page.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
 import { withdrawConsent } from '../consents/withdraw-consent.js';
@@ -10,20 +11,22 @@ import { requireConsents } from '../stores/check-store.js';
 import { consentsPageBody, type ConsentRow } from '../views/consents-page.js';
 import { renderError, renderLogin } from './render.js';
 import { isAllAccess } from '../checks/grant-scope.js';
+import { isStoreId } from '../stores/store-policy.js';
 
 /** The login form's request id when the sign-in is for this page rather than an authorization request. */
 export const CONSENTS_PAGE_REQUEST = 'consents';
 
 /**
  * Builds the page and its withdraw action. Signed out: the login page (or the host's login URL), then back
- * here. Withdrawing needs the session's CSRF token and revokes that integration's tokens for the user.
+ * here. Withdrawing needs the session's CSRF token and revokes that integration's tokens for the user. The
+ * page also offers the sign-out form (POST /oauth2/logout).
  * @see RFC 6749 §10.2, RFC 7009 §2.1, RFC 6819 §4.4.1.4.
  */
 export function createConsentsEndpoints(context: PageContext) {
   const { store, userAuth, options } = context;
 
   async function show(req: Request, res: Response, notice: string | null): Promise<void> {
-    const user = await findCurrentUser(req, userAuth);
+    const user = await findCurrentUser(req, userAuth, options);
     if (!user) {
       if (userAuth.loginUrl && !userAuth.verifyCredentials) {
         res.redirect(303, userAuth.loginUrl(req, context.paths.consents));
@@ -32,6 +35,7 @@ export function createConsentsEndpoints(context: PageContext) {
       renderLogin(req, res, context, { requestId: CONSENTS_PAGE_REQUEST, clientName: options.productName, error: null, username: '' });
       return;
     }
+    bindSessionToUser(req, user);
     const consents = await requireConsents(store, 'consentsPage').consents.listConsents(user.id);
     const rows: ConsentRow[] = [];
     for (const consent of consents) {
@@ -50,7 +54,7 @@ export function createConsentsEndpoints(context: PageContext) {
       title: 'Connected applications',
       productName: options.productName,
       brandColor: options.brandColor,
-      body: consentsPageBody({ action: context.paths.withdraw, csrfToken: csrfTokenFor(req), userName: user.displayName, rows, notice }),
+      body: consentsPageBody({ action: context.paths.withdraw, signOutAction: context.paths.logout, csrfToken: csrfTokenFor(req), userName: user.displayName, rows, notice }),
     });
   }
 
@@ -70,8 +74,13 @@ export function createConsentsEndpoints(context: PageContext) {
         return;
       }
       try {
-        const user = await findCurrentUser(req, userAuth);
-        if (!user || typeof body.client_id !== 'string') {
+        const user = await findCurrentUser(req, userAuth, options);
+        if (user && !isSessionOf(req, user)) {
+          renderError(res, context, 403, 'invalid_request', 'The form has expired. Reload the page and try again.');
+          return;
+        }
+        // A client_id no store could hold (a NUL byte, a megabyte) is refused here, never sent to the store.
+        if (!user || !isStoreId(body.client_id)) {
           renderError(res, context, 400, 'invalid_request', 'Sign in and choose an application.');
           return;
         }

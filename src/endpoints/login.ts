@@ -4,67 +4,115 @@ import passport from 'passport';
 import { Strategy as LocalStrategy } from 'passport-local';
 import type { AuthenticatedUser } from '../user-auth.js';
 import type { PageContext } from './page-context.js';
-import { isValidCsrfToken } from '../http/csrf.js';
-import { findPendingRequest } from '../http/pending-requests.js';
-import { oauthSession } from '../http/oauth-session.js';
-import { regenerateSession } from '../http/regenerate-session.js';
+import { isValidLoginCsrf } from '../http/login-csrf.js';
+import { decodeLoginRequest } from '../http/login-request.js';
+import { startSignedInSession } from '../http/regenerate-session.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
+import { TooManyAttemptsError } from '../errors.js';
+import { isStoreId } from '../stores/store-policy.js';
+import { checkHostUser } from '../checks/host-user.js';
+import { checkAuthorizationParameters, checkAuthorizationTarget } from '../checks/authorization-request.js';
 import { renderError, renderLogin } from './render.js';
 import { CONSENTS_PAGE_REQUEST } from './consents.js';
 
 const GENERIC_FAILURE = 'The username or password is incorrect.';
 
+/** Where a successful sign-in goes, and what a failed one shows again. */
+interface Resume {
+  readonly url: string;
+  readonly clientName: string;
+  readonly redirectUri?: string;
+}
+
 /**
  * Builds the login handler. A private Passport instance (never the global one) with passport-local and no
  * passport session: the router keeps its user under its own session key, so a host app's own passport setup
- * is left alone. A wrong CSRF token or an unknown request id never reaches the credential check.
- * @see RFC 6749 §3.1, §10.12 (CSRF), RFC 6819 §4.4.1.4.
+ * is left alone. A wrong CSRF token or a request that does not validate never reaches the credential check.
+ * The form carries its authorization request (no session exists before the sign-in), so that request is
+ * validated again here, in full; the session is created only by a successful sign-in, with a new id, the
+ * user and a new CSRF token, and nothing else.
+ * @see RFC 6749 §3.1, §10.12 (CSRF, login CSRF), RFC 6819 §4.4.1.4 (session fixation).
  */
 export function createLoginEndpoint(context: PageContext) {
-  const { userAuth, options, store } = context;
+  const { userAuth, options, store, issuer } = context;
   const authenticator = new passport.Passport();
-  authenticator.use(new LocalStrategy({ session: false }, (username, password, done) => {
+  const limit = context.loginRateLimit ?? null;
+  authenticator.use(new LocalStrategy({ session: false, passReqToCallback: true }, (req, username, password, done) => {
     const verify = userAuth.verifyCredentials;
-    if (!verify) return done(null, false);
-    verify(username, password).then((user) => done(null, user ?? false), (err: unknown) => done(err));
+    // A username no user directory keeps (a control character such as NUL, over 255 characters) fails like a
+    // wrong password, without reaching the host's database, where it could only be an error.
+    if (!verify || !isStoreId(username)) return done(null, false);
+    const check = () => verify(username, password).then((user) => checkHostUser(user, 'verifyCredentials'));
+    // Under loginRateLimit the password is checked only if the limit lets this attempt through, and counted.
+    (limit ? limit.attempt(req, username, check) : check())
+      .then((user) => done(null, user ?? false), (err: unknown) => done(err));
   }));
+
+  /** The request the form resumes: the connected-applications page, or an authorization request that still validates. */
+  async function resumeOf(requestId: string): Promise<Resume | null> {
+    // A fixed id that no encoded authorization request can equal (it would start with response_type).
+    if (requestId === CONSENTS_PAGE_REQUEST) return { url: context.paths.consents, clientName: options.productName };
+    const query = decodeLoginRequest(requestId);
+    if (!query) return null;
+    try {
+      const target = await checkAuthorizationTarget(store, options, issuer, query);
+      const pending = checkAuthorizationParameters(options, issuer, target, query, Date.now());
+      return { url: `${context.paths.authorize}?${pending.query}`, clientName: target.client.name, redirectUri: target.redirectUri };
+    } catch (err) {
+      if (toOAuthError(err, options.logger).status >= 500) throw err;
+      return null;
+    }
+  }
 
   return function loginEndpoint(req: Request, res: Response, next: NextFunction): void {
     const body = (req.body ?? {}) as Record<string, unknown>;
-    if (!isValidCsrfToken(req, body.csrf_token)) {
+    if (!isValidLoginCsrf(req, options, body.csrf_token)) {
       renderError(res, context, 403, 'invalid_request', 'The form has expired. Go back to the application and start again.');
       return;
     }
     const requestId = typeof body.request_id === 'string' ? body.request_id : '';
-    // Either a pending authorization request, or the connected-applications page (a fixed id that no random
-    // 43-character request id can equal).
-    const pending = requestId === CONSENTS_PAGE_REQUEST ? null : findPendingRequest(req, requestId);
-    if (requestId !== CONSENTS_PAGE_REQUEST && (!pending || pending.issuer !== context.issuer.issuer)) {
-      renderError(res, context, 400, 'invalid_request', 'This sign-in request has expired. Go back to the application and start again.');
-      return;
-    }
-    const resumeUrl = pending ? `${context.paths.authorize}?${pending.query}` : context.paths.consents;
-    const authenticate = authenticator.authenticate('local', { session: false }, (err: unknown, user: AuthenticatedUser | false) => {
-      void (async () => {
-        try {
-          if (err) throw err;
-          if (!user) {
-            const client = pending ? await store.clients.findClient(pending.clientId) : null;
-            const username = typeof body.username === 'string' ? body.username.slice(0, 200) : '';
-            const clientName = pending ? client?.name ?? 'the application' : options.productName;
-            renderLogin(req, res, context, { requestId, clientName, error: GENERIC_FAILURE, username, ...(pending ? { redirectUri: pending.redirectUri } : {}) });
-            return;
+    const unavailable = (caught: unknown): void => {
+      if (caught instanceof TooManyAttemptsError) {
+        res.setHeader('Retry-After', String(caught.retryAfterSeconds));
+        renderError(res, context, 429, caught.error, 'Too many failed sign-in attempts. Wait a few minutes, then try again.');
+        return;
+      }
+      const oauthError = toOAuthError(caught, options.logger);
+      renderError(res, context, oauthError.status, oauthError.error, 'Sign-in is not available right now. Please try again later.');
+    };
+    void (async () => {
+      let resume: Resume | null;
+      try {
+        resume = await resumeOf(requestId);
+      } catch (caught) {
+        unavailable(caught);
+        return;
+      }
+      if (!resume) {
+        renderError(res, context, 400, 'invalid_request', 'This sign-in request has expired. Go back to the application and start again.');
+        return;
+      }
+      const found = resume;
+      const authenticate = authenticator.authenticate('local', { session: false }, (err: unknown, user: AuthenticatedUser | false) => {
+        void (async () => {
+          try {
+            if (err) throw err;
+            if (!user) {
+              const username = typeof body.username === 'string' ? body.username.slice(0, 200) : '';
+              renderLogin(req, res, context, {
+                requestId, clientName: found.clientName, error: GENERIC_FAILURE, username,
+                ...(found.redirectUri !== undefined ? { redirectUri: found.redirectUri } : {}),
+              });
+              return;
+            }
+            await startSignedInSession(req, user);
+            res.redirect(303, found.url);
+          } catch (caught) {
+            unavailable(caught);
           }
-          await regenerateSession(req);
-          oauthSession(req).user = { id: user.id, displayName: user.displayName };
-          await new Promise<void>((resolve, reject) => req.session.save((e: unknown) => (e ? reject(e) : resolve())));
-          res.redirect(303, resumeUrl);
-        } catch (caught) {
-          const oauthError = toOAuthError(caught, options.logger);
-          renderError(res, context, oauthError.status, oauthError.error, 'Sign-in is not available right now. Please try again later.');
-        }
-      })();
-    });
-    authenticate(req, res, next);
+        })();
+      });
+      authenticate(req, res, next);
+    })();
   };
 }

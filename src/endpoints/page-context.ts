@@ -2,6 +2,7 @@
 import type { Store } from '../stores/contract.js';
 import type { UserAuth } from '../user-auth.js';
 import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
+import type { LoginRateLimit } from '../http/login-rate-limit.js';
 
 /** Dependencies of the browser-facing endpoints of one base address. */
 export interface PageContext {
@@ -9,6 +10,8 @@ export interface PageContext {
   readonly userAuth: UserAuth;
   readonly options: ResolvedOptions;
   readonly issuer: ResolvedIssuer;
+  /** The sign-in limit (`loginRateLimit`), shared by every base address; absent or null when off. */
+  readonly loginRateLimit?: LoginRateLimit | null;
   readonly paths: {
     readonly authorize: string;
     readonly login: string;
@@ -16,5 +19,7 @@ export interface PageContext {
     /** The connected-applications page, and its withdraw form's target. */
     readonly consents: string;
     readonly withdraw: string;
+    /** The sign-out form's target. */
+    readonly logout: string;
   };
 }

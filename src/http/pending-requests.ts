@@ -1,12 +1,19 @@
-// Authorization requests waiting in the session for login and consent: bounded in number and age.
+// Authorization requests of a signed-in user waiting for consent in the session: bounded in number, size and age.
 import type { Request } from 'express';
 import { createRandomToken } from '../crypto/random-token.js';
-import { oauthSession, type PendingAuthorization } from './oauth-session.js';
+import { oauthSession, readOAuthSession, type PendingAuthorization } from './oauth-session.js';
 
-const MAX_PENDING = 10;
+/** The newest requests a session keeps (one per open consent tab); an older one's form then expires. */
+export const MAX_PENDING = 10;
 const MAX_AGE_MS = 10 * 60 * 1000;
+// What savePendingRequest hands out (createRandomToken): anything else, `__proto__` included, is no request of ours.
+const REQUEST_ID = /^[A-Za-z0-9_-]{43}$/;
 
-/** Stores a validated request and returns its id (for the forms' hidden `request_id`). */
+/**
+ * Stores a validated request and returns its id (for the consent form's hidden `request_id`). Only the
+ * newest MAX_PENDING of the last ten minutes are kept, each holding validated parameters only, so a session
+ * stays small whatever a client or an attacker sends.
+ */
 export function savePendingRequest(req: Request, pending: PendingAuthorization): string {
   const data = oauthSession(req);
   const now = Date.now();
@@ -21,14 +28,14 @@ export function savePendingRequest(req: Request, pending: PendingAuthorization):
 
 /** The pending request, or `null` when unknown or older than ten minutes. */
 export function findPendingRequest(req: Request, id: unknown): PendingAuthorization | null {
-  if (typeof id !== 'string') return null;
-  const pending = oauthSession(req).pending?.[id];
+  if (typeof id !== 'string' || !REQUEST_ID.test(id)) return null;
+  const pending = readOAuthSession(req)?.pending?.[id];
   if (!pending || Date.now() - pending.createdAt >= MAX_AGE_MS) return null;
   return pending;
 }
 
 /** Removes a pending request: each is answered once. */
 export function deletePendingRequest(req: Request, id: string): void {
-  const data = oauthSession(req);
-  if (data.pending) delete data.pending[id];
+  const data = readOAuthSession(req);
+  if (data?.pending) delete data.pending[id];
 }

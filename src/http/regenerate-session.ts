@@ -1,16 +1,29 @@
-// Gives the session a new id at sign-in (session fixation), keeping its data: host data and pending requests.
+// Starts the signed-in session at sign-in: a new session id carrying the user and nothing from before.
 import type { Request } from 'express';
+import type { AuthenticatedUser } from '../user-auth.js';
+import { createRandomToken } from '../crypto/random-token.js';
+import { isOAuthSessionKey, oauthSession } from './oauth-session.js';
 
 /**
- * Regenerates the session id and copies the old data over, then saves, so the new cookie is in place before
- * the redirect that follows.
- * @see RFC 6819 §4.4.1.4 / OWASP session fixation: a new id whenever the privilege level changes.
+ * Regenerates the session id and saves, so the new cookie is in place before the redirect that follows. Of the
+ * old session only the host app's own keys are kept (a host's express-session in front of the router); the
+ * router's corner starts afresh with the user, a new CSRF token and no pending request, so that nothing an
+ * attacker planted with a session cookie before the sign-in (a CSRF token, an authorization request for his
+ * own integration) is honoured after it. The request being resumed travels in the redirect that follows.
+ * @see RFC 6819 §4.4.1.4, RFC 6749 §10.12; OWASP Session Management (a new id whenever the privilege changes).
  */
-export async function regenerateSession(req: Request): Promise<void> {
+export async function startSignedInSession(req: Request, user: AuthenticatedUser, now = Date.now()): Promise<void> {
   const session = req.session;
-  const saved: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(session)) if (key !== 'cookie') saved[key] = value;
+  const hostData: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(session)) if (key !== 'cookie' && !isOAuthSessionKey(key)) hostData[key] = value;
   await new Promise<void>((resolve, reject) => session.regenerate((err: unknown) => (err ? reject(err) : resolve())));
-  Object.assign(req.session, saved);
+  Object.assign(req.session, hostData);
+  Object.assign(oauthSession(req), {
+    user: { id: user.id, displayName: user.displayName },
+    userId: user.id,
+    signedInAt: now,
+    lastSeenAt: now,
+    csrf: createRandomToken(),
+  });
   await new Promise<void>((resolve, reject) => req.session.save((err: unknown) => (err ? reject(err) : resolve())));
 }

@@ -3,6 +3,7 @@ import type { Request, RequestHandler } from 'express';
 import session from 'express-session';
 import type { ResolvedOptions } from '../options.js';
 import { createRandomToken } from '../crypto/random-token.js';
+import { MemorySessionStore } from './memory-session-store.js';
 
 // Requests whose session the router made itself (none came from the host app): the host-login loop check
 // words its diagnosis by it.
@@ -16,7 +17,10 @@ export function hasRouterOwnSession(req: Request): boolean {
 /**
  * A session middleware that steps aside when `req.session` already exists (the host's express-session).
  * Cookies: HttpOnly, SameSite=Lax (the authorization request is a top-level cross-site GET), and Secure
- * when the issuer is https — decided by the issuer URL, not NODE_ENV (DESIGN §5).
+ * when the issuer is https — decided by the issuer URL, not NODE_ENV (DESIGN §5). A session is stored only
+ * once somebody signs in (`saveUninitialized: false`, and signed-out pages write nothing to it); its cookie
+ * rolls with each use and lives `session.idleTtl`. Without `session.store`, sessions live in a
+ * MemorySessionStore, bounded and swept, never express-session's MemoryStore, which is neither.
  * Without `session.secret` a random one is made now, but the warning about it waits for the first request
  * that really uses the router's own session: a host running its own express-session never gets it.
  * @see RFC 6749 §10.12, RFC 6819 §4.4.1.4.
@@ -31,11 +35,12 @@ export function createSessionMiddleware(options: ResolvedOptions): RequestHandle
     secret: configured ?? createRandomToken(),
     resave: false,
     saveUninitialized: false,
+    rolling: true,
     // Behind a TLS-terminating proxy, trust X-Forwarded-Proto for the Secure-cookie decision only.
     ...(secure ? { proxy: true } : {}),
     // The option is typed loosely for hosts without @types/express-session; the object is such a Store.
-    ...(config.store ? { store: config.store as session.Store } : {}),
-    cookie: { httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge: (config.ttl ?? 3600) * 1000 },
+    store: (config.store ?? new MemorySessionStore({ ttl: config.idleTtl })) as session.Store,
+    cookie: { httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge: config.idleTtl * 1000 },
   });
   return function oauthSessionMiddleware(req, res, next) {
     if ((req as { session?: unknown }).session) {

@@ -14,6 +14,8 @@ export interface ConsentRow {
 /** What the page needs. */
 export interface ConsentsPageModel {
   readonly action: string;
+  /** The sign-out form's target (POST /oauth2/logout). */
+  readonly signOutAction: string;
   readonly csrfToken: string;
   readonly userName: string;
   readonly rows: readonly ConsentRow[];
@@ -21,7 +23,9 @@ export interface ConsentsPageModel {
 }
 
 /**
- * Lists the integrations the user approved; withdrawing one revokes its tokens for the user.
+ * Lists the integrations the user approved; withdrawing one revokes its tokens for the user. A sign-out
+ * button ends the login session, so that no later authorization request is answered silently (remembered
+ * consent) from this browser.
  * @see RFC 6749 §10.2, RFC 6819 §4.4.1.4 (CSRF on forms).
  */
 export function consentsPageBody(model: ConsentsPageModel): string {
@@ -39,5 +43,9 @@ ${row.allAccess ? '<p><strong>Full access to your account</strong></p>' : row.sc
   return `<h1>Connected applications</h1>
 <p class="muted">Signed in as ${escapeHtml(model.userName)}.</p>
 ${notice}
-${model.rows.length > 0 ? `<ul class="plain">${rows}</ul>` : '<p>No application has access to your account.</p>'}`;
+${model.rows.length > 0 ? `<ul class="plain">${rows}</ul>` : '<p>No application has access to your account.</p>'}
+<form method="post" action="${escapeHtml(model.signOutAction)}">
+<input type="hidden" name="csrf_token" value="${escapeHtml(model.csrfToken)}">
+<div class="actions"><button type="submit" class="secondary">Sign out</button></div>
+</form>`;
 }

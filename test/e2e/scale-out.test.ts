@@ -87,13 +87,14 @@ for (const backend of sharedStoreBackends('scale')) {
       const login = await fetch(`${a!.base}/oauth2/authorize?${query()}`, { redirect: 'manual' });
       expect(login.status).toBe(200);
       const html = await login.text();
-      let cookie = cookieOf(login);
+      // Signed out there is no session yet: the login form's CSRF value comes in its own cookie.
+      const loginCookie = login.headers.getSetCookie().find((c) => c.startsWith('oauth.sid.csrf='))!.split(';')[0]!;
       const posted = await fetch(`${a!.base}/oauth2/login`, {
         ...form({ csrf_token: hiddenField(html, 'csrf_token'), request_id: hiddenField(html, 'request_id'), ...USER }),
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: cookie },
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: loginCookie },
       });
       expect(posted.status).toBe(303);
-      cookie = cookieOf(posted, cookie);
+      const cookie = cookieOf(posted);
       const page = await fetch(new URL(posted.headers.get('location')!, a!.base), { headers: { Cookie: cookie }, redirect: 'manual' });
       return { cookie: cookieOf(page, cookie), page };
     }

@@ -1,8 +1,9 @@
 // SPEC §4.1, the forms and pages: CSRF (RFC 6749 §10.12), cookies and headers, escaping, session fixation.
-import { describe, it, expect, beforeEach } from 'vitest';
+import { describe, it, expect, beforeEach, afterEach, vi } from 'vitest';
 import request from 'supertest';
-import { createTestApp, REDIRECT_URI, type TestApp } from '../helpers/app.js';
-import { authorizeQuery, signInAndGetConsent } from '../helpers/browser-flow.js';
+import { createTestApp, REDIRECT_URI, USER, type TestApp } from '../helpers/app.js';
+import { authorizeQuery, hiddenField, signInAndGetConsent } from '../helpers/browser-flow.js';
+import { CookieBrowser } from '../helpers/cookie-browser.js';
 import {
   getAuthorize, signedInAtConsent, cookieValue, expectErrorPage, expectRedirectTo, openLoginForm, postConsent, postLogin,
   SESSION_COOKIE, setCookieLine,
@@ -98,22 +99,41 @@ describe('RFC 6749 §10.12: CSRF protection of the login and consent forms', () 
 });
 
 describe('Session cookie and page headers (RFC 6749 §10.13, RFC 6819 §4.4.1.9)', () => {
-  it('sets the session cookie HttpOnly and SameSite=Lax, and not Secure on an http issuer', async () => {
-    const res = await getAuthorize(t.app, authorizeQuery(t.codeClient));
-    const line = setCookieLine(res);
-    expect(line).toBeDefined();
-    const attributes = line!.split(';').map((part) => part.trim().toLowerCase());
+  const attributesOf = (line: string | undefined) => line!.split(';').map((part) => part.trim().toLowerCase());
+
+  it('sets the session cookie at sign-in, HttpOnly and SameSite=Lax, and not Secure on an http issuer', async () => {
+    const agent = request.agent(t.app);
+    const login = await openLoginForm(agent, '', authorizeQuery(t.codeClient));
+    expect(setCookieLine(login.res)).toBeUndefined();
+    const posted = await postLogin(agent, '', { csrf_token: login.csrfToken, request_id: login.requestId }).expect(303);
+    const attributes = attributesOf(setCookieLine(posted));
     expect(attributes).toContain('httponly');
     expect(attributes).toContain('samesite=lax');
     expect(attributes).not.toContain('secure');
   });
 
-  it('sets the session cookie Secure on an https issuer behind a TLS-terminating proxy', async () => {
+  it('gives the login form its CSRF cookie HttpOnly and SameSite=Strict, and not Secure on an http issuer', async () => {
+    const res = await getAuthorize(t.app, authorizeQuery(t.codeClient));
+    const attributes = attributesOf(setCookieLine(res, `${SESSION_COOKIE}.csrf`));
+    expect(attributes).toContain('httponly');
+    expect(attributes).toContain('samesite=strict');
+    expect(attributes).toContain('path=/');
+    expect(attributes).not.toContain('secure');
+  });
+
+  it('sets the cookies Secure on an https issuer behind a TLS-terminating proxy, the login form\'s __Host- prefixed', async () => {
     const secure = await createTestApp({ issuer: 'https://auth.test', legacy: false });
-    const res = await request(secure.app).get(`/oauth2/authorize?${authorizeQuery(secure.codeClient)}`).set('X-Forwarded-Proto', 'https');
-    const line = setCookieLine(res);
-    expect(line).toBeDefined();
-    expect(line!.split(';').map((part) => part.trim().toLowerCase())).toContain('secure');
+    const browser = new CookieBrowser(secure.app, { 'X-Forwarded-Proto': 'https' });
+    const login = await browser.get(`/oauth2/authorize?${authorizeQuery(secure.codeClient)}`);
+    const csrfLine = setCookieLine(login, `__Host-${SESSION_COOKIE}.csrf`);
+    expect(attributesOf(csrfLine)).toEqual(expect.arrayContaining(['secure', 'path=/', 'httponly']));
+    expect(csrfLine).not.toMatch(/domain=/i);
+    const posted = await browser.post('/oauth2/login', {
+      csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'),
+      username: USER.username, password: USER.password,
+    });
+    expect(posted.status).toBe(303);
+    expect(attributesOf(setCookieLine(posted))).toContain('secure');
   });
 
   it.each([
@@ -162,27 +182,31 @@ describe('HTML escaping of values from outside', () => {
 });
 
 describe('Session fixation (RFC 6819 §4.4.1.4 / OWASP): a new session id at login', () => {
-  it('changes the session cookie value at login', async () => {
-    const agent = request.agent(t.app);
-    const login = await openLoginForm(agent, '', authorizeQuery(t.codeClient));
-    const before = cookieValue(login.res);
-    const posted = await postLogin(agent, '', { csrf_token: login.csrfToken, request_id: login.requestId });
-    expect(posted.status).toBe(303);
-    const after = cookieValue(posted);
-    expect(before).toBeDefined();
-    expect(after).toBeDefined();
-    expect(after).not.toBe(before);
-  });
+  // An idle session is the one a browser can bring to a sign-in: the test clock moves past its idle lifetime.
+  afterEach(() => { vi.useRealTimers(); });
 
-  it('does not sign in whoever holds the session cookie from before the login', async () => {
-    const agent = request.agent(t.app);
+  it('gives a new session id at sign-in even when the browser brings one, and the old id signs nobody in', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const browser = new CookieBrowser(t.app);
     const query = authorizeQuery(t.codeClient);
-    const login = await openLoginForm(agent, '', query);
-    const before = cookieValue(login.res)!;
-    await postLogin(agent, '', { csrf_token: login.csrfToken, request_id: login.requestId }).expect(303);
-    const planted = await request(t.app).get(`/oauth2/authorize?${query}`).set('Cookie', `${SESSION_COOKIE}=${before}`);
-    expect(planted.status).toBe(200);
-    expect(planted.text).toMatch(/name="password"/);
-    expect(planted.text).not.toContain('name="decision"');
+    const signIn = async () => {
+      const login = await browser.get(`/oauth2/authorize?${query}`);
+      expect(login.text).toMatch(/name="password"/);
+      const posted = await browser.post('/oauth2/login', {
+        csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'),
+        username: USER.username, password: USER.password,
+      });
+      expect(posted.status).toBe(303);
+      return cookieValue(posted)!;
+    };
+    const first = await signIn();
+    vi.setSystemTime(Date.now() + 31 * 60 * 1000); // past the default idle lifetime of 30 minutes
+    expect(browser.cookies.get(SESSION_COOKIE)).toBe(first);
+    const second = await signIn();
+    expect(second).not.toBe(first);
+    const replayed = await request(t.app).get(`/oauth2/authorize?${query}`).set('Cookie', `${SESSION_COOKIE}=${first}`);
+    expect(replayed.status).toBe(200);
+    expect(replayed.text).toMatch(/name="password"/);
+    expect(replayed.text).not.toContain('name="decision"');
   });
 });

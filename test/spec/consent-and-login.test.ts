@@ -159,12 +159,18 @@ describe('the host app\'s own login (currentUser and loginUrl)', () => {
     expect(me.body.userId).toBe('host-42');
   });
 
-  it('uses the host app\'s express-session instead of mounting its own', async () => {
+  it('uses the host app\'s express-session instead of mounting its own, and stores nothing in it while signed out', async () => {
     const { app, client } = await createHostApp();
-    const res = await request(app).get(`/oauth2/authorize?${authorizeQuery(client)}`);
-    const cookies = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
-    expect(cookies.some((c) => c.startsWith('oauth.sid='))).toBe(false);
-    expect(cookies.some((c) => c.startsWith('connect.sid='))).toBe(true);
+    const agent = request.agent(app);
+    const cookiesOf = (res: request.Response) => ([] as string[]).concat(res.headers['set-cookie'] ?? []);
+    const start = await agent.get(`/oauth2/authorize?${authorizeQuery(client)}`);
+    expect(cookiesOf(start).some((c) => /^(oauth|connect)\.sid=/.test(c))).toBe(false);
+    const login = new URL(start.headers.location!, 'http://auth.test');
+    const back = await agent.post(`${login.pathname}${login.search}`).type('form').send({});
+    expect(cookiesOf(back).some((c) => c.startsWith('connect.sid='))).toBe(true);
+    const consent = await agent.get(back.headers.location!);
+    expect(consent.text).toContain('name="decision"');
+    expect(cookiesOf(consent).some((c) => c.startsWith('oauth.sid='))).toBe(false);
   });
 });
 

@@ -1,0 +1,235 @@
+// Sign-out (POST /oauth2/logout) and the idle and absolute lifetimes of a sign-in.
+import request from 'supertest';
+import session from 'express-session';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createTestApp, USER, type TestApp } from '../helpers/app.js';
+import { authorize, authorizeQuery, hiddenField } from '../helpers/browser-flow.js';
+import { CookieBrowser, type PageResponse } from '../helpers/cookie-browser.js';
+import { SESSION_COOKIE, setCookieLine } from '../helpers/spec-requests.js';
+import { MemorySessionStore } from '../../src/http/memory-session-store.js';
+import { resolveOptions, OptionsError } from '../../src/options.js';
+import type { OAuthRouterOptions } from '../../src/options.js';
+
+const isLoginPage = (res: PageResponse) => res.status === 200 && /name="password"/.test(res.text);
+const isConsentPage = (res: PageResponse) => res.status === 200 && /name="decision"/.test(res.text);
+
+/** A session store that keeps every session for ever, as some stores configured without a TTL do. */
+class NeverExpiringStore extends session.Store {
+  private readonly sessions = new Map<string, string>();
+  override get(sid: string, callback: (err: unknown, s?: session.SessionData | null) => void): void {
+    const json = this.sessions.get(sid);
+    callback(null, json ? JSON.parse(json) as session.SessionData : null);
+  }
+  override set(sid: string, data: session.SessionData, callback?: (err?: unknown) => void): void {
+    this.sessions.set(sid, JSON.stringify(data));
+    callback?.();
+  }
+  override destroy(sid: string, callback?: (err?: unknown) => void): void {
+    this.sessions.delete(sid);
+    callback?.();
+  }
+}
+
+let t: TestApp;
+let sessions: MemorySessionStore;
+
+async function createApp(options: Partial<OAuthRouterOptions> = {}): Promise<void> {
+  sessions = new MemorySessionStore();
+  t = await createTestApp({ ...options, session: { secret: 'test-session-secret-0123456789', store: sessions, ...options.session } });
+}
+
+/** A browser signed in through the login form of an authorization request (rememberConsent is off below). */
+async function signedIn(prefix = ''): Promise<CookieBrowser> {
+  const browser = new CookieBrowser(t.app);
+  const client = prefix ? t.legacyCodeClient : t.codeClient;
+  const login = await browser.get(`${prefix}/oauth2/authorize?${authorizeQuery(client)}`);
+  expect(isLoginPage(login)).toBe(true);
+  const posted = await browser.post(`${prefix}/oauth2/login`, {
+    csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'),
+    username: USER.username, password: USER.password,
+  });
+  expect(posted.status).toBe(303);
+  return browser;
+}
+
+const authorizePage = (browser: CookieBrowser, prefix = '') =>
+  browser.get(`${prefix}/oauth2/authorize?${authorizeQuery(prefix ? t.legacyCodeClient : t.codeClient)}`);
+
+describe('sign-out: POST /oauth2/logout (RFC 6749 §10.12, RFC 6819 §4.4.1.4)', () => {
+  beforeEach(async () => { await createApp({ rememberConsent: false }); });
+
+  it('is offered on the connected-applications page as a form with the session\'s CSRF token', async () => {
+    const browser = await signedIn();
+    const page = await browser.get('/oauth2/consents');
+    expect(page.status).toBe(200);
+    expect(page.text).toMatch(/<form method="post" action="\/oauth2\/logout">\s*<input type="hidden" name="csrf_token" value="[^"]+">/);
+    expect(page.text).toContain('Sign out');
+  });
+
+  it('ends the session: the store forgets it, the cookie is cleared, and the next request asks to sign in', async () => {
+    const browser = await signedIn();
+    const cookie = browser.cookies.get(SESSION_COOKIE)!;
+    const page = await browser.get('/oauth2/consents');
+    expect(sessions.size).toBe(1);
+    const res = await browser.post('/oauth2/logout', { csrf_token: hiddenField(page.text, 'csrf_token') });
+    expect(res.status).toBe(200);
+    expect(res.headers.location).toBeUndefined();
+    expect(res.text).toContain('You are signed out');
+    expect(setCookieLine(res)).toMatch(/Expires=Thu, 01 Jan 1970/);
+    expect(sessions.size).toBe(0);
+    expect(isLoginPage(await authorizePage(browser))).toBe(true);
+    // The cookie from before, kept by whoever had it, signs nobody in.
+    const replayed = await request(t.app).get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`).set('Cookie', `${SESSION_COOKIE}=${cookie}`);
+    expect(isLoginPage(replayed)).toBe(true);
+  });
+
+  it('stops remembered consent from answering silently after the sign-out', async () => {
+    await createApp();
+    const callback = await authorize(t.app, t.codeClient);
+    expect(callback.searchParams.get('code')).toBeTruthy();
+    const browser = await signedIn();
+    expect((await authorizePage(browser)).status).toBe(302); // remembered: a code without a page
+    const page = await browser.get('/oauth2/consents');
+    await browser.post('/oauth2/logout', { csrf_token: hiddenField(page.text, 'csrf_token') });
+    expect(isLoginPage(await authorizePage(browser))).toBe(true);
+  });
+
+  it('refuses a sign-out without the CSRF token, or with a wrong one, with 403, and the user stays signed in', async () => {
+    const browser = await signedIn();
+    expect((await browser.post('/oauth2/logout', {})).status).toBe(403);
+    expect((await browser.post('/oauth2/logout', { csrf_token: 'A'.repeat(43) })).status).toBe(403);
+    expect(isConsentPage(await authorizePage(browser))).toBe(true);
+  });
+
+  it('signs nobody out on a forged cross-site POST (a browser without the session): nothing to end', async () => {
+    const browser = await signedIn();
+    const page = await browser.get('/oauth2/consents');
+    const forged = await request(t.app).post('/oauth2/logout').type('form').send({ csrf_token: hiddenField(page.text, 'csrf_token') });
+    expect(forged.status).toBe(200);
+    expect(isConsentPage(await authorizePage(browser))).toBe(true);
+  });
+
+  it('never redirects, whatever the request asks for (no open redirect)', async () => {
+    const browser = await signedIn();
+    const page = await browser.get('/oauth2/consents');
+    const res = await browser.post('/oauth2/logout', {
+      csrf_token: hiddenField(page.text, 'csrf_token'), return_to: 'https://evil.example/', post_logout_redirect_uri: 'https://evil.example/',
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.location).toBeUndefined();
+    expect(res.text).not.toContain('evil.example');
+  });
+
+  it('is served at the legacy base address too', async () => {
+    const browser = await signedIn('/legacy');
+    const page = await browser.get('/legacy/oauth2/consents');
+    const res = await browser.post('/legacy/oauth2/logout', { csrf_token: hiddenField(page.text, 'csrf_token') });
+    expect(res.status).toBe(200);
+    expect(isLoginPage(await authorizePage(browser, '/legacy'))).toBe(true);
+  });
+
+  it('in a host\'s express-session, removes the router\'s sign-in and keeps the host\'s own data', async () => {
+    const { default: express } = await import('express');
+    const { createOAuthRouter } = await import('../../src/router.js');
+    const { createTestUserAuth } = await import('../helpers/app.js');
+    const oauth = createOAuthRouter(t.store, createTestUserAuth(new Set()), { issuer: 'http://auth.test', rememberConsent: false, logger: { warn() {}, error() {} } });
+    const app = express();
+    app.use(session({ secret: 'host-session-secret-0123456789', resave: false, saveUninitialized: false }));
+    app.get('/host/remember', (req, res) => { (req.session as unknown as { hostNote: string }).hostNote = 'kept'; res.send('ok'); });
+    app.get('/host/note', (req, res) => { res.send((req.session as unknown as { hostNote?: string }).hostNote ?? 'none'); });
+    app.use(oauth.router);
+    const browser = new CookieBrowser(app);
+    const login = await browser.get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`);
+    await browser.post('/oauth2/login', {
+      csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'),
+      username: USER.username, password: USER.password,
+    });
+    await browser.get('/host/remember');
+    const page = await browser.get('/oauth2/consents');
+    expect((await browser.post('/oauth2/logout', { csrf_token: hiddenField(page.text, 'csrf_token') })).status).toBe(200);
+    expect(isLoginPage(await browser.get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`))).toBe(true);
+    expect((await browser.get('/host/note')).text).toBe('kept');
+  });
+});
+
+describe('session lifetimes: session.idleTtl and session.absoluteTtl (OWASP idle and absolute timeouts)', () => {
+  // The test clock: only Date moves; the server's own checks, not the cookie's expiry, end the sign-in (the
+  // test browser replays its cookies whatever their Expires says).
+  beforeEach(async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    await createApp({ rememberConsent: false, session: { idleTtl: 60, absoluteTtl: 120 } });
+  });
+  afterEach(() => { vi.useRealTimers(); });
+  const later = (seconds: number) => vi.setSystemTime(Date.now() + seconds * 1000);
+
+  it('keeps a sign-in that is used within the idle lifetime', async () => {
+    const browser = await signedIn();
+    later(50);
+    expect(isConsentPage(await authorizePage(browser))).toBe(true);
+    later(50);
+    expect(isConsentPage(await authorizePage(browser))).toBe(true);
+  });
+
+  it('asks to sign in again after idleTtl without use, even with the cookie replayed', async () => {
+    const browser = await signedIn();
+    later(61);
+    expect(isLoginPage(await authorizePage(browser))).toBe(true);
+  });
+
+  it('asks to sign in again after idleTtl even from a session store that never expires anything', async () => {
+    const forever = new NeverExpiringStore();
+    t = await createTestApp({ rememberConsent: false, session: { secret: 'test-session-secret-0123456789', store: forever, idleTtl: 60, absoluteTtl: 120 } });
+    const browser = await signedIn();
+    later(61);
+    expect(isLoginPage(await authorizePage(browser))).toBe(true);
+  });
+
+  it('asks to sign in again after absoluteTtl however active the user was', async () => {
+    const browser = await signedIn();
+    for (let i = 0; i < 2; i += 1) {
+      later(50);
+      expect(isConsentPage(await authorizePage(browser))).toBe(true);
+    }
+    later(25); // 125 s after the sign-in, 25 s after the last use
+    expect(isLoginPage(await authorizePage(browser))).toBe(true);
+  });
+
+  it('refuses the consent form of a sign-in that expired meanwhile', async () => {
+    const browser = await signedIn();
+    const consent = await authorizePage(browser);
+    later(61);
+    const res = await browser.post('/oauth2/consent', {
+      csrf_token: hiddenField(consent.text, 'csrf_token'), request_id: hiddenField(consent.text, 'request_id'), decision: 'allow',
+    });
+    expect(res.headers.location ?? '').not.toMatch(/code=/);
+    expect(res.status).toBeGreaterThanOrEqual(400);
+  });
+
+  it('rolls the cookie with each use, for idleTtl', async () => {
+    const browser = await signedIn();
+    const res = await authorizePage(browser);
+    expect(setCookieLine(res)).toMatch(/Max-Age=60\b|Expires=/);
+  });
+});
+
+describe('session lifetime options', () => {
+  const base = { issuer: 'https://auth.example.com' };
+  it('default to 30 minutes idle and 8 hours absolute', () => {
+    expect(resolveOptions(base).session).toMatchObject({ idleTtl: 1800, absoluteTtl: 28800 });
+  });
+
+  it('accept the former session.ttl as the idle lifetime', () => {
+    expect(resolveOptions({ ...base, session: { ttl: 900 } }).session).toMatchObject({ idleTtl: 900, absoluteTtl: 28800 });
+  });
+
+  it.each([
+    [{ idleTtl: 0 }, 'session.idleTtl'],
+    [{ idleTtl: 1.5 }, 'session.idleTtl'],
+    [{ absoluteTtl: -1 }, 'session.absoluteTtl'],
+    [{ idleTtl: 3600, absoluteTtl: 600 }, 'session.absoluteTtl'],
+    [{ ttl: 600, idleTtl: 600 }, 'session.ttl'],
+  ])('refuse %j at start-up, naming %s', (session, key) => {
+    expect(() => resolveOptions({ ...base, session })).toThrow(OptionsError);
+    expect(() => resolveOptions({ ...base, session })).toThrow(`"${key}"`);
+  });
+});
