@@ -1,4 +1,5 @@
 // OAuth errors: one base class and one subclass per error code the RFCs name.
+import { toErrorDescription } from './http/error-description.js';
 
 /** Every error code this package can answer with. */
 export type OAuthErrorCode =
@@ -130,6 +131,23 @@ export class TemporarilyUnavailableError extends OAuthError {
   }
 }
 
+/**
+ * Too many failed sign-ins or client authentications from this source: 429 (RFC 6585 §4) with `Retry-After`.
+ * The code is `temporarily_unavailable`: RFC 6749 has no code for a rate limit, and `invalid_client` would tell
+ * a client holding the right secret that its secret is wrong; "try again later" is what this code says, and
+ * what this server already answers when it cannot serve a token request (503). `slow_down` belongs to device
+ * polling (RFC 8628 §3.5). @see RFC 6819 §4.3.5, §4.4.3.6, §5.1.4.2.3.
+ */
+export class TooManyAttemptsError extends OAuthError {
+  override readonly expose = true;
+  /** Whole seconds until the window that refused the attempt ends, at least 1: the `Retry-After` value. */
+  readonly retryAfterSeconds: number;
+  constructor(description: string, retryAfterMs: number) {
+    super('temporarily_unavailable', description, 429);
+    this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  }
+}
+
 /** "The access token provided is expired, revoked, malformed, or invalid for other reasons." RFC 6750 §3.1 */
 export class InvalidTokenError extends OAuthError {
   constructor(description: string) {
@@ -144,10 +162,28 @@ export class InsufficientScopeError extends OAuthError {
   }
 }
 
+/**
+ * A request body the server will not read: too large, with too many fields, in a charset or
+ * `Content-Encoding` it does not decode, or not complete in time. At the token, revocation and introspection
+ * endpoints it is `invalid_request` with 400 (RFC 6749 §5.2: "responds with an HTTP 400 … unless specified
+ * otherwise"), except a body that never finished arriving: 408, since no OAuth request was ever received
+ * (RFC 9110 §15.5.9). The HTML pages, which no OAuth client parses, answer `pageStatus`, the RFC 9110 status.
+ */
+export class UnreadableBodyError extends OAuthError {
+  /** 408 (not complete in time), 413 (too large, too many fields) or 415 (charset, Content-Encoding). */
+  readonly pageStatus: 408 | 413 | 415;
+  constructor(description: string, pageStatus: 408 | 413 | 415) {
+    super('invalid_request', description, pageStatus === 408 ? 408 : 400);
+    this.pageStatus = pageStatus;
+  }
+}
+
+/** `{ error, error_description }` with the description held to RFC 6749 §5.2's character set. */
+export function oauthErrorBody(error: string, description: string): { error: string; error_description: string } {
+  return { error, error_description: toErrorDescription(description) };
+}
+
 /** The JSON body of an error response (RFC 6749 §5.2). Descriptions of non-exposed errors are replaced. */
 export function toErrorBody(err: OAuthError): { error: string; error_description: string } {
-  return {
-    error: err.error,
-    error_description: err.expose ? err.message : 'the server encountered an unexpected condition',
-  };
+  return oauthErrorBody(err.error, err.expose ? err.message : 'the server encountered an unexpected condition');
 }

@@ -6,6 +6,8 @@ import type { PendingAuthorization } from '../http/oauth-session.js';
 import { issuerForClient, wrongAddressMessage } from './issuer.js';
 import { grantScope } from './grant-scope.js';
 import { checkCodeChallenge } from './pkce.js';
+import { parameterLabel } from './parameter-label.js';
+import { resumeQuery } from '../http/resume-query.js';
 import {
   InvalidRedirectTargetError, InvalidRequestError, UnauthorizedClientError, UnsupportedResponseTypeError,
 } from '../errors.js';
@@ -14,6 +16,7 @@ import {
 export interface AuthorizationTarget {
   readonly client: OAuthClient;
   readonly redirectUri: string;
+  /** The state to echo in an error redirect: absent when the request sent none, repeated it, or sent one too long. */
   readonly state: string | undefined;
 }
 
@@ -49,7 +52,12 @@ export async function checkAuthorizationTarget(
     throw new InvalidRedirectTargetError('invalid_request', 'redirect_uri is not registered for this client');
   }
   const states = query.getAll('state');
-  return { client, redirectUri, state: states.length === 1 && states[0] !== '' ? states[0] : undefined };
+  // An over-long state is refused (phase 2), and not echoed either: RFC 6749 §4.1.2.1 asks for "the exact value
+  // received", which a cut copy would not be, and sending kilobytes of request input back into the client's
+  // callback serves only whoever crafted the link. Without state, the client cannot match the error to a
+  // request of its own, which is the right outcome for a request it did not make this way.
+  const state = states.length === 1 && states[0] !== '' && states[0]!.length <= MAX_STATE_LENGTH ? states[0] : undefined;
+  return { client, redirectUri, state };
 }
 
 /**
@@ -62,7 +70,7 @@ export function checkAuthorizationParameters(
   startedAt: number,
 ): PendingAuthorization {
   for (const name of new Set(query.keys())) {
-    if (query.getAll(name).length > 1) throw new InvalidRequestError(`parameter ${name.slice(0, 40)} is repeated`);
+    if (query.getAll(name).length > 1) throw new InvalidRequestError(`${parameterLabel(name)} is repeated`);
   }
   const state = single(query, 'state');
   if (state !== undefined && state.length > MAX_STATE_LENGTH) throw new InvalidRequestError('state is too long');
@@ -85,7 +93,8 @@ export function checkAuthorizationParameters(
     state,
     codeChallenge,
     issuer: issuer.issuer,
-    query: query.toString(),
+    // Validated parameters only: a session or a login form never holds the client's raw, unbounded query.
+    query: resumeQuery(query),
     createdAt: startedAt,
   };
 }

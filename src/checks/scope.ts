@@ -27,8 +27,8 @@ export function checkRequestedScope(requested: string | undefined, allowed: read
     throw new InvalidScopeError('scope must be space-delimited scope tokens');
   }
   for (const scope of scopes) {
-    if (!SCOPE_TOKEN.test(scope)) throw new InvalidScopeError(`scope "${scope.replace(/[^\x20-\x7e]/g, '?')}" is malformed`);
-    if (!allowed.includes(scope)) throw new InvalidScopeError(`scope "${scope}" is not allowed for this client`);
+    if (!SCOPE_TOKEN.test(scope)) throw new InvalidScopeError('scope must be space-delimited scope tokens of printable ASCII');
+    if (!allowed.includes(scope)) throw new InvalidScopeError('the requested scope includes a value not allowed for this client');
   }
   return scopes;
 }

@@ -1,17 +1,21 @@
 // Withdraws a user's consent for an integration and revokes what it granted.
 import type { Store } from '../stores/contract.js';
 import { requireConsents } from '../stores/check-store.js';
+import { isStoreId } from '../stores/store-policy.js';
 
 /**
  * Removes the consent of `userId` for `clientId`, then revokes every token that integration holds for the
  * user. The consent goes first, so a request starting after the revocation's moment finds no consent; the
  * store's tombstone refuses any token a request that started before it would still save, and voids every
  * code issued before it: the withdrawal is complete when the promise resolves, with no second pass.
- * @throws TypeError when the store lacks the `consents` tier.
+ * @throws TypeError when the store lacks the `consents` tier, or for an id no store can hold (`isStoreId`).
  * @see RFC 6749 §10.2 (the user stays in control of access granted), RFC 7009 §2.1 (grant-wide revocation).
  */
 export async function withdrawConsent(store: Store, userId: string, clientId: string): Promise<void> {
   const consenting = requireConsents(store, 'withdrawConsent');
+  if (!isStoreId(userId) || !isStoreId(clientId)) {
+    throw new TypeError('withdrawConsent: userId and clientId must be 1-255 characters without control characters');
+  }
   await consenting.consents.revokeConsent(userId, clientId);
   await consenting.tokens.revokeClientTokens(clientId, userId);
 }

@@ -4,9 +4,11 @@ import type { PageContext } from './page-context.js';
 import { checkAuthorizationParameters, checkAuthorizationTarget } from '../checks/authorization-request.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
 import { findCurrentUser } from '../http/current-user.js';
-import { deletePendingRequest, savePendingRequest } from '../http/pending-requests.js';
+import { savePendingRequest } from '../http/pending-requests.js';
+import { bindSessionToUser } from '../http/session-owner.js';
+import { encodeLoginRequest } from '../http/login-request.js';
 import { issueCodeRedirect } from './issue-code.js';
-import { redirectUriWithParams } from '../http/redirect-uri-with-params.js';
+import { errorRedirectUri } from '../http/error-redirect-uri.js';
 import { renderConsent, renderError, renderLogin } from './render.js';
 import { markSentToHostLogin, takeHostLoginMark } from '../http/host-login-mark.js';
 import { renderHostLoginLoop } from './host-login-loop.js';
@@ -17,7 +19,8 @@ import { consentCovers } from '../checks/grant-scope.js';
  * 1. client_id and redirect_uri: on failure an error page, never a redirect (RFC 6749 §4.1.2.1);
  * 2. the other parameters: on failure a redirect with `error`, `error_description`, `state` and `iss`;
  * 3. nobody signed in: the login page (or the host's login URL, but not twice in a row for one request: see
- *    renderHostLoginLoop); signed in: the consent page.
+ *    renderHostLoginLoop), which carries the request itself, so a signed-out browser gets no server-side
+ *    session; signed in: the consent page, its request kept in the user's session.
  * @see RFC 6749 §4.1.1, §4.1.2.1, RFC 9207, SPEC §4.1.
  */
 export function createAuthorizeEndpoint(context: PageContext) {
@@ -38,9 +41,8 @@ export function createAuthorizeEndpoint(context: PageContext) {
     }
     try {
       const pending = checkAuthorizationParameters(options, issuer, target, query, startedAt);
-      const user = await findCurrentUser(req, userAuth);
-      const backFromHostLogin = userAuth.loginUrl && !userAuth.verifyCredentials ? takeHostLoginMark(req, pending.query) : false;
-      const requestId = savePendingRequest(req, pending);
+      const user = await findCurrentUser(req, userAuth, options);
+      const backFromHostLogin = userAuth.loginUrl && !userAuth.verifyCredentials ? takeHostLoginMark(req, res, options, pending.query) : false;
       if (!user) {
         if (userAuth.loginUrl && !userAuth.verifyCredentials) {
           // Back from the host's login for this very request and still signed out: sending it there again
@@ -49,33 +51,35 @@ export function createAuthorizeEndpoint(context: PageContext) {
             renderHostLoginLoop(req, res, context);
             return;
           }
-          markSentToHostLogin(req, pending.query);
+          markSentToHostLogin(res, options, pending.query);
           res.redirect(303, userAuth.loginUrl(req, `${context.paths.authorize}?${pending.query}`));
           return;
         }
-        renderLogin(req, res, context, { requestId, clientName: target.client.name, error: null, username: '', redirectUri: target.redirectUri });
+        renderLogin(req, res, context, { requestId: encodeLoginRequest(pending.query), clientName: target.client.name, error: null, username: '', redirectUri: target.redirectUri });
         return;
       }
+      // A user the host's login just signed in finds nothing made before it (session fixation).
+      bindSessionToUser(req, user);
       // A returning user who already approved this integration for (at least) these scopes is not asked again,
       // unless the client asks for the consent page with prompt=consent. A read-only approval never stands in
       // for an all-access request.
       if (options.rememberConsent && store.consents && query.get('prompt') !== 'consent') {
         const consent = await store.consents.findConsent(user.id, target.client.clientId);
         if (consent && consentCovers(consent.scope, pending.scope, options)) {
-          deletePendingRequest(req, requestId);
           res.redirect(302, await issueCodeRedirect(context, pending, user));
           return;
         }
       }
+      const requestId = savePendingRequest(req, pending);
       renderConsent(req, res, context, { requestId, client: target.client, pending, user });
     } catch (err) {
       const oauthError = toOAuthError(err, options.logger);
-      res.redirect(302, redirectUriWithParams(target.redirectUri, [
-        ['error', oauthError.error],
-        ['error_description', oauthError.expose ? oauthError.message : undefined],
-        ['state', target.state],
-        ['iss', issuer.issuer],
-      ]));
+      res.redirect(302, errorRedirectUri(target.redirectUri, {
+        error: oauthError.error,
+        description: oauthError.expose ? oauthError.message : undefined,
+        state: target.state,
+        issuer: issuer.issuer,
+      }));
     }
   };
 }

@@ -4,14 +4,16 @@ import type { PageContext } from './page-context.js';
 import { isValidCsrfToken } from '../http/csrf.js';
 import { deletePendingRequest, findPendingRequest } from '../http/pending-requests.js';
 import { findCurrentUser } from '../http/current-user.js';
-import { redirectUriWithParams } from '../http/redirect-uri-with-params.js';
+import { isSessionOf } from '../http/session-owner.js';
+import { errorRedirectUri } from '../http/error-redirect-uri.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
 import { renderError } from './render.js';
 import { issueCodeRedirect } from './issue-code.js';
 
 /**
  * Builds the consent handler. The decision is taken only with a valid CSRF token, for a request this session
- * started, by a signed-in user, and each pending request is answered once.
+ * started, by the signed-in user the token and the request were made for (nothing from before a sign-in
+ * counts after it), and each pending request is answered once.
  * - allow: a 256-bit code (stored hashed, single use, bound to client, user, redirect_uri, PKCE challenge
  *   and issuer, living `authorizationCodeTtl` seconds) → 302 to redirect_uri with `code`, `state`, `iss`;
  * - deny: 302 with `error=access_denied`.
@@ -38,26 +40,28 @@ export function createConsentEndpoint(context: PageContext) {
       return;
     }
     try {
-      const user = await findCurrentUser(req, userAuth);
+      const user = await findCurrentUser(req, userAuth, options);
       if (!user) {
         renderError(res, context, 401, 'access_denied', 'You are no longer signed in. Go back to the application and start again.');
         return;
       }
+      // Made for somebody else, or before the host's login signed this user in: a planted form.
+      if (!isSessionOf(req, user)) {
+        renderError(res, context, 403, 'invalid_request', 'The form has expired. Go back to the application and start again.');
+        return;
+      }
       deletePendingRequest(req, requestId);
       if (decision === 'deny') {
-        res.redirect(302, redirectUriWithParams(pending.redirectUri, [
-          ['error', 'access_denied'], ['error_description', 'the user denied the request'],
-          ['state', pending.state], ['iss', issuer.issuer],
-        ]));
+        res.redirect(302, errorRedirectUri(pending.redirectUri, {
+          error: 'access_denied', description: 'the user denied the request', state: pending.state, issuer: issuer.issuer,
+        }));
         return;
       }
       res.redirect(302, await issueCodeRedirect(context, pending, user));
     } catch (err) {
       const oauthError = toOAuthError(err, options.logger);
       // The redirect_uri is trusted here, so RFC 6749 §4.1.2.1 server_error / temporarily_unavailable apply.
-      res.redirect(302, redirectUriWithParams(pending.redirectUri, [
-        ['error', oauthError.error], ['state', pending.state], ['iss', issuer.issuer],
-      ]));
+      res.redirect(302, errorRedirectUri(pending.redirectUri, { error: oauthError.error, state: pending.state, issuer: issuer.issuer }));
     }
   };
 }

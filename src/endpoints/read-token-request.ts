@@ -22,7 +22,7 @@ export interface TokenRequest {
 export async function readTokenRequest(
   store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, req: Request,
 ): Promise<TokenRequest> {
-  const params = await readForm(req);
+  const params = await readForm(req, options.bodyTimeout);
   const client = await authenticateClientAtIssuer(store, options, issuer, req, params);
   const token = params.get('token');
   if (token === undefined) throw new InvalidRequestError('missing required parameter: token');

@@ -6,6 +6,7 @@ import type { PendingAuthorization } from '../http/oauth-session.js';
 import type { PageContext } from './page-context.js';
 import { sendPage } from '../http/send-page.js';
 import { csrfTokenFor } from '../http/csrf.js';
+import { loginCsrfToken } from '../http/login-csrf.js';
 import { loginPageBody } from '../views/login-page.js';
 import { consentPageBody } from '../views/consent-page.js';
 import { errorPageBody } from '../views/error-page.js';
@@ -14,7 +15,8 @@ import { isAllAccess } from '../checks/grant-scope.js';
 /**
  * Shows the sign-in form for a pending request (status 200, or 401 after a failed attempt). `redirectUri` is
  * the pending request's: when the user already consented, the login form's redirect chain ends there, and
- * browsers apply CSP form-action to every redirect after a form submission.
+ * browsers apply CSP form-action to every redirect after a form submission. Its CSRF token is the login
+ * cookie's (no session exists yet); `requestId` carries the request itself.
  */
 export function renderLogin(
   req: Request, res: Response, context: PageContext,
@@ -27,7 +29,7 @@ export function renderLogin(
     productName: context.options.productName,
     brandColor: context.options.brandColor,
     ...(redirectUri !== undefined ? { formTargets: [new URL(redirectUri).origin] } : {}),
-    body: loginPageBody({ action: context.paths.login, csrfToken: csrfTokenFor(req), ...model }),
+    body: loginPageBody({ action: context.paths.login, csrfToken: loginCsrfToken(req, res, context.options), ...model }),
   });
 }
 

@@ -23,11 +23,11 @@ export function createTokenEndpoint(store: Store, userAuth: UserAuth, options: R
     // Taken before anything is read: a revocation at or after it voids what this request would issue.
     const startedAt = new Date();
     try {
-      const params = await readForm(req);
+      const params = await readForm(req, options.bodyTimeout);
       const grantType = params.get('grant_type');
       if (grantType === undefined) throw new InvalidRequestError('missing required parameter: grant_type');
       const grant = GRANTS.get(grantType);
-      if (!grant) throw new UnsupportedGrantTypeError(`grant_type ${grantType.slice(0, 40)} is not supported`);
+      if (!grant) throw new UnsupportedGrantTypeError(`grant_type is not supported; use ${[...GRANTS.keys()].join(', ')}`);
 
       const client = await authenticateClientAtIssuer(store, options, issuer, req, params);
       // SPEC §5.5: "Integrations are configured for either the Authorization Code flow or the Client Credentials flow."

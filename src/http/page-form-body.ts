@@ -1,26 +1,30 @@
 // The form body of the login, consent and withdraw pages, with the same limits whether the router or the host parsed it.
 import express, { type Request, type RequestHandler } from 'express';
-import { InvalidRequestError } from '../errors.js';
+import { InvalidRequestError, UnreadableBodyError } from '../errors.js';
+import { startBodyDeadline } from './body-deadline.js';
 import { FORM_BODY_LIMIT } from './read-form.js';
 import { isBodyAlreadyRead, preParsedFields } from './pre-parsed-body.js';
+import { parameterLabel } from '../checks/parameter-label.js';
 
 /** The most fields a page form can carry (the login form has five). */
 export const PAGE_FORM_FIELD_LIMIT = 20;
 
-/** A body-parser refusal (413 too large, too many parameters, bad encoding) as the request error it is. */
+/** A body-parser refusal as the request error it is: 413 too large or too many fields, 415 charset or encoding. */
 function unreadable(err: unknown): unknown {
   const { status, type } = (err ?? {}) as { status?: unknown; type?: unknown };
   if (typeof status !== 'number' || status >= 500) return err;
-  if (type === 'entity.too.large') return new InvalidRequestError('request body too large');
-  if (type === 'parameters.too.many') return new InvalidRequestError('too many parameters');
+  if (type === 'entity.too.large') return new UnreadableBodyError('request body too large', 413);
+  if (type === 'parameters.too.many') return new UnreadableBodyError('too many parameters', 413);
+  if (type === 'charset.unsupported') return new UnreadableBodyError('the charset of the form is not supported', 415);
+  if (type === 'encoding.unsupported') return new UnreadableBodyError('Content-Encoding is not supported', 415);
   return new InvalidRequestError('request body could not be read');
 }
 
 /** Each field once and a string; browsers' forms never repeat or nest these fields. */
 function onlyStrings(entries: ReadonlyArray<readonly [string, unknown]>): Record<string, string> {
   for (const [name, value] of entries) {
-    if (Array.isArray(value)) throw new InvalidRequestError(`parameter ${name.slice(0, 40)} is repeated`);
-    if (typeof value !== 'string') throw new InvalidRequestError(`parameter ${name.slice(0, 40)} is malformed`);
+    if (Array.isArray(value)) throw new InvalidRequestError(`${parameterLabel(name)} is repeated`);
+    if (typeof value !== 'string') throw new InvalidRequestError(`${parameterLabel(name)} is malformed`);
   }
   return Object.fromEntries(entries) as Record<string, string>;
 }
@@ -32,11 +36,15 @@ function isForm(req: Request): boolean {
 /**
  * Parses the page forms with the router's limits (8 KB, 20 fields, each field once). When a host parser
  * (a global `express.urlencoded({ extended: true, limit: '1mb' })`, say) read the body first, the same limits
- * are applied to what it parsed. Either way a refused body is a 400 `invalid_request` page, never a 5xx.
- * @see RFC 6749 §3.1 (parameters at most once), RFC 6819 §4.4.1.4 (the forms these bodies carry).
+ * are applied to what it parsed. Either way a refused body is an `invalid_request` page, never a 5xx: 413 for
+ * too large or too many fields, 415 for a charset other than UTF-8 or ISO-8859-1 or any `Content-Encoding`
+ * (browsers never compress a form), 408 when the body is not in within `timeoutSeconds`, 400 otherwise.
+ * @see RFC 6749 §3.1 (parameters at most once), RFC 6819 §4.4.1.4 (the forms these bodies carry),
+ * RFC 9110 §15.5.9, §15.5.14, §15.5.16 (408, 413, 415).
  */
-export function createPageFormBody(): RequestHandler {
-  const parse = express.urlencoded({ extended: false, limit: FORM_BODY_LIMIT, parameterLimit: PAGE_FORM_FIELD_LIMIT });
+export function createPageFormBody(timeoutSeconds: number): RequestHandler {
+  // inflate: false: a compressed form is refused (415) rather than decompressed at an attacker's choosing.
+  const parse = express.urlencoded({ extended: false, limit: FORM_BODY_LIMIT, parameterLimit: PAGE_FORM_FIELD_LIMIT, inflate: false });
   return function pageFormBody(req, res, next) {
     const accept = (entries: ReadonlyArray<readonly [string, unknown]>): void => {
       try {
@@ -48,7 +56,16 @@ export function createPageFormBody(): RequestHandler {
       next();
     };
     if (!isBodyAlreadyRead(req)) {
+      // Whichever comes first, the parser's answer or the deadline, is the only one acted on.
+      let settled = false;
+      const cancelDeadline = startBodyDeadline(req, timeoutSeconds, () => {
+        settled = true;
+        next(new UnreadableBodyError('the form did not arrive in time', 408));
+      });
       parse(req, res, (err?: unknown) => {
+        if (settled) return;
+        settled = true;
+        cancelDeadline();
         if (err) next(unreadable(err));
         else accept(Object.entries((req.body ?? {}) as Record<string, unknown>));
       });

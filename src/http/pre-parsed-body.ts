@@ -1,6 +1,6 @@
 // A body the host app's own parser (express.urlencoded, express.json, …) read before the router: held to the router's limits.
 import type { Request } from 'express';
-import { InvalidRequestError } from '../errors.js';
+import { UnreadableBodyError } from '../errors.js';
 
 /** The router's limits on a form body, whoever parsed it. */
 export interface FormLimits {
@@ -38,9 +38,9 @@ function measure(entries: ReadonlyArray<readonly [string, unknown]>, stopAt: num
   return { bytes, fields };
 }
 
-function tooLarge(): InvalidRequestError {
+function tooLarge(): UnreadableBodyError {
   // The words and error of the router's own reader, so the answer does not depend on who parsed the body.
-  return new InvalidRequestError('request body too large');
+  return new UnreadableBodyError('request body too large', 413);
 }
 
 /**
@@ -49,7 +49,7 @@ function tooLarge(): InvalidRequestError {
  * counts) the size of the parsed fields themselves. Values stay as the host's parser made them: strings, or
  * arrays and objects from an extended parser, which the caller refuses. A string or Buffer body (express.text,
  * express.raw) is parsed as the form it is.
- * @throws InvalidRequestError `request body too large` or `too many parameters`.
+ * @throws UnreadableBodyError `request body too large` or `too many parameters` (413 on pages, 400 elsewhere).
  * @see RFC 6749 §3.2 (form-encoded requests), §3.1 (parameters at most once).
  */
 export function preParsedFields(req: Request, limits: FormLimits): Array<[string, unknown]> {
@@ -68,6 +68,6 @@ export function preParsedFields(req: Request, limits: FormLimits): Array<[string
   }
   const size = measure(entries, limits.bytes);
   if (size.bytes > limits.bytes) throw tooLarge();
-  if (limits.fields !== undefined && size.fields > limits.fields) throw new InvalidRequestError('too many parameters');
+  if (limits.fields !== undefined && size.fields > limits.fields) throw new UnreadableBodyError('too many parameters', 413);
   return entries;
 }

@@ -1,7 +1,10 @@
 // Reads an application/x-www-form-urlencoded body with a size limit, rejecting repeated parameters.
 import type { Request } from 'express';
-import { InvalidRequestError } from '../errors.js';
+import { InvalidRequestError, UnreadableBodyError } from '../errors.js';
+import { startBodyDeadline } from './body-deadline.js';
+import { checkFormBodyEncoding, decodeFormBody } from './form-body-encoding.js';
 import { isBodyAlreadyRead, preParsedFields } from './pre-parsed-body.js';
+import { parameterLabel } from '../checks/parameter-label.js';
 
 /** The most a token, revoke or introspect request can need; larger bodies are refused. */
 export const FORM_BODY_LIMIT = 8 * 1024;
@@ -15,40 +18,57 @@ function toParams(entries: Iterable<[string, unknown]>): Map<string, string> {
   for (const [name, value] of entries) {
     if (seen.has(name) || Array.isArray(value)) {
       // RFC 6749 §3.1: "Request and response parameters MUST NOT be included more than once."
-      throw new InvalidRequestError(`parameter ${name.slice(0, 40)} is repeated`);
+      throw new InvalidRequestError(`${parameterLabel(name)} is repeated`);
     }
     seen.add(name);
-    if (typeof value !== 'string') throw new InvalidRequestError(`parameter ${name.slice(0, 40)} is malformed`);
+    if (typeof value !== 'string') throw new InvalidRequestError(`${parameterLabel(name)} is malformed`);
     // RFC 6749 §3.1: "Parameters sent without a value MUST be treated as if they were omitted."
     if (value !== '') params.set(name, value);
   }
   return params;
 }
 
-function readBody(req: Request): Promise<string> {
+function tooLarge(): UnreadableBodyError {
+  return new UnreadableBodyError('request body too large', 413);
+}
+
+/** The raw body, at most FORM_BODY_LIMIT bytes, in full within `timeoutSeconds`. */
+function readBody(req: Request, timeoutSeconds: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > FORM_BODY_LIMIT) {
-      reject(new InvalidRequestError('request body too large'));
+      reject(tooLarge());
       req.resume();
       return;
     }
     const chunks: Buffer[] = [];
     let size = 0;
+    let settled = false;
+    const settle = (outcome: () => void): void => {
+      if (settled) return;
+      settled = true;
+      cancelDeadline();
+      outcome();
+    };
+    // A body that stops (or trickles) is answered 408; the caller closes the connection with the answer.
+    const cancelDeadline = startBodyDeadline(req, timeoutSeconds, () => settle(() => {
+      req.removeAllListeners('data');
+      reject(new UnreadableBodyError('the request body did not arrive in time', 408));
+    }));
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > FORM_BODY_LIMIT) {
-        reject(new InvalidRequestError('request body too large'));
+        settle(() => reject(tooLarge()));
         req.removeAllListeners('data');
         req.resume();
         return;
       }
       chunks.push(chunk);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', () => reject(new InvalidRequestError('request body could not be read')));
+    req.on('end', () => settle(() => resolve(Buffer.concat(chunks))));
+    req.on('error', () => settle(() => reject(new InvalidRequestError('request body could not be read'))));
     // An aborted upload must not leave the request hanging; after 'end' there is nothing to reject (nor an error to build).
-    req.on('close', () => { if (!req.readableEnded) reject(new InvalidRequestError('request body was not completed')); });
+    req.on('close', () => { if (!req.readableEnded) settle(() => reject(new InvalidRequestError('request body was not completed'))); });
   });
 }
 
@@ -56,17 +76,19 @@ function readBody(req: Request): Promise<string> {
  * Parses the form body of a POST to the token (or revocation, introspection) endpoint.
  * Works whether or not the host app already ran a body parser before the router, with the same limits either
  * way (a host's `express.urlencoded({ limit: '1mb' })` does not lift the 8 KB limit); arrays and objects that an
- * extended parser made of `a[]=` or `a[b]=` are refused as repeated or malformed parameters.
- * @throws InvalidRequestError for a wrong content type, an oversized body or a repeated parameter.
- * @see RFC 6749 §3.2 ("MUST use the HTTP POST method", "application/x-www-form-urlencoded"), §3.1.
+ * extended parser made of `a[]=` or `a[b]=` are refused as repeated or malformed parameters. The router's own
+ * read decodes only identity-encoded UTF-8 or ISO-8859-1 bodies, and waits at most `timeoutSeconds` for them.
+ * @throws InvalidRequestError for a wrong content type or a repeated parameter; UnreadableBodyError for an
+ * oversized, compressed, wrongly encoded or late body.
+ * @see RFC 6749 §3.2 ("MUST use the HTTP POST method", "application/x-www-form-urlencoded"), §3.1, Appendix B.
  */
-export async function readForm(req: Request): Promise<FormParams> {
+export async function readForm(req: Request, timeoutSeconds: number): Promise<FormParams> {
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/x-www-form-urlencoded') {
     throw new InvalidRequestError('the request body must be application/x-www-form-urlencoded');
   }
   // A host parser read the body first (its own, larger limits): hold what it parsed to ours.
   if (isBodyAlreadyRead(req)) return toParams(preParsedFields(req, { bytes: FORM_BODY_LIMIT }));
-  const text = await readBody(req);
-  return toParams(new URLSearchParams(text).entries());
+  const charset = checkFormBodyEncoding(req);
+  return toParams(decodeFormBody(await readBody(req, timeoutSeconds), charset));
 }

@@ -1,7 +1,7 @@
 // The error answer of the token, revocation and introspection endpoints (RFC 6749 §5.2).
 import type { Response } from 'express';
 import type { ResolvedOptions } from '../options.js';
-import { toErrorBody } from '../errors.js';
+import { toErrorBody, TooManyAttemptsError, UnreadableBodyError } from '../errors.js';
 import { sendNoStoreJson } from './json-response.js';
 import { basicChallenge } from './www-authenticate.js';
 import { toOAuthError } from './to-oauth-error.js';
@@ -9,11 +9,16 @@ import { toOAuthError } from './to-oauth-error.js';
 /**
  * JSON `{ error, error_description }` with the SPEC §4.2 header set; `invalid_client` is 401 with
  * `WWW-Authenticate: Basic realm="…"` ("the authorization server … MUST include the WWW-Authenticate
- * response header field matching the authentication scheme used by the client").
- * @see RFC 6749 §5.2, RFC 7009 §2.2.1, RFC 7662 §2.3.
+ * response header field matching the authentication scheme used by the client"). A body refused unread
+ * (too large, encoded, late) closes the connection: no time is spent draining the rest of it.
+ * @see RFC 6749 §5.2, RFC 7009 §2.2.1, RFC 7662 §2.3, RFC 9110 §15.5.9.
  */
 export function sendTokenEndpointError(res: Response, err: unknown, options: ResolvedOptions): void {
   const oauthError = toOAuthError(err, options.logger);
-  const challenge = oauthError.error === 'invalid_client' ? [['WWW-Authenticate', basicChallenge(options.realm)] as const] : undefined;
-  sendNoStoreJson(res, oauthError.status, toErrorBody(oauthError), challenge);
+  const extra: Array<readonly [string, string]> = [];
+  if (oauthError.error === 'invalid_client') extra.push(['WWW-Authenticate', basicChallenge(options.realm)]);
+  if (oauthError instanceof UnreadableBodyError) extra.push(['Connection', 'close']);
+  // RFC 6585 §4: a 429 "MAY include a Retry-After header indicating how long to wait".
+  if (oauthError instanceof TooManyAttemptsError) extra.push(['Retry-After', String(oauthError.retryAfterSeconds)]);
+  sendNoStoreJson(res, oauthError.status, toErrorBody(oauthError), extra);
 }

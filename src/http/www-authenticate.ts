@@ -1,4 +1,5 @@
 // WWW-Authenticate challenges for client authentication (Basic) and bearer tokens (RFC 6750 §3).
+import { toErrorDescription } from './error-description.js';
 
 /** Quotes a value for an auth-param (RFC 9110 §11.2): only `"` and `\` need escaping. */
 function quote(value: string): string {
@@ -22,7 +23,7 @@ export function basicChallenge(realm: string): string {
 export function bearerChallenge(realm: string, error?: { error: string; description: string; scope?: string }): string {
   let challenge = `Bearer realm=${quote(realm)}`;
   if (error) {
-    challenge += `, error=${quote(error.error)}, error_description=${quote(error.description)}`;
+    challenge += `, error=${quote(error.error)}, error_description=${quote(toErrorDescription(error.description))}`;
     if (error.scope) challenge += `, scope=${quote(error.scope)}`;
   }
   return challenge;

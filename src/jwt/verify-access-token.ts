@@ -31,8 +31,16 @@ function isString(value: unknown): value is string {
   return typeof value === 'string' && value.length > 0;
 }
 
+/** 9999-12-31T23:59:59Z: the last second a NumericDate can name that every Date, store and client can hold. */
+const LAST_NUMERIC_DATE = 253_402_300_799;
+
+/**
+ * A NumericDate as this package signs it: whole seconds from 0 to the year 9999. `exp: 1e20` or `1.5` is no
+ * token of ours, and a Date made from it would be Invalid Date in `req.auth.expiresAt`.
+ * @see RFC 7519 §2 (NumericDate), §4.1.4, §4.1.6.
+ */
 function isTime(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value);
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value <= LAST_NUMERIC_DATE;
 }
 
 /**
@@ -41,7 +49,8 @@ function isTime(value: unknown): value is number {
  * nothing except, rarely, for keys: so revocation of a JWT access token takes effect only at its expiry.
  * Checks, in order: shape; header `typ` at+jwt, `kid` of a published key, `alg` equal to that key's
  * algorithm (so never `none` or HS*), no `crit`; the signature; `iss` one of our issuers; `aud` containing
- * the audience; `exp` in the future; `iat`/`nbf` not in the future; client_id, sub, grant_id present. No
+ * the audience; `exp` in the future; `iat`/`nbf` not in the future, and before `exp` (whole seconds within the
+ * range of a Date); client_id, sub, grant_id present. No
  * `scope` claim means a token without a scope, all-access as for opaque tokens (`allAccessWithoutScopes`).
  * @throws only what the key ring throws when the store is unreachable (the caller answers 503).
  * @see RFC 9068 §4, RFC 7515 §5.2, RFC 7519 §7.2, RFC 8725 §3.1–3.2, §3.11.
@@ -89,7 +98,7 @@ export function createAccessTokenVerifier(keys: KeyRing, options: ResolvedOption
     if (!(aud === audience || (Array.isArray(aud) && aud.includes(audience)))) return null;
     const now = Date.now() / 1000;
     if (!isTime(exp) || exp <= now) return null;
-    if (!isTime(iat) || iat > now + CLOCK_SKEW_SECONDS) return null;
+    if (!isTime(iat) || iat > now + CLOCK_SKEW_SECONDS || iat >= exp) return null;
     if (nbf !== undefined && (!isTime(nbf) || nbf > now + CLOCK_SKEW_SECONDS)) return null;
     if (!isString(sub) || !isString(clientId) || !isString(grantId)) return null;
     if (scope !== undefined && typeof scope !== 'string') return null;

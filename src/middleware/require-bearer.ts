@@ -7,7 +7,8 @@ import { hashSecret } from '../crypto/hash-secret.js';
 import { sendNoStoreJson } from '../http/json-response.js';
 import { bearerChallenge } from '../http/www-authenticate.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
-import { toErrorBody } from '../errors.js';
+import { oauthErrorBody, toErrorBody } from '../errors.js';
+import { singleAuthorizationHeader } from '../http/authorization-header.js';
 import { checkScopeTokens } from '../checks/scope.js';
 import { looksLikeJws } from '../jwt/verify-access-token.js';
 import { isAllAccess } from '../checks/grant-scope.js';
@@ -27,7 +28,7 @@ function reject(res: Response, status: number, challenge: string | null, body: R
  * Builds the `requireBearer(opts)` factory. The token comes only from the `Authorization` header: tokens in
  * the query string are ignored (RFC 9700 §2.4 / RFC 6750 §2.3 "SHOULD NOT be used").
  * - no credentials → 401, `WWW-Authenticate: Bearer realm="…"` with no error code (RFC 6750 §3.1);
- * - malformed header → 400 `invalid_request`;
+ * - malformed header, or two Authorization headers → 400 `invalid_request`;
  * - unknown, expired or revoked token → 401 `invalid_token`;
  * - missing scope → 403 `insufficient_scope` with the required `scope` (an all-access token lacks none);
  * - store outage → 503 `temporarily_unavailable`.
@@ -49,7 +50,14 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
     const scopeText = required.join(' ');
 
     return async function requireBearerToken(req: Request, res: Response, next: NextFunction): Promise<void> {
-      const header = req.headers.authorization;
+      let header: string | undefined;
+      try {
+        header = singleAuthorizationHeader(req);
+      } catch (err) {
+        const description = (err as Error).message;
+        reject(res, 400, bearerChallenge(realm, { error: 'invalid_request', description }), oauthErrorBody('invalid_request', description));
+        return;
+      }
       if (header === undefined || !ANY_BEARER.test(header)) {
         reject(res, 401, missing, { error_description: 'a bearer access token is required' });
         return;
@@ -57,7 +65,7 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
       const match = BEARER.exec(header);
       if (!match) {
         const description = 'the Authorization header is not a valid Bearer credential';
-        reject(res, 400, bearerChallenge(realm, { error: 'invalid_request', description }), { error: 'invalid_request', error_description: description });
+        reject(res, 400, bearerChallenge(realm, { error: 'invalid_request', description }), oauthErrorBody('invalid_request', description));
         return;
       }
       const token = match[1]!;
@@ -84,12 +92,12 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
       }
       if (!auth) {
         const description = 'the access token is invalid, expired or revoked';
-        reject(res, 401, bearerChallenge(realm, { error: 'invalid_token', description }), { error: 'invalid_token', error_description: description });
+        reject(res, 401, bearerChallenge(realm, { error: 'invalid_token', description }), oauthErrorBody('invalid_token', description));
         return;
       }
       if (!auth.allAccess && required.some((scope) => !auth.scope.includes(scope))) {
         const description = `the access token lacks the required scope: ${scopeText}`;
-        reject(res, 403, bearerChallenge(realm, { error: 'insufficient_scope', description, scope: scopeText }), { error: 'insufficient_scope', error_description: description });
+        reject(res, 403, bearerChallenge(realm, { error: 'insufficient_scope', description, scope: scopeText }), oauthErrorBody('insufficient_scope', description));
         return;
       }
       req.auth = auth;

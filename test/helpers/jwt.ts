@@ -46,12 +46,29 @@ export function verifyWithJwks(token: string, jwks: readonly JsonWebKey[]): bool
   }
 }
 
-/** Signs arbitrary header and claims with `key` (ES256/RS256/EdDSA by key type, or HS256 with a Buffer). */
+const P256_N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+
+/** An ES256 signature with S replaced by n − S: the twin that verifies under plain ECDSA (malleability). */
+export function otherS(signature: Buffer): Buffer {
+  const s = BigInt(`0x${signature.subarray(32).toString('hex')}`);
+  return Buffer.concat([signature.subarray(0, 32), Buffer.from((P256_N - s).toString(16).padStart(64, '0'), 'hex')]);
+}
+
+/** Whether an ES256 signature is in low-S form (S ≤ n/2). */
+export function isLowS(signature: Buffer): boolean {
+  return BigInt(`0x${signature.subarray(32).toString('hex')}`) <= P256_N >> 1n;
+}
+
+/** Signs arbitrary header and claims with `key` (ES256/RS256/EdDSA by key type, or HS256 with a Buffer). ES256
+ * signatures come out low-S, as a correct signer makes them; `otherS` gives the high-S twin. */
 export function forgeJwt(header: Record<string, unknown>, claims: Record<string, unknown>, key: KeyObject | Buffer): string {
   const input = `${segment(header)}.${segment(claims)}`;
   let signature: Buffer;
   if (Buffer.isBuffer(key)) signature = createHmac('sha256', key).update(input).digest();
-  else if (key.asymmetricKeyType === 'ec') signature = sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' });
+  else if (key.asymmetricKeyType === 'ec') {
+    signature = sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' });
+    if (!isLowS(signature)) signature = otherS(signature);
+  }
   else if (key.asymmetricKeyType === 'rsa') signature = sign('sha256', Buffer.from(input), key);
   else signature = sign(null, Buffer.from(input), key);
   return `${input}.${signature.toString('base64url')}`;

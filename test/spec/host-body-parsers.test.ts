@@ -119,10 +119,10 @@ describe.each(HOSTS)('a host with %s', (_name, parsers, extended) => {
       expect(res.status).toBe(303);
     });
 
-    it('refuses a 20 KB form with a 400 invalid_request page', async () => {
+    it('refuses a 20 KB form with a 413 invalid_request page', async () => {
       const { agent, fields } = await loginFields();
       const res = await agent.post('/oauth2/login').type('form').send(`${fields}&username=${PADDING}&password=x`);
-      expect(res.status).toBe(400);
+      expect(res.status).toBe(413);
       expect(res.text).toContain('<code>invalid_request</code>');
     });
 
@@ -130,7 +130,7 @@ describe.each(HOSTS)('a host with %s', (_name, parsers, extended) => {
       const { agent, fields } = await loginFields();
       const extra = Array.from({ length: 25 }, (_, i) => `f${i}=x`).join('&');
       const res = await agent.post('/oauth2/login').type('form').send(`${fields}&username=alice&password=x&${extra}`);
-      expect(res.status).toBe(400);
+      expect(res.status).toBe(413);
       expect(res.text).toContain('<code>invalid_request</code>');
     });
 

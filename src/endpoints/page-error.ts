@@ -1,0 +1,36 @@
+// The error handler of the HTML routes: what a body parser, a session store or a handler threw, as a page.
+import type { NextFunction, Request, Response } from 'express';
+import type { ResolvedOptions } from '../options.js';
+import type { PageContext } from './page-context.js';
+import { UnreadableBodyError } from '../errors.js';
+import { toOAuthError } from '../http/to-oauth-error.js';
+import { renderError } from './render.js';
+
+const UNREADABLE: Record<UnreadableBodyError['pageStatus'], string> = {
+  408: 'The form took too long to arrive. Go back and try again.',
+  413: 'The form is larger than this page accepts.',
+  415: 'The form was sent in an encoding this page does not read.',
+};
+
+/**
+ * Renders a thrown error as a page, never a stack trace: an unreadable form with its RFC 9110 status (408, 413,
+ * 415; the connection is then closed), any other request error as 400,
+ * a store outage as 503 and anything else as 500 (logged by toOAuthError).
+ * @see RFC 9110 §15.5.9 ("the server … wishes to close the connection"), §15.5.14, §15.5.16; RFC 6749 §4.1.2.1.
+ */
+export function createPageErrorHandler(options: ResolvedOptions) {
+  const context = { options } as PageContext;
+  return function pageError(err: unknown, _req: Request, res: Response, next: NextFunction): void {
+    if (res.headersSent) return next(err);
+    const oauthError = toOAuthError(err, options.logger);
+    if (oauthError instanceof UnreadableBodyError) {
+      // The rest of a refused body is not worth draining to keep the connection.
+      res.setHeader('Connection', 'close');
+      renderError(res, context, oauthError.pageStatus, oauthError.error, UNREADABLE[oauthError.pageStatus]);
+      return;
+    }
+    const failed = oauthError.status >= 500;
+    renderError(res, context, failed ? oauthError.status : 400, oauthError.error,
+      failed ? 'The service is not available right now. Please try again later.' : 'The request could not be read.');
+  };
+}

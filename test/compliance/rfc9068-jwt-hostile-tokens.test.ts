@@ -1,0 +1,63 @@
+// RFC 9068 / RFC 7519 hostile JWT access tokens, signed with our real key: NumericDates no Date can hold, and
+// the high-S twin of a valid ES256 signature. Both are refused; our own tokens are always low-S.
+import { createPrivateKey, type KeyObject } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { clientCredentialsToken } from '../helpers/token-requests.js';
+import { callApi, decodeJwt, forgeJwt, isLowS, otherS } from '../helpers/jwt.js';
+
+describe('RFC 9068 §4 / RFC 7519 §2: hostile JWT access tokens are 401 invalid_token', () => {
+  let t: TestApp;
+  let key: KeyObject;
+  let kid: string;
+  let claims: Record<string, unknown>;
+  const header = () => ({ alg: 'ES256', typ: 'at+jwt', kid });
+
+  beforeAll(async () => {
+    t = await createTestApp({ accessTokenFormat: 'jwt' });
+    claims = decodeJwt(await clientCredentialsToken(t.app, t.credentialsClient)).claims;
+    const newest = (await t.store.keys!.listSigningKeys()).at(-1)!;
+    key = createPrivateKey(newest.privateKeyPem);
+    kid = newest.kid;
+  });
+
+  async function expectRefused(token: string): Promise<void> {
+    const res = await callApi(t.app, token);
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe('invalid_token');
+  }
+
+  it('the same claims, correctly signed, are accepted and expiresAt is a valid Date (so each refusal is about one claim)', async () => {
+    const res = await callApi(t.app, forgeJwt(header(), claims, key));
+    expect(res.status).toBe(200);
+    expect(Number.isNaN(Date.parse(res.body.expiresAt))).toBe(false);
+  });
+
+  it('exp beyond the range of a Date (1e20), beyond the year 9999, fractional, negative or a string', async () => {
+    for (const exp of [1e20, 253_402_300_800, Number.MAX_SAFE_INTEGER, (claims.exp as number) + 0.5, -1, String(claims.exp)]) {
+      await expectRefused(forgeJwt(header(), { ...claims, exp }, key));
+    }
+  });
+
+  it('iat or nbf that are no NumericDate, and an iat not before exp', async () => {
+    for (const iat of [1e20, -5, 1.5, 'yesterday', null]) await expectRefused(forgeJwt(header(), { ...claims, iat }, key));
+    for (const nbf of [-1e20, 0.25, 'now']) await expectRefused(forgeJwt(header(), { ...claims, nbf }, key));
+    await expectRefused(forgeJwt(header(), { ...claims, iat: claims.exp }, key));
+  });
+
+  it('the high-S twin of a valid ES256 signature (malleability: it verifies under plain ECDSA)', async () => {
+    const token = forgeJwt(header(), claims, key);
+    const [head, payload, signature] = token.split('.') as [string, string, string];
+    const twin = `${head}.${payload}.${otherS(Buffer.from(signature, 'base64url')).toString('base64url')}`;
+    expect((await callApi(t.app, token)).status).toBe(200);
+    await expectRefused(twin);
+  });
+
+  it('every token the server signs is low-S (OpenSSL picks either form at random; about half would be high-S)', async () => {
+    for (let i = 0; i < 40; i += 1) {
+      const token = await clientCredentialsToken(t.app, t.credentialsClient);
+      expect(isLowS(decodeJwt(token).signature)).toBe(true);
+      expect((await callApi(t.app, token)).status).toBe(200);
+    }
+  });
+});
