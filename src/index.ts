@@ -6,14 +6,18 @@ export type {
 } from './options.js';
 export type { OAuthRouter, BearerAuth, RequireBearerOptions } from './types.js';
 export type { SessionStoreLike } from './http/session-store-like.js';
+export { MemorySessionStore } from './http/memory-session-store.js';
+export type { MemorySessionStoreOptions } from './http/memory-session-store.js';
 export type { UserAuth, AuthenticatedUser } from './user-auth.js';
 export type {
   Store, ClientStore, CodeStore, TokenStore, ConsentStore, OAuthClient, ClientFlow, GrantType,
   AuthorizationCodeRecord, TokenRecord, ConsentRecord, ConsumeResult,
   SigningKeyStore, SigningKeyRecord, SigningAlgorithm, SaveSigningKeyOptions,
   ClientChanges, SaveTokensOptions, StoreTier, AdministrationStore, ConsentsStore, CompleteStore,
-  TokenEndpointAuthMethod,
+  TokenEndpointAuthMethod, RateLimitStore, RateLimitCount,
 } from './stores/contract.js';
+export type { LoginRateLimitOptions } from './http/login-rate-limit.js';
+export type { ClientAuthRateLimitOptions } from './checks/client-auth-rate-limit.js';
 export {
   STORE_POLICY, compareIds, compareClients, compareConsents, compareSigningKeys, isStoreId,
   CLIENT_CHANGE_FIELDS, definedClientChanges, applyClientChanges,
@@ -31,6 +35,7 @@ export {
   OAuthError, InvalidRequestError, InvalidClientError, InvalidGrantError, UnauthorizedClientError,
   UnsupportedGrantTypeError, InvalidScopeError, AccessDeniedError, UnsupportedResponseTypeError,
   InvalidRedirectTargetError, ServerError, TemporarilyUnavailableError, InvalidTokenError, InsufficientScopeError,
+  TooManyAttemptsError,
 } from './errors.js';
 export type { OAuthErrorCode } from './errors.js';
 export { createStoreFromUrl, DEFAULT_STORE_URL } from './stores/from-url.js';

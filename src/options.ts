@@ -2,6 +2,9 @@
 import type { SessionStoreLike } from './http/session-store-like.js';
 import { OptionsError } from './options-error.js';
 import { resolveLoginRateLimit, type LoginRateLimitOptions, type ResolvedLoginRateLimit } from './http/login-rate-limit.js';
+import {
+  resolveClientAuthRateLimit, type ClientAuthRateLimitOptions, type ResolvedClientAuthRateLimit,
+} from './checks/client-auth-rate-limit.js';
 import { resolveJwtOptions, type JwtOptions, type ResolvedJwtOptions } from './jwt/resolve-jwt-options.js';
 import { resolveClientAuthMethods } from './checks/client-auth-methods.js';
 import type { TokenEndpointAuthMethod } from './stores/contract.js';
@@ -66,11 +69,22 @@ export interface OAuthRouterOptions {
    */
   readonly introspectionClients?: readonly string[];
   /**
-   * Failed sign-ins allowed per client IP and window before the login form answers 429 (OWASP brute-force
-   * guidance; RFC 6819 §4.4.3.6 "online guessing"). Default `{ max: 10, windowSeconds: 900 }`; `false` turns
-   * it off. Pass `store` (any express-rate-limit store, e.g. Redis) to count across instances.
+   * Failed sign-ins allowed per window before the login form answers 429 (OWASP Authentication Cheat Sheet;
+   * RFC 6819 §4.4.3.6 "online guessing"): `max` per account from one source (10), `maxPerSource` across
+   * accounts (30), `maxPerAccount` from all sources (100; past the last two only sources where the user
+   * signed in before, within `knownSourceDays`, may still try), `windowSeconds` 900. Counted in the Store's
+   * `rateLimits` tier (shared by every instance) or per process; `store` takes an express-rate-limit Store
+   * for the failure counters instead. `false` turns it off. A source is `req.ip`: behind a proxy, set
+   * Express's `trust proxy`.
    */
   readonly loginRateLimit?: LoginRateLimitOptions | false;
+  /**
+   * Failed client authentications at the token, revocation and introspection endpoints allowed per window
+   * before the source gets 429 `temporarily_unavailable` with `Retry-After`: `max` per client_id from one
+   * source (20), `maxPerSource` (100), `windowSeconds` 300. Only failures count and never across sources, so
+   * a stranger cannot lock an integration out (RFC 6819 §4.3.5). `false` turns it off.
+   */
+  readonly clientAuthRateLimit?: ClientAuthRateLimitOptions | false;
   /**
    * `'opaque'` (default): random access tokens that requireBearer looks up in the store. `'jwt'`: signed
    * JWT access tokens (RFC 9068) that requireBearer verifies without the store, so revoking one takes effect
@@ -88,6 +102,13 @@ export interface OAuthRouterOptions {
    * (`tokenEndpointAuthMethod`, RFC 7591 §2).
    */
   readonly clientAuthMethods?: readonly TokenEndpointAuthMethod[];
+  /**
+   * Seconds a request body may take to arrive once the router starts reading it (token, revocation and
+   * introspection requests, and the login, consent and withdraw forms): a body that stops half-way is answered
+   * 408 and its connection closed, instead of holding it for Node's `server.requestTimeout` (5 minutes).
+   * Default 10, at most 300. Bodies a host parser read before the router are under the host's own limits.
+   */
+  readonly bodyTimeout?: number;
 }
 
 /** The legacy base address of SPEC §9. */
@@ -103,12 +124,28 @@ export interface SessionOptions {
   /** Cookie-signing secret(s). When absent a random one is made per process (sessions then do not survive a
    * restart nor span instances), with a warning. */
   readonly secret?: string | readonly string[];
-  /** Any express-session store; default: express-session's MemoryStore. */
+  /**
+   * Any express-session store. Default: a MemorySessionStore (one process; bounded, expired sessions swept).
+   * Under NODE_ENV=production, express-session's own MemoryStore is refused: it never sweeps.
+   */
   readonly store?: SessionStoreLike;
   /** Cookie name. Default `oauth.sid`. */
   readonly cookieName?: string;
-  /** Session lifetime. Default 3600. */
+  /**
+   * Idle lifetime of a sign-in through the router's login page: unused this long, the user signs in again.
+   * Default 1800 (30 minutes). (OWASP Session Management: idle and absolute timeouts.)
+   */
+  readonly idleTtl?: number;
+  /** Absolute lifetime of such a sign-in, however active: default 28800 (8 hours); at least `idleTtl`. */
+  readonly absoluteTtl?: number;
+  /** Former name of `idleTtl`, still accepted. */
   readonly ttl?: number;
+}
+
+/** Session settings after defaults (seconds). */
+export interface ResolvedSessionOptions extends SessionOptions {
+  readonly idleTtl: number;
+  readonly absoluteTtl: number;
 }
 
 /** A minimal logger. */
@@ -139,7 +176,7 @@ export interface ResolvedOptions {
   readonly authorizationCodeTtl: number;
   readonly requirePkce: boolean;
   readonly realm: string;
-  readonly session: SessionOptions;
+  readonly session: ResolvedSessionOptions;
   readonly productName: string;
   readonly logger: Logger;
   readonly scopes: Readonly<Record<string, string>>;
@@ -149,16 +186,19 @@ export interface ResolvedOptions {
   readonly consentsPage: boolean;
   readonly introspectionClients: ReadonlySet<string>;
   readonly loginRateLimit: ResolvedLoginRateLimit | null;
+  readonly clientAuthRateLimit: ResolvedClientAuthRateLimit | null;
   readonly accessTokenFormat: 'opaque' | 'jwt';
   readonly jwt: ResolvedJwtOptions;
   /** Never empty, in the order the metadata lists them. */
   readonly clientAuthMethods: readonly TokenEndpointAuthMethod[];
+  /** Seconds. */
+  readonly bodyTimeout: number;
 }
 
 const KNOWN_KEYS = new Set([
   'issuer', 'legacy', 'accessTokenTtl', 'refreshTokenTtl', 'authorizationCodeTtl', 'requirePkce', 'realm',
-  'session', 'productName', 'logger', 'scopes', 'allAccessWithoutScopes', 'brandColor', 'rememberConsent', 'consentsPage', 'introspectionClients', 'loginRateLimit',
-  'accessTokenFormat', 'jwt', 'clientAuthMethods',
+  'session', 'productName', 'logger', 'scopes', 'allAccessWithoutScopes', 'brandColor', 'rememberConsent', 'consentsPage', 'introspectionClients', 'loginRateLimit', 'clientAuthRateLimit',
+  'accessTokenFormat', 'jwt', 'clientAuthMethods', 'bodyTimeout',
 ]);
 const LIKELY_TYPOS: Record<string, string> = {
   accessTokenTTL: 'accessTokenTtl', refreshTokenTTL: 'refreshTokenTtl', codeTtl: 'authorizationCodeTtl',
@@ -246,7 +286,10 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
       throw new OptionsError('session.secret', 'must be a string (or list of strings) of at least 16 characters');
     }
   }
-  positiveInteger('session.ttl', session.ttl, 3600);
+  if (session.ttl !== undefined && session.idleTtl !== undefined) throw new OptionsError('session.ttl', 'is the former name of session.idleTtl: set only idleTtl');
+  const idleTtl = positiveInteger(session.ttl !== undefined ? 'session.ttl' : 'session.idleTtl', session.idleTtl ?? session.ttl, 1800);
+  const absoluteTtl = positiveInteger('session.absoluteTtl', session.absoluteTtl, Math.max(28800, idleTtl));
+  if (absoluteTtl < idleTtl) throw new OptionsError('session.absoluteTtl', 'must be at least session.idleTtl');
   const logger = options.logger ?? console;
   if (typeof logger.warn !== 'function' || typeof logger.error !== 'function') {
     throw new OptionsError('logger', 'must have warn() and error() methods');
@@ -290,7 +333,7 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
     authorizationCodeTtl: positiveInteger('authorizationCodeTtl', options.authorizationCodeTtl, 60, 600),
     requirePkce: options.requirePkce ?? false,
     realm: options.realm ?? main.issuer,
-    session,
+    session: { ...session, idleTtl, absoluteTtl },
     productName: options.productName ?? 'Signature API',
     logger,
     scopes,
@@ -300,8 +343,10 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
     consentsPage: options.consentsPage ?? true,
     introspectionClients: new Set(introspectionClients),
     loginRateLimit: resolveLoginRateLimit(options.loginRateLimit),
+    clientAuthRateLimit: resolveClientAuthRateLimit(options.clientAuthRateLimit),
     accessTokenFormat: options.accessTokenFormat ?? 'opaque',
     jwt,
     clientAuthMethods: resolveClientAuthMethods(options.clientAuthMethods),
+    bodyTimeout: positiveInteger('bodyTimeout', options.bodyTimeout, 10, 300),
   };
 }

@@ -1,5 +1,5 @@
 // createOAuthRouter: validates everything once, then mounts the endpoints of both base addresses.
-import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import express, { type RequestHandler } from 'express';
 import helmet from 'helmet';
 import type { Store } from './stores/contract.js';
 import type { UserAuth } from './user-auth.js';
@@ -9,8 +9,8 @@ import { checkStore } from './stores/check-store.js';
 import { checkUserAuth } from './check-user-auth.js';
 import { createSessionMiddleware } from './http/session-middleware.js';
 import { createPageFormBody } from './http/page-form-body.js';
+import { noStore } from './http/no-store.js';
 import { issuerForRequest } from './checks/issuer.js';
-import { toOAuthError } from './http/to-oauth-error.js';
 import { createAuthorizeEndpoint } from './endpoints/authorize.js';
 import { createLoginEndpoint } from './endpoints/login.js';
 import { createConsentEndpoint } from './endpoints/consent.js';
@@ -19,9 +19,13 @@ import { createRevocationEndpoint } from './endpoints/revoke.js';
 import { createIntrospectionEndpoint } from './endpoints/introspect.js';
 import { buildMetadata, createMetadataEndpoint } from './endpoints/metadata.js';
 import { methodNotAllowed } from './endpoints/method-not-allowed.js';
-import { renderError } from './endpoints/render.js';
+import { createPageErrorHandler } from './endpoints/page-error.js';
 import { createConsentsEndpoints } from './endpoints/consents.js';
+import { createLogoutEndpoint } from './endpoints/logout.js';
+import { checkProductionSession } from './http/check-production-session.js';
 import { createLoginRateLimit } from './http/login-rate-limit.js';
+import { createClientAuthRateLimit } from './checks/client-auth-rate-limit.js';
+import { createMemoryRateLimits } from './stores/memory/rate-limits.js';
 import { withdrawConsent } from './consents/withdraw-consent.js';
 import type { PageContext } from './endpoints/page-context.js';
 import { createRequireBearer } from './middleware/require-bearer.js';
@@ -30,7 +34,7 @@ import { createAccessTokenVerifier } from './jwt/verify-access-token.js';
 import { createJwksEndpoint } from './jwt/jwks-endpoint.js';
 
 type Endpoints = Record<
-  'authorize' | 'login' | 'consent' | 'token' | 'revoke' | 'introspect' | 'metadata' | 'consents' | 'withdraw',
+  'authorize' | 'login' | 'consent' | 'token' | 'revoke' | 'introspect' | 'metadata' | 'consents' | 'withdraw' | 'logout',
   RequestHandler
 >;
 
@@ -55,34 +59,41 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
   checkStore(store, {
     ...(resolved.rememberConsent || resolved.consentsPage
       ? { consents: 'rememberConsent and consentsPage (set both to false for a store without consents)' } : {}),
+    // The tier is optional; a store that has it must have all of it.
+    ...(store?.rateLimits !== undefined ? { rateLimits: 'loginRateLimit and clientAuthRateLimit (counters shared by every instance)' } : {}),
   });
   checkUserAuth(userAuth);
+  checkProductionSession(resolved, userAuth);
   // RFC 9068: keys are chosen (host or store) and checked now; they are read from the store lazily.
   const keyRing = resolved.accessTokenFormat === 'jwt' ? createKeyRing(store, resolved) : undefined;
   const jwks = keyRing ? createJwksEndpoint(keyRing, resolved.logger) : null;
   const router = express.Router();
   const sessionMiddleware = createSessionMiddleware(resolved);
-  const pageHeaders = helmet({
+  // helmet's Referrer-Policy (no-referrer) keeps the query of the authorize page out of Referer headers;
+  // noStore keeps the redirects carrying a code or an error out of caches.
+  const pageHeaders = [helmet({
     contentSecurityPolicy: false, // set per page by sendPage: the consent form's redirect target varies
     xFrameOptions: { action: 'deny' }, // DESIGN §3; helmet's default is SAMEORIGIN
     strictTransportSecurity: resolved.main.secure,
-  });
+  }), noStore];
   // The router's limits hold even when a host body parser ran first (it would otherwise make this one step aside).
-  const formBody = createPageFormBody();
+  const formBody = createPageFormBody(resolved.bodyTimeout);
   const issuers = [resolved.main, ...(resolved.legacy ? [resolved.legacy] : [])];
-  const loginLimit: RequestHandler = resolved.loginRateLimit
-    ? createLoginRateLimit(resolved.loginRateLimit, (_req, res) => renderError(res, { options: resolved } as PageContext, 429,
-      'temporarily_unavailable', 'Too many failed sign-in attempts. Wait a few minutes, then try again.'))
-    : (_req, _res, next) => next();
+  const pageError = createPageErrorHandler(resolved);
+  // Both limits count in the store's rateLimits tier, shared by every instance on it; without it, in this process.
+  const counters = store.rateLimits ?? createMemoryRateLimits().rateLimits;
+  const loginRateLimit = resolved.loginRateLimit ? createLoginRateLimit(resolved.loginRateLimit, counters, resolved.logger) : null;
+  const clientAuthLimit: RequestHandler[] = resolved.clientAuthRateLimit
+    ? [createClientAuthRateLimit(resolved.clientAuthRateLimit, counters, resolved.logger).attach] : [];
 
   const endpointsByIssuer = new Map<ResolvedIssuer, Endpoints>();
   for (const issuer of issuers) {
     const base = `${issuer.pathPrefix}/oauth2`;
     const context: PageContext = {
-      store, userAuth, options: resolved, issuer,
+      store, userAuth, options: resolved, issuer, loginRateLimit,
       paths: {
         authorize: `${base}/authorize`, login: `${base}/login`, consent: `${base}/consent`,
-        consents: `${base}/consents`, withdraw: `${base}/consents/withdraw`,
+        consents: `${base}/consents`, withdraw: `${base}/consents/withdraw`, logout: `${base}/logout`,
       },
     };
     const consents = createConsentsEndpoints(context);
@@ -96,6 +107,7 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
       metadata: createMetadataEndpoint(buildMetadata(resolved, issuer, keyRing ? { jwks_uri: `${issuer.issuer}/oauth2/jwks` } : {})),
       consents: consents.consentsPage,
       withdraw: consents.withdraw,
+      logout: createLogoutEndpoint(context),
     });
   }
 
@@ -105,23 +117,17 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     const candidates = issuers.filter((issuer) => issuer.pathPrefix === prefix);
     const dispatch = (name: keyof Endpoints): RequestHandler => (req, res, next) =>
       endpointsByIssuer.get(issuerForRequest(candidates, req))![name](req, res, next);
-    const pageError = (err: unknown, _req: Request, res: Response, next: NextFunction): void => {
-      if (res.headersSent) return next(err);
-      const oauthError = toOAuthError(err, resolved.logger);
-      const context = { options: resolved } as PageContext;
-      renderError(res, context, oauthError.status < 500 ? 400 : oauthError.status, oauthError.error,
-        oauthError.status < 500 ? 'The request could not be read.' : 'The service is not available right now. Please try again later.');
-    };
     const base = `${prefix}/oauth2`;
     router.get(`${base}/authorize`, pageHeaders, sessionMiddleware, dispatch('authorize'), pageError);
-    router.post(`${base}/login`, pageHeaders, loginLimit, sessionMiddleware, formBody, dispatch('login'), pageError);
+    router.post(`${base}/login`, pageHeaders, sessionMiddleware, formBody, dispatch('login'), pageError);
     router.post(`${base}/consent`, pageHeaders, sessionMiddleware, formBody, dispatch('consent'), pageError);
+    router.post(`${base}/logout`, pageHeaders, sessionMiddleware, formBody, dispatch('logout'), pageError);
     if (resolved.consentsPage) {
       router.get(`${base}/consents`, pageHeaders, sessionMiddleware, dispatch('consents'), pageError);
       router.post(`${base}/consents/withdraw`, pageHeaders, sessionMiddleware, formBody, dispatch('withdraw'), pageError);
     }
     for (const name of ['token', 'revoke', 'introspect'] as const) {
-      router.post(`${base}/${name}`, dispatch(name));
+      router.post(`${base}/${name}`, clientAuthLimit, dispatch(name));
       router.all(`${base}/${name}`, methodNotAllowed);
     }
     // Both issuers publish the same keys, so no dispatch by issuer is needed.

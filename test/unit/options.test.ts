@@ -14,6 +14,7 @@ describe('createOAuthRouter options', () => {
     expect(o.legacyCutoff.toISOString()).toBe('2021-01-15T00:00:00.000Z');
     expect(o.requirePkce).toBe(false);
     expect(o.authorizationCodeTtl).toBeLessThanOrEqual(600);
+    expect(o.bodyTimeout).toBe(10);
   });
 
   it.each([
@@ -23,6 +24,8 @@ describe('createOAuthRouter options', () => {
     [{ issuer: 'https://x', accessTokenTtl: 0 }, 'accessTokenTtl'],
     [{ issuer: 'https://x', accessTokenTtl: '3600' }, 'accessTokenTtl'],
     [{ issuer: 'https://x', authorizationCodeTtl: 601 }, 'authorizationCodeTtl'],
+    [{ issuer: 'https://x', bodyTimeout: 0 }, 'bodyTimeout'],
+    [{ issuer: 'https://x', bodyTimeout: 301 }, 'bodyTimeout'],
     [{ issuer: 'https://x', legacy: { issuer: 'https://x' } }, 'legacy.issuer'],
     [{ issuer: 'https://x', legacy: { issuer: 'https://y', credentialsIssuedBefore: 'someday' } }, 'legacy.credentialsIssuedBefore'],
     [{ issuer: 'https://x', session: { secret: 'short' } }, 'session.secret'],
