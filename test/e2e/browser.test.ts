@@ -6,13 +6,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../helpers/chromium.js';
 import { registerClient, type Store } from 'express-oauth-router';
 import { createMemoryStore } from 'express-oauth-router/stores/memory';
 import { createApp } from '../../example-app/app.js';
 import { createDemoUserAuth } from '../../example-app/users.js';
 
-const CHROMIUM = process.env.OAUTH_TEST_CHROMIUM;
 if (!CHROMIUM) console.log('set OAUTH_TEST_CHROMIUM=/usr/bin/chromium to run the browser tests');
 
 // The functions passed to page.evaluate run in the page; these are the few DOM names they use (the test
@@ -69,11 +69,7 @@ describe.skipIf(!CHROMIUM)('authorization code flow in headless Chromium (exampl
     const userAuth = await createDemoUserAuth(DEMO_USER);
     handler = createApp({ store, userAuth, authUrl, sessionSecret: 'browser-test-session-secret-0123456789' }).app;
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM!, // set: the suite is skipped otherwise
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

@@ -5,11 +5,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import express from 'express';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../helpers/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDemoCallback } from '../../example-app/demo-callback.js';
 
-const CHROMIUM = process.env.OAUTH_TEST_CHROMIUM;
 if (!CHROMIUM) console.log('set OAUTH_TEST_CHROMIUM=/usr/bin/chromium to run the browser tests');
 
 // The function passed to page.evaluate runs in the page; the test project has no DOM lib.
@@ -38,11 +38,7 @@ describe.skipIf(!CHROMIUM)('demo callback page on a 390 px phone screen (headles
       clientId: 'acme-sign-demo-web',
       redirectUri: `${base}/demo/callback`,
     }));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM!, // set: the suite is skipped otherwise
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

@@ -4,7 +4,8 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../helpers/chromium.js';
 import express from 'express';
 import session from 'express-session';
 import passport from 'passport';
@@ -12,7 +13,6 @@ import { Strategy as OAuth2Strategy } from 'passport-oauth2';
 import { USER, type TestClient } from '../helpers/app.js';
 import { callApi, startInteropHost, type InteropHost } from '../helpers/interop-host.js';
 
-const CHROMIUM = process.env.OAUTH_TEST_CHROMIUM;
 if (!CHROMIUM) console.log('set OAUTH_TEST_CHROMIUM=/usr/bin/chromium to run the passport-oauth2 browser test');
 
 /** What the client app keeps in its session for a signed-in user. */
@@ -105,11 +105,7 @@ describe.skipIf(!CHROMIUM)('passport-oauth2 in an Express client app, in headles
 
   beforeAll(async () => {
     host = await startInteropHost();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM!, // set: the suite is skipped otherwise
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     for (const context of contexts) await context.close().catch(() => {});
