@@ -2,33 +2,12 @@
 # Usage: python3 authlib_client.py code|credentials, with CLIENT_ID, CLIENT_SECRET, AUTHORIZE_URL, TOKEN_URL,
 # REDIRECT_URI and API_URL in the environment. In code mode it prints {"authorization_url"}, then reads the
 # callback URL the browser was sent to from stdin. The last line is the result the test checks.
-import json
-import os
 import sys
 import time
 
 from authlib.integrations.base_client import OAuthError
 from authlib.integrations.requests_client import OAuth2Session
-
-ENV = os.environ
-
-
-def emit(value):
-    print(json.dumps(value), flush=True)
-
-
-def attempt(step):
-    """Runs one step; an OAuth error is recorded by its RFC 6749 error code instead of ending the script."""
-    try:
-        return step()
-    except OAuthError as error:
-        return {'error': error.error}
-
-
-def api(session):
-    res = session.get(ENV['API_URL'])
-    return {'status': res.status_code, 'body': res.json() if res.headers.get('content-type', '').startswith('application/json') else None}
-
+from script_io import ENV, api, attempt, emit
 
 def code_flow():
     # Default token_endpoint_auth_method: client_secret_basic. token_endpoint enables the automatic refresh.
@@ -46,12 +25,12 @@ def code_flow():
         called = api(session)
         return {'api': called, 'new_access_token': session.token['access_token'] != token['access_token'],
                 'kept_refresh_token': session.token.get('refresh_token') == original}
-    result['auto_refresh'] = attempt(auto_refresh)
+    result['auto_refresh'] = attempt(auto_refresh, OAuthError)
 
     def explicit_refresh():
         refreshed = session.refresh_token(ENV['TOKEN_URL'])
         return {'api': api(session), 'kept_refresh_token': refreshed.get('refresh_token') == original}
-    result['explicit_refresh'] = attempt(explicit_refresh)
+    result['explicit_refresh'] = attempt(explicit_refresh, OAuthError)
     return result
 
 

@@ -2,34 +2,13 @@
 # Usage: python3 requests_oauthlib_client.py code|credentials, with CLIENT_ID, CLIENT_SECRET, AUTHORIZE_URL,
 # TOKEN_URL, REDIRECT_URI and API_URL in the environment. In code mode it prints {"authorization_url"}, then
 # reads the callback URL the browser was sent to from stdin. The last line is the result the test checks.
-import json
-import os
 import sys
 import time
 
 from oauthlib.oauth2 import BackendApplicationClient, OAuth2Error
 from requests.auth import HTTPBasicAuth
 from requests_oauthlib import OAuth2Session
-
-ENV = os.environ
-
-
-def emit(value):
-    print(json.dumps(value), flush=True)
-
-
-def attempt(step):
-    """Runs one step; an OAuth error is recorded by its RFC 6749 error code instead of ending the script."""
-    try:
-        return step()
-    except OAuth2Error as error:
-        return {'error': error.error}
-
-
-def api(session):
-    res = session.get(ENV['API_URL'])
-    return {'status': res.status_code, 'body': res.json() if res.headers.get('content-type', '').startswith('application/json') else None}
-
+from script_io import ENV, api, attempt, emit
 
 def code_flow():
     session = OAuth2Session(ENV['CLIENT_ID'], redirect_uri=ENV['REDIRECT_URI'])
@@ -52,17 +31,17 @@ def code_flow():
         called = api(auto)
         return {'api': called, 'updated': len(updates), 'new_access_token': bool(updates) and updates[0]['access_token'] != token['access_token'],
                 'kept_refresh_token': bool(updates) and updates[0].get('refresh_token') == original}
-    result['auto_refresh'] = attempt(auto_refresh)
+    result['auto_refresh'] = attempt(auto_refresh, OAuth2Error)
 
     # An explicit refresh with Basic authentication.
     def basic_refresh():
         refreshed = session.refresh_token(ENV['TOKEN_URL'], auth=HTTPBasicAuth(ENV['CLIENT_ID'], ENV['CLIENT_SECRET']))
         return {'api': api(session), 'kept_refresh_token': refreshed.get('refresh_token') == original,
                 'new_access_token': refreshed['access_token'] != token['access_token']}
-    result['basic_refresh'] = attempt(basic_refresh)
+    result['basic_refresh'] = attempt(basic_refresh, OAuth2Error)
 
     # refresh_token() with no auth and no kwargs authenticates nobody: a confidential client must pass one of the above.
-    result['unauthenticated_refresh'] = attempt(lambda: {'token_fields': sorted(session.refresh_token(ENV['TOKEN_URL']).keys())})
+    result['unauthenticated_refresh'] = attempt(lambda: {'token_fields': sorted(session.refresh_token(ENV['TOKEN_URL']).keys())}, OAuth2Error)
     return result
 
 
