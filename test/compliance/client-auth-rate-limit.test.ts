@@ -7,21 +7,11 @@ import { basic, createTestApp, type TestApp, type TestClient } from '../helpers/
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import type { RateLimitStore, Store } from '../../src/stores/contract.js';
 import type { OAuthRouterOptions } from '../../src/options.js';
+import { SPEC_HEADERS } from '../helpers/spec-requests.js';
 
 const ATTACKER = '203.0.113.7';
 const CLIENT_HOME = '198.51.100.20';
 
-/** SPEC §4.2's header set, byte for byte. */
-const SPEC_HEADERS = {
-  pragma: 'no-cache',
-  expires: '0',
-  'cache-control': 'no-cache, no-store, max-age=0, must-revalidate',
-  'x-frame-options': 'DENY',
-  'x-content-type-options': 'nosniff',
-  'x-xss-protection': '1; mode=block',
-  'strict-transport-security': 'max-age=31536000 ; includeSubDomains',
-  'content-type': 'application/json;charset=UTF-8',
-};
 
 async function hostBehindProxy(options: Partial<OAuthRouterOptions> = {}, store?: Store): Promise<TestApp> {
   const t = await createTestApp(options, store);

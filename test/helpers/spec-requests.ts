@@ -117,3 +117,23 @@ export async function signedInAtConsent(
 export function getAuthorize(app: express.Express, query: string): request.Test {
   return request(app).get(`/oauth2/authorize?${query}`);
 }
+
+// SPEC §4.2: "The success response also carries these headers: …" — the same set goes out on errors.
+export const SPEC_HEADERS: Readonly<Record<string, string>> = {
+  pragma: 'no-cache',
+  expires: '0',
+  'cache-control': 'no-cache, no-store, max-age=0, must-revalidate',
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'x-xss-protection': '1; mode=block',
+  'strict-transport-security': 'max-age=31536000 ; includeSubDomains',
+  'content-type': 'application/json;charset=UTF-8',
+};
+
+/** Every SPEC §4.2 header byte for byte, a Content-Length that fits, and nothing Express adds of its own. */
+export function expectSpecHeaders(res: request.Response): void {
+  for (const [name, value] of Object.entries(SPEC_HEADERS)) expect(res.headers[name], name).toBe(value);
+  expect(res.headers['content-length']).toBe(String(Buffer.byteLength(res.text)));
+  expect(res.headers['x-powered-by']).toBeUndefined();
+  expect(res.headers.etag).toBeUndefined();
+}

@@ -2,25 +2,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { basic, createTestApp, type TestApp } from '../helpers/app.js';
-
-// SPEC §4.2: "The success response also carries these headers: …" — the same set goes out on errors.
-const SPEC_HEADERS: Record<string, string> = {
-  pragma: 'no-cache',
-  expires: '0',
-  'cache-control': 'no-cache, no-store, max-age=0, must-revalidate',
-  'x-frame-options': 'DENY',
-  'x-content-type-options': 'nosniff',
-  'x-xss-protection': '1; mode=block',
-  'strict-transport-security': 'max-age=31536000 ; includeSubDomains',
-  'content-type': 'application/json;charset=UTF-8',
-};
-
-function expectSpecHeaders(res: request.Response): void {
-  for (const [name, value] of Object.entries(SPEC_HEADERS)) expect(res.headers[name], name).toBe(value);
-  expect(res.headers['content-length']).toBe(String(Buffer.byteLength(res.text)));
-  expect(res.headers['x-powered-by']).toBeUndefined();
-  expect(res.headers.etag).toBeUndefined();
-}
+import { expectSpecHeaders } from '../helpers/spec-requests.js';
 
 describe('SPEC §4.2 token endpoint: common rules', () => {
   let t: TestApp;
