@@ -25,7 +25,7 @@ export interface RegisterClientInput {
   readonly redirectUris?: readonly string[];
   readonly allowedScopes?: readonly string[];
   readonly requirePkce?: boolean;
-  /** When the credentials count as issued (SPEC §9). Default: now. */
+  /** When the credentials count as issued (SPEC §9); not in the future. Default: now. */
   readonly credentialsIssuedAt?: Date;
   /**
    * A chosen client_id (an import, a fixed demo id); any store id is accepted, one starting with `-` too.
@@ -71,6 +71,8 @@ export async function registerClient(store: Store, input: RegisterClientInput): 
   checkScopeTokens(allowedScopes);
   const issuedAt = input.credentialsIssuedAt ?? new Date();
   if (Number.isNaN(issuedAt.getTime())) throw new TypeError('credentialsIssuedAt must be a valid date');
+  // A future issue date is a typo (2012 → 2021) that would silently pick the wrong base address (SPEC §9).
+  if (issuedAt.getTime() > Date.now()) throw new TypeError('credentialsIssuedAt must not be in the future');
   if (input.clientId !== undefined && !isStoreId(input.clientId)) {
     throw new TypeError('clientId must be 1–255 characters without control characters');
   }

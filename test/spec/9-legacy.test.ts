@@ -111,6 +111,11 @@ describe('SPEC §9 at the token endpoint: each integration is served at one addr
     expect(expectInvalidClient(await clientCredentials(earlier.app, '/legacy', earlier.legacyCredentialsClient))).toContain(`at ${ISSUER}`);
   });
 
+  it('refuses a credentials issue date in the future, which would pick an address by typo', async () => {
+    const tomorrow = new Date(Date.now() + 24 * 3600 * 1000);
+    await expect(registerIssuedAt(t.store, tomorrow)).rejects.toThrow('credentialsIssuedAt must not be in the future');
+  });
+
   it('serves no legacy address with legacy: false: {legacy_auth_url}/oauth2/token is 404 and every integration uses {auth_url}', async () => {
     const single = await createTestApp({ legacy: false });
     const res = await clientCredentials(single.app, '/legacy', single.credentialsClient);
