@@ -24,7 +24,7 @@ export async function authenticateClientAtIssuer(
   const authenticate = () => authenticateClient(store, authorization, params, options.clientAuthMethods);
   // Under `clientAuthRateLimit`, failures are counted per presented client_id and source (none presented: none counted).
   const limit = clientAuthRateLimitOf(req);
-  const client = limit ? await limit.authenticate(req, presentedClientId(authorization, params, options), authenticate) : await authenticate();
+  const client = limit ? await limit.authenticate(req, () => presentedClientId(authorization, params, options), authenticate) : await authenticate();
   const home = issuerForClient(options, client);
   if (home !== issuer) throw new InvalidClientError(wrongAddressMessage(options, home));
   return client;

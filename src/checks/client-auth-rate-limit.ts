@@ -43,11 +43,13 @@ export interface ClientAuthRateLimit {
   /** Middleware of the token, revocation and introspection routes: puts this limit on the request. */
   readonly attach: RequestHandler;
   /**
-   * Runs `authenticate` unless this source is blocked, for `clientId` or altogether; counts it when it throws
-   * InvalidClientError for a presented client_id (`clientId` null: no credentials to count).
+   * Runs `authenticate` unless this source is blocked, for the presented client_id or altogether; counts it
+   * when it throws InvalidClientError for a presented client_id (`clientIdOf()` null: no credentials to count).
+   * `clientIdOf` is called only when a block is remembered or a failure is counted, so the success path pays
+   * neither a second credentials parse nor a key hash.
    * @throws TooManyAttemptsError (429), or what `authenticate` throws.
    */
-  authenticate<T>(req: Request, clientId: string | null, authenticate: () => Promise<T>): Promise<T>;
+  authenticate<T>(req: Request, clientIdOf: () => string | null, authenticate: () => Promise<T>): Promise<T>;
 }
 
 /** Blocked keys a process remembers before it forgets the oldest: an attacker's addresses cannot fill memory. */
@@ -85,6 +87,8 @@ export function createClientAuthRateLimit(
   const warnProxy = createUntrustedProxyWarning(logger);
   /** Blocked key → end of its window (ms). Lazily expired; Map order is insertion order, oldest first. */
   const blocked = new Map<string, number>();
+  /** The latest end of any block: past it, every block has ended and the map is emptied at once. */
+  let lastBlockEnd = 0;
 
   function blockedUntil(key: string, now: number): number | null {
     const until = blocked.get(key);
@@ -103,6 +107,7 @@ export function createClientAuthRateLimit(
       }
     }
     blocked.set(key, Math.max(until, blocked.get(key) ?? 0));
+    lastBlockEnd = Math.max(lastBlockEnd, until);
   }
 
   const refuse = (until: number, now: number): TooManyAttemptsError =>
@@ -113,19 +118,29 @@ export function createClientAuthRateLimit(
       limits.set(req, limit);
       next();
     },
-    async authenticate<T>(req: Request, clientId: string | null, authenticate: () => Promise<T>): Promise<T> {
+    async authenticate<T>(req: Request, clientIdOf: () => string | null, authenticate: () => Promise<T>): Promise<T> {
       warnProxy(req);
-      const now = clock();
-      const at = now.getTime();
-      const source = sourceOf(req);
-      const sourceKey = counterKey('client-source', source);
-      const pairKey = clientId === null ? null : counterKey('client-pair', clientId, source);
-      const until = blockedUntil(sourceKey, at) ?? (pairKey === null ? null : blockedUntil(pairKey, at));
-      if (until !== null) throw refuse(until, at);
+      // Nothing blocked in this process (the usual case): no key to build, nothing to look up.
+      if (blocked.size > 0 && clock().getTime() >= lastBlockEnd) blocked.clear();
+      if (blocked.size > 0) {
+        const at = clock().getTime();
+        const clientId = clientIdOf();
+        const source = sourceOf(req);
+        const sourceKey = counterKey('client-source', source);
+        const until = blockedUntil(sourceKey, at) ?? (clientId === null ? null : blockedUntil(counterKey('client-pair', clientId, source), at));
+        if (until !== null) throw refuse(until, at);
+      }
       try {
         return await authenticate();
       } catch (err) {
-        if (!(err instanceof InvalidClientError) || pairKey === null) throw err;
+        if (!(err instanceof InvalidClientError)) throw err;
+        const clientId = clientIdOf();
+        if (clientId === null) throw err;
+        const now = clock();
+        const at = now.getTime();
+        const source = sourceOf(req);
+        const sourceKey = counterKey('client-source', source);
+        const pairKey = counterKey('client-pair', clientId, source);
         const [pair, bySource] = await Promise.all([counters.hit(pairKey, windowMs, now), counters.hit(sourceKey, windowMs, now)]);
         let past: number | null = null;
         for (const [key, count, max] of [[pairKey, pair, resolved.max], [sourceKey, bySource, resolved.maxPerSource]] as const) {

@@ -24,11 +24,12 @@ export function sendNoStoreJson(
   body: unknown,
   extraHeaders?: ReadonlyArray<readonly [string, string]>,
 ): void {
-  const payload = Buffer.from(JSON.stringify(body), 'utf8');
+  // A string, not a Buffer: Node then writes the head and the body as one chunk (no copy into a Buffer first).
+  const payload = JSON.stringify(body);
   res.removeHeader('X-Powered-By');
   for (const [name, value] of NO_STORE_HEADERS) res.setHeader(name, value);
   if (extraHeaders) for (const [name, value] of extraHeaders) res.setHeader(name, value);
-  res.setHeader('Content-Length', payload.length);
+  res.setHeader('Content-Length', Buffer.byteLength(payload, 'utf8'));
   res.statusCode = status;
-  res.end(payload);
+  res.end(payload, 'utf8');
 }

@@ -82,7 +82,8 @@ export function createGroupCommit<A extends unknown[], R>(
     queue = [];
     let outcomes: Outcome<R>[];
     try {
-      outcomes = flushAll.immediate(batch);
+      // A batch of one needs no savepoint: its own transaction is the batch's, and a failure rolls back only it.
+      outcomes = batch.length === 1 ? [{ ok: true, value: one.immediate(...batch[0]!.args) }] : flushAll.immediate(batch);
     } catch (error) {
       if (isLockBusy(error)) return waitForLock(batch, error);
       failed = 0;

@@ -1,0 +1,40 @@
+// A/B server child of bench/ab/run.js: the token endpoint (or a bare route) of the build in <root>/dist.
+// node bench/ab/server.js <root> <baseline|memory|sqlite> [full|normal]
+import { createServer } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createRequire } from 'node:module';
+const [root, kind, sync] = process.argv.slice(2);
+const require = createRequire(join(root, 'package.json'));
+const express = require('express');
+const app = express();
+const server = createServer(app);
+const cleanups = [];
+process.on('message', (m) => { if (m === 'cpu-usage') process.send({ cpuUsage: process.cpuUsage() }); });
+const stop = async () => { server.closeAllConnections(); server.close(); for (const c of cleanups.reverse()) { try { await c(); } catch {} } process.exit(0); };
+process.on('SIGTERM', stop); process.on('disconnect', stop);
+await new Promise((r) => server.listen(0, '127.0.0.1', r));
+const { port } = server.address();
+let extra = {};
+if (kind === 'baseline') app.get('/baseline', (_q, s) => { s.json({ ok: true }); });
+else {
+  const { createOAuthRouter, registerClient } = await import(join(root, 'dist/index.js'));
+  let store;
+  if (kind === 'sqlite') {
+    const { createSqliteStore } = await import(join(root, 'dist/stores/sqlite/index.js'));
+    const dir = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), 'tokbench-'));
+    store = createSqliteStore({ filename: join(dir, 'oauth.sqlite'), ...(sync ? { synchronous: sync } : {}) });
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    cleanups.push(() => store.close());
+  } else {
+    const { createMemoryStore } = await import(join(root, 'dist/stores/memory/index.js'));
+    store = createMemoryStore();
+  }
+  const a = `http://127.0.0.1:${port}`;
+  const oauth = createOAuthRouter(store, { verifyCredentials: async () => null }, { issuer: a, legacy: { issuer: `${a}/legacy` }, session: { secret: 'bench-session-secret-not-used-by-these-routes' } });
+  const { client, clientSecret } = await registerClient(store, { name: 'bench', flow: 'client_credentials', allowedScopes: ['bench:read'] });
+  app.use(oauth.router);
+  extra = { clientId: client.clientId, clientSecret };
+}
+process.stdout.write(JSON.stringify({ ready: true, port, ...extra }) + '\n');
