@@ -14,7 +14,7 @@ export type {
   AuthorizationCodeRecord, TokenRecord, ConsentRecord, ConsumeResult,
   SigningKeyStore, SigningKeyRecord, SigningAlgorithm, SaveSigningKeyOptions,
   ClientChanges, SaveTokensOptions, StoreTier, AdministrationStore, ConsentsStore, CompleteStore,
-  TokenEndpointAuthMethod, RateLimitStore, RateLimitCount,
+  TokenEndpointAuthMethod, RateLimitStore, RateLimitCount, RevocationFeed, RevocationMark,
 } from './stores/contract.js';
 export type { LoginRateLimitOptions } from './http/login-rate-limit.js';
 export type { ClientAuthRateLimitOptions } from './checks/client-auth-rate-limit.js';

@@ -8,6 +8,7 @@ import {
 import { resolveJwtOptions, type JwtOptions, type ResolvedJwtOptions } from './jwt/resolve-jwt-options.js';
 import { resolveClientAuthMethods } from './checks/client-auth-methods.js';
 import type { TokenEndpointAuthMethod } from './stores/contract.js';
+import { resolveBearerCacheSize, type BearerCacheOption } from './middleware/bearer-cache.js';
 
 export type { JwtOptions, ResolvedJwtOptions } from './jwt/resolve-jwt-options.js';
 
@@ -109,6 +110,14 @@ export interface OAuthRouterOptions {
    * Default 10, at most 300. Bodies a host parser read before the router are under the host's own limits.
    */
   readonly bodyTimeout?: number;
+  /**
+   * `requireBearer`'s in-process cache of verified opaque access tokens, used only with a store that has a
+   * revocation feed (`store.revocations`, the built-in memory and SQLite stores): a cached token is served
+   * only while the feed says nothing was revoked since it was verified, so a revocation from any path is
+   * honoured on the very next request. `false` looks every token up in the store; `{ maxEntries }` bounds
+   * it (default 10,000, oldest out first). Default true. @see RFC 6750 §3.1, RFC 7009 §2.1.
+   */
+  readonly bearerCache?: BearerCacheOption;
 }
 
 /** The legacy base address of SPEC §9. */
@@ -193,12 +202,14 @@ export interface ResolvedOptions {
   readonly clientAuthMethods: readonly TokenEndpointAuthMethod[];
   /** Seconds. */
   readonly bodyTimeout: number;
+  /** Most entries of requireBearer's cache; 0: off. */
+  readonly bearerCacheSize: number;
 }
 
 const KNOWN_KEYS = new Set([
   'issuer', 'legacy', 'accessTokenTtl', 'refreshTokenTtl', 'authorizationCodeTtl', 'requirePkce', 'realm',
   'session', 'productName', 'logger', 'scopes', 'allAccessWithoutScopes', 'brandColor', 'rememberConsent', 'consentsPage', 'introspectionClients', 'loginRateLimit', 'clientAuthRateLimit',
-  'accessTokenFormat', 'jwt', 'clientAuthMethods', 'bodyTimeout',
+  'accessTokenFormat', 'jwt', 'clientAuthMethods', 'bodyTimeout', 'bearerCache',
 ]);
 const LIKELY_TYPOS: Record<string, string> = {
   accessTokenTTL: 'accessTokenTtl', refreshTokenTTL: 'refreshTokenTtl', codeTtl: 'authorizationCodeTtl',
@@ -348,5 +359,8 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
     jwt,
     clientAuthMethods: resolveClientAuthMethods(options.clientAuthMethods),
     bodyTimeout: positiveInteger('bodyTimeout', options.bodyTimeout, 10, 300),
+    bearerCacheSize: resolveBearerCacheSize(options.bearerCache, (problem) => {
+      throw new OptionsError('bearerCache', problem);
+    }),
   };
 }

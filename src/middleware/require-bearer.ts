@@ -12,6 +12,7 @@ import { singleAuthorizationHeader } from '../http/authorization-header.js';
 import { checkScopeTokens } from '../checks/scope.js';
 import { looksLikeJws } from '../jwt/verify-access-token.js';
 import { isAllAccess } from '../checks/grant-scope.js';
+import { createBearerCache, type BearerCache } from './bearer-cache.js';
 
 /** Verifies a JWT access token locally (RFC 9068 §4); `null` when it is not valid. */
 export type JwtVerifier = (token: string) => Promise<BearerAuth | null>;
@@ -36,11 +37,41 @@ function reject(res: Response, status: number, challenge: string | null, body: R
  * With `verifyJwt` (accessTokenFormat 'jwt'), a token of JWS compact shape is verified by signature and
  * claims, with no store round trip (so a revoked JWT stays usable until it expires); any other token
  * (e.g. opaque ones issued before the switch) is still looked up in the store.
+ * With a store that has a revocation feed (`store.revocations`) and `bearerCache` on, opaque tokens already
+ * verified are served from an in-process cache while the feed's mark has not moved since their lookup, so a
+ * revocation through any path is refused on the very next request (`bearer-cache.ts`). Without a feed,
+ * every request is looked up.
  * @see RFC 6750 §2.1, §3, §3.1, RFC 9068 §4.
  */
 export function createRequireBearer(store: Store, options: ResolvedOptions, verifyJwt: JwtVerifier | null = null) {
   const realm = options.realm;
   const missing = bearerChallenge(realm);
+  // One cache per router, shared by every requireBearer(): a token is verified once whatever scope a route needs.
+  const cache: BearerCache | null = store.revocations && typeof store.revocations.mark === 'function' && options.bearerCacheSize > 0
+    ? createBearerCache(store.revocations, options.bearerCacheSize)
+    : null;
+
+  /** The token's auth from the store (RFC 6750 §3.1: unknown, expired or revoked → null), through the cache. */
+  async function lookUp(token: string): Promise<BearerAuth | null> {
+    const tokenHash = hashSecret(token);
+    const mark = cache ? cache.mark() : null;
+    const now = Date.now();
+    const cached = cache?.get(tokenHash, mark, now);
+    if (cached) return cached;
+    const record = await store.tokens.findAccessToken(tokenHash);
+    if (!record || record.expiresAt.getTime() <= Date.now()) return null;
+    const auth: BearerAuth = {
+      clientId: record.clientId,
+      userId: record.userId,
+      scope: record.scope,
+      allAccess: isAllAccess(record.scope, options),
+      grantId: record.grantId,
+      issuer: record.issuer,
+      expiresAt: record.expiresAt,
+    };
+    cache?.put(tokenHash, auth, mark);
+    return auth;
+  }
 
   return function requireBearer(bearerOptions: RequireBearerOptions = {}): RequestHandler {
     const required = typeof bearerOptions.scope === 'string'
@@ -74,16 +105,7 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
         if (verifyJwt && looksLikeJws(token)) {
           auth = await verifyJwt(token);
         } else {
-          const record = await store.tokens.findAccessToken(hashSecret(token));
-          auth = record && record.expiresAt.getTime() > Date.now() ? {
-            clientId: record.clientId,
-            userId: record.userId,
-            scope: record.scope,
-            allAccess: isAllAccess(record.scope, options),
-            grantId: record.grantId,
-            issuer: record.issuer,
-            expiresAt: record.expiresAt,
-          } : null;
+          auth = await lookUp(token);
         }
       } catch (err) {
         const oauthError = toOAuthError(err, options.logger);

@@ -1,7 +1,7 @@
 // Fails fast at start-up when a Store lacks a method an enabled feature needs, naming every one missing.
 import type { AdministrationStore, ConsentsStore, Store, StoreTier } from './contract.js';
 
-type Part = 'clients' | 'codes' | 'tokens' | 'consents' | 'keys' | 'rateLimits';
+type Part = 'clients' | 'codes' | 'tokens' | 'consents' | 'keys' | 'rateLimits' | 'revocations';
 
 /** The methods of each tier of the Store contract, by part. @see DESIGN §2 (the Store is split by concern). */
 export const STORE_TIERS: Readonly<Record<StoreTier, Readonly<Partial<Record<Part, readonly string[]>>>>> = {
@@ -23,6 +23,9 @@ export const STORE_TIERS: Readonly<Record<StoreTier, Readonly<Partial<Record<Par
   },
   rateLimits: {
     rateLimits: ['hit', 'get', 'release', 'reset'],
+  },
+  revocationFeed: {
+    revocations: ['mark'],
   },
 };
 

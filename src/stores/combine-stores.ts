@@ -38,6 +38,8 @@ export function combineStores(parts: StoreParts): Store {
     ...(consents ? { consents } : {}),
     ...(keysFrom.keys ? { keys: keysFrom.keys } : {}),
     ...(rateLimitsFrom.rateLimits ? { rateLimits: rateLimitsFrom.rateLimits } : {}),
+    // The feed tells of revocations in the tokens part, so it must come from the store that holds the tokens.
+    ...(parts.tokens.revocations ? { revocations: parts.tokens.revocations } : {}),
     async close() {
       const results = await Promise.allSettled(distinct.map((store) => store.close?.()));
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');

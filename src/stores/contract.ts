@@ -289,8 +289,40 @@ export interface RateLimitStore {
   reset(key: string): Promise<void>;
 }
 
+/**
+ * What a `RevocationFeed` answers: an opaque mark, compared only for equality, or `null` when the feed
+ * cannot vouch for anything (its connection is down, it is not subscribed yet, it is unsure).
+ */
+export type RevocationMark = number | string | null;
+
+/**
+ * The `revocationFeed` tier: tells, synchronously and at near-zero cost, whether any token could have been
+ * revoked since an earlier moment, so that `requireBearer` may serve a token it verified from its own
+ * in-process cache without trusting a stale one.
+ *
+ * `mark()` returns a value that changes whenever a token may have been revoked or removed anywhere the store
+ * reaches (by this process, another instance, the CLI): `revokeAccessToken`, `revokeGrant`,
+ * `revokeClientTokens`, and any write by another connection the store cannot tell apart from those. A
+ * cached token verified by a lookup that began after `mark()` returned `m` stays valid only while `mark()`
+ * still returns `m`; so a feed that is down, reconnecting or unsure returns `null` (never equal to anything),
+ * and the caller falls back to store lookups, never to trusting its cache. A feed may change its mark more
+ * often than needed (every commit by another process, say): that costs cache misses, never exactness.
+ *
+ * How each engine keeps it: the memory store bumps a counter in every revocation; SQLite pairs a counter
+ * bumped by its own connection's revocations with `PRAGMA data_version`, which changes when any other
+ * connection commits; a PostgreSQL feed would count `LISTEN` notifications sent by each revocation's
+ * transaction (`null` while its listening connection is down); a Redis feed would count invalidation
+ * messages of `CLIENT TRACKING` or a pub/sub channel (`null` while disconnected). The latter two stop a
+ * cached token within the notification latency; the first two within one request.
+ * @see RFC 7009 §2.1 (a revoked token is refused from then on), RFC 6750 §3.1 (`invalid_token`).
+ */
+export interface RevocationFeed {
+  /** The current mark; synchronous, no I/O beyond a local read. `null`: unsure, do not trust a cache. */
+  mark(): RevocationMark;
+}
+
 /** The tiers of the Store contract (see `Store`). */
-export type StoreTier = 'required' | 'administration' | 'consents' | 'signingKeys' | 'rateLimits';
+export type StoreTier = 'required' | 'administration' | 'consents' | 'signingKeys' | 'rateLimits' | 'revocationFeed';
 
 /**
  * The whole store, split by concern so that a deployment can mix backends (integrations in PostgreSQL,
@@ -303,10 +335,12 @@ export type StoreTier = 'required' | 'administration' | 'consents' | 'signingKey
  * - **signingKeys**: `keys.*`: package-generated JWT signing keys (RFC 9068);
  * - **rateLimits**: `rateLimits.*`: counters of failed sign-ins and client authentications shared by every
  *   instance on the store (without it, each process counts alone);
+ * - **revocationFeed**: `revocations.mark`: lets `requireBearer` cache verified opaque tokens in process,
+ *   exactly (see `RevocationFeed`); without it every request is looked up in the store;
  * - **optional**: `close`.
  * `createOAuthRouter` checks the tiers its enabled features need and names every missing method.
  *
- * Every method is async and resolves with a record or `null`, never `undefined`. Expiry is part of the
+ * Every method but `revocations.mark` is async and resolves with a record or `null`, never `undefined`. Expiry is part of the
  * contract: a record whose `expiresAt` is past reads as absent. Dates round-trip as `Date`, to the
  * millisecond. Ids (client ids, user ids, grant ids, hashes, kids) are compared exactly: ids that differ
  * only in case or by a trailing space are different records (no case-insensitive or space-padding
@@ -323,6 +357,8 @@ export interface Store {
   readonly keys?: SigningKeyStore;
   /** Tier `rateLimits`. Without it, the sign-in and client-authentication limits count per process. */
   readonly rateLimits?: RateLimitStore;
+  /** Tier `revocationFeed`: the tokens part's revocation feed. Without it, `requireBearer` looks up every token. */
+  readonly revocations?: RevocationFeed;
   /** Optional: releases connections, timers and file handles. */
   close?(): Promise<void>;
 }

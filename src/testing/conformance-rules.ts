@@ -11,11 +11,12 @@ import { outageRules } from './conformance-outage.js';
 import { rateLimitRules } from './conformance-rate-limits.js';
 import { raceRules } from './conformance-races.js';
 import { revocationRules } from './conformance-revocation.js';
+import { revocationFeedRules } from './conformance-revocation-feed.js';
 import { tokenRaceRules } from './conformance-token-races.js';
 import { tokenRules } from './conformance-tokens.js';
 
 /** The order tiers are reported in. @see DESIGN §2 (the Store's tiers) */
-export const TIER_ORDER: readonly StoreTier[] = ['required', 'administration', 'consents', 'signingKeys', 'rateLimits'];
+export const TIER_ORDER: readonly StoreTier[] = ['required', 'administration', 'consents', 'signingKeys', 'rateLimits', 'revocationFeed'];
 
 function inTierOrder(rules: readonly ConformanceRule[]): readonly ConformanceRule[] {
   const names = new Set<string>();
@@ -42,6 +43,7 @@ export const CONFORMANCE_RULES: readonly ConformanceRule[] = inTierOrder([
   ...consentRules,
   ...signingKeyRules,
   ...rateLimitRules,
+  ...revocationFeedRules,
   ...exactIdRules,
   ...tokenRaceRules,
   ...raceRules,

@@ -101,6 +101,8 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
   const consents = new Map<string, ConsentRecord>();
   const keys = new Map<string, SigningKeyRecord>();
   const windows = new Map<string, { count: number; resetAt: number }>();
+  // The revocation feed: moves in the same synchronous block as every deletion it announces.
+  let revocationMark = 0;
 
   function refused(token: TokenRecord, since: number): boolean {
     if (revokedGrants.has(key(token.grantId))) return true;
@@ -188,11 +190,13 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
       async revokeAccessToken(tokenHash) {
         await turn();
         if (tokens.get(key(tokenHash))?.kind === 'access') tokens.delete(key(tokenHash));
+        revocationMark += 1;
       },
       async revokeGrant(grantId) {
         await turn();
         revokedGrants.add(key(grantId));
         for (const [hash, { record }] of tokens) if (key(record.grantId) === key(grantId)) tokens.delete(hash);
+        revocationMark += 1;
       },
       async revokeClientTokens(clientId, userId) {
         await turn();
@@ -206,7 +210,11 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
           if (kind === 'refresh' && tombstones && !has('revoke-client-tokens-without-grant-tombstones')) revokedGrants.add(key(record.grantId));
           tokens.delete(hash);
         }
+        revocationMark += 1;
       },
+    },
+    revocations: {
+      mark: () => revocationMark,
     },
     consents: {
       async findConsent(userId, clientId) {

@@ -26,7 +26,8 @@ interface StoredCode {
  * `consumeCode` checks and marks the code in one synchronous block: of N concurrent calls exactly one
  * wins (RFC 6749 §4.1.2, "MUST NOT use the authorization code more than once"). Consumed codes are kept
  * until they expire so that replays are reported; revocations are remembered for
- * `STORE_POLICY.revocationRetentionMs`. Expired records read as absent at once and are swept by a timer
+ * `STORE_POLICY.revocationRetentionMs`; every revocation changes `revocations.mark()`, so `requireBearer`'s
+ * cache drops what it verified before (the `revocationFeed` tier). Expired records read as absent at once and are swept by a timer
  * that `close()` clears.
  *
  * @example
@@ -90,6 +91,9 @@ export function createMemoryStore(): CompleteStore {
     },
 
     tokens: tokenPart.tokens,
+
+    // A closed store vouches for nothing: requireBearer then looks up, and the lookup fails as it should.
+    revocations: { mark: () => (closed ? null : tokenPart.revocationCount()) },
 
     consents: {
       async findConsent(userId: string, clientId: string): Promise<ConsentRecord | null> {

@@ -18,6 +18,8 @@ interface Tombstone {
 export interface MemoryTokenStore {
   readonly tokens: Required<TokenStore>;
   sweep(now: number): void;
+  /** Changes with every revocation: the `RevocationFeed` mark of the memory store. */
+  revocationCount(): number;
 }
 
 /**
@@ -35,6 +37,8 @@ export function createMemoryTokenStore(ready: Ready): MemoryTokenStore {
   const revokedClients = new Map<string, Tombstone>();
   /** pairKey(clientId, userId) → the last revokeClientTokens(clientId, userId). */
   const revokedUsers = new Map<string, Tombstone>();
+  /** Bumped in the same synchronous block as every removal, so no cached token outlives it by a request. */
+  let revocations = 0;
 
   function remember(map: Map<string, Tombstone>, key: string, now: number): void {
     const before = map.get(key);
@@ -104,11 +108,15 @@ export function createMemoryTokenStore(ready: Ready): MemoryTokenStore {
         if (json === undefined) return;
         const stored = decode<StoredToken>(json);
         // Only access tokens: a refresh token is revoked with its grant.
-        if (stored.kind === 'access') remove(tokenHash, stored.record.grantId);
+        if (stored.kind === 'access') {
+          remove(tokenHash, stored.record.grantId);
+          revocations += 1;
+        }
       },
       async revokeGrant(grantId: string): Promise<void> {
         await ready();
         remember(revokedGrants, grantId, Date.now());
+        revocations += 1;
         for (const hash of [...(tokensByGrant.get(grantId) ?? [])]) remove(hash, grantId);
       },
       async revokeClientTokens(clientId: string, userId?: string): Promise<void> {
@@ -116,6 +124,7 @@ export function createMemoryTokenStore(ready: Ready): MemoryTokenStore {
         const now = Date.now();
         if (userId === undefined) remember(revokedClients, clientId, now);
         else remember(revokedUsers, pairKey(clientId, userId), now);
+        revocations += 1;
         for (const [hash, json] of tokens) {
           const { kind, record } = decode<StoredToken>(json);
           if (record.clientId !== clientId || (userId !== undefined && record.userId !== userId)) continue;
@@ -125,6 +134,7 @@ export function createMemoryTokenStore(ready: Ready): MemoryTokenStore {
         }
       },
     },
+    revocationCount: () => revocations,
     sweep(now: number): void {
       for (const [hash, json] of tokens) {
         const { record } = decode<StoredToken>(json);

@@ -13,6 +13,7 @@ import { migrateSqliteSchema } from './schema.js';
 import { openWithRetry } from './open-with-retry.js';
 import { prepareSqliteStatements } from './statements.js';
 import { createSqliteTokenStore } from './tokens.js';
+import { createSqliteRevocationFeed } from './revocation-feed.js';
 
 export type { SqliteDatabase } from './driver.js';
 export { sqliteLockWaitChannel, type SqliteLockWaitMessage } from './lock-wait.js';
@@ -42,10 +43,24 @@ export interface SqliteStoreOptions {
    * routes that need no store answer meanwhile. `0` answers 503 at the first lock met. Default 5000.
    */
   readonly lockTimeoutMs?: number;
+  /**
+   * When a commit is on disk. `'full'` (the default): SQLite syncs the WAL at every commit (the group commit
+   * shares one sync among the token writes of one event-loop turn), so a token a client was handed, and a
+   * revocation the CLI or an endpoint confirmed, survive a power cut or an OS crash; the sync runs inside the
+   * synchronous driver, so the process waits for the disk once per commit. `'normal'`: the WAL is synced only
+   * at checkpoints; a process crash loses nothing, but a power cut or an OS crash may roll back the last
+   * commits: tokens already handed out stop working (their clients ask again), and a revocation already
+   * confirmed may be undone until it is repeated. BENCHMARKS.md measures what each costs.
+   * @see SQLite `PRAGMA synchronous` (WAL mode), RFC 7009 §2.1 (a revoked token stays revoked).
+   */
+  readonly synchronous?: SqliteSynchronous;
 }
 
+/** SQLite's `PRAGMA synchronous` levels the store offers. @see SqliteStoreOptions.synchronous. */
+export type SqliteSynchronous = 'full' | 'normal';
+
 /** Options of `createSqliteStore` for a host's open Database. @see SqliteStoreOptions. */
-export type SqliteConnectionOptions = Pick<SqliteStoreOptions, 'sweepIntervalSeconds' | 'lockTimeoutMs'>;
+export type SqliteConnectionOptions = Pick<SqliteStoreOptions, 'sweepIntervalSeconds' | 'lockTimeoutMs' | 'synchronous'>;
 
 /** The SQLite store: every tier of the contract, and `close()`. @see RFC 6749 §10.3–10.5, RFC 7009 §2.1. */
 export type SqliteStore = CompleteStore & { close(): Promise<void> };
@@ -82,6 +97,11 @@ function checkSweepInterval(seconds: number): number {
   return seconds;
 }
 
+function checkSynchronous(value: SqliteSynchronous): SqliteSynchronous {
+  if (value !== 'full' && value !== 'normal') throw new TypeError("createSqliteStore: synchronous must be 'full' or 'normal'");
+  return value;
+}
+
 function checkLockTimeout(ms: number): number {
   if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0 || ms > MAX_LOCK_TIMEOUT_MS) {
     throw new TypeError('createSqliteStore: lockTimeoutMs must be a number of milliseconds ≥ 0');
@@ -108,6 +128,10 @@ function checkLockTimeout(ms: number): number {
  *   revocation records its tombstone and deletes in one transaction (see `createSqliteTokenStore`).
  * - `updateClient` is one `UPDATE` of the given columns only, so concurrent updates of different fields
  *   all take effect.
+ * - `revocations.mark()` (the `revocationFeed` tier) moves with `PRAGMA data_version`, which changes when
+ *   another connection commits (the CLI, another instance), and with every revocation on this connection,
+ *   so `requireBearer` may cache verified tokens and still refuse a revoked one on the next request. A
+ *   host that passes its own Database must not delete tokens through it behind the store's back.
  * - Expired rows and tombstones read as absent at once and are deleted by an unref'd timer that `close()`
  *   clears.
  *
@@ -129,6 +153,7 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
   const options: SqliteConnectionOptions = isSqliteDatabase(source) ? connectionOptions : source;
   const sweepSeconds = checkSweepInterval(options.sweepIntervalSeconds ?? DEFAULT_SWEEP_INTERVAL_SECONDS);
   const lockWait = createLockWait(checkLockTimeout(options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS));
+  const synchronous = checkSynchronous(options.synchronous ?? 'full');
   // A host's database is a better-sqlite3 Database like the one openDatabase makes; only its type is narrower.
   const db = isSqliteDatabase(source)
     ? (source as SqliteConnection)
@@ -142,8 +167,8 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
       db.pragma(`busy_timeout = ${Math.ceil(lockWait.timeoutMs)}`);
       openWithRetry(lockWait.timeoutMs, () => {
         db.pragma('journal_mode = WAL');
-        // NORMAL is durable in WAL mode except for the last transactions on power loss, and much faster.
-        db.pragma('synchronous = NORMAL');
+        // FULL: a commit is synced before it returns, so what a response confirmed survives a power cut.
+        db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
         migrateSqliteSchema(db);
       });
     });
@@ -155,6 +180,7 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
   // Preparing reads the schema, which can meet another process's WAL recovery: still under the busy wait.
   const s = prepareSqliteStatements(db);
   const counters = createSqliteRateLimits(db, lockWait);
+  const revocations = createSqliteRevocationFeed(db);
   // From now on a lock is reported at once and waited for on a timer (lock-wait.ts).
   db.pragma('busy_timeout = 0');
 
@@ -201,7 +227,9 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
       },
     },
 
-    tokens: createSqliteTokenStore(db, s, lockWait),
+    tokens: createSqliteTokenStore(db, s, lockWait, revocations.bump),
+
+    revocations: revocations.feed,
 
     consents: {
       async findConsent(userId: string, clientId: string): Promise<ConsentRecord | null> {

@@ -25,8 +25,23 @@ function authorizedAtMs(options: SaveTokensOptions | undefined): number {
  * wholly after it (and deletes what it saved): exact, with no timing involved.
  * @see RFC 6749 §4.1.2 (replay revokes the grant), §10.4 (refresh tokens), RFC 7009 §2.1 (revocation).
  */
-export function createSqliteTokenStore(db: SqliteConnection, s: SqliteStatements, lockWait: SqliteLockWait): Required<TokenStore> {
+export function createSqliteTokenStore(
+  db: SqliteConnection, s: SqliteStatements, lockWait: SqliteLockWait, onRevoked: () => void = () => {},
+): Required<TokenStore> {
   const { run } = lockWait;
+  /**
+   * Runs a revocation, then tells the revocation feed, committed or not (a spurious bump costs a cache miss),
+   * in the same synchronous block: no request can read the feed between the commit and the bump.
+   */
+  function revoking(write: () => void): Promise<void> {
+    return run(() => {
+      try {
+        write();
+      } finally {
+        onRevoked();
+      }
+    });
+  }
   function refused(token: TokenRecord, authorizedAt: number, now: number): boolean {
     const params = { grant_id: token.grantId, client_id: token.clientId, user_id: token.userId, authorized_at: authorizedAt, now };
     return s.isRefused.get(params) === 1;
@@ -83,13 +98,13 @@ export function createSqliteTokenStore(db: SqliteConnection, s: SqliteStatements
       });
     },
     async revokeAccessToken(tokenHash: string): Promise<void> {
-      await run(() => s.deleteAccessToken.run(tokenHash));
+      await revoking(() => s.deleteAccessToken.run(tokenHash));
     },
     async revokeGrant(grantId: string): Promise<void> {
-      await run(() => revokeGrant.immediate(grantId));
+      await revoking(() => revokeGrant.immediate(grantId));
     },
     async revokeClientTokens(clientId: string, userId?: string): Promise<void> {
-      await run(() => revokeClientTokens.immediate(clientId, userId));
+      await revoking(() => revokeClientTokens.immediate(clientId, userId));
     },
   };
 }

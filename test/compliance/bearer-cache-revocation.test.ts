@@ -1,0 +1,264 @@
+// requireBearer's token cache is exact: a token it served from memory is refused on the very next request after a revocation by any path.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import request from 'supertest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { REDIRECT_URI, USER, basic, createTestApp, type TestApp } from '../helpers/app.js';
+import { obtainCode } from '../helpers/browser-flow.js';
+import { runCli } from '../helpers/run-cli.js';
+import { clientCredentialsToken, revoke } from '../helpers/token-requests.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
+import { createSqliteStore } from '../../src/stores/sqlite/index.js';
+import { combineStores } from '../../src/stores/combine-stores.js';
+import { disableClient } from '../../src/clients/disable-client.js';
+import { rotateClientSecret } from '../../src/clients/rotate-client-secret.js';
+import { withdrawConsent } from '../../src/consents/withdraw-consent.js';
+import type { RevocationFeed, Store } from '../../src/stores/contract.js';
+import { hashSecret } from '../../src/crypto/hash-secret.js';
+import type { OAuthRouterOptions } from '../../src/options.js';
+
+/** A store whose access-token lookups are counted, feed and all other parts untouched. */
+interface Counted {
+  readonly store: Store;
+  lookups(): number;
+}
+
+/** `feed`: the store's own by default; `null` for none. */
+function counted(inner: Store, feed: RevocationFeed | null = inner.revocations ?? null): Counted {
+  let lookups = 0;
+  const { revocations: _dropped, ...rest } = inner;
+  const store: Store = {
+    ...rest,
+    ...(feed ? { revocations: feed } : {}),
+    tokens: {
+      ...inner.tokens,
+      findAccessToken(tokenHash) {
+        lookups += 1;
+        return inner.tokens.findAccessToken(tokenHash);
+      },
+    },
+  };
+  return { store, lookups: () => lookups };
+}
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A host on a counted store of `engine`; for SQLite, also the file other processes and instances open. */
+async function host(engine: 'memory' | 'sqlite', options: Partial<OAuthRouterOptions> = {}): Promise<TestApp & Counted & { file: string }> {
+  let file = '';
+  let inner: Store;
+  if (engine === 'memory') {
+    inner = createMemoryStore();
+  } else {
+    const dir = mkdtempSync(join(tmpdir(), 'bearer-cache-'));
+    file = join(dir, 'oauth.sqlite');
+    inner = createSqliteStore({ filename: file, sweepIntervalSeconds: 0 });
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  }
+  cleanups.push(() => inner.close?.());
+  const count = counted(inner);
+  const app = await createTestApp(options, count.store);
+  return { ...app, ...count, file };
+}
+
+function me(app: TestApp['app'], token: string): request.Test {
+  return request(app).get('/api/v1/me').set('Authorization', `Bearer ${token}`);
+}
+
+/** Uses the token twice and proves the second use came from the cache, not the store. */
+async function useUntilCached(h: TestApp & Counted, token: string): Promise<void> {
+  expect((await me(h.app, token)).status).toBe(200);
+  const before = h.lookups();
+  expect((await me(h.app, token)).status).toBe(200);
+  expect(h.lookups(), 'the second use is served from the cache').toBe(before);
+}
+
+/** The next request with the token is refused as RFC 6750 §3.1 says. */
+async function expectRefused(h: TestApp, token: string): Promise<void> {
+  const res = await me(h.app, token);
+  expect(res.status).toBe(401);
+  expect(res.body.error).toBe('invalid_token');
+  expect(res.headers['www-authenticate']).toMatch(/error="invalid_token"/);
+}
+
+/** An access token of the authorization_code flow, with the code that obtained it. */
+async function codeGrant(h: TestApp): Promise<{ code: string; accessToken: string }> {
+  const code = await obtainCode(h.app, h.codeClient);
+  const res = await request(h.app).post('/oauth2/token').set('Authorization', basic(h.codeClient)).type('form')
+    .send({ grant_type: 'authorization_code', redirect_uri: REDIRECT_URI, code });
+  expect(res.status).toBe(200);
+  return { code, accessToken: res.body.access_token as string };
+}
+
+describe.each(['memory', 'sqlite'] as const)('requireBearer cache on the %s store (RFC 6750 §3.1, RFC 7009 §2.1)', (engine) => {
+  it('a cached token revoked at the revocation endpoint (RFC 7009) is refused on the next request', async () => {
+    const h = await host(engine);
+    const token = await clientCredentialsToken(h.app, h.credentialsClient);
+    await useUntilCached(h, token);
+    expect((await revoke(h.app, h.credentialsClient, { token })).status).toBe(200);
+    await expectRefused(h, token);
+  });
+
+  it('a cached token whose grant a replayed code revoked (RFC 6749 §4.1.2) is refused on the next request', async () => {
+    const h = await host(engine);
+    const { code, accessToken } = await codeGrant(h);
+    await useUntilCached(h, accessToken);
+    const replay = await request(h.app).post('/oauth2/token').set('Authorization', basic(h.codeClient)).type('form')
+      .send({ grant_type: 'authorization_code', redirect_uri: REDIRECT_URI, code });
+    expect(replay.body.error).toBe('invalid_grant');
+    await expectRefused(h, accessToken);
+  });
+
+  it('a cached token of a withdrawn consent is refused on the next request', async () => {
+    const h = await host(engine);
+    const { accessToken } = await codeGrant(h);
+    await useUntilCached(h, accessToken);
+    await withdrawConsent(h.store, USER.id, h.codeClient.clientId);
+    await expectRefused(h, accessToken);
+  });
+
+  it('a cached token of an integration disabled in this process is refused on the next request', async () => {
+    const h = await host(engine);
+    const token = await clientCredentialsToken(h.app, h.credentialsClient);
+    await useUntilCached(h, token);
+    expect(await disableClient(h.store, h.credentialsClient.clientId)).toBe(true);
+    await expectRefused(h, token);
+  });
+
+  it('a cached token of an integration whose secret was rotated in this process is refused on the next request', async () => {
+    const h = await host(engine);
+    const token = await clientCredentialsToken(h.app, h.credentialsClient);
+    await useUntilCached(h, token);
+    expect(await rotateClientSecret(h.store, h.credentialsClient.clientId)).toEqual(expect.any(String));
+    await expectRefused(h, token);
+  });
+
+  it('revoking one token drops the whole cache, and other live tokens are verified again, not refused', async () => {
+    const h = await host(engine);
+    const kept = await clientCredentialsToken(h.app, h.credentialsClient);
+    const revoked = await clientCredentialsToken(h.app, h.credentialsClient);
+    await useUntilCached(h, kept);
+    await useUntilCached(h, revoked);
+    expect((await revoke(h.app, h.credentialsClient, { token: revoked })).status).toBe(200);
+    const before = h.lookups();
+    expect((await me(h.app, kept)).status).toBe(200);
+    expect(h.lookups()).toBe(before + 1);
+    await expectRefused(h, revoked);
+  });
+
+  it('bearerCache: { maxEntries } bounds the cache: the oldest token out is looked up again', async () => {
+    const h = await host(engine, { bearerCache: { maxEntries: 1 } });
+    const first = await clientCredentialsToken(h.app, h.credentialsClient);
+    const second = await clientCredentialsToken(h.app, h.credentialsClient);
+    await useUntilCached(h, first);
+    await useUntilCached(h, second);
+    const before = h.lookups();
+    expect((await me(h.app, first)).status).toBe(200);
+    expect(h.lookups()).toBe(before + 1);
+  });
+
+  it('with bearerCache: false every request is looked up in the store', async () => {
+    const h = await host(engine, { bearerCache: false });
+    const token = await clientCredentialsToken(h.app, h.credentialsClient);
+    const before = h.lookups();
+    for (let i = 0; i < 3; i += 1) expect((await me(h.app, token)).status).toBe(200);
+    expect(h.lookups()).toBe(before + 3);
+  });
+});
+
+describe('requireBearer cache on a SQLite file that other processes and instances write (PRAGMA data_version)', () => {
+  it('a cached token of an integration disabled by oauth-admin in another process is refused on the next request', async () => {
+    const h = await host('sqlite');
+    const token = await clientCredentialsToken(h.app, h.credentialsClient);
+    await useUntilCached(h, token);
+    const result = await runCli(h.file, ['clients', 'disable', h.credentialsClient.clientId]);
+    expect(result.code, result.stderr).toBe(0);
+    await expectRefused(h, token);
+  });
+
+  it('a cached token of an integration whose secret oauth-admin rotated in another process is refused on the next request', async () => {
+    const h = await host('sqlite');
+    const { accessToken } = await codeGrant(h);
+    await useUntilCached(h, accessToken);
+    const result = await runCli(h.file, ['clients', 'rotate-secret', h.codeClient.clientId]);
+    expect(result.code, result.stderr).toBe(0);
+    await expectRefused(h, accessToken);
+  });
+
+  it('a cached token revoked at a second router instance on the same file is refused on the next request', async () => {
+    const h = await host('sqlite');
+    const token = await clientCredentialsToken(h.app, h.credentialsClient);
+    await useUntilCached(h, token);
+    const second = createSqliteStore({ filename: h.file, sweepIntervalSeconds: 0 });
+    cleanups.push(() => second.close());
+    const other = await createTestApp({}, second);
+    expect((await revoke(other.app, h.credentialsClient, { token })).status).toBe(200);
+    await expectRefused(h, token);
+  });
+});
+
+describe('requireBearer cache on two SQLite stores sharing the host\'s one Database', () => {
+  it('a revocation through the other store object on the same connection is refused on the next request', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bearer-cache-shared-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const db = new Database(join(dir, 'oauth.sqlite'));
+    cleanups.push(() => { db.close(); });
+    const serving = createSqliteStore(db, { sweepIntervalSeconds: 0 });
+    const revoking = createSqliteStore(db, { sweepIntervalSeconds: 0 });
+    cleanups.push(() => serving.close());
+    cleanups.push(() => revoking.close());
+    const count = counted(serving);
+    const h = { ...(await createTestApp({}, count.store)), ...count };
+    const token = await clientCredentialsToken(h.app, h.credentialsClient);
+    await useUntilCached(h, token);
+    await revoking.tokens.revokeAccessToken(hashSecret(token));
+    await expectRefused(h, token);
+  });
+});
+
+describe('the bearerCache option', () => {
+  it.each([['yes'], [{ maxEntries: 0 }], [{ maxEntries: 1.5 }], [{ size: 10 }], [null]])('bearerCache %j is refused at start-up, naming the option', async (value) => {
+    await expect(createTestApp({ bearerCache: value as never })).rejects.toThrow(/bearerCache/);
+  });
+});
+
+describe('requireBearer without a revocation feed', () => {
+  it('a store without store.revocations is looked up on every request', async () => {
+    const inner = createMemoryStore();
+    cleanups.push(() => inner.close?.());
+    const count = counted(inner, null);
+    expect(count.store.revocations).toBeUndefined();
+    const h = { ...(await createTestApp({}, count.store)), ...count };
+    const token = await clientCredentialsToken(h.app, h.credentialsClient);
+    const before = h.lookups();
+    for (let i = 0; i < 3; i += 1) expect((await me(h.app, token)).status).toBe(200);
+    expect(h.lookups()).toBe(before + 3);
+  });
+
+  it('a feed that cannot vouch (mark() is null: its connection is down) means a lookup on every request', async () => {
+    const inner = createMemoryStore();
+    cleanups.push(() => inner.close?.());
+    const count = counted(inner, { mark: () => null });
+    const h = { ...(await createTestApp({}, count.store)), ...count };
+    const token = await clientCredentialsToken(h.app, h.credentialsClient);
+    const before = h.lookups();
+    for (let i = 0; i < 3; i += 1) expect((await me(h.app, token)).status).toBe(200);
+    expect(h.lookups()).toBe(before + 3);
+    await inner.tokens.revokeAccessToken(hashSecret(token));
+    await expectRefused(h, token);
+  });
+
+  it('combineStores takes the feed from the tokens store, so it tells of the revocations that matter', () => {
+    const tokens = createMemoryStore();
+    const clients = createMemoryStore();
+    const combined = combineStores({ clients, codes: clients, tokens });
+    expect(combined.revocations).toBe(tokens.revocations);
+    const noFeed = counted(tokens, null).store;
+    expect(combineStores({ clients, codes: clients, tokens: noFeed }).revocations).toBeUndefined();
+  });
+});
