@@ -56,6 +56,23 @@ const SCENARIOS = [
     },
     ratioTo: 'open', target: 0.93, optional: true,
   },
+  // The reference servers (bench/anchors.js), same request shape; issue 10 quoted them at 0.49, 0.35 and 0.27.
+  {
+    id: 'token-oauth2-server', label: '@node-oauth/oauth2-server 5 token endpoint, client_credentials, in-memory model', server: ['--app', 'oauth2-server'],
+    request: async (s) => ({ path: '/oauth2/token', ...tokenRequest(s.clientId, s.clientSecret) }), ratioTo: 'baseline',
+  },
+  {
+    id: 'token-oidc-provider', label: 'oidc-provider 9 in Express, client_credentials, opaque token, in-memory adapter', server: ['--app', 'oidc-provider'],
+    request: async (s) => ({ path: '/oauth2/token', ...tokenRequest(s.clientId, s.clientSecret) }), ratioTo: 'baseline',
+  },
+  {
+    id: 'token-oidc-provider-jwt', label: 'oidc-provider 9 in Express, client_credentials, JWT access token (resource indicator)', server: ['--app', 'oidc-provider', '--token-format', 'jwt'],
+    request: async (s) => ({ path: '/oauth2/token', ...tokenRequest(s.clientId, s.clientSecret) }), ratioTo: 'baseline',
+  },
+  {
+    id: 'example-envelopes', label: 'example app: GET /api/v1/envelopes, opaque token, SQLite', server: ['--app', 'example'],
+    request: async (s) => ({ path: '/api/v1/envelopes', headers: { authorization: `Bearer ${await fetchAccessToken(s)}` } }), ratioTo: 'baseline', target: 0.80,
+  },
 ];
 
 const only = cli.only ? new Set(cli.only.split(',')) : null;
@@ -127,7 +144,7 @@ console.log(`\n${markdownTable(
 for (const [id, reason] of skipped) console.log(`\n${id} not measured: ${reason}`);
 console.log(`\nload average after the run: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 console.log('ratio (req/s): median over rounds of scenario req/s ÷ reference req/s of the same round; ratio (CPU/req): reference CPU/req ÷ scenario CPU/req.');
-console.log('\nReference figures from DESIGN §3a, not measured here: @node-oauth/oauth2-server token endpoint 0.49, oidc-provider in Express 0.35.');
+console.log('\nFigures issue 10 quoted for the references (measured above as token-oauth2-server, token-oidc-provider[-jwt]): @node-oauth/oauth2-server 0.49, oidc-provider in Express 0.35 (0.27 with JWT access tokens).');
 
 // Store round trips per request, from a separate untimed server whose store counts its calls.
 const counted = [
@@ -149,7 +166,7 @@ for (const [id, serverArgs, makeRequest] of counted) {
 }
 
 if (cli.profile) {
-  const profiled = ['token-sqlite', 'guarded', ...(results.get('guarded-jwt')?.length ? ['guarded-jwt'] : [])];
+  const profiled = ['token-sqlite', 'guarded', ...(results.get('guarded-jwt')?.length ? ['guarded-jwt'] : []), ...(results.get('example-envelopes')?.length ? ['example-envelopes'] : [])];
   for (const id of profiled) {
     const scenario = SCENARIOS.find((s) => s.id === id);
     const dir = mkdtempSync(join(tmpdir(), `oauth-bench-prof-${id}-`));

@@ -11,6 +11,10 @@ import express from 'express';
 //   the package mounted the way example-app mounts it: GET /api/open and GET /api/guarded (requireBearer) with
 //   the same handler, then oauth.router (POST /oauth2/token …). --count wraps the store to count its calls and
 //   adds GET /__bench/store-calls; it is never used for a timed run.
+// --app oauth2-server             @node-oauth/oauth2-server's token endpoint at POST /oauth2/token (bench/anchors.js)
+// --app oidc-provider [--token-format opaque|jwt]   oidc-provider mounted in Express, token at POST /oauth2/token
+// --app example                   the example app (example-app/dist/app.js createApp) on a temp SQLite store, with
+//   a client_credentials integration allowed envelopes:read; GET /api/v1/envelopes needs its token
 const { values: args } = parseArgs({
   options: {
     app: { type: 'string' },
@@ -99,6 +103,31 @@ async function buildOAuthApp(port) {
   return { clientId: client.clientId, clientSecret };
 }
 
+// The example app as server.ts builds it (SQLite store from a URL, demo user), served through this file's server
+// so that the runner can ask its CPU time; the app's own `listen` and banner are all that is left out.
+async function buildExampleApp(port) {
+  const { createStoreFromUrl, registerClient } = await import('express-oauth-router');
+  const { createApp } = await import('../example-app/dist/app.js');
+  const { createDemoUserAuth } = await import('../example-app/dist/users.js');
+  const dir = mkdtempSync(join(tmpdir(), 'oauth-bench-example-'));
+  const store = await createStoreFromUrl(`sqlite:${join(dir, 'oauth.sqlite')}`);
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  cleanups.push(() => store.close?.());
+  const { app: example } = createApp({
+    store,
+    userAuth: await createDemoUserAuth({ username: 'demo', password: 'bench-demo-password' }),
+    authUrl: `http://127.0.0.1:${port}`,
+    sessionSecret: 'bench-session-secret-not-used-by-these-routes',
+  });
+  const { client, clientSecret } = await registerClient(store, {
+    name: 'bench', flow: 'client_credentials', allowedScopes: ['envelopes:read'],
+  });
+  // The example app answers every request itself, not mounted under this file's app (a sub-app costs a layer).
+  server.removeAllListeners('request');
+  server.on('request', example);
+  return { clientId: client.clientId, clientSecret };
+}
+
 try {
   await new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -108,6 +137,9 @@ try {
   let extra = {};
   if (args.app === 'baseline') app.get('/baseline', ok);
   else if (args.app === 'oauth') extra = await buildOAuthApp(port);
+  else if (args.app === 'oauth2-server') extra = await (await import('./anchors.js')).mountOAuth2Server(app);
+  else if (args.app === 'oidc-provider') extra = await (await import('./anchors.js')).mountOidcProvider(app, `http://127.0.0.1:${port}`, args['token-format']);
+  else if (args.app === 'example') extra = await buildExampleApp(port);
   else throw new Error(`unknown --app ${args.app}`);
   process.stdout.write(`${JSON.stringify({ ready: true, port, pid: process.pid, ...extra })}\n`);
 } catch (error) {

@@ -1,8 +1,8 @@
 // The signature API of the example app: envelopes and "who am I", all behind requireBearer.
 import { randomUUID } from 'node:crypto';
 import express, { type ErrorRequestHandler, type Request, type Router } from 'express';
-import helmet from 'helmet';
 import type { BearerAuth, OAuthRouter, Store } from 'express-oauth-router';
+import { apiSecurityHeaders } from './api-headers.js';
 
 /** An envelope as the API returns it (snake_case on the wire). */
 export interface Envelope {
@@ -45,12 +45,8 @@ function badRequest(description: string): { error: string; error_description: st
 export function createEnvelopesRouter(options: EnvelopesRouterOptions): Router {
   const envelopes = new Map<string, Envelope[]>();
   const router = express.Router();
-  router.use(helmet());
-  router.use((_req, res, next) => {
-    // Answers depend on the token: no shared cache may keep them.
-    res.set('Cache-Control', 'no-store');
-    next();
-  });
+  // Not helmet(): its page-oriented defaults cost more than the bearer check on every API call (api-headers.ts).
+  router.use(apiSecurityHeaders());
   // Each route names the scope it needs (403 insufficient_scope otherwise); the token is checked before
   // any body is parsed. A token of an integration registered without scopes (SPEC's) is all-access and passes.
   const canRead = options.oauth.requireBearer({ scope: 'envelopes:read' });

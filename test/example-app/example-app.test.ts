@@ -85,9 +85,10 @@ describe('example app in-process', () => {
     expect(created.body.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(Date.parse(created.body.created_at)).not.toBeNaN();
     expect(created.headers['location']).toBe(`/api/v1/envelopes/${created.body.id}`);
-    // helmet guards the API.
+    // The API's security headers (api-headers.ts): never cached, sniffed, run as a page or framed.
     expect(created.headers['x-content-type-options']).toBe('nosniff');
     expect(created.headers['cache-control']).toBe('no-store');
+    expect(created.headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'");
 
     const list = await request(app).get('/api/v1/envelopes').set('Authorization', `Bearer ${token}`);
     expect(list.body).toEqual({ envelopes: [created.body] });
