@@ -59,7 +59,8 @@ export async function requestToken(
 /**
  * Runs `loops` request loops spread over `bases`; once `startAfterTokens` tokens were issued, runs `action`
  * while they go on; after it ends, each loop sends `roundsAfter` more requests and stops. Resolves when every
- * request has been answered, with every answer labelled by the phase it was sent in.
+ * request has been answered, each labelled by the phase it was sent in, except that one sent before the action
+ * but answered after it started counts as 'during' (its tokens may be saved after the revocation).
  */
 export async function burstAround<T>(options: BurstOptions<T>): Promise<{ answers: TokenAnswer[]; result: T }> {
   const authorization = basicAuth(options.clientId, options.clientSecret);
@@ -77,7 +78,8 @@ export async function burstAround<T>(options: BurstOptions<T>): Promise<{ answer
       const sentIn = phase;
       if (sentIn === 'after') sentAfter++;
       const answer = await requestToken(base, authorization, options.headers);
-      answers.push({ phase: sentIn, base, ...answer });
+      // A request still in flight when the action started may meet the revocation: it belongs to 'during'.
+      answers.push({ phase: sentIn === 'before' && phase !== 'before' ? 'during' : sentIn, base, ...answer });
       if (answer.status === 200 && ++issued >= options.startAfterTokens) enoughIssued();
     }
   }));
