@@ -6,9 +6,9 @@ import Database from 'better-sqlite3';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REDIRECT_URI, USER, basic, createTestApp, type TestApp } from '../helpers/app.js';
-import { obtainCode } from '../helpers/browser-flow.js';
 import { runCli } from '../helpers/run-cli.js';
 import { clientCredentialsToken, revoke } from '../helpers/token-requests.js';
+import { codeGrant, expectRefused, me } from '../helpers/bearer-cache.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { createSqliteStore } from '../../src/stores/sqlite/index.js';
 import { combineStores } from '../../src/stores/combine-stores.js';
@@ -66,9 +66,6 @@ async function host(engine: 'memory' | 'sqlite', options: Partial<OAuthRouterOpt
   return { ...app, ...count, file };
 }
 
-function me(app: TestApp['app'], token: string): request.Test {
-  return request(app).get('/api/v1/me').set('Authorization', `Bearer ${token}`);
-}
 
 /** Uses the token twice and proves the second use came from the cache, not the store. */
 async function useUntilCached(h: TestApp & Counted, token: string): Promise<void> {
@@ -76,23 +73,6 @@ async function useUntilCached(h: TestApp & Counted, token: string): Promise<void
   const before = h.lookups();
   expect((await me(h.app, token)).status).toBe(200);
   expect(h.lookups(), 'the second use is served from the cache').toBe(before);
-}
-
-/** The next request with the token is refused as RFC 6750 §3.1 says. */
-async function expectRefused(h: TestApp, token: string): Promise<void> {
-  const res = await me(h.app, token);
-  expect(res.status).toBe(401);
-  expect(res.body.error).toBe('invalid_token');
-  expect(res.headers['www-authenticate']).toMatch(/error="invalid_token"/);
-}
-
-/** An access token of the authorization_code flow, with the code that obtained it. */
-async function codeGrant(h: TestApp): Promise<{ code: string; accessToken: string }> {
-  const code = await obtainCode(h.app, h.codeClient);
-  const res = await request(h.app).post('/oauth2/token').set('Authorization', basic(h.codeClient)).type('form')
-    .send({ grant_type: 'authorization_code', redirect_uri: REDIRECT_URI, code });
-  expect(res.status).toBe(200);
-  return { code, accessToken: res.body.access_token as string };
 }
 
 describe.each(['memory', 'sqlite'] as const)('requireBearer cache on the %s store (RFC 6750 §3.1, RFC 7009 §2.1)', (engine) => {

@@ -68,3 +68,26 @@ export async function createPostgresPool(config: PostgresPoolConfig): Promise<Po
   const pg = await importDriver<{ default: { Pool: new (config: PostgresPoolConfig) => PostgresPoolConnection } }>(PG);
   return new pg.default.Pool(config);
 }
+
+/** A dedicated connection (pg `Client`) for LISTEN: never taken from the pool, so it never starves it. */
+export interface PostgresListenerClient {
+  connect(): Promise<void>;
+  query(config: PostgresQueryConfig | string): Promise<PostgresQueryResult>;
+  end(): Promise<void>;
+  on(event: 'notification', listener: (message: { channel: string; payload?: string }) => void): unknown;
+  on(event: 'error' | 'end', listener: (err?: Error) => void): unknown;
+}
+
+/** What makes a listener connection: a pg `Client` class and the settings to give it. */
+type ListenerClientClass = new (config: object) => PostgresListenerClient;
+
+/**
+ * Makes a `pg.Client` with the settings of `pool`: a pool the store made, or a host's pg `Pool` (its
+ * `options`, and its `Client` class, e.g. pg-native's), so the listener reaches the same database the same way.
+ * @see DESIGN §2 (the PostgreSQL store).
+ */
+export async function createPostgresListenerClient(pool: PostgresPool, applicationName: string): Promise<PostgresListenerClient> {
+  const own = (pool as { Client?: ListenerClientClass }).Client;
+  const Client = own ?? (await importDriver<{ default: { Client: ListenerClientClass } }>(PG)).default.Client;
+  return new Client({ ...pool.options, keepAlive: true, application_name: applicationName });
+}

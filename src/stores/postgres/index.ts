@@ -1,6 +1,6 @@
 // PostgreSQL Store: shared state for many API instances, schema migrated by the store on start.
 import { createPostgresPool, type PostgresPool, type PostgresPoolConnection } from './driver.js';
-import type { CompleteStore } from '../contract.js';
+import type { CompleteStore, RevocationFeed } from '../contract.js';
 import { createPostgresCodeStore, createPostgresClientStore, createPostgresConsentStore } from './records.js';
 import { rethrowPostgresError } from './errors.js';
 import { createPostgresRunner } from './query.js';
@@ -9,13 +9,17 @@ import { startPostgresSweeper, type StoreLogger } from './sweeper.js';
 import { createPostgresTokenStore, createRevocationLockKeys } from './tokens.js';
 import { createPostgresKeyStore } from './keys.js';
 import { createPostgresRateLimits } from './rate-limits.js';
+import { postgresRevocationChannel, startPostgresRevocationFeed } from './revocation-feed.js';
 
 export { StoreUnavailableError } from '../store-unavailable-error.js';
 export type { StoreLogger } from './sweeper.js';
 export type { PostgresPool } from './driver.js';
 
-/** What createPostgresStore returns: a Store with every tier (administration, consents, signing keys, rate limits). */
-export type PostgresStore = CompleteStore & { close(): Promise<void> };
+/**
+ * What createPostgresStore returns: a Store with every tier (administration, consents, signing keys, rate
+ * limits, revocation feed).
+ */
+export type PostgresStore = CompleteStore & { readonly revocations: RevocationFeed; close(): Promise<void> };
 
 /** Options of createPostgresStore. Give `pool` or `connectionString`, not both. */
 export interface PostgresStoreOptions {
@@ -58,6 +62,9 @@ function checkNonNegative(name: string, value: number | undefined, fallback: num
  * issuance cannot outrun a revocation of its grant, integration or user, across any number of instances
  * (see createPostgresTokenStore); ids are compared byte by byte; expired rows and tombstones are swept in
  * the background. Needs READ COMMITTED (each of its transactions asks for it, whatever the default).
+ * `revocations.mark()` (the `revocationFeed` tier) counts the NOTIFY every revocation sends at its commit,
+ * received on one dedicated LISTEN connection outside the pool (see startPostgresRevocationFeed), and this
+ * store's own revocations; it is `null` while that connection is down, so `requireBearer` looks tokens up.
  *
  * @example
  * const store = await createPostgresStore({ connectionString: process.env.DATABASE_URL });
@@ -95,6 +102,9 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   }
 
   const db = createPostgresRunner(pool, queryTimeoutMs);
+  const channel = postgresRevocationChannel(schema, tablePrefix);
+  // The listener needs no table: it connects while the schema migrates.
+  const starting = startPostgresRevocationFeed({ pool, channel, timeoutMs: queryTimeoutMs, logger });
   let readCommitted = true;
   try {
     const client = await db.connect();
@@ -111,9 +121,11 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       client.release(failure);
     }
   } catch (err) {
+    await (await starting).close();
     if (ownsPool) await pool.end().catch(() => undefined);
     return rethrowPostgresError(err);
   }
+  const feed = await starting;
 
   const sweeper = sweepIntervalSeconds > 0 ? startPostgresSweeper(db, tables, sweepIntervalSeconds, logger) : null;
   let closed = false;
@@ -121,13 +133,18 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     clients: createPostgresClientStore(db, tables),
     codes: createPostgresCodeStore(db, tables),
     // Lock keys are scoped to the tables, so instances of one store share them and other stores do not.
-    tokens: createPostgresTokenStore(db, tables, createRevocationLockKeys(tables.tokens), readCommitted),
+    tokens: createPostgresTokenStore(db, tables, createRevocationLockKeys(tables.tokens), readCommitted, {
+      channel,
+      bump: feed.bump,
+    }),
     consents: createPostgresConsentStore(db, tables),
     keys: createPostgresKeyStore(db, tables),
     rateLimits: createPostgresRateLimits(db, tables),
+    revocations: feed.feed,
     async close() {
       if (closed) return;
       closed = true;
+      await feed.close();
       await sweeper?.stop();
       if (ownsPool) await pool.end();
     },

@@ -48,7 +48,7 @@ export function createRevocationLockKeys(namespace: string): RevocationLockKeys 
  * grant order (so two revocations lock shared grant rows in one order); `delete*` remove the tokens.
  * Parameters: $1 the integration or grant, $2 the moment, $3 the tombstone's expiry, $4 the user.
  */
-function revocationStatements(t: PostgresTables) {
+function revocationStatements(t: PostgresTables, notify: string) {
   const markGrants = (where: string): string =>
     `INSERT INTO ${t.grants} AS g (grant_id, revoked_at, expires_at)
      SELECT DISTINCT grant_id, $2::timestamptz, $3::timestamptz FROM ${t.tokens}
@@ -61,17 +61,19 @@ function revocationStatements(t: PostgresTables) {
     markGrant: prepareSql(`INSERT INTO ${t.grants} AS g (grant_id, revoked_at, expires_at) VALUES ($1, $2, $3)
       ON CONFLICT (grant_id) DO UPDATE SET revoked_at = COALESCE(g.revoked_at, EXCLUDED.revoked_at),
         expires_at = GREATEST(g.expires_at, EXCLUDED.expires_at)`),
-    deleteGrant: prepareSql(`DELETE FROM ${t.tokens} WHERE grant_id = $1`),
+    // Each delete also NOTIFYs the revocation feed's channel, delivered to listeners at COMMIT, in the same
+    // round trip (a data-modifying CTE runs whether or not the SELECT reads it).
+    deleteGrant: prepareSql(`WITH gone AS (DELETE FROM ${t.tokens} WHERE grant_id = $1) SELECT ${notify}`),
     markClient: prepareSql(`WITH client AS (
         INSERT INTO ${t.clientRevocations} AS r (client_id, revoked_at, expires_at) VALUES ($1, $2, $3)
         ON CONFLICT (client_id) DO UPDATE SET ${latest})
       ${markGrants('client_id = $1')}`),
-    deleteClient: prepareSql(`DELETE FROM ${t.tokens} WHERE client_id = $1`),
+    deleteClient: prepareSql(`WITH gone AS (DELETE FROM ${t.tokens} WHERE client_id = $1) SELECT ${notify}`),
     markUser: prepareSql(`WITH client_user AS (
         INSERT INTO ${t.userRevocations} AS r (client_id, user_id, revoked_at, expires_at) VALUES ($1, $4, $2, $3)
         ON CONFLICT (client_id, user_id) DO UPDATE SET ${latest})
       ${markGrants('client_id = $1 AND user_id = $4')}`),
-    deleteUser: prepareSql(`DELETE FROM ${t.tokens} WHERE client_id = $1 AND user_id = $2`),
+    deleteUser: prepareSql(`WITH gone AS (DELETE FROM ${t.tokens} WHERE client_id = $1 AND user_id = $2) SELECT ${notify}`),
   };
 }
 
@@ -108,6 +110,9 @@ function tokenValues(r: TokenRecord | null): unknown[] {
  * Each step is one round trip but the revocations (four, as BEGIN carries the lock). On a pool whose
  * default isolation is not READ COMMITTED (`readCommitted` false), each save is wrapped in a READ
  * COMMITTED transaction (three round trips instead of one); the function refuses to run under another level.
+ * Every statement that deletes tokens also calls `pg_notify` on `feed.channel` in the same transaction (sent
+ * at COMMIT: the revocation feed of every instance), and each revocation calls `feed.bump()` before it
+ * resolves, so this instance's own mark has moved by the time its caller goes on.
  * @see RFC 6749 §4.1.2 (a replayed code SHOULD revoke the tokens issued from it), RFC 7009 §2.1.
  */
 export function createPostgresTokenStore(
@@ -115,6 +120,7 @@ export function createPostgresTokenStore(
   t: PostgresTables,
   keys: RevocationLockKeys,
   readCommitted: boolean,
+  feed: { readonly channel: string; bump(): void },
 ): Required<TokenStore> {
   const save = prepareSql(
     `SELECT ${t.saveTokens}(${Array.from({ length: 16 }, (_, i) => `$${i + 1}`).join(', ')}) AS saved`,
@@ -123,8 +129,24 @@ export function createPostgresTokenStore(
     prepareSql(`SELECT ${COLUMNS} FROM ${t.tokens} WHERE token_hash = $1 AND kind = '${kind}' AND expires_at > $2`);
   const findAccess = findKind('access');
   const findRefresh = findKind('refresh');
-  const revokeAccess = prepareSql(`DELETE FROM ${t.tokens} WHERE token_hash = $1 AND kind = 'access'`);
-  const revocations = revocationStatements(t);
+  // The channel is a checked hex name (revocation-feed.ts), so it can be spliced in as a literal.
+  const notify = `pg_notify('${feed.channel}', '')`;
+  // Notifies only when a token went: a revocation of an unknown token must not flush every instance's cache.
+  const revokeAccess = prepareSql(
+    `WITH gone AS (DELETE FROM ${t.tokens} WHERE token_hash = $1 AND kind = 'access' RETURNING 1)
+     SELECT ${notify} FROM gone`,
+  );
+  const revocations = revocationStatements(t, notify);
+
+  /** Runs a revocation, then moves the feed's mark before the caller hears of it (committed or not: a failed
+   * COMMIT may still have committed, and a spurious move only costs a cache miss). */
+  async function revoking(run: () => Promise<unknown>): Promise<void> {
+    try {
+      await run();
+    } finally {
+      feed.bump();
+    }
+  }
 
   async function find(sql: ReturnType<typeof prepareSql>, tokenHash: string): Promise<TokenRecord | null> {
     const { rows } = await db.query<TokenRow>(sql, [tokenHash, new Date()]);
@@ -150,22 +172,22 @@ export function createPostgresTokenStore(
     findAccessToken: (tokenHash) => find(findAccess, tokenHash),
     findRefreshToken: (tokenHash) => find(findRefresh, tokenHash),
     async revokeAccessToken(tokenHash) {
-      await db.query(revokeAccess, [tokenHash]);
+      await revoking(() => db.query(revokeAccess, [tokenHash]));
     },
     async revokeGrant(grantId) {
       const now = Date.now();
       const until = new Date(now + STORE_POLICY.revocationRetentionMs);
-      await db.transaction(async (tx) => {
+      await revoking(() => db.transaction(async (tx) => {
         await tx.query(revocations.markGrant, [grantId, new Date(now), until]);
         // Codes stay: a used one must keep reporting `replayed` until it expires (contract, CodeStore).
         await tx.query(revocations.deleteGrant, [grantId]);
-      });
+      }));
     },
     async revokeClientTokens(clientId, userId) {
       // The app's clock, not the database's: authorizedAt, which this moment is compared with, is the app's.
       const now = Date.now();
       const moment = [new Date(now), new Date(now + STORE_POLICY.revocationRetentionMs)];
-      await db.transaction(
+      await revoking(() => db.transaction(
         async (tx) => {
           if (userId === undefined) {
             await tx.query(revocations.markClient, [clientId, ...moment]);
@@ -176,7 +198,7 @@ export function createPostgresTokenStore(
           }
         },
         { exclusive: [userId === undefined ? keys.client(clientId) : keys.user(clientId, userId)] },
-      );
+      ));
     },
   };
 }

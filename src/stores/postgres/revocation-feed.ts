@@ -1,0 +1,205 @@
+// The PostgreSQL store's revocation feed: a dedicated LISTEN connection counting what revocations NOTIFY.
+import { createHash, randomBytes } from 'node:crypto';
+import type { RevocationFeed } from '../contract.js';
+import { createPostgresListenerClient, type PostgresListenerClient, type PostgresPool } from './driver.js';
+import type { StoreLogger } from './sweeper.js';
+
+/** How often the listener proves it still hears its channel (a ping through it). */
+const HEARTBEAT_MS = 2000;
+/** Reconnection backoff: first retry, and the most it grows to. */
+const RETRY_FIRST_MS = 100;
+const RETRY_MAX_MS = 5000;
+
+/**
+ * The channel a store's revocations NOTIFY, from its schema and table prefix: two stores on one database
+ * (other schemas or prefixes) never disturb each other's caches. Hashed, since a channel name is an identifier
+ * of at most 63 bytes; lower-case hex, so `LISTEN "…"` and `pg_notify('…')` name the same channel.
+ */
+export function postgresRevocationChannel(schema: string, tablePrefix: string): string {
+  return `eor_revoked_${createHash('sha256').update(JSON.stringify([schema, tablePrefix])).digest('hex').slice(0, 32)}`;
+}
+
+/** The feed, the bump the store's own revocations call, and the listener's shutdown. */
+export interface PostgresRevocationFeed {
+  readonly feed: RevocationFeed;
+  /** Called once each revocation by this store has committed (or failed), before it resolves to its caller. */
+  bump(): void;
+  /** Stops the listener and its timers. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * LISTENs on the store's channel over one dedicated connection (a pg `Client` with the pool's settings,
+ * not a pooled one, so it never takes a connection from requests). `mark()` is `${epoch}:${count}`:
+ * `count` moves with every notification (a revocation by any instance or the CLI, delivered at its commit)
+ * and with every revocation this store made itself, counted before it resolves, so this instance never waits
+ * for its own notification.
+ *
+ * The listener proves every 2 s that it hears its channel: it NOTIFYs a ping of its own through it. PostgreSQL
+ * delivers a channel's notifications in commit order, so the ping's arrival proves that every revocation
+ * committed before it was sent has been counted. `mark()` is `null` until the first ping arrives, while the
+ * listener has failed or is reconnecting (with backoff, 100 ms doubling to 5 s), and once the last ping that
+ * arrived was sent more than 2 s plus the ping's timeout ago: a connection that died silently, or a pooler that
+ * does not pass notifications on, can never vouch. A ping overdue that long also drops the connection and
+ * reconnects. Each (re)connection, and each lapse, starts a new epoch, so a cache built before a gap is never
+ * trusted again. Waits for the first ping up to `timeoutMs`; past that it goes on trying in the background.
+ * @see RFC 7009 §2.1, https://www.postgresql.org/docs/current/sql-notify.html
+ */
+export async function startPostgresRevocationFeed(options: {
+  readonly pool: PostgresPool;
+  readonly channel: string;
+  readonly timeoutMs: number;
+  readonly logger: StoreLogger;
+}): Promise<PostgresRevocationFeed> {
+  const { pool, channel, logger, timeoutMs } = options;
+  const pingTimeoutMs = Math.min(timeoutMs, HEARTBEAT_MS);
+  const staleMs = HEARTBEAT_MS + pingTimeoutMs;
+  // Other instances' pings cross this channel too: each listener trusts only its own.
+  const pingPrefix = `ping:${randomBytes(8).toString('hex')}:`;
+  let epoch = 0;
+  let count = 0;
+  let client: PostgresListenerClient | null = null;
+  let listening = false;
+  let lastAlive = 0;
+  let lapsed = false;
+  let closed = false;
+  let reported = false;
+  let retryMs = RETRY_FIRST_MS;
+  let retryTimer: NodeJS.Timeout | null = null;
+  let heartbeatTimer: NodeJS.Timeout | null = null;
+  let firstLive: () => void = () => undefined;
+  const becameLive = new Promise<void>((resolve) => {
+    firstLive = resolve;
+  });
+
+  function report(message: string, err?: unknown): void {
+    if (reported || closed) return;
+    reported = true;
+    logger.warn(`express-oauth-router: PostgreSQL revocation feed ${message}`, err);
+  }
+
+  function down(lost: PostgresListenerClient, err?: unknown): void {
+    if (client !== lost) return;
+    report(listening ? 'lost; bearer tokens are looked up until it is back' : 'cannot listen; bearer tokens are looked up meanwhile', err);
+    listening = false;
+    client = null;
+    if (heartbeatTimer) clearInterval(heartbeatTimer);
+    heartbeatTimer = null;
+    void lost.end().catch(() => undefined);
+    if (!closed && !retryTimer) {
+      retryTimer = setTimeout(() => {
+        retryTimer = null;
+        void connect();
+      }, retryMs);
+      retryTimer.unref();
+      retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
+    }
+  }
+
+  function ping(c: PostgresListenerClient, connectedAt: number): void {
+    const now = Date.now();
+    if (now - Math.max(lastAlive, connectedAt) > staleMs) {
+      down(c, new Error(`no ping heard back within ${staleMs} ms`));
+      return;
+    }
+    c.query({ text: 'SELECT pg_notify($1, $2)', values: [channel, `${pingPrefix}${now}`], query_timeout: pingTimeoutMs })
+      .catch((err: unknown) => down(c, err));
+  }
+
+  function heard(c: PostgresListenerClient, payload: string | undefined): void {
+    if (!payload) {
+      count += 1;
+      return;
+    }
+    if (!payload.startsWith(pingPrefix) || client !== c) return;
+    lastAlive = Math.max(lastAlive, Number(payload.slice(pingPrefix.length)));
+    if (listening) return;
+    // Listening from here on: every revocation committed since LISTEN is notified, and earlier ones are in the
+    // snapshot of any lookup that starts now.
+    epoch += 1;
+    lapsed = false;
+    listening = true;
+    reported = false;
+    retryMs = RETRY_FIRST_MS;
+    firstLive();
+  }
+
+  async function connect(): Promise<void> {
+    if (closed) return;
+    let c: PostgresListenerClient;
+    try {
+      // Named after the channel, so an operator can tell it in pg_stat_activity.
+      c = await createPostgresListenerClient(pool, channel);
+    } catch (err) {
+      report('cannot start; bearer tokens are looked up every time', err);
+      return;
+    }
+    client = c;
+    // Without an 'error' listener a lost connection would crash the host.
+    c.on('error', (err) => down(c, err));
+    c.on('end', () => down(c));
+    c.on('notification', (message) => heard(c, message.payload));
+    try {
+      await c.connect();
+      await c.query(`LISTEN "${channel}"`);
+      if (client !== c || closed) return;
+      const connectedAt = Date.now();
+      heartbeatTimer = setInterval(() => ping(c, connectedAt), HEARTBEAT_MS);
+      heartbeatTimer.unref();
+      ping(c, connectedAt);
+    } catch (err) {
+      down(c, err);
+    }
+  }
+
+  void connect();
+  let deadline: NodeJS.Timeout | undefined;
+  await Promise.race([
+    becameLive,
+    new Promise<void>((resolve) => {
+      deadline = setTimeout(resolve, timeoutMs);
+      deadline.unref();
+    }),
+  ]);
+  clearTimeout(deadline);
+
+  return {
+    feed: {
+      mark() {
+        if (!listening) return null;
+        if (Date.now() - lastAlive > staleMs) {
+          lapsed = true;
+          return null;
+        }
+        if (lapsed) {
+          // Heard again without a reconnection: still, nothing cached across the lapse is trusted.
+          lapsed = false;
+          epoch += 1;
+        }
+        return `${epoch}:${count}`;
+      },
+    },
+    bump() {
+      count += 1;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      listening = false;
+      firstLive();
+      if (retryTimer) clearTimeout(retryTimer);
+      if (heartbeatTimer) clearInterval(heartbeatTimer);
+      const c = client;
+      client = null;
+      if (!c) return;
+      // Bounded: a server that stopped answering must not hold up the host's shutdown.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, timeoutMs);
+        timer.unref();
+      });
+      await Promise.race([c.end().catch(() => undefined), late]);
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,138 @@
+// requireBearer's token cache on PostgreSQL: a revocation by another instance stops a cached token once its NOTIFY arrives.
+import pg from 'pg';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { clientCredentialsToken } from '../helpers/token-requests.js';
+import { untilServing } from '../helpers/store-races.js';
+import { countingHost, type CountingHost, crossInstanceRevocationCases, expectRefused, me, NOTIFIED, untilNotified, useUntilCached } from '../helpers/bearer-cache.js';
+import { startFaultProxy } from '../stores/fault-proxy.js';
+import { createPostgresStore, type PostgresStore } from '../../src/stores/postgres/index.js';
+import { postgresRevocationChannel } from '../../src/stores/postgres/revocation-feed.js';
+import { hashSecret } from '../../src/crypto/hash-secret.js';
+import type { RevocationMark, Store } from '../../src/stores/contract.js';
+
+const url = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
+if (!url) console.info('PostgreSQL bearer-cache tests skipped: set OAUTH_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test to run them');
+
+/** Reconnection backs off up to 5 s between attempts. */
+const RECONNECTED = { timeout: 20_000, interval: 20 };
+
+const admin = url ? new pg.Pool({ connectionString: url, max: 2 }) : null;
+const cleanups: (() => Promise<unknown> | unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+let counter = 0;
+/** A schema (and so a notification channel) no other test or test file uses. */
+function freshSchema(): string {
+  counter += 1;
+  return `oauth_cache_${process.pid}_${counter}_${Math.random().toString(36).slice(2, 8)}`;
+}
+
+async function openStore(schema: string, connectionString = url): Promise<PostgresStore> {
+  const store = await createPostgresStore({
+    connectionString,
+    schema,
+    sweepIntervalSeconds: 0,
+    queryTimeoutMs: 2000,
+    logger: { warn: () => undefined },
+  });
+  cleanups.push(() => store.close());
+  return store;
+}
+
+/** Instance A (serving, caching) and instance B (revoking): two stores, pools and routers on one schema. */
+async function twoInstances(urlOfA = url): Promise<{ a: CountingHost; b: TestApp; storeA: Store; storeB: PostgresStore; schema: string }> {
+  const schema = freshSchema();
+  cleanups.push(() => admin?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
+  const storeA = await openStore(schema, urlOfA);
+  const a = await countingHost(storeA);
+  const storeB = await openStore(schema);
+  return { a, b: await createTestApp({}, storeB), storeA, storeB, schema };
+}
+
+/** The `${epoch}:${count}` parts of a mark. */
+function partsOf(mark: RevocationMark): { epoch: string; count: number } {
+  const [epoch = '', count = 'NaN'] = String(mark).split(':');
+  return { epoch, count: Number(count) };
+}
+
+/** The server process id of the feed's listener of the stores on `schema` (it names itself after its channel). */
+async function listenerPids(schema: string): Promise<number[]> {
+  const { rows } = await admin!.query<{ pid: number }>(
+    'SELECT pid FROM pg_stat_activity WHERE application_name = $1',
+    [postgresRevocationChannel(schema, '')],
+  );
+  return rows.map((row) => row.pid);
+}
+
+describe.skipIf(!url)('requireBearer cache on PostgreSQL, revoked by another instance (RFC 6750 §3.1, RFC 7009 §2.1)', () => {
+  afterAll(async () => {
+    await admin?.end();
+  });
+
+  crossInstanceRevocationCases(twoInstances);
+
+  it('revocations in another schema on the same database do not move the mark (each store has its own channel)', async () => {
+    const { a, storeB } = await twoInstances();
+    const otherSchema = freshSchema();
+    cleanups.push(() => admin?.query(`DROP SCHEMA IF EXISTS "${otherSchema}" CASCADE`));
+    const elsewhere = await openStore(otherSchema);
+    const token = await clientCredentialsToken(a.app, a.credentialsClient);
+    const before = await useUntilCached(a, token);
+    // Committed first, so had it been on A's channel it would have arrived first.
+    await elsewhere.tokens.revokeGrant('some-grant-elsewhere');
+    await storeB.tokens.revokeAccessToken(hashSecret(token));
+    await untilNotified(a, before);
+    const after = partsOf(a.feed.mark());
+    expect(after.epoch).toBe(partsOf(before).epoch);
+    expect(after.count).toBe(partsOf(before).count + 1);
+  });
+
+  it('while the listener is cut off mark() is null and every request is looked up; after it reconnects, a new epoch', async () => {
+    const { a, storeB, schema } = await twoInstances();
+    const kept = await clientCredentialsToken(a.app, a.credentialsClient);
+    const revoked = await clientCredentialsToken(a.app, a.credentialsClient);
+    await useUntilCached(a, revoked);
+    const before = await useUntilCached(a, kept);
+    const pids = await listenerPids(schema);
+    expect(pids).toHaveLength(2);
+    // Both instances' listeners go (pg_terminate_backend, as a server restart or a failover would).
+    await admin!.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [pids]);
+    await expect.poll(() => a.feed.mark(), NOTIFIED).toBeNull();
+    const lookups = a.lookups();
+    expect((await me(a.app, kept)).status).toBe(200);
+    expect((await me(a.app, kept)).status).toBe(200);
+    // Checked after: still null then means it was null all along (rarely the listener is back already).
+    if (a.feed.mark() === null) expect(a.lookups(), 'nothing is served from the cache while the feed is down').toBe(lookups + 2);
+    // A revocation whose notification A may never receive: the gap's new epoch is what stops the token.
+    await storeB.tokens.revokeAccessToken(hashSecret(revoked));
+    await expect.poll(() => a.feed.mark(), RECONNECTED).not.toBeNull();
+    expect(partsOf(a.feed.mark()).epoch).not.toBe(partsOf(before).epoch);
+    await expectRefused(a, revoked);
+    await useUntilCached(a, kept);
+    expect(await listenerPids(schema)).toHaveLength(2);
+  });
+
+  it('a listener whose link goes silent (no reset) stops vouching within 2 s + the ping timeout, then recovers with a new epoch', async () => {
+    const target = new URL(url);
+    const proxy = await startFaultProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    cleanups.push(() => proxy.close());
+    const viaProxy = new URL(url);
+    viaProxy.host = `127.0.0.1:${proxy.port}`;
+    const { a, storeA, storeB } = await twoInstances(viaProxy.href);
+    const token = await clientCredentialsToken(a.app, a.credentialsClient);
+    const before = await useUntilCached(a, token);
+    // Black-holed both ways: no error, no reset; only the listener's own pings stop coming back.
+    proxy.setMode('hang');
+    await expect.poll(() => a.feed.mark(), NOTIFIED).toBeNull();
+    // Its notification can never reach A's silent link: the new epoch after recovery is what stops the token.
+    await storeB.tokens.revokeAccessToken(hashSecret(token));
+    proxy.setMode('up');
+    await expect.poll(() => a.feed.mark(), RECONNECTED).not.toBeNull();
+    expect(partsOf(a.feed.mark()).epoch).not.toBe(partsOf(before).epoch);
+    await untilServing(storeA);
+    await expectRefused(a, token);
+  });
+});
