@@ -310,9 +310,10 @@ export type RevocationMark = number | string | null;
  *
  * How each engine keeps it: the memory store bumps a counter in every revocation; SQLite pairs a counter
  * bumped by its own connection's revocations with `PRAGMA data_version`, which changes when any other
- * connection commits; a PostgreSQL feed would count `LISTEN` notifications sent by each revocation's
- * transaction (`null` while its listening connection is down); a Redis feed would count invalidation
- * messages of `CLIENT TRACKING` or a pub/sub channel (`null` while disconnected). The latter two stop a
+ * connection commits; the PostgreSQL store counts the `LISTEN` notifications each revocation's transaction
+ * sends, plus its own revocations (`null` while its listening connection is down or unheard); the Redis store
+ * counts the messages its revocation scripts PUBLISH, plus its own revocations (`null` while its subscriber
+ * is down or unheard). The latter two stop a
  * cached token within the notification latency; the first two within one request.
  * @see RFC 7009 §2.1 (a revoked token is refused from then on), RFC 6750 §3.1 (`invalid_token`).
  */

@@ -5,6 +5,7 @@ import { decodeCode, decodeLiveToken, encodeCode, encodeToken, grantIdOf, type R
 import {
   CONSUME_CODE,
   DRAIN_CHUNK,
+  REVOKE_ACCESS_TOKEN,
   REVOKE_GRANT,
   SAVE_CODE,
   SAVE_TOKENS,
@@ -20,6 +21,23 @@ const RETENTION_MS = String(STORE_POLICY.revocationRetentionMs);
 
 /** Raw command access: one Redis command per call. */
 export type RedisSend = (args: readonly string[]) => Promise<unknown>;
+
+/** Where the token store announces its revocations: the scripts' channel, and this instance's own count. */
+export interface RedisRevocationAnnouncer {
+  /** The pub/sub channel every deleting script publishes to (`revocationChannel(prefix)`). */
+  readonly channel: string;
+  /** Called once each revocation has run or failed (a timed-out script may still have run), before it resolves. */
+  revoked(): void;
+}
+
+/** Runs a revocation and counts it, whatever its outcome, before the caller hears of it. */
+async function counted(announcer: RedisRevocationAnnouncer, revoke: () => Promise<void>): Promise<void> {
+  try {
+    await revoke();
+  } finally {
+    announcer.revoked();
+  }
+}
 
 /**
  * CodeStore on Redis. A code is a hash that expires at its expiresAt (PEXPIREAT); a used code keeps its
@@ -50,7 +68,13 @@ export function createRedisCodeStore(keys: RedisKeys, run: RunScript): CodeStore
  * either refused by it or removed by it, with no timing involved.
  * @see RFC 6749 §4.1.2 (replay revokes the grant's tokens), RFC 7009 §2.1 (revocation).
  */
-export function createRedisTokenStore(keys: RedisKeys, run: RunScript, send: RedisSend): Required<TokenStore> {
+export function createRedisTokenStore(
+  keys: RedisKeys,
+  run: RunScript,
+  send: RedisSend,
+  announcer: RedisRevocationAnnouncer,
+): Required<TokenStore> {
+  const { channel } = announcer;
   function tokenArgs(kind: 'access' | 'refresh', r: TokenRecord): { keys: string[]; args: string[] } {
     const tokenKey = kind === 'access' ? keys.accessToken(r.tokenHash) : keys.refreshToken(r.tokenHash);
     const clientIndex = keys.clientIndex(r.clientId);
@@ -88,7 +112,7 @@ export function createRedisTokenStore(keys: RedisKeys, run: RunScript, send: Red
       tombstones.push(keys.revokedGrant(grantIdOf(json)));
       return '1';
     });
-    return Number(await run(DRAIN_CHUNK, [draining, ...members, ...tombstones], [RETENTION_MS, ...flags]));
+    return Number(await run(DRAIN_CHUNK, [draining, ...members, ...tombstones], [RETENTION_MS, channel, ...flags]));
   }
 
   return {
@@ -108,7 +132,9 @@ export function createRedisTokenStore(keys: RedisKeys, run: RunScript, send: Red
     findRefreshToken: (tokenHash) => find(keys.refreshToken(tokenHash)),
     async revokeAccessToken(tokenHash) {
       // Its index entries stay until they expire: a DEL of a missing key is harmless.
-      await send(['DEL', keys.accessToken(tokenHash)]);
+      await counted(announcer, async () => {
+        await run(REVOKE_ACCESS_TOKEN, [keys.accessToken(tokenHash)], [channel]);
+      });
     },
     /**
      * The first script writes the tombstone and deletes the tokens listed in the grant's index a moment
@@ -118,11 +144,13 @@ export function createRedisTokenStore(keys: RedisKeys, run: RunScript, send: Red
     async revokeGrant(grantId) {
       const tombstone = keys.revokedGrant(grantId);
       const index = keys.grantIndex(grantId);
-      let left: number;
-      do {
-        const members = (await send(['ZRANGE', index, '0', String(REVOKE_CHUNK - 1)])) as string[];
-        left = Number(await run(REVOKE_GRANT, [tombstone, index, ...members], [RETENTION_MS]));
-      } while (left > 0);
+      await counted(announcer, async () => {
+        let left: number;
+        do {
+          const members = (await send(['ZRANGE', index, '0', String(REVOKE_CHUNK - 1)])) as string[];
+          left = Number(await run(REVOKE_GRANT, [tombstone, index, ...members], [RETENTION_MS, channel]));
+        } while (left > 0);
+      });
     },
     /**
      * Exact, though the drain takes several script calls. START_REVOCATION first records the moment
@@ -143,10 +171,12 @@ export function createRedisTokenStore(keys: RedisKeys, run: RunScript, send: Red
       const index = userId === undefined ? keys.clientIndex(clientId) : keys.userIndex(clientId, userId);
       const revokedAt = userId === undefined ? keys.clientRevokedAt(clientId) : keys.userRevokedAt(clientId, userId);
       const draining = keys.draining(index);
-      await run(START_REVOCATION, [revokedAt, index, draining], [String(Date.now()), RETENTION_MS]);
-      let left: number;
-      do left = await drainChunk(draining);
-      while (left > 0);
+      await counted(announcer, async () => {
+        await run(START_REVOCATION, [revokedAt, index, draining], [String(Date.now()), RETENTION_MS]);
+        let left: number;
+        do left = await drainChunk(draining);
+        while (left > 0);
+      });
     },
   };
 }

@@ -26,6 +26,7 @@ import { createRedisKeyStore } from './keys.js';
 import { createRedisRateLimits } from './rate-limits.js';
 import { StoreUnavailableError } from '../store-unavailable-error.js';
 import { connectResilientRedis, withDeadline, type ResilientRedisConnection } from './connection.js';
+import { revocationChannel, startRedisRevocationFeed, type DuplicableRedisClient, type RedisRevocationFeed } from './revocation-feed.js';
 
 export { StoreUnavailableError } from '../store-unavailable-error.js';
 export { connectResilientRedis } from './connection.js';
@@ -35,7 +36,8 @@ export type { ResilientRedisConnection, RedisConnectionLogger } from './connecti
  * The part of a node-redis v5 client the store uses (a `RedisClientType` from `createClient()` fits):
  * raw commands only, so any modules, scripts or RESP version the host configured do not matter.
  * Redis Cluster is not supported: the scripts touch keys of several hash slots (though every script is
- * given all its keys in KEYS).
+ * given all its keys in KEYS). A client that also has node-redis's `duplicate()` gives the store its
+ * revocation feed (`store.revocations`, a subscriber connection of its own); one without it, none.
  */
 export interface RedisCommandClient {
   readonly isOpen: boolean;
@@ -156,7 +158,9 @@ function createRedisConsentStore(keys: RedisKeys, run: RunScript, send: RedisSen
  * (tombstones and moments `STORE_POLICY.revocationRetentionMs`); every check-and-write (consumeCode,
  * saveTokens, createClient, updateClient, each step of a revocation) is one Lua script, so atomic; indexes
  * are sorted sets, so nothing ever runs KEYS. Revocation is exact: saveTokens checks the grant's tombstone
- * and the integration's and user's revocation moments in the script that inserts.
+ * and the integration's and user's revocation moments in the script that inserts. Every script that deletes
+ * tokens publishes to `${prefix}revocations`, and the store's revocation feed counts those messages, so
+ * `requireBearer` may cache tokens in process and drop them within the notification latency.
  *
  * @example
  * const store = await createRedisStore({ url: 'redis://127.0.0.1:6379', prefix: 'oauth:' });
@@ -198,14 +202,23 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Comp
   };
   const run = createScriptRunner(send);
   const keys = createRedisKeys(prefix);
+  // The feed needs a connection of its own (a subscribed one takes no other command): a duplicate of the
+  // store's client, or of the host's when it can make one; a client that cannot means no feed, not a wrong one.
+  const source = own ? own.client : (client as Partial<DuplicableRedisClient>);
+  const feed: RedisRevocationFeed | null = typeof source.duplicate === 'function'
+    ? await startRedisRevocationFeed({ source: source as DuplicableRedisClient, prefix, timeoutMs, logger })
+    : null;
+  const announcer = { channel: revocationChannel(prefix), revoked: () => feed?.bump() };
   return {
     clients: createRedisClientStore(keys, run, send),
     codes: createRedisCodeStore(keys, run),
-    tokens: createRedisTokenStore(keys, run, send),
+    tokens: createRedisTokenStore(keys, run, send, announcer),
     consents: createRedisConsentStore(keys, run, send),
     keys: createRedisKeyStore(prefix, run, send),
     rateLimits: createRedisRateLimits(prefix, run, send),
+    ...(feed ? { revocations: feed.feed } : {}),
     async close() {
+      await feed?.close();
       await own?.close();
     },
   };

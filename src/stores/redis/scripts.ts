@@ -156,18 +156,34 @@ for i = 0, n - 1 do
 end
 return 1`);
 
+/*
+ * Every script that deletes token keys PUBLISHes how many it deleted (when any) to the store's revocation
+ * channel, in the same script: the deletion and the announcement are one atomic step, and Redis delivers
+ * the message to subscribers once the script has run, so a revocation no instance hears of cannot happen
+ * while their feeds are subscribed (see revocation-feed.ts).
+ */
+
+/** Deletes one access token and announces it. KEYS token; ARGV channel. */
+export const REVOKE_ACCESS_TOKEN = script(`
+local deleted = redis.call('DEL', KEYS[1])
+if deleted > 0 then redis.call('PUBLISH', ARGV[1], deleted) end
+return deleted`);
+
 /**
  * Writes the grant's tombstone (SAVE_TOKENS refuses the grant from then on) and deletes the given tokens of
- * the grant and their index entries. KEYS tombstone, grantIndex, then the token keys read from the index;
- * ARGV retentionMs. Returns how many index members are left: tokens saved between the caller's read of
- * the index and this script, which the caller deletes with another call (no save can follow the tombstone).
+ * the grant and their index entries, announcing the deletions. KEYS tombstone, grantIndex, then the token
+ * keys read from the index; ARGV retentionMs, channel. Returns how many index members are left: tokens
+ * saved between the caller's read of the index and this script, which the caller deletes with another
+ * call (no save can follow the tombstone).
  */
 export const REVOKE_GRANT = script(`
 redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
+local deleted = 0
 for i = 3, #KEYS do
-  redis.call('DEL', KEYS[i])
+  deleted = deleted + redis.call('DEL', KEYS[i])
   redis.call('ZREM', KEYS[2], KEYS[i])
 end
+if deleted > 0 then redis.call('PUBLISH', ARGV[2], deleted) end
 return redis.call('ZCARD', KEYS[2])`);
 
 /**
@@ -195,18 +211,23 @@ return 1`);
 /**
  * One chunk of a revocation's drain: removes the given members from the draining set and deletes the tokens
  * they name, and for every refresh token it deletes writes its grant's tombstone in the same step (a
- * refresh already under way must not mint from it). KEYS draining, then the n token keys, then one
- * tombstone key per flagged token; ARGV retentionMs, then n flags ('1': a tombstone key follows for it).
- * Returns how many members are left in the draining set.
+ * refresh already under way must not mint from it); announces the deletions. KEYS draining, then the n
+ * token keys, then one tombstone key per flagged token; ARGV retentionMs, channel, then n flags ('1': a
+ * tombstone key follows for it). Returns how many members are left in the draining set.
  */
 export const DRAIN_CHUNK = script(`
-local t = #ARGV + 1
-for i = 2, #ARGV do
-  redis.call('ZREM', KEYS[1], KEYS[i])
-  local deleted = redis.call('DEL', KEYS[i])
-  if ARGV[i] == '1' then
+local n = #ARGV - 2
+local t = n + 2
+local count = 0
+for i = 1, n do
+  local key = KEYS[i + 1]
+  redis.call('ZREM', KEYS[1], key)
+  local deleted = redis.call('DEL', key)
+  count = count + deleted
+  if ARGV[i + 2] == '1' then
     if deleted == 1 then redis.call('SET', KEYS[t], '1', 'PX', ARGV[1]) end
     t = t + 1
   end
 end
+if count > 0 then redis.call('PUBLISH', ARGV[2], count) end
 return redis.call('ZCARD', KEYS[1])`);
