@@ -221,11 +221,14 @@ for (const backend of BACKENDS) {
       });
       console.info(`${backend.name} outage as clients saw it: ${summary.join('; ')}`);
 
-      // Only 200 or 503 ever; while the database is away, only 503 with the OAuth error body.
+      // Only 200 or 503 ever; while the database is away, the token endpoint answers only 503 with the OAuth
+      // error body. The API may still answer a token it verified before the outage from requireBearer's exact
+      // cache until the store's revocation feed notices the gap (then every request is looked up: 503); the
+      // `seen` above already required at least six API 503s in each of these phases.
       for (const outcome of outcomes) {
         expect([200, 503]).toContain(outcome.status);
         if (outcome.status === 503) expectUnavailableJson(outcome);
-        if ((outcome.phase === 'down' || outcome.phase === 'hang') && !outcome.edge) expect(outcome.status).toBe(503);
+        if ((outcome.phase === 'down' || outcome.phase === 'hang') && !outcome.edge && outcome.kind === 'token') expect(outcome.status).toBe(503);
       }
       // The authorization page, signed in or not: a 503 error page while down, the flow again once back.
       for (const page of pages.filter((p) => p.phase !== 'restored')) {
