@@ -1,5 +1,11 @@
 // Public exports of express-oauth-router.
 export { createOAuthRouter } from './router.js';
+export { OAuthEvents } from './events/oauth-events.js';
+export type {
+  OAuthEvent, OAuthEventType, OAuthEventOf, OAuthEventBase, TokenIssuedEvent, TokenRefreshedEvent, TokenRevokedEvent,
+  RevocationCause, CodeReplayedEvent, ClientAuthFailure, ClientAuthenticationFailedEvent, LoginSucceededEvent,
+  LoginFailedEvent, ConsentGrantedEvent, ConsentWithdrawnEvent, ClientLifecycleEvent, RateLimitHitEvent,
+} from './events/event-types.js';
 export { OptionsError, resolveOptions } from './options.js';
 export type {
   OAuthRouterOptions, LegacyOptions, SessionOptions, Logger, ResolvedOptions, ResolvedIssuer, JwtOptions,

@@ -9,6 +9,7 @@ import { resolveJwtOptions, type JwtOptions, type ResolvedJwtOptions } from './j
 import { resolveClientAuthMethods } from './checks/client-auth-methods.js';
 import type { TokenEndpointAuthMethod } from './stores/contract.js';
 import { resolveBearerCacheSize, type BearerCacheOption } from './middleware/bearer-cache.js';
+import { OAuthEvents } from './events/oauth-events.js';
 
 export type { JwtOptions, ResolvedJwtOptions } from './jwt/resolve-jwt-options.js';
 
@@ -118,6 +119,12 @@ export interface OAuthRouterOptions {
    * it (default 10,000, oldest out first). Default true. @see RFC 6750 §3.1, RFC 7009 §2.1.
    */
   readonly bearerCache?: BearerCacheOption;
+  /**
+   * Where audit events go (token issued, revoked, login failed, …; see `OAuthEvent`). Pass one emitter to
+   * the router and to `createOAuthAdmin` to hear both on one; default: a new one, returned as
+   * `oauth.events`. @see RFC 9700 §4.14.
+   */
+  readonly events?: OAuthEvents;
 }
 
 /** The legacy base address of SPEC §9. */
@@ -204,12 +211,14 @@ export interface ResolvedOptions {
   readonly bodyTimeout: number;
   /** Most entries of requireBearer's cache; 0: off. */
   readonly bearerCacheSize: number;
+  /** Audit events; its listener errors go to `logger`. */
+  readonly events: OAuthEvents;
 }
 
 const KNOWN_KEYS = new Set([
   'issuer', 'legacy', 'accessTokenTtl', 'refreshTokenTtl', 'authorizationCodeTtl', 'requirePkce', 'realm',
   'session', 'productName', 'logger', 'scopes', 'allAccessWithoutScopes', 'brandColor', 'rememberConsent', 'consentsPage', 'introspectionClients', 'loginRateLimit', 'clientAuthRateLimit',
-  'accessTokenFormat', 'jwt', 'clientAuthMethods', 'bodyTimeout', 'bearerCache',
+  'accessTokenFormat', 'jwt', 'clientAuthMethods', 'bodyTimeout', 'bearerCache', 'events',
 ]);
 const LIKELY_TYPOS: Record<string, string> = {
   accessTokenTTL: 'accessTokenTtl', refreshTokenTTL: 'refreshTokenTtl', codeTtl: 'authorizationCodeTtl',
@@ -332,6 +341,11 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
   if (options.accessTokenFormat !== undefined && options.accessTokenFormat !== 'opaque' && options.accessTokenFormat !== 'jwt') {
     throw new OptionsError('accessTokenFormat', 'must be "opaque" or "jwt"');
   }
+  if (options.events !== undefined && !(options.events instanceof OAuthEvents)) {
+    throw new OptionsError('events', 'must be an OAuthEvents (new OAuthEvents())');
+  }
+  const events = options.events ?? new OAuthEvents();
+  events.reportErrorsTo(logger);
   const jwt = resolveJwtOptions(options.jwt, main.issuer, (key, problem) => {
     throw new OptionsError(key, problem);
   });
@@ -359,6 +373,7 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
     jwt,
     clientAuthMethods: resolveClientAuthMethods(options.clientAuthMethods),
     bodyTimeout: positiveInteger('bodyTimeout', options.bodyTimeout, 10, 300),
+    events,
     bearerCacheSize: resolveBearerCacheSize(options.bearerCache, (problem) => {
       throw new OptionsError('bearerCache', problem);
     }),

@@ -145,5 +145,6 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
       ? keyRing.rotate()
       : Promise.reject(new Error('express-oauth-router: rotateSigningKey needs accessTokenFormat "jwt"')),
     options: resolved,
+    events: resolved.events,
   };
 }

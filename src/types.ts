@@ -1,6 +1,7 @@
 // Types shared by the router and its host app.
 import type { RequestHandler, Router } from 'express';
 import type { ResolvedOptions } from './options.js';
+import type { OAuthEvents } from './events/oauth-events.js';
 
 /** What `requireBearer` puts on `req.auth`: who the access token is for (RFC 6750 §2.1). */
 export interface BearerAuth {
@@ -52,6 +53,8 @@ export interface OAuthRouter {
   rotateSigningKey(): Promise<{ readonly kid: string }>;
   /** The validated options. */
   readonly options: ResolvedOptions;
+  /** Audit events (`options.events`, or the router's own): `oauth.events.on('event', e => log.info(e))`. */
+  readonly events: OAuthEvents;
 }
 
 declare module 'express-serve-static-core' {

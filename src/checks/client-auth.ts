@@ -4,7 +4,7 @@ import { isStoreId } from '../stores/store-policy.js';
 import type { FormParams } from '../http/read-form.js';
 import { InvalidClientError, InvalidRequestError } from '../errors.js';
 import { hashSecret } from '../crypto/hash-secret.js';
-import { constantEquals } from '../crypto/constant-equals.js';
+import { verifyClientSecret } from '../crypto/verify-client-secret.js';
 
 /** Credentials taken from an `Authorization: Basic` header or from the form. */
 export interface BasicCredentials {
@@ -106,8 +106,7 @@ export async function authenticateClient(
   const { clientId, clientSecret, method } = readClientCredentials(authorization, params, allowed);
   // An id no store could hold (a NUL byte, a megabyte) never reaches the store; the answer is the same.
   const client = isStoreId(clientId) ? await store.clients.findClient(clientId) : null;
-  const presented = hashSecret(clientSecret);
-  const matches = constantEquals(presented, client ? client.clientSecretHash : DUMMY_HASH);
+  const matches = await verifyClientSecret(client ? client.clientSecretHash : DUMMY_HASH, clientSecret);
   if (!client || !matches || client.disabled) throw new InvalidClientError();
   // `!= null`: a store may hand back null for "no restriction" even though the contract asks for absence.
   const required = client.tokenEndpointAuthMethod;

@@ -1,0 +1,146 @@
+// The audit events the authorization server reports: one typed record per security-relevant happening.
+import type { GrantType, TokenEndpointAuthMethod } from '../stores/contract.js';
+
+/**
+ * What every event carries. Ids only: an event never holds a secret, a code, a token, a password or a hash
+ * of one, so every event may be written to a log as it is.
+ * @see RFC 9700 §4.14 (detecting abuse needs records), RFC 6819 §5.1.4.1.1 (no secrets in logs).
+ */
+export interface OAuthEventBase {
+  /** When it happened (the server's clock). */
+  readonly time: Date;
+  /** The base address the request came in at (SPEC §9); `null` for the admin API and the CLI. */
+  readonly issuer: string | null;
+  /** The request's source address as Express sees it (`req.ip`, so `trust proxy` decides); `null` off HTTP. */
+  readonly ip: string | null;
+}
+
+/** Tokens issued by the token endpoint (RFC 6749 §5.1): authorization_code or client_credentials. */
+export interface TokenIssuedEvent extends OAuthEventBase {
+  readonly type: 'token.issued';
+  readonly grantType: Exclude<GrantType, 'refresh_token'>;
+  readonly clientId: string;
+  /** `null` for client_credentials. */
+  readonly userId: string | null;
+  readonly grantId: string;
+  readonly scope: readonly string[];
+  /** Whether a refresh token was issued with the access token. */
+  readonly refreshToken: boolean;
+}
+
+/** A new access token for a refresh token (RFC 6749 §6). */
+export interface TokenRefreshedEvent extends OAuthEventBase {
+  readonly type: 'token.refreshed';
+  readonly grantType: 'refresh_token';
+  readonly clientId: string;
+  readonly userId: string | null;
+  readonly grantId: string;
+  readonly scope: readonly string[];
+  readonly refreshToken: boolean;
+}
+
+/** Why tokens were revoked. */
+export type RevocationCause =
+  | 'revocation_endpoint' // RFC 7009 §2.1
+  | 'code_replay' // RFC 6749 §4.1.2
+  | 'consent_withdrawn'
+  | 'client_disabled'
+  | 'client_secret_rotated'
+  | 'client_deleted'
+  | 'admin';
+
+/** Tokens revoked: one token, one grant, an integration's, or a user's (RFC 7009 §2.1). */
+export interface TokenRevokedEvent extends OAuthEventBase {
+  readonly type: 'token.revoked';
+  readonly cause: RevocationCause;
+  /** What was revoked: one access token, every token of a grant, of an integration, or of a user at one or at every integration. */
+  readonly extent: 'token' | 'grant' | 'client' | 'user';
+  /** `null` only for a user's tokens at every integration. */
+  readonly clientId: string | null;
+  readonly userId: string | null;
+  readonly grantId: string | null;
+}
+
+/** A used authorization code presented again; its grant's tokens are revoked (RFC 6749 §4.1.2, §10.5). */
+export interface CodeReplayedEvent extends OAuthEventBase {
+  readonly type: 'code.replayed';
+  readonly clientId: string;
+  readonly grantId: string;
+}
+
+/** Why a client did not authenticate (RFC 6749 §2.3, §5.2 `invalid_client`). */
+export type ClientAuthFailure =
+  | 'unknown_client' | 'wrong_secret' | 'disabled' | 'method_not_allowed' | 'no_credentials' | 'wrong_issuer';
+
+/** A client failed to authenticate at the token, revocation or introspection endpoint. */
+export interface ClientAuthenticationFailedEvent extends OAuthEventBase {
+  readonly type: 'client.authentication_failed';
+  readonly endpoint: 'token' | 'revocation' | 'introspection';
+  /** The client_id presented, when one was (it may name no integration). */
+  readonly clientId: string | null;
+  readonly method: TokenEndpointAuthMethod | null;
+  readonly reason: ClientAuthFailure;
+}
+
+/** A user signed in on the login page. */
+export interface LoginSucceededEvent extends OAuthEventBase {
+  readonly type: 'login.succeeded';
+  readonly userId: string;
+  /** The integration whose authorization request led to the login, when known. */
+  readonly clientId: string | null;
+}
+
+/** A sign-in was refused. The username typed is not reported: users type passwords into it. */
+export interface LoginFailedEvent extends OAuthEventBase {
+  readonly type: 'login.failed';
+  readonly reason: 'bad_credentials' | 'rate_limited' | 'csrf';
+  readonly clientId: string | null;
+}
+
+/** A user approved an integration on the consent page. */
+export interface ConsentGrantedEvent extends OAuthEventBase {
+  readonly type: 'consent.granted';
+  readonly userId: string;
+  readonly clientId: string;
+  readonly scope: readonly string[];
+}
+
+/** A user (or the host for them) withdrew an integration's consent; its tokens for the user are revoked. */
+export interface ConsentWithdrawnEvent extends OAuthEventBase {
+  readonly type: 'consent.withdrawn';
+  readonly userId: string;
+  readonly clientId: string;
+}
+
+/** An integration's registration changed (RFC 7591 §3 terms; the admin API and the CLI). */
+export interface ClientLifecycleEvent extends OAuthEventBase {
+  readonly type:
+    | 'client.created' | 'client.updated' | 'client.disabled' | 'client.enabled' | 'client.secret_rotated'
+    | 'client.deleted';
+  readonly clientId: string;
+  /** For `client.updated`: the names of the fields changed (camelCase, as in `ClientChanges`), never values. */
+  readonly fields?: readonly string[];
+  /** For `client.secret_rotated`: until when the previous secret still works, `null` when it stopped at once. */
+  readonly previousSecretValidUntil?: Date | null;
+  /** For `client.created`: true when it came from `clients import`. */
+  readonly imported?: boolean;
+}
+
+/** A rate limit refused a request (RFC 6585 §4, RFC 6819 §4.4.3.6). */
+export interface RateLimitHitEvent extends OAuthEventBase {
+  readonly type: 'rate_limit.hit';
+  readonly limit: 'login' | 'client_authentication';
+  readonly clientId: string | null;
+}
+
+/** Every audit event. Switch on `type`. */
+export type OAuthEvent =
+  | TokenIssuedEvent | TokenRefreshedEvent | TokenRevokedEvent | CodeReplayedEvent
+  | ClientAuthenticationFailedEvent | LoginSucceededEvent | LoginFailedEvent
+  | ConsentGrantedEvent | ConsentWithdrawnEvent | ClientLifecycleEvent | RateLimitHitEvent;
+
+/** Every event type name. */
+export type OAuthEventType = OAuthEvent['type'];
+
+/** The event of one type name. */
+export type OAuthEventOf<T extends OAuthEventType> = Extract<OAuthEvent, { readonly type: T }>;

@@ -1,0 +1,49 @@
+// The emitter a host listens on for audit events; a listener's failure never reaches the protocol.
+import { EventEmitter } from 'node:events';
+import type { OAuthEvent, OAuthEventOf, OAuthEventType } from './event-types.js';
+
+type EventArgs = { [T in OAuthEventType]: [OAuthEventOf<T>] } & { event: [OAuthEvent] };
+
+/** Where a listener's error is reported. */
+interface ErrorSink {
+  error(message: string): void;
+}
+
+/**
+ * Audit events of one authorization server (and of the admin API given it). Listen by type
+ * (`events.on('token.issued', e => …)`) or to every event (`events.on('event', e => …)`, as a log writer
+ * does). Listeners run synchronously, in the request that caused the event, after its outcome is settled:
+ * keep them fast and hand slow work (a network call) to a queue. A listener that throws is reported to the
+ * logger and skipped: an audit sink cannot fail a token request or issue one twice.
+ * @see RFC 9700 §4.14, RFC 6819 §5.1.4.1.1 (events carry ids, never secrets).
+ */
+export class OAuthEvents extends EventEmitter<EventArgs> {
+  #sink: ErrorSink = console;
+
+  /** Where listener errors are reported; `createOAuthRouter` points it at its `logger`. */
+  reportErrorsTo(sink: ErrorSink): void {
+    this.#sink = sink;
+  }
+
+  /** True when anyone listens: emitters skip building events nobody reads. */
+  get active(): boolean {
+    return this.listenerCount('event') > 0 || this.eventNames().length > 0;
+  }
+
+  /** Delivers an event to the listeners of its type, then to the `event` listeners, each in isolation. */
+  publish(event: OAuthEvent): void {
+    this.#deliver(event.type, event);
+    this.#deliver('event', event);
+  }
+
+  #deliver(name: OAuthEventType | 'event', event: OAuthEvent): void {
+    // rawListeners keeps `once` wrappers, so calling them also removes them.
+    for (const listener of this.rawListeners(name) as Array<(e: OAuthEvent) => void>) {
+      try {
+        listener.call(this, event);
+      } catch (err) {
+        this.#sink.error(`express-oauth-router: an audit event listener for ${event.type} failed: ${(err as Error)?.message ?? String(err)}`);
+      }
+    }
+  }
+}
