@@ -35,7 +35,8 @@ function reject(res: Response, status: number, challenge: string | null, body: R
  * - store outage → 503 `temporarily_unavailable`.
  * On success `req.auth` tells the handler who the token is for.
  * With `verifyJwt` (accessTokenFormat 'jwt'), a token of JWS compact shape is verified by signature and
- * claims, with no store round trip (so a revoked JWT stays usable until it expires); any other token
+ * claims, with no store round trip (so a revoked JWT stays usable until it expires, unless
+ * `jwt.checkRevocation` also requires its record, through the same cache as opaque tokens); any other token
  * (e.g. opaque ones issued before the switch) is still looked up in the store.
  * With a store that has a revocation feed (`store.revocations`) and `bearerCache` on, opaque tokens already
  * verified are served from an in-process cache while the feed's mark has not moved since their lookup, so a
@@ -46,18 +47,24 @@ function reject(res: Response, status: number, challenge: string | null, body: R
 export function createRequireBearer(store: Store, options: ResolvedOptions, verifyJwt: JwtVerifier | null = null) {
   const realm = options.realm;
   const missing = bearerChallenge(realm);
+  const checkJwtRevocation = options.jwt.checkRevocation;
   // One cache per router, shared by every requireBearer(): a token is verified once whatever scope a route needs.
   const cache: BearerCache | null = store.revocations && typeof store.revocations.mark === 'function' && options.bearerCacheSize > 0
     ? createBearerCache(store.revocations, options.bearerCacheSize)
     : null;
 
-  /** The token's auth from the store (RFC 6750 §3.1: unknown, expired or revoked → null), through the cache. */
-  async function lookUp(token: string): Promise<BearerAuth | null> {
+  /**
+   * The token's auth from the store (RFC 6750 §3.1: unknown, expired or revoked → null), through the cache.
+   * `verifyFirst` (a JWT under `jwt.checkRevocation`) must pass before the store is asked; a cache hit skips
+   * it, since only a token that passed it and was found in the store is ever cached.
+   */
+  async function lookUp(token: string, verifyFirst?: JwtVerifier): Promise<BearerAuth | null> {
     const tokenHash = hashSecret(token);
     const mark = cache ? cache.mark() : null;
     const now = Date.now();
     const cached = cache?.get(tokenHash, mark, now);
     if (cached) return cached;
+    if (verifyFirst && !(await verifyFirst(token))) return null;
     const record = await store.tokens.findAccessToken(tokenHash);
     if (!record || record.expiresAt.getTime() <= Date.now()) return null;
     const auth: BearerAuth = {
@@ -103,7 +110,7 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
       let auth: BearerAuth | null;
       try {
         if (verifyJwt && looksLikeJws(token)) {
-          auth = await verifyJwt(token);
+          auth = checkJwtRevocation ? await lookUp(token, verifyJwt) : await verifyJwt(token);
         } else {
           auth = await lookUp(token);
         }

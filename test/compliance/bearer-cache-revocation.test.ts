@@ -75,9 +75,12 @@ async function useUntilCached(h: TestApp & Counted, token: string): Promise<void
   expect(h.lookups(), 'the second use is served from the cache').toBe(before);
 }
 
-describe.each(['memory', 'sqlite'] as const)('requireBearer cache on the %s store (RFC 6750 §3.1, RFC 7009 §2.1)', (engine) => {
+// Opaque tokens, and JWTs under jwt.checkRevocation, which go through the same cache (RFC 9068 §4).
+const FORMATS = [['memory', 'opaque'], ['sqlite', 'opaque'], ['memory', 'jwt'], ['sqlite', 'jwt']] as const;
+describe.each(FORMATS)('requireBearer cache on the %s store, %s access tokens (RFC 6750 §3.1, RFC 7009 §2.1)', (engine, format) => {
+  const base: Partial<OAuthRouterOptions> = format === 'jwt' ? { accessTokenFormat: 'jwt', jwt: { checkRevocation: true } } : {};
   it('a cached token revoked at the revocation endpoint (RFC 7009) is refused on the next request', async () => {
-    const h = await host(engine);
+    const h = await host(engine, base);
     const token = await clientCredentialsToken(h.app, h.credentialsClient);
     await useUntilCached(h, token);
     expect((await revoke(h.app, h.credentialsClient, { token })).status).toBe(200);
@@ -85,7 +88,7 @@ describe.each(['memory', 'sqlite'] as const)('requireBearer cache on the %s stor
   });
 
   it('a cached token whose grant a replayed code revoked (RFC 6749 §4.1.2) is refused on the next request', async () => {
-    const h = await host(engine);
+    const h = await host(engine, base);
     const { code, accessToken } = await codeGrant(h);
     await useUntilCached(h, accessToken);
     const replay = await request(h.app).post('/oauth2/token').set('Authorization', basic(h.codeClient)).type('form')
@@ -95,7 +98,7 @@ describe.each(['memory', 'sqlite'] as const)('requireBearer cache on the %s stor
   });
 
   it('a cached token of a withdrawn consent is refused on the next request', async () => {
-    const h = await host(engine);
+    const h = await host(engine, base);
     const { accessToken } = await codeGrant(h);
     await useUntilCached(h, accessToken);
     await withdrawConsent(h.store, USER.id, h.codeClient.clientId);
@@ -103,7 +106,7 @@ describe.each(['memory', 'sqlite'] as const)('requireBearer cache on the %s stor
   });
 
   it('a cached token of an integration disabled in this process is refused on the next request', async () => {
-    const h = await host(engine);
+    const h = await host(engine, base);
     const token = await clientCredentialsToken(h.app, h.credentialsClient);
     await useUntilCached(h, token);
     expect(await disableClient(h.store, h.credentialsClient.clientId)).toBe(true);
@@ -111,7 +114,7 @@ describe.each(['memory', 'sqlite'] as const)('requireBearer cache on the %s stor
   });
 
   it('a cached token of an integration whose secret was rotated in this process is refused on the next request', async () => {
-    const h = await host(engine);
+    const h = await host(engine, base);
     const token = await clientCredentialsToken(h.app, h.credentialsClient);
     await useUntilCached(h, token);
     expect(await rotateClientSecret(h.store, h.credentialsClient.clientId)).toEqual(expect.any(String));
@@ -119,7 +122,7 @@ describe.each(['memory', 'sqlite'] as const)('requireBearer cache on the %s stor
   });
 
   it('revoking one token drops the whole cache, and other live tokens are verified again, not refused', async () => {
-    const h = await host(engine);
+    const h = await host(engine, base);
     const kept = await clientCredentialsToken(h.app, h.credentialsClient);
     const revoked = await clientCredentialsToken(h.app, h.credentialsClient);
     await useUntilCached(h, kept);
@@ -132,7 +135,7 @@ describe.each(['memory', 'sqlite'] as const)('requireBearer cache on the %s stor
   });
 
   it('bearerCache: { maxEntries } bounds the cache: the oldest token out is looked up again', async () => {
-    const h = await host(engine, { bearerCache: { maxEntries: 1 } });
+    const h = await host(engine, { ...base, bearerCache: { maxEntries: 1 } });
     const first = await clientCredentialsToken(h.app, h.credentialsClient);
     const second = await clientCredentialsToken(h.app, h.credentialsClient);
     await useUntilCached(h, first);
@@ -143,7 +146,7 @@ describe.each(['memory', 'sqlite'] as const)('requireBearer cache on the %s stor
   });
 
   it('with bearerCache: false every request is looked up in the store', async () => {
-    const h = await host(engine, { bearerCache: false });
+    const h = await host(engine, { ...base, bearerCache: false });
     const token = await clientCredentialsToken(h.app, h.credentialsClient);
     const before = h.lookups();
     for (let i = 0; i < 3; i += 1) expect((await me(h.app, token)).status).toBe(200);

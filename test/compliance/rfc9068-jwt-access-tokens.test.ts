@@ -112,6 +112,25 @@ describe('RFC 9068 JWT access tokens (store-generated keys)', () => {
     expect((await callApi(t.app, tokens.accessToken)).status).toBe(200);
   });
 
+  it('with jwt.checkRevocation, requireBearer refuses a JWT revoked at the revocation endpoint (RFC 7009 §2.1)', async () => {
+    const checked = await createTestApp({ ...JWT, jwt: { checkRevocation: true } });
+    const tokens = await codeTokens(checked.app, checked.codeClient);
+    expect((await callApi(checked.app, tokens.accessToken)).status).toBe(200);
+    expect((await revoke(checked.app, checked.codeClient, { token: tokens.accessToken })).status).toBe(200);
+    await expectInvalidToken(checked, tokens.accessToken);
+  });
+
+  it('with jwt.checkRevocation, a forged JWT is refused on its signature before any store lookup', async () => {
+    const store = createMemoryStore();
+    let lookups = 0;
+    const counting: Store = { ...store, tokens: { ...store.tokens, findAccessToken: (hash) => { lookups += 1; return store.tokens.findAccessToken(hash); } } };
+    const checked = await createTestApp({ ...JWT, jwt: { checkRevocation: true } }, counting);
+    const real = decodeJwt(await clientCredentialsToken(checked.app, checked.credentialsClient));
+    const foreign = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+    await expectInvalidToken(checked, forgeJwt(real.header, real.claims, foreign));
+    expect(lookups).toBe(0);
+  });
+
   it('opaque tokens issued before switching to jwt still pass requireBearer, through the store', async () => {
     const store = createMemoryStore();
     const before = await createTestApp({}, store);

@@ -144,6 +144,7 @@ describe('RFC 9068 options (OptionsError names the key)', () => {
     ['signingKeys not a list', { ...JWT, jwt: { signingKeys: 'pem' } }, 'jwt.signingKeys'],
     ['an empty audience', { ...JWT, jwt: { audience: '' } }, 'jwt.audience'],
     ['an unknown jwt key', { ...JWT, jwt: { signingKey: ec() } }, 'jwt.signingKey'],
+    ['checkRevocation not a boolean', { ...JWT, jwt: { checkRevocation: 'yes' } }, 'jwt.checkRevocation'],
     ['an unknown format', { accessTokenFormat: 'JWT' }, 'accessTokenFormat'],
   ];
   for (const [name, options, key] of cases) {
