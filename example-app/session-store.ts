@@ -3,7 +3,7 @@ import session, { type SessionData, Store as SessionStore } from 'express-sessio
 import connectPgSimple from 'connect-pg-simple';
 import { RedisStore } from 'connect-redis';
 import pg from 'pg';
-import { connectResilientRedis } from 'express-oauth-router/stores/redis';
+import { connectResilientRedis, connectResilientRedisCluster, parseRedisClusterUrl } from 'express-oauth-router/stores/redis';
 
 /** The session store the example app runs with, and how to release it. */
 export interface AppSessionStore {
@@ -188,6 +188,20 @@ async function createRedisSessionStore(storeUrl: string, timeoutMs: number, logg
   };
 }
 
+/** Sessions on a Redis Cluster (`redis+cluster://…`): one key per session, so they spread over the masters. */
+async function createRedisClusterSessionStore(storeUrl: string, timeoutMs: number, logger: SessionStoreOptions['logger'] & object): Promise<AppSessionStore> {
+  const { rootNodes, prefix: value } = parseRedisClusterUrl(storeUrl);
+  const prefix = `${value ?? 'oauth:'}${SESSION_KEY_SUFFIX}`;
+  const connection = await connectResilientRedisCluster({ rootNodes, timeoutMs, logger, label: 'example app: Redis Cluster session' });
+  const inner = new RedisStore({ client: connection.cluster, prefix });
+  return {
+    store: new GuardedSessionStore(inner, timeoutMs, () => undefined),
+    description: `redis cluster (key prefix ${prefix})`,
+    shared: true,
+    close: () => connection.close(),
+  };
+}
+
 /**
  * The session store for an OAUTH_STORE URL: `redis://…` → connect-redis (keys `<prefix>sess:<sid>`, next to
  * the OAuth store's `?prefix=`, default `oauth:`); `postgres://…` → connect-pg-simple (table
@@ -202,5 +216,6 @@ export async function createSessionStore(storeUrl: string, options: SessionStore
   const scheme = storeUrl.trim().slice(0, Math.max(0, storeUrl.trim().indexOf(':'))).toLowerCase();
   if (scheme === 'postgres' || scheme === 'postgresql') return createPostgresSessionStore(storeUrl.trim(), timeoutMs, logger);
   if (scheme === 'redis' || scheme === 'rediss') return createRedisSessionStore(storeUrl.trim(), timeoutMs, logger);
+  if (scheme === 'redis+cluster' || scheme === 'rediss+cluster') return createRedisClusterSessionStore(storeUrl.trim(), timeoutMs, logger);
   return { store: undefined, description: 'memory (this process only)', shared: false, close: async () => undefined };
 }

@@ -5,7 +5,7 @@ import type { CompleteStore } from './contract.js';
 /** The embedded default: one SQLite file under the working directory. @see RFC 6749 §10.3, §10.5. */
 export const DEFAULT_STORE_URL = 'sqlite:./data/oauth.sqlite';
 
-const SUPPORTED = 'sqlite:PATH, memory:, postgres://…, postgresql://…, redis://…, rediss://…';
+const SUPPORTED = 'sqlite:PATH, memory:, postgres://…, postgresql://…, redis://…, rediss://…, redis+cluster://…';
 
 /** Options of `createStoreFromUrl`. */
 export interface StoreFromUrlOptions {
@@ -57,7 +57,9 @@ function takeParam(url: string, scheme: string, name: string): { url: string; va
  * - `memory:` — a fresh in-memory store (tests, demos: nothing survives the process);
  * - `postgres://…`, `postgresql://…`, `redis://…`, `rediss://…` — shared stores for several instances.
  *   `?schema=NAME` picks the PostgreSQL schema (default `oauth`), `?prefix=STR` the Redis key prefix
- *   (default `oauth:`), so several deployments (or test runs) can share one server.
+ *   (default `oauth:`), so several deployments (or test runs) can share one server;
+ * - `redis+cluster://host:port,host:port?prefix=STR` (`rediss+cluster://` for TLS) — the Redis store on a
+ *   Redis Cluster, given some of its nodes.
  *
  * Store modules are imported on demand, so choosing one never loads another's driver (e.g. the
  * better-sqlite3 native addon for a PostgreSQL deployment). Error messages name the scheme only: the URL
@@ -99,6 +101,15 @@ export async function createStoreFromUrl(url: string, options: StoreFromUrlOptio
       const { createRedisStore } = await import('./redis/index.js');
       const { url: redisUrl, value: prefix } = takeParam(trimmed, scheme, 'prefix');
       return createRedisStore({ url: redisUrl, ...(prefix !== undefined ? { prefix } : {}) });
+    }
+    case 'redis+cluster':
+    case 'rediss+cluster': {
+      const [{ createRedisStore }, { parseRedisClusterUrl }] = await Promise.all([
+        import('./redis/index.js'),
+        import('./redis/cluster-url.js'),
+      ]);
+      const { rootNodes, prefix } = parseRedisClusterUrl(trimmed);
+      return createRedisStore({ cluster: { rootNodes }, ...(prefix !== undefined ? { prefix } : {}) });
     }
     default:
       throw new TypeError(

@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import pg from 'pg';
 import { createClient } from 'redis';
+import { CLUSTER_NODES, clusterStoreUrl, connectNodes, wipeClusterPrefix } from './redis-cluster.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const SERVER = resolve(ROOT, 'example-app/dist/server.js');
@@ -103,8 +104,8 @@ function withParam(url: string, param: string): string {
 }
 
 /**
- * PostgreSQL (OAUTH_TEST_POSTGRES_URL) and Redis (OAUTH_TEST_REDIS_URL), each on a schema `oauth_TAG_…` or key
- * prefix `oauth-TAG-…:` of this run's own, so instances of one test share it and no other test sees it.
+ * PostgreSQL (OAUTH_TEST_POSTGRES_URL), Redis (OAUTH_TEST_REDIS_URL) and a Redis Cluster
+ * (OAUTH_TEST_REDIS_CLUSTER_NODES), each on a schema `oauth_TAG_…` or key prefix `oauth-TAG-…:` of this run's own, so instances of one test share it and no other test sees it.
  */
 export function sharedStoreBackends(tag: string): SharedStoreBackend[] {
   const pgUrl = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
@@ -135,6 +136,16 @@ export function sharedStoreBackends(tag: string): SharedStoreBackend[] {
           if (keys.length) await admin.del(keys);
         }
         admin.destroy();
+      },
+    },
+    {
+      name: 'Redis Cluster',
+      enabled: CLUSTER_NODES.length > 0,
+      storeUrl: clusterStoreUrl(prefix),
+      async cleanup() {
+        const nodes = await connectNodes();
+        await wipeClusterPrefix(nodes, prefix);
+        await Promise.all(nodes.map((n) => n.close()));
       },
     },
   ];

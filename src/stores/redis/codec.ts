@@ -6,8 +6,7 @@ import type { AuthorizationCodeRecord, ClientChanges, ConsentRecord, OAuthClient
  * `("a:b", "c")` and `("a", "b:c")` never meet; hashes are base64url and need no encoding.
  *
  * Keys a script touches together are derivable from the ids it is given, and an encoded id never contains
- * `{` or `}`: the newer keys already wrap the client id in a hash tag, and the older ones can be given one,
- * so that Redis Cluster support can later put each integration's keys in one slot.
+ * `{` or `}`, so on a cluster (`createRedisKeys(prefix, true)`) only the tags this module adds count.
  */
 export interface RedisKeys {
   /** Hash, one field per OAuthClient property (`CLIENT_FIELDS`), so `updateClient` can HSET single fields. */
@@ -53,25 +52,40 @@ export function keyPart(id: string): string {
   }
 }
 
-/** Builds the key layout for a prefix (default `oauth:`). */
-export function createRedisKeys(prefix: string): RedisKeys {
+/**
+ * Builds the key layout for a prefix (default `oauth:`). On a plain Redis the layout is the one every
+ * earlier version wrote (so running deployments keep their data). With `cluster`, keys that a script
+ * touches together carry one hash tag, so each script's keys share a slot (Redis Cluster refuses a script
+ * whose keys do not), and the prefix goes inside the tag, so stores on several prefixes land on several
+ * slots. The token family (tokens, grant and integration indexes, tombstones, revocation moments) is one
+ * slot per prefix: saveTokens, revokeGrant and the revocation drain join keys found only by token hash with
+ * keys found by grant and by integration, so no finer tag keeps each of them in one slot. Clients (the
+ * record and the list) are one slot per prefix; consents one slot per user; codes, rate-limit counters and
+ * the signing-key hash are single-key operations and carry no tag, so they spread over every master.
+ * @see https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/#hash-tags
+ */
+export function createRedisKeys(prefix: string, cluster = false): RedisKeys {
   const e = keyPart;
+  const t = cluster ? `{${prefix}tokens}` : prefix;
+  const c = cluster ? `{${prefix}clients}` : prefix;
+  const u = (userId: string): string => (cluster ? `{${prefix}consents:${e(userId)}}` : prefix);
   return {
-    client: (id) => `${prefix}client:${e(id)}`,
-    clientList: `${prefix}clients`,
+    client: (id) => `${c}client:${e(id)}`,
+    clientList: `${c}clients`,
     code: (hash) => `${prefix}code:${hash}`,
-    accessToken: (hash) => `${prefix}at:${hash}`,
-    refreshToken: (hash) => `${prefix}rt:${hash}`,
-    isRefreshToken: (key) => key.startsWith(`${prefix}rt:`),
-    grantIndex: (id) => `${prefix}grant:${e(id)}`,
-    revokedGrant: (id) => `${prefix}revoked:${e(id)}`,
-    clientIndex: (id) => `${prefix}ctok:${e(id)}`,
-    userIndex: (clientId, userId) => `${prefix}utok:${e(clientId)}:${e(userId)}`,
-    clientRevokedAt: (id) => `${prefix}revoked-client:{${e(id)}}`,
-    userRevokedAt: (clientId, userId) => `${prefix}revoked-user:{${e(clientId)}}:${e(userId)}`,
+    accessToken: (hash) => `${t}at:${hash}`,
+    refreshToken: (hash) => `${t}rt:${hash}`,
+    isRefreshToken: (key) => key.startsWith(`${t}rt:`),
+    grantIndex: (id) => `${t}grant:${e(id)}`,
+    revokedGrant: (id) => `${t}revoked:${e(id)}`,
+    clientIndex: (id) => `${t}ctok:${e(id)}`,
+    userIndex: (clientId, userId) => `${t}utok:${e(clientId)}:${e(userId)}`,
+    // The `{id}` tag of the plain layout is kept there as written; in cluster mode the family tag comes first.
+    clientRevokedAt: (id) => `${t}revoked-client:{${e(id)}}`,
+    userRevokedAt: (clientId, userId) => `${t}revoked-user:{${e(clientId)}}:${e(userId)}`,
     draining: (index) => `${index}:draining`,
-    consent: (userId, clientId) => `${prefix}consent:${e(userId)}:${e(clientId)}`,
-    consentList: (userId) => `${prefix}consents:${e(userId)}`,
+    consent: (userId, clientId) => cluster ? `${u(userId)}consent:${e(clientId)}` : `${prefix}consent:${e(userId)}:${e(clientId)}`,
+    consentList: (userId) => cluster ? `${u(userId)}consents` : `${prefix}consents:${e(userId)}`,
   };
 }
 
@@ -79,18 +93,22 @@ type Stored<T, D extends keyof T> = Omit<T, D> & { [K in D]: number };
 
 /**
  * The fields of a client hash, in the order HMGET reads them: every OAuthClient property. The optional
- * `tokenEndpointAuthMethod` is a hash field only when set: a record without it has no such field (as every
- * record written before it existed), and `updateClient` with `null` deletes it.
+ * `tokenEndpointAuthMethod` (and the previous secret's two fields) is a hash field only when set: a record
+ * without it has no such field (as every record written before it existed), and `updateClient` with `null`
+ * deletes it.
  */
 export const CLIENT_FIELDS = [
   'clientId', 'clientSecretHash', 'name', 'flow', 'redirectUris', 'allowedScopes', 'requirePkce',
   'credentialsIssuedAt', 'createdAt', 'disabled', 'tokenEndpointAuthMethod',
+  'previousClientSecretHash', 'previousClientSecretExpiresAt',
 ] as const satisfies readonly (keyof OAuthClient)[];
 
 /** Fields a record may lack: a missing hash field reads as an absent property, never as `null`. */
-const OPTIONAL_CLIENT_FIELDS = new Set<string>(['tokenEndpointAuthMethod']);
+const OPTIONAL_CLIENT_FIELDS = new Set<string>([
+  'tokenEndpointAuthMethod', 'previousClientSecretHash', 'previousClientSecretExpiresAt',
+]);
 
-const CLIENT_DATES = new Set<string>(['credentialsIssuedAt', 'createdAt']);
+const CLIENT_DATES = new Set<string>(['credentialsIssuedAt', 'createdAt', 'previousClientSecretExpiresAt']);
 
 /**
  * Client fields → flat `[field, json, …]` for HSET: each value JSON on its own (dates as epoch ms), so one

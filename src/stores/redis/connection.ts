@@ -1,8 +1,9 @@
 // A node-redis connection that fails fast, reconnects, and drops a connection that has gone silent.
 // Types only: `redis` ships its own, and whoever uses this module has it installed (loaded below on first use).
-import type { RedisClientType } from 'redis';
+import type { RedisClientType, RedisClusterType } from 'redis';
 import { importDriver, type StoreDriver } from '../missing-driver.js';
 import { StoreUnavailableError } from '../store-unavailable-error.js';
+import type { DuplicableRedisClient } from './revocation-feed.js';
 
 const REDIS: StoreDriver = { store: 'Redis', name: 'redis', major: 5 };
 
@@ -120,6 +121,111 @@ export async function connectResilientRedis(options: {
       closed = true;
       await withDeadline(client.isOpen ? client.close() : Promise.resolve(), timeoutMs).catch(() => undefined);
       if (client.isOpen) client.destroy();
+    },
+  };
+}
+
+/** A connected node-redis cluster client the store owns, and its shutdown. */
+export interface ResilientRedisClusterConnection {
+  readonly cluster: RedisClusterType;
+  /** Closes every node connection, bounded by the timeout. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Connects a node-redis cluster client (`createCluster`) with the same outage behaviour as
+ * connectResilientRedis for every node: no offline queue, a connect timeout, keep-alive PINGs, a socket
+ * timeout, and reconnection with backoff once connected. node-redis follows MOVED/ASK redirects and
+ * re-reads the slot map itself, so a failover or resharding costs retries, not errors.
+ * @throws the driver's error when no root node can be reached; Error "The Redis store needs redis: …"
+ *   when the driver is not installed.
+ * @see https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/
+ */
+export async function connectResilientRedisCluster(options: {
+  readonly rootNodes: readonly string[];
+  /** Where to reach each node the cluster announces (`host:port` → address), e.g. behind NAT. */
+  readonly nodeAddressMap?: Readonly<Record<string, { readonly host: string; readonly port: number }>>;
+  readonly timeoutMs: number;
+  readonly logger: RedisConnectionLogger;
+  readonly label: string;
+}): Promise<ResilientRedisClusterConnection> {
+  const { timeoutMs, logger, label } = options;
+  const { createCluster } = await importDriver<typeof import('redis')>(REDIS);
+  let connected = false;
+  let reported = false;
+  const cluster = createCluster({
+    rootNodes: options.rootNodes.map((url) => ({ url })),
+    ...(options.nodeAddressMap ? { nodeAddressMap: { ...options.nodeAddressMap } } : {}),
+    defaults: {
+      disableOfflineQueue: true,
+      pingInterval: timeoutMs,
+      socket: {
+        connectTimeout: timeoutMs,
+        socketTimeout: timeoutMs * 3,
+        reconnectStrategy: (retries: number, cause: Error) => (connected ? Math.min(50 * 2 ** retries, 2000) : cause),
+      },
+    },
+  }) as unknown as RedisClusterType;
+  // Without listeners an 'error' event would crash the host; node errors are reported once per outage.
+  const report = (err: unknown): void => {
+    if (connected && !reported) logger.warn(`${label} cluster connection lost, reconnecting`, err);
+    reported = true;
+  };
+  cluster.on('error', report);
+  cluster.on('node-error', report);
+  cluster.on('node-ready', () => {
+    reported = false;
+  });
+  try {
+    await cluster.connect();
+    connected = true;
+  } catch (err) {
+    try {
+      cluster.destroy();
+    } catch {
+      // Never opened.
+    }
+    throw err;
+  }
+  let closed = false;
+  return {
+    cluster,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await withDeadline(cluster.isOpen ? cluster.close() : Promise.resolve(), timeoutMs).catch(() => undefined);
+      try {
+        if (cluster.isOpen) cluster.destroy();
+      } catch {
+        // Already closed.
+      }
+    },
+  };
+}
+
+/**
+ * Where the revocation feed of a cluster store makes its subscriber connections: a plain connection to one
+ * node, each new one to the next listed node. A PUBLISH on a Redis Cluster (from a script too) is broadcast
+ * to every node, so any node hears every revocation; rotating means a feed whose node is down finds another
+ * when it replaces its connection (until then `mark()` is `null` and every token is looked up).
+ */
+export async function clusterSubscriberSource(rootNodes: readonly string[], timeoutMs: number): Promise<DuplicableRedisClient> {
+  const { createClient } = await importDriver<typeof import('redis')>(REDIS);
+  let next = 0;
+  return {
+    duplicate(overrides = {}) {
+      const url = rootNodes[next % rootNodes.length] ?? '';
+      next += 1;
+      return createClient({
+        url,
+        ...overrides,
+        disableOfflineQueue: true,
+        socket: {
+          connectTimeout: timeoutMs,
+          socketTimeout: timeoutMs * 3,
+          reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, 2000),
+        },
+      }) as unknown as RedisClientType;
     },
   };
 }

@@ -17,6 +17,8 @@ const CLIENT_MESSAGES = [
   'Disconnects client',
   'Command timeout',
   'Timeout',
+  // RootNodesUnavailableError: a cluster client that reached none of the nodes it was given.
+  'All the root nodes are unavailable',
 ];
 
 /** Server replies of a Redis that is starting, failing over or busy: retrying later will work. */
@@ -37,6 +39,15 @@ export function isRedisUnavailable(err: unknown): boolean {
   );
 }
 
+/** The socket code (`ECONNREFUSED`), also from under a ReconnectStrategyError, else the message's first phrase. */
+function failureKind(err: Error): string {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') return code;
+  const inner = (err as { originalError?: { code?: unknown } }).originalError;
+  if (typeof inner?.code === 'string') return inner.code;
+  return err.message.split(/[.:]/)[0] ?? err.message;
+}
+
 /**
  * Rethrows connection-type failures as StoreUnavailableError (the router answers 503) and anything else
  * unchanged. The message names the failure kind only: never a key, which would hold a token hash.
@@ -45,10 +56,7 @@ export function isRedisUnavailable(err: unknown): boolean {
 export function rethrowRedisError(err: unknown): never {
   if (err instanceof StoreUnavailableError) throw err;
   if (isRedisUnavailable(err)) {
-    const e = err as Error & { code?: string };
-    throw new StoreUnavailableError(`Redis store unavailable (${e.code ?? e.message.split(/[.:]/)[0]})`, {
-      cause: err,
-    });
+    throw new StoreUnavailableError(`Redis store unavailable (${failureKind(err as Error)})`, { cause: err });
   }
   throw err;
 }

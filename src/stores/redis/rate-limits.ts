@@ -33,7 +33,8 @@ const toCount = (count: unknown, end: unknown): RateLimitCount => ({ count: Numb
 /**
  * Counters under `${prefix}rl:`. Redis runs one script at a time, so of N concurrent hits on one key, from
  * any number of instances, each count is returned once. The window's end is the caller's clock (`now`); the
- * TTL (relative, so clock skew between app and Redis does not matter) only reclaims the memory.
+ * TTL (relative, so clock skew between app and Redis does not matter) only reclaims the memory. Each counter
+ * is one key touched alone, so on a Redis Cluster counters spread over every master (no hash tag).
  * @see RFC 6819 §5.1.4.2.3 (lock accounts), RFC 6585 §4.
  */
 export function createRedisRateLimits(prefix: string, run: RunScript, send: RedisSend): RateLimitStore {
