@@ -82,7 +82,6 @@ export function createPostgresRunner(pool: PostgresPoolConnection, queryTimeoutM
         late = true;
         reject(new StoreUnavailableError(`PostgreSQL store unavailable (no answer within ${deadlineMs} ms)`));
       }, deadlineMs);
-      timer.unref();
       promise.then(
         (value) => {
           clearTimeout(timer);

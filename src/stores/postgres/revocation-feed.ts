@@ -24,6 +24,8 @@ export interface PostgresRevocationFeed {
   readonly feed: RevocationFeed;
   /** Called once each revocation by this store has committed (or failed), before it resolves to its caller. */
   bump(): void;
+  /** Called once the store has opened: logs a listener failure held back while it was opening. */
+  opened(): void;
   /** Stops the listener and its timers. Idempotent. */
   close(): Promise<void>;
 }
@@ -50,6 +52,8 @@ export async function startPostgresRevocationFeed(options: {
   readonly channel: string;
   readonly timeoutMs: number;
   readonly logger: StoreLogger;
+  /** Ends the wait for the first ping early: the store's opening failed, and will close the feed. */
+  readonly signal?: AbortSignal;
 }): Promise<PostgresRevocationFeed> {
   const { pool, channel, logger, timeoutMs } = options;
   const pingTimeoutMs = Math.min(timeoutMs, HEARTBEAT_MS);
@@ -72,10 +76,17 @@ export async function startPostgresRevocationFeed(options: {
     firstLive = resolve;
   });
 
+  // Until the store has opened (opened()), a failure is held back: if the opening fails too, its rejection says
+  // it all (a CLI run against a database that is down prints one line, not a stack trace).
+  let opening = true;
+  let held: (() => void) | null = null;
+
   function report(message: string, err?: unknown): void {
     if (reported || closed) return;
     reported = true;
-    logger.warn(`express-oauth-router: PostgreSQL revocation feed ${message}`, err);
+    const log = () => logger.warn(`express-oauth-router: PostgreSQL revocation feed ${message}`, err);
+    if (opening) held = log;
+    else log();
   }
 
   function down(lost: PostgresListenerClient, err?: unknown): void {
@@ -134,6 +145,8 @@ export async function startPostgresRevocationFeed(options: {
       report('cannot start; bearer tokens are looked up every time', err);
       return;
     }
+    // Closed while the driver loaded: a client connected now would never be ended, and would hold the process open.
+    if (closed) return;
     client = c;
     // Without an 'error' listener a lost connection would crash the host.
     c.on('error', (err) => down(c, err));
@@ -153,12 +166,15 @@ export async function startPostgresRevocationFeed(options: {
   }
 
   void connect();
+  options.signal?.addEventListener('abort', () => firstLive(), { once: true });
+  if (options.signal?.aborted) firstLive();
   let deadline: NodeJS.Timeout | undefined;
+  // The deadline stays ref'd: the store's opening awaits it. Unref'd, a process with nothing else open (a CLI
+  // run against a database that is down, whose retry timer is unref'd) would exit with this promise unsettled.
   await Promise.race([
     becameLive,
     new Promise<void>((resolve) => {
       deadline = setTimeout(resolve, timeoutMs);
-      deadline.unref();
     }),
   ]);
   clearTimeout(deadline);
@@ -181,6 +197,12 @@ export async function startPostgresRevocationFeed(options: {
     },
     bump() {
       count += 1;
+    },
+    opened() {
+      opening = false;
+      const log = held;
+      held = null;
+      if (!closed) log?.();
     },
     async close() {
       if (closed) return;

@@ -1,0 +1,35 @@
+// oauth-admin with its store's server down: one clear line (or one JSON object) and exit 1, never a hang or exit 13.
+import { describe, expect, it } from 'vitest';
+import { runCliWith } from '../helpers/run-cli.js';
+
+// Port 1 on loopback: nothing listens there, so every connection attempt is refused at once.
+const DOWN: readonly (readonly [string, string])[] = [
+  ['postgres://postgres@127.0.0.1:1/test', 'PostgreSQL store unavailable (ECONNREFUSED)'],
+  ['redis://127.0.0.1:1', 'Redis store unavailable (ECONNREFUSED)'],
+  ['redis+cluster://127.0.0.1:1', 'Redis store unavailable (All the root nodes are unavailable)'],
+];
+
+/** Runs oauth-admin with OAUTH_STORE naming a server that is down. */
+function runAgainst(storeUrl: string, args: readonly string[]) {
+  return runCliWith(args, { env: { ...process.env, OAUTH_STORE: storeUrl } });
+}
+
+describe('oauth-admin when the store cannot be reached', () => {
+  it.each(DOWN)('OAUTH_STORE=%s: exits 1 with one stderr line saying the store is unavailable', async (url, message) => {
+    const result = await runAgainst(url, ['clients', 'list']);
+    expect(result).toEqual({ code: 1, stdout: '', stderr: `oauth-admin: ${message}\n` });
+  });
+
+  it.each(DOWN)('OAUTH_STORE=%s with --json: exits 1 with {"error":"store_unavailable"} on stderr', async (url, message) => {
+    const result = await runAgainst(url, ['clients', 'show', 'some-client', '--json']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(`${JSON.stringify({ error: 'store_unavailable', message })}\n`);
+  });
+
+  it('clients create, which may create a store, also exits 1 with store_unavailable instead of hanging', async () => {
+    const result = await runAgainst(DOWN[0]![0], ['clients', 'create', '--json', '--name', 'Down', '--flow', 'client_credentials']);
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stderr)).toEqual({ error: 'store_unavailable', message: DOWN[0]![1] });
+  });
+});
