@@ -1,5 +1,6 @@
 // Fixed-window counters in a Map: the memory store's rateLimits tier, and the in-process fallback of the limits.
 import type { RateLimitCount, RateLimitStore } from '../contract.js';
+import { SWEEP_BATCH } from '../sweep-loop.js';
 
 interface Window {
   count: number;
@@ -14,6 +15,10 @@ export interface MemoryRateLimits {
   readonly rateLimits: RateLimitStore;
   /** Drops every window ended at `now`. */
   sweep(now: number): void;
+  /** The same, yielding after every `SWEEP_BATCH` windows looked at (the memory store's sweep loop). */
+  sweepChunks(now: number): Generator<void, void, unknown>;
+  /** Windows held, ended ones included until swept. */
+  size(): number;
 }
 
 /**
@@ -39,6 +44,14 @@ export function createMemoryRateLimits(ready: () => Promise<void> = async () => 
 
   return {
     sweep,
+    size: () => windows.size,
+    *sweepChunks(now) {
+      let seen = 0;
+      for (const [key, window] of windows) {
+        if (window.resetAt <= now) windows.delete(key);
+        if (++seen % SWEEP_BATCH === 0) yield;
+      }
+    },
     rateLimits: {
       async hit(key, windowMs, now) {
         await ready();

@@ -11,10 +11,9 @@ interface CounterRow {
 
 const toCount = (row: CounterRow): RateLimitCount => ({ count: row.count, resetAt: new Date(row.expires_at) });
 
-/** The tier, and the sweep the store's timer runs inside its sweep transaction. */
+/** The tier; ended windows are deleted by the store's sweep (sweeper.ts). */
 export interface SqliteRateLimits {
   readonly rateLimits: RateLimitStore;
-  sweep(now: number): void;
 }
 
 /**
@@ -35,9 +34,7 @@ export function createSqliteRateLimits(db: SqliteConnection, { run }: SqliteLock
   const get = db.prepare<[string, number], CounterRow>('SELECT count, expires_at FROM rate_limits WHERE key = ? AND expires_at > ?');
   const release = db.prepare<[string, number]>('UPDATE rate_limits SET count = count - 1 WHERE key = ? AND expires_at = ? AND count > 0');
   const reset = db.prepare<[string]>('DELETE FROM rate_limits WHERE key = ?');
-  const sweep = db.prepare<[number]>('DELETE FROM rate_limits WHERE expires_at <= ?');
   return {
-    sweep: (now) => void sweep.run(now),
     rateLimits: {
       async hit(key, windowMs, now) {
         const at = now.getTime();

@@ -36,6 +36,9 @@ export interface SqliteStatements {
   /** One UPDATE of exactly the given columns; the others keep what the row holds at the write. */
   readonly updateClient: Statement<ClientChangesRow, ClientRow>;
   readonly listClients: Statement<[], ClientRow>;
+  readonly deleteClient: Statement<[clientId: string]>;
+  readonly deleteClientCodes: Statement<[clientId: string]>;
+  readonly deleteClientConsents: Statement<[clientId: string]>;
   readonly insertCode: Statement<CodeRow>;
   /** The atomic consume: only the first of N racing calls matches `consumed_at IS NULL`. */
   readonly consumeCode: Statement<[consumedAt: number, codeHash: string, now: number], CodeRow>;
@@ -59,11 +62,6 @@ export interface SqliteStatements {
   readonly upsertConsent: Statement<ConsentRow>;
   readonly deleteConsent: Statement<[userId: string, clientId: string]>;
   readonly listConsents: Statement<[userId: string], ConsentRow>;
-  readonly sweepCodes: Statement<[now: number]>;
-  readonly sweepTokens: Statement<[now: number]>;
-  readonly sweepRevokedGrants: Statement<[now: number]>;
-  readonly sweepRevokedClients: Statement<[now: number]>;
-  readonly sweepRevokedClientUsers: Statement<[now: number]>;
 }
 
 /**
@@ -75,9 +73,11 @@ export function prepareSqliteStatements(db: SqliteConnection): SqliteStatements 
     findClient: db.prepare('SELECT * FROM clients WHERE client_id = ?'),
     insertClient: db.prepare(`
       INSERT INTO clients (client_id, client_secret_hash, name, flow, redirect_uris, allowed_scopes,
-                           require_pkce, credentials_issued_at, created_at, disabled, token_endpoint_auth_method)
+                           require_pkce, credentials_issued_at, created_at, disabled, token_endpoint_auth_method,
+                           previous_client_secret_hash, previous_client_secret_expires_at)
       VALUES (@client_id, @client_secret_hash, @name, @flow, @redirect_uris, @allowed_scopes,
-              @require_pkce, @credentials_issued_at, @created_at, @disabled, @token_endpoint_auth_method)
+              @require_pkce, @credentials_issued_at, @created_at, @disabled, @token_endpoint_auth_method,
+              @previous_client_secret_hash, @previous_client_secret_expires_at)
       ON CONFLICT (client_id) DO NOTHING`),
     // Every other column is NOT NULL, so a null parameter can only mean "not given"; the nullable one has
     // its own flag. One statement: SQLite runs it under the write lock, so a concurrent update of another
@@ -91,10 +91,17 @@ export function prepareSqliteStatements(db: SqliteConnection): SqliteStatements 
         require_pkce = coalesce(@require_pkce, require_pkce),
         disabled = coalesce(@disabled, disabled),
         token_endpoint_auth_method = CASE WHEN @set_token_endpoint_auth_method = 1
-          THEN @token_endpoint_auth_method ELSE token_endpoint_auth_method END
+          THEN @token_endpoint_auth_method ELSE token_endpoint_auth_method END,
+        previous_client_secret_hash = CASE WHEN @set_previous_client_secret = 1
+          THEN @previous_client_secret_hash ELSE previous_client_secret_hash END,
+        previous_client_secret_expires_at = CASE WHEN @set_previous_client_secret = 1
+          THEN @previous_client_secret_expires_at ELSE previous_client_secret_expires_at END
       WHERE client_id = @client_id
       RETURNING *`),
     listClients: db.prepare('SELECT * FROM clients ORDER BY created_at, client_id'),
+    deleteClient: db.prepare('DELETE FROM clients WHERE client_id = ?'),
+    deleteClientCodes: db.prepare('DELETE FROM codes WHERE client_id = ?'),
+    deleteClientConsents: db.prepare('DELETE FROM consents WHERE client_id = ?'),
     insertCode: db.prepare(`
       INSERT INTO codes (code_hash, grant_id, client_id, user_id, redirect_uri, scope, code_challenge,
                          issuer, issued_at, expires_at, consumed_at)
@@ -150,10 +157,5 @@ export function prepareSqliteStatements(db: SqliteConnection): SqliteStatements 
         scope = excluded.scope, granted_at = excluded.granted_at`),
     deleteConsent: db.prepare('DELETE FROM consents WHERE user_id = ? AND client_id = ?'),
     listConsents: db.prepare('SELECT * FROM consents WHERE user_id = ? ORDER BY granted_at, client_id'),
-    sweepCodes: db.prepare('DELETE FROM codes WHERE expires_at <= ?'),
-    sweepTokens: db.prepare('DELETE FROM tokens WHERE expires_at <= ?'),
-    sweepRevokedGrants: db.prepare('DELETE FROM revoked_grants WHERE expires_at <= ?'),
-    sweepRevokedClients: db.prepare('DELETE FROM revoked_clients WHERE expires_at <= ?'),
-    sweepRevokedClientUsers: db.prepare('DELETE FROM revoked_client_users WHERE expires_at <= ?'),
   };
 }

@@ -1,0 +1,102 @@
+// Prunes expired members from the Redis store's token index sets, which outlive their tokens until an add or their own TTL.
+import { createHash } from 'node:crypto';
+import type { RedisSend } from './grants.js';
+import type { RedisScript, RunScript } from './scripts.js';
+import { SWEEP_BATCH } from '../sweep-loop.js';
+
+/**
+ * KEYS index; ARGV nowMs, limit. Removes up to `limit` members scored (by their token's expiry) at or before
+ * now: tokens every read already treats as gone, exactly the members SAVE_TOKENS prunes on an add.
+ */
+const PRUNE_INDEX: RedisScript = (() => {
+  const source = `
+local m = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+if #m > 0 then redis.call('ZREM', KEYS[1], unpack(m)) end
+return #m`;
+  return { source, sha: createHash('sha1').update(source).digest('hex') };
+})();
+
+/** Escapes Redis glob characters, so a prefix like `app[1]:` matches only itself. */
+function globLiteral(text: string): string {
+  return text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+}
+
+/** Where the sweeper reports what it cannot throw. */
+export interface RedisSweeperLogger {
+  warn(message: string, error?: unknown): void;
+}
+
+/** A running Redis sweeper. */
+export interface RedisSweeper {
+  /** Runs a sweep now (after one under way) and resolves when it is done. */
+  sweepNow(): Promise<void>;
+  /** Clears the timer; a sweep under way stops after its current command, and the promise waits for it. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Tokens, codes, tombstones and rate-limit counters carry their own TTL (PXAT / PEXPIREAT / PX), so Redis
+ * drops them by itself. The index sets of a grant, an integration and a user at an integration are sorted
+ * sets scored by expiry that expire with their last member and are pruned on every add; an index that gets
+ * no more adds but keeps one long-lived member (a 30-day refresh token) would hold every expired member
+ * until then. This sweep walks those sets with SCAN (`tokenFamily` is the keys' common start, see
+ * createRedisKeys) and removes expired members, `SWEEP_BATCH` per script, so Redis never blocks for long;
+ * every `intervalSeconds` (none when 0), on an unref'd timer re-armed after each run.
+ * @see RFC 7009 §2.1 (revocation reads these indexes), RFC 6749 §10.3 (tokens expire).
+ */
+export function startRedisSweeper(
+  tokenFamily: string,
+  send: RedisSend,
+  run: RunScript,
+  intervalSeconds: number,
+  logger: RedisSweeperLogger,
+): RedisSweeper {
+  const patterns = ['grant:*', 'ctok:*', 'utok:*'].map((family) => `${globLiteral(tokenFamily)}${family}`);
+  let stopped = false;
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<void> | null = null;
+
+  async function sweep(): Promise<void> {
+    for (const pattern of patterns) {
+      let cursor = '0';
+      do {
+        if (stopped) return;
+        const [next, keys] = (await send(['SCAN', cursor, 'MATCH', pattern, 'COUNT', String(SWEEP_BATCH), 'TYPE', 'zset'])) as [string, string[]];
+        cursor = next;
+        for (const key of keys) {
+          while (!stopped && Number(await run(PRUNE_INDEX, [key], [String(Date.now()), String(SWEEP_BATCH)])) === SWEEP_BATCH);
+        }
+      } while (cursor !== '0');
+    }
+  }
+
+  function sweepNow(): Promise<void> {
+    const next = (running ?? Promise.resolve()).then(() => (stopped ? undefined : sweep()));
+    const settled: Promise<void> = next.catch(() => undefined).finally(() => {
+      if (running === settled) running = null;
+    });
+    running = settled;
+    return next;
+  }
+
+  function arm(): void {
+    if (stopped || intervalSeconds <= 0) return;
+    timer = setTimeout(() => {
+      timer = null;
+      sweepNow()
+        .catch((err: unknown) => logger.warn('express-oauth-router: Redis sweep of expired index members failed', err))
+        .finally(arm);
+    }, intervalSeconds * 1000);
+    timer.unref();
+  }
+
+  arm();
+  return {
+    sweepNow,
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}
