@@ -16,10 +16,13 @@ interface ClientRow {
   created_at: Date;
   disabled: number;
   token_endpoint_auth_method: TokenEndpointAuthMethod | null;
+  previous_client_secret_hash: string | null;
+  previous_client_secret_expires_at: Date | null;
 }
 
 const COLUMNS = `client_id, client_secret_hash, name, flow, redirect_uris, allowed_scopes, require_pkce,
-  credentials_issued_at, created_at, disabled, token_endpoint_auth_method`;
+  credentials_issued_at, created_at, disabled, token_endpoint_auth_method, previous_client_secret_hash,
+  previous_client_secret_expires_at`;
 
 function toClient(row: ClientRow): OAuthClient {
   return {
@@ -35,6 +38,13 @@ function toClient(row: ClientRow): OAuthClient {
     disabled: decodeBoolean(row.disabled),
     // NULL (no restriction) reads as an absent property, never as null: the contract keeps absence as absence.
     ...(row.token_endpoint_auth_method === null ? {} : { tokenEndpointAuthMethod: row.token_endpoint_auth_method }),
+    // The previous secret of a rotation's grace period: both columns, or neither (absent, never null).
+    ...(row.previous_client_secret_hash === null || row.previous_client_secret_expires_at === null
+      ? {}
+      : {
+          previousClientSecretHash: row.previous_client_secret_hash,
+          previousClientSecretExpiresAt: row.previous_client_secret_expires_at,
+        }),
   };
 }
 
@@ -50,12 +60,15 @@ const CHANGES: readonly [keyof ClientChanges, string, (value: never) => unknown]
   ['requirePkce', 'require_pkce', (v: boolean) => v],
   ['disabled', 'disabled', (v: boolean) => v],
   ['tokenEndpointAuthMethod', 'token_endpoint_auth_method', (v: TokenEndpointAuthMethod | null) => v],
+  ['previousClientSecretHash', 'previous_client_secret_hash', (v: string | null) => v],
+  ['previousClientSecretExpiresAt', 'previous_client_secret_expires_at', (v: Date | null) => v],
 ];
 
 /**
  * ClientStore on MariaDB. `updateClient` is one UPDATE that sets only the columns of the fields given, so a
  * disable and a concurrent secret rotation each write their own column and both survive (never a
  * read-modify-write of the whole record); the record is then read back under the UPDATE's row lock.
+ * `deleteClient` (optional in the contract) removes the row, its codes, consents and tokens in one transaction.
  * @see RFC 6749 §2 (client registration), §2.3.1 (client password).
  */
 export function createMariaDbClientStore(db: MariaDb, t: MariaDbTables): Required<ClientStore> {
@@ -67,9 +80,10 @@ export function createMariaDbClientStore(db: MariaDb, t: MariaDbTables): Require
     },
     async createClient(c) {
       try {
-        await db.run(`INSERT INTO ${t.clients} (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+        await db.run(`INSERT INTO ${t.clients} (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
           c.clientId, c.clientSecretHash, c.name, c.flow, encodeList(c.redirectUris), encodeList(c.allowedScopes),
           c.requirePkce, c.credentialsIssuedAt, c.createdAt, c.disabled, c.tokenEndpointAuthMethod ?? null,
+          c.previousClientSecretHash ?? null, c.previousClientSecretExpiresAt ?? null,
         ]);
         return true;
       } catch (err) {
@@ -97,6 +111,16 @@ export function createMariaDbClientStore(db: MariaDb, t: MariaDbTables): Require
     async listClients() {
       const rows = await db.rows<ClientRow>(`SELECT ${COLUMNS} FROM ${t.clients} ORDER BY created_at, client_id`);
       return rows.map(toClient);
+    },
+    async deleteClient(clientId) {
+      // One transaction: the row, and with it the integration's codes, consents and tokens. The caller
+      // revoked its tokens first (a tombstone), so nothing saved later revives under a re-created id.
+      return db.transaction(async (tx) => {
+        const { affectedRows } = await tx.run(`DELETE FROM ${t.clients} WHERE client_id = ?`, [clientId]);
+        if (affectedRows === 0) return false;
+        for (const table of [t.codes, t.consents, t.tokens]) await tx.run(`DELETE FROM ${table} WHERE client_id = ?`, [clientId]);
+        return true;
+      });
     },
   };
 }

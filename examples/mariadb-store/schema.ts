@@ -45,9 +45,12 @@ function statements(t: MariaDbTables, collation: string): string[] {
     table(t.clients, `client_id ${ID} PRIMARY KEY, client_secret_hash ${ID}, name TEXT NOT NULL,
       flow VARCHAR(32) NOT NULL, redirect_uris TEXT NOT NULL, allowed_scopes TEXT NOT NULL,
       require_pkce BOOLEAN NOT NULL, credentials_issued_at ${WHEN}, created_at ${WHEN}, disabled BOOLEAN NOT NULL,
-      token_endpoint_auth_method VARCHAR(32) NULL, KEY (created_at, client_id)`),
+      token_endpoint_auth_method VARCHAR(32) NULL, previous_client_secret_hash VARCHAR(255) NULL,
+      previous_client_secret_expires_at DATETIME(3) NULL, KEY (created_at, client_id)`),
     // Tables made before the column existed get it in place (MariaDB's ADD COLUMN IF NOT EXISTS is idempotent).
     `ALTER TABLE ${t.clients} ADD COLUMN IF NOT EXISTS token_endpoint_auth_method VARCHAR(32) NULL`,
+    `ALTER TABLE ${t.clients} ADD COLUMN IF NOT EXISTS previous_client_secret_hash VARCHAR(255) NULL`,
+    `ALTER TABLE ${t.clients} ADD COLUMN IF NOT EXISTS previous_client_secret_expires_at DATETIME(3) NULL`,
     table(t.codes, `code_hash ${ID} PRIMARY KEY, grant_id ${ID}, client_id ${ID}, user_id ${ID},
       redirect_uri TEXT NOT NULL, scope TEXT NOT NULL, code_challenge VARCHAR(255) NULL, issuer TEXT NOT NULL,
       issued_at ${WHEN}, expires_at ${WHEN}, consumed_at DATETIME(3) NULL, KEY (expires_at)`),

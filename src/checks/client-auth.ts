@@ -29,18 +29,18 @@ const DUMMY_HASH = hashSecret('express-oauth-router: no such client');
 export function parseBasicCredentials(header: string | undefined): BasicCredentials | null {
   if (header === undefined) return null;
   const match = /^Basic +([A-Za-z0-9+/]+={0,2}) *$/i.exec(header);
-  if (!match) throw new InvalidClientError('the Authorization header must use the Basic scheme');
+  if (!match) throw new InvalidClientError('the Authorization header must use the Basic scheme', 'malformed_credentials');
   const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  if (colon <= 0) throw new InvalidClientError('malformed Basic credentials');
+  if (colon <= 0) throw new InvalidClientError('malformed Basic credentials', 'malformed_credentials');
   try {
     const clientId = decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' '));
     const clientSecret = decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' '));
-    if (clientSecret.length === 0) throw new InvalidClientError('malformed Basic credentials');
+    if (clientSecret.length === 0) throw new InvalidClientError('malformed Basic credentials', 'malformed_credentials');
     return { clientId, clientSecret };
   } catch (err) {
     if (err instanceof InvalidClientError) throw err;
-    throw new InvalidClientError('malformed Basic credentials');
+    throw new InvalidClientError('malformed Basic credentials', 'malformed_credentials');
   }
 }
 
@@ -78,12 +78,30 @@ export function readClientCredentials(
     if (bodyClientId === undefined) throw new InvalidRequestError('client_secret in the body needs client_id next to it');
     presented = { clientId: bodyClientId, clientSecret: bodySecret, method: 'client_secret_post' };
   } else {
-    throw new InvalidClientError(`client authentication required (${allowed.join(' or ')})`);
+    throw new InvalidClientError(`client authentication required (${allowed.join(' or ')})`, 'no_credentials');
   }
   if (!allowed.includes(presented.method)) {
-    throw new InvalidClientError(`this server does not accept ${presented.method}; use ${allowed.join(' or ')}`);
+    throw new InvalidClientError(`this server does not accept ${presented.method}; use ${allowed.join(' or ')}`, 'method_not_allowed');
   }
   return presented;
+}
+
+/**
+ * Whether `presented` is the integration's secret, or the secret a planned rotation replaced while its grace
+ * period runs (`previousClientSecretExpiresAt` in the future). Both comparisons always run, against the dummy
+ * hash when there is no client or no live previous secret, so unknown, known, wrong and previous take the
+ * same work. @see RFC 6749 §2.3.1, §10.1; RFC 6819 §5.2.3.7 (secret rotation).
+ */
+async function verifiesCurrentOrPrevious(client: OAuthClient | null, presented: string): Promise<boolean> {
+  const expiresAt = client?.previousClientSecretExpiresAt;
+  const previous = client?.previousClientSecretHash;
+  const inGrace = previous != null && expiresAt instanceof Date && expiresAt.getTime() > Date.now();
+  const [current, old] = await Promise.all([
+    verifyClientSecret(client ? client.clientSecretHash : DUMMY_HASH, presented),
+    verifyClientSecret(inGrace ? previous : DUMMY_HASH, presented),
+  ]);
+  // `&& inGrace`: the dummy hash matches its own phrase, which must never authenticate anyone.
+  return current || (old && inGrace);
 }
 
 /**
@@ -106,12 +124,14 @@ export async function authenticateClient(
   const { clientId, clientSecret, method } = readClientCredentials(authorization, params, allowed);
   // An id no store could hold (a NUL byte, a megabyte) never reaches the store; the answer is the same.
   const client = isStoreId(clientId) ? await store.clients.findClient(clientId) : null;
-  const matches = await verifyClientSecret(client ? client.clientSecretHash : DUMMY_HASH, clientSecret);
-  if (!client || !matches || client.disabled) throw new InvalidClientError();
+  const matches = await verifiesCurrentOrPrevious(client, clientSecret);
+  if (!client || !matches || client.disabled) {
+    throw new InvalidClientError(undefined, !client ? 'unknown_client' : !matches ? 'wrong_secret' : 'disabled');
+  }
   // `!= null`: a store may hand back null for "no restriction" even though the contract asks for absence.
   const required = client.tokenEndpointAuthMethod;
   if (required != null && required !== method) {
-    throw new InvalidClientError(`this integration must authenticate with ${required}`);
+    throw new InvalidClientError(`this integration must authenticate with ${required}`, 'method_not_allowed');
   }
   return client;
 }

@@ -11,9 +11,11 @@ export const EXIT_FAILURE = 1;
  * - `unknown_client` (exit 1): no integration has that client_id;
  * - `no_store` (exit 1): a command that needs an existing store found none (nothing is created);
  * - `store_unavailable` (exit 1): the store's database or cache could not be reached;
+ * - `unsupported` (exit 1): the store cannot do it (no `deleteClient`; no previous secret for a grace
+ *   period), and nothing was changed;
  * - `failure` (exit 1): anything else.
  */
-export type CliErrorCode = 'usage_error' | 'unknown_client' | 'no_store' | 'store_unavailable' | 'failure';
+export type CliErrorCode = 'usage_error' | 'unknown_client' | 'no_store' | 'store_unavailable' | 'unsupported' | 'failure';
 
 /**
  * A failure with a message meant for the operator (no stack trace), the process exit code and, for

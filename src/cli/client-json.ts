@@ -16,6 +16,14 @@ export interface ClientJson {
   /** RFC 7591 §2's name. Present only when the integration is restricted to one method; absent, it may use any
    * method the server allows. */
   readonly token_endpoint_auth_method?: TokenEndpointAuthMethod;
+  /** ISO 8601. Present only while a rotation's grace period runs: until then the previous secret works too. */
+  readonly previous_secret_valid_until?: string;
+}
+
+/** Until when the previous secret of a planned rotation still works, or `null` when none does now. */
+export function previousSecretValidUntil(client: OAuthClient, now: number = Date.now()): Date | null {
+  const until = client.previousClientSecretExpiresAt;
+  return client.previousClientSecretHash != null && until instanceof Date && until.getTime() > now ? until : null;
 }
 
 /**
@@ -23,6 +31,7 @@ export interface ClientJson {
  * `clientSecretHash`, or any field a store adds later, can never slip into the output.
  */
 export function toClientJson(client: OAuthClient): ClientJson {
+  const grace = previousSecretValidUntil(client);
   return {
     client_id: client.clientId,
     name: client.name,
@@ -34,6 +43,7 @@ export function toClientJson(client: OAuthClient): ClientJson {
     created_at: client.createdAt.toISOString(),
     disabled: client.disabled,
     ...(client.tokenEndpointAuthMethod == null ? {} : { token_endpoint_auth_method: client.tokenEndpointAuthMethod }),
+    ...(grace === null ? {} : { previous_secret_valid_until: grace.toISOString() }),
   };
 }
 

@@ -1,12 +1,10 @@
 // `oauth-admin clients disable`: stops an integration and revokes every token it holds.
 import type { Command } from 'commander';
-import { disableClient } from '../clients/disable-client.js';
-import { unknownClientError } from './cli-error.js';
 import { printJson } from './client-json.js';
-import { withStore } from './with-store.js';
+import { withAdmin } from './with-admin.js';
 
 /**
- * Adds `disable CLIENT_ID` to the `clients` command, a thin layer over `disableClient`. A disabled
+ * Adds `disable CLIENT_ID` to the `clients` command, a thin layer over `OAuthAdmin.disableClient`. A disabled
  * integration authenticates nowhere and its access and refresh tokens are revoked, so nothing it was given
  * outlives it; `enable` lets it in again without bringing any of them back.
  * @see RFC 7009 §2.1, RFC 6749 §10.4.
@@ -18,8 +16,8 @@ export function addClientsDisableCommand(clients: Command): void {
     .argument('<client_id>', 'the integration')
     .option('--json', 'print one JSON object instead of text')
     .action(async (clientId: string, options: { readonly json?: boolean }) => {
-      const found = await withStore((store) => disableClient(store, clientId), { mustExist: true });
-      if (!found) throw unknownClientError(clientId);
+      // Rejects with UnknownClientError (exit 1, unknown_client) for an id no integration has.
+      await withAdmin((admin) => admin.disableClient(clientId));
       if (options.json) {
         printJson({ client_id: clientId, disabled: true });
         return;

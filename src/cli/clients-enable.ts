@@ -1,12 +1,10 @@
 // `oauth-admin clients enable`: lets a disabled integration authenticate again.
 import type { Command } from 'commander';
-import { enableClient } from '../clients/enable-client.js';
-import { unknownClientError } from './cli-error.js';
 import { printJson } from './client-json.js';
-import { withStore } from './with-store.js';
+import { withAdmin } from './with-admin.js';
 
 /**
- * Adds `enable CLIENT_ID` to the `clients` command, a thin layer over `enableClient`: the reverse of
+ * Adds `enable CLIENT_ID` to the `clients` command, a thin layer over `OAuthAdmin.enableClient`: the reverse of
  * `disable`. The integration authenticates again with its current secret and obtains new tokens; the
  * tokens revoked by `disable` stay revoked.
  * @see RFC 7009 §2.1, RFC 6749 §2.3.
@@ -18,8 +16,8 @@ export function addClientsEnableCommand(clients: Command): void {
     .argument('<client_id>', 'the integration')
     .option('--json', 'print one JSON object instead of text')
     .action(async (clientId: string, options: { readonly json?: boolean }) => {
-      const found = await withStore((store) => enableClient(store, clientId), { mustExist: true });
-      if (!found) throw unknownClientError(clientId);
+      // Rejects with UnknownClientError (exit 1, unknown_client) for an id no integration has.
+      await withAdmin((admin) => admin.enableClient(clientId));
       if (options.json) {
         printJson({ client_id: clientId, disabled: false });
         return;

@@ -1,9 +1,8 @@
 // `oauth-admin clients list`: every integration, without secrets.
 import type { Command } from 'commander';
-import { printJson, toClientJson } from './client-json.js';
+import { previousSecretValidUntil, printJson, toClientJson } from './client-json.js';
 import { formatTable } from './format-table.js';
-import { withStore } from './with-store.js';
-import { requireAdministration } from '../stores/check-store.js';
+import { withAdmin } from './with-admin.js';
 
 /**
  * Adds `list` to the `clients` command. Prints ids, names, flows, issue dates, status and redirect URIs;
@@ -16,10 +15,7 @@ export function addClientsListCommand(clients: Command): void {
     .description('list the registered integrations (never their secrets); creates no store')
     .option('--json', 'print a JSON array instead of a table')
     .action(async (options: { readonly json?: boolean }) => {
-      const list = await withStore(
-        (store) => requireAdministration(store, 'oauth-admin').clients.listClients(),
-        { mustExist: true },
-      );
+      const list = await withAdmin((admin) => admin.listClients());
       if (options.json) {
         printJson(list.map(toClientJson));
         return;
@@ -34,9 +30,11 @@ export function addClientsListCommand(clients: Command): void {
         client.flow,
         client.credentialsIssuedAt.toISOString().slice(0, 10),
         client.disabled ? 'yes' : 'no',
+        previousSecretValidUntil(client)?.toISOString() ?? '-',
         client.redirectUris.join(' '),
       ]);
-      const headers = ['CLIENT_ID', 'NAME', 'FLOW', 'ISSUED_AT', 'DISABLED', 'REDIRECT_URIS'];
+      // OLD_SECRET_UNTIL: while a rotation's grace period runs, the previous secret works until then.
+      const headers = ['CLIENT_ID', 'NAME', 'FLOW', 'ISSUED_AT', 'DISABLED', 'OLD_SECRET_UNTIL', 'REDIRECT_URIS'];
       process.stdout.write(`${formatTable(headers, rows)}\n`);
     });
 }

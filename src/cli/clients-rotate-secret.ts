@@ -1,35 +1,41 @@
 // `oauth-admin clients rotate-secret`: replaces an integration's secret and shows the new one, once.
 import type { Command } from 'commander';
-import { rotateClientSecret } from '../clients/rotate-client-secret.js';
-import { unknownClientError } from './cli-error.js';
 import { printJson } from './client-json.js';
-import { withStore } from './with-store.js';
+import { parseDuration } from './parse-duration.js';
+import { withAdmin } from './with-admin.js';
 
 /**
- * Adds `rotate-secret CLIENT_ID` to the `clients` command, a thin layer over `rotateClientSecret`. The old secret stops working at once, and every
- * token and code obtained before the rotation is revoked: a secret is rotated because it may have leaked.
- * @see RFC 6749 §2.3.1 (client password), §10.1.
+ * Adds `rotate-secret CLIENT_ID [--grace DURATION]` to the `clients` command, a thin layer over
+ * `OAuthAdmin.rotateSecret`. Without `--grace` the old secret stops working at once and every token and
+ * code obtained before is revoked (a secret is rotated at once because it may have leaked). With it, the
+ * old secret keeps working until the grace period ends and no token is revoked (a planned rotation).
+ * @see RFC 6749 §2.3.1 (client password), §10.1; RFC 6819 §5.2.3.7.
  */
 export function addClientsRotateSecretCommand(clients: Command): void {
   clients
     .command('rotate-secret')
-    .description('issue a new client_secret; the old one and every token obtained before stop working at once')
+    .description('issue a new client_secret; without --grace the old one and every token obtained before stop working at once')
     .argument('<client_id>', 'the integration')
+    .option('--grace <duration>', 'keep the old secret working this long (seconds, or 90s, 30m, 12h, 7d; at most 30d) and revoke no token')
     .option('--json', 'print one JSON object instead of text')
-    .action(async (clientId: string, options: { readonly json?: boolean }) => {
-      const clientSecret = await withStore((store) => rotateClientSecret(store, clientId), { mustExist: true });
-      if (clientSecret === null) throw unknownClientError(clientId);
+    .action(async (clientId: string, options: { readonly grace?: string; readonly json?: boolean }) => {
+      const grace = options.grace === undefined ? undefined : parseDuration(options.grace, '--grace');
+      const rotated = await withAdmin((admin) => admin.rotateSecret(clientId, grace === undefined ? {} : { gracePeriodSeconds: grace }));
+      const until = rotated.previousSecretValidUntil;
       if (options.json) {
-        printJson({ client_id: clientId, client_secret: clientSecret });
+        printJson({
+          client_id: clientId,
+          client_secret: rotated.clientSecret,
+          previous_secret_valid_until: until ? until.toISOString() : null,
+          tokens_revoked: rotated.tokensRevoked,
+        });
         return;
       }
+      const first = until
+        ? `New secret for ${clientId}; the old one keeps working until ${until.toISOString()}, and tokens stay valid.`
+        : `New secret for ${clientId}; the old one, and every token issued before, no longer work.`;
       process.stdout.write(
-        [
-          `New secret for ${clientId}; the old one, and every token issued before, no longer work.`,
-          `  client_secret: ${clientSecret}`,
-          '',
-          'The client_secret is shown only this once: only its hash is stored. Copy it now.',
-        ].join('\n') + '\n',
+        [first, `  client_secret: ${rotated.clientSecret}`, '', 'The client_secret is shown only this once: only its hash is stored. Copy it now.'].join('\n') + '\n',
       );
     });
 }

@@ -3,10 +3,10 @@ import type { Command } from 'commander';
 import { unknownClientError } from './cli-error.js';
 import { printJson, toClientJson } from './client-json.js';
 import { formatTable } from './format-table.js';
-import { withStore } from './with-store.js';
+import { withAdmin } from './with-admin.js';
 
 /**
- * Adds `show CLIENT_ID` to the `clients` command: a read of `store.clients.findClient`. Read-only, so it
+ * Adds `show CLIENT_ID` to the `clients` command: a read through `OAuthAdmin.getClient`. Read-only, so it
  * never creates a store; the secret's hash is left out like in `list`.
  * @see RFC 6749 §2 (client registration).
  */
@@ -17,7 +17,7 @@ export function addClientsShowCommand(clients: Command): void {
     .argument('<client_id>', 'the integration')
     .option('--json', 'print one JSON object instead of text')
     .action(async (clientId: string, options: { readonly json?: boolean }) => {
-      const client = await withStore((store) => store.clients.findClient(clientId), { mustExist: true });
+      const client = await withAdmin((admin) => admin.getClient(clientId));
       if (client === null) throw unknownClientError(clientId);
       const shown = toClientJson(client);
       if (options.json) {

@@ -1,21 +1,98 @@
-// Replaces an integration's secret and revokes what the old one obtained.
+// Replaces an integration's secret: at once (revoking what the old one obtained), or after a grace period.
 import type { Store } from '../stores/contract.js';
 import { createRandomToken } from '../crypto/random-token.js';
 import { hashSecret } from '../crypto/hash-secret.js';
 import { requireAdministration } from '../stores/check-store.js';
+import { StoreCapabilityError, UnknownClientError } from './client-errors.js';
+
+/** The longest grace period a rotation may give the old secret: 30 days. */
+export const MAX_SECRET_GRACE_SECONDS = 30 * 24 * 60 * 60;
+
+/** Options of `rotateClientSecretWithGrace`. */
+export interface RotateSecretOptions {
+  /**
+   * Seconds the old secret keeps authenticating, 1 to `MAX_SECRET_GRACE_SECONDS` (a planned rotation: deploy
+   * the new secret, then let the old one lapse). Absent or 0: it stops at once and every token is revoked.
+   */
+  readonly gracePeriodSeconds?: number;
+}
+
+/** What a rotation did. The new secret exists only here: the store keeps its hash. */
+export interface RotatedSecret {
+  readonly clientSecret: string;
+  /** Until when the old secret still authenticates; `null` when it stopped at once. */
+  readonly previousSecretValidUntil: Date | null;
+  /** Whether every token and code of the integration was revoked (only without a grace period). */
+  readonly tokensRevoked: boolean;
+}
+
+function checkGrace(seconds: number | undefined): number {
+  if (seconds === undefined) return 0;
+  if (!Number.isInteger(seconds) || seconds < 0 || seconds > MAX_SECRET_GRACE_SECONDS) {
+    throw new TypeError(`gracePeriodSeconds must be a whole number of seconds from 0 to ${MAX_SECRET_GRACE_SECONDS} (30 days)`);
+  }
+  return seconds;
+}
 
 /**
- * Replaces an integration's secret. The old one stops working at once, and every token and code issued
- * before (or while) the rotation runs is revoked: a secret is rotated because it may have leaked, and what
- * was obtained with it must not outlive it. Only the secret field is written (never the whole record), so a
- * concurrent disable cannot be undone.
+ * Replaces an integration's secret.
+ * - Without a grace period (the default) the old secret stops at once and every token and code issued
+ *   before (or while) the rotation runs is revoked: an unplanned rotation means the secret may have leaked,
+ *   and what was obtained with it must not outlive it. A grace period still running from an earlier
+ *   rotation ends too.
+ * - With one, the old secret keeps authenticating until `previousSecretValidUntil` and no token is revoked:
+ *   a planned rotation, where the integration's operator deploys the new secret before the old one lapses.
+ *   The old hash is written first, on its own, and read back: a store that does not keep it (one written
+ *   for contract v1) is refused with `StoreCapabilityError` before the secret changes, never silently
+ *   cutting off the old secret. The secret field is then written on its own, so a concurrent disable stays.
+ * @throws UnknownClientError, StoreCapabilityError, TypeError (a bad grace period).
+ * @see RFC 6749 §2.3.1 (client password), §10.1; RFC 6819 §5.2.3.7; RFC 7009 §2.1.
+ */
+export async function rotateClientSecretWithGrace(
+  store: Store,
+  clientId: string,
+  options: RotateSecretOptions = {},
+): Promise<RotatedSecret> {
+  const grace = checkGrace(options.gracePeriodSeconds);
+  const admin = requireAdministration(store, 'rotateClientSecret');
+  const clientSecret = createRandomToken();
+  if (grace === 0) {
+    const changes = { clientSecretHash: hashSecret(clientSecret), previousClientSecretHash: null, previousClientSecretExpiresAt: null };
+    if (!(await admin.clients.updateClient(clientId, changes))) throw new UnknownClientError(clientId);
+    await admin.tokens.revokeClientTokens(clientId);
+    return { clientSecret, previousSecretValidUntil: null, tokensRevoked: true };
+  }
+  const current = await admin.clients.findClient(clientId);
+  if (!current) throw new UnknownClientError(clientId);
+  const validUntil = new Date(Date.now() + grace * 1000);
+  const kept = await admin.clients.updateClient(clientId, {
+    previousClientSecretHash: current.clientSecretHash,
+    previousClientSecretExpiresAt: validUntil,
+  });
+  if (!kept) throw new UnknownClientError(clientId);
+  if (kept.previousClientSecretHash !== current.clientSecretHash) {
+    throw new StoreCapabilityError(
+      'this store does not keep a previous client secret (a store written for contract v1), so the old secret ' +
+        'could not keep working: nothing was changed; rotate without a grace period, or upgrade the store',
+    );
+  }
+  if (!(await admin.clients.updateClient(clientId, { clientSecretHash: hashSecret(clientSecret) }))) {
+    throw new UnknownClientError(clientId);
+  }
+  return { clientSecret, previousSecretValidUntil: validUntil, tokensRevoked: false };
+}
+
+/**
+ * Replaces an integration's secret at once and revokes every token and code obtained before: the behaviour
+ * of `rotateClientSecretWithGrace` without a grace period, kept for callers of the first release.
  * @returns the new secret, or `null` for an unknown client_id.
  * @see RFC 6749 §2.3.1 (client password), §10.1; RFC 7009 §2.1.
  */
 export async function rotateClientSecret(store: Store, clientId: string): Promise<string | null> {
-  const admin = requireAdministration(store, 'rotateClientSecret');
-  const clientSecret = createRandomToken();
-  if (!(await admin.clients.updateClient(clientId, { clientSecretHash: hashSecret(clientSecret) }))) return null;
-  await admin.tokens.revokeClientTokens(clientId);
-  return clientSecret;
+  try {
+    return (await rotateClientSecretWithGrace(store, clientId)).clientSecret;
+  } catch (error) {
+    if (error instanceof UnknownClientError) return null;
+    throw error;
+  }
 }

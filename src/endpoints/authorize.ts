@@ -13,6 +13,8 @@ import { renderConsent, renderError, renderLogin } from './render.js';
 import { markSentToHostLogin, takeHostLoginMark } from '../http/host-login-mark.js';
 import { renderHostLoginLoop } from './host-login-loop.js';
 import { consentCovers } from '../checks/grant-scope.js';
+import { isConsentCurrent } from '../checks/consent-current.js';
+import { reportErrorAnswer } from '../metrics/channels.js';
 
 /**
  * The authorization endpoint of one base address.
@@ -36,6 +38,7 @@ export function createAuthorizeEndpoint(context: PageContext) {
     } catch (err) {
       const oauthError = toOAuthError(err, options.logger);
       const description = oauthError.expose ? oauthError.message : 'the server encountered an unexpected condition';
+      reportErrorAnswer(options.events, 'authorization', oauthError.error, oauthError.status);
       renderError(res, context, oauthError.status, oauthError.error, description);
       return;
     }
@@ -62,10 +65,10 @@ export function createAuthorizeEndpoint(context: PageContext) {
       bindSessionToUser(req, user);
       // A returning user who already approved this integration for (at least) these scopes is not asked again,
       // unless the client asks for the consent page with prompt=consent. A read-only approval never stands in
-      // for an all-access request.
+      // for an all-access request, nor a consent given to a deleted integration that had the same client_id.
       if (options.rememberConsent && store.consents && query.get('prompt') !== 'consent') {
         const consent = await store.consents.findConsent(user.id, target.client.clientId);
-        if (consent && consentCovers(consent.scope, pending.scope, options)) {
+        if (consent && isConsentCurrent(consent, target.client) && consentCovers(consent.scope, pending.scope, options)) {
           res.redirect(302, await issueCodeRedirect(context, pending, user));
           return;
         }
@@ -74,6 +77,7 @@ export function createAuthorizeEndpoint(context: PageContext) {
       renderConsent(req, res, context, { requestId, client: target.client, pending, user });
     } catch (err) {
       const oauthError = toOAuthError(err, options.logger);
+      reportErrorAnswer(options.events, 'authorization', oauthError.error, 302);
       res.redirect(302, errorRedirectUri(target.redirectUri, {
         error: oauthError.error,
         description: oauthError.expose ? oauthError.message : undefined,

@@ -11,6 +11,7 @@ import { requireConsents } from '../stores/check-store.js';
 import { consentsPageBody, type ConsentRow } from '../views/consents-page.js';
 import { renderError, renderLogin } from './render.js';
 import { isAllAccess } from '../checks/grant-scope.js';
+import { isConsentCurrent } from '../checks/consent-current.js';
 import { isStoreId } from '../stores/store-policy.js';
 
 /** The login form's request id when the sign-in is for this page rather than an authorization request. */
@@ -40,7 +41,8 @@ export function createConsentsEndpoints(context: PageContext) {
     const rows: ConsentRow[] = [];
     for (const consent of consents) {
       const client = await store.clients.findClient(consent.clientId);
-      if (!client) continue;
+      // Left behind by a deleted integration (gone, or re-created under the same id since): not a connection.
+      if (!client || !isConsentCurrent(consent, client)) continue;
       rows.push({
         clientId: client.clientId,
         clientName: client.name,
@@ -84,7 +86,7 @@ export function createConsentsEndpoints(context: PageContext) {
           renderError(res, context, 400, 'invalid_request', 'Sign in and choose an application.');
           return;
         }
-        await withdrawConsent(store, user.id, body.client_id);
+        await withdrawConsent(store, user.id, body.client_id, { events: options.events, issuer: context.issuer.issuer, ip: req.ip ?? null });
         res.redirect(303, context.paths.consents);
       } catch (err) {
         const oauthError = toOAuthError(err, options.logger);

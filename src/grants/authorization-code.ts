@@ -1,6 +1,6 @@
 // The authorization_code grant: exchange a code for an access and a refresh token (SPEC §4.3).
-import type { GrantHandler } from './grant-context.js';
-import { issueTokens } from './issue-tokens.js';
+import type { GrantContext, GrantHandler } from './grant-context.js';
+import { issueTokens, publishGrantRevoked } from './issue-tokens.js';
 import { hashSecret } from '../crypto/hash-secret.js';
 import { checkCodeVerifier } from '../checks/pkce.js';
 import { InvalidGrantError, InvalidRequestError } from '../errors.js';
@@ -14,6 +14,17 @@ import { InvalidGrantError, InvalidRequestError } from '../errors.js';
 function scopeRequestedAtAuthorization(granted: readonly string[], registered: readonly string[]): string | undefined {
   const isDefault = granted.length === registered.length && granted.every((scope) => registered.includes(scope));
   return isDefault ? undefined : granted.join(' ');
+}
+
+/**
+ * Reports a replayed code and the revocation of its grant. The code's record is gone, so its client is the one
+ * that presented it (authenticated), which is the code's own but for a stolen code tried elsewhere.
+ * @see RFC 6749 §4.1.2, RFC 9700 §4.14.
+ */
+function publishReplay(context: GrantContext, grantId: string): void {
+  const { options, issuer, client, req } = context;
+  options.events.publish({ type: 'code.replayed', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, clientId: client.clientId, grantId });
+  publishGrantRevoked(context, 'code_replay', grantId, null);
 }
 
 /**
@@ -46,6 +57,7 @@ export const authorizationCodeGrant: GrantHandler = {
     if (result.kind === 'not_found') throw new InvalidGrantError('authorization code is invalid or expired');
     if (result.kind === 'replayed') {
       await store.tokens.revokeGrant(result.grantId);
+      publishReplay(context, result.grantId);
       throw new InvalidGrantError('authorization code has already been used');
     }
     const record = result.record;
@@ -54,12 +66,18 @@ export const authorizationCodeGrant: GrantHandler = {
     if (record.issuer !== issuer.issuer) throw new InvalidGrantError('authorization code was issued by another authorization server');
     // RFC 6749 §4.1.3: "ensure that the redirect_uri parameter is present … and … their values are identical".
     if (record.redirectUri !== redirectUri) throw new InvalidGrantError('redirect_uri does not match the authorization request');
+    // The integration's settings may have narrowed since the code was issued (updateClientSettings): a code
+    // for a redirect URI no longer registered, or without a challenge once PKCE is required, is refused.
+    if (!client.redirectUris.includes(record.redirectUri)) throw new InvalidGrantError('redirect_uri is no longer registered for this client');
+    if (client.requirePkce && record.codeChallenge === null) throw new InvalidGrantError('this client now requires PKCE; authorize again');
     checkCodeVerifier(record.codeChallenge, params.get('code_verifier'));
     if (context.userAuth.findUser && !(await context.userAuth.findUser(record.userId))) {
       await store.tokens.revokeGrant(record.grantId);
+      publishGrantRevoked(context, 'user_deleted', record.grantId, record.userId);
       throw new InvalidGrantError('the user who granted access no longer exists');
     }
     return issueTokens(context, {
+      grantType: 'authorization_code',
       grantId: record.grantId,
       userId: record.userId,
       scope: record.scope,

@@ -21,7 +21,11 @@ export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_pos
  */
 export interface OAuthClient {
   readonly clientId: string;
-  /** base64url SHA-256 of the client secret (see `hashSecret`). Never the secret itself. */
+  /**
+   * The stored form of the client secret, never the secret itself: base64url SHA-256 (`hashSecret`) for
+   * generated secrets, or a `$scrypt$…` PHC string or a bcrypt `$2b$…` hash for imported ones (`importClients`).
+   * Opaque to stores: `verifyClientSecret` reads the format. At most 197 characters (ours: 43 or 88).
+   */
   readonly clientSecretHash: string;
   /** Human-readable name shown on the consent page. */
   readonly name: string;
@@ -44,6 +48,15 @@ export interface OAuthClient {
    * v1, which do not know the field, keep working: their integrations accept every method the server allows.
    */
   readonly tokenEndpointAuthMethod?: TokenEndpointAuthMethod;
+  /**
+   * The stored form of the secret a planned rotation replaced (`rotateSecret` with a grace period), which
+   * keeps authenticating until `previousClientSecretExpiresAt`; the two are present together or not at all.
+   * Optional, like `tokenEndpointAuthMethod`: a store written for contract v1 never returns it, and a store
+   * keeps absence as absence. @see RFC 6749 §2.3.1, RFC 6819 §5.2.3.7 (secret rotation).
+   */
+  readonly previousClientSecretHash?: string;
+  /** When `previousClientSecretHash` stops authenticating. */
+  readonly previousClientSecretExpiresAt?: Date;
 }
 
 /** The fields of an integration that `updateClient` can change, each on its own. */
@@ -56,6 +69,9 @@ export interface ClientChanges {
   readonly disabled?: boolean;
   /** A method restricts the integration to it; `null` lifts the restriction (the field is then absent). */
   readonly tokenEndpointAuthMethod?: TokenEndpointAuthMethod | null;
+  /** Given together with `previousClientSecretExpiresAt`; `null` for both removes both (the field is absent). */
+  readonly previousClientSecretHash?: string | null;
+  readonly previousClientSecretExpiresAt?: Date | null;
 }
 
 /**
@@ -76,6 +92,21 @@ export interface ClientStore {
   updateClient?(clientId: string, changes: ClientChanges): Promise<OAuthClient | null>;
   /** Tier `administration`. Every integration, ordered as `compareClients` (store-policy) orders them. */
   listClients?(): Promise<readonly OAuthClient[]>;
+  /**
+   * Optional, even in the `administration` tier (stores written for contract v1 lack it; `deleteClient` of
+   * the admin API then says so). In one transaction: removes the integration, its codes, consents and
+   * tokens. The caller first records a `revokeClientTokens(clientId)` tombstone (the admin API does), so no
+   * token request under way can save after it, and an integration later created with the same id revives
+   * nothing. Resolves `false` for an unknown id.
+   *
+   * A store that cannot find codes or consents by integration in that transaction may leave them, inert:
+   * a code's tokens are refused by the tombstone (its `issuedAt` precedes it), and the router ignores a
+   * consent granted before its integration's `createdAt`, so a consent left by a deleted integration never
+   * stands for one re-created with the same id. The Redis store does so (its consents live in each user's
+   * hash slot, its codes in their own; on a cluster no script reaches them together): it removes the record
+   * and its place in the client list. The conformance suite checks "gone or inert". @see RFC 7009 §2.1.
+   */
+  deleteClient?(clientId: string): Promise<boolean>;
 }
 
 /** An authorization code as stored (RFC 6749 §4.1.2): hashed, bound to client, user, redirect_uri and issuer. */
@@ -364,9 +395,12 @@ export interface Store {
   close?(): Promise<void>;
 }
 
+/** The `administration` tier's integrations: every method, `deleteClient` still optional (contract v1). */
+export type AdministrationClientStore = Required<Omit<ClientStore, 'deleteClient'>> & Pick<ClientStore, 'deleteClient'>;
+
 /** A Store with the `administration` tier. */
 export interface AdministrationStore extends Store {
-  readonly clients: Required<ClientStore>;
+  readonly clients: AdministrationClientStore;
   readonly tokens: Required<TokenStore>;
 }
 
@@ -376,9 +410,9 @@ export interface ConsentsStore extends Store {
   readonly tokens: Required<TokenStore>;
 }
 
-/** A Store with every tier, as each built-in store is. */
+/** A Store with every tier, as each built-in store is (each also has `deleteClient`). */
 export interface CompleteStore extends Store {
-  readonly clients: Required<ClientStore>;
+  readonly clients: AdministrationClientStore;
   readonly tokens: Required<TokenStore>;
   readonly consents: ConsentStore;
   readonly keys: SigningKeyStore;

@@ -53,6 +53,7 @@ export function isStoreId(value: unknown): value is string {
 /** The fields `updateClient` may change: every field of an integration but its id and its dates. */
 export const CLIENT_CHANGE_FIELDS: readonly (keyof ClientChanges)[] = [
   'clientSecretHash', 'name', 'redirectUris', 'allowedScopes', 'requirePkce', 'disabled', 'tokenEndpointAuthMethod',
+  'previousClientSecretHash', 'previousClientSecretExpiresAt',
 ];
 
 /** The fields of `changes` that are set, in `CLIENT_CHANGE_FIELDS` order: what a store writes. */
@@ -64,11 +65,20 @@ export function definedClientChanges(changes: ClientChanges): ClientChanges {
 
 /**
  * An integration with `changes` applied, for stores that keep whole records (a map, a document): the fields
- * given replace the record's, and `tokenEndpointAuthMethod: null` removes that field, so that absence stays
+ * given replace the record's, and `null` removes `tokenEndpointAuthMethod` (or the previous secret), so that absence stays
  * absence. Apply it inside the store's atomic step, to the record as it is there, never to an earlier read.
  * @see RFC 7591 §2 (`token_endpoint_auth_method`).
  */
 export function applyClientChanges(client: OAuthClient, changes: ClientChanges): OAuthClient {
-  const { tokenEndpointAuthMethod, ...rest } = { ...client, ...definedClientChanges(changes) };
-  return tokenEndpointAuthMethod == null ? rest : { ...rest, tokenEndpointAuthMethod };
+  const { tokenEndpointAuthMethod, previousClientSecretHash, previousClientSecretExpiresAt, ...rest } = {
+    ...client,
+    ...definedClientChanges(changes),
+  };
+  return {
+    ...rest,
+    ...(tokenEndpointAuthMethod == null ? {} : { tokenEndpointAuthMethod }),
+    ...(previousClientSecretHash == null || previousClientSecretExpiresAt == null
+      ? {}
+      : { previousClientSecretHash, previousClientSecretExpiresAt }),
+  };
 }

@@ -18,6 +18,8 @@ function changeOf(field: keyof ClientChanges): ClientChanges {
     requirePkce: false,
     disabled: true,
     tokenEndpointAuthMethod: 'client_secret_post',
+    previousClientSecretHash: hashSecret(freshId()),
+    previousClientSecretExpiresAt: new Date(Date.now() + 86_400_000),
   };
   return { [field]: changes[field] };
 }
@@ -76,7 +78,8 @@ export const clientRules: readonly ConformanceRule[] = [
     name: 'updateClient changes exactly the fields given, each on its own, and resolves the updated record',
     async run({ store }) {
       const { clients } = administration(store);
-      for (const field of CLIENT_CHANGE_FIELDS) {
+      // The previous secret's two fields go together, and a v1 store may ignore them: their own rule checks them.
+      for (const field of CLIENT_CHANGE_FIELDS.filter((f) => !f.startsWith('previousClientSecret'))) {
         const { client } = buildClient();
         await clients.createClient(client);
         const changes = changeOf(field);

@@ -2,6 +2,7 @@
 import type { StoreTier } from '../stores/contract.js';
 import type { ConformanceRule } from './conformance-types.js';
 import { absentRules } from './conformance-absent.js';
+import { clientLifecycleRules } from './conformance-client-lifecycle.js';
 import { clientRules } from './conformance-clients.js';
 import { codeRules } from './conformance-codes.js';
 import { consentRules } from './conformance-consents.js';
@@ -39,6 +40,7 @@ export const CONFORMANCE_RULES: readonly ConformanceRule[] = inTierOrder([
   ...codeRules,
   ...tokenRules,
   ...clientRules,
+  ...clientLifecycleRules,
   ...revocationRules,
   ...consentRules,
   ...signingKeyRules,

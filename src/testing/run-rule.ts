@@ -8,13 +8,23 @@ import { DEFAULT_RACE_ROUNDS } from './interleave.js';
 /** Default of `StoreConformanceOptions.timeoutMs`. @see RFC 6749 §4.1.2.1 (a store that never answers is an outage) */
 export const DEFAULT_RULE_TIMEOUT_MS = 60_000;
 
-/** What a store has: the methods of each tier it lacks, as `missingStoreMethods` names them. @see DESIGN §2 */
-export type StoreShape = Readonly<Record<StoreTier, readonly string[]>>;
+/**
+ * What a store has: the methods of each tier it lacks, as `missingStoreMethods` names them, and under
+ * `optional` the optional methods outside every tier it lacks (`store.clients.deleteClient`). @see DESIGN §2
+ */
+export type StoreShape = Readonly<Record<StoreTier | 'optional', readonly string[]>>;
+
+/** Methods no tier requires, so that stores of contract v1 keep passing; rules naming them in `needs` skip. */
+const OPTIONAL_METHODS = [['clients', 'deleteClient']] as const;
 
 /** The shape of `store`: for each tier, the `store.part.method` names it lacks. @see DESIGN §2 */
 export function shapeOf(store: Store): StoreShape {
-  const shape = {} as Record<StoreTier, readonly string[]>;
+  const shape = {} as Record<StoreTier | 'optional', readonly string[]>;
   for (const tier of Object.keys(STORE_TIERS) as StoreTier[]) shape[tier] = missingStoreMethods(store, tier);
+  const parts = store as unknown as Record<string, Record<string, unknown> | undefined>;
+  shape.optional = OPTIONAL_METHODS.filter(([part, method]) => typeof parts[part]?.[method] !== 'function').map(
+    ([part, method]) => `store.${part}.${method}`,
+  );
   return shape;
 }
 
@@ -55,8 +65,18 @@ async function withStore<T>(options: StoreConformanceOptions, use: (store: Store
  * Looks at one store from `createStore` to learn which tiers it has, then destroys it.
  * @see checkStore (what the router checks at start-up).
  */
-export function probeStore(options: StoreConformanceOptions): Promise<StoreShape> {
-  return withStore(options, async (store) => shapeOf(store));
+export async function probeStore(options: StoreConformanceOptions): Promise<StoreShape> {
+  let shape: StoreShape | null = null;
+  try {
+    await withStore(options, async (store) => {
+      shape = shapeOf(store);
+    });
+  } catch (error) {
+    // The probe runs while the suite is collected, before any beforeAll: a destroyStore that needs what a
+    // hook sets up fails here, yet the shape was read, and without it no rule of a missing method would skip.
+    if (shape === null) throw error;
+  }
+  return shape!;
 }
 
 /**

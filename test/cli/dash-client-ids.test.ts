@@ -98,7 +98,7 @@ describe('generated client_ids (RFC 6749 §2.2)', () => {
 
 describe('the commands that take a client_id', () => {
   it('are exactly the ones tested below (a new one must be added here)', async () => {
-    expect(await idTakingCommands()).toEqual(['disable', 'enable', 'rotate-secret', 'show']);
+    expect(await idTakingCommands()).toEqual(['delete', 'disable', 'enable', 'rotate-secret', 'show', 'update']);
   });
 });
 
@@ -117,6 +117,20 @@ describe.each(DASH_IDS)('oauth-admin with the existing client_id %s', (clientId)
     const hash = createHash('sha256').update(String(rotated['client_secret']), 'utf8').digest('base64url');
     const stored = await withSqlite((store) => store.clients.findClient(clientId));
     expect(stored?.clientSecretHash).toBe(hash);
+  });
+
+  it('update takes it after --', async () => {
+    const result = await run(['clients', 'update', '--name', 'Renamed', '--json', '--', clientId]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect((await withSqlite((store) => store.clients.findClient(clientId)))?.name).toBe('Renamed');
+  });
+
+  it('delete takes it after --', async () => {
+    const result = await run(['clients', 'delete', '--yes', '--', clientId]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(await withSqlite((store) => store.clients.findClient(clientId))).toBeNull();
   });
 
   it('disable takes it after --', async () => {
@@ -152,6 +166,8 @@ describe.each(DASH_IDS)('oauth-admin with the existing client_id %s', (clientId)
     ['enable', [], ''],
     ['show', [], ''],
     ['rotate-secret', [], ''],
+    ['update', ['--name', 'Renamed'], ' --name Renamed'],
+    ['delete', ['--yes'], ' --yes'],
   ])('%s without -- exits 2 and says what to type', async (command, options, typedOptions) => {
     const result = await run(['clients', command, clientId, ...options]);
     expect(result.code).toBe(2);

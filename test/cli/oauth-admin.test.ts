@@ -150,11 +150,11 @@ describe('oauth-admin clients list', () => {
     const result = await run(['clients', 'list']);
     expect(result.code).toBe(0);
     const lines = result.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^CLIENT_ID +NAME +FLOW +ISSUED_AT +DISABLED +REDIRECT_URIS$/);
+    expect(lines[0]).toMatch(/^CLIENT_ID +NAME +FLOW +ISSUED_AT +DISABLED +OLD_SECRET_UNTIL +REDIRECT_URIS$/);
     expect(lines).toHaveLength(3);
     expect(result.stdout).toContain(String(first['client_id']));
     expect(result.stdout).toMatch(/Acme CRM +client_credentials +2020-06-01 +no/);
-    expect(result.stdout).toMatch(/Mail Merge +authorization_code +\d{4}-\d{2}-\d{2} +no +https:\/\/mm\.example\/cb/);
+    expect(result.stdout).toMatch(/Mail Merge +authorization_code +\d{4}-\d{2}-\d{2} +no +- +https:\/\/mm\.example\/cb/);
     for (const created of [first, second]) {
       const secret = String(created['client_secret']);
       expect(result.stdout).not.toContain(secret);

@@ -61,7 +61,11 @@ const CASES: { fault: Fault; settings: ToyStoreOptions[]; fails: string[] }[] = 
   { fault: 'only-if-none-checks-a-turn-before-inserting', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent onlyIfNone saves')] },
   { fault: 'update-client-reads-then-writes-whole-record', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('updateClient disabling racing')] },
   { fault: 'consume-code-checks-a-turn-before-marking', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent consumeCode calls')] },
-  { fault: 'revoke-client-tokens-without-tombstones', settings: [{}], fails: [...CLIENT_TOMBSTONES, ...GRANT_TOMBSTONES] },
+  {
+    fault: 'revoke-client-tokens-without-tombstones',
+    settings: [{}],
+    fails: [...CLIENT_TOMBSTONES, ...GRANT_TOMBSTONES, rule('an integration created again with a deleted id revives none')],
+  },
   { fault: 'revoke-client-tokens-without-grant-tombstones', settings: [{}], fails: GRANT_TOMBSTONES },
   { fault: 'revocation-keeps-first-moment', settings: [{}], fails: [rule('a later revokeClientTokens moves')] },
   {

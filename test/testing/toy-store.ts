@@ -151,6 +151,14 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
         await turn();
         return [...clients.values()].map(copy).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || order(a.clientId, b.clientId));
       },
+      async deleteClient(clientId) {
+        await turn();
+        if (!clients.delete(key(clientId))) return false;
+        for (const [hash, code] of codes) if (code.record.clientId === clientId) codes.delete(hash);
+        for (const [hash, token] of tokens) if (token.record.clientId === clientId) tokens.delete(hash);
+        for (const [pairKey, consent] of consents) if (consent.clientId === clientId) consents.delete(pairKey);
+        return true;
+      },
     },
     codes: {
       async saveCode(record) {

@@ -5,10 +5,11 @@ import { decode, encode, type Ready } from './codec.js';
 
 /**
  * Integrations in a Map of JSON strings. `updateClient` reads, applies the given fields and writes with no
- * await in between, so a disable racing a secret rotation keeps both changes.
+ * await in between, so a disable racing a secret rotation keeps both changes. `deleteClient` calls
+ * `onDelete` in the same synchronous block, which drops the integration's codes, consents and tokens.
  * @see RFC 6749 §2 (client registration).
  */
-export function createMemoryClientStore(ready: Ready): Required<ClientStore> {
+export function createMemoryClientStore(ready: Ready, onDelete: (clientId: string) => void): Required<ClientStore> {
   const clients = new Map<string, string>();
   return {
     async findClient(clientId: string): Promise<OAuthClient | null> {
@@ -33,6 +34,13 @@ export function createMemoryClientStore(ready: Ready): Required<ClientStore> {
     async listClients(): Promise<readonly OAuthClient[]> {
       await ready();
       return [...clients.values()].map((json) => decode<OAuthClient>(json)).sort(compareClients);
+    },
+    async deleteClient(clientId: string): Promise<boolean> {
+      await ready();
+      // One synchronous block: the record and everything of it (codes, consents, tokens) go together.
+      if (!clients.delete(clientId)) return false;
+      onDelete(clientId);
+      return true;
     },
   };
 }

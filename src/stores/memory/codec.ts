@@ -1,7 +1,9 @@
 // The memory store's record encoding and its gate: JSON strings, like a real database, on a later turn.
 
 /** Keys whose values are Dates in every record type; revived from ISO strings on read. */
-const DATE_KEYS = new Set(['expiresAt', 'createdAt', 'credentialsIssuedAt', 'grantedAt', 'issuedAt']);
+const DATE_KEYS = new Set([
+  'expiresAt', 'createdAt', 'credentialsIssuedAt', 'grantedAt', 'issuedAt', 'previousClientSecretExpiresAt',
+]);
 
 /** Serialises a record so the store never shares an object with its caller. */
 export function encode(value: unknown): string {

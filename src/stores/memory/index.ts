@@ -6,9 +6,25 @@ import { createMemoryClientStore } from './clients.js';
 import { createMemoryKeyStore } from './keys.js';
 import { createMemoryRateLimits } from './rate-limits.js';
 import { createMemoryTokenStore } from './tokens.js';
+import { startSweepLoop, SWEEP_BATCH } from '../sweep-loop.js';
 
-/** How often the unref'd timer drops expired codes, tokens and tombstones. */
-const SWEEP_INTERVAL_MS = 60_000;
+/** Default seconds between sweeps of expired codes, tokens, tombstones and ended rate-limit windows. */
+const DEFAULT_SWEEP_INTERVAL_SECONDS = 60;
+
+/** Options of `createMemoryStore`. @see RFC 6749 §10.5 (codes are short-lived). */
+export interface MemoryStoreOptions {
+  /** Seconds between sweeps of expired records (in chunks of 1000 entries); `0` turns the timer off. Default 60. */
+  readonly sweepIntervalSeconds?: number;
+}
+
+/** The memory store: every tier of the contract, `close()`, and a sweep on demand. @see RFC 7009 §2.1. */
+export type MemoryStore = CompleteStore & {
+  close(): Promise<void>;
+  /** Runs a sweep of expired records now, in chunks like the timer's; resolves when it is done. */
+  sweepExpired(): Promise<void>;
+  /** Records held (codes, tokens and their grant index, tombstones, rate-limit windows), expired ones until swept. */
+  recordCount(): number;
+};
 
 interface StoredCode {
   readonly record: AuthorizationCodeRecord;
@@ -28,7 +44,7 @@ interface StoredCode {
  * until they expire so that replays are reported; revocations are remembered for
  * `STORE_POLICY.revocationRetentionMs`; every revocation changes `revocations.mark()`, so `requireBearer`'s
  * cache drops what it verified before (the `revocationFeed` tier). Expired records read as absent at once and are swept by a timer
- * that `close()` clears.
+ * (every `sweepIntervalSeconds`, in chunks of 1000 entries between which requests run) that `close()` stops.
  *
  * @example
  * ```ts
@@ -37,7 +53,11 @@ interface StoredCode {
  * ```
  * @see RFC 6749 §4.1.2 (single-use codes), §10.5 (codes), RFC 7009 §2.1 (revocation).
  */
-export function createMemoryStore(): CompleteStore {
+export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {
+  const sweepSeconds = options.sweepIntervalSeconds ?? DEFAULT_SWEEP_INTERVAL_SECONDS;
+  if (typeof sweepSeconds !== 'number' || !Number.isFinite(sweepSeconds) || sweepSeconds < 0) {
+    throw new TypeError('createMemoryStore: sweepIntervalSeconds must be a number of seconds ≥ 0');
+  }
   const codes = new Map<string, string>();
   const consents = new Map<string, string>();
   let closed = false;
@@ -51,21 +71,25 @@ export function createMemoryStore(): CompleteStore {
   const tokenPart = createMemoryTokenStore(ready);
   const counters = createMemoryRateLimits(ready);
 
-  function sweep(): void {
-    const now = Date.now();
+  function* sweep(now: number): Generator<void, void, unknown> {
+    let seen = 0;
     for (const [hash, json] of codes) {
       if (!isLive(decode<StoredCode>(json).record.expiresAt, now)) codes.delete(hash);
+      if (++seen % SWEEP_BATCH === 0) yield;
     }
-    tokenPart.sweep(now);
-    counters.sweep(now);
+    yield* tokenPart.sweep(now);
+    yield* counters.sweepChunks(now);
   }
 
-  const timer = setInterval(sweep, SWEEP_INTERVAL_MS);
-  // A store must never keep the process alive on its own.
-  timer.unref();
+  // Chunks of SWEEP_BATCH entries with the event loop free between them; the timer is unref'd.
+  const sweeper = startSweepLoop(sweep, sweepSeconds * 1000);
 
   return {
-    clients: createMemoryClientStore(ready),
+    clients: createMemoryClientStore(ready, (clientId) => {
+      for (const [hash, json] of codes) if (decode<StoredCode>(json).record.clientId === clientId) codes.delete(hash);
+      for (const [key, json] of consents) if (decode<ConsentRecord>(json).clientId === clientId) consents.delete(key);
+      tokenPart.dropClient(clientId);
+    }),
 
     codes: {
       async saveCode(record: AuthorizationCodeRecord): Promise<void> {
@@ -122,9 +146,12 @@ export function createMemoryStore(): CompleteStore {
 
     rateLimits: counters.rateLimits,
 
+    sweepExpired: () => sweeper.sweepNow(),
+    recordCount: () => codes.size + tokenPart.recordCount() + counters.size(),
+
     async close(): Promise<void> {
       closed = true;
-      clearInterval(timer);
+      await sweeper.stop();
     },
   };
 }

@@ -2,6 +2,7 @@
 import type { SaveTokensOptions, TokenRecord, TokenStore } from '../contract.js';
 import { STORE_POLICY } from '../store-policy.js';
 import { decode, encode, isLive, pairKey, type Ready } from './codec.js';
+import { SWEEP_BATCH } from '../sweep-loop.js';
 
 type TokenKind = 'access' | 'refresh';
 interface StoredToken {
@@ -17,9 +18,14 @@ interface Tombstone {
 /** The token part and its sweep, which drops expired tokens and tombstones. */
 export interface MemoryTokenStore {
   readonly tokens: Required<TokenStore>;
-  sweep(now: number): void;
+  /** Drops what expired at `now`, yielding after every `SWEEP_BATCH` entries looked at (sweep-loop.ts). */
+  sweep(now: number): Generator<void, void, unknown>;
+  /** Removes every token of a deleted integration, synchronously (its tombstone is the caller's). */
+  dropClient(clientId: string): void;
   /** Changes with every revocation: the `RevocationFeed` mark of the memory store. */
   revocationCount(): number;
+  /** Tokens, grant index entries and tombstones held, expired ones included until swept. */
+  recordCount(): number;
 }
 
 /**
@@ -134,14 +140,28 @@ export function createMemoryTokenStore(ready: Ready): MemoryTokenStore {
         }
       },
     },
+    dropClient(clientId: string): void {
+      revocations += 1;
+      for (const [hash, json] of tokens) {
+        const { record } = decode<StoredToken>(json);
+        if (record.clientId === clientId) remove(hash, record.grantId);
+      }
+    },
     revocationCount: () => revocations,
-    sweep(now: number): void {
+    recordCount: () => tokens.size + tokensByGrant.size + revokedGrants.size + revokedClients.size + revokedUsers.size,
+    *sweep(now: number) {
+      // Map iterators survive deletions and insertions made between two chunks by requests.
+      let seen = 0;
       for (const [hash, json] of tokens) {
         const { record } = decode<StoredToken>(json);
         if (!isLive(record.expiresAt, now)) remove(hash, record.grantId);
+        if (++seen % SWEEP_BATCH === 0) yield;
       }
       for (const map of [revokedGrants, revokedClients, revokedUsers]) {
-        for (const [key, tombstone] of map) if (tombstone.until <= now) map.delete(key);
+        for (const [key, tombstone] of map) {
+          if (tombstone.until <= now) map.delete(key);
+          if (++seen % SWEEP_BATCH === 0) yield;
+        }
       }
     },
   };

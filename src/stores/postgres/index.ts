@@ -19,7 +19,12 @@ export type { PostgresPool } from './driver.js';
  * What createPostgresStore returns: a Store with every tier (administration, consents, signing keys, rate
  * limits, revocation feed).
  */
-export type PostgresStore = CompleteStore & { readonly revocations: RevocationFeed; close(): Promise<void> };
+export type PostgresStore = CompleteStore & {
+  readonly revocations: RevocationFeed;
+  close(): Promise<void>;
+  /** Runs a sweep of expired rows now, 1000 per DELETE like the timer's; resolves when it is done. */
+  sweepExpired(): Promise<void>;
+};
 
 /** Options of createPostgresStore. Give `pool` or `connectionString`, not both. */
 export interface PostgresStoreOptions {
@@ -36,7 +41,7 @@ export interface PostgresStoreOptions {
   readonly schema?: string;
   /** Prefix for every table name (letters, digits, `_`). Default `''`. */
   readonly tablePrefix?: string;
-  /** Seconds between background sweeps of expired rows; `0` disables the sweeper. Default 60. */
+  /** Seconds between background sweeps of expired rows (1000 per DELETE); `0` disables the timer (`sweepExpired()` still runs one). Default 60. */
   readonly sweepIntervalSeconds?: number;
   /**
    * Milliseconds before a query, or waiting for a connection, gives up with StoreUnavailableError
@@ -104,7 +109,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const db = createPostgresRunner(pool, queryTimeoutMs);
   const channel = postgresRevocationChannel(schema, tablePrefix);
   // The listener needs no table: it connects while the schema migrates.
-  const starting = startPostgresRevocationFeed({ pool, channel, timeoutMs: queryTimeoutMs, logger });
+  const opening = new AbortController();
+  const starting = startPostgresRevocationFeed({ pool, channel, timeoutMs: queryTimeoutMs, logger, signal: opening.signal });
   let readCommitted = true;
   try {
     const client = await db.connect();
@@ -121,13 +127,17 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       client.release(failure);
     }
   } catch (err) {
+    // Report the failure now, not once the listener's wait for its first ping runs out.
+    opening.abort();
     await (await starting).close();
     if (ownsPool) await pool.end().catch(() => undefined);
     return rethrowPostgresError(err);
   }
   const feed = await starting;
+  feed.opened();
 
-  const sweeper = sweepIntervalSeconds > 0 ? startPostgresSweeper(db, tables, sweepIntervalSeconds, logger) : null;
+  // With 0 the sweeper has no timer, and runs only when sweepExpired() asks.
+  const sweeper = startPostgresSweeper(db, tables, sweepIntervalSeconds, logger);
   let closed = false;
   return {
     clients: createPostgresClientStore(db, tables),
@@ -141,11 +151,12 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     keys: createPostgresKeyStore(db, tables),
     rateLimits: createPostgresRateLimits(db, tables),
     revocations: feed.feed,
+    sweepExpired: () => sweeper.sweepNow(),
     async close() {
       if (closed) return;
       closed = true;
       await feed.close();
-      await sweeper?.stop();
+      await sweeper.stop();
       if (ownsPool) await pool.end();
     },
   };

@@ -27,10 +27,13 @@ interface ClientRow {
   disabled: boolean;
   /** NULL: any method the server allows (migration 4). */
   token_endpoint_auth_method: TokenEndpointAuthMethod | null;
+  /** Both NULL: no previous secret in its grace period (migration 6). */
+  previous_client_secret_hash: string | null;
+  previous_client_secret_expires_at: Date | null;
 }
 
 const CLIENT_COLUMNS =
-  'client_id, client_secret_hash, name, flow, redirect_uris, allowed_scopes, require_pkce, credentials_issued_at, created_at, disabled, token_endpoint_auth_method';
+  'client_id, client_secret_hash, name, flow, redirect_uris, allowed_scopes, require_pkce, credentials_issued_at, created_at, disabled, token_endpoint_auth_method, previous_client_secret_hash, previous_client_secret_expires_at';
 
 function toClient(row: ClientRow): OAuthClient {
   return {
@@ -46,6 +49,12 @@ function toClient(row: ClientRow): OAuthClient {
     disabled: row.disabled,
     // Absent, not null, when unrestricted: the contract keeps absence as absence.
     ...(row.token_endpoint_auth_method === null ? {} : { tokenEndpointAuthMethod: row.token_endpoint_auth_method }),
+    ...(row.previous_client_secret_hash === null || row.previous_client_secret_expires_at === null
+      ? {}
+      : {
+          previousClientSecretHash: row.previous_client_secret_hash,
+          previousClientSecretExpiresAt: row.previous_client_secret_expires_at,
+        }),
   };
 }
 
@@ -59,22 +68,33 @@ const CHANGE_COLUMNS: Readonly<Record<keyof ClientChanges, readonly [column: str
   disabled: ['disabled', 'boolean'],
   // null clears it: the one nullable column.
   tokenEndpointAuthMethod: ['token_endpoint_auth_method', 'text'],
+  previousClientSecretHash: ['previous_client_secret_hash', 'text'],
+  previousClientSecretExpiresAt: ['previous_client_secret_expires_at', 'timestamptz'],
 };
 
 /**
  * ClientStore on PostgreSQL. `createClient` is an INSERT … ON CONFLICT DO NOTHING. `updateClient` is one
  * UPDATE that sets only the given columns: it takes the row lock and applies its SET to the newest row
  * version, so a disable and a secret rotation racing each other both survive (never a read-modify-write).
- * `listClients` orders by created_at, then client_id byte by byte (COLLATE "C": 'B' < 'a').
+ * `listClients` orders by created_at, then client_id byte by byte (COLLATE "C": 'B' < 'a'). `deleteClient` is
+ * one statement of data-modifying CTEs (the row, its codes, consents and tokens).
  * @see RFC 6749 §2 (client registration).
  */
 export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables): Required<ClientStore> {
   const find = prepareSql(`SELECT ${CLIENT_COLUMNS} FROM ${t.clients} WHERE client_id = $1`);
   const create = prepareSql(
-    `INSERT INTO ${t.clients} (${CLIENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+    `INSERT INTO ${t.clients} (${CLIENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
      ON CONFLICT (client_id) DO NOTHING RETURNING client_id`,
   );
   const list = prepareSql(`SELECT ${CLIENT_COLUMNS} FROM ${t.clients} ORDER BY created_at, client_id COLLATE "C"`);
+  // One statement, so one atomic step: the row, and only if it existed, its codes, consents and tokens.
+  const remove = prepareSql(
+    `WITH c AS (DELETE FROM ${t.clients} WHERE client_id = $1 RETURNING client_id),
+       k AS (DELETE FROM ${t.codes} WHERE client_id = $1 AND EXISTS (SELECT 1 FROM c)),
+       n AS (DELETE FROM ${t.consents} WHERE client_id = $1 AND EXISTS (SELECT 1 FROM c)),
+       x AS (DELETE FROM ${t.tokens} WHERE client_id = $1 AND EXISTS (SELECT 1 FROM c))
+     SELECT count(*)::int AS deleted FROM c`,
+  );
   /** One statement per set of changed fields (at most 127), prepared once per connection like the others. */
   const updates = new Map<string, PreparedSql>();
   function updateSql(fields: readonly (keyof ClientChanges)[]): PreparedSql {
@@ -108,6 +128,8 @@ export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables)
         c.createdAt,
         c.disabled,
         c.tokenEndpointAuthMethod ?? null,
+        c.previousClientSecretHash ?? null,
+        c.previousClientSecretExpiresAt ?? null,
       ]);
       return rows.length === 1;
     },
@@ -125,6 +147,10 @@ export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables)
     async listClients() {
       const { rows } = await db.query<ClientRow>(list, []);
       return rows.map(toClient);
+    },
+    async deleteClient(clientId) {
+      const { rows } = await db.query<{ deleted: number }>(remove, [clientId]);
+      return rows[0]?.deleted === 1;
     },
   };
 }

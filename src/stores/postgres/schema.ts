@@ -245,6 +245,17 @@ const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX "${p}rate_limits_expires_idx" ON ${t.rateLimits} (expires_at)`,
     ],
   },
+  {
+    version: 6,
+    name: 'previous client secret',
+    // The secret a planned rotation replaced and until when it still authenticates (the grace period). NULL,
+    // what every existing row gets, means none; a process of the previous version names its columns and
+    // never sees them. Nullable ADD COLUMNs without defaults rewrite no rows.
+    statements: (t) => [
+      `ALTER TABLE ${t.clients} ADD COLUMN previous_client_secret_hash text`,
+      `ALTER TABLE ${t.clients} ADD COLUMN previous_client_secret_expires_at timestamptz`,
+    ],
+  },
 ];
 
 /** The newest schema version this code knows. */

@@ -1,5 +1,5 @@
 // Redis Store: shared state for many API instances, with native TTLs and Lua for every atomic step.
-import type { ClientStore, CompleteStore, ConsentStore, OAuthClient } from '../contract.js';
+import type { AdministrationClientStore, CompleteStore, ConsentStore, OAuthClient } from '../contract.js';
 import { compareClients, compareConsents, definedClientChanges } from '../store-policy.js';
 import {
   CLIENT_FIELDS,
@@ -16,6 +16,7 @@ import { createRedisCodeStore, createRedisTokenStore, type RedisSend } from './g
 import {
   CREATE_CLIENT,
   createScriptRunner,
+  DELETE_CLIENT,
   DELETE_INDEXED,
   MIGRATE_CLIENT,
   PUT_INDEXED,
@@ -24,34 +25,101 @@ import {
 } from './scripts.js';
 import { createRedisKeyStore } from './keys.js';
 import { createRedisRateLimits } from './rate-limits.js';
+import { startRedisSweeper } from './sweeper.js';
 import { StoreUnavailableError } from '../store-unavailable-error.js';
-import { connectResilientRedis, withDeadline, type ResilientRedisConnection } from './connection.js';
+import {
+  connectResilientRedis,
+  connectResilientRedisCluster,
+  clusterSubscriberSource,
+  withDeadline,
+  type ResilientRedisClusterConnection,
+  type ResilientRedisConnection,
+} from './connection.js';
 import { revocationChannel, startRedisRevocationFeed, type DuplicableRedisClient, type RedisRevocationFeed } from './revocation-feed.js';
 
 export { StoreUnavailableError } from '../store-unavailable-error.js';
-export { connectResilientRedis } from './connection.js';
-export type { ResilientRedisConnection, RedisConnectionLogger } from './connection.js';
+export { connectResilientRedis, connectResilientRedisCluster } from './connection.js';
+export { parseRedisClusterUrl } from './cluster-url.js';
+export type { ResilientRedisClusterConnection, ResilientRedisConnection, RedisConnectionLogger } from './connection.js';
 
 /**
  * The part of a node-redis v5 client the store uses (a `RedisClientType` from `createClient()` fits):
  * raw commands only, so any modules, scripts or RESP version the host configured do not matter.
- * Redis Cluster is not supported: the scripts touch keys of several hash slots (though every script is
- * given all its keys in KEYS). A client that also has node-redis's `duplicate()` gives the store its
- * revocation feed (`store.revocations`, a subscriber connection of its own); one without it, none.
+ * For Redis Cluster give a cluster client (`RedisClusterCommandClient`) as `clusterClient` instead. A client
+ * that also has node-redis's `duplicate()` gives the store its revocation feed (`store.revocations`, a
+ * subscriber connection of its own); one without it, none.
  */
 export interface RedisCommandClient {
   readonly isOpen: boolean;
   sendCommand(args: readonly string[]): Promise<unknown>;
 }
 
-/** Options of createRedisStore. Give `client` or `url`, not both. */
+/**
+ * The part of a node-redis v5 cluster client (`createCluster()`) the store uses: raw commands, routed by
+ * their first key (node-redis follows MOVED/ASK itself).
+ */
+export interface RedisClusterCommandClient {
+  readonly isOpen: boolean;
+  sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[]): Promise<unknown>;
+}
+
+/** Commands the store sends that only read: node-redis may route them to a replica when asked to. */
+const READ_COMMANDS = new Set(['GET', 'MGET', 'HMGET', 'HVALS', 'ZRANGE']);
+
+/**
+ * The key a cluster routes a command by: the first key of EVAL/EVALSHA (after the key count), else the
+ * first argument. Every command and script of the store names keys of one slot only (see createRedisKeys).
+ */
+export function clusterRoutingKey(args: readonly string[]): string | undefined {
+  const command = args[0]?.toUpperCase();
+  if (command === 'EVALSHA' || command === 'EVAL') return Number(args[2]) > 0 ? args[3] : undefined;
+  return command === 'PING' ? undefined : args[1];
+}
+
+/** A cluster client seen as one that takes raw commands, each routed by its first key. */
+function viaCluster(cluster: RedisClusterCommandClient): RedisCommandClient {
+  return {
+    get isOpen() {
+      return cluster.isOpen;
+    },
+    sendCommand: (args) => cluster.sendCommand(clusterRoutingKey(args), READ_COMMANDS.has(args[0] ?? ''), [...args]),
+  };
+}
+
+/** The Redis store: every tier of the contract, `close()`, and a sweep of the token index sets on demand. */
+export type RedisStore = CompleteStore & {
+  close(): Promise<void>;
+  /** Prunes expired members from the token index sets now (a no-op on a cluster); resolves when done. */
+  sweepExpired(): Promise<void>;
+};
+
+/** Options of createRedisStore. Give exactly one of `client`, `url`, `cluster` and `clusterClient`. */
 export interface RedisStoreOptions {
   /** An already-connected node-redis v5 client the host owns; `close()` leaves it open. */
   readonly client?: RedisCommandClient;
   /** `redis://host:6379` or `rediss://…`: the store makes, connects and owns its client. */
   readonly url?: string;
-  /** Prepended to every key, so one Redis can serve several stores. Default `'oauth:'`. */
+  /**
+   * A Redis Cluster the store connects to and owns: `rootNodes` are `redis://host:port` URLs of some of
+   * its nodes (the rest are discovered). Keys then carry hash tags (see the README, "Redis Cluster").
+   */
+  readonly cluster?: {
+    readonly rootNodes: readonly string[];
+    /** Where to reach each node the cluster announces (`'10.0.0.1:7000'` → `{ host, port }`), e.g. behind NAT. */
+    readonly nodeAddressMap?: Readonly<Record<string, { readonly host: string; readonly port: number }>>;
+  };
+  /** An already-connected node-redis v5 cluster client (`createCluster()`) the host owns. */
+  readonly clusterClient?: RedisClusterCommandClient;
+  /**
+   * Prepended to every key, so one Redis can serve several stores. Default `'oauth:'`. On a cluster it
+   * is the start of each hash tag, so it must not contain `{` or `}`; each prefix's token family is one slot.
+   */
   readonly prefix?: string;
+  /**
+   * Seconds between sweeps of expired members out of the token index sets (everything else carries its own
+   * TTL); `0` turns the timer off. Default 60. Not on a Redis Cluster, whose sets still expire with their last member.
+   */
+  readonly sweepIntervalSeconds?: number;
   /**
    * Milliseconds before a command (or the initial connect) gives up with StoreUnavailableError (the
    * router answers 503). Default 5000. A client the store makes also fails at once while disconnected
@@ -81,7 +149,7 @@ const MIGRATE_ATTEMPTS = 3;
  * Records of version 0.1 (one JSON string) are read as they are and converted on their first update.
  * @see RFC 6749 §2 (client registration).
  */
-function createRedisClientStore(keys: RedisKeys, run: RunScript, send: RedisSend): Required<ClientStore> {
+function createRedisClientStore(keys: RedisKeys, run: RunScript, send: RedisSend): AdministrationClientStore {
   async function read(clientId: string): Promise<OAuthClient | null> {
     const key = keys.client(clientId);
     try {
@@ -125,6 +193,13 @@ function createRedisClientStore(keys: RedisKeys, run: RunScript, send: RedisSend
       const clients = await Promise.all(ids.map(read));
       return clients.filter((c): c is OAuthClient => c !== null).sort(compareClients);
     },
+    async deleteClient(clientId) {
+      // The tokens went before, with the tombstone (`revokeClientTokens`, which the contract has the caller
+      // run first). Codes carry no tag and consents live in their users' slots, with no index by integration
+      // that one script could reach: they are left to expire (codes) or to be ignored (a consent granted
+      // before the integration's createdAt does not count; a code's tokens are refused by the tombstone).
+      return Number(await run(DELETE_CLIENT, [keys.client(clientId), keys.clientList], [clientId])) === 1;
+    },
   };
 }
 
@@ -162,27 +237,56 @@ function createRedisConsentStore(keys: RedisKeys, run: RunScript, send: RedisSen
  * tokens publishes to `${prefix}revocations`, and the store's revocation feed counts those messages, so
  * `requireBearer` may cache tokens in process and drop them within the notification latency.
  *
+ * On a Redis Cluster (`cluster` or `clusterClient`) the same scripts run, with hash-tagged keys so each one's
+ * keys share a slot (see createRedisKeys); the plain-Redis key layout is unchanged.
+ *
  * @example
  * const store = await createRedisStore({ url: 'redis://127.0.0.1:6379', prefix: 'oauth:' });
+ * const clustered = await createRedisStore({ cluster: { rootNodes: ['redis://10.0.0.1:7000'] } });
  * @throws TypeError for invalid options; StoreUnavailableError when Redis cannot be reached.
  * @see src/stores/contract.ts (the Store contract), RFC 6749 §4.1.2 (single-use codes).
  */
-export async function createRedisStore(options: RedisStoreOptions): Promise<CompleteStore> {
-  if (!options.client === !options.url) {
-    throw new TypeError('createRedisStore: give exactly one of the options "client" and "url"');
+export async function createRedisStore(options: RedisStoreOptions): Promise<RedisStore> {
+  const given = [options.client, options.url, options.cluster, options.clusterClient].filter((o) => o !== undefined && o !== '');
+  if (given.length !== 1) {
+    throw new TypeError('createRedisStore: give exactly one of the options "client", "url", "cluster" and "clusterClient"');
+  }
+  const onCluster = options.cluster !== undefined || options.clusterClient !== undefined;
+  if (options.cluster && options.cluster.rootNodes.length === 0) {
+    throw new TypeError('createRedisStore: option "cluster.rootNodes" must name at least one node');
   }
   const timeoutMs = options.commandTimeoutMs ?? 5000;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
     throw new TypeError(`createRedisStore: option "commandTimeoutMs" must be a positive number (got ${timeoutMs})`);
   }
   const prefix = options.prefix ?? 'oauth:';
+  if (onCluster && /[{}]/.test(prefix)) {
+    throw new TypeError('createRedisStore: on a Redis Cluster the option "prefix" must not contain "{" or "}" (it goes inside hash tags)');
+  }
   const logger = options.logger ?? console;
   let client: RedisCommandClient;
   let own: ResilientRedisConnection | null = null;
+  let ownCluster: ResilientRedisClusterConnection | null = null;
 
   if (options.client) {
     if (!options.client.isOpen) throw new TypeError('createRedisStore: option "client" must be connected first');
     client = options.client;
+  } else if (options.clusterClient) {
+    if (!options.clusterClient.isOpen) throw new TypeError('createRedisStore: option "clusterClient" must be connected first');
+    client = viaCluster(options.clusterClient);
+  } else if (options.cluster) {
+    try {
+      ownCluster = await connectResilientRedisCluster({
+        rootNodes: options.cluster.rootNodes,
+        ...(options.cluster.nodeAddressMap ? { nodeAddressMap: options.cluster.nodeAddressMap } : {}),
+        timeoutMs,
+        logger,
+        label: 'express-oauth-router: Redis',
+      });
+    } catch (err) {
+      return rethrowRedisError(err);
+    }
+    client = viaCluster(ownCluster.cluster as unknown as RedisClusterCommandClient);
   } else {
     try {
       own = await connectResilientRedis({ url: options.url ?? '', timeoutMs, logger, label: 'express-oauth-router: Redis' });
@@ -201,10 +305,22 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Comp
     }
   };
   const run = createScriptRunner(send);
-  const keys = createRedisKeys(prefix);
+  const keys = createRedisKeys(prefix, onCluster);
+  const sweepSeconds = options.sweepIntervalSeconds ?? 60;
+  if (typeof sweepSeconds !== 'number' || !Number.isFinite(sweepSeconds) || sweepSeconds < 0) {
+    throw new TypeError(`createRedisStore: option "sweepIntervalSeconds" must be a number of seconds ≥ 0 (got ${sweepSeconds})`);
+  }
+  // SCAN reaches one node only: on a cluster the index sets are left to their TTL and to the prune on every add.
+  const sweeper = onCluster ? null : startRedisSweeper(keys.accessToken('').slice(0, -'at:'.length), send, run, sweepSeconds, logger);
   // The feed needs a connection of its own (a subscribed one takes no other command): a duplicate of the
   // store's client, or of the host's when it can make one; a client that cannot means no feed, not a wrong one.
-  const source = own ? own.client : (client as Partial<DuplicableRedisClient>);
+  // On a cluster the subscriber is a plain connection to one node (PUBLISH is broadcast to all); with a
+  // host's cluster client the store knows no node URLs, so no feed (every token is looked up: correct).
+  const source: Partial<DuplicableRedisClient> = own
+    ? own.client
+    : options.cluster
+      ? await clusterSubscriberSource(options.cluster.rootNodes, timeoutMs)
+      : onCluster ? {} : (client as Partial<DuplicableRedisClient>);
   const feed: RedisRevocationFeed | null = typeof source.duplicate === 'function'
     ? await startRedisRevocationFeed({ source: source as DuplicableRedisClient, prefix, timeoutMs, logger })
     : null;
@@ -217,9 +333,12 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Comp
     keys: createRedisKeyStore(prefix, run, send),
     rateLimits: createRedisRateLimits(prefix, run, send),
     ...(feed ? { revocations: feed.feed } : {}),
+    sweepExpired: async () => sweeper?.sweepNow(),
     async close() {
+      await sweeper?.stop();
       await feed?.close();
       await own?.close();
+      await ownCluster?.close();
     },
   };
 }

@@ -84,12 +84,21 @@ for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])
 return 1`);
 
+/**
+ * Removes an integration's record (of either layout) and its place in the client list, in one step in the
+ * clients slot. KEYS client, clientList; ARGV clientId. Returns 1 when the record existed, 0 when not.
+ */
+export const DELETE_CLIENT = script(`
+local existed = redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+return existed`);
+
 const HMGET_CLIENT = `redis.call('HMGET', KEYS[1], ${CLIENT_FIELDS.map((f) => `'${f}'`).join(', ')})`;
 
 /**
  * Sets the given fields of an existing integration and reads it back, in one step: each field is its own
  * hash field, so concurrent updates of different fields (a disable and a secret rotation) both stay. A value
- * of JSON `null` (only the optional `tokenEndpointAuthMethod` can take it) deletes the field instead.
+ * of JSON `null` (only the optional fields can take it) deletes the field instead.
  * KEYS client; ARGV field/value pairs. Returns the HMGET of every field, 'none' for an unknown id, or
  * 'legacy' for a record still in version 0.1's one-string layout (convert it with MIGRATE_CLIENT first).
  */

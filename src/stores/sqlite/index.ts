@@ -14,6 +14,8 @@ import { openWithRetry } from './open-with-retry.js';
 import { prepareSqliteStatements } from './statements.js';
 import { createSqliteTokenStore } from './tokens.js';
 import { createSqliteRevocationFeed } from './revocation-feed.js';
+import { prepareSqliteSweep } from './sweeper.js';
+import { startSweepLoop } from '../sweep-loop.js';
 
 export type { SqliteDatabase } from './driver.js';
 export { sqliteLockWaitChannel, type SqliteLockWaitMessage } from './lock-wait.js';
@@ -26,8 +28,9 @@ export interface SqliteStoreOptions {
    */
   readonly filename: string;
   /**
-   * Seconds between sweeps of expired codes and tokens and of revocation tombstones past
-   * `STORE_POLICY.revocationRetentionMs`; `0` turns the timer off. Default 60.
+   * Seconds between sweeps of expired codes and tokens, of revocation tombstones past
+   * `STORE_POLICY.revocationRetentionMs` and of ended rate-limit windows, 200 rows per DELETE with the event
+   * loop free between them; `0` turns the timer off (`sweepExpired()` still runs one). Default 60.
    */
   readonly sweepIntervalSeconds?: number;
   /**
@@ -63,7 +66,11 @@ export type SqliteSynchronous = 'full' | 'normal';
 export type SqliteConnectionOptions = Pick<SqliteStoreOptions, 'sweepIntervalSeconds' | 'lockTimeoutMs' | 'synchronous'>;
 
 /** The SQLite store: every tier of the contract, and `close()`. @see RFC 6749 §10.3–10.5, RFC 7009 §2.1. */
-export type SqliteStore = CompleteStore & { close(): Promise<void> };
+export type SqliteStore = CompleteStore & {
+  close(): Promise<void>;
+  /** Runs a sweep of expired rows now, in batches like the timer's; resolves when it is done. */
+  sweepExpired(): Promise<void>;
+};
 
 const DEFAULT_SWEEP_INTERVAL_SECONDS = 60;
 const DEFAULT_LOCK_TIMEOUT_MS = 5000;
@@ -132,8 +139,9 @@ function checkLockTimeout(ms: number): number {
  *   another connection commits (the CLI, another instance), and with every revocation on this connection,
  *   so `requireBearer` may cache verified tokens and still refuse a revoked one on the next request. A
  *   host that passes its own Database must not delete tokens through it behind the store's back.
- * - Expired rows and tombstones read as absent at once and are deleted by an unref'd timer that `close()`
- *   clears.
+ * - Expired rows and tombstones read as absent at once and are deleted by an unref'd timer, in batches of
+ *   200 rows with the event loop free between them (sweeper.ts); `close()` stops it and waits for the
+ *   batch under way. The file does not shrink: freed pages are reused by later rows.
  *
  * @example
  * ```ts
@@ -184,31 +192,11 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
   // From now on a lock is reported at once and waited for on a timer (lock-wait.ts).
   db.pragma('busy_timeout = 0');
 
-  const sweep = db.transaction((now: number) => {
-    s.sweepCodes.run(now);
-    s.sweepTokens.run(now);
-    s.sweepRevokedGrants.run(now);
-    s.sweepRevokedClients.run(now);
-    s.sweepRevokedClientUsers.run(now);
-    counters.sweep(now);
-  });
-
-  const timer =
-    sweepSeconds > 0
-      ? setInterval(() => {
-          try {
-            sweep.immediate(Date.now());
-          } catch {
-            // Reads already ignore expired rows, so a sweep that lost a lock race only delays cleanup;
-            // the next tick retries. Nothing to report, and a throw here would crash the host process.
-          }
-        }, sweepSeconds * 1000)
-      : null;
-  // A store must never keep the process alive on its own.
-  timer?.unref();
+  // Expired rows in batches of SQLITE_SWEEP_BATCH, the event loop free between them (sweeper.ts).
+  const sweeper = startSweepLoop(prepareSqliteSweep(db), sweepSeconds * 1000);
 
   return {
-    clients: createSqliteClientStore(s, lockWait),
+    clients: createSqliteClientStore(db, s, lockWait),
 
     codes: {
       async saveCode(record: AuthorizationCodeRecord): Promise<void> {
@@ -253,8 +241,11 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
 
     rateLimits: counters.rateLimits,
 
+    sweepExpired: () => sweeper.sweepNow(),
+
     async close(): Promise<void> {
-      if (timer) clearInterval(timer);
+      // A sweep under way stops after its current batch; the file is closed only once it has.
+      await sweeper.stop();
       if (ownsDatabase && db.open) db.close();
     },
   };

@@ -27,6 +27,9 @@ export interface ClientRow {
   readonly disabled: number;
   /** NULL: any method the server allows (schema version 4). */
   readonly token_endpoint_auth_method: string | null;
+  /** Both NULL: no previous secret in its grace period (schema version 6). */
+  readonly previous_client_secret_hash: string | null;
+  readonly previous_client_secret_expires_at: number | null;
 }
 
 /**
@@ -45,6 +48,10 @@ export interface ClientChangesRow {
   readonly disabled: number | null;
   readonly set_token_endpoint_auth_method: number;
   readonly token_endpoint_auth_method: string | null;
+  /** 1 writes both previous-secret columns as given, NULL included. */
+  readonly set_previous_client_secret: number;
+  readonly previous_client_secret_hash: string | null;
+  readonly previous_client_secret_expires_at: number | null;
 }
 
 /** `codes` row; `consumed_at` is null until the code is redeemed. @see RFC 6749 §4.1.2 (single use). */
@@ -100,6 +107,8 @@ export function clientToRow(client: OAuthClient): ClientRow {
     created_at: client.createdAt.getTime(),
     disabled: client.disabled ? 1 : 0,
     token_endpoint_auth_method: client.tokenEndpointAuthMethod ?? null,
+    previous_client_secret_hash: client.previousClientSecretHash ?? null,
+    previous_client_secret_expires_at: client.previousClientSecretExpiresAt?.getTime() ?? null,
   };
 }
 
@@ -120,6 +129,12 @@ export function rowToClient(row: ClientRow): OAuthClient {
     ...(row.token_endpoint_auth_method === null
       ? {}
       : { tokenEndpointAuthMethod: row.token_endpoint_auth_method as TokenEndpointAuthMethod }),
+    ...(row.previous_client_secret_hash === null || row.previous_client_secret_expires_at === null
+      ? {}
+      : {
+          previousClientSecretHash: row.previous_client_secret_hash,
+          previousClientSecretExpiresAt: new Date(row.previous_client_secret_expires_at),
+        }),
   };
 }
 
@@ -138,6 +153,10 @@ export function clientChangesToRow(clientId: string, changes: ClientChanges): Cl
     disabled: flag(given.disabled),
     set_token_endpoint_auth_method: given.tokenEndpointAuthMethod === undefined ? 0 : 1,
     token_endpoint_auth_method: given.tokenEndpointAuthMethod ?? null,
+    set_previous_client_secret:
+      given.previousClientSecretHash === undefined && given.previousClientSecretExpiresAt === undefined ? 0 : 1,
+    previous_client_secret_hash: given.previousClientSecretHash ?? null,
+    previous_client_secret_expires_at: given.previousClientSecretExpiresAt?.getTime() ?? null,
   };
 }
 

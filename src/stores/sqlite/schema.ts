@@ -121,6 +121,13 @@ const MIGRATIONS: readonly string[] = [
   ) STRICT, WITHOUT ROWID;
   CREATE INDEX rate_limits_expires_at ON rate_limits (expires_at);
   `,
+  // 6: the secret a planned rotation replaced, and until when it still authenticates (the grace period).
+  // Both NULL, what every existing row gets, means no previous secret. Added, not rebuilt, so a process of
+  // the previous version still serving from this file is unaffected (it never reads them: no grace there).
+  `
+  ALTER TABLE clients ADD COLUMN previous_client_secret_hash TEXT;
+  ALTER TABLE clients ADD COLUMN previous_client_secret_expires_at INTEGER;
+  `,
 ];
 
 /** What migrating needs: no statement is prepared, so a better-sqlite3 `Database` fits as typed by its own package. */

@@ -1,0 +1,121 @@
+// The programmatic admin API: the integration lifecycle a host can put behind its own admin pages.
+import type { OAuthClient, Store } from '../stores/contract.js';
+import type { OAuthEvents } from '../events/oauth-events.js';
+import type { ClientLifecycleEvent, RevocationCause } from '../events/event-types.js';
+import { requireAdministration } from '../stores/check-store.js';
+import { registerClient, type RegisterClientInput, type RegisteredClient } from '../clients/register-client.js';
+import { updateClientSettings, type ClientUpdate, type UpdatedClient } from '../clients/update-client.js';
+import { rotateClientSecretWithGrace, type RotateSecretOptions, type RotatedSecret } from '../clients/rotate-client-secret.js';
+import { disableClient } from '../clients/disable-client.js';
+import { enableClient } from '../clients/enable-client.js';
+import { deleteOAuthClient } from '../clients/delete-client.js';
+import { revokeTokens, type RevokedTokens, type RevokeTokensTarget } from '../clients/revoke-tokens.js';
+import { UnknownClientError } from '../clients/client-errors.js';
+import { importClients, type ImportClientsOptions, type ImportReport } from '../clients/import-clients.js';
+import type { ImportRecord } from '../clients/import-file.js';
+
+/** Options of `createOAuthAdmin`. */
+export interface OAuthAdminOptions {
+  /** Where lifecycle events go (`client.*`, `token.revoked`), with `issuer` and `ip` null. */
+  readonly events?: OAuthEvents;
+}
+
+/**
+ * The integration lifecycle. Every method validates like registration does, writes only the fields it
+ * changes, and publishes audit events carrying ids and field names, never secrets. Mutations of an unknown
+ * client_id reject with `UnknownClientError`; a store that cannot do an operation (no `deleteClient`, or a
+ * contract-v1 store for a grace period) rejects with `StoreCapabilityError` before changing anything; bad
+ * input rejects with `TypeError`. @see RFC 6749 §2, RFC 7009 §2.1, RFC 7591 §2.
+ */
+export interface OAuthAdmin {
+  /** Registers an integration; the secret is in the result only (`registerClient`). */
+  createClient(input: RegisterClientInput): Promise<RegisteredClient>;
+  /** Every integration, in `compareClients` order. */
+  listClients(): Promise<readonly OAuthClient[]>;
+  /** One integration, or `null`. */
+  getClient(clientId: string): Promise<OAuthClient | null>;
+  /** Changes settings; see `updateClientSettings` for what narrowing does to issued tokens and codes. */
+  updateClient(clientId: string, update: ClientUpdate): Promise<UpdatedClient>;
+  /** New secret; with `gracePeriodSeconds` the old one works until then and no token is revoked. */
+  rotateSecret(clientId: string, options?: RotateSecretOptions): Promise<RotatedSecret>;
+  /** Disables it and revokes every token and code it holds. */
+  disableClient(clientId: string): Promise<void>;
+  /** Lets it authenticate again; nothing revoked comes back. */
+  enableClient(clientId: string): Promise<void>;
+  /** Revokes its tokens, then removes it, its codes and consents (needs `store.clients.deleteClient`). */
+  deleteClient(clientId: string): Promise<void>;
+  /** Every token of an integration, of a user at one, or (`{ userId }` alone) of a user at every one. */
+  revokeTokens(target: RevokeTokensTarget): Promise<RevokedTokens>;
+  /** Imports existing integrations (`parseImportFile` rows) with their original issue dates (`importClients`). */
+  importClients(records: readonly ImportRecord[], options?: ImportClientsOptions): Promise<ImportReport>;
+}
+
+/**
+ * Creates the admin API over `store` (which needs the `administration` tier: checked on each call, so a
+ * read-only deployment can still build the router). `createOAuthRouter` exposes one as `oauth.admin`,
+ * publishing to the router's `events`; the `oauth-admin` command is a thin layer over the same functions.
+ * @example
+ * ```ts
+ * const admin = createOAuthAdmin(store, { events });
+ * const { client, clientSecret } = await admin.createClient({ name: 'Acme', flow: 'client_credentials' });
+ * await admin.rotateSecret(client.clientId, { gracePeriodSeconds: 7 * 86400 });
+ * ```
+ * @see RFC 6749 §2 (client registration), RFC 7009 §2.1 (revocation), RFC 6819 §5.2.3.7 (secret rotation).
+ */
+export function createOAuthAdmin(store: Store, options: OAuthAdminOptions = {}): OAuthAdmin {
+  const { events } = options;
+  const base = () => ({ time: new Date(), issuer: null, ip: null });
+  function lifecycle(type: ClientLifecycleEvent['type'], clientId: string, extra: Partial<ClientLifecycleEvent> = {}): void {
+    events?.publish({ ...base(), type, clientId, ...extra });
+  }
+  function revoked(cause: RevocationCause, extent: 'client' | 'user', clientId: string | null, userId: string | null): void {
+    events?.publish({ ...base(), type: 'token.revoked', cause, extent, clientId, userId, grantId: null });
+  }
+
+  return {
+    async createClient(input) {
+      const registered = await registerClient(store, input);
+      lifecycle('client.created', registered.client.clientId);
+      return registered;
+    },
+    listClients: () => requireAdministration(store, 'listClients').clients.listClients(),
+    getClient: (clientId) => store.clients.findClient(clientId),
+    async updateClient(clientId, update) {
+      const updated = await updateClientSettings(store, clientId, update);
+      lifecycle('client.updated', clientId, { fields: updated.fields });
+      if (updated.tokensRevoked) revoked('admin', 'client', clientId, null);
+      return updated;
+    },
+    async rotateSecret(clientId, rotateOptions) {
+      const rotated = await rotateClientSecretWithGrace(store, clientId, rotateOptions);
+      lifecycle('client.secret_rotated', clientId, { previousSecretValidUntil: rotated.previousSecretValidUntil });
+      if (rotated.tokensRevoked) revoked('client_secret_rotated', 'client', clientId, null);
+      return rotated;
+    },
+    async disableClient(clientId) {
+      if (!(await disableClient(store, clientId))) throw new UnknownClientError(clientId);
+      lifecycle('client.disabled', clientId);
+      revoked('client_disabled', 'client', clientId, null);
+    },
+    async enableClient(clientId) {
+      if (!(await enableClient(store, clientId))) throw new UnknownClientError(clientId);
+      lifecycle('client.enabled', clientId);
+    },
+    async deleteClient(clientId) {
+      await deleteOAuthClient(store, clientId);
+      revoked('client_deleted', 'client', clientId, null);
+      lifecycle('client.deleted', clientId);
+    },
+    async revokeTokens(target) {
+      const result = await revokeTokens(store, target);
+      if (result.extent === 'client') revoked('admin', 'client', result.clientIds[0]!, null);
+      else revoked('admin', 'user', target.clientId ?? null, result.userId);
+      return result;
+    },
+    async importClients(records, importOptions) {
+      const report = await importClients(store, records, importOptions);
+      for (const row of report.rows) if (row.outcome === 'created') lifecycle('client.created', row.clientId!, { imported: true });
+      return report;
+    },
+  };
+}

@@ -1,0 +1,22 @@
+// Errors of the integration lifecycle functions that callers (the admin API, the CLI) tell apart.
+
+/** A lifecycle operation named a client_id that no integration has. */
+export class UnknownClientError extends Error {
+  constructor(readonly clientId: string) {
+    super(`unknown client_id ${JSON.stringify(clientId)}`);
+    this.name = 'UnknownClientError';
+  }
+}
+
+/**
+ * The store cannot do what was asked, and nothing was changed: it lacks an optional method (`deleteClient`),
+ * or it is a store written for contract v1 that does not keep a field the operation relies on (the previous
+ * secret of a grace period). Saying so beats a half-done operation, such as cutting off an old secret the
+ * operator was promised would keep working.
+ */
+export class StoreCapabilityError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StoreCapabilityError';
+  }
+}

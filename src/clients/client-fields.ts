@@ -1,0 +1,53 @@
+// The rules an integration's editable fields follow: shared by registration, import and update.
+import type { ClientFlow, TokenEndpointAuthMethod } from '../stores/contract.js';
+import { checkRegisteredRedirectUri } from '../checks/registered-redirect-uri.js';
+import { checkScopeTokens } from '../checks/scope.js';
+import { CLIENT_AUTH_METHODS, isClientAuthMethod } from '../checks/client-auth-methods.js';
+
+/**
+ * The name shown on the consent page, trimmed.
+ * @throws TypeError unless 1–200 characters. @see RFC 6749 §2.
+ */
+export function checkClientName(name: unknown): string {
+  const trimmed = typeof name === 'string' ? name.trim() : '';
+  if (!trimmed || trimmed.length > 200) throw new TypeError('name must be 1–200 characters');
+  return trimmed;
+}
+
+/**
+ * The redirect URIs of an integration of `flow`, without duplicates: at least one for the authorization_code
+ * flow, none for client_credentials, each absolute, https (or http on loopback), without fragment.
+ * @throws TypeError naming the rule broken. @see RFC 6749 §3.1.2, §3.1.2.2; RFC 9700 §2.1.
+ */
+export function checkClientRedirectUris(flow: ClientFlow, uris: readonly string[] | undefined): string[] {
+  const redirectUris = [...new Set(uris ?? [])];
+  if (flow === 'authorization_code' && redirectUris.length === 0) {
+    throw new TypeError('the authorization_code flow needs at least one redirect URI (RFC 6749 §3.1.2.2)');
+  }
+  if (flow === 'client_credentials' && redirectUris.length > 0) {
+    throw new TypeError('the client_credentials flow has no redirect URI');
+  }
+  redirectUris.forEach(checkRegisteredRedirectUri);
+  return redirectUris;
+}
+
+/**
+ * The scopes an integration may be granted, without duplicates.
+ * @throws TypeError for a token that is not a scope-token. @see RFC 6749 §3.3.
+ */
+export function checkClientScopes(scopes: readonly string[] | undefined): string[] {
+  const allowedScopes = [...new Set(scopes ?? [])];
+  checkScopeTokens(allowedScopes);
+  return allowedScopes;
+}
+
+/**
+ * The one client authentication method an integration is restricted to, or `undefined` for none.
+ * @throws TypeError for a method the package does not know. @see RFC 7591 §2 (`token_endpoint_auth_method`).
+ */
+export function checkClientAuthMethod(method: unknown): TokenEndpointAuthMethod | undefined {
+  if (method !== undefined && !isClientAuthMethod(method)) {
+    throw new TypeError(`tokenEndpointAuthMethod must be one of ${CLIENT_AUTH_METHODS.join(', ')}`);
+  }
+  return method;
+}

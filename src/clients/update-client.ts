@@ -1,0 +1,83 @@
+// Changes an integration's settings with the rules of registration, and revokes what narrower scopes no longer allow.
+import type { ClientChanges, OAuthClient, Store, TokenEndpointAuthMethod } from '../stores/contract.js';
+import { requireAdministration } from '../stores/check-store.js';
+import { checkClientAuthMethod, checkClientName, checkClientRedirectUris, checkClientScopes } from './client-fields.js';
+import { UnknownClientError } from './client-errors.js';
+
+/** What `updateClientSettings` may change; every field is optional, and at least one is needed. */
+export interface ClientUpdate {
+  readonly name?: string;
+  /** Replaces the redirect URIs (exact match, RFC 9700 §2.1). Not together with add/remove. */
+  readonly redirectUris?: readonly string[];
+  /** Adds these to the redirect URIs the integration has. */
+  readonly addRedirectUris?: readonly string[];
+  /** Removes these from the redirect URIs the integration has. */
+  readonly removeRedirectUris?: readonly string[];
+  /** Replaces the scopes the integration may be granted. */
+  readonly allowedScopes?: readonly string[];
+  readonly requirePkce?: boolean;
+  /** Restricts the integration to one method; `null` lifts the restriction. */
+  readonly tokenEndpointAuthMethod?: TokenEndpointAuthMethod | null;
+}
+
+/** What an update did. */
+export interface UpdatedClient {
+  readonly client: OAuthClient;
+  /** The fields written (camelCase, as in `ClientChanges`). */
+  readonly fields: readonly string[];
+  /** Whether every token and code of the integration was revoked (a scope was taken away). */
+  readonly tokensRevoked: boolean;
+}
+
+function redirectUrisOf(current: OAuthClient, update: ClientUpdate): readonly string[] | undefined {
+  const adding = update.addRedirectUris ?? [];
+  const removing = update.removeRedirectUris ?? [];
+  if (update.redirectUris !== undefined && (adding.length > 0 || removing.length > 0)) {
+    throw new TypeError('give either redirectUris (a replacement) or addRedirectUris/removeRedirectUris, not both');
+  }
+  if (update.redirectUris !== undefined) return update.redirectUris;
+  if (adding.length === 0 && removing.length === 0) return undefined;
+  const unknown = removing.filter((uri) => !current.redirectUris.includes(uri));
+  if (unknown.length > 0) throw new TypeError(`not a redirect URI of this integration: ${unknown.join(' ')}`);
+  return [...current.redirectUris.filter((uri) => !removing.includes(uri)), ...adding];
+}
+
+/**
+ * Changes an integration's name, redirect URIs, scopes, PKCE requirement or authentication method, checked
+ * by the rules of registration (`client-fields.ts`). Only the fields given are written, in one
+ * `updateClient`. What a narrower setting does to what was issued under the old one:
+ * - scopes taken away: every token of the integration is revoked, and every code issued before (the store
+ *   cannot pick tokens by scope, and a refresh token would otherwise keep minting the removed scope, since
+ *   RFC 6749 §6 refreshes keep the scope granted); users authorize again;
+ * - redirect URIs removed, or PKCE turned on: tokens are kept (neither setting bears on a token once issued);
+ *   a code issued for a removed redirect URI, or without a code_challenge, is refused at the token endpoint,
+ *   which checks the code against the integration's current settings;
+ * - name and authentication method: apply to the next request; nothing issued is touched.
+ * `addRedirectUris`/`removeRedirectUris` are applied to the record as read just before the write.
+ * @throws UnknownClientError; TypeError for a value registration would refuse, or an empty update.
+ * @see RFC 6749 §2, §3.1.2.2, §3.3, §6; RFC 7636 §4.4.1; RFC 7591 §2; RFC 9700 §2.1; RFC 7009 §2.1.
+ */
+export async function updateClientSettings(store: Store, clientId: string, update: ClientUpdate): Promise<UpdatedClient> {
+  const admin = requireAdministration(store, 'updateClient');
+  const current = await admin.clients.findClient(clientId);
+  if (!current) throw new UnknownClientError(clientId);
+  const changes: { -readonly [K in keyof ClientChanges]: ClientChanges[K] } = {};
+  if (update.name !== undefined) changes.name = checkClientName(update.name);
+  const redirectUris = redirectUrisOf(current, update);
+  if (redirectUris !== undefined) changes.redirectUris = checkClientRedirectUris(current.flow, redirectUris);
+  if (update.allowedScopes !== undefined) changes.allowedScopes = checkClientScopes(update.allowedScopes);
+  if (update.requirePkce !== undefined) {
+    if (typeof update.requirePkce !== 'boolean') throw new TypeError('requirePkce must be true or false');
+    changes.requirePkce = update.requirePkce;
+  }
+  if (update.tokenEndpointAuthMethod !== undefined) {
+    changes.tokenEndpointAuthMethod = update.tokenEndpointAuthMethod === null ? null : checkClientAuthMethod(update.tokenEndpointAuthMethod)!;
+  }
+  const fields = Object.keys(changes);
+  if (fields.length === 0) throw new TypeError('nothing to update: give at least one field to change');
+  const client = await admin.clients.updateClient(clientId, changes);
+  if (!client) throw new UnknownClientError(clientId);
+  const narrowed = changes.allowedScopes !== undefined && current.allowedScopes.some((s) => !changes.allowedScopes!.includes(s));
+  if (narrowed) await admin.tokens.revokeClientTokens(clientId);
+  return { client, fields, tokensRevoked: narrowed };
+}

@@ -1,0 +1,119 @@
+// The programmatic admin API (`oauth.admin`): audit events, and stores that cannot do an operation.
+import request from 'supertest';
+import { describe, expect, it } from 'vitest';
+import { basic, createTestApp, type TestClient } from '../helpers/app.js';
+import { clientCredentialsToken } from '../helpers/token-requests.js';
+import { createOAuthRouter } from '../../src/router.js';
+import { createOAuthAdmin } from '../../src/admin/create-oauth-admin.js';
+import { OAuthEvents } from '../../src/events/oauth-events.js';
+import type { OAuthEvent } from '../../src/events/event-types.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
+import { StoreCapabilityError, UnknownClientError } from '../../src/clients/client-errors.js';
+import type { ClientChanges, Store } from '../../src/stores/contract.js';
+
+/** A store as written for contract v1: it knows neither deleteClient nor the previous secret's fields. */
+function contractV1Store(): Store {
+  const inner = createMemoryStore();
+  const { findClient, createClient, listClients, updateClient } = inner.clients;
+  return {
+    ...inner,
+    clients: {
+      findClient, createClient, listClients,
+      updateClient: (clientId: string, changes: ClientChanges) => {
+        const { previousClientSecretHash: _hash, previousClientSecretExpiresAt: _until, ...known } = changes;
+        return updateClient(clientId, known);
+      },
+    },
+  };
+}
+
+function tokenStatus(app: Parameters<typeof request>[0], client: TestClient): Promise<number> {
+  return request(app).post('/oauth2/token').set('Authorization', basic(client)).type('form')
+    .send({ grant_type: 'client_credentials' }).then((res) => res.status);
+}
+
+describe('createOAuthAdmin (RFC 6749 §2, RFC 7009 §2.1)', () => {
+  it('oauth.admin publishes client.* and token.revoked events with ids and field names only, issuer and ip null', async () => {
+    const events = new OAuthEvents();
+    const seen: OAuthEvent[] = [];
+    events.on('event', (event) => seen.push(event));
+    const host = await createTestApp({ events });
+    const oauth = createOAuthRouter(host.store, { verifyCredentials: async () => null }, {
+      issuer: 'http://auth.test', session: { secret: 'test-session-secret-0123456789' }, events,
+    });
+    const { client, clientSecret } = await oauth.admin.createClient({ name: 'Acme', flow: 'client_credentials' });
+    await oauth.admin.updateClient(client.clientId, { name: 'Acme 2', requirePkce: true });
+    const rotated = await oauth.admin.rotateSecret(client.clientId, { gracePeriodSeconds: 60 });
+    await oauth.admin.rotateSecret(client.clientId);
+    await oauth.admin.disableClient(client.clientId);
+    await oauth.admin.enableClient(client.clientId);
+    await oauth.admin.revokeTokens({ userId: 'user-alice' });
+    await oauth.admin.deleteClient(client.clientId);
+    const summary = seen.map((e) => [e.type, 'cause' in e ? e.cause : null, 'extent' in e ? e.extent : null]);
+    expect(summary).toEqual([
+      ['client.created', null, null],
+      ['client.updated', null, null],
+      ['client.secret_rotated', null, null],
+      ['client.secret_rotated', null, null],
+      ['token.revoked', 'client_secret_rotated', 'client'],
+      ['client.disabled', null, null],
+      ['token.revoked', 'client_disabled', 'client'],
+      ['client.enabled', null, null],
+      ['token.revoked', 'admin', 'user'],
+      ['token.revoked', 'client_deleted', 'client'],
+      ['client.deleted', null, null],
+    ]);
+    expect(seen[1]).toMatchObject({ clientId: client.clientId, fields: ['name', 'requirePkce'] });
+    expect(seen[2]).toMatchObject({ previousSecretValidUntil: rotated.previousSecretValidUntil });
+    expect(seen[3]).toMatchObject({ previousSecretValidUntil: null });
+    expect(seen[8]).toMatchObject({ clientId: null, userId: 'user-alice', grantId: null });
+    for (const event of seen) {
+      expect(event).toMatchObject({ issuer: null, ip: null });
+      expect(event.time).toBeInstanceOf(Date);
+      expect(JSON.stringify(event)).not.toContain(clientSecret);
+      expect(JSON.stringify(event)).not.toContain(rotated.clientSecret);
+    }
+  });
+
+  it('mutations of an unknown client_id reject with UnknownClientError; getClient resolves null', async () => {
+    const admin = createOAuthAdmin(createMemoryStore());
+    expect(await admin.getClient('nope')).toBeNull();
+    for (const call of [
+      () => admin.updateClient('nope', { name: 'x' }), () => admin.rotateSecret('nope'), () => admin.rotateSecret('nope', { gracePeriodSeconds: 5 }),
+      () => admin.disableClient('nope'), () => admin.enableClient('nope'), () => admin.deleteClient('nope'),
+      () => admin.revokeTokens({ clientId: 'nope' }),
+    ]) {
+      await expect(call()).rejects.toBeInstanceOf(UnknownClientError);
+    }
+  });
+
+  it('a grace period longer than 30 days, or not whole seconds, is a TypeError and changes nothing', async () => {
+    const admin = createOAuthAdmin(createMemoryStore());
+    const { client } = await admin.createClient({ name: 'Acme', flow: 'client_credentials' });
+    await expect(admin.rotateSecret(client.clientId, { gracePeriodSeconds: 30 * 86_400 + 1 })).rejects.toBeInstanceOf(TypeError);
+    await expect(admin.rotateSecret(client.clientId, { gracePeriodSeconds: 1.5 })).rejects.toBeInstanceOf(TypeError);
+    expect(await admin.getClient(client.clientId)).toEqual(client);
+  });
+
+  it('a contract-v1 store refuses a grace period with StoreCapabilityError, and the old secret keeps working over HTTP', async () => {
+    const store = contractV1Store();
+    const host = await createTestApp({}, store);
+    const admin = createOAuthAdmin(store);
+    const client = host.credentialsClient;
+    await expect(admin.rotateSecret(client.clientId, { gracePeriodSeconds: 3600 })).rejects.toBeInstanceOf(StoreCapabilityError);
+    expect(await tokenStatus(host.app, client)).toBe(200);
+    await clientCredentialsToken(host.app, client);
+  });
+
+  it('a store without deleteClient refuses delete with StoreCapabilityError and leaves the integration as it was', async () => {
+    const store = contractV1Store();
+    const host = await createTestApp({}, store);
+    const admin = createOAuthAdmin(store);
+    const client = host.credentialsClient;
+    const before = await admin.getClient(client.clientId);
+    await expect(admin.deleteClient(client.clientId)).rejects.toThrow(/deleteClient/);
+    await expect(admin.deleteClient(client.clientId)).rejects.toBeInstanceOf(StoreCapabilityError);
+    expect(await admin.getClient(client.clientId)).toEqual(before);
+    expect(await tokenStatus(host.app, client)).toBe(200);
+  });
+});
