@@ -1,8 +1,12 @@
 // The oauth-admin command tree.
 import { Command, CommanderError } from 'commander';
 import { addClientsCreateCommand } from './clients-create.js';
+import { addClientsDeleteCommand } from './clients-delete.js';
+import { addClientsUpdateCommand } from './clients-update.js';
+import { addTokensRevokeCommand } from './tokens-revoke.js';
 import { addClientsDisableCommand } from './clients-disable.js';
 import { addClientsEnableCommand } from './clients-enable.js';
+import { addClientsImportCommand } from './clients-import.js';
 import { addClientsListCommand } from './clients-list.js';
 import { addClientsRotateSecretCommand } from './clients-rotate-secret.js';
 import { addClientsShowCommand } from './clients-show.js';
@@ -20,13 +24,16 @@ export interface ProgramSettings {
 
 const HELP_AFTER = `
 Store: OAUTH_STORE, default sqlite:./data/oauth.sqlite (also memory:, postgres://…, redis://…).
-Only "clients create" creates a store; every other command fails when there is none.
+Only "clients create" and "clients import" create a store; every other command fails when there is none.
 
 With --json every command prints one JSON document on stdout, and an error as one JSON object on stderr:
   {"error": CODE, "message": TEXT}
-  CODE: usage_error, unknown_client, no_store, store_unavailable or failure.
+  CODE: usage_error, unknown_client, no_store, store_unavailable, unsupported or failure.
 
-Exit codes: 0 done; 1 failure (unknown client_id, no store, store unreachable); 2 usage error.`;
+Exit codes: 0 done; 1 failure (unknown client_id, no store, store unreachable, unsupported by the store); 2 usage error.
+  1: unknown_client, no_store, store_unavailable, unsupported (the store cannot do it; nothing changed), failure.
+  2: usage_error: an unknown command or option, a missing or malformed value, a value the registration
+     rules refuse, "clients delete" without --yes; nothing changed. Scripts may rely on these codes.`;
 
 /**
  * Builds the command tree. `exitOverride` is set before the subcommands are added so they inherit it:
@@ -60,14 +67,22 @@ export function createProgram(settings: ProgramSettings = {}): Command {
   });
   const clients = program
     .command('clients')
-    .description('manage integrations (OAuth clients): create, list, show, rotate-secret, disable, enable')
+    .description('manage integrations (OAuth clients): create, list, show, update, rotate-secret, disable, enable, import, delete')
     .option('--json', 'machine-readable output and errors (also accepted after the command)');
   addClientsCreateCommand(clients);
   addClientsListCommand(clients);
   addClientsShowCommand(clients);
+  addClientsUpdateCommand(clients);
   addClientsRotateSecretCommand(clients);
   addClientsDisableCommand(clients);
   addClientsEnableCommand(clients);
+  addClientsImportCommand(clients);
+  addClientsDeleteCommand(clients);
+  const tokens = program
+    .command('tokens')
+    .description('revoke access and refresh tokens by integration or user')
+    .option('--json', 'machine-readable output and errors (also accepted after the command)');
+  addTokensRevokeCommand(tokens);
   // Found by argument name, so a command added later gets the hint without anyone remembering to ask.
   for (const command of clients.commands) {
     if (command.registeredArguments.some((argument) => argument.name() === 'client_id')) explainDashClientIds(command);

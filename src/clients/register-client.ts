@@ -3,9 +3,7 @@ import type { ClientFlow, OAuthClient, Store, TokenEndpointAuthMethod } from '..
 import { createRandomToken } from '../crypto/random-token.js';
 import { createRandomClientId } from '../crypto/random-client-id.js';
 import { hashSecret } from '../crypto/hash-secret.js';
-import { checkRegisteredRedirectUri } from '../checks/registered-redirect-uri.js';
-import { checkScopeTokens } from '../checks/scope.js';
-import { CLIENT_AUTH_METHODS, isClientAuthMethod } from '../checks/client-auth-methods.js';
+import { checkClientAuthMethod, checkClientName, checkClientRedirectUris, checkClientScopes } from './client-fields.js';
 import { requireAdministration } from '../stores/check-store.js';
 import { isStoreId } from '../stores/store-policy.js';
 
@@ -47,28 +45,20 @@ export interface RegisteredClient {
 }
 
 /**
- * Validates and saves a new integration with a 256-bit random client_id (never starting with `-`, so the
- * admin command can take it as printed) and client_secret.
- * @throws TypeError for a bad name, flow, redirect URI, scope or authentication method.
- * @see RFC 6749 §2 (client registration), §2.2 (client identifier), §2.3.1 (client password),
- *   §3.1.2.2 (registration requirements); RFC 7591 §2 (`token_endpoint_auth_method`).
+ * Validates a registration and builds the record `registerClient` would save, without saving it: the one
+ * place the rules of registration live (an import checks every row with it before writing any).
+ * @param clientSecretHash the stored form of the secret (`hashSecret`, or an imported hash format).
+ * @throws TypeError for a bad name, flow, redirect URI, scope, date, client_id or authentication method.
+ * @see RFC 6749 §2 (client registration), §2.2 (client identifier), §3.1.2.2 (registration requirements);
+ *   RFC 7591 §2 (`token_endpoint_auth_method`); SPEC §9 (issue date).
  */
-export async function registerClient(store: Store, input: RegisterClientInput): Promise<RegisteredClient> {
-  const name = input.name?.trim();
-  if (!name || name.length > 200) throw new TypeError('name must be 1–200 characters');
+export function buildClientRecord(input: RegisterClientInput, clientSecretHash: string): OAuthClient {
+  const name = checkClientName(input.name);
   if (input.flow !== 'authorization_code' && input.flow !== 'client_credentials') {
     throw new TypeError('flow must be authorization_code or client_credentials');
   }
-  const redirectUris = [...new Set(input.redirectUris ?? [])];
-  if (input.flow === 'authorization_code' && redirectUris.length === 0) {
-    throw new TypeError('the authorization_code flow needs at least one redirect URI (RFC 6749 §3.1.2.2)');
-  }
-  if (input.flow === 'client_credentials' && redirectUris.length > 0) {
-    throw new TypeError('the client_credentials flow has no redirect URI');
-  }
-  redirectUris.forEach(checkRegisteredRedirectUri);
-  const allowedScopes = [...new Set(input.allowedScopes ?? [])];
-  checkScopeTokens(allowedScopes);
+  const redirectUris = checkClientRedirectUris(input.flow, input.redirectUris);
+  const allowedScopes = checkClientScopes(input.allowedScopes);
   const issuedAt = input.credentialsIssuedAt ?? new Date();
   if (Number.isNaN(issuedAt.getTime())) throw new TypeError('credentialsIssuedAt must be a valid date');
   // A future issue date is a typo (2012 → 2021) that would silently pick the wrong base address (SPEC §9).
@@ -76,14 +66,10 @@ export async function registerClient(store: Store, input: RegisterClientInput): 
   if (input.clientId !== undefined && !isStoreId(input.clientId)) {
     throw new TypeError('clientId must be 1–255 characters without control characters');
   }
-  const authMethod = input.tokenEndpointAuthMethod;
-  if (authMethod !== undefined && !isClientAuthMethod(authMethod)) {
-    throw new TypeError(`tokenEndpointAuthMethod must be one of ${CLIENT_AUTH_METHODS.join(', ')}`);
-  }
-  const clientSecret = createRandomToken();
-  const client: OAuthClient = {
+  const authMethod = checkClientAuthMethod(input.tokenEndpointAuthMethod);
+  return {
     clientId: input.clientId ?? createRandomClientId(),
-    clientSecretHash: hashSecret(clientSecret),
+    clientSecretHash,
     name,
     flow: input.flow,
     redirectUris,
@@ -95,6 +81,18 @@ export async function registerClient(store: Store, input: RegisterClientInput): 
     // Absent unless given: absence means every method the server allows.
     ...(authMethod === undefined ? {} : { tokenEndpointAuthMethod: authMethod }),
   };
+}
+
+/**
+ * Validates and saves a new integration with a 256-bit random client_id (never starting with `-`, so the
+ * admin command can take it as printed) and client_secret.
+ * @throws TypeError for a bad name, flow, redirect URI, scope or authentication method.
+ * @see RFC 6749 §2 (client registration), §2.2 (client identifier), §2.3.1 (client password),
+ *   §3.1.2.2 (registration requirements); RFC 7591 §2 (`token_endpoint_auth_method`).
+ */
+export async function registerClient(store: Store, input: RegisterClientInput): Promise<RegisteredClient> {
+  const clientSecret = createRandomToken();
+  const client = buildClientRecord(input, hashSecret(clientSecret));
   // createClient inserts only: a chosen id that exists is refused, never overwritten.
   if (!(await requireAdministration(store, 'registerClient').clients.createClient(client))) {
     throw new ClientExistsError(client.clientId);

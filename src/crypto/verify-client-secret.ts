@@ -1,12 +1,44 @@
 // Checks a presented client secret against the hash an integration's record keeps.
 import { hashSecret } from './hash-secret.js';
 import { constantEquals } from './constant-equals.js';
+import { parseScryptHash, verifyScrypt } from './scrypt-secret.js';
+import { VerificationCache } from './verification-cache.js';
+import { isBcryptHash, verifyBcrypt } from './bcrypt-secret.js';
+
+const DOLLAR = 36;
+const cache = new VerificationCache();
+/** Checks under way, so a burst of requests with the same credentials pays one scrypt, not one each. */
+const pending = new Map<string, Promise<boolean>>();
+
+async function verifySlow(storedHash: string, presented: string): Promise<boolean> {
+  const key = cache.key(storedHash, presented);
+  if (cache.has(key)) return true;
+  const parsed = parseScryptHash(storedHash);
+  // A hash this package cannot read matches nothing: the integration is locked out, never let in.
+  if (!parsed && !isBcryptHash(storedHash)) return false;
+  let check = pending.get(key);
+  if (!check) {
+    check = (parsed ? verifyScrypt(parsed, presented) : verifyBcrypt(storedHash, presented)).finally(() => pending.delete(key));
+    pending.set(key, check);
+  }
+  const matches = await check;
+  if (matches) cache.add(key);
+  return matches;
+}
 
 /**
- * True when `presented` is the secret whose hash is `storedHash`, compared in constant time. Async so that
- * slow, salted formats (imported low-entropy secrets) can be checked off the event loop.
- * @see RFC 6749 §2.3.1 (client password), §10.10; RFC 9700 §4.
+ * True when `presented` is the secret whose hash is `storedHash`, compared in constant time. The format is
+ * told by the first character, so the hot path (our SHA-256 of a 256-bit generated secret) costs exactly
+ * one SHA-256 and one comparison, as before:
+ * - SHA-256 base64url (generated secrets): hash and compare;
+ * - `$scrypt$…` (imported secrets, possibly low-entropy): scrypt on the libuv thread pool (~67 ms at our
+ *   parameters), then constant-time compare; a match is remembered per process (keyed by the stored hash
+ *   and an HMAC of the secret, see `VerificationCache`), so only the first request per process pays it.
+ *   A wrong secret pays it every time, which the client-authentication rate limit bounds.
+ * - `$2a$`/`$2b$`/`$2y$` (imported bcrypt, cost ≤ 12): bcryptjs in a worker thread, cached the same way.
+ * @see RFC 6749 §2.3.1 (client password), §10.10; RFC 9700 §4; RFC 7914 (scrypt).
  */
 export async function verifyClientSecret(storedHash: string, presented: string): Promise<boolean> {
+  if (storedHash.charCodeAt(0) === DOLLAR) return verifySlow(storedHash, presented);
   return constantEquals(hashSecret(presented), storedHash);
 }

@@ -1,5 +1,5 @@
 // oauth-admin for scripts and people: --json on every command, JSON errors, exit codes, --version, --help.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -13,6 +13,9 @@ const COMMANDS: Readonly<Record<string, readonly string[]>> = {
   'rotate-secret': ['ID'],
   disable: ['ID'],
   enable: ['ID'],
+  update: ['ID', '--name', 'Renamed'],
+  delete: ['ID', '--yes'],
+  import: ['FILE'],
 };
 
 const PACKAGE_VERSION = (JSON.parse(readFileSync(resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string }).version;
@@ -20,15 +23,20 @@ const PACKAGE_VERSION = (JSON.parse(readFileSync(resolve(import.meta.dirname, '.
 let dir: string;
 let storeFile: string;
 let clientId: string;
+let importFile: string;
 
 function run(args: readonly string[]): Promise<CliResult> {
   return runCli(storeFile, args);
 }
 
-/** Runs `clients COMMAND` with its arguments, `ID` replaced by the registered client_id. */
+/** The arguments of `clients COMMAND`, `ID` replaced by the registered client_id and `FILE` by the import file. */
+function argsFor(command: string): string[] {
+  return (COMMANDS[command] ?? []).map((arg) => (arg === 'ID' ? clientId : arg === 'FILE' ? importFile : arg));
+}
+
+/** Runs `clients COMMAND` with its arguments. */
 function runCommand(command: string, extra: readonly string[], before: readonly string[] = []): Promise<CliResult> {
-  const args = (COMMANDS[command] ?? []).map((arg) => (arg === 'ID' ? clientId : arg));
-  return run([...before, 'clients', command, ...args, ...extra]);
+  return run([...before, 'clients', command, ...argsFor(command), ...extra]);
 }
 
 /** The JSON error on stderr: exactly `error` and `message`, nothing on stdout. */
@@ -47,12 +55,22 @@ async function builtCommands(): Promise<Map<string, string>> {
   return new Map((clients?.commands ?? []).map((command) => [command.name(), command.description()]));
 }
 
-beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'oauth-admin-json-'));
-  storeFile = join(dir, 'oauth.sqlite');
+/** Registers the integration the commands act on (again, after a delete). */
+async function recreate(): Promise<void> {
   const created = await run(['clients', 'create', '--name', 'Existing', '--flow', 'client_credentials', '--json']);
   expect(created.code).toBe(0);
   clientId = String((JSON.parse(created.stdout) as Record<string, unknown>)['client_id']);
+}
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'oauth-admin-json-'));
+  storeFile = join(dir, 'oauth.sqlite');
+  importFile = join(dir, 'import.jsonl');
+  writeFileSync(importFile, `${JSON.stringify({
+    client_id: 'imported-crm', client_secret_hash: 'n4bQgYhMfWWaL-qgxVrQFaO_TxsrC4Is0V1sFbDwCgg', name: 'Imported CRM',
+    flow: 'client_credentials', credentials_issued_at: '2020-06-01T00:00:00Z',
+  })}\n`);
+  await recreate();
 });
 
 afterEach(() => {
@@ -91,7 +109,21 @@ describe('--json on every command prints one JSON document on stdout', () => {
   it('rotate-secret: the client_id and the new secret', async () => {
     const result = await runCommand('rotate-secret', ['--json']);
     expect(result).toMatchObject({ code: 0, stderr: '' });
-    expect(JSON.parse(result.stdout)).toEqual({ client_id: clientId, client_secret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
+    expect(JSON.parse(result.stdout)).toEqual({
+      client_id: clientId, client_secret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), previous_secret_valid_until: null, tokens_revoked: true,
+    });
+  });
+
+  it('update: the integration as updated, the fields written and whether tokens were revoked', async () => {
+    const result = await runCommand('update', ['--json']);
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(result.stdout)).toMatchObject({ client_id: clientId, name: 'Renamed', updated_fields: ['name'], tokens_revoked: false });
+  });
+
+  it('delete: the client_id and deleted: true', async () => {
+    const result = await runCommand('delete', ['--json']);
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(result.stdout)).toEqual({ client_id: clientId, deleted: true });
   });
 
   it('disable and enable: the client_id and its new state', async () => {
@@ -105,17 +137,20 @@ describe('--json on every command prints one JSON document on stdout', () => {
 
   it.each(Object.keys(COMMANDS))('%s: --json given before the command means the same', async (command) => {
     for (const before of [['--json'], ['clients', '--json']]) {
-      const args = (COMMANDS[command] ?? []).map((arg) => (arg === 'ID' ? clientId : arg));
+      const args = argsFor(command);
       const result = await run(before[0] === 'clients' ? [...before, command, ...args] : [...before, 'clients', command, ...args]);
       expect(result).toMatchObject({ code: 0, stderr: '' });
+      // A deleted integration cannot be deleted twice: register the id again for the next round.
+      if (command === 'delete') await recreate();
       expect(() => JSON.parse(result.stdout) as unknown).not.toThrow();
     }
   });
 });
 
 describe('with --json, errors are one {"error", "message"} object on stderr', () => {
-  it.each(['show', 'rotate-secret', 'disable', 'enable'])('%s of an unknown client_id: unknown_client, exit 1', async (command) => {
-    const result = await run(['clients', command, 'no-such-client', '--json']);
+  it.each(['show', 'rotate-secret', 'disable', 'enable', 'update', 'delete'])('%s of an unknown client_id: unknown_client, exit 1', async (command) => {
+    const extra = command === 'update' ? ['--name', 'X'] : command === 'delete' ? ['--yes'] : [];
+    const result = await run(['clients', command, 'no-such-client', ...extra, '--json']);
     expect(result.code).toBe(1);
     expect(jsonError(result)).toEqual({ error: 'unknown_client', message: 'unknown client_id "no-such-client"' });
   });
@@ -127,7 +162,7 @@ describe('with --json, errors are one {"error", "message"} object on stderr', ()
   });
 
   it.each([
-    ['an unknown command', ['clients', 'delete', 'x'], /unknown command 'delete'/],
+    ['an unknown command', ['clients', 'purge', 'x'], /unknown command 'purge'/],
     ['a missing client_id', ['clients', 'disable'], /missing required argument 'client_id'/],
     ['a missing command', ['clients'], /a command is required/],
     ['a malformed --issued-at', ['clients', 'create', '--name', 'X', '--flow', 'client_credentials', '--issued-at', '2021-02-30'], /--issued-at must be a date/],
