@@ -1,5 +1,6 @@
 // OAuth errors: one base class and one subclass per error code the RFCs name.
 import { toErrorDescription } from './http/error-description.js';
+import type { ClientAuthFailure } from './events/event-types.js';
 
 /** Every error code this package can answer with. */
 export type OAuthErrorCode =
@@ -54,8 +55,11 @@ export class InvalidRequestError extends OAuthError {
  * authentication method)." RFC 6749 §5.2 — always 401 with a Basic challenge: RFC 9110 §15.5.2 requires
  * WWW-Authenticate on every 401, whichever method the client tried. */
 export class InvalidClientError extends OAuthError {
-  constructor(description = 'client authentication failed') {
+  /** Why, for the server's own audit event only (`client.authentication_failed`); never sent to the client. */
+  readonly reason: ClientAuthFailure;
+  constructor(description = 'client authentication failed', reason: ClientAuthFailure = 'wrong_secret') {
     super('invalid_client', description, 401);
+    this.reason = reason;
   }
 }
 

@@ -1,32 +1,59 @@
 // Client authentication plus the base-address rule, shared by the token, revocation and introspection endpoints.
 import type { Request } from 'express';
-import type { OAuthClient, Store } from '../stores/contract.js';
+import type { OAuthClient, Store, TokenEndpointAuthMethod } from '../stores/contract.js';
 import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
 import type { FormParams } from '../http/read-form.js';
-import { authenticateClient, readClientCredentials } from './client-auth.js';
+import type { ClientAuthenticationFailedEvent } from '../events/event-types.js';
+import { authenticateClient, parseBasicCredentials, readClientCredentials } from './client-auth.js';
 import { clientAuthRateLimitOf } from './client-auth-rate-limit.js';
 import { issuerForClient, wrongAddressMessage } from './issuer.js';
-import { InvalidClientError } from '../errors.js';
+import { InvalidClientError, TooManyAttemptsError } from '../errors.js';
 import { singleAuthorizationHeader } from '../http/authorization-header.js';
+import { isStoreId } from '../stores/store-policy.js';
+
+/** Which endpoint authenticates the client, as the audit events name it. */
+export type ClientAuthEndpoint = ClientAuthenticationFailedEvent['endpoint'];
 
 /**
  * Authenticates the client with one of the methods the server allows (`clientAuthMethods`: HTTP Basic,
  * form fields), then checks it uses its own base address. Only once the secret
  * checked out may the answer name the right address (DESIGN §5), so a wrong secret learns nothing.
+ * A failure is reported as a `client.authentication_failed` event (with its reason, which the answer never
+ * tells), a refusal by `clientAuthRateLimit` as `rate_limit.hit`; the answers stay as they are.
  * @throws InvalidClientError, InvalidRequestError (also for two Authorization headers), TooManyAttemptsError
  *   (429, `clientAuthRateLimit`).
- * @see RFC 6749 §2.3.1, §5.2; RFC 7009 §2.1; RFC 7662 §2.1; SPEC §9.
+ * @see RFC 6749 §2.3.1, §5.2; RFC 7009 §2.1; RFC 7662 §2.1; SPEC §9; RFC 9700 §4.14 (audit).
  */
 export async function authenticateClientAtIssuer(
-  store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, req: Request, params: FormParams,
+  store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, req: Request, params: FormParams, endpoint: ClientAuthEndpoint,
 ): Promise<OAuthClient> {
   const authorization = singleAuthorizationHeader(req);
-  const authenticate = () => authenticateClient(store, authorization, params, options.clientAuthMethods);
+  const reportFailure = (err: unknown): never => {
+    if (err instanceof InvalidClientError && options.events.active) {
+      options.events.publish({
+        type: 'client.authentication_failed', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, endpoint,
+        ...presentedClient(authorization, params), reason: err.reason,
+      });
+    } else if (err instanceof TooManyAttemptsError && options.events.active) {
+      options.events.publish({
+        type: 'rate_limit.hit', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, limit: 'client_authentication',
+        clientId: presentedClient(authorization, params).clientId,
+      });
+    }
+    throw err;
+  };
+  // Reported inside what the limit runs, so a failure that also reaches the limit is reported as both.
+  const authenticate = () => authenticateClient(store, authorization, params, options.clientAuthMethods).catch(reportFailure);
   // Under `clientAuthRateLimit`, failures are counted per presented client_id and source (none presented: none counted).
   const limit = clientAuthRateLimitOf(req);
-  const client = limit ? await limit.authenticate(req, () => presentedClientId(authorization, params, options), authenticate) : await authenticate();
+  const client = limit
+    ? await limit.authenticate(req, () => presentedClientId(authorization, params, options), authenticate).catch((err: unknown) => {
+      if (err instanceof TooManyAttemptsError) reportFailure(err);
+      throw err;
+    })
+    : await authenticate();
   const home = issuerForClient(options, client);
-  if (home !== issuer) throw new InvalidClientError(wrongAddressMessage(options, home));
+  if (home !== issuer) reportFailure(new InvalidClientError(wrongAddressMessage(options, home), 'wrong_issuer'));
   return client;
 }
 
@@ -37,4 +64,27 @@ function presentedClientId(authorization: string | undefined, params: FormParams
   } catch {
     return null;
   }
+}
+
+/**
+ * What a failed attempt presented, for its event: the method by the shape of the request, and the client_id
+ * when it is one a store could hold (never the secret, nor a malformed header, which may hold one).
+ */
+function presentedClient(
+  authorization: string | undefined, params: FormParams,
+): { clientId: string | null; method: TokenEndpointAuthMethod | null } {
+  let clientId: unknown = null;
+  let method: TokenEndpointAuthMethod | null = null;
+  if (authorization !== undefined) {
+    method = 'client_secret_basic';
+    try {
+      clientId = parseBasicCredentials(authorization)?.clientId ?? null;
+    } catch {
+      clientId = null;
+    }
+  } else {
+    if (params.get('client_secret') !== undefined) method = 'client_secret_post';
+    clientId = params.get('client_id') ?? null;
+  }
+  return { clientId: isStoreId(clientId) ? clientId : null, method };
 }

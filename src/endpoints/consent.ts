@@ -9,6 +9,7 @@ import { errorRedirectUri } from '../http/error-redirect-uri.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
 import { renderError } from './render.js';
 import { issueCodeRedirect } from './issue-code.js';
+import { reportErrorAnswer } from '../metrics/channels.js';
 
 /**
  * Builds the consent handler. The decision is taken only with a valid CSRF token, for a request this session
@@ -17,6 +18,7 @@ import { issueCodeRedirect } from './issue-code.js';
  * - allow: a 256-bit code (stored hashed, single use, bound to client, user, redirect_uri, PKCE challenge
  *   and issuer, living `authorizationCodeTtl` seconds) → 302 to redirect_uri with `code`, `state`, `iss`;
  * - deny: 302 with `error=access_denied`.
+ * An approval is reported as `consent.granted` (a remembered consent skips this page and is not reported again).
  * @see RFC 6749 §4.1.2, §4.1.2.1, §10.5, §10.12; RFC 9207; SPEC §4.1.
  */
 export function createConsentEndpoint(context: PageContext) {
@@ -52,15 +54,22 @@ export function createConsentEndpoint(context: PageContext) {
       }
       deletePendingRequest(req, requestId);
       if (decision === 'deny') {
+        reportErrorAnswer(options.events, 'authorization', 'access_denied', 302);
         res.redirect(302, errorRedirectUri(pending.redirectUri, {
           error: 'access_denied', description: 'the user denied the request', state: pending.state, issuer: issuer.issuer,
         }));
         return;
       }
-      res.redirect(302, await issueCodeRedirect(context, pending, user));
+      const callback = await issueCodeRedirect(context, pending, user);
+      options.events.publish({
+        type: 'consent.granted', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null,
+        userId: user.id, clientId: pending.clientId, scope: pending.scope,
+      });
+      res.redirect(302, callback);
     } catch (err) {
       const oauthError = toOAuthError(err, options.logger);
       // The redirect_uri is trusted here, so RFC 6749 §4.1.2.1 server_error / temporarily_unavailable apply.
+      reportErrorAnswer(options.events, 'authorization', oauthError.error, 302);
       res.redirect(302, errorRedirectUri(pending.redirectUri, { error: oauthError.error, state: pending.state, issuer: issuer.issuer }));
     }
   };

@@ -17,7 +17,7 @@ import { readTokenRequest } from './read-token-request.js';
 export function createIntrospectionEndpoint(store: Store, options: ResolvedOptions, issuer: ResolvedIssuer) {
   return async function introspectionEndpoint(req: Request, res: Response): Promise<void> {
     try {
-      const { client, token, hint } = await readTokenRequest(store, options, issuer, req);
+      const { client, token, hint } = await readTokenRequest(store, options, issuer, req, 'introspection');
       const found = await findPresentedToken(store, token, hint);
       const visible = found && (found.record.clientId === client.clientId || options.introspectionClients.has(client.clientId));
       if (!found || !visible) {
@@ -36,7 +36,7 @@ export function createIntrospectionEndpoint(store: Store, options: ResolvedOptio
         iss: record.issuer,
       });
     } catch (err) {
-      sendTokenEndpointError(res, err, options);
+      sendTokenEndpointError(res, err, options, 'introspection');
     }
   };
 }

@@ -4,6 +4,7 @@ import passport from 'passport';
 import { Strategy as LocalStrategy } from 'passport-local';
 import type { AuthenticatedUser } from '../user-auth.js';
 import type { PageContext } from './page-context.js';
+import type { LoginFailedEvent } from '../events/event-types.js';
 import { isValidLoginCsrf } from '../http/login-csrf.js';
 import { decodeLoginRequest } from '../http/login-request.js';
 import { startSignedInSession } from '../http/regenerate-session.js';
@@ -22,6 +23,8 @@ interface Resume {
   readonly url: string;
   readonly clientName: string;
   readonly redirectUri?: string;
+  /** The integration of the authorization request, for the audit events; null for the consents page. */
+  readonly clientId: string | null;
 }
 
 /**
@@ -30,7 +33,8 @@ interface Resume {
  * is left alone. A wrong CSRF token or a request that does not validate never reaches the credential check.
  * The form carries its authorization request (no session exists before the sign-in), so that request is
  * validated again here, in full; the session is created only by a successful sign-in, with a new id, the
- * user and a new CSRF token, and nothing else.
+ * user and a new CSRF token, and nothing else. Each outcome is reported: `login.succeeded`, `login.failed`
+ * (bad credentials, a failed CSRF check, the limit) and `rate_limit.hit`.
  * @see RFC 6749 §3.1, §10.12 (CSRF, login CSRF), RFC 6819 §4.4.1.4 (session fixation).
  */
 export function createLoginEndpoint(context: PageContext) {
@@ -51,28 +55,40 @@ export function createLoginEndpoint(context: PageContext) {
   /** The request the form resumes: the connected-applications page, or an authorization request that still validates. */
   async function resumeOf(requestId: string): Promise<Resume | null> {
     // A fixed id that no encoded authorization request can equal (it would start with response_type).
-    if (requestId === CONSENTS_PAGE_REQUEST) return { url: context.paths.consents, clientName: options.productName };
+    if (requestId === CONSENTS_PAGE_REQUEST) return { url: context.paths.consents, clientName: options.productName, clientId: null };
     const query = decodeLoginRequest(requestId);
     if (!query) return null;
     try {
       const target = await checkAuthorizationTarget(store, options, issuer, query);
       const pending = checkAuthorizationParameters(options, issuer, target, query, Date.now());
-      return { url: `${context.paths.authorize}?${pending.query}`, clientName: target.client.name, redirectUri: target.redirectUri };
+      return {
+        url: `${context.paths.authorize}?${pending.query}`, clientName: target.client.name, redirectUri: target.redirectUri,
+        clientId: target.client.clientId,
+      };
     } catch (err) {
       if (toOAuthError(err, options.logger).status >= 500) throw err;
       return null;
     }
   }
 
+  /** Reports a refused sign-in; the username typed is left out: users type passwords into it. */
+  function publishFailure(req: Request, reason: LoginFailedEvent['reason'], clientId: string | null): void {
+    const common = { time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, clientId };
+    options.events.publish({ type: 'login.failed', reason, ...common });
+    if (reason === 'rate_limited') options.events.publish({ type: 'rate_limit.hit', limit: 'login', ...common });
+  }
+
   return function loginEndpoint(req: Request, res: Response, next: NextFunction): void {
     const body = (req.body ?? {}) as Record<string, unknown>;
     if (!isValidLoginCsrf(req, options, body.csrf_token)) {
+      publishFailure(req, 'csrf', null);
       renderError(res, context, 403, 'invalid_request', 'The form has expired. Go back to the application and start again.');
       return;
     }
     const requestId = typeof body.request_id === 'string' ? body.request_id : '';
-    const unavailable = (caught: unknown): void => {
+    const unavailable = (caught: unknown, clientId: string | null = null): void => {
       if (caught instanceof TooManyAttemptsError) {
+        publishFailure(req, 'rate_limited', clientId);
         res.setHeader('Retry-After', String(caught.retryAfterSeconds));
         renderError(res, context, 429, caught.error, 'Too many failed sign-in attempts. Wait a few minutes, then try again.');
         return;
@@ -98,6 +114,7 @@ export function createLoginEndpoint(context: PageContext) {
           try {
             if (err) throw err;
             if (!user) {
+              publishFailure(req, 'bad_credentials', found.clientId);
               const username = typeof body.username === 'string' ? body.username.slice(0, 200) : '';
               renderLogin(req, res, context, {
                 requestId, clientName: found.clientName, error: GENERIC_FAILURE, username,
@@ -106,9 +123,12 @@ export function createLoginEndpoint(context: PageContext) {
               return;
             }
             await startSignedInSession(req, user);
+            options.events.publish({
+              type: 'login.succeeded', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, userId: user.id, clientId: found.clientId,
+            });
             res.redirect(303, found.url);
           } catch (caught) {
-            unavailable(caught);
+            unavailable(caught, found.clientId);
           }
         })();
       });

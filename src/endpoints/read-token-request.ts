@@ -3,7 +3,7 @@ import type { Request } from 'express';
 import type { OAuthClient, Store } from '../stores/contract.js';
 import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
 import { readForm } from '../http/read-form.js';
-import { authenticateClientAtIssuer } from '../checks/client-at-issuer.js';
+import { authenticateClientAtIssuer, type ClientAuthEndpoint } from '../checks/client-at-issuer.js';
 import { InvalidRequestError } from '../errors.js';
 
 /** An authenticated request about one token. */
@@ -20,10 +20,10 @@ export interface TokenRequest {
  * @see RFC 7009 §2.1, RFC 7662 §2.1.
  */
 export async function readTokenRequest(
-  store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, req: Request,
+  store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, req: Request, endpoint: ClientAuthEndpoint,
 ): Promise<TokenRequest> {
   const params = await readForm(req, options.bodyTimeout);
-  const client = await authenticateClientAtIssuer(store, options, issuer, req, params);
+  const client = await authenticateClientAtIssuer(store, options, issuer, req, params, endpoint);
   const token = params.get('token');
   if (token === undefined) throw new InvalidRequestError('missing required parameter: token');
   return { client, token, hint: params.get('token_type_hint') };

@@ -16,6 +16,8 @@ import { readTokenRequest } from './read-token-request.js';
  *   server SHOULD also invalidate all access tokens based on the same authorization grant", §2.1).
  * - An access token revokes just itself.
  * - Unknown or already-revoked tokens answer 200 too ("invalid tokens do not cause an error response", §2.2).
+ * - A live token revoked is reported as a `token.revoked` event (extent `grant` for a refresh token, `token`
+ *   for an access token); an unknown one is not, nothing having been revoked.
  * - A token of another client is refused (§2.1: "verifies whether the token was issued to the client making
  *   the revocation request. If this validation fails, the request is refused").
  * @see RFC 7009 §2.1, §2.2, §2.2.1.
@@ -23,16 +25,23 @@ import { readTokenRequest } from './read-token-request.js';
 export function createRevocationEndpoint(store: Store, options: ResolvedOptions, issuer: ResolvedIssuer) {
   return async function revocationEndpoint(req: Request, res: Response): Promise<void> {
     try {
-      const { client, token, hint } = await readTokenRequest(store, options, issuer, req);
+      const { client, token, hint } = await readTokenRequest(store, options, issuer, req, 'revocation');
       const found = await findPresentedToken(store, token, hint);
       if (found) {
         if (found.record.clientId !== client.clientId) throw new InvalidRequestError('the token was not issued to this client');
         if (found.kind === 'refresh_token') await store.tokens.revokeGrant(found.record.grantId);
         else await store.tokens.revokeAccessToken(hashSecret(token));
+        // Only for a live token found here: an unknown or already revoked one revoked nothing to report.
+        const { record } = found;
+        options.events.publish({
+          type: 'token.revoked', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, cause: 'revocation_endpoint',
+          extent: found.kind === 'refresh_token' ? 'grant' : 'token',
+          clientId: record.clientId, userId: record.userId, grantId: record.grantId,
+        });
       }
       sendNoStoreJson(res, 200, {});
     } catch (err) {
-      sendTokenEndpointError(res, err, options);
+      sendTokenEndpointError(res, err, options, 'revocation');
     }
   };
 }

@@ -47,6 +47,7 @@ export type RevocationCause =
   | 'client_disabled'
   | 'client_secret_rotated'
   | 'client_deleted'
+  | 'user_deleted' // the user behind a grant is gone (`userAuth.findUser`)
   | 'admin';
 
 /** Tokens revoked: one token, one grant, an integration's, or a user's (RFC 7009 §2.1). */
@@ -64,13 +65,15 @@ export interface TokenRevokedEvent extends OAuthEventBase {
 /** A used authorization code presented again; its grant's tokens are revoked (RFC 6749 §4.1.2, §10.5). */
 export interface CodeReplayedEvent extends OAuthEventBase {
   readonly type: 'code.replayed';
+  /** The authenticated client that presented the code (the used code's record is gone). */
   readonly clientId: string;
   readonly grantId: string;
 }
 
 /** Why a client did not authenticate (RFC 6749 §2.3, §5.2 `invalid_client`). */
 export type ClientAuthFailure =
-  | 'unknown_client' | 'wrong_secret' | 'disabled' | 'method_not_allowed' | 'no_credentials' | 'wrong_issuer';
+  | 'unknown_client' | 'wrong_secret' | 'disabled' | 'method_not_allowed' | 'no_credentials'
+  | 'malformed_credentials' | 'wrong_issuer';
 
 /** A client failed to authenticate at the token, revocation or introspection endpoint. */
 export interface ClientAuthenticationFailedEvent extends OAuthEventBase {
@@ -143,4 +146,10 @@ export type OAuthEvent =
 export type OAuthEventType = OAuthEvent['type'];
 
 /** The event of one type name. */
-export type OAuthEventOf<T extends OAuthEventType> = Extract<OAuthEvent, { readonly type: T }>;
+export type OAuthEventOf<T extends OAuthEventType> = NarrowEvent<OAuthEvent, T>;
+
+// Distributes over the union; an event interface whose `type` is itself a union (ClientLifecycleEvent) is
+// narrowed to the one name, which `Extract` would drop.
+type NarrowEvent<E, T> = E extends { readonly type: infer U }
+  ? (T extends U ? Omit<E, 'type'> & { readonly type: T } : never)
+  : never;

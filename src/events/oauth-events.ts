@@ -25,9 +25,20 @@ export class OAuthEvents extends EventEmitter<EventArgs> {
     this.#sink = sink;
   }
 
+  // Kept by the add/remove hooks so that `active`, read on every token request, allocates nothing.
+  #listening = 0;
+
+  constructor() {
+    super();
+    const counts = (name: string | symbol) => name !== 'newListener' && name !== 'removeListener';
+    const untyped = this as EventEmitter;
+    untyped.on('newListener', (name: string | symbol) => { if (counts(name)) this.#listening += 1; });
+    untyped.on('removeListener', (name: string | symbol) => { if (counts(name)) this.#listening -= 1; });
+  }
+
   /** True when anyone listens: emitters skip building events nobody reads. */
   get active(): boolean {
-    return this.listenerCount('event') > 0 || this.eventNames().length > 0;
+    return this.#listening > 0;
   }
 
   /** Delivers an event to the listeners of its type, then to the `event` listeners, each in isolation. */

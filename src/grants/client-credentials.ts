@@ -18,6 +18,7 @@ export const clientCredentialsGrant: GrantHandler = {
     const requestedScope = context.params.get('scope');
     const scope = grantScope(requestedScope, context.client.allowedScopes, context.options);
     return issueTokens(context, {
+      grantType: 'client_credentials',
       grantId: createRandomToken(),
       userId: null,
       scope,

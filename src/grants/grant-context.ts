@@ -1,4 +1,5 @@
 // What a grant handler receives and returns.
+import type { Request } from 'express';
 import type { ClientFlow, GrantType, OAuthClient, Store } from '../stores/contract.js';
 import type { UserAuth } from '../user-auth.js';
 import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
@@ -17,6 +18,8 @@ export interface GrantContext {
   readonly keyRing?: KeyRing | undefined;
   /** When the token request began, before the client was read: the default `authorizedAt` of its tokens. */
   readonly startedAt: Date;
+  /** The token request, read only for the audit events' source address (`req.ip`), and only when heard. */
+  readonly req: Request;
 }
 
 /** The successful token response (RFC 6749 §5.1, SPEC §2 "Token response"). */

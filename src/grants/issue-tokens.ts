@@ -1,6 +1,7 @@
 // Makes and saves the tokens of one grant, and shapes the token response.
 import type { GrantContext, TokenResponseBody } from './grant-context.js';
-import type { TokenRecord } from '../stores/contract.js';
+import type { GrantType, TokenRecord } from '../stores/contract.js';
+import type { RevocationCause } from '../events/event-types.js';
 import { createRandomToken } from '../crypto/random-token.js';
 import { hashSecret } from '../crypto/hash-secret.js';
 import { InvalidGrantError } from '../errors.js';
@@ -8,6 +9,8 @@ import { signAccessToken } from '../jwt/sign-access-token.js';
 
 /** What to issue. */
 export interface IssueRequest {
+  /** The grant being served, for the audit event. */
+  readonly grantType: GrantType;
   readonly grantId: string;
   readonly userId: string | null;
   readonly scope: readonly string[];
@@ -20,6 +23,27 @@ export interface IssueRequest {
    * request's start, or for a code exchange the start of the request that issued the code.
    */
   readonly authorizedAt: Date;
+}
+
+/** Reports the revocation of one grant of the requesting client by the token endpoint (RFC 6749 §4.1.2, §10.4). */
+export function publishGrantRevoked(context: GrantContext, cause: RevocationCause, grantId: string, userId: string | null): void {
+  const { options, issuer, client, req } = context;
+  options.events.publish({
+    type: 'token.revoked', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, cause, extent: 'grant',
+    clientId: client.clientId, userId, grantId,
+  });
+}
+
+/** Reports saved tokens: `token.refreshed` for the refresh_token grant, `token.issued` for the others. */
+function publishIssued(context: GrantContext, request: IssueRequest): void {
+  const common = {
+    time: new Date(), issuer: context.issuer.issuer, ip: context.req.ip ?? null, clientId: context.client.clientId,
+    userId: request.userId, grantId: request.grantId, scope: request.scope, refreshToken: request.withRefreshToken,
+  };
+  const { grantType } = request;
+  context.options.events.publish(grantType === 'refresh_token'
+    ? { type: 'token.refreshed', grantType, ...common }
+    : { type: 'token.issued', grantType, ...common });
 }
 
 /**
@@ -59,6 +83,8 @@ export async function issueTokens(context: GrantContext, request: IssueRequest):
   // authorizedAt: no token outlives a revocation that raced this request.
   const saved = await context.store.tokens.saveTokens(access, refresh, { authorizedAt: request.authorizedAt });
   if (!saved) throw new InvalidGrantError('the authorization grant has been revoked');
+  // Built only when heard: this is the token endpoint's hot path.
+  if (options.events.active) publishIssued(context, request);
   const scope = request.scope.join(' ');
   // RFC 6749 §5.1: scope is "OPTIONAL, if identical to the scope requested by the client; otherwise, REQUIRED".
   // A token without a scope (an integration registered without scopes, as SPEC's are) has none to report, so

@@ -1,6 +1,6 @@
 // The refresh_token grant: a new access token from a refresh token, without a new refresh token (SPEC §4.5).
 import type { GrantHandler } from './grant-context.js';
-import { issueTokens } from './issue-tokens.js';
+import { issueTokens, publishGrantRevoked } from './issue-tokens.js';
 import { hashSecret } from '../crypto/hash-secret.js';
 import { grantScope } from '../checks/grant-scope.js';
 import { InvalidGrantError, InvalidRequestError } from '../errors.js';
@@ -29,9 +29,11 @@ export const refreshTokenGrant: GrantHandler = {
     const scope = grantScope(requestedScope, record.scope, context.options);
     if (record.userId !== null && context.userAuth.findUser && !(await context.userAuth.findUser(record.userId))) {
       await store.tokens.revokeGrant(record.grantId);
+      publishGrantRevoked(context, 'user_deleted', record.grantId, record.userId);
       throw new InvalidGrantError('the user who granted access no longer exists');
     }
     return issueTokens(context, {
+      grantType: 'refresh_token',
       grantId: record.grantId,
       userId: record.userId,
       scope,
