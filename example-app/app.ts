@@ -3,8 +3,13 @@ import express, { type Express } from 'express';
 import type { Store as SessionStore } from 'express-session';
 import helmet from 'helmet';
 import { createOAuthRouter, type OAuthRouter, type OAuthRouterOptions, type Store, type UserAuth } from 'express-oauth-router';
+import { createOAuthMetrics, type OAuthMetrics } from 'express-oauth-router/metrics';
+import type { Registry } from 'prom-client';
+import { metricsGuard, type MetricsAccess } from './metrics-access.js';
 import { createDemoCallback } from './demo-callback.js';
 import { createEnvelopesRouter } from './envelopes.js';
+import type { Logger as Pino } from 'pino';
+import { logAuditEvents, routerLogger } from './audit-log.js';
 
 /** Everything the app needs; server.ts reads it from the environment, tests pass it directly. */
 export interface AppOptions {
@@ -27,12 +32,20 @@ export interface AppOptions {
    * `req.ip` is the client's address. Default unset: clients connect directly.
    */
   readonly trustProxy?: boolean | number | string;
+  /** pino logger (audit-log.ts): the router's messages and one JSON line per audit event go there. */
+  readonly log?: Pino;
+  /** Who may scrape `/metrics` (metrics-access.ts, METRICS_TOKEN / METRICS_LOCAL_ONLY). Default: this machine only. */
+  readonly metricsAccess?: MetricsAccess;
+  /** The prom-client registry `/metrics` serves (server.ts adds the process metrics to it). Default: a new one. */
+  readonly metricsRegistry?: Registry;
 }
 
 /** The app and the OAuth router inside it. */
 export interface App {
   readonly app: Express;
   readonly oauth: OAuthRouter;
+  /** The router's Prometheus metrics, served at `/metrics`. */
+  readonly metrics: OAuthMetrics;
 }
 
 /**
@@ -52,14 +65,24 @@ export function createApp(options: AppOptions): App {
     productName: 'Acme Sign',
     // Plain words for the consent page, and scopes_supported in the discovery document.
     scopes: { 'envelopes:read': 'See your envelopes and their status', 'envelopes:write': 'Create envelopes and send them for signature' },
+    ...(options.log ? { logger: routerLogger(options.log) } : {}),
   };
-  const oauth = createOAuthRouter(options.store, options.userAuth, routerOptions);
+  // Every store call is timed, the API's too; the router's requests, errors and tokens are counted.
+  const metrics = createOAuthMetrics(options.metricsRegistry ? { registry: options.metricsRegistry } : {});
+  const store = metrics.instrumentStore(options.store);
+  const oauth = createOAuthRouter(store, options.userAuth, routerOptions);
+  metrics.observe(oauth);
+  if (options.log) logAuditEvents(oauth.events, options.log);
   const app = express();
   app.disable('x-powered-by');
   // Before any route: the sign-in and client-authentication limits count per req.ip.
   if (options.trustProxy !== undefined) app.set('trust proxy', options.trustProxy);
 
-  app.use('/api/v1', createEnvelopesRouter({ oauth, store: options.store }));
+  app.use('/api/v1', createEnvelopesRouter({ oauth, store }));
+  // Readiness and liveness for the load balancer or orchestrator; /metrics for Prometheus, guarded.
+  app.get('/health/ready', oauth.health.readiness);
+  app.get('/health/live', oauth.health.liveness);
+  app.get('/metrics', metricsGuard(options.metricsAccess ?? { token: null, localOnly: true }), metrics.handler);
   app.get('/', helmet(), (_req, res) => {
     res.json({
       name: 'Acme Sign example API',
@@ -77,5 +100,5 @@ export function createApp(options: AppOptions): App {
   // The package's router last: it serves its own paths under both issuers and sets its own headers
   // (SPEC §4.2 fixes them byte for byte), so helmet is not put in front of it.
   app.use(oauth.router);
-  return { app, oauth };
+  return { app, oauth, metrics };
 }

@@ -1,11 +1,14 @@
 // Entry point of the example app: reads the environment, opens the store, seeds the demo, listens.
 import type { AddressInfo } from 'node:net';
 import { createStoreFromUrl, DEFAULT_STORE_URL } from 'express-oauth-router';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createApp } from './app.js';
+import { createAppLogger } from './audit-log.js';
 import { formatBanner } from './banner.js';
 import { seedDemoClients } from './seed.js';
 import { createSessionStore } from './session-store.js';
 import { parseTrustProxy } from './trust-proxy.js';
+import { parseMetricsAccess } from './metrics-access.js';
 import { createDemoPassword, createDemoUserAuth } from './users.js';
 
 function env(name: string): string | undefined {
@@ -29,12 +32,16 @@ async function main(): Promise<void> {
   const password = givenPassword ?? createDemoPassword();
   const sessionSecret = env('SESSION_SECRET');
   const trustProxy = parseTrustProxy(env('TRUST_PROXY'));
+  const metricsAccess = parseMetricsAccess(env('METRICS_TOKEN'), env('METRICS_LOCAL_ONLY'));
   const redirectUri = `http://localhost:${port}/demo/callback`;
 
   const store = await createStoreFromUrl(storeUrl);
   const sessions = await createSessionStore(storeUrl);
   const closeStores = (): Promise<unknown> => Promise.all([sessions.close(), store.close?.()]);
   const demo = await seedDemoClients(store, redirectUri);
+  // /metrics serves the process's own metrics (CPU, memory, event loop lag) next to the router's.
+  const metricsRegistry = new Registry();
+  collectDefaultMetrics({ register: metricsRegistry });
   const { app } = createApp({
     store,
     userAuth: await createDemoUserAuth({ username, password }),
@@ -45,6 +52,9 @@ async function main(): Promise<void> {
     demoRedirectUri: redirectUri,
     demoCodeClientId: demo.code?.clientId ?? null,
     ...(trustProxy !== undefined ? { trustProxy } : {}),
+    log: createAppLogger(),
+    metricsAccess,
+    metricsRegistry,
   });
 
   const server = app.listen(port);

@@ -11,6 +11,12 @@ export type {
   OAuthRouterOptions, LegacyOptions, SessionOptions, Logger, ResolvedOptions, ResolvedIssuer, JwtOptions,
 } from './options.js';
 export type { OAuthRouter, BearerAuth, RequireBearerOptions } from './types.js';
+export type { OAuthHealth } from './health/create-health.js';
+export type { ReadinessReport, ReadinessOptions, HealthCheckResult, HealthFailure } from './health/check-readiness.js';
+export { DIAGNOSTICS_CHANNELS } from './metrics/channels.js';
+export type {
+  ErrorEndpoint, ChannelMessageBase, TokenRequestMessage, BearerCheckMessage, ErrorAnswerMessage,
+} from './metrics/channels.js';
 export type { SessionStoreLike } from './http/session-store-like.js';
 export { MemorySessionStore } from './http/memory-session-store.js';
 export type { MemorySessionStoreOptions } from './http/memory-session-store.js';
@@ -19,7 +25,7 @@ export type {
   Store, ClientStore, CodeStore, TokenStore, ConsentStore, OAuthClient, ClientFlow, GrantType,
   AuthorizationCodeRecord, TokenRecord, ConsentRecord, ConsumeResult,
   SigningKeyStore, SigningKeyRecord, SigningAlgorithm, SaveSigningKeyOptions,
-  ClientChanges, SaveTokensOptions, StoreTier, AdministrationStore, ConsentsStore, CompleteStore,
+  ClientChanges, SaveTokensOptions, StoreTier, AdministrationStore, AdministrationClientStore, ConsentsStore, CompleteStore,
   TokenEndpointAuthMethod, RateLimitStore, RateLimitCount, RevocationFeed, RevocationMark,
 } from './stores/contract.js';
 export type { LoginRateLimitOptions } from './http/login-rate-limit.js';
@@ -34,9 +40,28 @@ export { registerClient, ClientExistsError } from './clients/register-client.js'
 export { rotateClientSecret } from './clients/rotate-client-secret.js';
 export { disableClient } from './clients/disable-client.js';
 export type { RegisterClientInput, RegisteredClient } from './clients/register-client.js';
+export { buildClientRecord } from './clients/register-client.js';
+export { importClients } from './clients/import-clients.js';
+export type { ImportClientsOptions, ImportReport, ImportRowResult, ImportOutcome } from './clients/import-clients.js';
+export { parseImportFile, ImportFileError } from './clients/import-file.js';
+export type { ImportFormat, ImportRecord } from './clients/import-file.js';
+export { IMPORT_FIELDS } from './clients/import-row.js';
+export type { ImportFields } from './clients/import-row.js';
 export { enableClient } from './clients/enable-client.js';
+export { createOAuthAdmin } from './admin/create-oauth-admin.js';
+export type { OAuthAdmin, OAuthAdminOptions } from './admin/create-oauth-admin.js';
+export { updateClientSettings } from './clients/update-client.js';
+export type { ClientUpdate, UpdatedClient } from './clients/update-client.js';
+export { rotateClientSecretWithGrace, MAX_SECRET_GRACE_SECONDS } from './clients/rotate-client-secret.js';
+export type { RotateSecretOptions, RotatedSecret } from './clients/rotate-client-secret.js';
+export { deleteOAuthClient } from './clients/delete-client.js';
+export { revokeTokens } from './clients/revoke-tokens.js';
+export type { RevokeTokensTarget, RevokedTokens } from './clients/revoke-tokens.js';
+export { UnknownClientError, StoreCapabilityError } from './clients/client-errors.js';
 export { withdrawConsent } from './consents/withdraw-consent.js';
 export { hashSecret } from './crypto/hash-secret.js';
+export { hashSecretScrypt, SCRYPT_PARAMS } from './crypto/scrypt-secret.js';
+export { verifyClientSecret } from './crypto/verify-client-secret.js';
 export {
   OAuthError, InvalidRequestError, InvalidClientError, InvalidGrantError, UnauthorizedClientError,
   UnsupportedGrantTypeError, InvalidScopeError, AccessDeniedError, UnsupportedResponseTypeError,

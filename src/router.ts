@@ -32,6 +32,8 @@ import { createRequireBearer } from './middleware/require-bearer.js';
 import { createKeyRing } from './jwt/key-ring.js';
 import { createAccessTokenVerifier } from './jwt/verify-access-token.js';
 import { createJwksEndpoint } from './jwt/jwks-endpoint.js';
+import { createHealth } from './health/create-health.js';
+import { createOAuthAdmin } from './admin/create-oauth-admin.js';
 
 type Endpoints = Record<
   'authorize' | 'login' | 'consent' | 'token' | 'revoke' | 'introspect' | 'metadata' | 'consents' | 'withdraw' | 'logout',
@@ -140,11 +142,13 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
   return {
     router,
     requireBearer: createRequireBearer(store, resolved, keyRing ? createAccessTokenVerifier(keyRing, resolved) : null),
-    withdrawConsent: (userId: string, clientId: string) => withdrawConsent(store, userId, clientId),
+    withdrawConsent: (userId: string, clientId: string) => withdrawConsent(store, userId, clientId, { events: resolved.events, issuer: null, ip: null }),
     rotateSigningKey: () => keyRing
       ? keyRing.rotate()
       : Promise.reject(new Error('express-oauth-router: rotateSigningKey needs accessTokenFormat "jwt"')),
     options: resolved,
     events: resolved.events,
+    admin: createOAuthAdmin(store, { events: resolved.events }),
+    health: createHealth(store, keyRing, resolved.logger),
   };
 }

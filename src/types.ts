@@ -2,6 +2,8 @@
 import type { RequestHandler, Router } from 'express';
 import type { ResolvedOptions } from './options.js';
 import type { OAuthEvents } from './events/oauth-events.js';
+import type { OAuthAdmin } from './admin/create-oauth-admin.js';
+import type { OAuthHealth } from './health/create-health.js';
 
 /** What `requireBearer` puts on `req.auth`: who the access token is for (RFC 6750 §2.1). */
 export interface BearerAuth {
@@ -41,7 +43,8 @@ export interface OAuthRouter {
   requireBearer(options?: RequireBearerOptions): RequestHandler;
   /**
    * Withdraws a user's consent for an integration and revokes that integration's tokens for the user
-   * (for the host's own account pages; the router also serves `{issuer}/oauth2/consents`).
+   * (for the host's own account pages; the router also serves `{issuer}/oauth2/consents`). Reported on
+   * `events` as `consent.withdrawn` and `token.revoked`, with `issuer` and `ip` null.
    */
   withdrawConsent(userId: string, clientId: string): Promise<void>;
   /**
@@ -55,6 +58,16 @@ export interface OAuthRouter {
   readonly options: ResolvedOptions;
   /** Audit events (`options.events`, or the router's own): `oauth.events.on('event', e => log.info(e))`. */
   readonly events: OAuthEvents;
+  /**
+   * The integration lifecycle (`createOAuthAdmin` over the router's store, publishing to `events`), for the
+   * host's own admin pages. Its methods need the store's `administration` tier. @see RFC 6749 §2, RFC 7009 §2.1.
+   */
+  readonly admin: OAuthAdmin;
+  /**
+   * Readiness (store reachable; with JWT access tokens, signing keys loaded) and liveness handlers, for the
+   * host to mount where it chooses: `app.get('/health/ready', oauth.health.readiness)`.
+   */
+  readonly health: OAuthHealth;
 }
 
 declare module 'express-serve-static-core' {

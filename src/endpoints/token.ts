@@ -10,34 +10,47 @@ import { sendNoStoreJson } from '../http/json-response.js';
 import { authenticateClientAtIssuer } from '../checks/client-at-issuer.js';
 import { InvalidRequestError, UnauthorizedClientError, UnsupportedGrantTypeError } from '../errors.js';
 import { sendTokenEndpointError } from '../http/send-token-endpoint-error.js';
+import { tokenRequestChannel, type TokenRequestMessage } from '../metrics/channels.js';
 
 /**
  * Builds the token endpoint handler of one base address.
  * Order of checks: form → grant_type → client authentication → base address → flow → the grant itself.
  * Every answer, success or error, carries the SPEC §4.2 header set; invalid_client answers 401 with
- * `WWW-Authenticate: Basic` (RFC 6749 §5.2).
+ * `WWW-Authenticate: Basic` (RFC 6749 §5.2). Each answer's grant type, outcome and duration is reported on
+ * the `express-oauth-router:token-request` diagnostics channel, measured only while someone subscribes.
  * @see RFC 6749 §3.2, §4.1.3, §4.4.2, §5, §6; SPEC §4.2.
  */
 export function createTokenEndpoint(store: Store, userAuth: UserAuth, options: ResolvedOptions, issuer: ResolvedIssuer, keyRing?: KeyRing) {
   return async function tokenEndpoint(req: Request, res: Response): Promise<void> {
     // Taken before anything is read: a revocation at or after it voids what this request would issue.
     const startedAt = new Date();
+    const timed = tokenRequestChannel.hasSubscribers;
+    const timedFrom = timed ? performance.now() : 0;
+    let grantLabel = 'unknown';
+    let outcome: TokenRequestMessage['outcome'] = 'success';
     try {
       const params = await readForm(req, options.bodyTimeout);
       const grantType = params.get('grant_type');
       if (grantType === undefined) throw new InvalidRequestError('missing required parameter: grant_type');
       const grant = GRANTS.get(grantType);
       if (!grant) throw new UnsupportedGrantTypeError(`grant_type is not supported; use ${[...GRANTS.keys()].join(', ')}`);
+      grantLabel = grant.grantType;
 
-      const client = await authenticateClientAtIssuer(store, options, issuer, req, params);
+      const client = await authenticateClientAtIssuer(store, options, issuer, req, params, 'token');
       // SPEC §5.5: "Integrations are configured for either the Authorization Code flow or the Client Credentials flow."
       if (grant.flow !== client.flow) {
         throw new UnauthorizedClientError(`this integration is configured for the ${client.flow} flow and may not use grant_type ${grantType}`);
       }
-      const body = await grant.handle({ store, userAuth, options, issuer, client, params, keyRing, startedAt });
+      const body = await grant.handle({ store, userAuth, options, issuer, client, params, keyRing, startedAt, req });
       sendNoStoreJson(res, 200, body);
     } catch (err) {
-      sendTokenEndpointError(res, err, options);
+      outcome = 'error';
+      sendTokenEndpointError(res, err, options, 'token');
+    }
+    if (timed) {
+      tokenRequestChannel.publish({
+        source: options.events, grantType: grantLabel, outcome, seconds: (performance.now() - timedFrom) / 1000,
+      } satisfies TokenRequestMessage);
     }
   };
 }

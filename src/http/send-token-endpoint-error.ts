@@ -5,16 +5,21 @@ import { toErrorBody, TooManyAttemptsError, UnreadableBodyError } from '../error
 import { sendNoStoreJson } from './json-response.js';
 import { basicChallenge } from './www-authenticate.js';
 import { toOAuthError } from './to-oauth-error.js';
+import { reportErrorAnswer, type ErrorEndpoint } from '../metrics/channels.js';
 
 /**
  * JSON `{ error, error_description }` with the SPEC §4.2 header set; `invalid_client` is 401 with
  * `WWW-Authenticate: Basic realm="…"` ("the authorization server … MUST include the WWW-Authenticate
  * response header field matching the authentication scheme used by the client"). A body refused unread
  * (too large, encoded, late) closes the connection: no time is spent draining the rest of it.
+ * The answer is reported on the `express-oauth-router:error` diagnostics channel with `endpoint`.
  * @see RFC 6749 §5.2, RFC 7009 §2.2.1, RFC 7662 §2.3, RFC 9110 §15.5.9.
  */
-export function sendTokenEndpointError(res: Response, err: unknown, options: ResolvedOptions): void {
+export function sendTokenEndpointError(
+  res: Response, err: unknown, options: ResolvedOptions, endpoint: Extract<ErrorEndpoint, 'token' | 'revocation' | 'introspection'>,
+): void {
   const oauthError = toOAuthError(err, options.logger);
+  reportErrorAnswer(options.events, endpoint, oauthError.error, oauthError.status);
   const extra: Array<readonly [string, string]> = [];
   if (oauthError.error === 'invalid_client') extra.push(['WWW-Authenticate', basicChallenge(options.realm)]);
   if (oauthError instanceof UnreadableBodyError) extra.push(['Connection', 'close']);

@@ -13,6 +13,8 @@ import { checkScopeTokens } from '../checks/scope.js';
 import { looksLikeJws } from '../jwt/verify-access-token.js';
 import { isAllAccess } from '../checks/grant-scope.js';
 import { createBearerCache, type BearerCache } from './bearer-cache.js';
+import { bearerCheckChannel, reportErrorAnswer, type BearerCheckMessage } from '../metrics/channels.js';
+import type { OAuthEvents } from '../events/oauth-events.js';
 
 /** Verifies a JWT access token locally (RFC 9068 §4); `null` when it is not valid. */
 export type JwtVerifier = (token: string) => Promise<BearerAuth | null>;
@@ -21,7 +23,9 @@ export type JwtVerifier = (token: string) => Promise<BearerAuth | null>;
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 const ANY_BEARER = /^Bearer(\s|$)/i;
 
-function reject(res: Response, status: number, challenge: string | null, body: Record<string, string>): void {
+/** Sends the refusal and reports it; `missing_token` stands for RFC 6750 §3.1's "no error code" answer. */
+function reject(source: OAuthEvents, res: Response, status: number, challenge: string | null, body: Record<string, string>): void {
+  reportErrorAnswer(source, 'bearer', body.error ?? 'missing_token', status);
   sendNoStoreJson(res, status, body, challenge ? [['WWW-Authenticate', challenge]] : undefined);
 }
 
@@ -42,12 +46,16 @@ function reject(res: Response, status: number, challenge: string | null, body: R
  * verified are served from an in-process cache while the feed's mark has not moved since their lookup, so a
  * revocation through any path is refused on the very next request (`bearer-cache.ts`). Without a feed,
  * every request is looked up.
+ * While someone subscribes to the `express-oauth-router:bearer-check` diagnostics channel, each decision is
+ * timed (up to the host's handler being called, or the refusal sent) and reported; refusals are reported on
+ * `express-oauth-router:error` either way.
  * @see RFC 6750 §2.1, §3, §3.1, RFC 9068 §4.
  */
 export function createRequireBearer(store: Store, options: ResolvedOptions, verifyJwt: JwtVerifier | null = null) {
   const realm = options.realm;
   const missing = bearerChallenge(realm);
   const checkJwtRevocation = options.jwt.checkRevocation;
+  const source = options.events;
   // One cache per router, shared by every requireBearer(): a token is verified once whatever scope a route needs.
   const cache: BearerCache | null = store.revocations && typeof store.revocations.mark === 'function' && options.bearerCacheSize > 0
     ? createBearerCache(store.revocations, options.bearerCacheSize)
@@ -87,23 +95,24 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
     checkScopeTokens(required);
     const scopeText = required.join(' ');
 
-    return async function requireBearerToken(req: Request, res: Response, next: NextFunction): Promise<void> {
+    /** The check itself: calls `next()` when the token is good, otherwise answers the refusal. */
+    async function check(req: Request, res: Response, next: NextFunction): Promise<void> {
       let header: string | undefined;
       try {
         header = singleAuthorizationHeader(req);
       } catch (err) {
         const description = (err as Error).message;
-        reject(res, 400, bearerChallenge(realm, { error: 'invalid_request', description }), oauthErrorBody('invalid_request', description));
+        reject(source, res, 400, bearerChallenge(realm, { error: 'invalid_request', description }), oauthErrorBody('invalid_request', description));
         return;
       }
       if (header === undefined || !ANY_BEARER.test(header)) {
-        reject(res, 401, missing, { error_description: 'a bearer access token is required' });
+        reject(source, res, 401, missing, { error_description: 'a bearer access token is required' });
         return;
       }
       const match = BEARER.exec(header);
       if (!match) {
         const description = 'the Authorization header is not a valid Bearer credential';
-        reject(res, 400, bearerChallenge(realm, { error: 'invalid_request', description }), oauthErrorBody('invalid_request', description));
+        reject(source, res, 400, bearerChallenge(realm, { error: 'invalid_request', description }), oauthErrorBody('invalid_request', description));
         return;
       }
       const token = match[1]!;
@@ -116,21 +125,37 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
         }
       } catch (err) {
         const oauthError = toOAuthError(err, options.logger);
-        reject(res, oauthError.status, null, toErrorBody(oauthError));
+        reject(source, res, oauthError.status, null, toErrorBody(oauthError));
         return;
       }
       if (!auth) {
         const description = 'the access token is invalid, expired or revoked';
-        reject(res, 401, bearerChallenge(realm, { error: 'invalid_token', description }), oauthErrorBody('invalid_token', description));
+        reject(source, res, 401, bearerChallenge(realm, { error: 'invalid_token', description }), oauthErrorBody('invalid_token', description));
         return;
       }
       if (!auth.allAccess && required.some((scope) => !auth.scope.includes(scope))) {
         const description = `the access token lacks the required scope: ${scopeText}`;
-        reject(res, 403, bearerChallenge(realm, { error: 'insufficient_scope', description, scope: scopeText }), oauthErrorBody('insufficient_scope', description));
+        reject(source, res, 403, bearerChallenge(realm, { error: 'insufficient_scope', description, scope: scopeText }), oauthErrorBody('insufficient_scope', description));
         return;
       }
       req.auth = auth;
       next();
+    }
+
+    return function requireBearerToken(req: Request, res: Response, next: NextFunction): Promise<void> {
+      if (!bearerCheckChannel.hasSubscribers) return check(req, res, next);
+      const timedFrom = performance.now();
+      const publish = (outcome: BearerCheckMessage['outcome']): void => {
+        bearerCheckChannel.publish({ source, outcome, seconds: (performance.now() - timedFrom) / 1000 } satisfies BearerCheckMessage);
+      };
+      let passed = false;
+      return check(req, res, () => {
+        passed = true;
+        publish('success');
+        next();
+      }).then(() => {
+        if (!passed) publish('error');
+      });
     };
   };
 }

@@ -11,8 +11,11 @@ export interface StoreDriver {
   readonly major: number;
 }
 
-/** True when `error` is Node failing to find `name` itself (not a file or a dependency inside it). */
-function isMissing(error: unknown, name: string): boolean {
+/**
+ * True when `error` is Node failing to find `name` itself (not a file or a dependency inside it).
+ * @see DESIGN §2 (optional peer dependencies: drivers, prom-client).
+ */
+export function isMissing(error: unknown, name: string): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') return false;
   const message = (error as { message?: unknown }).message;

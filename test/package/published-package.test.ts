@@ -155,9 +155,9 @@ describe('the tarball', () => {
       peerDependencies: Record<string, string>;
       peerDependenciesMeta: Record<string, { optional?: boolean }>;
     };
-    for (const name of ['express', 'better-sqlite3', 'pg', 'redis']) expect(pkg.dependencies).not.toHaveProperty(name);
+    for (const name of ['express', 'better-sqlite3', 'pg', 'redis', 'prom-client']) expect(pkg.dependencies).not.toHaveProperty(name);
     expect(pkg.peerDependencies['express']).toBe('^4.21.0 || ^5.0.0');
-    for (const name of ['better-sqlite3', 'pg', 'redis']) expect(pkg.peerDependenciesMeta[name]?.optional).toBe(true);
+    for (const name of ['better-sqlite3', 'pg', 'redis', 'prom-client']) expect(pkg.peerDependenciesMeta[name]?.optional).toBe(true);
   });
 
   it('has no declaration that imports a package a host does not get (drivers, @types of dependencies)', async () => {
@@ -169,6 +169,8 @@ describe('the tarball', () => {
       for (const [, specifier] of text.matchAll(/(?:from|import\()\s*'([^'.][^']*)'/g)) {
         // The Redis store's types name the client of `redis`, which ships its own types and which that store needs.
         if (specifier === 'redis' && file.startsWith('stores/redis/')) continue;
+        // So do the metrics' types name prom-client's Registry: an optional peer with its own types, needed by that subpath only.
+        if (specifier === 'prom-client' && file.startsWith('metrics/')) continue;
         // The package's own name appears in the TSDoc examples.
         if (!specifier!.startsWith('express-oauth-router')) imported.add(specifier!.startsWith('node:') ? 'node:' : specifier!);
       }
@@ -249,7 +251,7 @@ describe('(c) a CommonJS host', () => {
   afterAll(() => host?.stop());
 
   it('require() loads the root and every subpath (no top-level await in any of their module graphs)', async () => {
-    const subpaths = ['', '/stores/memory', '/stores/sqlite', '/stores/postgres', '/stores/redis', '/testing/check'];
+    const subpaths = ['', '/stores/memory', '/stores/sqlite', '/stores/postgres', '/stores/redis', '/metrics', '/testing/check'];
     const script = `for (const s of ${JSON.stringify(subpaths)}) console.log('express-oauth-router' + s, Object.keys(require('express-oauth-router' + s)).length > 0);`;
     const result = await run(process.execPath, ['-e', script], hostDir('commonjs'));
     expect(result.stdout.trim().split('\n'), result.stderr).toEqual(subpaths.map((s) => `express-oauth-router${s} true`));
@@ -271,6 +273,12 @@ describe('(c) a CommonJS host', () => {
 
   it('creating a store whose driver is missing names the package to install (synchronously for SQLite)', async () => {
     expect(await driversSay(host)).toEqual(DRIVERS_MISSING);
+  });
+
+  it('creating metrics without prom-client (an optional peer) names the package to install', async () => {
+    const script = `try { require('express-oauth-router/metrics').createOAuthMetrics(); } catch (e) { console.log(e.message); }`;
+    const result = await run(process.execPath, ['-e', script], hostDir('commonjs'));
+    expect(result.stdout.trim(), result.stderr).toBe('express-oauth-router/metrics needs prom-client: npm install prom-client@15');
   });
 
   it('TypeScript compiled to require() type-checks with module nodenext (TS ≥ 5.8) against @types/express 4', async () => {

@@ -1,0 +1,44 @@
+// The readiness and liveness handlers a host mounts for its load balancer or orchestrator.
+import type { Request, RequestHandler, Response } from 'express';
+import type { Store } from '../stores/contract.js';
+import type { KeyRing } from '../jwt/key-ring.js';
+import type { Logger } from '../options.js';
+import { sendNoStoreJson } from '../http/json-response.js';
+import { createReadinessCheck, type ReadinessOptions, type ReadinessReport } from './check-readiness.js';
+
+/** `oauth.health`: the checks behind `/health/ready` and `/health/live`, wherever the host mounts them. */
+export interface OAuthHealth {
+  /** Runs the readiness checks (store reachable; with JWT access tokens, signing keys loaded). */
+  check(options?: ReadinessOptions): Promise<ReadinessReport>;
+  /** 200 `{"status":"ready",…}` or 503 `{"status":"not_ready",…}` naming the failing check. 2 s per check. */
+  readonly readiness: RequestHandler;
+  /** 200 `{"status":"ok"}` while the process answers; touches no store, so an outage never restarts it. */
+  readonly liveness: RequestHandler;
+}
+
+/**
+ * Builds `oauth.health` for one router. Both answer JSON with `Cache-Control: no-store` (SPEC §4.2 header
+ * set), so no cache between the prober and the app serves an old verdict. Readiness answers 503 while the
+ * store is down: a load balancer then sends traffic elsewhere, and the token endpoint's own answers would be
+ * 503 `temporarily_unavailable` anyway (RFC 6749 §5.2). Liveness stays 200: restarting the process would not
+ * bring the database back.
+ * @see RFC 9110 §15.6.4 (503 Service Unavailable), RFC 9111 §5.2.2.5 (no-store).
+ */
+export function createHealth(store: Store, keyRing: KeyRing | undefined, logger: Logger): OAuthHealth {
+  const check = createReadinessCheck(store, keyRing);
+  return {
+    check,
+    readiness(_req: Request, res: Response): Promise<void> {
+      return check().then(
+        (report) => sendNoStoreJson(res, report.status === 'ready' ? 200 : 503, report),
+        (err: unknown) => {
+          logger.error(`express-oauth-router: readiness check failed: ${(err as Error)?.message ?? String(err)}`);
+          sendNoStoreJson(res, 503, { status: 'not_ready' });
+        },
+      );
+    },
+    liveness(_req: Request, res: Response): void {
+      sendNoStoreJson(res, 200, { status: 'ok' });
+    },
+  };
+}

@@ -1,0 +1,62 @@
+// The diagnostics channels the router reports timings and error answers on: free when nobody subscribes.
+import diagnosticsChannel from 'node:diagnostics_channel';
+import type { OAuthEvents } from '../events/oauth-events.js';
+
+/**
+ * The names of the `node:diagnostics_channel` channels the router publishes on. `express-oauth-router/metrics`
+ * subscribes to them; any other observer (a tracer) may too. Nothing is measured or built while a channel has
+ * no subscriber, so a host without metrics pays one property read per request.
+ */
+export const DIAGNOSTICS_CHANNELS = {
+  /** One `TokenRequestMessage` per answered token request (RFC 6749 §3.2). */
+  tokenRequest: 'express-oauth-router:token-request',
+  /** One `BearerCheckMessage` per request `requireBearer` decided on (RFC 6750 §2.1). */
+  bearerCheck: 'express-oauth-router:bearer-check',
+  /** One `ErrorAnswerMessage` per OAuth error answered (RFC 6749 §4.1.2.1, §5.2; RFC 6750 §3.1). */
+  errorAnswer: 'express-oauth-router:error',
+} as const;
+
+/** Where an error was answered: the endpoint, or `bearer` for `requireBearer` on the host's routes. */
+export type ErrorEndpoint = 'authorization' | 'token' | 'revocation' | 'introspection' | 'bearer';
+
+/** What every message carries: which router sent it (its `events`, so one observer can tell routers apart). */
+export interface ChannelMessageBase {
+  readonly source: OAuthEvents;
+}
+
+/** A token request answered. Never carries the client, the user or a token. */
+export interface TokenRequestMessage extends ChannelMessageBase {
+  /** A grant type the endpoint serves, or `unknown` (missing, unsupported, or the body was unreadable). */
+  readonly grantType: string;
+  readonly outcome: 'success' | 'error';
+  /** From the request reaching the endpoint to its answer being handed to Node. */
+  readonly seconds: number;
+}
+
+/** A bearer check decided: the request went on to the host's handler (`success`) or was refused (`error`). */
+export interface BearerCheckMessage extends ChannelMessageBase {
+  readonly outcome: 'success' | 'error';
+  readonly seconds: number;
+}
+
+/** An OAuth error answered. `error` is an RFC error code, or `missing_token` for a request without credentials. */
+export interface ErrorAnswerMessage extends ChannelMessageBase {
+  readonly endpoint: ErrorEndpoint;
+  readonly error: string;
+  readonly status: number;
+}
+
+/** The channels, made once: `channel()` returns the same object for a name anyway. */
+export const tokenRequestChannel = diagnosticsChannel.channel(DIAGNOSTICS_CHANNELS.tokenRequest);
+export const bearerCheckChannel = diagnosticsChannel.channel(DIAGNOSTICS_CHANNELS.bearerCheck);
+export const errorAnswerChannel = diagnosticsChannel.channel(DIAGNOSTICS_CHANNELS.errorAnswer);
+
+/**
+ * Reports an error answer when anyone listens. Call it where the answer is sent, once per answer.
+ * @see RFC 6749 §4.1.2.1, §5.2, RFC 6750 §3.1 (the error codes).
+ */
+export function reportErrorAnswer(source: OAuthEvents, endpoint: ErrorEndpoint, error: string, status: number): void {
+  if (errorAnswerChannel.hasSubscribers) {
+    errorAnswerChannel.publish({ source, endpoint, error, status } satisfies ErrorAnswerMessage);
+  }
+}

@@ -1,0 +1,217 @@
+// Prometheus metrics of one or more routers: prom-client collectors fed by diagnostics channels and audit events.
+import diagnosticsChannel from 'node:diagnostics_channel';
+import type { Request, RequestHandler, Response } from 'express';
+import type { Registry } from 'prom-client';
+import type { Store } from '../stores/contract.js';
+import type { OAuthRouter } from '../types.js';
+import type { OAuthEvents } from '../events/oauth-events.js';
+import type { OAuthEventOf } from '../events/event-types.js';
+import {
+  DIAGNOSTICS_CHANNELS, type BearerCheckMessage, type ErrorAnswerMessage, type TokenRequestMessage,
+} from './channels.js';
+import { instrumentStore } from './instrument-store.js';
+import { loadPromClient } from './load-prom-client.js';
+
+/** Histogram buckets, in seconds, per histogram. */
+export interface OAuthMetricsBuckets {
+  readonly tokenRequest?: readonly number[];
+  readonly bearerCheck?: readonly number[];
+  readonly storeCall?: readonly number[];
+}
+
+/** Options of `createOAuthMetrics`. */
+export interface OAuthMetricsOptions {
+  /** The host's prom-client registry, so these metrics join its own. Default: a new `Registry`. */
+  readonly registry?: Registry;
+  /** Put before every metric name. Default `oauth_`. */
+  readonly prefix?: string;
+  readonly buckets?: OAuthMetricsBuckets;
+}
+
+/** What `createOAuthMetrics` returns. */
+export interface OAuthMetrics {
+  /** The registry the metrics are in (the host's, or the one made for them). */
+  readonly registry: Registry;
+  /** Counts and times what `oauth` does from now on. Call once per router; returns `this`. */
+  observe(oauth: OAuthRouter): OAuthMetrics;
+  /**
+   * The same Store, every call of every part (but `revocations.mark`) timed: pass the result to
+   * `createOAuthRouter` (and anything else that should be measured).
+   */
+  instrumentStore<S extends Store>(store: S): S;
+  /** Answers the registry in the Prometheus text format (its `contentType`), `Cache-Control: no-store`. */
+  readonly handler: RequestHandler;
+  /** Stops observing every router and takes the metrics out of the registry. */
+  close(): void;
+}
+
+const DEFAULT_BUCKETS = {
+  tokenRequest: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  // A cached bearer check takes microseconds; a store lookup, milliseconds.
+  bearerCheck: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  storeCall: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+} as const;
+
+const PREFIX = /^([a-zA-Z_:][a-zA-Z0-9_:]*)?$/;
+
+/** The metric names, after the prefix. */
+const NAMES = {
+  tokensIssued: 'tokens_issued_total',
+  errors: 'errors_total',
+  tokenRequests: 'token_request_duration_seconds',
+  bearerChecks: 'bearer_check_duration_seconds',
+  rateLimitHits: 'rate_limit_hits_total',
+  storeCalls: 'store_call_duration_seconds',
+  storeErrors: 'store_errors_total',
+} as const;
+
+/**
+ * Prometheus metrics of the authorization server (prom-client 15). Counters and histograms, all labels from
+ * bounded sets (never a client id, user id or token):
+ * - `oauth_tokens_issued_total{grant_type,issuer}`: `token.issued` and `token.refreshed` events;
+ * - `oauth_errors_total{endpoint,error,status}`: OAuth error answers (`endpoint`: authorization, token,
+ *   revocation, introspection, bearer; `error`: the RFC code, or `missing_token` for a bearer request without
+ *   one; `status`: the HTTP status, 302 for an error redirected to the client, so 429 and 503
+ *   `temporarily_unavailable` stay apart);
+ * - `oauth_token_request_duration_seconds{grant_type,outcome}` and
+ *   `oauth_bearer_check_duration_seconds{outcome}` (histograms);
+ * - `oauth_rate_limit_hits_total{limit}`: `rate_limit.hit` events (`login`, `client_authentication`);
+ * - `oauth_store_call_duration_seconds{part,method,outcome}` and `oauth_store_errors_total{part,method,reason}`
+ *   for a store passed through `instrumentStore`.
+ * Timings come from `node:diagnostics_channel`, which the router only feeds while subscribed, so a host that
+ * does not create metrics pays nothing for them.
+ * @throws Error naming prom-client when it is not installed; TypeError for a bad prefix; prom-client's Error
+ * when a metric of the same name is already in the registry.
+ * @see RFC 6749 §5.2, RFC 6750 §3.1 (the error codes counted), DESIGN §2 (the Store).
+ * @example
+ * const metrics = createOAuthMetrics({ registry });
+ * const oauth = createOAuthRouter(metrics.instrumentStore(store), userAuth, options);
+ * metrics.observe(oauth);
+ * app.get('/metrics', onlyFromLocalhost, metrics.handler);
+ */
+export function createOAuthMetrics(options: OAuthMetricsOptions = {}): OAuthMetrics {
+  const prefix = options.prefix ?? 'oauth_';
+  if (typeof prefix !== 'string' || !PREFIX.test(prefix)) {
+    throw new TypeError(`express-oauth-router/metrics: prefix must be a Prometheus metric name prefix ([a-zA-Z_:][a-zA-Z0-9_:]*), got ${JSON.stringify(prefix)}`);
+  }
+  const prom = loadPromClient();
+  const registry = options.registry ?? new prom.Registry();
+  const buckets = { ...DEFAULT_BUCKETS, ...options.buckets };
+  const registers = [registry];
+
+  const tokensIssued = new prom.Counter({
+    name: `${prefix}${NAMES.tokensIssued}`, help: 'Access tokens issued by the token endpoint, by grant type and issuer.',
+    labelNames: ['grant_type', 'issuer'] as const, registers,
+  });
+  const errors = new prom.Counter({
+    name: `${prefix}${NAMES.errors}`, help: 'OAuth error answers, by endpoint, error code and HTTP status.',
+    labelNames: ['endpoint', 'error', 'status'] as const, registers,
+  });
+  const tokenRequests = new prom.Histogram({
+    name: `${prefix}${NAMES.tokenRequests}`, help: 'Token endpoint requests, by grant type and outcome.',
+    labelNames: ['grant_type', 'outcome'] as const, buckets: [...buckets.tokenRequest], registers,
+  });
+  const bearerChecks = new prom.Histogram({
+    name: `${prefix}${NAMES.bearerChecks}`, help: 'requireBearer decisions, by outcome.',
+    labelNames: ['outcome'] as const, buckets: [...buckets.bearerCheck], registers,
+  });
+  const rateLimitHits = new prom.Counter({
+    name: `${prefix}${NAMES.rateLimitHits}`, help: 'Requests refused by a rate limit, by limit.',
+    labelNames: ['limit'] as const, registers,
+  });
+  const storeCalls = new prom.Histogram({
+    name: `${prefix}${NAMES.storeCalls}`, help: 'Store calls, by part, method and outcome.',
+    labelNames: ['part', 'method', 'outcome'] as const, buckets: [...buckets.storeCall], registers,
+  });
+  const storeErrors = new prom.Counter({
+    name: `${prefix}${NAMES.storeErrors}`, help: 'Store calls that failed, by part, method and reason (unavailable or error).',
+    labelNames: ['part', 'method', 'reason'] as const, registers,
+  });
+
+  const sources = new Set<OAuthEvents>();
+  const onTokenRequest = (message: unknown): void => {
+    const m = message as TokenRequestMessage;
+    if (sources.has(m.source)) tokenRequests.observe({ grant_type: m.grantType, outcome: m.outcome }, m.seconds);
+  };
+  // requireBearer is the hottest path: its two series are looked up once, not per request.
+  const bearerSeries = { success: bearerChecks.labels({ outcome: 'success' }), error: bearerChecks.labels({ outcome: 'error' }) };
+  const onBearerCheck = (message: unknown): void => {
+    const m = message as BearerCheckMessage;
+    if (sources.has(m.source)) bearerSeries[m.outcome].observe(m.seconds);
+  };
+  const onErrorAnswer = (message: unknown): void => {
+    const m = message as ErrorAnswerMessage;
+    if (sources.has(m.source)) errors.inc({ endpoint: m.endpoint, error: m.error, status: String(m.status) });
+  };
+  const onIssued = (event: OAuthEventOf<'token.issued'> | OAuthEventOf<'token.refreshed'>): void => {
+    tokensIssued.inc({ grant_type: event.grantType, issuer: event.issuer ?? '' });
+  };
+  const onRateLimitHit = (event: OAuthEventOf<'rate_limit.hit'>): void => {
+    rateLimitHits.inc({ limit: event.limit });
+  };
+  const channels: Array<[string, (message: unknown) => void]> = [
+    [DIAGNOSTICS_CHANNELS.tokenRequest, onTokenRequest],
+    [DIAGNOSTICS_CHANNELS.bearerCheck, onBearerCheck],
+    [DIAGNOSTICS_CHANNELS.errorAnswer, onErrorAnswer],
+  ];
+  let subscribed = false;
+
+  const metrics: OAuthMetrics = {
+    registry,
+    observe(oauth: OAuthRouter): OAuthMetrics {
+      const events = oauth.events;
+      if (sources.has(events)) return metrics;
+      sources.add(events);
+      events.on('token.issued', onIssued);
+      events.on('token.refreshed', onIssued);
+      events.on('rate_limit.hit', onRateLimitHit);
+      // Every series a dashboard expects starts at 0, so rate() sees the first token.
+      for (const issuer of [oauth.options.main, ...(oauth.options.legacy ? [oauth.options.legacy] : [])]) {
+        for (const grantType of ['authorization_code', 'client_credentials', 'refresh_token']) {
+          tokensIssued.inc({ grant_type: grantType, issuer: issuer.issuer }, 0);
+        }
+      }
+      for (const limit of ['login', 'client_authentication']) rateLimitHits.inc({ limit }, 0);
+      if (!subscribed) {
+        subscribed = true;
+        for (const [name, listener] of channels) diagnosticsChannel.subscribe(name, listener);
+      }
+      return metrics;
+    },
+    instrumentStore<S extends Store>(store: S): S {
+      return instrumentStore(store, (part, method, outcome, seconds) => {
+        storeCalls.observe({ part, method, outcome }, seconds);
+        if (outcome !== 'ok') storeErrors.inc({ part, method, reason: outcome });
+      });
+    },
+    handler(_req: Request, res: Response): Promise<void> {
+      return registry.metrics().then(
+        (text) => {
+          res.statusCode = 200;
+          res.setHeader('Content-Type', registry.contentType);
+          res.setHeader('Cache-Control', 'no-store');
+          res.end(text);
+        },
+        () => {
+          res.statusCode = 500;
+          res.setHeader('Cache-Control', 'no-store');
+          res.end();
+        },
+      );
+    },
+    close(): void {
+      if (subscribed) {
+        subscribed = false;
+        for (const [name, listener] of channels) diagnosticsChannel.unsubscribe(name, listener);
+      }
+      for (const events of sources) {
+        events.off('token.issued', onIssued);
+        events.off('token.refreshed', onIssued);
+        events.off('rate_limit.hit', onRateLimitHit);
+      }
+      sources.clear();
+      for (const name of Object.values(NAMES)) registry.removeSingleMetric(`${prefix}${name}`);
+    },
+  };
+  return metrics;
+}

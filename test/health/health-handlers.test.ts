@@ -1,0 +1,80 @@
+// oauth.health: readiness (store reachable, signing keys loaded) and liveness handlers, through real HTTP.
+import express from 'express';
+import request from 'supertest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createOAuthRouter } from '../../src/router.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
+import type { Store } from '../../src/stores/contract.js';
+import type { OAuthRouterOptions } from '../../src/options.js';
+import type { OAuthRouter } from '../../src/types.js';
+import { createOAuthMetrics, type OAuthMetrics } from '../../src/metrics/index.js';
+import { ISSUER, createTestUserAuth } from '../helpers/app.js';
+import { parseScrape } from '../helpers/prometheus-text.js';
+
+const open: OAuthMetrics[] = [];
+afterEach(() => {
+  for (const metrics of open.splice(0)) metrics.close();
+});
+
+function hostApp(store: Store, options: Partial<OAuthRouterOptions> = {}): { app: express.Express; oauth: OAuthRouter } {
+  const oauth = createOAuthRouter(store, createTestUserAuth(new Set()), {
+    issuer: ISSUER, session: { secret: 'test-session-secret-0123456789' }, logger: { warn() {}, error() {} }, ...options,
+  });
+  const app = express();
+  app.use(oauth.router);
+  app.get('/health/ready', oauth.health.readiness);
+  app.get('/health/live', oauth.health.liveness);
+  return { app, oauth };
+}
+
+describe('health handlers', () => {
+  it('readiness answers 200 JSON naming each check, with Cache-Control: no-store', async () => {
+    const { app } = hostApp(createMemoryStore());
+    const res = await request(app).get('/health/ready');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ready', checks: { store: { status: 'ok' } } });
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.headers['cache-control']).toContain('no-store');
+  });
+
+  it('with JWT access tokens, readiness also checks that the signing keys are loaded', async () => {
+    const { app } = hostApp(createMemoryStore(), { accessTokenFormat: 'jwt' });
+    const res = await request(app).get('/health/ready');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ready', checks: { store: { status: 'ok' }, signing_keys: { status: 'ok' } } });
+  });
+
+  it('a store that fails makes readiness 503 naming the failing checks, never the error message; liveness stays 200', async () => {
+    const store = createMemoryStore();
+    const { app } = hostApp(store, { accessTokenFormat: 'jwt' });
+    await store.close!();
+    const ready = await request(app).get('/health/ready');
+    expect(ready.status).toBe(503);
+    expect(ready.body).toEqual({
+      status: 'not_ready', checks: { store: { status: 'fail', reason: 'error' }, signing_keys: { status: 'fail', reason: 'error' } },
+    });
+    expect(ready.text).not.toContain('closed');
+    const live = await request(app).get('/health/live');
+    expect(live.status).toBe(200);
+    expect(live.body).toEqual({ status: 'ok' });
+    expect(live.headers['cache-control']).toContain('no-store');
+  });
+
+  it('liveness makes no store call; concurrent readiness checks share one', async () => {
+    const metrics = createOAuthMetrics();
+    open.push(metrics);
+    const { app, oauth } = hostApp(metrics.instrumentStore(createMemoryStore()));
+    const findClientCalls = async () => parseScrape(await metrics.registry.metrics())
+      .value('oauth_store_call_duration_seconds_count', { part: 'clients', method: 'findClient', outcome: 'ok' });
+    for (let i = 0; i < 3; i += 1) expect((await request(app).get('/health/live')).status).toBe(200);
+    expect(await findClientCalls()).toBe(0);
+    const reports = await Promise.all(Array.from({ length: 5 }, () => oauth.health.check()));
+    expect(reports.every((report) => report.status === 'ready')).toBe(true);
+    expect(await findClientCalls()).toBe(1);
+  });
+
+  it('a timeout that is not a positive number is refused with a TypeError', async () => {
+    const { oauth } = hostApp(createMemoryStore());
+    await expect(oauth.health.check({ timeoutMs: 0 })).rejects.toThrow(TypeError);
+  });
+});
