@@ -6,7 +6,7 @@ import autocannon from 'autocannon';
  * @param {{ url: string, method?: string, headers?: Record<string, string>, body?: string,
  *   connections: number, warmupSeconds: number, durationSeconds: number,
  *   serverCpuUsage: () => Promise<NodeJS.CpuUsage> }} load
- * @returns {Promise<{ rps: number, p50: number, p99: number, requests: number, cpuUs: number }>}
+ * @returns {Promise<{ rps: number, p50: number, p99: number, max: number, requests: number, cpuUs: number }>}
  *   latencies in ms; cpuUs: the server's CPU time (user + system) per request over the measured run, which
  *   other load on the machine disturbs much less than req/s
  */
@@ -22,6 +22,7 @@ export async function measure({ warmupSeconds, durationSeconds, serverCpuUsage, 
     rps: result.requests.total / result.duration,
     p50: result.latency.p50,
     p99: result.latency.p99,
+    max: result.latency.max,
     requests: result.requests.total,
     cpuUs: cpuMicros / result.requests.total,
   };

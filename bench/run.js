@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startServer } from './spawn-server.js';
 import { measure } from './measure.js';
-import { tokenRequest, fetchAccessToken } from './token-request.js';
+import { tokenRequest, fetchAccessToken, codeExchangeRequests, codeExchangeInit, fetchRefreshToken, refreshRequest } from './token-request.js';
+import { DEFAULT_POSTGRES_URL, DEFAULT_REDIS_URL } from './bench-stores.js';
 import { countRoundTrips } from './count-round-trips.js';
 import { topFrames } from './top-frames.js';
 import { markdownTable } from './format-table.js';
@@ -32,6 +33,11 @@ function boundedInt(name, text, min, max) {
 }
 
 const OAUTH_SQLITE = ['--app', 'oauth', '--store', 'sqlite'];
+const OAUTH_POSTGRES = ['--app', 'oauth', '--store', 'postgres', '--pg-url', DEFAULT_POSTGRES_URL];
+const OAUTH_REDIS = ['--app', 'oauth', '--store', 'redis', '--redis-url', DEFAULT_REDIS_URL];
+// Codes minted per code-exchange server: warm-up + measured seconds at up to 12,000 req/s, one code each.
+const CODES = String((WARMUP + DURATION) * 12_000);
+const clientCredentials = async (s) => ({ path: '/oauth2/token', ...tokenRequest(s.clientId, s.clientSecret) });
 const bearer = async (server) => ({ path: '/api/guarded', headers: { authorization: `Bearer ${await fetchAccessToken(server)}` } });
 
 /** Each scenario runs in a fresh server child per round; `ratioTo` names the scenario of the same round it is divided by. */
@@ -45,6 +51,14 @@ const SCENARIOS = [
     id: 'token-memory', label: 'POST /oauth2/token client_credentials, memory store', server: ['--app', 'oauth', '--store', 'memory'],
     request: async (s) => ({ path: '/oauth2/token', ...tokenRequest(s.clientId, s.clientSecret) }), ratioTo: 'baseline',
   },
+  {
+    id: 'code-exchange-sqlite', label: 'POST /oauth2/token authorization_code (a fresh code per request), SQLite', server: [...OAUTH_SQLITE, '--codes', CODES],
+    request: async (s) => ({ path: '/oauth2/token', ...codeExchangeRequests(s) }), ratioTo: 'baseline', target: 0.60,
+  },
+  {
+    id: 'refresh-sqlite', label: 'POST /oauth2/token refresh_token (one refresh token reused), SQLite', server: [...OAUTH_SQLITE, '--codes', '1'],
+    request: async (s) => ({ path: '/oauth2/token', ...refreshRequest(s, await fetchRefreshToken(s)) }), ratioTo: 'baseline', target: 0.60,
+  },
   { id: 'open', label: 'GET /api/open, unguarded, same app as below', server: OAUTH_SQLITE, request: async () => ({ path: '/api/open' }), ratioTo: 'baseline' },
   { id: 'guarded', label: 'GET /api/guarded, requireBearer, opaque token, SQLite', server: OAUTH_SQLITE, request: bearer, ratioTo: 'open', target: 0.93 },
   {
@@ -56,6 +70,14 @@ const SCENARIOS = [
     },
     ratioTo: 'open', target: 0.93, optional: true,
   },
+  // PostgreSQL and Redis (OAUTH_BENCH_POSTGRES_URL, OAUTH_BENCH_REDIS_URL): a schema / key prefix per server child,
+  // dropped when it stops; skipped, with the reason printed, when the service cannot be reached.
+  { id: 'token-postgres', label: 'POST /oauth2/token client_credentials, PostgreSQL', server: OAUTH_POSTGRES, request: clientCredentials, ratioTo: 'baseline', target: 0.50, optional: true },
+  { id: 'open-postgres', label: 'GET /api/open, unguarded, same app as below (PostgreSQL store)', server: OAUTH_POSTGRES, request: async () => ({ path: '/api/open' }), ratioTo: 'baseline', optional: true },
+  { id: 'guarded-postgres', label: 'GET /api/guarded, requireBearer, opaque token, PostgreSQL', server: OAUTH_POSTGRES, request: bearer, ratioTo: 'open-postgres', target: 0.90, optional: true },
+  { id: 'token-redis', label: 'POST /oauth2/token client_credentials, Redis', server: OAUTH_REDIS, request: clientCredentials, ratioTo: 'baseline', target: 0.50, optional: true },
+  { id: 'open-redis', label: 'GET /api/open, unguarded, same app as below (Redis store)', server: OAUTH_REDIS, request: async () => ({ path: '/api/open' }), ratioTo: 'baseline', optional: true },
+  { id: 'guarded-redis', label: 'GET /api/guarded, requireBearer, opaque token, Redis', server: OAUTH_REDIS, request: bearer, ratioTo: 'open-redis', target: 0.90, optional: true },
   // The reference servers (bench/anchors.js), same request shape; issue 10 quoted them at 0.49, 0.35 and 0.27.
   {
     id: 'token-oauth2-server', label: '@node-oauth/oauth2-server 5 token endpoint, client_credentials, in-memory model', server: ['--app', 'oauth2-server'],
@@ -106,11 +128,11 @@ for (let round = 1; round <= ROUNDS; round += 1) {
     try {
       const result = await runScenario(scenario);
       results.get(scenario.id).push(result);
-      console.log(`round ${round}  ${scenario.id.padEnd(12)} ${result.rps.toFixed(0).padStart(7)} req/s  p50 ${result.p50} ms  p99 ${result.p99} ms  server ${result.cpuUs.toFixed(0)} µs CPU/req  (load avg ${loadavg()[0].toFixed(2)})`);
+      console.log(`round ${round}  ${scenario.id.padEnd(20)} ${result.rps.toFixed(0).padStart(7)} req/s  p50 ${result.p50} ms  p99 ${result.p99} ms  server ${result.cpuUs.toFixed(0)} µs CPU/req  (load avg ${loadavg()[0].toFixed(2)})`);
     } catch (error) {
       if (!scenario.optional) throw error;
       skipped.set(scenario.id, error.message);
-      console.log(`round ${round}  ${scenario.id.padEnd(12)} skipped: ${error.message}`);
+      console.log(`round ${round}  ${scenario.id.padEnd(20)} skipped: ${error.message}`);
     }
   }
 }
@@ -150,14 +172,16 @@ console.log('\nFigures issue 10 quoted for the references (measured above as tok
 const counted = [
   ['token-sqlite', OAUTH_SQLITE, async (s) => ({ path: '/oauth2/token', ...tokenRequest(s.clientId, s.clientSecret) })],
   ['guarded', OAUTH_SQLITE, bearer],
+  ['code-exchange-sqlite', [...OAUTH_SQLITE, '--codes', '100'], async (s) => ({ path: '/oauth2/token', init: (i) => codeExchangeInit(s, i + 1) })],
+  ['refresh-sqlite', [...OAUTH_SQLITE, '--codes', '1'], async (s) => ({ path: '/oauth2/token', ...refreshRequest(s, await fetchRefreshToken(s)) })],
   ...(results.get('guarded-jwt')?.length ? [['guarded-jwt', [...OAUTH_SQLITE, '--token-format', 'jwt'], bearer]] : []),
 ].filter(([id]) => !only || only.has(id));
 if (counted.length > 0) console.log('\nstore calls per request (untimed, counting store):');
 for (const [id, serverArgs, makeRequest] of counted) {
   const server = await startServer([...serverArgs, '--count']);
   try {
-    const { path, ...init } = await makeRequest(server);
-    const calls = await countRoundTrips(server, path, init);
+    const { path, init: initFor, ...init } = await makeRequest(server);
+    const calls = await countRoundTrips(server, path, initFor ?? init);
     const total = Object.values(calls).reduce((a, b) => a + b, 0);
     console.log(`  ${id.padEnd(12)} ${total} — ${Object.entries(calls).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`);
   } finally {

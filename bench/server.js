@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import express from 'express';
+import { DEFAULT_POSTGRES_URL, DEFAULT_REDIS_URL } from './bench-stores.js';
 
 // --app baseline                  a bare Express 5 app: GET /baseline → { ok: true }
 // --app oauth --store sqlite|memory [--token-format opaque|jwt] [--count]
@@ -15,14 +16,31 @@ import express from 'express';
 // --app oidc-provider [--token-format opaque|jwt]   oidc-provider mounted in Express, token at POST /oauth2/token
 // --app example                   the example app (example-app/dist/app.js createApp) on a temp SQLite store, with
 //   a client_credentials integration allowed envelopes:read; GET /api/v1/envelopes needs its token
+// Store options of --app oauth (bench/run.js, bench/scale.js):
+//   --store postgres|redis      with --pg-url / --redis-url; a fresh schema / key prefix, dropped at stop,
+//                               unless --pg-schema / --redis-prefix name one that the caller owns (seeded data)
+//   --sqlite-file PATH          use this file (the caller's, kept) instead of a temp file
+//   --sweep-seconds N           the store's sweepIntervalSeconds (default: the store's default)
+//   --bearer-cache off          requireBearer looks every token up in the store (bearerCache: false)
+//   --codes N                   also registers an authorization_code integration and mints N codes for it
+//                               before the ready line (bench/mint-codes.js); the ready line says how to name them
 const { values: args } = parseArgs({
   options: {
     app: { type: 'string' },
     store: { type: 'string', default: 'sqlite' },
     'token-format': { type: 'string', default: 'opaque' },
     count: { type: 'boolean', default: false },
+    'sqlite-file': { type: 'string' },
+    'pg-url': { type: 'string', default: DEFAULT_POSTGRES_URL },
+    'pg-schema': { type: 'string' },
+    'redis-url': { type: 'string', default: DEFAULT_REDIS_URL },
+    'redis-prefix': { type: 'string' },
+    'sweep-seconds': { type: 'string' },
+    'bearer-cache': { type: 'string', default: 'on' },
+    codes: { type: 'string', default: '0' },
   },
 });
+const sweep = args['sweep-seconds'] === undefined ? {} : { sweepIntervalSeconds: Number(args['sweep-seconds']) };
 
 const ok = (_req, res) => {
   res.json({ ok: true });
@@ -59,16 +77,27 @@ process.on('disconnect', stop); // the runner is gone: do not outlive it
 async function buildOAuthApp(port) {
   const { createOAuthRouter, registerClient } = await import('express-oauth-router');
   let store;
+  let sqliteFile = null;
   if (args.store === 'sqlite') {
     const { createSqliteStore } = await import('express-oauth-router/stores/sqlite');
-    const dir = mkdtempSync(join(tmpdir(), 'oauth-bench-'));
-    store = createSqliteStore({ filename: join(dir, 'oauth.sqlite') });
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    if (args['sqlite-file']) sqliteFile = args['sqlite-file'];
+    else {
+      const dir = mkdtempSync(join(tmpdir(), 'oauth-bench-'));
+      sqliteFile = join(dir, 'oauth.sqlite');
+      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    }
+    store = createSqliteStore({ filename: sqliteFile, ...sweep });
     cleanups.push(() => store.close?.());
   } else if (args.store === 'memory') {
     const { createMemoryStore } = await import('express-oauth-router/stores/memory');
     store = createMemoryStore();
     cleanups.push(() => store.close?.());
+  } else if (args.store === 'postgres') {
+    const { openPostgresStore } = await import('./bench-stores.js');
+    store = await openPostgresStore(args['pg-url'], args['pg-schema'], sweep, cleanups);
+  } else if (args.store === 'redis') {
+    const { openRedisStore } = await import('./bench-stores.js');
+    store = await openRedisStore(args['redis-url'], args['redis-prefix'], cleanups);
   } else {
     throw new Error(`unknown --store ${args.store}`);
   }
@@ -86,10 +115,18 @@ async function buildOAuthApp(port) {
     session: { secret: 'bench-session-secret-not-used-by-these-routes' },
   };
   if (args['token-format'] !== 'opaque') options.accessTokenFormat = args['token-format'];
+  if (args['bearer-cache'] === 'off') options.bearerCache = false;
   const oauth = createOAuthRouter(store, { verifyCredentials: async () => null }, options);
   const { client, clientSecret } = await registerClient(store, {
     name: 'bench', flow: 'client_credentials', allowedScopes: ['bench:read'],
   });
+
+  let codes = {};
+  const codeCount = Number(args.codes);
+  if (codeCount > 0) {
+    const { mintCodes } = await import('./mint-codes.js');
+    codes = await mintCodes({ store, sqliteFile, issuer: authUrl, count: codeCount });
+  }
 
   app.get('/api/open', ok);
   app.get('/api/guarded', oauth.requireBearer(), ok);
@@ -100,7 +137,7 @@ async function buildOAuthApp(port) {
   }
   app.use(oauth.router);
   counter?.take(); // registration is not a request
-  return { clientId: client.clientId, clientSecret };
+  return { clientId: client.clientId, clientSecret, ...codes };
 }
 
 // The example app as server.ts builds it (SQLite store from a URL, demo user), served through this file's server

@@ -23,3 +23,49 @@ export async function fetchAccessToken(server) {
   }
   return body.access_token;
 }
+
+/**
+ * The authorization_code exchange request of the integration bench/mint-codes.js registered, one pre-minted
+ * code per request (autocannon's setupRequest), so no request replays a code. The codes are named
+ * `${codePrefix}${i}`; past `codeCount` the requests fail (invalid_grant) and so does the run.
+ */
+export function codeExchangeRequests(server) {
+  let next = 1; // code 0 is left for fetchRefreshToken
+  const form = (code) => `grant_type=authorization_code&code=${encodeURIComponent(code)}&redirect_uri=${encodeURIComponent(server.redirectUri)}`;
+  return {
+    ...tokenRequest(server.codeClientId, server.codeClientSecret),
+    requests: [{
+      setupRequest(request) {
+        return { ...request, body: form(`${server.codePrefix}${next++}`) };
+      },
+    }],
+  };
+}
+
+/** The code exchange of pre-minted code `i` as a fetch init (bench/count-round-trips.js). */
+export function codeExchangeInit(server, i) {
+  return {
+    ...tokenRequest(server.codeClientId, server.codeClientSecret),
+    body: `grant_type=authorization_code&code=${encodeURIComponent(`${server.codePrefix}${i}`)}&redirect_uri=${encodeURIComponent(server.redirectUri)}`,
+  };
+}
+
+/** Redeems pre-minted code 0 once; throws unless the answer is 200 with a refresh token. @returns {Promise<string>} */
+export async function fetchRefreshToken(server) {
+  const { headers } = tokenRequest(server.codeClientId, server.codeClientSecret);
+  const body = `grant_type=authorization_code&code=${encodeURIComponent(`${server.codePrefix}0`)}&redirect_uri=${encodeURIComponent(server.redirectUri)}`;
+  const response = await fetch(`${server.url}/oauth2/token`, { method: 'POST', headers, body });
+  const json = await response.json();
+  if (response.status !== 200 || typeof json.refresh_token !== 'string') {
+    throw new Error(`code exchange answered ${response.status}: ${JSON.stringify(json)}`);
+  }
+  return json.refresh_token;
+}
+
+/** The refresh_token request, one refresh token reused (SPEC §4.5: reusable until it expires). */
+export function refreshRequest(server, refreshToken) {
+  return {
+    ...tokenRequest(server.codeClientId, server.codeClientSecret),
+    body: `grant_type=refresh_token&refresh_token=${encodeURIComponent(refreshToken)}`,
+  };
+}
