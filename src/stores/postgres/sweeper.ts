@@ -1,4 +1,5 @@
 // Background deletion of expired PostgreSQL rows, in small batches so requests never wait behind it.
+import type { SweepLoop } from '../sweep-loop.js';
 import type { PostgresTables } from './schema.js';
 import { prepareSql, type PostgresRunner } from './query.js';
 
@@ -12,12 +13,8 @@ const BATCH = 1000;
 /** Upper bound of batches per table per run, so one run cannot monopolise a pool connection. */
 const MAX_BATCHES = 100;
 
-/** A running sweeper; `stop()` clears the timer and waits for a batch in flight. */
-export interface PostgresSweeper {
-  /** Runs a sweep now (after one under way) and resolves when it is done. */
-  sweepNow(): Promise<void>;
-  stop(): Promise<void>;
-}
+/** A running sweeper: the same handle as the batched sweeps of the SQLite and memory stores. */
+export type PostgresSweeper = SweepLoop;
 
 /**
  * Every `intervalSeconds`, deletes expired codes, tokens, grant rows, revocation tombstones (kept for

@@ -1,4 +1,5 @@
 // Prunes expired members from the Redis store's token index sets, which outlive their tokens until an add or their own TTL.
+import type { SweepLoop } from '../sweep-loop.js';
 import { createHash } from 'node:crypto';
 import type { RedisSend } from './grants.js';
 import type { RedisScript, RunScript } from './scripts.js';
@@ -26,13 +27,8 @@ export interface RedisSweeperLogger {
   warn(message: string, error?: unknown): void;
 }
 
-/** A running Redis sweeper. */
-export interface RedisSweeper {
-  /** Runs a sweep now (after one under way) and resolves when it is done. */
-  sweepNow(): Promise<void>;
-  /** Clears the timer; a sweep under way stops after its current command, and the promise waits for it. */
-  stop(): Promise<void>;
-}
+/** A running sweeper: the same handle as the batched sweeps of the SQLite and memory stores. */
+export type RedisSweeper = SweepLoop;
 
 /**
  * Tokens, codes, tombstones and rate-limit counters carry their own TTL (PXAT / PEXPIREAT / PX), so Redis
