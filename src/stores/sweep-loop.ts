@@ -17,11 +17,17 @@ export interface SweepLoop {
   stop(): Promise<void>;
 }
 
+/** Event-loop time left to requests after each batch of a timed run, as a multiple of the batch's own time. */
+const PACE = 3;
+const MAX_PAUSE_MS = 1000;
+
 /** Resolves on the event loop's check phase: pending I/O (incoming requests) is handled first. */
 const yieldToIo = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
- * Starts a sweep every `intervalMs` (none when `0`): the timer is unref'd, so it never keeps the process
+ * Starts a sweep every `intervalMs` (none when `0`). A timed run paces itself (after each batch it waits
+ * `PACE` times the batch's duration, at most a second), so it takes at most a quarter of the event loop;
+ * `sweepNow()` (tests, a host's cron) runs at full speed, yielding only to pending I/O. The timer is unref'd, so it never keeps the process
  * alive, and re-armed only after a run ends, so runs never overlap. A batch that throws (a lock another
  * connection holds) ends the run; reads already treat expired records as absent, so a late sweep only
  * delays the space coming back, and the next run retries.
@@ -32,20 +38,34 @@ export function startSweepLoop(run: SweepRun, intervalMs: number): SweepLoop {
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> = Promise.resolve();
 
-  async function once(): Promise<void> {
+  let wake: (() => void) | null = null;
+
+  /** Waits `ms` unless stop() wakes it first (close() must not wait out a pause). */
+  function pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => { wake = null; resolve(); }, ms);
+      wake = () => { clearTimeout(timer); wake = null; resolve(); };
+    });
+  }
+
+  async function once(paced: boolean): Promise<void> {
     const batches = run(Date.now());
     try {
       while (!stopped) {
+        const started = performance.now();
         if (batches.next().done === true) return;
-        await yieldToIo();
+        // A timed run leaves the event loop to requests PACE times as long as its batch took, so a backlog
+        // of a million expired rows costs requests about a fifth of their throughput, not three quarters.
+        if (paced) await pause(Math.min((performance.now() - started) * PACE, MAX_PAUSE_MS));
+        else await yieldToIo();
       }
     } finally {
       batches.return?.();
     }
   }
 
-  function queue(): Promise<void> {
-    const next = running.then(once);
+  function queue(paced = false): Promise<void> {
+    const next = running.then(() => once(paced));
     running = next.catch(() => undefined);
     return next;
   }
@@ -54,7 +74,7 @@ export function startSweepLoop(run: SweepRun, intervalMs: number): SweepLoop {
     if (stopped || intervalMs <= 0) return;
     timer = setTimeout(() => {
       timer = null;
-      void queue()
+      void queue(true)
         .catch(() => undefined)
         .finally(arm);
     }, intervalMs);
@@ -66,6 +86,7 @@ export function startSweepLoop(run: SweepRun, intervalMs: number): SweepLoop {
     sweepNow: () => (stopped ? Promise.resolve() : queue()),
     async stop() {
       stopped = true;
+      wake?.();
       if (timer) clearTimeout(timer);
       timer = null;
       await running;
