@@ -190,7 +190,8 @@ for (const [id, serverArgs, makeRequest] of counted) {
 }
 
 if (cli.profile) {
-  const profiled = ['token-sqlite', 'guarded', ...(results.get('guarded-jwt')?.length ? ['guarded-jwt'] : []), ...(results.get('example-envelopes')?.length ? ['example-envelopes'] : [])];
+  // token-sqlite and guarded always (the references of the profile section); the others when this run measured them.
+  const profiled = ['token-sqlite', 'guarded', ...['code-exchange-sqlite', 'refresh-sqlite', 'guarded-jwt', 'example-envelopes'].filter((id) => results.get(id)?.length)];
   for (const id of profiled) {
     const scenario = SCENARIOS.find((s) => s.id === id);
     const dir = mkdtempSync(join(tmpdir(), `oauth-bench-prof-${id}-`));

@@ -12,7 +12,7 @@ import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.
 import {
   createSqliteStore, sqliteLockWaitChannel, type SqliteLockWaitMessage, type SqliteStore,
 } from '../../src/stores/sqlite/index.js';
-import { buildClient, buildTokenPair } from '../../src/testing/conformance-fixtures.js';
+import { buildClient, buildCode, buildTokenPair } from '../../src/testing/conformance-fixtures.js';
 import { basic, createTestApp, type TestApp, type TestClient } from '../helpers/app.js';
 import type { LockCommand, LockReport } from './sqlite-lock-holder.js';
 
@@ -164,6 +164,38 @@ describe('a lock held by another process does not block the event loop', () => {
       expect(await store.tokens.findAccessToken(access.tokenHash)).toEqual(access);
       expect(await store.tokens.findRefreshToken(refresh.tokenHash)).toEqual(refresh);
     }
+  });
+
+  it('code consumes share the group commit with token saves: under a held lock they wait in one batch, and one consume of a code wins', async () => {
+    const store = stores[0]!;
+    const code = buildCode({ clientId: 'group-commit-client' });
+    await store.codes.saveCode(code);
+    const pair = buildTokenPair({ clientId: 'group-commit-client' });
+    await holder.lock();
+
+    const waiting = nextLockWait();
+    const consumes = Array.from({ length: 3 }, () => store.codes.consumeCode(code.codeHash));
+    const saved = store.tokens.saveTokens(pair.access, pair.refresh, { authorizedAt: new Date() });
+    expect((await waiting).calls).toBe(4);
+    await holder.release();
+
+    const results = await Promise.all(consumes);
+    expect(results.map((r) => r.kind)).toEqual(['consumed', 'replayed', 'replayed']);
+    expect(results[0]).toEqual({ kind: 'consumed', record: code });
+    expect(results[1]).toEqual({ kind: 'replayed', grantId: code.grantId });
+    expect(await saved).toBe(true);
+    expect(await store.codes.consumeCode(code.codeHash)).toEqual({ kind: 'replayed', grantId: code.grantId });
+  });
+
+  it('a code consume whose lock wait runs out is rejected with StoreUnavailableError and leaves the code unused', async () => {
+    const store = stores[1]!;
+    const code = buildCode({ clientId: 'hasty-client' });
+    await store.codes.saveCode(code);
+    await holder.lock();
+    await expect(store.codes.consumeCode(code.codeHash)).rejects.toBeInstanceOf(StoreUnavailableError);
+    await holder.release();
+
+    expect(await store.codes.consumeCode(code.codeHash)).toEqual({ kind: 'consumed', record: code });
   });
 
   it('opening a current file needs no lock: a store opens at once while another process holds it', async () => {

@@ -1,51 +1,55 @@
-// Group commit for the SQLite store: token writes of one event-loop turn share one transaction.
+// Group commit for the SQLite store: the writes of one event-loop turn (code consumes, token saves) share one transaction.
 import type { SqliteConnection } from './driver.js';
 import { isLockBusy, toStoreError } from './errors.js';
 import { later, lockTimeoutError, monotonicMs, nextLockDelay, publishLockWait, type SqliteLockWait } from './lock-wait.js';
 
-interface Pending<A extends unknown[], R> {
-  readonly args: A;
+interface Pending {
+  /** Runs the call: alone as the batch's `BEGIN IMMEDIATE` transaction, or in a savepoint of the batch's. */
+  run(alone: boolean): unknown;
   /** Monotonic ms after which a call still meeting a lock is answered 503. */
   readonly deadline: number;
-  resolve(value: R): void;
+  resolve(value: unknown): void;
   reject(reason: unknown): void;
 }
 
-type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** Turns a synchronous write into one whose calls join the store's shared batch. @see createGroupCommit. */
+export type GroupCommit = <A extends unknown[], R>(write: (...args: A) => R) => (...args: A) => Promise<R>;
 
 /**
- * Wraps a write so that calls made in the same event-loop turn commit together: one `BEGIN IMMEDIATE … COMMIT`
- * (one WAL append of the shared pages) instead of one per call, which is what a token endpoint under load
- * spends most of its SQLite time on. Each call still runs in its own savepoint (a nested better-sqlite3
- * transaction), so one failing call rolls back alone and the others commit; if the commit itself fails,
- * every call of the batch is rejected and nothing of it is written.
- * Calls keep their order, and everything a call does (for `saveTokens`: its tombstone checks, then its
- * inserts) runs inside the batch transaction, which holds SQLite's write lock from `BEGIN IMMEDIATE` to
- * `COMMIT`. A revocation is a write transaction of its own, so it commits wholly before the batch (whose
- * checks see its tombstone) or wholly after it (and deletes what the batch saved), never between one
- * call's check and its insert. Each call resolves with its own result.
+ * Creates the store's group commit: every write wrapped by it (`consumeCode`, `saveTokens`) joins one queue,
+ * and the calls of one event-loop turn commit together in one `BEGIN IMMEDIATE … COMMIT` (one WAL append
+ * and, under `synchronous = FULL`, one sync) instead of one per call, which is what a token endpoint under
+ * load spends most of its SQLite time on. Each call still runs in its own savepoint (a nested
+ * better-sqlite3 transaction), so one failing call rolls back alone and the others commit; if the commit
+ * itself fails, every call of the batch is rejected and nothing of it is written. A call is answered only
+ * after the commit: what it reports (a code consumed, tokens saved) is on disk.
+ * Calls keep their order and run one after the other inside the batch transaction, which holds SQLite's
+ * write lock from `BEGIN IMMEDIATE` to `COMMIT`: of two consumes of one code in a batch the second sees
+ * the first's update (`replayed`), and everything one call does (for `saveTokens`: its tombstone checks,
+ * then its inserts) is never interleaved with another connection's write. A revocation is a write
+ * transaction of its own, so it commits wholly before the batch (whose checks see its tombstone) or wholly
+ * after it (and deletes what the batch saved), never between one call's check and its insert. Each call
+ * resolves with its own result.
  *
  * When another connection holds the lock, the whole batch is rolled back (a lock met inside one call's
  * savepoint aborts the batch too: nothing of it is written) and run again on a timer, calls made meanwhile
  * joining behind it; a call still meeting the lock at its deadline (`lockWait.timeoutMs` after it was made)
  * is rejected with StoreUnavailableError and never written. Every call is answered exactly once.
- * @see DESIGN §3a (one store round trip per step), contract `TokenStore.saveTokens` (all or nothing).
+ * @see DESIGN §3a (one store round trip per step), contract `CodeStore.consumeCode` (exactly one winner),
+ *   `TokenStore.saveTokens` (all or nothing), RFC 6749 §4.1.2 (single-use codes).
  */
-export function createGroupCommit<A extends unknown[], R>(
-  db: SqliteConnection,
-  lockWait: SqliteLockWait,
-  write: (...args: A) => R,
-): (...args: A) => Promise<R> {
-  const one = db.transaction(write);
-  let queue: Pending<A, R>[] = [];
+export function createGroupCommit(db: SqliteConnection, lockWait: SqliteLockWait): GroupCommit {
+  let queue: Pending[] = [];
   let scheduled = false;
   let failed = 0;
 
-  const flushAll = db.transaction((batch: Pending<A, R>[]) => {
-    const outcomes: Outcome<R>[] = [];
+  const flushAll = db.transaction((batch: Pending[]) => {
+    const outcomes: Outcome[] = [];
     for (const item of batch) {
       try {
-        outcomes.push({ ok: true, value: one(...item.args) });
+        outcomes.push({ ok: true, value: item.run(false) });
       } catch (error) {
         // Rethrown: the batch rolls back whole and is retried, rather than this call alone failing.
         if (isLockBusy(error)) throw error;
@@ -61,7 +65,7 @@ export function createGroupCommit<A extends unknown[], R>(
   }
 
   /** Answers the calls past their deadline, keeps the others at the head of the queue and retries later. */
-  function waitForLock(batch: Pending<A, R>[], error: unknown): void {
+  function waitForLock(batch: Pending[], error: unknown): void {
     const now = monotonicMs();
     const waiting = batch.filter((item) => item.deadline > now);
     const expired = lockTimeoutError(error, lockWait.timeoutMs);
@@ -80,10 +84,10 @@ export function createGroupCommit<A extends unknown[], R>(
     scheduled = false;
     const batch = queue;
     queue = [];
-    let outcomes: Outcome<R>[];
+    let outcomes: Outcome[];
     try {
       // A batch of one needs no savepoint: its own transaction is the batch's, and a failure rolls back only it.
-      outcomes = batch.length === 1 ? [{ ok: true, value: one.immediate(...batch[0]!.args) }] : flushAll.immediate(batch);
+      outcomes = batch.length === 1 ? [{ ok: true, value: batch[0]!.run(true) }] : flushAll.immediate(batch);
     } catch (error) {
       if (isLockBusy(error)) return waitForLock(batch, error);
       failed = 0;
@@ -99,8 +103,16 @@ export function createGroupCommit<A extends unknown[], R>(
     });
   }
 
-  return (...args: A) => new Promise<R>((resolve, reject) => {
-    queue.push({ args, deadline: monotonicMs() + lockWait.timeoutMs, resolve, reject });
-    if (!scheduled) schedule(0);
-  });
+  return <A extends unknown[], R>(write: (...args: A) => R) => {
+    const one = db.transaction(write);
+    return (...args: A) => new Promise<R>((resolve, reject) => {
+      queue.push({
+        run: (alone) => (alone ? one.immediate(...args) : one(...args)),
+        deadline: monotonicMs() + lockWait.timeoutMs,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      });
+      if (!scheduled) schedule(0);
+    });
+  };
 }

@@ -5,6 +5,7 @@ import { isSqliteDatabase, loadBetterSqlite3, type SqliteConnection, type Sqlite
 import type { AuthorizationCodeRecord, CompleteStore, ConsentRecord, ConsumeResult } from '../contract.js';
 import { createSqliteClientStore } from './clients.js';
 import { runSqlite } from './errors.js';
+import { createGroupCommit } from './group-commit.js';
 import { createSqliteKeyStore } from './keys.js';
 import { createLockWait } from './lock-wait.js';
 import { createSqliteRateLimits } from './rate-limits.js';
@@ -130,7 +131,9 @@ function checkLockTimeout(ms: number): number {
  *   Only opening waits synchronously (up to `lockTimeoutMs`, before the store serves anything), and only
  *   when it must switch the file to WAL or migrate it while another process writes.
  * - `consumeCode` is one `UPDATE … WHERE consumed_at IS NULL … RETURNING`: exactly one of N concurrent
- *   calls wins, across connections and processes too.
+ *   calls wins, across connections and processes too. It commits through the same group commit as
+ *   `saveTokens` (group-commit.ts): the consumes and saves of one event-loop turn share one transaction and,
+ *   under `synchronous = 'full'`, one sync, each call in its own savepoint, in order.
  * - `saveTokens` checks the revocation tombstones inside the transaction that inserts the tokens; every
  *   revocation records its tombstone and deletes in one transaction (see `createSqliteTokenStore`).
  * - `updateClient` is one `UPDATE` of the given columns only, so concurrent updates of different fields
@@ -194,6 +197,17 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
 
   // Expired rows in batches of SQLITE_SWEEP_BATCH, the event loop free between them (sweeper.ts).
   const sweeper = startSweepLoop(prepareSqliteSweep(db), sweepSeconds * 1000);
+  // Code consumes and token saves: one transaction (one sync under FULL) per event-loop turn for all of them.
+  const groupCommit = createGroupCommit(db, lockWait);
+  const consume = groupCommit((codeHash: string): ConsumeResult<AuthorizationCodeRecord> => {
+    const now = Date.now();
+    const won = s.consumeCode.get(now, codeHash, now);
+    if (won) return { kind: 'consumed', record: rowToCode(won) };
+    // Not ours: either someone consumed it first (replay, still live; in this batch too, as calls of a
+    // batch run one after the other) or it is unknown or expired.
+    const live = s.findLiveCodeGrant.get(codeHash, now);
+    return live ? { kind: 'replayed', grantId: live.grant_id } : { kind: 'not_found' };
+  });
 
   return {
     clients: createSqliteClientStore(db, s, lockWait),
@@ -203,19 +217,12 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
         await lockWait.run(() => s.insertCode.run(codeToRow(record)));
       },
       async consumeCode(codeHash: string): Promise<ConsumeResult<AuthorizationCodeRecord>> {
-        // Run again whole after a lock: the UPDATE either did nothing or won and returned, never half.
-        return lockWait.run(() => {
-          const now = Date.now();
-          const won = s.consumeCode.get(now, codeHash, now);
-          if (won) return { kind: 'consumed', record: rowToCode(won) };
-          // Not ours: either someone consumed it first (replay, still live) or it is unknown or expired.
-          const live = s.findLiveCodeGrant.get(codeHash, now);
-          return live ? { kind: 'replayed', grantId: live.grant_id } : { kind: 'not_found' };
-        });
+        // After a lock the whole batch is rolled back and run again: the UPDATE either did nothing or won, never half.
+        return consume(codeHash);
       },
     },
 
-    tokens: createSqliteTokenStore(db, s, lockWait, revocations.bump),
+    tokens: createSqliteTokenStore(db, s, lockWait, groupCommit, revocations.bump),
 
     revocations: revocations.feed,
 

@@ -2,7 +2,7 @@
 import type { SqliteConnection } from './driver.js';
 import type { SaveTokensOptions, TokenRecord, TokenStore } from '../contract.js';
 import { STORE_POLICY } from '../store-policy.js';
-import { createGroupCommit } from './group-commit.js';
+import type { GroupCommit } from './group-commit.js';
 import type { SqliteLockWait } from './lock-wait.js';
 import { rowToToken, tokenToRow } from './rows.js';
 import type { SqliteStatements } from './statements.js';
@@ -18,15 +18,16 @@ function authorizedAtMs(options: SaveTokensOptions | undefined): number {
  * Tokens in the `tokens` table; revocations leave tombstones in `revoked_grants`, `revoked_clients` and
  * `revoked_client_users`, kept for `STORE_POLICY.revocationRetentionMs`.
  *
- * `saveTokens` goes through the group commit: the saves of one event-loop turn share one `BEGIN IMMEDIATE`
- * transaction, and each save's tombstone check runs in it, in order, right before that save's inserts.
+ * `saveTokens` goes through the store's group commit: the saves (and code consumes) of one event-loop turn
+ * share one `BEGIN IMMEDIATE` transaction, and each save's tombstone check runs in it, in order, right
+ * before that save's inserts.
  * Every revocation is a write transaction of its own, and SQLite runs one writer at a time (across
  * processes too), so a revocation falls wholly before a save (whose check then sees its tombstone) or
  * wholly after it (and deletes what it saved): exact, with no timing involved.
  * @see RFC 6749 §4.1.2 (replay revokes the grant), §10.4 (refresh tokens), RFC 7009 §2.1 (revocation).
  */
 export function createSqliteTokenStore(
-  db: SqliteConnection, s: SqliteStatements, lockWait: SqliteLockWait, onRevoked: () => void = () => {},
+  db: SqliteConnection, s: SqliteStatements, lockWait: SqliteLockWait, groupCommit: GroupCommit, onRevoked: () => void = () => {},
 ): Required<TokenStore> {
   const { run } = lockWait;
   /**
@@ -47,7 +48,7 @@ export function createSqliteTokenStore(
     return s.isRefused.get(params) === 1;
   }
 
-  const save = createGroupCommit(db, lockWait, (access: TokenRecord, refresh: TokenRecord | null, authorizedAt: number) => {
+  const save = groupCommit((access: TokenRecord, refresh: TokenRecord | null, authorizedAt: number) => {
     const now = Date.now();
     if (refused(access, authorizedAt, now) || (refresh !== null && refused(refresh, authorizedAt, now))) return false;
     s.insertToken.run(tokenToRow('access', access));
