@@ -35,7 +35,8 @@ export type RedisSweeper = SweepLoop;
  * drops them by itself. The index sets of a grant, an integration and a user at an integration are sorted
  * sets scored by expiry that expire with their last member and are pruned on every add; an index that gets
  * no more adds but keeps one long-lived member (a 30-day refresh token) would hold every expired member
- * until then. This sweep walks those sets with SCAN (`tokenFamily` is the keys' common start, see
+ * until then. That matters for the integration and user indexes, which gather many grants' tokens; a grant's
+ * own index holds only its own few. This sweep walks those sets with SCAN (`tokenFamily` is the keys' common start, see
  * createRedisKeys) and removes expired members, `SWEEP_BATCH` per script, so Redis never blocks for long;
  * every `intervalSeconds` (none when 0), on an unref'd timer re-armed after each run.
  * @see RFC 7009 §2.1 (revocation reads these indexes), RFC 6749 §10.3 (tokens expire).
@@ -47,7 +48,10 @@ export function startRedisSweeper(
   intervalSeconds: number,
   logger: RedisSweeperLogger,
 ): RedisSweeper {
-  const patterns = ['grant:*', 'ctok:*', 'utok:*'].map((family) => `${globLiteral(tokenFamily)}${family}`);
+  // One SCAN pass over the integration and user-at-integration indexes: they gather a member per token of
+  // many grants. A grant's own index is left to its TTL and the prune on add: it holds only that grant's
+  // tokens, and there is one per grant, so visiting each would cost a script per grant every run.
+  const patterns = [`${globLiteral(tokenFamily)}[cu]tok:*`];
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
