@@ -34,11 +34,9 @@ const yieldToIo = (): Promise<void> => new Promise((resolve) => setImmediate(res
  * @see RFC 6749 §10.5 (codes are short-lived), RFC 7009 §2.1 (tombstones kept for the retention only).
  */
 export function startSweepLoop(run: SweepRun, intervalMs: number): SweepLoop {
-  let stopped = false;
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<void> = Promise.resolve();
-
+  const state: LoopState = { stopped: false };
   let wake: (() => void) | null = null;
+  state.onStop = () => wake?.();
 
   /** Waits `ms` unless stop() wakes it first (close() must not wait out a pause). */
   function pause(ms: number): Promise<void> {
@@ -51,7 +49,7 @@ export function startSweepLoop(run: SweepRun, intervalMs: number): SweepLoop {
   async function once(paced: boolean): Promise<void> {
     const batches = run(Date.now());
     try {
-      while (!stopped) {
+      while (!state.stopped) {
         const started = performance.now();
         if (batches.next().done === true) return;
         // A timed run leaves the event loop to requests PACE times as long as its batch took, so a backlog
@@ -64,29 +62,57 @@ export function startSweepLoop(run: SweepRun, intervalMs: number): SweepLoop {
     }
   }
 
-  function queue(paced = false): Promise<void> {
-    const next = running.then(() => once(paced));
+  // A failed batch only ends its run: the next one retries (see above).
+  return scheduleRuns(state, once, intervalMs, () => undefined);
+}
+
+/**
+ * The same timing for a sweep whose batches are round trips to a database server (PostgreSQL, Redis): every
+ * `intervalMs` (none when `0`) on an unref'd timer re-armed after each run, one run at a time. `sweep` checks
+ * `isStopped()` between its batches; a run that fails goes to `onError` and the next one retries.
+ * @see RFC 6749 §10.5, RFC 7009 §2.1.
+ */
+export function startAsyncSweepLoop(
+  sweep: (isStopped: () => boolean) => Promise<void>,
+  intervalMs: number,
+  onError: (err: unknown) => void,
+): SweepLoop {
+  const state: LoopState = { stopped: false };
+  return scheduleRuns(state, () => sweep(() => state.stopped), intervalMs, onError);
+}
+
+interface LoopState {
+  stopped: boolean;
+  /** Called by stop(), before it waits for the run under way. */
+  onStop?: () => void;
+}
+
+/** The timer, the queue and stop() that every sweep shares. `timed` tells a run of the timer from sweepNow(). */
+function scheduleRuns(state: LoopState, runOnce: (timed: boolean) => Promise<void>, intervalMs: number, onError: (err: unknown) => void): SweepLoop {
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<void> = Promise.resolve();
+
+  function queue(timed: boolean): Promise<void> {
+    const next = running.then(() => (state.stopped ? undefined : runOnce(timed)));
     running = next.catch(() => undefined);
     return next;
   }
 
   function arm(): void {
-    if (stopped || intervalMs <= 0) return;
+    if (state.stopped || intervalMs <= 0) return;
     timer = setTimeout(() => {
       timer = null;
-      void queue(true)
-        .catch(() => undefined)
-        .finally(arm);
+      void queue(true).catch(onError).finally(arm);
     }, intervalMs);
     timer.unref();
   }
 
   arm();
   return {
-    sweepNow: () => (stopped ? Promise.resolve() : queue()),
+    sweepNow: () => queue(false),
     async stop() {
-      stopped = true;
-      wake?.();
+      state.stopped = true;
+      state.onStop?.();
       if (timer) clearTimeout(timer);
       timer = null;
       await running;

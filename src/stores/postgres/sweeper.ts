@@ -1,5 +1,5 @@
 // Background deletion of expired PostgreSQL rows, in small batches so requests never wait behind it.
-import type { SweepLoop } from '../sweep-loop.js';
+import { startAsyncSweepLoop, type SweepLoop } from '../sweep-loop.js';
 import type { PostgresTables } from './schema.js';
 import { prepareSql, type PostgresRunner } from './query.js';
 
@@ -39,46 +39,12 @@ export function startPostgresSweeper(
         SELECT ctid FROM ${table} WHERE expires_at <= $1 LIMIT ${BATCH} FOR UPDATE SKIP LOCKED))`,
     ),
   );
-  let stopped = false;
-  let running: Promise<void> | null = null;
-  let timer: NodeJS.Timeout | null = null;
-
-  async function sweep(): Promise<void> {
+  return startAsyncSweepLoop(async (isStopped) => {
     for (const sql of statements) {
-      for (let i = 0; i < MAX_BATCHES && !stopped; i++) {
+      for (let i = 0; i < MAX_BATCHES && !isStopped(); i++) {
         const { rowCount } = await db.query(sql, [new Date()]);
         if ((rowCount ?? 0) < BATCH) break;
       }
     }
-  }
-
-  function run(): Promise<void> {
-    const next = (running ?? Promise.resolve()).then(() => (stopped ? undefined : sweep()));
-    const settled: Promise<void> = next.catch(() => undefined).finally(() => {
-      if (running === settled) running = null;
-    });
-    running = settled;
-    return next;
-  }
-
-  function arm(): void {
-    if (stopped || intervalSeconds <= 0) return;
-    timer = setTimeout(() => {
-      timer = null;
-      run()
-        .catch((err: unknown) => logger.warn('express-oauth-router: PostgreSQL sweep of expired rows failed', err))
-        .finally(arm);
-    }, intervalSeconds * 1000);
-    timer.unref();
-  }
-
-  arm();
-  return {
-    sweepNow: run,
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
-    },
-  };
+  }, intervalSeconds * 1000, (err) => logger.warn('express-oauth-router: PostgreSQL sweep of expired rows failed', err));
 }

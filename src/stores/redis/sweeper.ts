@@ -1,9 +1,8 @@
 // Prunes expired members from the Redis store's token index sets, which outlive their tokens until an add or their own TTL.
-import type { SweepLoop } from '../sweep-loop.js';
 import { createHash } from 'node:crypto';
 import type { RedisSend } from './grants.js';
 import type { RedisScript, RunScript } from './scripts.js';
-import { SWEEP_BATCH } from '../sweep-loop.js';
+import { SWEEP_BATCH, startAsyncSweepLoop, type SweepLoop } from '../sweep-loop.js';
 
 /**
  * KEYS index; ARGV nowMs, limit. Removes up to `limit` members scored (by their token's expiry) at or before
@@ -52,51 +51,17 @@ export function startRedisSweeper(
   // many grants. A grant's own index is left to its TTL and the prune on add: it holds only that grant's
   // tokens, and there is one per grant, so visiting each would cost a script per grant every run.
   const patterns = [`${globLiteral(tokenFamily)}[cu]tok:*`];
-  let stopped = false;
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<void> | null = null;
-
-  async function sweep(): Promise<void> {
+  return startAsyncSweepLoop(async (isStopped) => {
     for (const pattern of patterns) {
       let cursor = '0';
       do {
-        if (stopped) return;
+        if (isStopped()) return;
         const [next, keys] = (await send(['SCAN', cursor, 'MATCH', pattern, 'COUNT', String(SWEEP_BATCH), 'TYPE', 'zset'])) as [string, string[]];
         cursor = next;
         for (const key of keys) {
-          while (!stopped && Number(await run(PRUNE_INDEX, [key], [String(Date.now()), String(SWEEP_BATCH)])) === SWEEP_BATCH);
+          while (!isStopped() && Number(await run(PRUNE_INDEX, [key], [String(Date.now()), String(SWEEP_BATCH)])) === SWEEP_BATCH);
         }
       } while (cursor !== '0');
     }
-  }
-
-  function sweepNow(): Promise<void> {
-    const next = (running ?? Promise.resolve()).then(() => (stopped ? undefined : sweep()));
-    const settled: Promise<void> = next.catch(() => undefined).finally(() => {
-      if (running === settled) running = null;
-    });
-    running = settled;
-    return next;
-  }
-
-  function arm(): void {
-    if (stopped || intervalSeconds <= 0) return;
-    timer = setTimeout(() => {
-      timer = null;
-      sweepNow()
-        .catch((err: unknown) => logger.warn('express-oauth-router: Redis sweep of expired index members failed', err))
-        .finally(arm);
-    }, intervalSeconds * 1000);
-    timer.unref();
-  }
-
-  arm();
-  return {
-    sweepNow,
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
-    },
-  };
+  }, intervalSeconds * 1000, (err) => logger.warn('express-oauth-router: Redis sweep of expired index members failed', err));
 }
