@@ -1,6 +1,6 @@
 // requireBearer(): protects the host's API routes with the access tokens this server issued (RFC 6750).
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { Store } from '../stores/contract.js';
+import type { RevocationMark, Store } from '../stores/contract.js';
 import type { ResolvedOptions } from '../options.js';
 import type { BearerAuth, RequireBearerOptions } from '../types.js';
 import { hashSecret } from '../crypto/hash-secret.js';
@@ -62,16 +62,23 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
     : null;
 
   /**
-   * The token's auth from the store (RFC 6750 §3.1: unknown, expired or revoked → null), through the cache.
+   * The token's auth from the cache, synchronously: `undefined` on a miss (or without a cache), so that a
+   * hit costs no promise and no microtask. `hashed` carries the hash and the mark to the lookup after a miss.
+   */
+  function fromCache(token: string, hashed: { tokenHash: string; mark: RevocationMark }): BearerAuth | undefined {
+    hashed.tokenHash = hashSecret(token);
+    if (!cache) return undefined;
+    // The mark is taken before the lookup that may follow: an answer is cached only if it still holds after.
+    hashed.mark = cache.mark();
+    return cache.get(hashed.tokenHash, hashed.mark, Date.now());
+  }
+
+  /**
+   * The token's auth from the store (RFC 6750 §3.1: unknown, expired or revoked → null), after a cache miss.
    * `verifyFirst` (a JWT under `jwt.checkRevocation`) must pass before the store is asked; a cache hit skips
    * it, since only a token that passed it and was found in the store is ever cached.
    */
-  async function lookUp(token: string, verifyFirst?: JwtVerifier): Promise<BearerAuth | null> {
-    const tokenHash = hashSecret(token);
-    const mark = cache ? cache.mark() : null;
-    const now = Date.now();
-    const cached = cache?.get(tokenHash, mark, now);
-    if (cached) return cached;
+  async function lookUp(token: string, { tokenHash, mark }: { tokenHash: string; mark: RevocationMark }, verifyFirst?: JwtVerifier): Promise<BearerAuth | null> {
     if (verifyFirst && !(await verifyFirst(token))) return null;
     const record = await store.tokens.findAccessToken(tokenHash);
     if (!record || record.expiresAt.getTime() <= Date.now()) return null;
@@ -95,39 +102,8 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
     checkScopeTokens(required);
     const scopeText = required.join(' ');
 
-    /** The check itself: calls `next()` when the token is good, otherwise answers the refusal. */
-    async function check(req: Request, res: Response, next: NextFunction): Promise<void> {
-      let header: string | undefined;
-      try {
-        header = singleAuthorizationHeader(req);
-      } catch (err) {
-        const description = (err as Error).message;
-        reject(source, res, 400, bearerChallenge(realm, { error: 'invalid_request', description }), oauthErrorBody('invalid_request', description));
-        return;
-      }
-      if (header === undefined || !ANY_BEARER.test(header)) {
-        reject(source, res, 401, missing, { error_description: 'a bearer access token is required' });
-        return;
-      }
-      const match = BEARER.exec(header);
-      if (!match) {
-        const description = 'the Authorization header is not a valid Bearer credential';
-        reject(source, res, 400, bearerChallenge(realm, { error: 'invalid_request', description }), oauthErrorBody('invalid_request', description));
-        return;
-      }
-      const token = match[1]!;
-      let auth: BearerAuth | null;
-      try {
-        if (verifyJwt && looksLikeJws(token)) {
-          auth = checkJwtRevocation ? await lookUp(token, verifyJwt) : await verifyJwt(token);
-        } else {
-          auth = await lookUp(token);
-        }
-      } catch (err) {
-        const oauthError = toOAuthError(err, options.logger);
-        reject(source, res, oauthError.status, null, toErrorBody(oauthError));
-        return;
-      }
+    /** Answers 401 `invalid_token`, or 403 when the scope falls short; otherwise admits the request. */
+    function decide(auth: BearerAuth | null, req: Request, res: Response, next: NextFunction): void {
       if (!auth) {
         const description = 'the access token is invalid, expired or revoked';
         reject(source, res, 401, bearerChallenge(realm, { error: 'invalid_token', description }), oauthErrorBody('invalid_token', description));
@@ -142,20 +118,77 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
       next();
     }
 
-    return function requireBearerToken(req: Request, res: Response, next: NextFunction): Promise<void> {
+    /** After a cache miss: verify (JWT) or look up, then decide; a store outage answers its RFC error. */
+    async function verify(token: string, hashed: { tokenHash: string; mark: RevocationMark }, req: Request, res: Response, next: NextFunction): Promise<void> {
+      let auth: BearerAuth | null;
+      try {
+        if (verifyJwt && looksLikeJws(token)) {
+          auth = checkJwtRevocation ? await lookUp(token, hashed, verifyJwt) : await verifyJwt(token);
+        } else {
+          auth = await lookUp(token, hashed);
+        }
+      } catch (err) {
+        const oauthError = toOAuthError(err, options.logger);
+        reject(source, res, oauthError.status, null, toErrorBody(oauthError));
+        return;
+      }
+      decide(auth, req, res, next);
+    }
+
+    /**
+     * The check itself: calls `next()` when the token is good, otherwise answers the refusal. A token served
+     * from the cache is decided synchronously; anything else returns the promise of its verification.
+     */
+    function check(req: Request, res: Response, next: NextFunction): Promise<void> | undefined {
+      let header: string | undefined;
+      try {
+        header = singleAuthorizationHeader(req);
+      } catch (err) {
+        const description = (err as Error).message;
+        reject(source, res, 400, bearerChallenge(realm, { error: 'invalid_request', description }), oauthErrorBody('invalid_request', description));
+        return undefined;
+      }
+      if (header === undefined || !ANY_BEARER.test(header)) {
+        reject(source, res, 401, missing, { error_description: 'a bearer access token is required' });
+        return undefined;
+      }
+      const match = BEARER.exec(header);
+      if (!match) {
+        const description = 'the Authorization header is not a valid Bearer credential';
+        reject(source, res, 400, bearerChallenge(realm, { error: 'invalid_request', description }), oauthErrorBody('invalid_request', description));
+        return undefined;
+      }
+      const token = match[1]!;
+      const hashed = { tokenHash: '', mark: null as RevocationMark };
+      // A JWT checked by signature alone never touches the cache: its record is not what decides.
+      const cached = verifyJwt && !checkJwtRevocation && looksLikeJws(token) ? undefined : fromCache(token, hashed);
+      if (cached) {
+        decide(cached, req, res, next);
+        return undefined;
+      }
+      return verify(token, hashed, req, res, next);
+    }
+
+    return function requireBearerToken(req: Request, res: Response, next: NextFunction): Promise<void> | undefined {
       if (!bearerCheckChannel.hasSubscribers) return check(req, res, next);
       const timedFrom = performance.now();
       const publish = (outcome: BearerCheckMessage['outcome']): void => {
         bearerCheckChannel.publish({ source, outcome, seconds: (performance.now() - timedFrom) / 1000 } satisfies BearerCheckMessage);
       };
       let passed = false;
-      return check(req, res, () => {
+      const done = (): void => {
+        if (!passed) publish('error');
+      };
+      const pending = check(req, res, () => {
         passed = true;
         publish('success');
         next();
-      }).then(() => {
-        if (!passed) publish('error');
       });
+      if (pending === undefined) {
+        done();
+        return undefined;
+      }
+      return pending.then(done);
     };
   };
 }
