@@ -68,7 +68,7 @@ const SCENARIOS = [
       if (request.headers.authorization.split('.').length !== 3) throw new Error('accessTokenFormat: "jwt" was accepted but the token is not a JWT');
       return request;
     },
-    ratioTo: 'open', target: 0.93, optional: true,
+    ratioTo: 'open', target: 0.95, optional: true,
   },
   // PostgreSQL and Redis (OAUTH_BENCH_POSTGRES_URL, OAUTH_BENCH_REDIS_URL): a schema / key prefix per server child,
   // dropped when it stops; skipped, with the reason printed, when the service cannot be reached.

@@ -3,6 +3,7 @@ import type { AuthorizationCodeRecord } from '../stores/contract.js';
 import type { AuthenticatedUser } from '../user-auth.js';
 import type { PendingAuthorization } from '../http/oauth-session.js';
 import type { PageContext } from './page-context.js';
+import { createGrantId } from '../crypto/random-grant-id.js';
 import { createRandomToken } from '../crypto/random-token.js';
 import { hashSecret } from '../crypto/hash-secret.js';
 import { redirectUriWithParams } from '../http/redirect-uri-with-params.js';
@@ -19,7 +20,7 @@ export async function issueCodeRedirect(context: PageContext, pending: PendingAu
   const code = createRandomToken();
   const record: AuthorizationCodeRecord = {
     codeHash: hashSecret(code),
-    grantId: createRandomToken(),
+    grantId: createGrantId(),
     clientId: pending.clientId,
     userId: user.id,
     redirectUri: pending.redirectUri,

@@ -1,7 +1,7 @@
 // The client_credentials grant: the integration gets an access token for itself (SPEC §4.4).
 import type { GrantHandler } from './grant-context.js';
 import { issueTokens } from './issue-tokens.js';
-import { createRandomToken } from '../crypto/random-token.js';
+import { createGrantId } from '../crypto/random-grant-id.js';
 import { grantScope } from '../checks/grant-scope.js';
 
 /**
@@ -19,7 +19,7 @@ export const clientCredentialsGrant: GrantHandler = {
     const scope = grantScope(requestedScope, context.client.allowedScopes, context.options);
     return issueTokens(context, {
       grantType: 'client_credentials',
-      grantId: createRandomToken(),
+      grantId: createGrantId(),
       userId: null,
       scope,
       withRefreshToken: false,

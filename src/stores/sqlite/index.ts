@@ -15,6 +15,7 @@ import { openWithRetry } from './open-with-retry.js';
 import { prepareSqliteStatements } from './statements.js';
 import { createSqliteTokenStore } from './tokens.js';
 import { createSqliteRevocationFeed } from './revocation-feed.js';
+import { createSqliteChangeWatch } from './change-watch.js';
 import { prepareSqliteSweep } from './sweeper.js';
 import { startSweepLoop } from '../sweep-loop.js';
 
@@ -191,7 +192,8 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
   // Preparing reads the schema, which can meet another process's WAL recovery: still under the busy wait.
   const s = prepareSqliteStatements(db);
   const counters = createSqliteRateLimits(db, lockWait);
-  const revocations = createSqliteRevocationFeed(db);
+  const watch = createSqliteChangeWatch(db);
+  const revocations = createSqliteRevocationFeed(watch);
   // From now on a lock is reported at once and waited for on a timer (lock-wait.ts).
   db.pragma('busy_timeout = 0');
 
@@ -210,7 +212,7 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
   });
 
   return {
-    clients: createSqliteClientStore(db, s, lockWait),
+    clients: createSqliteClientStore(db, s, lockWait, watch),
 
     codes: {
       async saveCode(record: AuthorizationCodeRecord): Promise<void> {
