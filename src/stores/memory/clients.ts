@@ -1,16 +1,16 @@
 // The memory store's integrations: insert-only create and field-by-field update, each in one synchronous block.
 import type { ClientChanges, ClientStore, OAuthClient } from '../contract.js';
 import { applyClientChanges, compareClients } from '../store-policy.js';
-import { decode, encode, type Ready } from './codec.js';
+import { decode, encode, type Ready, type Encoded } from './codec.js';
 
 /**
- * Integrations in a Map of JSON strings. `updateClient` reads, applies the given fields and writes with no
+ * Integrations in a Map of stored copies. `updateClient` reads, applies the given fields and writes with no
  * await in between, so a disable racing a secret rotation keeps both changes. `deleteClient` calls
  * `onDelete` in the same synchronous block, which drops the integration's codes, consents and tokens.
  * @see RFC 6749 §2 (client registration).
  */
 export function createMemoryClientStore(ready: Ready, onDelete: (clientId: string) => void): Required<ClientStore> {
-  const clients = new Map<string, string>();
+  const clients = new Map<string, Encoded>();
   return {
     async findClient(clientId: string): Promise<OAuthClient | null> {
       await ready();

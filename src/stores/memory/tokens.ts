@@ -1,7 +1,7 @@
 // The memory store's tokens: every check-and-write in one synchronous block, revocations kept as tombstones.
 import type { SaveTokensOptions, TokenRecord, TokenStore } from '../contract.js';
 import { STORE_POLICY } from '../store-policy.js';
-import { decode, encode, isLive, pairKey, type Ready } from './codec.js';
+import { decode, encode, isLive, pairKey, type Ready, type Encoded } from './codec.js';
 import { SWEEP_BATCH } from '../sweep-loop.js';
 
 type TokenKind = 'access' | 'refresh';
@@ -29,13 +29,13 @@ export interface MemoryTokenStore {
 }
 
 /**
- * Tokens in Maps of JSON strings. Every method does its checks and writes with no await in between, so a
+ * Tokens in Maps of stored copies. Every method does its checks and writes with no await in between, so a
  * `saveTokens` racing a revocation runs wholly before it (and is removed by it) or wholly after it (and is
  * refused by its tombstone): exact, with no timing involved.
  * @see RFC 6749 §4.1.2 (replay revokes the grant), RFC 7009 §2.1 (revocation).
  */
 export function createMemoryTokenStore(ready: Ready): MemoryTokenStore {
-  const tokens = new Map<string, string>();
+  const tokens = new Map<string, Encoded>();
   /** grantId → token hashes, so that revoking a grant does not scan every token. */
   const tokensByGrant = new Map<string, Set<string>>();
   const revokedGrants = new Map<string, Tombstone>();
