@@ -72,13 +72,18 @@ export function createAccessTokenVerifier(keys: KeyRing, options: ResolvedOption
     return copy(auth);
   }
 
-  return async function verifyAccessToken(token: string): Promise<BearerAuth | null> {
-    const cached = verified.get(token);
-    if (cached) {
-      if (cached.expiresAt.getTime() > Date.now()) return copy(cached);
-      verified.delete(token);
-      return null;
-    }
+  /** A token verified before: its auth (`null` once expired); `undefined` when it has not been verified. */
+  function cached(token: string): BearerAuth | null | undefined {
+    const auth = verified.get(token);
+    if (!auth) return undefined;
+    if (auth.expiresAt.getTime() > Date.now()) return copy(auth);
+    verified.delete(token);
+    return null;
+  }
+
+  async function verifyAccessToken(token: string): Promise<BearerAuth | null> {
+    const known = cached(token);
+    if (known !== undefined) return known;
     if (!looksLikeJws(token)) return null;
     const [headerPart, payloadPart, signaturePart] = token.split('.') as [string, string, string];
     const header = decodeJsonObjectSegment(headerPart);
@@ -113,5 +118,8 @@ export function createAccessTokenVerifier(keys: KeyRing, options: ResolvedOption
       issuer: iss,
       expiresAt: new Date(exp * 1000),
     });
-  };
+  }
+
+  // `cached` lets requireBearer decide a token verified before without a promise.
+  return Object.assign(verifyAccessToken, { cached });
 }

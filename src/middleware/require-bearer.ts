@@ -16,8 +16,13 @@ import { createBearerCache, type BearerCache } from './bearer-cache.js';
 import { bearerCheckChannel, reportErrorAnswer, type BearerCheckMessage } from '../metrics/channels.js';
 import type { OAuthEvents } from '../events/oauth-events.js';
 
-/** Verifies a JWT access token locally (RFC 9068 §4); `null` when it is not valid. */
-export type JwtVerifier = (token: string) => Promise<BearerAuth | null>;
+/**
+ * Verifies a JWT access token locally (RFC 9068 §4); `null` when it is not valid. `cached`, when present,
+ * answers synchronously for a token verified before (`null` once expired), `undefined` for any other.
+ */
+export type JwtVerifier = ((token: string) => Promise<BearerAuth | null>) & {
+  readonly cached?: (token: string) => BearerAuth | null | undefined;
+};
 
 // RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token; b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
@@ -160,9 +165,10 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
       }
       const token = match[1]!;
       const hashed = { tokenHash: '', mark: null as RevocationMark };
-      // A JWT checked by signature alone never touches the cache: its record is not what decides.
-      const cached = verifyJwt && !checkJwtRevocation && looksLikeJws(token) ? undefined : fromCache(token, hashed);
-      if (cached) {
+      // A JWT checked by signature alone never touches the bearer cache (its record is not what decides) but
+      // the verifier's own memory of tokens whose signature it checked.
+      const cached = verifyJwt && !checkJwtRevocation && looksLikeJws(token) ? verifyJwt.cached?.(token) : fromCache(token, hashed);
+      if (cached !== undefined) {
         decide(cached, req, res, next);
         return undefined;
       }
