@@ -8,6 +8,7 @@ import type {
   ConsentStore,
   ConsumeResult,
   OAuthClient,
+  RevocationMark,
   TokenEndpointAuthMethod,
 } from '../contract.js';
 import type { PostgresTables } from './schema.js';
@@ -34,6 +35,25 @@ interface ClientRow {
 
 const CLIENT_COLUMNS =
   'client_id, client_secret_hash, name, flow, redirect_uris, allowed_scopes, require_pkce, credentials_issued_at, created_at, disabled, token_endpoint_auth_method, previous_client_secret_hash, previous_client_secret_expires_at';
+
+/** What the integrations part needs of the revocation feed: its channel, its mark and its bump. */
+export interface ClientChangeFeed {
+  readonly channel: string;
+  mark(): RevocationMark;
+  bump(): void;
+}
+
+/** A caller's own copy of a kept integration: arrays and dates are not shared with the copies. */
+function copyClient(client: OAuthClient): OAuthClient {
+  return {
+    ...client,
+    redirectUris: [...client.redirectUris],
+    allowedScopes: [...client.allowedScopes],
+    credentialsIssuedAt: new Date(client.credentialsIssuedAt.getTime()),
+    createdAt: new Date(client.createdAt.getTime()),
+    ...(client.previousClientSecretExpiresAt ? { previousClientSecretExpiresAt: new Date(client.previousClientSecretExpiresAt.getTime()) } : {}),
+  };
+}
 
 function toClient(row: ClientRow): OAuthClient {
   return {
@@ -78,13 +98,24 @@ const CHANGE_COLUMNS: Readonly<Record<keyof ClientChanges, readonly [column: str
  * version, so a disable and a secret rotation racing each other both survive (never a read-modify-write).
  * `listClients` orders by created_at, then client_id byte by byte (COLLATE "C": 'B' < 'a'). `deleteClient` is
  * one statement of data-modifying CTEs (the row, its codes, consents and tokens).
- * @see RFC 6749 §2 (client registration).
+ *
+ * Every write also calls `pg_notify` on the revocation feed's channel in the same statement (sent at
+ * COMMIT, heard by every instance) and bumps this instance's mark before it resolves: a disable, rotation or
+ * deletion moves every feed's mark like a revocation (and a deletion does remove tokens). That lets
+ * `findClient`, asked on every token request, answer from copies of the rows it read while the mark has
+ * not moved: a row is kept only if the mark taken before its SELECT still holds after it, unknown ids are
+ * never kept, and a feed that is down or unsure (`null`) keeps nothing. A change made through another
+ * instance is seen within the notification latency, as a revocation is.
+ * @see RFC 6749 §2 (client registration), RFC 7009 §2.1.
  */
-export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables): Required<ClientStore> {
+export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables, feed: ClientChangeFeed): Required<ClientStore> {
   const find = prepareSql(`SELECT ${CLIENT_COLUMNS} FROM ${t.clients} WHERE client_id = $1`);
+  // The channel is a checked hex name (revocation-feed.ts), so it can be spliced in as a literal.
+  const notify = `pg_notify('${feed.channel}', '')`;
   const create = prepareSql(
-    `INSERT INTO ${t.clients} (${CLIENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-     ON CONFLICT (client_id) DO NOTHING RETURNING client_id`,
+    `WITH c AS (INSERT INTO ${t.clients} (${CLIENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+       ON CONFLICT (client_id) DO NOTHING RETURNING client_id)
+     SELECT c.client_id FROM c, ${notify} AS n`,
   );
   const list = prepareSql(`SELECT ${CLIENT_COLUMNS} FROM ${t.clients} ORDER BY created_at, client_id COLLATE "C"`);
   // One statement, so one atomic step: the row, and only if it existed, its codes, consents and tokens.
@@ -93,7 +124,7 @@ export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables)
        k AS (DELETE FROM ${t.codes} WHERE client_id = $1 AND EXISTS (SELECT 1 FROM c)),
        n AS (DELETE FROM ${t.consents} WHERE client_id = $1 AND EXISTS (SELECT 1 FROM c)),
        x AS (DELETE FROM ${t.tokens} WHERE client_id = $1 AND EXISTS (SELECT 1 FROM c))
-     SELECT count(*)::int AS deleted FROM c`,
+     SELECT count(*)::int AS deleted FROM c, ${notify} AS n`,
   );
   /** One statement per set of changed fields (at most 127), prepared once per connection like the others. */
   const updates = new Map<string, PreparedSql>();
@@ -102,21 +133,54 @@ export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables)
     let sql = updates.get(signature);
     if (!sql) {
       const set = fields.map((field, i) => `${CHANGE_COLUMNS[field][0]} = $${i + 2}::${CHANGE_COLUMNS[field][1]}`);
-      sql = prepareSql(`UPDATE ${t.clients} SET ${set.join(', ')} WHERE client_id = $1 RETURNING ${CLIENT_COLUMNS}`);
+      sql = prepareSql(
+        `WITH u AS (UPDATE ${t.clients} SET ${set.join(', ')} WHERE client_id = $1 RETURNING ${CLIENT_COLUMNS})
+         SELECT u.* FROM u, ${notify} AS n`,
+      );
       updates.set(signature, sql);
     }
     return sql;
   }
 
+  const copies = new Map<string, OAuthClient>();
+  let copiesMark: RevocationMark = null;
+  /** The feed's mark now, the copies dropped when it moved (or is null). */
+  function mark(): RevocationMark {
+    const now = feed.mark();
+    if (now === null || now !== copiesMark) {
+      copies.clear();
+      copiesMark = now;
+    }
+    return now;
+  }
+  /** Runs an integration write and moves this instance's mark, committed or not (a failed COMMIT may have committed). */
+  async function write<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } finally {
+      feed.bump();
+    }
+  }
+
   async function findClient(clientId: string): Promise<OAuthClient | null> {
+    const before = mark();
+    const copy = before === null ? undefined : copies.get(clientId);
+    if (copy) return copyClient(copy);
     const { rows } = await db.query<ClientRow>(find, [clientId]);
-    return rows[0] ? toClient(rows[0]) : null;
+    if (!rows[0]) return null;
+    const client = toClient(rows[0]);
+    if (before !== null && mark() === before) {
+      // 10,000 integrations is far past any deployment's count; past it, start over rather than grow.
+      if (copies.size >= 10_000) copies.clear();
+      copies.set(clientId, copyClient(client));
+    }
+    return client;
   }
 
   return {
     findClient,
     async createClient(c) {
-      const { rows } = await db.query(create, [
+      const { rows } = await write(() => db.query(create, [
         c.clientId,
         c.clientSecretHash,
         c.name,
@@ -130,7 +194,7 @@ export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables)
         c.tokenEndpointAuthMethod ?? null,
         c.previousClientSecretHash ?? null,
         c.previousClientSecretExpiresAt ?? null,
-      ]);
+      ]));
       return rows.length === 1;
     },
     async updateClient(clientId, changes) {
@@ -141,7 +205,7 @@ export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables)
         const value = defined[field];
         return Array.isArray(value) ? [...(value as readonly string[])] : value;
       });
-      const { rows } = await db.query<ClientRow>(updateSql(fields), [clientId, ...values]);
+      const { rows } = await write(() => db.query<ClientRow>(updateSql(fields), [clientId, ...values]));
       return rows[0] ? toClient(rows[0]) : null;
     },
     async listClients() {
@@ -149,7 +213,7 @@ export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables)
       return rows.map(toClient);
     },
     async deleteClient(clientId) {
-      const { rows } = await db.query<{ deleted: number }>(remove, [clientId]);
+      const { rows } = await write(() => db.query<{ deleted: number }>(remove, [clientId]));
       return rows[0]?.deleted === 1;
     },
   };
