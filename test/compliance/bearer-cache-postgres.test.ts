@@ -10,7 +10,7 @@ import { createPostgresStore, type PostgresStore } from '../../src/stores/postgr
 import { postgresRevocationChannel } from '../../src/stores/postgres/revocation-feed.js';
 import { hashSecret } from '../../src/crypto/hash-secret.js';
 import type { RevocationMark, Store } from '../../src/stores/contract.js';
-import { buildClient } from '../../src/testing/conformance-fixtures.js';
+import { clientCopiesCases } from '../helpers/client-copies.js';
 
 const url = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
 if (!url) console.info('PostgreSQL bearer-cache tests skipped: set OAUTH_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test to run them');
@@ -139,18 +139,18 @@ describe.skipIf(!url)('requireBearer cache on PostgreSQL, revoked by another ins
 });
 
 describe.skipIf(!url)('integrations on PostgreSQL: copies kept while the feed vouches, dropped on a change by any instance (issue 10)', () => {
-  /** Two instances on one schema; A's pool counts the SELECTs of the clients table. */
-  async function twoStores(): Promise<{ a: PostgresStore; b: PostgresStore; selects: () => number }> {
+  clientCopiesCases(async () => {
     const schema = freshSchema();
     cleanups.push(() => admin?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
+    // A's own pool, counting the SELECTs of the clients table.
     const pool = new pg.Pool({ connectionString: url, max: 4 });
     cleanups.push(() => pool.end());
-    let selects = 0;
+    let reads = 0;
     const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
     (pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
       const config = args[0] as { text?: string } | string;
       const text = typeof config === 'string' ? config : config.text ?? '';
-      if (/^SELECT .* FROM "[^"]+"\."clients" WHERE client_id = \$1$/s.test(text)) selects += 1;
+      if (/^SELECT .* FROM "[^"]+"\."clients" WHERE client_id = \$1$/s.test(text)) reads += 1;
       return query(...args);
     };
     const a = await createPostgresStore({ pool, schema, sweepIntervalSeconds: 0, queryTimeoutMs: 2000, logger: { warn: () => undefined } });
@@ -158,49 +158,6 @@ describe.skipIf(!url)('integrations on PostgreSQL: copies kept while the feed vo
     const b = await openStore(schema);
     await expect.poll(() => a.revocations!.mark(), NOTIFIED).not.toBeNull();
     await expect.poll(() => b.revocations!.mark(), NOTIFIED).not.toBeNull();
-    return { a, b, selects: () => selects };
-  }
-
-  it('answers a known integration again without a query while the mark holds', async () => {
-    const { a, b, selects } = await twoStores();
-    const { client } = buildClient();
-    const before = a.revocations!.mark();
-    await b.clients.createClient!(client);
-    // B's write notifies A too (a spurious drop of nothing): wait for it so it does not land mid-test.
-    await expect.poll(() => a.revocations!.mark(), NOTIFIED).not.toBe(before);
-    expect(await a.clients.findClient(client.clientId)).toEqual(client);
-    const after = selects();
-    expect(after).toBeGreaterThan(0);
-    for (let i = 0; i < 3; i += 1) expect(await a.clients.findClient(client.clientId)).toEqual(client);
-    expect(selects(), 'served from the copy').toBe(after);
-  });
-
-  it("sees another instance's disable, secret rotation and deletion once its notification arrives", async () => {
-    const { a, b } = await twoStores();
-    const { client } = buildClient();
-    await b.clients.createClient!(client);
-    expect((await a.clients.findClient(client.clientId))?.disabled).toBe(false);
-    await b.clients.updateClient!(client.clientId, { disabled: true });
-    await expect.poll(async () => (await a.clients.findClient(client.clientId))?.disabled, NOTIFIED).toBe(true);
-    await b.clients.updateClient!(client.clientId, { clientSecretHash: 'rotated-hash' });
-    await expect.poll(async () => (await a.clients.findClient(client.clientId))?.clientSecretHash, NOTIFIED).toBe('rotated-hash');
-    const before = a.revocations!.mark();
-    await b.clients.deleteClient!(client.clientId);
-    // The deletion removes the integration's tokens: it moves every instance's revocation feed too.
-    await expect.poll(() => a.revocations!.mark(), NOTIFIED).not.toBe(before);
-    expect(await a.clients.findClient(client.clientId)).toBeNull();
-  });
-
-  it("sees its own instance's writes at once, and keeps no copy of an unknown id", async () => {
-    const { a, b } = await twoStores();
-    const { client } = buildClient();
-    expect(await a.clients.findClient(client.clientId)).toBeNull();
-    await b.clients.createClient!(client);
-    expect(await a.clients.findClient(client.clientId)).toEqual(client);
-    await a.clients.updateClient!(client.clientId, { name: 'Renamed' });
-    expect((await a.clients.findClient(client.clientId))?.name).toBe('Renamed');
-    const found = await a.clients.findClient(client.clientId);
-    (found!.redirectUris as string[]).push('https://evil.example.com/cb');
-    expect((await a.clients.findClient(client.clientId))?.redirectUris).toEqual(client.redirectUris);
+    return { a, b, reads: () => reads };
   });
 });

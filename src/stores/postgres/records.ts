@@ -8,12 +8,12 @@ import type {
   ConsentStore,
   ConsumeResult,
   OAuthClient,
-  RevocationMark,
   TokenEndpointAuthMethod,
 } from '../contract.js';
 import type { PostgresTables } from './schema.js';
 import { CLIENT_CHANGE_FIELDS, definedClientChanges } from '../store-policy.js';
 import { prepareSql, type PostgresRunner, type PreparedSql } from './query.js';
+import { createClientCopies, type ClientChangeFeed } from '../client-copies.js';
 
 interface ClientRow {
   client_id: string;
@@ -35,25 +35,6 @@ interface ClientRow {
 
 const CLIENT_COLUMNS =
   'client_id, client_secret_hash, name, flow, redirect_uris, allowed_scopes, require_pkce, credentials_issued_at, created_at, disabled, token_endpoint_auth_method, previous_client_secret_hash, previous_client_secret_expires_at';
-
-/** What the integrations part needs of the revocation feed: its channel, its mark and its bump. */
-export interface ClientChangeFeed {
-  readonly channel: string;
-  mark(): RevocationMark;
-  bump(): void;
-}
-
-/** A caller's own copy of a kept integration: arrays and dates are not shared with the copies. */
-function copyClient(client: OAuthClient): OAuthClient {
-  return {
-    ...client,
-    redirectUris: [...client.redirectUris],
-    allowedScopes: [...client.allowedScopes],
-    credentialsIssuedAt: new Date(client.credentialsIssuedAt.getTime()),
-    createdAt: new Date(client.createdAt.getTime()),
-    ...(client.previousClientSecretExpiresAt ? { previousClientSecretExpiresAt: new Date(client.previousClientSecretExpiresAt.getTime()) } : {}),
-  };
-}
 
 function toClient(row: ClientRow): OAuthClient {
   return {
@@ -142,17 +123,7 @@ export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables,
     return sql;
   }
 
-  const copies = new Map<string, OAuthClient>();
-  let copiesMark: RevocationMark = null;
-  /** The feed's mark now, the copies dropped when it moved (or is null). */
-  function mark(): RevocationMark {
-    const now = feed.mark();
-    if (now === null || now !== copiesMark) {
-      copies.clear();
-      copiesMark = now;
-    }
-    return now;
-  }
+  const copies = createClientCopies(() => feed.mark());
   /** Runs an integration write and moves this instance's mark, committed or not (a failed COMMIT may have committed). */
   async function write<T>(run: () => Promise<T>): Promise<T> {
     try {
@@ -163,18 +134,10 @@ export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables,
   }
 
   async function findClient(clientId: string): Promise<OAuthClient | null> {
-    const before = mark();
-    const copy = before === null ? undefined : copies.get(clientId);
-    if (copy) return copyClient(copy);
-    const { rows } = await db.query<ClientRow>(find, [clientId]);
-    if (!rows[0]) return null;
-    const client = toClient(rows[0]);
-    if (before !== null && mark() === before) {
-      // 10,000 integrations is far past any deployment's count; past it, start over rather than grow.
-      if (copies.size >= 10_000) copies.clear();
-      copies.set(clientId, copyClient(client));
-    }
-    return client;
+    return copies.find(clientId, async () => {
+      const { rows } = await db.query<ClientRow>(find, [clientId]);
+      return rows[0] ? toClient(rows[0]) : null;
+    });
   }
 
   return {

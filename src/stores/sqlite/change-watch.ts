@@ -21,6 +21,11 @@ export interface SqliteChangeWatch {
   others(): number | null;
   /** This connection's own writes, shared by every store object on it: bump after each commits (or fails). */
   readonly own: OwnWrites;
+  /**
+   * A mark (a generation) that moves when another connection has committed or this one's `own[kind]` count
+   * has, and is `null` while the file cannot be read.
+   */
+  markOf(kind: keyof OwnWrites): () => number | null;
 }
 
 /**
@@ -45,25 +50,42 @@ export function createSqliteChangeWatch(db: SqliteConnection): SqliteChangeWatch
   const endTurn = (): void => {
     readThisTurn = false;
   };
+  function others(): number | null {
+    if (!db.open) return null;
+    if (readThisTurn) return generation;
+    let current: number | undefined;
+    try {
+      current = dataVersion.get();
+    } catch {
+      return null;
+    }
+    if (current === undefined) return null;
+    readThisTurn = true;
+    setImmediate(endTurn);
+    if (current !== seen) {
+      seen = current;
+      generation += 1;
+    }
+    return generation;
+  }
+  const shared = own;
   return {
     own,
-    others() {
-      if (!db.open) return null;
-      if (readThisTurn) return generation;
-      let current: number | undefined;
-      try {
-        current = dataVersion.get();
-      } catch {
-        return null;
-      }
-      if (current === undefined) return null;
-      readThisTurn = true;
-      setImmediate(endTurn);
-      if (current !== seen) {
-        seen = current;
-        generation += 1;
-      }
-      return generation;
+    others,
+    markOf(kind) {
+      let othersSeen = others();
+      let ownSeen = shared[kind];
+      let mark = 0;
+      return () => {
+        const now = others();
+        if (now === null) return null;
+        if (now !== othersSeen || shared[kind] !== ownSeen) {
+          othersSeen = now;
+          ownSeen = shared[kind];
+          mark += 1;
+        }
+        return mark;
+      };
     },
   };
 }

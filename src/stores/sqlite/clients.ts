@@ -3,7 +3,8 @@ import type { ClientChanges, ClientStore, OAuthClient } from '../contract.js';
 import type { SqliteChangeWatch } from './change-watch.js';
 import type { SqliteConnection } from './driver.js';
 import type { SqliteLockWait } from './lock-wait.js';
-import { clientChangesToRow, clientToRow, rowToClient, type ClientRow } from './rows.js';
+import { clientChangesToRow, clientToRow, rowToClient } from './rows.js';
+import { createClientCopies } from '../client-copies.js';
 import type { SqliteStatements } from './statements.js';
 
 /**
@@ -16,9 +17,8 @@ import type { SqliteStatements } from './statements.js';
  * `findClient`, asked on every token request, answers from an in-process copy of the rows it read while
  * nothing can have changed them: the copies are dropped whenever another connection has committed (the
  * CLI disabling or rotating an integration; read once per turn, see `createSqliteChangeWatch`) or this
- * connection has written an integration (counted in `watch.own.clients`, seen at once). A row is kept only
- * if no such change came between the mark taken before its SELECT and the one after, and unknown ids are
- * never kept, so the copies are exactly what the SELECT would answer. Saves the SELECT and its read
+ * connection has written an integration (counted in `watch.own.clients`, seen at once); see
+ * `createClientCopies` for what is kept and when. Saves the SELECT and its read
  * transaction (8 % of a client_credentials request's busy samples).
  * @see RFC 6749 §2 (client registration), §2.3.1 (only the secret's hash is kept).
  */
@@ -29,21 +29,7 @@ export function createSqliteClientStore(
   watch: SqliteChangeWatch,
 ): Required<ClientStore> {
   const { own } = watch;
-  const rows = new Map<string, ClientRow>();
-  let othersSeen: number | null = null;
-  let ownSeen = own.clients;
-  let generation = 0;
-  /** The generation of the copies held, moved (and the copies dropped) by any change; `null` while the file cannot be read. */
-  function mark(): number | null {
-    const others = watch.others();
-    if (others === null || others !== othersSeen || own.clients !== ownSeen) {
-      rows.clear();
-      othersSeen = others;
-      ownSeen = own.clients;
-      generation += 1;
-    }
-    return others === null ? null : generation;
-  }
+  const copies = createClientCopies(watch.markOf('clients'));
   /** Runs an integration write and counts it, committed or not: a cached copy never outlives it. */
   async function write<T>(operation: () => T): Promise<T> {
     try {
@@ -63,19 +49,10 @@ export function createSqliteClientStore(
   });
   return {
     async findClient(clientId: string): Promise<OAuthClient | null> {
-      const before = mark();
-      const cached = before === null ? undefined : rows.get(clientId);
-      if (cached) return rowToClient(cached);
-      return run(() => {
+      return copies.find(clientId, () => run(() => {
         const row = s.findClient.get(clientId);
-        if (!row) return null;
-        // 10,000 integrations is far past any deployment's count; past it, start over rather than grow.
-        if (before !== null && mark() === before) {
-          if (rows.size >= 10_000) rows.clear();
-          rows.set(clientId, row);
-        }
-        return rowToClient(row);
-      });
+        return row ? rowToClient(row) : null;
+      }));
     },
     async createClient(client: OAuthClient): Promise<boolean> {
       return write(() => s.insertClient.run(clientToRow(client)).changes === 1);

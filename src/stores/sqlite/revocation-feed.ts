@@ -18,25 +18,10 @@ export interface SqliteRevocationFeed {
  * @see RFC 7009 §2.1, contract `RevocationFeed`.
  */
 export function createSqliteRevocationFeed(watch: SqliteChangeWatch): SqliteRevocationFeed {
-  const { own } = watch;
-  let othersSeen = watch.others();
-  let ownSeen = own.revocations;
-  let generation = 0;
   return {
-    feed: {
-      mark() {
-        const others = watch.others();
-        if (others === null) return null;
-        if (others !== othersSeen || own.revocations !== ownSeen) {
-          othersSeen = others;
-          ownSeen = own.revocations;
-          generation += 1;
-        }
-        return generation;
-      },
-    },
+    feed: { mark: watch.markOf('revocations') },
     bump() {
-      own.revocations += 1;
+      watch.own.revocations += 1;
     },
   };
 }

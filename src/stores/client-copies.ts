@@ -1,0 +1,66 @@
+// Integrations kept in process while a store's change mark holds: findClient without a round trip, never stale past the mark.
+import type { OAuthClient, RevocationMark } from './contract.js';
+
+/** Far past any deployment's number of integrations; past it the copies start over rather than grow. */
+const MAX_COPIES = 10_000;
+
+/** What a store's integrations part needs of its revocation feed: the channel writes tell, the mark, the own bump. */
+export interface ClientChangeFeed {
+  readonly channel: string;
+  mark(): RevocationMark;
+  bump(): void;
+}
+
+/** The copies of one store. */
+export interface ClientCopies {
+  /** The integration, from its copy while the mark holds, otherwise from `load` (kept if the mark held throughout). */
+  find(clientId: string, load: () => Promise<OAuthClient | null>): Promise<OAuthClient | null>;
+}
+
+/** A caller's own object: arrays and dates are never shared with a copy. */
+function copyClient(client: OAuthClient): OAuthClient {
+  return {
+    ...client,
+    redirectUris: [...client.redirectUris],
+    allowedScopes: [...client.allowedScopes],
+    credentialsIssuedAt: new Date(client.credentialsIssuedAt.getTime()),
+    createdAt: new Date(client.createdAt.getTime()),
+    ...(client.previousClientSecretExpiresAt
+      ? { previousClientSecretExpiresAt: new Date(client.previousClientSecretExpiresAt.getTime()) }
+      : {}),
+  };
+}
+
+/**
+ * `mark()` must move whenever any integration may have changed anywhere the store reaches (this process's
+ * writes at once, other processes' as soon as the store hears of them) and answer `null` when the store
+ * cannot vouch (its feed is down): then nothing is served from, or kept in, the copies. A loaded row is kept
+ * only if the mark read before the load still holds after it, so a change racing the load is never hidden;
+ * unknown ids are never kept, so probing random ids fills nothing.
+ * @see RFC 6749 §2 (client registration), §2.3.1 (a disabled integration or a rotated secret counts at once).
+ */
+export function createClientCopies(mark: () => RevocationMark): ClientCopies {
+  const copies = new Map<string, OAuthClient>();
+  let held: RevocationMark = null;
+  function current(): RevocationMark {
+    const now = mark();
+    if (now === null || now !== held) {
+      copies.clear();
+      held = now;
+    }
+    return now;
+  }
+  return {
+    async find(clientId, load) {
+      const before = current();
+      const copy = before === null ? undefined : copies.get(clientId);
+      if (copy) return copyClient(copy);
+      const client = await load();
+      if (client && before !== null && current() === before) {
+        if (copies.size >= MAX_COPIES) copies.clear();
+        copies.set(clientId, copyClient(client));
+      }
+      return client;
+    },
+  };
+}
