@@ -1,15 +1,8 @@
-// Integrations kept in process while a store's change mark holds: findClient without a round trip, never stale past the mark.
+// Integrations kept in process while a store's change mark holds: findClient without a SELECT, never stale past the mark.
 import type { OAuthClient, RevocationMark } from './contract.js';
 
 /** Far past any deployment's number of integrations; past it the copies start over rather than grow. */
 const MAX_COPIES = 10_000;
-
-/** What a store's integrations part needs of its revocation feed: the channel writes tell, the mark, the own bump. */
-export interface ClientChangeFeed {
-  readonly channel: string;
-  mark(): RevocationMark;
-  bump(): void;
-}
 
 /** The copies of one store. */
 export interface ClientCopies {
@@ -32,9 +25,13 @@ function copyClient(client: OAuthClient): OAuthClient {
 }
 
 /**
- * `mark()` must move whenever any integration may have changed anywhere the store reaches (this process's
- * writes at once, other processes' as soon as the store hears of them) and answer `null` when the store
- * cannot vouch (its feed is down): then nothing is served from, or kept in, the copies. A loaded row is kept
+ * `mark()` must move whenever any integration may have changed anywhere the store reaches, and be read
+ * fresh for each call: a token request takes its `startedAt` (the moment a revocation at or after which
+ * voids what it issues) before it asks for the integration, so the answer must reflect every change
+ * committed before the call. That is why only the SQLite store uses copies (its data_version is exact and
+ * costs 1.4 µs); a notification feed (PostgreSQL, Redis) lags by its latency, and a copy served within it
+ * would let a request that began after a disable or a rotation still get a token no tombstone refuses.
+ * `null` (the file cannot be read): nothing is served from, or kept in, the copies. A loaded row is kept
  * only if the mark read before the load still holds after it, so a change racing the load is never hidden;
  * unknown ids are never kept, so probing random ids fills nothing.
  * @see RFC 6749 §2 (client registration), §2.3.1 (a disabled integration or a rotated secret counts at once).

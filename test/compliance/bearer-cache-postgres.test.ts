@@ -10,7 +10,6 @@ import { createPostgresStore, type PostgresStore } from '../../src/stores/postgr
 import { postgresRevocationChannel } from '../../src/stores/postgres/revocation-feed.js';
 import { hashSecret } from '../../src/crypto/hash-secret.js';
 import type { RevocationMark, Store } from '../../src/stores/contract.js';
-import { clientCopiesCases } from '../helpers/client-copies.js';
 
 const url = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
 if (!url) console.info('PostgreSQL bearer-cache tests skipped: set OAUTH_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test to run them');
@@ -138,26 +137,16 @@ describe.skipIf(!url)('requireBearer cache on PostgreSQL, revoked by another ins
   });
 });
 
-describe.skipIf(!url)('integrations on PostgreSQL: copies kept while the feed vouches, dropped on a change by any instance (issue 10)', () => {
-  clientCopiesCases(async () => {
-    const schema = freshSchema();
-    cleanups.push(() => admin?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
-    // A's own pool, counting the SELECTs of the clients table.
-    const pool = new pg.Pool({ connectionString: url, max: 4 });
-    cleanups.push(() => pool.end());
-    let reads = 0;
-    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
-    (pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-      const config = args[0] as { text?: string } | string;
-      const text = typeof config === 'string' ? config : config.text ?? '';
-      if (/^SELECT .* FROM "[^"]+"\."clients" WHERE client_id = \$1$/s.test(text)) reads += 1;
-      return query(...args);
-    };
-    const a = await createPostgresStore({ pool, schema, sweepIntervalSeconds: 0, queryTimeoutMs: 2000, logger: { warn: () => undefined } });
-    cleanups.push(() => a.close());
-    const b = await openStore(schema);
-    await expect.poll(() => a.revocations!.mark(), NOTIFIED).not.toBeNull();
-    await expect.poll(() => b.revocations!.mark(), NOTIFIED).not.toBeNull();
-    return { a, b, reads: () => reads };
+describe.skipIf(!url)('deleting an integration on PostgreSQL (RFC 7009 §2.1)', () => {
+  it("moves the other instances' marks, since its tokens went with it, and its own before it resolves", async () => {
+    const { a, storeA, storeB } = await twoInstances();
+    const token = await clientCredentialsToken(a.app, a.credentialsClient);
+    const before = await useUntilCached(a, token);
+    const ownBefore = storeB.revocations!.mark();
+    await storeB.clients.deleteClient!(a.credentialsClient.clientId);
+    expect(storeB.revocations!.mark()).not.toBe(ownBefore);
+    await untilNotified(a, before);
+    await expectRefused(a, token);
+    expect(await storeA.clients.findClient(a.credentialsClient.clientId)).toBeNull();
   });
 });

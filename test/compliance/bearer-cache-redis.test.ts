@@ -5,7 +5,6 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { clientCredentialsToken, revoke } from '../helpers/token-requests.js';
 import { countingHost, type CountingHost, crossInstanceRevocationCases, me, NOTIFIED, untilNotified, useUntilCached } from '../helpers/bearer-cache.js';
 import { startFaultProxy, type FaultProxy } from '../stores/fault-proxy.js';
-import { clientCopiesCases } from '../helpers/client-copies.js';
 import { createRedisStore, type RedisCommandClient } from '../../src/stores/redis/index.js';
 import { revocationFeedConnectionName } from '../../src/stores/redis/revocation-feed.js';
 import type { CompleteStore, RevocationMark } from '../../src/stores/contract.js';
@@ -175,34 +174,5 @@ describe.skipIf(!url)('the Redis revocation feed when its subscriber connection 
 
     proxy.setMode('up');
     await expectBackWithNewEpoch(a, prefix, mark);
-  });
-});
-
-describe.skipIf(!url)('integrations on Redis: copies kept while the feed vouches, dropped on a change by any instance (issue 10)', () => {
-  beforeAll(async () => {
-    await admin.connect();
-  });
-  afterAll(async () => {
-    await admin.close();
-  });
-
-  clientCopiesCases(async () => {
-    const prefix = freshPrefix();
-    cleanups.push(() => deletePrefix(prefix));
-    // A's own client, counting the reads of an integration's hash.
-    const client = createClient({ url });
-    await client.connect();
-    cleanups.push(() => client.close());
-    let reads = 0;
-    const send = client.sendCommand.bind(client);
-    (client as unknown as { sendCommand: typeof send }).sendCommand = ((args: readonly string[], ...rest: unknown[]) => {
-      if (args[0] === 'HMGET' && String(args[1]).startsWith(`${prefix}client:`)) reads += 1;
-      return (send as (...a: unknown[]) => unknown)(args, ...rest);
-    }) as typeof send;
-    const a = await openStore(prefix, client as unknown as RedisCommandClient);
-    const b = await openStore(prefix);
-    await expect.poll(() => a.revocations!.mark(), NOTIFIED).not.toBeNull();
-    await expect.poll(() => b.revocations!.mark(), NOTIFIED).not.toBeNull();
-    return { a, b, reads: () => reads };
   });
 });

@@ -140,7 +140,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const sweeper = startPostgresSweeper(db, tables, sweepIntervalSeconds, logger);
   let closed = false;
   return {
-    clients: createPostgresClientStore(db, tables, { channel, mark: () => feed.feed.mark(), bump: feed.bump }),
+    clients: createPostgresClientStore(db, tables, { channel, bump: feed.bump }),
     codes: createPostgresCodeStore(db, tables),
     // Lock keys are scoped to the tables, so instances of one store share them and other stores do not.
     tokens: createPostgresTokenStore(db, tables, createRevocationLockKeys(tables.tokens), readCommitted, {

@@ -13,7 +13,6 @@ import type {
 import type { PostgresTables } from './schema.js';
 import { CLIENT_CHANGE_FIELDS, definedClientChanges } from '../store-policy.js';
 import { prepareSql, type PostgresRunner, type PreparedSql } from './query.js';
-import { createClientCopies, type ClientChangeFeed } from '../client-copies.js';
 
 interface ClientRow {
   client_id: string;
@@ -78,34 +77,25 @@ const CHANGE_COLUMNS: Readonly<Record<keyof ClientChanges, readonly [column: str
  * UPDATE that sets only the given columns: it takes the row lock and applies its SET to the newest row
  * version, so a disable and a secret rotation racing each other both survive (never a read-modify-write).
  * `listClients` orders by created_at, then client_id byte by byte (COLLATE "C": 'B' < 'a'). `deleteClient` is
- * one statement of data-modifying CTEs (the row, its codes, consents and tokens).
- *
- * Every write also calls `pg_notify` on the revocation feed's channel in the same statement (sent at
- * COMMIT, heard by every instance) and bumps this instance's mark before it resolves: a disable, rotation or
- * deletion moves every feed's mark like a revocation (and a deletion does remove tokens). That lets
- * `findClient`, asked on every token request, answer from copies of the rows it read while the mark has
- * not moved: a row is kept only if the mark taken before its SELECT still holds after it, unknown ids are
- * never kept, and a feed that is down or unsure (`null`) keeps nothing. A change made through another
- * instance is seen within the notification latency, as a revocation is.
+ * one statement of data-modifying CTEs (the row, its codes, consents and tokens) that also notifies the
+ * revocation feed's channel (the tokens went: every instance's bearer cache must drop them).
  * @see RFC 6749 §2 (client registration), RFC 7009 §2.1.
  */
-export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables, feed: ClientChangeFeed): Required<ClientStore> {
+export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables, feed: { readonly channel: string; bump(): void }): Required<ClientStore> {
   const find = prepareSql(`SELECT ${CLIENT_COLUMNS} FROM ${t.clients} WHERE client_id = $1`);
-  // The channel is a checked hex name (revocation-feed.ts), so it can be spliced in as a literal.
-  const notify = `pg_notify('${feed.channel}', '')`;
   const create = prepareSql(
-    `WITH c AS (INSERT INTO ${t.clients} (${CLIENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-       ON CONFLICT (client_id) DO NOTHING RETURNING client_id)
-     SELECT c.client_id FROM c, ${notify} AS n`,
+    `INSERT INTO ${t.clients} (${CLIENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+     ON CONFLICT (client_id) DO NOTHING RETURNING client_id`,
   );
   const list = prepareSql(`SELECT ${CLIENT_COLUMNS} FROM ${t.clients} ORDER BY created_at, client_id COLLATE "C"`);
-  // One statement, so one atomic step: the row, and only if it existed, its codes, consents and tokens.
+  // One statement, so one atomic step: the row, and only if it existed, its codes, consents and tokens. The
+  // channel is a checked hex name (revocation-feed.ts), so it can be spliced in as a literal.
   const remove = prepareSql(
     `WITH c AS (DELETE FROM ${t.clients} WHERE client_id = $1 RETURNING client_id),
        k AS (DELETE FROM ${t.codes} WHERE client_id = $1 AND EXISTS (SELECT 1 FROM c)),
        n AS (DELETE FROM ${t.consents} WHERE client_id = $1 AND EXISTS (SELECT 1 FROM c)),
        x AS (DELETE FROM ${t.tokens} WHERE client_id = $1 AND EXISTS (SELECT 1 FROM c))
-     SELECT count(*)::int AS deleted FROM c, ${notify} AS n`,
+     SELECT count(*)::int AS deleted FROM c, pg_notify('${feed.channel}', '') AS n`,
   );
   /** One statement per set of changed fields (at most 127), prepared once per connection like the others. */
   const updates = new Map<string, PreparedSql>();
@@ -114,36 +104,21 @@ export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables,
     let sql = updates.get(signature);
     if (!sql) {
       const set = fields.map((field, i) => `${CHANGE_COLUMNS[field][0]} = $${i + 2}::${CHANGE_COLUMNS[field][1]}`);
-      sql = prepareSql(
-        `WITH u AS (UPDATE ${t.clients} SET ${set.join(', ')} WHERE client_id = $1 RETURNING ${CLIENT_COLUMNS})
-         SELECT u.* FROM u, ${notify} AS n`,
-      );
+      sql = prepareSql(`UPDATE ${t.clients} SET ${set.join(', ')} WHERE client_id = $1 RETURNING ${CLIENT_COLUMNS}`);
       updates.set(signature, sql);
     }
     return sql;
   }
 
-  const copies = createClientCopies(() => feed.mark());
-  /** Runs an integration write and moves this instance's mark, committed or not (a failed COMMIT may have committed). */
-  async function write<T>(run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } finally {
-      feed.bump();
-    }
-  }
-
   async function findClient(clientId: string): Promise<OAuthClient | null> {
-    return copies.find(clientId, async () => {
-      const { rows } = await db.query<ClientRow>(find, [clientId]);
-      return rows[0] ? toClient(rows[0]) : null;
-    });
+    const { rows } = await db.query<ClientRow>(find, [clientId]);
+    return rows[0] ? toClient(rows[0]) : null;
   }
 
   return {
     findClient,
     async createClient(c) {
-      const { rows } = await write(() => db.query(create, [
+      const { rows } = await db.query(create, [
         c.clientId,
         c.clientSecretHash,
         c.name,
@@ -157,7 +132,7 @@ export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables,
         c.tokenEndpointAuthMethod ?? null,
         c.previousClientSecretHash ?? null,
         c.previousClientSecretExpiresAt ?? null,
-      ]));
+      ]);
       return rows.length === 1;
     },
     async updateClient(clientId, changes) {
@@ -168,7 +143,7 @@ export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables,
         const value = defined[field];
         return Array.isArray(value) ? [...(value as readonly string[])] : value;
       });
-      const { rows } = await write(() => db.query<ClientRow>(updateSql(fields), [clientId, ...values]));
+      const { rows } = await db.query<ClientRow>(updateSql(fields), [clientId, ...values]);
       return rows[0] ? toClient(rows[0]) : null;
     },
     async listClients() {
@@ -176,8 +151,13 @@ export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables,
       return rows.map(toClient);
     },
     async deleteClient(clientId) {
-      const { rows } = await write(() => db.query<{ deleted: number }>(remove, [clientId]));
-      return rows[0]?.deleted === 1;
+      try {
+        const { rows } = await db.query<{ deleted: number }>(remove, [clientId]);
+        return rows[0]?.deleted === 1;
+      } finally {
+        // It deleted the integration's tokens: this instance's mark moves before the caller goes on.
+        feed.bump();
+      }
     },
   };
 }

@@ -35,7 +35,6 @@ import {
   type ResilientRedisClusterConnection,
   type ResilientRedisConnection,
 } from './connection.js';
-import { createClientCopies, type ClientChangeFeed } from '../client-copies.js';
 import { revocationChannel, startRedisRevocationFeed, type DuplicableRedisClient, type RedisRevocationFeed } from './revocation-feed.js';
 
 export { StoreUnavailableError } from '../store-unavailable-error.js';
@@ -150,17 +149,7 @@ const MIGRATE_ATTEMPTS = 3;
  * Records of version 0.1 (one JSON string) are read as they are and converted on their first update.
  * @see RFC 6749 §2 (client registration).
  */
-function createRedisClientStore(keys: RedisKeys, run: RunScript, send: RedisSend, feed: ClientChangeFeed): AdministrationClientStore {
-  const copies = createClientCopies(feed.mark);
-  /** Runs an integration write and moves this instance's mark, whatever its outcome. */
-  async function write<T>(operation: () => Promise<T>): Promise<T> {
-    try {
-      return await operation();
-    } finally {
-      feed.bump();
-    }
-  }
-
+function createRedisClientStore(keys: RedisKeys, run: RunScript, send: RedisSend): AdministrationClientStore {
   async function read(clientId: string): Promise<OAuthClient | null> {
     const key = keys.client(clientId);
     try {
@@ -179,19 +168,19 @@ function createRedisClientStore(keys: RedisKeys, run: RunScript, send: RedisSend
   }
 
   return {
-    findClient: (clientId) => copies.find(clientId, () => read(clientId)),
+    findClient: read,
     async createClient(client) {
       // Exactly the record's fields, whatever else the caller's object carries.
       const record: Partial<OAuthClient> = Object.fromEntries(CLIENT_FIELDS.map((f) => [f, client[f]]));
       const fields = encodeClientFields(record);
-      const args = [String(client.createdAt.getTime()), client.clientId, ...fields, feed.channel];
-      return Number(await write(() => run(CREATE_CLIENT, [keys.client(client.clientId), keys.clientList], args))) === 1;
+      const args = [String(client.createdAt.getTime()), client.clientId, ...fields];
+      return Number(await run(CREATE_CLIENT, [keys.client(client.clientId), keys.clientList], args)) === 1;
     },
     async updateClient(clientId, changes) {
       const key = keys.client(clientId);
       const fields = encodeClientFields(definedClientChanges(changes));
       for (let attempt = 0; attempt < MIGRATE_ATTEMPTS; attempt++) {
-        const reply = (await write(() => run(UPDATE_CLIENT, [key], [...fields, feed.channel]))) as (string | null)[] | string;
+        const reply = (await run(UPDATE_CLIENT, [key], fields)) as (string | null)[] | string;
         if (reply === 'none') return null;
         if (reply !== 'legacy') return decodeClientFields(reply as (string | null)[]);
         await migrate(key);
@@ -209,7 +198,7 @@ function createRedisClientStore(keys: RedisKeys, run: RunScript, send: RedisSend
       // run first). Codes carry no tag and consents live in their users' slots, with no index by integration
       // that one script could reach: they are left to expire (codes) or to be ignored (a consent granted
       // before the integration's createdAt does not count; a code's tokens are refused by the tombstone).
-      return Number(await write(() => run(DELETE_CLIENT, [keys.client(clientId), keys.clientList], [clientId, feed.channel]))) === 1;
+      return Number(await run(DELETE_CLIENT, [keys.client(clientId), keys.clientList], [clientId])) === 1;
     },
   };
 }
@@ -337,12 +326,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
     : null;
   const announcer = { channel: revocationChannel(prefix), revoked: () => feed?.bump() };
   return {
-    clients: createRedisClientStore(keys, run, send, {
-      channel: announcer.channel,
-      // Without a feed (a host's cluster client) nothing is kept: every request reads the record.
-      mark: () => (feed ? feed.feed.mark() : null),
-      bump: announcer.revoked,
-    }),
+    clients: createRedisClientStore(keys, run, send),
     codes: createRedisCodeStore(keys, run),
     tokens: createRedisTokenStore(keys, run, send, announcer),
     consents: createRedisConsentStore(keys, run, send),

@@ -76,25 +76,21 @@ return {'consumed', v[4]}`);
 
 /**
  * Inserts an integration unless its key exists (of either layout), in one step, as a primary key would.
- * KEYS client, clientList; ARGV createdAtMs, clientId, field/value pairs, then the revocation channel (told
- * of the insert, so every instance drops its copies). Returns 1 inserted, 0 not.
+ * KEYS client, clientList; ARGV createdAtMs, clientId, then field/value pairs. Returns 1 inserted, 0 not.
  */
 export const CREATE_CLIENT = script(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-for i = 3, #ARGV - 1, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])
-redis.call('PUBLISH', ARGV[#ARGV], 0)
 return 1`);
 
 /**
  * Removes an integration's record (of either layout) and its place in the client list, in one step in the
- * clients slot. KEYS client, clientList; ARGV clientId, the revocation channel (told when the record
- * existed, so every instance drops its copy). Returns 1 when the record existed, 0 when not.
+ * clients slot. KEYS client, clientList; ARGV clientId. Returns 1 when the record existed, 0 when not.
  */
 export const DELETE_CLIENT = script(`
 local existed = redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
-if existed == 1 then redis.call('PUBLISH', ARGV[2], 0) end
 return existed`);
 
 const HMGET_CLIENT = `redis.call('HMGET', KEYS[1], ${CLIENT_FIELDS.map((f) => `'${f}'`).join(', ')})`;
@@ -103,19 +99,17 @@ const HMGET_CLIENT = `redis.call('HMGET', KEYS[1], ${CLIENT_FIELDS.map((f) => `'
  * Sets the given fields of an existing integration and reads it back, in one step: each field is its own
  * hash field, so concurrent updates of different fields (a disable and a secret rotation) both stay. A value
  * of JSON `null` (only the optional fields can take it) deletes the field instead.
- * KEYS client; ARGV field/value pairs, then the revocation channel (told of the change, so every instance
- * drops its copy of the integration). Returns the HMGET of every field, 'none' for an unknown id, or
+ * KEYS client; ARGV field/value pairs. Returns the HMGET of every field, 'none' for an unknown id, or
  * 'legacy' for a record still in version 0.1's one-string layout (convert it with MIGRATE_CLIENT first).
  */
 export const UPDATE_CLIENT = script(`
 local kind = redis.call('TYPE', KEYS[1]).ok
 if kind == 'none' then return 'none' end
 if kind ~= 'hash' then return 'legacy' end
-for i = 1, #ARGV - 1, 2 do
+for i = 1, #ARGV, 2 do
   if ARGV[i + 1] == 'null' then redis.call('HDEL', KEYS[1], ARGV[i])
   else redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 end
-redis.call('PUBLISH', ARGV[#ARGV], 0)
 return ${HMGET_CLIENT}`);
 
 /**

@@ -23,9 +23,10 @@ export interface SqliteChangeWatch {
   readonly own: OwnWrites;
   /**
    * A mark (a generation) that moves when another connection has committed or this one's `own[kind]` count
-   * has, and is `null` while the file cannot be read.
+   * has, and is `null` while the file cannot be read. `perRequest` reads data_version on every call instead
+   * of once per turn.
    */
-  markOf(kind: keyof OwnWrites): () => number | null;
+  markOf(kind: keyof OwnWrites, perRequest?: boolean): () => number | null;
 }
 
 /**
@@ -50,9 +51,9 @@ export function createSqliteChangeWatch(db: SqliteConnection): SqliteChangeWatch
   const endTurn = (): void => {
     readThisTurn = false;
   };
-  function others(): number | null {
+  function others(perRequest = false): number | null {
     if (!db.open) return null;
-    if (readThisTurn) return generation;
+    if (readThisTurn && !perRequest) return generation;
     let current: number | undefined;
     try {
       current = dataVersion.get();
@@ -60,8 +61,10 @@ export function createSqliteChangeWatch(db: SqliteConnection): SqliteChangeWatch
       return null;
     }
     if (current === undefined) return null;
-    readThisTurn = true;
-    setImmediate(endTurn);
+    if (!readThisTurn) {
+      readThisTurn = true;
+      setImmediate(endTurn);
+    }
     if (current !== seen) {
       seen = current;
       generation += 1;
@@ -72,12 +75,12 @@ export function createSqliteChangeWatch(db: SqliteConnection): SqliteChangeWatch
   return {
     own,
     others,
-    markOf(kind) {
+    markOf(kind, perRequest = false) {
       let othersSeen = others();
       let ownSeen = shared[kind];
       let mark = 0;
       return () => {
-        const now = others();
+        const now = others(perRequest);
         if (now === null) return null;
         if (now !== othersSeen || shared[kind] !== ownSeen) {
           othersSeen = now;
