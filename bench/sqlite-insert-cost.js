@@ -1,0 +1,71 @@
+// CPU and wall time per token saved in the SQLite store's own schema and statements, outside HTTP: the write's floor.
+// node bench/sqlite-insert-cost.js [--tokens 60000] [--batch 8] [--synchronous full|normal] [--grant-ids random|ordered]
+//
+// Opens a fresh file with the store (so the schema, pragmas and prepared statements are the store's), then
+// saves --tokens client_credentials access tokens as the group commit does: --batch saves per BEGIN IMMEDIATE …
+// COMMIT, each save a savepoint with the tombstone check and the insert. Grant ids are the package's
+// time-ordered ones, or random 43-character values as before 2026-11-26, to show what the order buys.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+import { createSqliteStore } from '../dist/stores/sqlite/index.js';
+import { prepareSqliteStatements } from '../dist/stores/sqlite/statements.js';
+import { tokenToRow } from '../dist/stores/sqlite/rows.js';
+import { createRandomToken } from '../dist/crypto/random-token.js';
+import { createGrantId } from '../dist/crypto/random-grant-id.js';
+import { hashSecret } from '../dist/crypto/hash-secret.js';
+
+const { values: cli } = parseArgs({
+  options: {
+    tokens: { type: 'string', default: '60000' },
+    batch: { type: 'string', default: '8' },
+    synchronous: { type: 'string', default: 'full' },
+    'grant-ids': { type: 'string', default: 'ordered' },
+  },
+});
+const count = Number(cli.tokens);
+const batchSize = Number(cli.batch);
+const dir = mkdtempSync(join(tmpdir(), 'oauth-sqlite-insert-'));
+const file = join(dir, 'oauth.sqlite');
+try {
+  // The store creates and migrates the file; this connection then writes as its group commit does.
+  await createSqliteStore({ filename: file, sweepIntervalSeconds: 0 }).close();
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${cli.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+  const s = prepareSqliteStatements(db);
+  const save = db.transaction((token) => {
+    const refused = s.isRefused.get({ grant_id: token.grantId, client_id: token.clientId, user_id: null, authorized_at: Date.now(), now: Date.now() });
+    if (refused !== 1) s.insertToken.run(tokenToRow('access', token));
+  });
+  const batch = db.transaction((tokens) => {
+    for (const token of tokens) save(token);
+  });
+  const now = Date.now();
+  const tokens = Array.from({ length: count }, () => ({
+    tokenHash: hashSecret(createRandomToken()),
+    grantId: cli['grant-ids'] === 'random' ? createRandomToken() : createGrantId(),
+    clientId: 'bench-client-0000000000',
+    userId: null,
+    scope: [],
+    issuer: 'https://api.example.com',
+    issuedAt: new Date(now),
+    expiresAt: new Date(now + 3_600_000),
+  }));
+  const cpuFrom = process.cpuUsage();
+  const wallFrom = performance.now();
+  for (let i = 0; i < count; i += batchSize) batch.immediate(tokens.slice(i, i + batchSize));
+  const cpu = process.cpuUsage(cpuFrom);
+  const wall = performance.now() - wallFrom;
+  db.close();
+  console.log(JSON.stringify({
+    tokens: count, batch: batchSize, synchronous: cli.synchronous, grantIds: cli['grant-ids'],
+    wallUsPerToken: +(wall * 1000 / count).toFixed(1),
+    cpuUsPerToken: +((cpu.user + cpu.system) / count).toFixed(1),
+    systemUsPerToken: +(cpu.system / count).toFixed(1),
+  }));
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
