@@ -33,13 +33,18 @@ export function createSqliteClientStore(
   // request that reads it (which took its startedAt before), so a token request that began after a disable
   // or a rotation committed by the CLI cannot be served from a copy made before it.
   const copies = createClientCopies(watch.markOf('clients', true));
-  /** Runs an integration write and counts it, committed or not: a cached copy never outlives it. */
-  async function write<T>(operation: () => T): Promise<T> {
-    try {
-      return await run(operation);
-    } finally {
-      own.clients += 1;
-    }
+  /**
+   * Runs an integration write and counts it in the same synchronous block as its commit (or its failure), so
+   * no findClient can read a copy between the two.
+   */
+  function write<T>(operation: () => T): Promise<T> {
+    return run(() => {
+      try {
+        return operation();
+      } finally {
+        own.clients += 1;
+      }
+    });
   }
 
   // IMMEDIATE: the write lock before the first statement, so the four deletes are one atomic step.
