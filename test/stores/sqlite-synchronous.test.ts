@@ -36,6 +36,14 @@ describe('SQLite store: synchronous', () => {
     expect(db.pragma('synchronous', { simple: true })).toBe(FULL);
   });
 
+  it("leaves a host connection's page cache as the host set it (the store sizes only the connections it opens)", () => {
+    const db = new Database(join(dir, 'oauth.sqlite'));
+    db.pragma('cache_size = -4096');
+    const store = createSqliteStore(db, { sweepIntervalSeconds: 0 });
+    open.push(db, store);
+    expect(db.pragma('cache_size', { simple: true })).toBe(-4096);
+  });
+
   it("synchronous: 'normal' runs the connection at NORMAL", () => {
     const { db } = storeOn({ synchronous: 'normal' });
     expect(db.pragma('synchronous', { simple: true })).toBe(NORMAL);
