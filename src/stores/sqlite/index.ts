@@ -180,14 +180,15 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
     : openDatabase(source.filename, source.fileMustExist === true);
 
   try {
-    // A host's own connection keeps the cache size the host gave it.
-    if (ownsDatabase) db.pragma(`cache_size = -${STORE_CACHE_KIB}`);
     runSqlite(() => {
       // Opening is synchronous and comes before the store serves: here alone SQLite's own busy wait is
       // used, for the two steps that need the write lock on a new or older file (switching to WAL,
       // migrating), so that processes opening one file at once wait for each other.
       db.pragma(`busy_timeout = ${Math.ceil(lockWait.timeoutMs)}`);
       openWithRetry(lockWait.timeoutMs, () => {
+        // A host's own connection keeps the cache size the host gave it. Setting it reads the file's header,
+        // so it waits for another connection's lock like the steps after it.
+        if (ownsDatabase) db.pragma(`cache_size = -${STORE_CACHE_KIB}`);
         db.pragma('journal_mode = WAL');
         // FULL: a commit is synced before it returns, so what a response confirmed survives a power cut.
         db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
