@@ -67,23 +67,11 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
     : null;
 
   /**
-   * The token's auth from the cache, synchronously: `undefined` on a miss (or without a cache), so that a
-   * hit costs no promise and no microtask. `hashed` carries the hash and the mark to the lookup after a miss.
-   */
-  function fromCache(token: string, hashed: { tokenHash: string; mark: RevocationMark }): BearerAuth | undefined {
-    hashed.tokenHash = hashSecret(token);
-    if (!cache) return undefined;
-    // The mark is taken before the lookup that may follow: an answer is cached only if it still holds after.
-    hashed.mark = cache.mark();
-    return cache.get(hashed.tokenHash, hashed.mark, Date.now());
-  }
-
-  /**
    * The token's auth from the store (RFC 6750 §3.1: unknown, expired or revoked → null), after a cache miss.
    * `verifyFirst` (a JWT under `jwt.checkRevocation`) must pass before the store is asked; a cache hit skips
    * it, since only a token that passed it and was found in the store is ever cached.
    */
-  async function lookUp(token: string, { tokenHash, mark }: { tokenHash: string; mark: RevocationMark }, verifyFirst?: JwtVerifier): Promise<BearerAuth | null> {
+  async function lookUp(token: string, tokenHash: string, mark: RevocationMark, verifyFirst?: JwtVerifier): Promise<BearerAuth | null> {
     if (verifyFirst && !(await verifyFirst(token))) return null;
     const record = await store.tokens.findAccessToken(tokenHash);
     if (!record || record.expiresAt.getTime() <= Date.now()) return null;
@@ -124,13 +112,13 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
     }
 
     /** After a cache miss: verify (JWT) or look up, then decide; a store outage answers its RFC error. */
-    async function verify(token: string, hashed: { tokenHash: string; mark: RevocationMark }, req: Request, res: Response, next: NextFunction): Promise<void> {
+    async function verify(token: string, tokenHash: string, mark: RevocationMark, req: Request, res: Response, next: NextFunction): Promise<void> {
       let auth: BearerAuth | null;
       try {
         if (verifyJwt && looksLikeJws(token)) {
-          auth = checkJwtRevocation ? await lookUp(token, hashed, verifyJwt) : await verifyJwt(token);
+          auth = checkJwtRevocation ? await lookUp(token, tokenHash, mark, verifyJwt) : await verifyJwt(token);
         } else {
-          auth = await lookUp(token, hashed);
+          auth = await lookUp(token, tokenHash, mark);
         }
       } catch (err) {
         const oauthError = toOAuthError(err, options.logger);
@@ -164,15 +152,24 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
         return undefined;
       }
       const token = match[1]!;
-      const hashed = { tokenHash: '', mark: null as RevocationMark };
-      // A JWT checked by signature alone never touches the bearer cache (its record is not what decides) but
-      // the verifier's own memory of tokens whose signature it checked.
-      const cached = verifyJwt && !checkJwtRevocation && looksLikeJws(token) ? verifyJwt.cached?.(token) : fromCache(token, hashed);
-      if (cached !== undefined) {
+      if (verifyJwt && !checkJwtRevocation && looksLikeJws(token)) {
+        // Checked by signature alone: not the bearer cache (no record decides) but the verifier's own memory.
+        const known = verifyJwt.cached?.(token);
+        if (known !== undefined) {
+          decide(known, req, res, next);
+          return undefined;
+        }
+        return verify(token, '', null, req, res, next);
+      }
+      const tokenHash = hashSecret(token);
+      // The mark is taken before the lookup that may follow: an answer is cached only if it still holds after.
+      const mark = cache ? cache.mark() : null;
+      const cached = cache?.get(tokenHash, mark, Date.now());
+      if (cached) {
         decide(cached, req, res, next);
         return undefined;
       }
-      return verify(token, hashed, req, res, next);
+      return verify(token, tokenHash, mark, req, res, next);
     }
 
     return function requireBearerToken(req: Request, res: Response, next: NextFunction): Promise<void> | undefined {

@@ -36,8 +36,9 @@ interface StoredCode {
  * process, so use it for tests and demos; use the SQLite store (one file) or PostgreSQL/Redis otherwise.
  *
  * Like express-session's MemoryStore, it keeps every record as a private copy (express-session's keeps JSON
- * text; a deep copy costs an eighth as much: 0.6 vs 5.1 µs per token record written and read) and answers on a later event-loop turn, so code written against it does not come to depend on shared references or on
- * synchronous answers that a real database would not give.
+ * text; a deep copy costs an eighth as much: 0.6 vs 5.1 µs per token record written and read) and answers
+ * on a later event-loop turn, so code written against it does not come to depend on shared references or
+ * on synchronous answers that a real database would not give.
  *
  * `consumeCode` checks and marks the code in one synchronous block: of N concurrent calls exactly one
  * wins (RFC 6749 §4.1.2, "MUST NOT use the authorization code more than once"). Consumed codes are kept

@@ -13,18 +13,13 @@ const ownWrites = new WeakMap<SqliteConnection, OwnWrites>();
 
 /** The watch of one store's connection. */
 export interface SqliteChangeWatch {
-  /**
-   * A generation that moves whenever another connection (the CLI, another process, a second store on the
-   * same file) has committed since the previous turn; `null` when the file cannot be read (closed, locked,
-   * corrupted): then nothing may be served from a cache.
-   */
-  others(): number | null;
   /** This connection's own writes, shared by every store object on it: bump after each commits (or fails). */
   readonly own: OwnWrites;
   /**
-   * A mark (a generation) that moves when another connection has committed or this one's `own[kind]` count
-   * has, and is `null` while the file cannot be read. `perRequest` reads data_version on every call instead
-   * of once per turn.
+   * A mark (a generation) that moves when another connection (the CLI, another process, a second store on
+   * the same file) has committed or this one's `own[kind]` count has; `null` while the file cannot be read
+   * (closed, locked, corrupted), when nothing may be served from a cache. `perRequest` reads data_version
+   * on every call instead of once per turn.
    */
   markOf(kind: keyof OwnWrites, perRequest?: boolean): () => number | null;
 }
@@ -45,8 +40,8 @@ export function createSqliteChangeWatch(db: SqliteConnection): SqliteChangeWatch
   const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
   let seen = dataVersion.get();
   let generation = 0;
-  let own = ownWrites.get(db);
-  if (!own) ownWrites.set(db, (own = { revocations: 0, clients: 0 }));
+  const own = ownWrites.get(db) ?? { revocations: 0, clients: 0 };
+  ownWrites.set(db, own);
   let readThisTurn = false;
   const endTurn = (): void => {
     readThisTurn = false;
@@ -71,20 +66,18 @@ export function createSqliteChangeWatch(db: SqliteConnection): SqliteChangeWatch
     }
     return generation;
   }
-  const shared = own;
   return {
     own,
-    others,
     markOf(kind, perRequest = false) {
       let othersSeen = others();
-      let ownSeen = shared[kind];
+      let ownSeen = own[kind];
       let mark = 0;
       return () => {
         const now = others(perRequest);
         if (now === null) return null;
-        if (now !== othersSeen || shared[kind] !== ownSeen) {
+        if (now !== othersSeen || own[kind] !== ownSeen) {
           othersSeen = now;
-          ownSeen = shared[kind];
+          ownSeen = own[kind];
           mark += 1;
         }
         return mark;

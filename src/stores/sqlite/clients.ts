@@ -4,7 +4,7 @@ import type { SqliteChangeWatch } from './change-watch.js';
 import type { SqliteConnection } from './driver.js';
 import type { SqliteLockWait } from './lock-wait.js';
 import { clientChangesToRow, clientToRow, rowToClient } from './rows.js';
-import { createClientCopies } from '../client-copies.js';
+import { createClientCopies } from './client-copies.js';
 import type { SqliteStatements } from './statements.js';
 
 /**

@@ -80,8 +80,9 @@ const DEFAULT_LOCK_TIMEOUT_MS = 5000;
  * The page cache of a connection the store opens, in KiB (SQLite's default is 2 MiB). The token hash is a
  * random key, so each save and each lookup lands on a random leaf of the token index: past a few hundred
  * thousand live tokens, 2 MiB no longer holds the index's inner pages and every request reads pages back from
- * the OS. Measured (`node bench/scale.js --stores sqlite`, 1,000,000 ÷ 1,000 live tokens): token endpoint
- * 0.74–0.85 → 0.94–0.95, requireBearer 0.75–0.88 → 0.91–0.97. Pages are allocated as they are used.
+ * the OS. Measured (`node bench/scale.js`, 1,000,000 ÷ 1,000 live tokens): requireBearer 0.88 → 0.97 (0.91–0.97
+ * over three runs); the token endpoint still writes a random leaf of an index larger than any cache (0.79–0.95,
+ * within this VM's run-to-run swing). Pages are allocated as they are used.
  */
 const STORE_CACHE_KIB = 32 * 1024;
 /** SQLite's busy_timeout is a C int of milliseconds. */

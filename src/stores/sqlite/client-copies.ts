@@ -1,10 +1,10 @@
-// Integrations kept in process while a store's change mark holds: findClient without a SELECT, never stale past the mark.
-import type { OAuthClient, RevocationMark } from './contract.js';
+// The SQLite store's integrations kept in process while its change mark holds: findClient without a SELECT.
+import type { OAuthClient } from '../contract.js';
 
 /** Far past any deployment's number of integrations; past it the copies start over rather than grow. */
 const MAX_COPIES = 10_000;
 
-/** The copies of one store. */
+/** The copies of one store's integrations. */
 export interface ClientCopies {
   /** The integration, from its copy while the mark holds, otherwise from `load` (kept if the mark held throughout). */
   find(clientId: string, load: () => Promise<OAuthClient | null>): Promise<OAuthClient | null>;
@@ -25,21 +25,21 @@ function copyClient(client: OAuthClient): OAuthClient {
 }
 
 /**
- * `mark()` must move whenever any integration may have changed anywhere the store reaches, and be read
- * fresh for each call: a token request takes its `startedAt` (the moment a revocation at or after which
- * voids what it issues) before it asks for the integration, so the answer must reflect every change
- * committed before the call. That is why only the SQLite store uses copies (its data_version is exact and
- * costs 1.4 µs); a notification feed (PostgreSQL, Redis) lags by its latency, and a copy served within it
- * would let a request that began after a disable or a rotation still get a token no tombstone refuses.
- * `null` (the file cannot be read): nothing is served from, or kept in, the copies. A loaded row is kept
+ * `mark()` must move whenever any integration may have changed, and be read fresh for each call: a token
+ * request takes its `startedAt` (a revocation at or after it voids what it issues) before it asks for the
+ * integration, so the answer must reflect every change committed before the call. SQLite's data_version is
+ * exact and costs 1.4 µs; a notification feed (PostgreSQL, Redis) lags by its latency, and a copy served
+ * within it would let a request that began after a disable or a rotation get a token no tombstone refuses,
+ * which is why only this store keeps copies. `null` (the file cannot be read): nothing is served from, or
+ * kept in, the copies. A loaded row is kept
  * only if the mark read before the load still holds after it, so a change racing the load is never hidden;
  * unknown ids are never kept, so probing random ids fills nothing.
  * @see RFC 6749 §2 (client registration), §2.3.1 (a disabled integration or a rotated secret counts at once).
  */
-export function createClientCopies(mark: () => RevocationMark): ClientCopies {
+export function createClientCopies(mark: () => number | null): ClientCopies {
   const copies = new Map<string, OAuthClient>();
-  let held: RevocationMark = null;
-  function current(): RevocationMark {
+  let held: number | null = null;
+  function current(): number | null {
     const now = mark();
     if (now === null || now !== held) {
       copies.clear();
