@@ -4,23 +4,33 @@ import { randomBytes } from 'node:crypto';
 export const REDIRECT_URI = 'https://client.example/callback';
 
 /**
- * Mints `count` codes named `${codePrefix}${i}` (i = 0 … count − 1), each a record as issue-code.ts builds it
+ * Code number `i` as the package issues codes (`createOrderedToken`: issuing millisecond, a dot, random part):
+ * code i is dated `baseMs + i`, as if the codes had been issued one a millisecond in the order they are
+ * redeemed, which is how a real server sees them (redeemed seconds after they were issued).
+ */
+export function benchCode(prefix, baseMs, i) {
+  return `${(baseMs + i).toString(32).padStart(11, '0')}.${prefix}${i}`;
+}
+
+/**
+ * Mints `count` codes, `benchCode(codePrefix, codeBaseMs, i)` (i = 0 … count − 1), each a record as issue-code.ts builds it
  * (own grant, bench user, no PKCE challenge, living an hour), and the user's consent. On SQLite the codes
  * go in through a second connection in one transaction of the store's own prepared insert (one sync instead
  * of one per code); elsewhere through `store.codes.saveCode`, 500 at a time.
  * @returns what the load generator needs to redeem them (the ready line of bench/server.js carries it)
  */
 export async function mintCodes({ store, sqliteFile, issuer, count }) {
-  const { registerClient, hashSecret } = await import('express-oauth-router');
+  const { registerClient, hashToken } = await import('express-oauth-router');
   const { client, clientSecret } = await registerClient(store, {
     name: 'bench code', flow: 'authorization_code', redirectUris: [REDIRECT_URI], allowedScopes: ['bench:read'],
   });
   const userId = 'bench-user';
   const codePrefix = randomBytes(12).toString('base64url');
+  const codeBaseMs = Date.now() - count;
   const issuedAt = new Date();
   const expiresAt = new Date(Date.now() + 3_600_000);
   const record = (i) => ({
-    codeHash: hashSecret(`${codePrefix}${i}`),
+    codeHash: hashToken(benchCode(codePrefix, codeBaseMs, i)),
     grantId: `${codePrefix}-grant-${i}`,
     clientId: client.clientId,
     userId,
@@ -55,7 +65,7 @@ export async function mintCodes({ store, sqliteFile, issuer, count }) {
   }
   await store.consents?.saveConsent({ userId, clientId: client.clientId, scope: ['bench:read'], grantedAt: new Date() });
   return {
-    codeClientId: client.clientId, codeClientSecret: clientSecret, codePrefix, codeCount: count,
+    codeClientId: client.clientId, codeClientSecret: clientSecret, codePrefix, codeBaseMs, codeCount: count,
     redirectUri: REDIRECT_URI, mintMs: Math.round(performance.now() - started),
   };
 }

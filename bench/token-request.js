@@ -1,4 +1,5 @@
 // The client_credentials token request the bench sends (Basic auth, form body), and a one-off fetch of a token.
+import { benchCode } from './mint-codes.js';
 
 /** @returns {{ method: 'POST', headers: Record<string, string>, body: string }} */
 export function tokenRequest(clientId, clientSecret) {
@@ -26,8 +27,8 @@ export async function fetchAccessToken(server) {
 
 /**
  * The authorization_code exchange request of the integration bench/mint-codes.js registered, one pre-minted
- * code per request (autocannon's setupRequest), so no request replays a code. The codes are named
- * `${codePrefix}${i}`; past `codeCount` the requests fail (invalid_grant) and so does the run.
+ * code per request (autocannon's setupRequest), so no request replays a code. The codes are
+ * `benchCode(codePrefix, codeBaseMs, i)`; past `codeCount` the requests fail (invalid_grant) and so does the run.
  */
 export function codeExchangeRequests(server) {
   let next = 1; // code 0 is left for fetchRefreshToken
@@ -36,7 +37,7 @@ export function codeExchangeRequests(server) {
     ...tokenRequest(server.codeClientId, server.codeClientSecret),
     requests: [{
       setupRequest(request) {
-        return { ...request, body: form(`${server.codePrefix}${next++}`) };
+        return { ...request, body: form(benchCode(server.codePrefix, server.codeBaseMs, next++)) };
       },
     }],
   };
@@ -46,14 +47,14 @@ export function codeExchangeRequests(server) {
 export function codeExchangeInit(server, i) {
   return {
     ...tokenRequest(server.codeClientId, server.codeClientSecret),
-    body: `grant_type=authorization_code&code=${encodeURIComponent(`${server.codePrefix}${i}`)}&redirect_uri=${encodeURIComponent(server.redirectUri)}`,
+    body: `grant_type=authorization_code&code=${encodeURIComponent(benchCode(server.codePrefix, server.codeBaseMs, i))}&redirect_uri=${encodeURIComponent(server.redirectUri)}`,
   };
 }
 
 /** Redeems pre-minted code 0 once; throws unless the answer is 200 with a refresh token. @returns {Promise<string>} */
 export async function fetchRefreshToken(server) {
   const { headers } = tokenRequest(server.codeClientId, server.codeClientSecret);
-  const body = `grant_type=authorization_code&code=${encodeURIComponent(`${server.codePrefix}0`)}&redirect_uri=${encodeURIComponent(server.redirectUri)}`;
+  const body = `grant_type=authorization_code&code=${encodeURIComponent(benchCode(server.codePrefix, server.codeBaseMs, 0))}&redirect_uri=${encodeURIComponent(server.redirectUri)}`;
   const response = await fetch(`${server.url}/oauth2/token`, { method: 'POST', headers, body });
   const json = await response.json();
   if (response.status !== 200 || typeof json.refresh_token !== 'string') {

@@ -60,6 +60,7 @@ export type { RevokeTokensTarget, RevokedTokens } from './clients/revoke-tokens.
 export { UnknownClientError, StoreCapabilityError } from './clients/client-errors.js';
 export { withdrawConsent } from './consents/withdraw-consent.js';
 export { hashSecret } from './crypto/hash-secret.js';
+export { hashToken } from './crypto/hash-token.js';
 export { hashSecretScrypt, SCRYPT_PARAMS } from './crypto/scrypt-secret.js';
 export { verifyClientSecret } from './crypto/verify-client-secret.js';
 export {

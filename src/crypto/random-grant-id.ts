@@ -1,5 +1,6 @@
 // Grant ids: the issuing millisecond first, then 128 random bits, so a store's grant index grows at one end.
 import { createRandomToken } from './random-token.js';
+import { timePrefix } from './time-prefix.js';
 
 /**
  * A fresh grant id: 11 base32hex characters of the millisecond it was made (fixed width, so ids sort by
@@ -12,5 +13,5 @@ import { createRandomToken } from './random-token.js';
  * @see RFC 6749 §10.10 (generated values must be unguessable), RFC 9700 §4.
  */
 export function createGrantId(): string {
-  return Date.now().toString(32).padStart(11, '0') + createRandomToken().slice(0, 22);
+  return timePrefix() + createRandomToken().slice(0, 22);
 }

@@ -1,6 +1,6 @@
 // Finds a presented token among access and refresh tokens, trying the client's hint first.
 import type { Store, TokenRecord } from '../stores/contract.js';
-import { hashSecret } from '../crypto/hash-secret.js';
+import { hashToken } from '../crypto/hash-token.js';
 
 /** A token found by its value, and which kind it is. */
 export interface FoundToken {
@@ -14,7 +14,7 @@ export interface FoundToken {
  * @see RFC 7009 §2.1, RFC 7662 §2.1.
  */
 export async function findPresentedToken(store: Store, token: string, hint: string | undefined): Promise<FoundToken | null> {
-  const hash = hashSecret(token);
+  const hash = hashToken(token);
   const order: FoundToken['kind'][] = hint === 'refresh_token' ? ['refresh_token', 'access_token'] : ['access_token', 'refresh_token'];
   for (const kind of order) {
     const record = kind === 'access_token' ? await store.tokens.findAccessToken(hash) : await store.tokens.findRefreshToken(hash);

@@ -4,8 +4,8 @@ import type { AuthenticatedUser } from '../user-auth.js';
 import type { PendingAuthorization } from '../http/oauth-session.js';
 import type { PageContext } from './page-context.js';
 import { createGrantId } from '../crypto/random-grant-id.js';
-import { createRandomToken } from '../crypto/random-token.js';
-import { hashSecret } from '../crypto/hash-secret.js';
+import { createOrderedToken } from '../crypto/ordered-token.js';
+import { hashToken } from '../crypto/hash-token.js';
 import { redirectUriWithParams } from '../http/redirect-uri-with-params.js';
 
 /**
@@ -17,9 +17,9 @@ import { redirectUriWithParams } from '../http/redirect-uri-with-params.js';
  */
 export async function issueCodeRedirect(context: PageContext, pending: PendingAuthorization, user: AuthenticatedUser): Promise<string> {
   const { store, options, issuer } = context;
-  const code = createRandomToken();
+  const code = createOrderedToken();
   const record: AuthorizationCodeRecord = {
-    codeHash: hashSecret(code),
+    codeHash: hashToken(code),
     grantId: createGrantId(),
     clientId: pending.clientId,
     userId: user.id,

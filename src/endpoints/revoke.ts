@@ -4,7 +4,7 @@ import type { Store } from '../stores/contract.js';
 import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
 import { sendNoStoreJson } from '../http/json-response.js';
 import { sendTokenEndpointError } from '../http/send-token-endpoint-error.js';
-import { hashSecret } from '../crypto/hash-secret.js';
+import { hashToken } from '../crypto/hash-token.js';
 import { InvalidRequestError } from '../errors.js';
 import { findPresentedToken } from './find-token.js';
 import { readTokenRequest } from './read-token-request.js';
@@ -30,7 +30,7 @@ export function createRevocationEndpoint(store: Store, options: ResolvedOptions,
       if (found) {
         if (found.record.clientId !== client.clientId) throw new InvalidRequestError('the token was not issued to this client');
         if (found.kind === 'refresh_token') await store.tokens.revokeGrant(found.record.grantId);
-        else await store.tokens.revokeAccessToken(hashSecret(token));
+        else await store.tokens.revokeAccessToken(hashToken(token));
         // Only for a live token found here: an unknown or already revoked one revoked nothing to report.
         const { record } = found;
         options.events.publish({

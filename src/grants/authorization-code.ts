@@ -1,7 +1,7 @@
 // The authorization_code grant: exchange a code for an access and a refresh token (SPEC §4.3).
 import type { GrantContext, GrantHandler } from './grant-context.js';
 import { issueTokens, publishGrantRevoked } from './issue-tokens.js';
-import { hashSecret } from '../crypto/hash-secret.js';
+import { hashToken } from '../crypto/hash-token.js';
 import { checkCodeVerifier } from '../checks/pkce.js';
 import { InvalidGrantError, InvalidRequestError } from '../errors.js';
 
@@ -53,7 +53,7 @@ export const authorizationCodeGrant: GrantHandler = {
     // SPEC §4.3 makes redirect_uri required; RFC 6749 §4.1.3 requires it whenever the request had one.
     if (redirectUri === undefined) throw new InvalidRequestError('missing required parameter: redirect_uri');
 
-    const result = await store.codes.consumeCode(hashSecret(code));
+    const result = await store.codes.consumeCode(hashToken(code));
     if (result.kind === 'not_found') throw new InvalidGrantError('authorization code is invalid or expired');
     if (result.kind === 'replayed') {
       await store.tokens.revokeGrant(result.grantId);

@@ -2,8 +2,8 @@
 import type { GrantContext, TokenResponseBody } from './grant-context.js';
 import type { GrantType, TokenRecord } from '../stores/contract.js';
 import type { RevocationCause } from '../events/event-types.js';
-import { createRandomToken } from '../crypto/random-token.js';
-import { hashSecret } from '../crypto/hash-secret.js';
+import { createOrderedToken } from '../crypto/ordered-token.js';
+import { hashToken } from '../crypto/hash-token.js';
 import { InvalidGrantError } from '../errors.js';
 import { signAccessToken } from '../jwt/sign-access-token.js';
 
@@ -63,9 +63,9 @@ export async function issueTokens(context: GrantContext, request: IssueRequest):
       issuer: issuer.issuer, audience: options.jwt.audience, clientId: client.clientId, userId: request.userId,
       scope: request.scope, grantId: request.grantId, issuedAt: now, expiresAt,
     })
-    : createRandomToken();
+    : createOrderedToken();
   const access: TokenRecord = {
-    tokenHash: hashSecret(accessToken),
+    tokenHash: hashToken(accessToken),
     grantId: request.grantId,
     clientId: client.clientId,
     userId: request.userId,
@@ -76,8 +76,8 @@ export async function issueTokens(context: GrantContext, request: IssueRequest):
   let refreshToken: string | undefined;
   let refresh: TokenRecord | null = null;
   if (request.withRefreshToken) {
-    refreshToken = createRandomToken();
-    refresh = { ...access, tokenHash: hashSecret(refreshToken), expiresAt: new Date(now + options.refreshTokenTtl * 1000) };
+    refreshToken = createOrderedToken();
+    refresh = { ...access, tokenHash: hashToken(refreshToken), expiresAt: new Date(now + options.refreshTokenTtl * 1000) };
   }
   // The store refuses, atomically with the insert, tokens whose grant, integration or user was revoked since
   // authorizedAt: no token outlives a revocation that raced this request.

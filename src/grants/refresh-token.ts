@@ -1,7 +1,7 @@
 // The refresh_token grant: a new access token from a refresh token, without a new refresh token (SPEC §4.5).
 import type { GrantHandler } from './grant-context.js';
 import { issueTokens, publishGrantRevoked } from './issue-tokens.js';
-import { hashSecret } from '../crypto/hash-secret.js';
+import { hashToken } from '../crypto/hash-token.js';
 import { grantScope } from '../checks/grant-scope.js';
 import { InvalidGrantError, InvalidRequestError } from '../errors.js';
 
@@ -20,7 +20,7 @@ export const refreshTokenGrant: GrantHandler = {
     const { params, client, store, issuer } = context;
     const refreshToken = params.get('refresh_token');
     if (refreshToken === undefined) throw new InvalidRequestError('missing required parameter: refresh_token');
-    const record = await store.tokens.findRefreshToken(hashSecret(refreshToken));
+    const record = await store.tokens.findRefreshToken(hashToken(refreshToken));
     if (!record) throw new InvalidGrantError('refresh token is invalid, expired or revoked');
     // RFC 6749 §6: "validate the refresh token and ensure that it was issued to the authenticated client".
     if (record.clientId !== client.clientId) throw new InvalidGrantError('refresh token was issued to another client');

@@ -3,7 +3,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { RevocationMark, Store } from '../stores/contract.js';
 import type { ResolvedOptions } from '../options.js';
 import type { BearerAuth, RequireBearerOptions } from '../types.js';
-import { hashSecret } from '../crypto/hash-secret.js';
+import { hashToken } from '../crypto/hash-token.js';
 import { sendNoStoreJson } from '../http/json-response.js';
 import { bearerChallenge } from '../http/www-authenticate.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
@@ -161,7 +161,7 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
         }
         return verify(token, '', null, req, res, next);
       }
-      const tokenHash = hashSecret(token);
+      const tokenHash = hashToken(token);
       // The mark is taken before the lookup that may follow: an answer is cached only if it still holds after.
       const mark = cache ? cache.mark() : null;
       const cached = cache?.get(tokenHash, mark, Date.now());

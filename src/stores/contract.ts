@@ -111,7 +111,10 @@ export interface ClientStore {
 
 /** An authorization code as stored (RFC 6749 §4.1.2): hashed, bound to client, user, redirect_uri and issuer. */
 export interface AuthorizationCodeRecord {
-  /** base64url SHA-256 of the code. */
+  /**
+   * The code's key (`hashToken`): 43 base64url characters, a SHA-256 of the code, led by the code's issuing
+   * millisecond for codes of this version, so keys of later codes sort later (an index on it grows at one end).
+   */
   readonly codeHash: string;
   /** Every token issued from this code shares this id; replay revokes it (RFC 6749 §4.1.2). */
   readonly grantId: string;
@@ -155,7 +158,10 @@ export interface CodeStore {
 
 /** An access or refresh token as stored: hashed, grouped by grant. */
 export interface TokenRecord {
-  /** base64url SHA-256 of the token. */
+  /**
+   * The token's key (`hashToken`): 43 base64url characters, a SHA-256 of the token, led by the token's
+   * issuing millisecond for tokens of this version, so keys of later tokens sort later.
+   */
   readonly tokenHash: string;
   readonly grantId: string;
   readonly clientId: string;

@@ -8,7 +8,7 @@ import { countingHost, type CountingHost, crossInstanceRevocationCases, expectRe
 import { startFaultProxy } from '../stores/fault-proxy.js';
 import { createPostgresStore, type PostgresStore } from '../../src/stores/postgres/index.js';
 import { postgresRevocationChannel } from '../../src/stores/postgres/revocation-feed.js';
-import { hashSecret } from '../../src/crypto/hash-secret.js';
+import { hashToken } from '../../src/crypto/hash-token.js';
 import type { RevocationMark, Store } from '../../src/stores/contract.js';
 
 const url = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
@@ -83,7 +83,7 @@ describe.skipIf(!url)('requireBearer cache on PostgreSQL, revoked by another ins
     const before = await useUntilCached(a, token);
     // Committed first, so had it been on A's channel it would have arrived first.
     await elsewhere.tokens.revokeGrant('some-grant-elsewhere');
-    await storeB.tokens.revokeAccessToken(hashSecret(token));
+    await storeB.tokens.revokeAccessToken(hashToken(token));
     await untilNotified(a, before);
     const after = partsOf(a.feed.mark());
     expect(after.epoch).toBe(partsOf(before).epoch);
@@ -107,7 +107,7 @@ describe.skipIf(!url)('requireBearer cache on PostgreSQL, revoked by another ins
     // Checked after: still null then means it was null all along (rarely the listener is back already).
     if (a.feed.mark() === null) expect(a.lookups(), 'nothing is served from the cache while the feed is down').toBe(lookups + 2);
     // A revocation whose notification A may never receive: the gap's new epoch is what stops the token.
-    await storeB.tokens.revokeAccessToken(hashSecret(revoked));
+    await storeB.tokens.revokeAccessToken(hashToken(revoked));
     await expect.poll(() => a.feed.mark(), RECONNECTED).not.toBeNull();
     expect(partsOf(a.feed.mark()).epoch).not.toBe(partsOf(before).epoch);
     await expectRefused(a, revoked);
@@ -128,7 +128,7 @@ describe.skipIf(!url)('requireBearer cache on PostgreSQL, revoked by another ins
     proxy.setMode('hang');
     await expect.poll(() => a.feed.mark(), NOTIFIED).toBeNull();
     // Its notification can never reach A's silent link: the new epoch after recovery is what stops the token.
-    await storeB.tokens.revokeAccessToken(hashSecret(token));
+    await storeB.tokens.revokeAccessToken(hashToken(token));
     proxy.setMode('up');
     await expect.poll(() => a.feed.mark(), RECONNECTED).not.toBeNull();
     expect(partsOf(a.feed.mark()).epoch).not.toBe(partsOf(before).epoch);

@@ -16,7 +16,7 @@ import { disableClient } from '../../src/clients/disable-client.js';
 import { rotateClientSecret } from '../../src/clients/rotate-client-secret.js';
 import { withdrawConsent } from '../../src/consents/withdraw-consent.js';
 import type { RevocationFeed, Store } from '../../src/stores/contract.js';
-import { hashSecret } from '../../src/crypto/hash-secret.js';
+import { hashToken } from '../../src/crypto/hash-token.js';
 import type { OAuthRouterOptions } from '../../src/options.js';
 
 /** A store whose access-token lookups are counted, feed and all other parts untouched. */
@@ -199,7 +199,7 @@ describe('requireBearer cache on two SQLite stores sharing the host\'s one Datab
     const h = { ...(await createTestApp({}, count.store)), ...count };
     const token = await clientCredentialsToken(h.app, h.credentialsClient);
     await useUntilCached(h, token);
-    await revoking.tokens.revokeAccessToken(hashSecret(token));
+    await revoking.tokens.revokeAccessToken(hashToken(token));
     await expectRefused(h, token);
   });
 });
@@ -232,7 +232,7 @@ describe('requireBearer without a revocation feed', () => {
     const before = h.lookups();
     for (let i = 0; i < 3; i += 1) expect((await me(h.app, token)).status).toBe(200);
     expect(h.lookups()).toBe(before + 3);
-    await inner.tokens.revokeAccessToken(hashSecret(token));
+    await inner.tokens.revokeAccessToken(hashToken(token));
     await expectRefused(h, token);
   });
 

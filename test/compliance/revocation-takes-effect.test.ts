@@ -9,7 +9,7 @@ import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { disableClient } from '../../src/clients/disable-client.js';
 import { rotateClientSecret } from '../../src/clients/rotate-client-secret.js';
 import { withdrawConsent } from '../../src/consents/withdraw-consent.js';
-import { hashSecret } from '../../src/crypto/hash-secret.js';
+import { hashToken } from '../../src/crypto/hash-token.js';
 
 const clientCredentials = (app: TestApp['app'], client: TestClient) =>
   request(app).post('/oauth2/token').set('Authorization', basic(client)).type('form').send({ grant_type: 'client_credentials' });
@@ -118,6 +118,6 @@ describe('a burst of token requests racing disableClient', () => {
     expect(issued.length).toBeGreaterThanOrEqual(10);
     const statuses = await Promise.all(issued.map((token) => apiStatus(t.app, token)));
     expect(statuses.every((status) => status === 401)).toBe(true);
-    for (const token of issued) expect(await t.store.tokens.findAccessToken(hashSecret(token))).toBeNull();
+    for (const token of issued) expect(await t.store.tokens.findAccessToken(hashToken(token))).toBeNull();
   });
 });

@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { basic, createTestApp, type TestApp } from '../helpers/app.js';
-import { hashSecret } from '../../src/crypto/hash-secret.js';
+import { hashToken } from '../../src/crypto/hash-token.js';
 
 const REALM = 'Bearer realm="http://auth.test"';
 
@@ -77,7 +77,7 @@ describe('RFC 6750 bearer token usage (requireBearer)', () => {
 
   it('answers 401 invalid_token for a revoked token', async () => {
     const token = await issue();
-    await t.store.tokens.revokeAccessToken(hashSecret(token));
+    await t.store.tokens.revokeAccessToken(hashToken(token));
     const res = await me().set('Authorization', `Bearer ${token}`);
     expect(res.status).toBe(401);
     expect(res.body.error).toBe('invalid_token');

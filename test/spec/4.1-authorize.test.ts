@@ -88,7 +88,7 @@ describe('RFC 6749 §4.1.2: the authorization response', () => {
     const { agent, consent } = await signedInAtConsent(t.app, t.codeClient);
     const res = await postConsent(agent, '', { csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'allow' });
     const callback = expectRedirectTo(res);
-    expect(callback.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(callback.searchParams.get('code')).toMatch(/^[0-9a-v]{11}\.[A-Za-z0-9_-]{43}$/);
     expect(callback.searchParams.get('state')).toBe('xyz-123');
     expect(callback.searchParams.get('iss')).toBe(ISSUER);
     expect(callback.searchParams.get('error')).toBeNull();

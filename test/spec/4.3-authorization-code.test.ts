@@ -23,8 +23,8 @@ describe('SPEC §4.3 authorization_code grant', () => {
     expect(res.status).toBe(200);
     expect(Object.keys(res.body)).toEqual(['access_token', 'refresh_token', 'expires_in', 'token_type']);
     expect(res.body).toMatchObject({ expires_in: 3600, token_type: 'Bearer' });
-    expect(res.body.access_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(res.body.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(res.body.access_token).toMatch(/^[0-9a-v]{11}\.[A-Za-z0-9_-]{43}$/);
+    expect(res.body.refresh_token).toMatch(/^[0-9a-v]{11}\.[A-Za-z0-9_-]{43}$/);
     expect(res.body.refresh_token).not.toBe(res.body.access_token);
   });
 
@@ -167,9 +167,9 @@ describe('SPEC §4.3 authorization_code grant', () => {
   it('stores codes and tokens only as hashes', async () => {
     const code = await obtainCode(t.app, t.codeClient);
     const res = await exchange(t.codeClient, fields(code));
-    const { hashSecret } = await import('../../src/crypto/hash-secret.js');
+    const { hashToken } = await import('../../src/crypto/hash-token.js');
     expect(await t.store.tokens.findAccessToken(res.body.access_token)).toBeNull();
-    expect(await t.store.tokens.findAccessToken(hashSecret(res.body.access_token))).not.toBeNull();
-    expect(await t.store.tokens.findRefreshToken(hashSecret(res.body.refresh_token))).not.toBeNull();
+    expect(await t.store.tokens.findAccessToken(hashToken(res.body.access_token))).not.toBeNull();
+    expect(await t.store.tokens.findRefreshToken(hashToken(res.body.refresh_token))).not.toBeNull();
   });
 });

@@ -236,11 +236,11 @@ describe('withdrawal reaches codes not yet redeemed', () => {
     const t = await createTestApp();
     const tokens = (await exchange(t, await obtainCode(t.app, t.codeClient))).body;
     const { withdrawConsent } = await import('../../src/consents/withdraw-consent.js');
-    const { hashSecret } = await import('../../src/crypto/hash-secret.js');
-    const record = (await t.store.tokens.findAccessToken(hashSecret(tokens.access_token)))!;
+    const { hashToken } = await import('../../src/crypto/hash-token.js');
+    const record = (await t.store.tokens.findAccessToken(hashToken(tokens.access_token)))!;
     const requestStarted = new Date();
     await withdrawConsent(t.store, USER.id, t.codeClient.clientId);
-    const late = { ...record, tokenHash: hashSecret('late-token'), grantId: 'late-grant' };
+    const late = { ...record, tokenHash: hashToken('late-token'), grantId: 'late-grant' };
     expect(await t.store.tokens.saveTokens(late, null, { authorizedAt: requestStarted })).toBe(false);
     expect(await t.store.tokens.findAccessToken(late.tokenHash)).toBeNull();
     expect(await t.store.tokens.findAccessToken(record.tokenHash)).toBeNull();

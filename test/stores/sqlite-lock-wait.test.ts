@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import request from 'supertest';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { hashSecret } from '../../src/crypto/hash-secret.js';
+import { hashToken } from '../../src/crypto/hash-token.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 import {
   createSqliteStore, sqliteLockWaitChannel, type SqliteLockWaitMessage, type SqliteStore,
@@ -139,7 +139,7 @@ describe('a lock held by another process does not block the event loop', () => {
 
     const res = await token;
     expect(res.status).toBe(200);
-    expect(await stores[0]!.tokens.findAccessToken(hashSecret(res.body.access_token as string))).not.toBeNull();
+    expect(await stores[0]!.tokens.findAccessToken(hashToken(res.body.access_token as string))).not.toBeNull();
   });
 
   it('the group commit under a held lock: every save waits, then each is answered once with its own result, all written', async () => {
