@@ -1,10 +1,11 @@
 // CPU and wall time per token saved in the SQLite store's own schema and statements, outside HTTP: the write's floor.
-// node bench/sqlite-insert-cost.js [--tokens 60000] [--batch 8] [--synchronous full|normal] [--grant-ids random|ordered]
+// node bench/sqlite-insert-cost.js [--tokens 60000] [--batch 8] [--synchronous full|normal] [--grant-ids random|ordered] [--keys random|ordered]
 //
 // Opens a fresh file with the store (so the schema, pragmas and prepared statements are the store's), then
 // saves --tokens client_credentials access tokens as the group commit does: --batch saves per BEGIN IMMEDIATE …
 // COMMIT, each save a savepoint with the tombstone check and the insert. Grant ids are the package's
-// time-ordered ones, or random 43-character values as before 2026-11-26, to show what the order buys.
+// time-ordered ones, or random 43-character values as before 2026-11-26; token keys are the package's
+// (`hashToken` of a token led by its millisecond), or the plain SHA-256 of a random token as before 2026-11-26.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,8 @@ import { tokenToRow } from '../dist/stores/sqlite/rows.js';
 import { createRandomToken } from '../dist/crypto/random-token.js';
 import { createGrantId } from '../dist/crypto/random-grant-id.js';
 import { hashSecret } from '../dist/crypto/hash-secret.js';
+import { hashToken } from '../dist/crypto/hash-token.js';
+import { createOrderedToken } from '../dist/crypto/ordered-token.js';
 
 const { values: cli } = parseArgs({
   options: {
@@ -23,6 +26,7 @@ const { values: cli } = parseArgs({
     batch: { type: 'string', default: '8' },
     synchronous: { type: 'string', default: 'full' },
     'grant-ids': { type: 'string', default: 'ordered' },
+    keys: { type: 'string', default: 'ordered' },
   },
 });
 const count = Number(cli.tokens);
@@ -45,7 +49,7 @@ try {
   });
   const now = Date.now();
   const tokens = Array.from({ length: count }, () => ({
-    tokenHash: hashSecret(createRandomToken()),
+    tokenHash: cli.keys === 'random' ? hashSecret(createRandomToken()) : hashToken(createOrderedToken()),
     grantId: cli['grant-ids'] === 'random' ? createRandomToken() : createGrantId(),
     clientId: 'bench-client-0000000000',
     userId: null,
@@ -61,7 +65,7 @@ try {
   const wall = performance.now() - wallFrom;
   db.close();
   console.log(JSON.stringify({
-    tokens: count, batch: batchSize, synchronous: cli.synchronous, grantIds: cli['grant-ids'],
+    tokens: count, batch: batchSize, synchronous: cli.synchronous, grantIds: cli['grant-ids'], keys: cli.keys,
     wallUsPerToken: +(wall * 1000 / count).toFixed(1),
     cpuUsPerToken: +((cpu.user + cpu.system) / count).toFixed(1),
     systemUsPerToken: +(cpu.system / count).toFixed(1),
