@@ -1,5 +1,5 @@
 // A/B server child of bench/ab/run.js: the token endpoint (or a bare route) of the build in <root>/dist.
-// node bench/ab/server.js <root> <baseline|memory|sqlite> [full|normal]
+// node bench/ab/server.js <root> <baseline|memory|sqlite> [full|normal|writer-thread]
 import { createServer } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,9 +24,12 @@ else {
   if (kind === 'sqlite') {
     const { createSqliteStore } = await import(join(root, 'dist/stores/sqlite/index.js'));
     const dir = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), 'tokbench-'));
-    store = createSqliteStore({ filename: join(dir, 'oauth.sqlite'), ...(sync ? { synchronous: sync } : {}) });
+    const threaded = sync === 'writer-thread';
+    store = createSqliteStore({ filename: join(dir, 'oauth.sqlite'), ...(sync && !threaded ? { synchronous: sync } : {}) });
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     cleanups.push(() => store.close());
+    // The experiment of bench/ab/writer-thread.js: saves on a worker thread's connection (synchronous FULL).
+    if (threaded) cleanups.push(await (await import('./writer-thread.js')).moveWritesToThread(root, store, join(dir, 'oauth.sqlite')));
   } else {
     const { createMemoryStore } = await import(join(root, 'dist/stores/memory/index.js'));
     store = createMemoryStore();

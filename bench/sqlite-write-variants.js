@@ -1,0 +1,111 @@
+// What the SQLite token write costs under other layouts and settings, same run, interleaved: what was tried for issue 10.
+// node bench/sqlite-write-variants.js [--tokens 60000] [--batch 10] [--rounds 3] [--only store,random-keys,…]
+//
+// Each variant is a fresh file made by the store (its schema and pragmas), then changed as the variant says,
+// then written as the group commit writes: --batch saves per BEGIN IMMEDIATE … COMMIT, each save a savepoint
+// with the store's tombstone check and its token insert (synchronous = FULL). Keys are the package's
+// (`hashToken(createOrderedToken())`) unless the variant says otherwise. Reports median CPU and wall µs per token.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+import { createSqliteStore } from '../dist/stores/sqlite/index.js';
+import { prepareSqliteStatements } from '../dist/stores/sqlite/statements.js';
+import { createRandomToken } from '../dist/crypto/random-token.js';
+import { createOrderedToken } from '../dist/crypto/ordered-token.js';
+import { createGrantId } from '../dist/crypto/random-grant-id.js';
+import { hashSecret } from '../dist/crypto/hash-secret.js';
+import { hashToken } from '../dist/crypto/hash-token.js';
+
+const TOKENS_COLUMNS = `token_hash TEXT PRIMARY KEY, kind TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
+  grant_id TEXT NOT NULL, client_id TEXT NOT NULL, user_id TEXT, scope TEXT NOT NULL, issuer TEXT NOT NULL,
+  expires_at INTEGER NOT NULL`;
+const rebuildTokens = (suffix, indexes) => `DROP TABLE tokens; CREATE TABLE tokens (${TOKENS_COLUMNS}) ${suffix}; ${indexes}`;
+const ALL_INDEXES = `CREATE INDEX tokens_grant_id ON tokens (grant_id);
+  CREATE INDEX tokens_client_user ON tokens (client_id, user_id); CREATE INDEX tokens_expires_at ON tokens (expires_at);`;
+
+/** name → { sql run on the store's file before writing, pragmas before the store creates it, random keys } */
+const VARIANTS = {
+  store: {},
+  'random-keys': { randomKeys: true },
+  'without-rowid': { sql: rebuildTokens('STRICT, WITHOUT ROWID', ALL_INDEXES) },
+  'no-expiry-index': { sql: 'DROP INDEX tokens_expires_at' },
+  'hash-index-only': { sql: 'DROP INDEX tokens_expires_at; DROP INDEX tokens_client_user; DROP INDEX tokens_grant_id' },
+  'page-size-2048': { before: ['page_size = 2048'] },
+  'page-size-8192': { before: ['page_size = 8192'] },
+  'checkpoint-4000': { pragmas: ['wal_autocheckpoint = 4000'] },
+  'checkpoint-16000': { pragmas: ['wal_autocheckpoint = 16000'] },
+};
+
+const { values: cli } = parseArgs({
+  options: {
+    tokens: { type: 'string', default: '60000' },
+    batch: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '3' },
+    only: { type: 'string' },
+  },
+});
+const count = Number(cli.tokens);
+const batchSize = Number(cli.batch);
+const names = cli.only ? cli.only.split(',') : Object.keys(VARIANTS);
+for (const name of names) if (!VARIANTS[name]) throw new Error(`unknown variant ${name}; known: ${Object.keys(VARIANTS).join(', ')}`);
+
+async function measure(variant) {
+  const dir = mkdtempSync(join(tmpdir(), 'oauth-sqlite-variant-'));
+  const file = join(dir, 'oauth.sqlite');
+  try {
+    if (variant.before) {
+      const fresh = new Database(file);
+      for (const pragma of variant.before) fresh.pragma(pragma);
+      fresh.close();
+    }
+    await createSqliteStore({ filename: file, sweepIntervalSeconds: 0 }).close();
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma('cache_size = -32768');
+    for (const pragma of variant.pragmas ?? []) db.pragma(pragma);
+    if (variant.sql) db.exec(variant.sql);
+    const s = prepareSqliteStatements(db);
+    const now = Date.now();
+    const save = db.transaction((row) => {
+      const refused = s.isRefused.get({ grant_id: row.grant_id, client_id: row.client_id, user_id: null, authorized_at: now, now });
+      if (refused !== 1) s.insertToken.run(row);
+    });
+    const batch = db.transaction((rows) => {
+      for (const row of rows) save(row);
+    });
+    const rows = [];
+    const cpuFrom = process.cpuUsage();
+    const wallFrom = performance.now();
+    for (let i = 0; i < count; i += batchSize) {
+      // Made as the token endpoint makes them, just before the write: ordered keys carry this millisecond.
+      rows.length = 0;
+      for (let j = i; j < Math.min(count, i + batchSize); j += 1) {
+        const key = variant.randomKeys ? hashSecret(createRandomToken()) : hashToken(createOrderedToken());
+        rows.push({ token_hash: key, kind: 'access', grant_id: createGrantId(), client_id: 'bench-client-0000000000', user_id: null, scope: '[]', issuer: 'https://api.example.com', expires_at: now + 3_600_000 });
+      }
+      batch.immediate(rows);
+    }
+    const cpu = process.cpuUsage(cpuFrom);
+    const wall = performance.now() - wallFrom;
+    db.close();
+    return { cpu: (cpu.user + cpu.system) / count, wall: wall * 1000 / count };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const results = Object.fromEntries(names.map((name) => [name, []]));
+for (let round = 0; round < Number(cli.rounds); round += 1) {
+  for (const name of names) results[name].push(await measure(VARIANTS[name]));
+}
+const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
+console.log(`${count} tokens, batches of ${batchSize}, synchronous = FULL, ${cli.rounds} rounds interleaved (median; key and row making included)`);
+console.log('| variant | CPU µs per token | wall µs per token | CPU per round |');
+console.log('|---|---:|---:|---|');
+for (const name of names) {
+  const cpu = results[name].map((r) => r.cpu);
+  console.log(`| ${name} | ${median([...cpu]).toFixed(1)} | ${median(results[name].map((r) => r.wall)).toFixed(1)} | ${cpu.map((v) => v.toFixed(1)).join(' / ')} |`);
+}
