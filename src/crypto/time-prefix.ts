@@ -1,5 +1,5 @@
 // The issuing millisecond as a fixed-width, text-sortable prefix: what makes ids and token keys grow at one end of an index.
-/** Characters of the prefix: base32hex of the ms since the epoch, zero-padded (enough until the year 37,000). */
+/** Characters of the prefix: base32hex of the ms since the epoch, zero-padded (today 9 are used; 11 last a million years). */
 export const TIME_PREFIX_LENGTH = 11;
 
 /** A prefix as `timePrefix` writes it: 11 characters of 0-9 and a-v. */
