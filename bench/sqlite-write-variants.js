@@ -1,10 +1,12 @@
 // What the SQLite token write costs under other layouts and settings, same run, interleaved: what was tried for issue 10.
-// node bench/sqlite-write-variants.js [--tokens 60000] [--batch 10] [--rounds 3] [--only store,random-keys,…]
+// node bench/sqlite-write-variants.js [--tokens 60000] [--batch 10] [--rounds 3] [--only store,random-keys,…] [--seed 1000000]
 //
 // Each variant is a fresh file made by the store (its schema and pragmas), then changed as the variant says,
 // then written as the group commit writes: --batch saves per BEGIN IMMEDIATE … COMMIT, each save a savepoint
 // with the store's tombstone check and its token insert (synchronous = FULL). Keys are the package's
-// (`hashToken(createOrderedToken())`) unless the variant says otherwise. Reports median CPU and wall µs per token.
+// (`hashToken(createOrderedToken())`) unless the variant says otherwise. --seed first fills the file with that many
+// live tokens of random keys (as bench/scale-seed.js does: what a file holds after an upgrade), then reopens it
+// with a cold cache. Reports median CPU and wall µs per token.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,12 +46,30 @@ const { values: cli } = parseArgs({
     batch: { type: 'string', default: '10' },
     rounds: { type: 'string', default: '3' },
     only: { type: 'string' },
+    seed: { type: 'string', default: '0' },
   },
 });
 const count = Number(cli.tokens);
 const batchSize = Number(cli.batch);
 const names = cli.only ? cli.only.split(',') : Object.keys(VARIANTS);
 for (const name of names) if (!VARIANTS[name]) throw new Error(`unknown variant ${name}; known: ${Object.keys(VARIANTS).join(', ')}`);
+
+function seed(file, count) {
+  const db = new Database(file);
+  try {
+    db.pragma('cache_size = -262144');
+    const { insertToken } = prepareSqliteStatements(db);
+    const expiresAt = Date.now() + 7_200_000;
+    db.transaction(() => {
+      for (let i = 0; i < count; i += 1) {
+        insertToken.run({ token_hash: hashSecret(`seed-${i}`), kind: 'access', grant_id: `seed-grant-${i}`, client_id: `seed-client-${i % 100}`, user_id: null, scope: '[]', issuer: 'https://api.example.com', expires_at: expiresAt });
+      }
+    }).immediate();
+    db.pragma('wal_checkpoint(TRUNCATE)');
+  } finally {
+    db.close();
+  }
+}
 
 async function measure(variant) {
   const dir = mkdtempSync(join(tmpdir(), 'oauth-sqlite-variant-'));
@@ -61,6 +81,7 @@ async function measure(variant) {
       fresh.close();
     }
     await createSqliteStore({ filename: file, sweepIntervalSeconds: 0 }).close();
+    if (Number(cli.seed) > 0) seed(file, Number(cli.seed));
     const db = new Database(file);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
@@ -102,7 +123,7 @@ for (let round = 0; round < Number(cli.rounds); round += 1) {
   for (const name of names) results[name].push(await measure(VARIANTS[name]));
 }
 const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
-console.log(`${count} tokens, batches of ${batchSize}, synchronous = FULL, ${cli.rounds} rounds interleaved (median; key and row making included)`);
+console.log(`${count} tokens${Number(cli.seed) > 0 ? ` into a file of ${cli.seed} seeded ones` : ''}, batches of ${batchSize}, synchronous = FULL, ${cli.rounds} rounds interleaved (median; key and row making included)`);
 console.log('| variant | CPU µs per token | wall µs per token | CPU per round |');
 console.log('|---|---:|---:|---|');
 for (const name of names) {
