@@ -14,17 +14,18 @@ export function benchCode(prefix, baseMs, i) {
 
 /**
  * Mints `count` codes, `benchCode(codePrefix, codeBaseMs, i)` (i = 0 … count − 1), each a record as issue-code.ts builds it
- * (own grant, bench user, no PKCE challenge, living an hour), and the user's consent. On SQLite the codes
+ * (own grant `${codePrefix}-grant-${i}`, no PKCE challenge, living an hour), and each user's consent. With one user
+ * (the default) every code is `bench-user`'s; with `users` > 1 code i is `bench-user-${i % users}`'s. On SQLite the codes
  * go in through a second connection in one transaction of the store's own prepared insert (one sync instead
  * of one per code); elsewhere through `store.codes.saveCode`, 500 at a time.
  * @returns what the load generator needs to redeem them (the ready line of bench/server.js carries it)
  */
-export async function mintCodes({ store, sqliteFile, issuer, count }) {
+export async function mintCodes({ store, sqliteFile, issuer, count, users = 1 }) {
   const { registerClient, hashToken } = await import('express-oauth-router');
   const { client, clientSecret } = await registerClient(store, {
     name: 'bench code', flow: 'authorization_code', redirectUris: [REDIRECT_URI], allowedScopes: ['bench:read'],
   });
-  const userId = 'bench-user';
+  const userOf = (i) => (users > 1 ? `bench-user-${i % users}` : 'bench-user');
   const codePrefix = randomBytes(12).toString('base64url');
   const codeBaseMs = Date.now() - count;
   const issuedAt = new Date();
@@ -33,7 +34,7 @@ export async function mintCodes({ store, sqliteFile, issuer, count }) {
     codeHash: hashToken(benchCode(codePrefix, codeBaseMs, i)),
     grantId: `${codePrefix}-grant-${i}`,
     clientId: client.clientId,
-    userId,
+    userId: userOf(i),
     redirectUri: REDIRECT_URI,
     scope: ['bench:read'],
     codeChallenge: null,
@@ -63,9 +64,11 @@ export async function mintCodes({ store, sqliteFile, issuer, count }) {
       await Promise.all(Array.from({ length: Math.min(500, count - i) }, (_, j) => store.codes.saveCode(record(i + j))));
     }
   }
-  await store.consents?.saveConsent({ userId, clientId: client.clientId, scope: ['bench:read'], grantedAt: new Date() });
+  for (let u = 0; u < Math.min(users, count); u += 1) {
+    await store.consents?.saveConsent({ userId: userOf(u), clientId: client.clientId, scope: ['bench:read'], grantedAt: new Date() });
+  }
   return {
-    codeClientId: client.clientId, codeClientSecret: clientSecret, codePrefix, codeBaseMs, codeCount: count,
+    codeClientId: client.clientId, codeClientSecret: clientSecret, codePrefix, codeBaseMs, codeCount: count, codeUsers: users,
     redirectUri: REDIRECT_URI, mintMs: Math.round(performance.now() - started),
   };
 }

@@ -24,6 +24,9 @@ import { DEFAULT_POSTGRES_URL, DEFAULT_REDIS_URL } from './bench-stores.js';
 //   --bearer-cache off          requireBearer looks every token up in the store (bearerCache: false)
 //   --codes N                   also registers an authorization_code integration and mints N codes for it
 //                               before the ready line (bench/mint-codes.js); the ready line says how to name them
+//   --code-users U              the codes belong to U users (bench-user-0 … U−1), code i to user i % U; also adds
+//                               POST /__bench/withdraw-consent?user=ID (oauth.withdrawConsent, as the consents page
+//                               calls it) after the router, for bench/revocation-under-load.js
 const { values: args } = parseArgs({
   options: {
     app: { type: 'string' },
@@ -38,6 +41,7 @@ const { values: args } = parseArgs({
     'sweep-seconds': { type: 'string' },
     'bearer-cache': { type: 'string', default: 'on' },
     codes: { type: 'string', default: '0' },
+    'code-users': { type: 'string', default: '1' },
   },
 });
 const sweep = args['sweep-seconds'] === undefined ? {} : { sweepIntervalSeconds: Number(args['sweep-seconds']) };
@@ -125,7 +129,7 @@ async function buildOAuthApp(port) {
   const codeCount = Number(args.codes);
   if (codeCount > 0) {
     const { mintCodes } = await import('./mint-codes.js');
-    codes = await mintCodes({ store, sqliteFile, issuer: authUrl, count: codeCount });
+    codes = await mintCodes({ store, sqliteFile, issuer: authUrl, count: codeCount, users: Number(args['code-users']) });
   }
 
   app.get('/api/open', ok);
@@ -136,6 +140,17 @@ async function buildOAuthApp(port) {
     });
   }
   app.use(oauth.router);
+  // After the router, so that no timed scenario's request passes one more layer before it.
+  if (codes.codeUsers > 1) {
+    app.post('/__bench/withdraw-consent', async (req, res, next) => {
+      try {
+        await oauth.withdrawConsent(String(req.query.user), codes.codeClientId);
+        res.json({ withdrawn: true });
+      } catch (error) {
+        next(error);
+      }
+    });
+  }
   counter?.take(); // registration is not a request
   return { clientId: client.clientId, clientSecret, ...codes };
 }
