@@ -85,8 +85,9 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
   // Both limits count in the store's rateLimits tier, shared by every instance on it; without it, in this process.
   const counters = store.rateLimits ?? createMemoryRateLimits().rateLimits;
   const loginRateLimit = resolved.loginRateLimit ? createLoginRateLimit(resolved.loginRateLimit, counters, resolved.logger) : null;
-  const clientAuthLimit: RequestHandler[] = resolved.clientAuthRateLimit
-    ? [createClientAuthRateLimit(resolved.clientAuthRateLimit, counters, resolved.logger).attach] : [];
+  // Handed to the three client-authenticating endpoints themselves: no route layer, nothing kept per request.
+  const clientAuthLimit = resolved.clientAuthRateLimit
+    ? createClientAuthRateLimit(resolved.clientAuthRateLimit, counters, resolved.logger) : null;
 
   const endpointsByIssuer = new Map<ResolvedIssuer, Endpoints>();
   for (const issuer of issuers) {
@@ -103,9 +104,9 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
       authorize: createAuthorizeEndpoint(context),
       login: createLoginEndpoint(context),
       consent: createConsentEndpoint(context),
-      token: createTokenEndpoint(store, userAuth, resolved, issuer, keyRing),
-      revoke: createRevocationEndpoint(store, resolved, issuer),
-      introspect: createIntrospectionEndpoint(store, resolved, issuer),
+      token: createTokenEndpoint(store, userAuth, resolved, issuer, clientAuthLimit, keyRing),
+      revoke: createRevocationEndpoint(store, resolved, issuer, clientAuthLimit),
+      introspect: createIntrospectionEndpoint(store, resolved, issuer, clientAuthLimit),
       metadata: createMetadataEndpoint(buildMetadata(resolved, issuer, keyRing ? { jwks_uri: `${issuer.issuer}/oauth2/jwks` } : {})),
       consents: consents.consentsPage,
       withdraw: consents.withdraw,
@@ -123,7 +124,7 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     // The machine endpoints first: their paths are disjoint from the pages', so the order changes no answer,
     // and the token endpoint, the busiest route, is matched at the stack's first layer instead of its seventh.
     for (const name of ['token', 'revoke', 'introspect'] as const) {
-      router.post(`${base}/${name}`, clientAuthLimit, dispatch(name));
+      router.post(`${base}/${name}`, dispatch(name));
       router.all(`${base}/${name}`, methodNotAllowed);
     }
     router.get(`${base}/authorize`, pageHeaders, sessionMiddleware, dispatch('authorize'), pageError);

@@ -5,7 +5,7 @@ import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
 import type { FormParams } from '../http/read-form.js';
 import type { ClientAuthenticationFailedEvent } from '../events/event-types.js';
 import { authenticateClient, parseBasicCredentials, readClientCredentials } from './client-auth.js';
-import { clientAuthRateLimitOf } from './client-auth-rate-limit.js';
+import type { ClientAuthRateLimit } from './client-auth-rate-limit.js';
 import { issuerForClient, wrongAddressMessage } from './issuer.js';
 import { InvalidClientError, TooManyAttemptsError } from '../errors.js';
 import { singleAuthorizationHeader } from '../http/authorization-header.js';
@@ -26,6 +26,7 @@ export type ClientAuthEndpoint = ClientAuthenticationFailedEvent['endpoint'];
  */
 export async function authenticateClientAtIssuer(
   store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, req: Request, params: FormParams, endpoint: ClientAuthEndpoint,
+  limit: ClientAuthRateLimit | null,
 ): Promise<OAuthClient> {
   const authorization = singleAuthorizationHeader(req);
   const reportFailure = (err: unknown): never => {
@@ -45,7 +46,6 @@ export async function authenticateClientAtIssuer(
   // Reported inside what the limit runs, so a failure that also reaches the limit is reported as both.
   const authenticate = () => authenticateClient(store, authorization, params, options.clientAuthMethods).catch(reportFailure);
   // Under `clientAuthRateLimit`, failures are counted per presented client_id and source (none presented: none counted).
-  const limit = clientAuthRateLimitOf(req);
   const client = limit
     ? await limit.authenticate(req, () => presentedClientId(authorization, params, options), authenticate).catch((err: unknown) => {
       if (err instanceof TooManyAttemptsError) reportFailure(err);

@@ -1,5 +1,5 @@
 // Limits failed client authentications per (client_id, source) and per source, so a stranger cannot lock a client out.
-import type { Request, RequestHandler } from 'express';
+import type { Request } from 'express';
 import type { RateLimitStore } from '../stores/contract.js';
 import type { Logger } from '../options.js';
 import { InvalidClientError, TooManyAttemptsError } from '../errors.js';
@@ -38,10 +38,8 @@ export function resolveClientAuthRateLimit(value: ClientAuthRateLimitOptions | f
   return { max: count('max', 20), maxPerSource: count('maxPerSource', 100), windowSeconds: count('windowSeconds', 300, 86_400) };
 }
 
-/** Client authentication under the limit. */
+/** Client authentication under the limit, handed by the router to the token, revocation and introspection endpoints. */
 export interface ClientAuthRateLimit {
-  /** Middleware of the token, revocation and introspection routes: puts this limit on the request. */
-  readonly attach: RequestHandler;
   /**
    * Runs `authenticate` unless this source is blocked, for the presented client_id or altogether; counts it
    * when it throws InvalidClientError for a presented client_id (`clientIdOf()` null: no credentials to count).
@@ -54,13 +52,6 @@ export interface ClientAuthRateLimit {
 
 /** Blocked keys a process remembers before it forgets the oldest: an attacker's addresses cannot fill memory. */
 const MAX_BLOCKED = 10_000;
-
-const limits = new WeakMap<Request, ClientAuthRateLimit>();
-
-/** The limit `attach` put on this request, or null (the limit is off). @see RFC 6819 §4.3.5. */
-export function clientAuthRateLimitOf(req: Request): ClientAuthRateLimit | null {
-  return limits.get(req) ?? null;
-}
 
 /**
  * The client-authentication limit. Client secrets are 256-bit random values (RFC 6819 §5.1.4.2.2, high
@@ -114,10 +105,6 @@ export function createClientAuthRateLimit(
     new TooManyAttemptsError('too many failed client authentications from this address; retry later', until - now);
 
   const limit: ClientAuthRateLimit = {
-    attach(req, _res, next) {
-      limits.set(req, limit);
-      next();
-    },
     async authenticate<T>(req: Request, clientIdOf: () => string | null, authenticate: () => Promise<T>): Promise<T> {
       warnProxy(req);
       // Nothing blocked in this process (the usual case): no key to build, nothing to look up.

@@ -6,18 +6,20 @@ import { sendNoStoreJson } from '../http/json-response.js';
 import { sendTokenEndpointError } from '../http/send-token-endpoint-error.js';
 import { findPresentedToken } from './find-token.js';
 import { readTokenRequest } from './read-token-request.js';
+import type { ClientAuthRateLimit } from '../checks/client-auth-rate-limit.js';
 
 /**
  * Builds the introspection endpoint of one base address. A client learns about its own tokens; the clients
  * named in `introspectionClients` (resource servers) about any token. Everything else — unknown, expired,
  * revoked, or another client's token — is `{"active":false}` and nothing more (§2.2: "the authorization
  * server … SHOULD NOT include any additional information about an inactive token").
+ * `limit` is the router's `clientAuthRateLimit`, or null when it is off.
  * @see RFC 7662 §2.1, §2.2, §4.
  */
-export function createIntrospectionEndpoint(store: Store, options: ResolvedOptions, issuer: ResolvedIssuer) {
+export function createIntrospectionEndpoint(store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, limit: ClientAuthRateLimit | null) {
   return async function introspectionEndpoint(req: Request, res: Response): Promise<void> {
     try {
-      const { client, token, hint } = await readTokenRequest(store, options, issuer, req, 'introspection');
+      const { client, token, hint } = await readTokenRequest(store, options, issuer, req, 'introspection', limit);
       const found = await findPresentedToken(store, token, hint);
       const visible = found && (found.record.clientId === client.clientId || options.introspectionClients.has(client.clientId));
       if (!found || !visible) {

@@ -4,6 +4,7 @@ import type { OAuthClient, Store } from '../stores/contract.js';
 import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
 import { readForm } from '../http/read-form.js';
 import { authenticateClientAtIssuer, type ClientAuthEndpoint } from '../checks/client-at-issuer.js';
+import type { ClientAuthRateLimit } from '../checks/client-auth-rate-limit.js';
 import { InvalidRequestError } from '../errors.js';
 
 /** An authenticated request about one token. */
@@ -21,9 +22,10 @@ export interface TokenRequest {
  */
 export async function readTokenRequest(
   store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, req: Request, endpoint: ClientAuthEndpoint,
+  limit: ClientAuthRateLimit | null,
 ): Promise<TokenRequest> {
   const params = await readForm(req, options.bodyTimeout);
-  const client = await authenticateClientAtIssuer(store, options, issuer, req, params, endpoint);
+  const client = await authenticateClientAtIssuer(store, options, issuer, req, params, endpoint, limit);
   const token = params.get('token');
   if (token === undefined) throw new InvalidRequestError('missing required parameter: token');
   return { client, token, hint: params.get('token_type_hint') };

@@ -8,6 +8,7 @@ import { hashToken } from '../crypto/hash-token.js';
 import { InvalidRequestError } from '../errors.js';
 import { findPresentedToken } from './find-token.js';
 import { readTokenRequest } from './read-token-request.js';
+import type { ClientAuthRateLimit } from '../checks/client-auth-rate-limit.js';
 
 /**
  * Builds the revocation endpoint of one base address.
@@ -20,12 +21,13 @@ import { readTokenRequest } from './read-token-request.js';
  *   for an access token); an unknown one is not, nothing having been revoked.
  * - A token of another client is refused (§2.1: "verifies whether the token was issued to the client making
  *   the revocation request. If this validation fails, the request is refused").
+ * `limit` is the router's `clientAuthRateLimit`, or null when it is off.
  * @see RFC 7009 §2.1, §2.2, §2.2.1.
  */
-export function createRevocationEndpoint(store: Store, options: ResolvedOptions, issuer: ResolvedIssuer) {
+export function createRevocationEndpoint(store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, limit: ClientAuthRateLimit | null) {
   return async function revocationEndpoint(req: Request, res: Response): Promise<void> {
     try {
-      const { client, token, hint } = await readTokenRequest(store, options, issuer, req, 'revocation');
+      const { client, token, hint } = await readTokenRequest(store, options, issuer, req, 'revocation', limit);
       const found = await findPresentedToken(store, token, hint);
       if (found) {
         if (found.record.clientId !== client.clientId) throw new InvalidRequestError('the token was not issued to this client');

@@ -8,6 +8,7 @@ import { GRANTS } from '../grants/index.js';
 import { readForm } from '../http/read-form.js';
 import { sendNoStoreJson } from '../http/json-response.js';
 import { authenticateClientAtIssuer } from '../checks/client-at-issuer.js';
+import type { ClientAuthRateLimit } from '../checks/client-auth-rate-limit.js';
 import { InvalidRequestError, UnauthorizedClientError, UnsupportedGrantTypeError } from '../errors.js';
 import { sendTokenEndpointError } from '../http/send-token-endpoint-error.js';
 import { tokenRequestChannel, type TokenRequestMessage } from '../metrics/channels.js';
@@ -18,9 +19,12 @@ import { tokenRequestChannel, type TokenRequestMessage } from '../metrics/channe
  * Every answer, success or error, carries the SPEC §4.2 header set; invalid_client answers 401 with
  * `WWW-Authenticate: Basic` (RFC 6749 §5.2). Each answer's grant type, outcome and duration is reported on
  * the `express-oauth-router:token-request` diagnostics channel, measured only while someone subscribes.
+ * `limit` is the router's `clientAuthRateLimit`, or null when it is off.
  * @see RFC 6749 §3.2, §4.1.3, §4.4.2, §5, §6; SPEC §4.2.
  */
-export function createTokenEndpoint(store: Store, userAuth: UserAuth, options: ResolvedOptions, issuer: ResolvedIssuer, keyRing?: KeyRing) {
+export function createTokenEndpoint(
+  store: Store, userAuth: UserAuth, options: ResolvedOptions, issuer: ResolvedIssuer, limit: ClientAuthRateLimit | null, keyRing?: KeyRing,
+) {
   return async function tokenEndpoint(req: Request, res: Response): Promise<void> {
     // Taken before anything is read: a revocation at or after it voids what this request would issue.
     const startedAt = new Date();
@@ -36,7 +40,7 @@ export function createTokenEndpoint(store: Store, userAuth: UserAuth, options: R
       if (!grant) throw new UnsupportedGrantTypeError(`grant_type is not supported; use ${[...GRANTS.keys()].join(', ')}`);
       grantLabel = grant.grantType;
 
-      const client = await authenticateClientAtIssuer(store, options, issuer, req, params, 'token');
+      const client = await authenticateClientAtIssuer(store, options, issuer, req, params, 'token', limit);
       // SPEC §5.5: "Integrations are configured for either the Authorization Code flow or the Client Credentials flow."
       if (grant.flow !== client.flow) {
         throw new UnauthorizedClientError(`this integration is configured for the ${client.flow} flow and may not use grant_type ${grantType}`);
