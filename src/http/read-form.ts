@@ -32,6 +32,23 @@ function tooLarge(): UnreadableBodyError {
   return new UnreadableBodyError('request body too large', 413);
 }
 
+/**
+ * The body when all the bytes its Content-Length declares sit in the stream's buffer already (the usual case:
+ * it came in the packet that carried the headers), read without listeners, a promise or a deadline;
+ * `undefined` when they have not all arrived, there is no Content-Length (chunked), or someone else reads the
+ * stream (flowing, a decoder set, already ended).
+ */
+function bufferedBody(req: Request): Buffer | undefined {
+  const declared = req.headers['content-length'];
+  if (declared === undefined || req.readableEnded || req.readableFlowing === true || req.readableEncoding !== null) return undefined;
+  const length = Number(declared);
+  if (!(length <= FORM_BODY_LIMIT) || req.readableLength !== length) return undefined;
+  const body = length === 0 ? Buffer.alloc(0) : (req.read(length) as Buffer);
+  // Flowing from now on, so the stream still ends (and emits 'end') once the parser has seen the message out.
+  req.resume();
+  return body;
+}
+
 /** The raw body, at most FORM_BODY_LIMIT bytes, in full within `timeoutSeconds`. */
 function readBody(req: Request, timeoutSeconds: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -90,5 +107,9 @@ export async function readForm(req: Request, timeoutSeconds: number): Promise<Fo
   // A host parser read the body first (its own, larger limits): hold what it parsed to ours.
   if (isBodyAlreadyRead(req)) return toParams(preParsedFields(req, { bytes: FORM_BODY_LIMIT }));
   const charset = checkFormBodyEncoding(req);
-  return toParams(decodeFormBody(await readBody(req, timeoutSeconds), charset));
+  // This runs in the 'request' event, which Node's parser emits before it parses the body; the parser pushes
+  // the rest of the packet before any promise continues, so after one turn of the microtask queue a body that
+  // came with the headers is buffered.
+  if (req.readableLength === 0 && !req.readableEnded) await Promise.resolve();
+  return toParams(decodeFormBody(bufferedBody(req) ?? (await readBody(req, timeoutSeconds)), charset));
 }

@@ -37,10 +37,13 @@ function parse(raw: string, closedByServer: boolean): RawResponse {
 /**
  * Writes `head` (request line and headers, without the blank line) and `body`, then waits for one response.
  * With `keepOpen`, the socket is not ended after writing: a body shorter than its Content-Length then stays
- * unfinished, and the answer is whatever the server decides. Resolves when the server closes the connection,
- * or once a complete response (by Content-Length) has arrived.
+ * unfinished, and the answer is whatever the server decides. With `later`, `later.data` is written once
+ * `later.when` resolves (a body in two parts, the second sent after the server has seen the first). Resolves
+ * when the server closes the connection, or once a complete response (by Content-Length) has arrived.
  */
-export function rawRequest(port: number, head: string, body = '', options: { keepOpen?: boolean } = {}): Promise<RawResponse> {
+export function rawRequest(
+  port: number, head: string, body = '', options: { keepOpen?: boolean; later?: { when: Promise<unknown>; data: string } } = {},
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     let received = '';
@@ -66,6 +69,8 @@ export function rawRequest(port: number, head: string, body = '', options: { kee
     socket.on('close', () => finish(true));
     socket.on('error', (err) => (received ? finish(true) : reject(err)));
     socket.write(`${head}\r\n\r\n${body}`);
+    const { later } = options;
+    if (later) void later.when.then(() => socket.write(later.data));
     if (!options.keepOpen) socket.end();
   });
 }

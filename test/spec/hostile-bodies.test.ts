@@ -1,6 +1,8 @@
 // Bodies and headers the router does not read: a charset or Content-Encoding it does not decode, a body that
 // stops half-way, two Authorization headers. Each is refused with a 4xx and its reason, never a 5xx or a wait.
 import { gzipSync } from 'node:zlib';
+import express from 'express';
+import { connect } from 'node:net';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerClient } from '../../src/clients/register-client.js';
@@ -105,6 +107,69 @@ describe('hostile bodies and headers', () => {
       expect(res.status).toBe(408);
       expect(res.body).toContain('<code>invalid_request</code>');
       expect(res.closedByServer).toBe(true);
+    });
+
+    it.each(ENDPOINTS)('%s reads a body whose second half arrives after the request was dispatched to it', async (path) => {
+      // A host layer in front of the router says when the request reached it: the rest is written only then, so
+      // the router cannot have found the body complete with the headers and must wait for it to arrive.
+      let dispatched!: () => void;
+      const reached = new Promise<void>((resolve) => { dispatched = resolve; });
+      const host = express();
+      host.use((_req, _res, next) => { dispatched(); next(); });
+      host.use(t.app);
+      const split = await listen(host);
+      try {
+        const body = bodyFor(path);
+        const res = await rawRequest(split.port, [
+          `POST ${path} HTTP/1.1`, 'Host: auth.test', `Authorization: ${basic(t.credentialsClient)}`,
+          `Content-Type: ${FORM}`, `Content-Length: ${body.length}`,
+        ].join('\r\n'), body.slice(0, 5), { keepOpen: true, later: { when: reached, data: body.slice(5) } });
+        expect(res.status).toBe(200);
+        if (path === '/oauth2/token') expect(JSON.parse(res.body).access_token).toBeTruthy();
+        else if (path === '/oauth2/introspect') expect(JSON.parse(res.body)).toEqual({ active: false });
+        else expect(JSON.parse(res.body)).toEqual({});
+      } finally {
+        await split.close();
+      }
+    });
+
+    it('bodies sent with their headers are read at once, and the connection goes on to the next request, pipelined or not', async () => {
+      const body = bodyFor('/oauth2/token');
+      const one = [
+        'POST /oauth2/token HTTP/1.1', 'Host: auth.test', `Authorization: ${basic(t.credentialsClient)}`,
+        `Content-Type: ${FORM}`, `Content-Length: ${body.length}`, '', body,
+      ].join('\r\n');
+      const socket = connect(server.port, '127.0.0.1');
+      let received = '';
+      const statusLines = (): string[] => received.match(/HTTP\/1\.1 \d{3}/g) ?? [];
+      /** How many whole responses (head and Content-Length body) have arrived. */
+      const whole = (): number => {
+        let count = 0;
+        for (let at = 0; ;) {
+          const end = received.indexOf('\r\n\r\n', at);
+          if (end < 0) return count;
+          const length = Number(/\r\ncontent-length: *(\d+)/i.exec(received.slice(at, end))?.[1] ?? 0);
+          if (received.length < end + 4 + length) return count;
+          count += 1;
+          at = end + 4 + length;
+        }
+      };
+      let waiting: (() => void) | null = null;
+      socket.on('data', (chunk: Buffer) => { received += chunk.toString('latin1'); waiting?.(); });
+      const answers = (count: number) => new Promise<void>((resolve) => {
+        waiting = () => { if (whole() >= count) { waiting = null; resolve(); } };
+        waiting();
+      });
+      try {
+        socket.write(one);
+        await answers(1);
+        socket.write(one + one); // two requests in one write
+        await answers(3);
+        expect(statusLines()).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200', 'HTTP/1.1 200']);
+        expect(received.match(/"access_token":"[^"]+"/g)).toHaveLength(3);
+      } finally {
+        socket.destroy();
+      }
     });
 
     it('a body that arrives in full before the deadline is read as usual on the same kind of socket', async () => {
