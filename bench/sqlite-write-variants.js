@@ -38,7 +38,19 @@ const VARIANTS = {
   'page-size-8192': { before: ['page_size = 8192'] },
   'checkpoint-4000': { pragmas: ['wal_autocheckpoint = 4000'] },
   'checkpoint-16000': { pragmas: ['wal_autocheckpoint = 16000'] },
+  // The save without its savepoint: the tombstone check, then the insert, in the batch's transaction.
+  'no-savepoint': { savepoint: false },
+  // The check and the insert as one INSERT … SELECT … WHERE NOT EXISTS, no savepoint (one statement is atomic).
+  'one-statement': { savepoint: false, oneStatement: true },
 };
+
+const INSERT_UNLESS_REFUSED = `
+  INSERT INTO tokens (token_hash, kind, grant_id, client_id, user_id, scope, issuer, expires_at)
+  SELECT @token_hash, @kind, @grant_id, @client_id, @user_id, @scope, @issuer, @expires_at
+  WHERE NOT EXISTS (SELECT 1 FROM revoked_grants WHERE grant_id = @grant_id AND expires_at > @now)
+    AND NOT EXISTS (SELECT 1 FROM revoked_clients WHERE client_id = @client_id AND revoked_at >= @authorized_at AND expires_at > @now)
+    AND NOT EXISTS (SELECT 1 FROM revoked_client_users WHERE client_id = @client_id AND user_id = @user_id
+                      AND revoked_at >= @authorized_at AND expires_at > @now)`;
 
 const { values: cli } = parseArgs({
   options: {
@@ -90,10 +102,14 @@ async function measure(variant) {
     if (variant.sql) db.exec(variant.sql);
     const s = prepareSqliteStatements(db);
     const now = Date.now();
-    const save = db.transaction((row) => {
-      const refused = s.isRefused.get({ grant_id: row.grant_id, client_id: row.client_id, user_id: null, authorized_at: now, now });
-      if (refused !== 1) s.insertToken.run(row);
-    });
+    const insertUnlessRefused = db.prepare(INSERT_UNLESS_REFUSED);
+    const checkAndInsert = variant.oneStatement
+      ? (row) => insertUnlessRefused.run({ ...row, authorized_at: now, now })
+      : (row) => {
+        const refused = s.isRefused.get({ grant_id: row.grant_id, client_id: row.client_id, user_id: null, authorized_at: now, now });
+        if (refused !== 1) s.insertToken.run(row);
+      };
+    const save = variant.savepoint === false ? checkAndInsert : db.transaction(checkAndInsert);
     const batch = db.transaction((rows) => {
       for (const row of rows) save(row);
     });
