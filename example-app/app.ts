@@ -75,6 +75,9 @@ export function createApp(options: AppOptions): App {
   if (options.log) logAuditEvents(oauth.events, options.log);
   const app = express();
   app.disable('x-powered-by');
+  // No ETags: the API's answers are Cache-Control: no-store (api-headers.ts), so no cache may revalidate them,
+  // and res.json would hash every body to make one (BENCHMARKS.md, "Issue 10, fourth pass").
+  app.set('etag', false);
   // Before any route: the sign-in and client-authentication limits count per req.ip.
   if (options.trustProxy !== undefined) app.set('trust proxy', options.trustProxy);
 

@@ -92,6 +92,8 @@ describe('example app in-process', () => {
 
     const list = await request(app).get('/api/v1/envelopes').set('Authorization', `Bearer ${token}`);
     expect(list.body).toEqual({ envelopes: [created.body] });
+    // No-store answers get no ETag: no cache may revalidate them, and making one hashes the body.
+    expect(list.headers['etag']).toBeUndefined();
   });
 
   it('keeps envelopes per integration', async () => {
