@@ -2,10 +2,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Socket } from 'node:net';
 import Database from 'better-sqlite3';
+import express from 'express';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REDIRECT_URI, USER, basic, createTestApp, type TestApp } from '../helpers/app.js';
+import { ISSUER, REDIRECT_URI, USER, basic, createTestApp, createTestUserAuth, type TestApp } from '../helpers/app.js';
+import { listen } from '../helpers/raw-http.js';
+import { createOAuthRouter } from '../../src/router.js';
 import { runCli } from '../helpers/run-cli.js';
 import { clientCredentialsToken, revoke } from '../helpers/token-requests.js';
 import { codeGrant, expectRefused, me } from '../helpers/bearer-cache.js';
@@ -182,6 +186,75 @@ describe('requireBearer cache on a SQLite file that other processes and instance
     const other = await createTestApp({}, second);
     expect((await revoke(other.app, h.credentialsClient, { token })).status).toBe(200);
     await expectRefused(h, token);
+  });
+});
+
+describe('requireBearer cache on SQLite: the data_version read of one event-loop turn', () => {
+  /**
+   * The read is shared by the rest of its turn only when it was made while Node's HTTP server dispatched the
+   * request it checks: every request handled later in that turn was received before it. A check that a host
+   * deferred (here with setImmediate, as express-session's MemoryStore defers its callbacks) runs in the
+   * check phase, and a request read in the next poll phase may have been sent after a commit that read missed.
+   */
+  const READERS = [
+    ['a bearer check a host deferred with setImmediate', 'bearer'],
+    ['the client lookup of a token request resumed in the check phase', 'client'],
+  ] as const;
+  it.each(READERS)('a data_version read by %s does not stand for the requests of the next poll phase', async (_label, reader) => {
+    const dir = mkdtempSync(join(tmpdir(), 'bearer-cache-phases-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'oauth.sqlite');
+    const store = createSqliteStore({ filename: file, sweepIntervalSeconds: 0 });
+    cleanups.push(() => store.close());
+    const t = await createTestApp({}, store);
+    const token = await clientCredentialsToken(t.app, t.credentialsClient);
+    // A second router on the same store: its own bearer cache, the store's one data_version watch.
+    const deferring = createOAuthRouter(store, createTestUserAuth(new Set()), {
+      issuer: ISSUER, session: { secret: 'test-session-secret-0123456789' }, logger: { warn() {}, error() {} },
+    });
+    const other = new Database(file);
+    cleanups.push(() => { other.close(); });
+    const direct = new Socket();
+    /** Still in the check phase, right after the read: another connection revokes the token, then a request
+     * using it is written, for the next poll phase to read. */
+    const revokeThenUse = (): void => {
+      other.prepare('DELETE FROM tokens WHERE token_hash = ?').run(hashToken(token));
+      direct.write(`GET /api/v1/me HTTP/1.1\r\nHost: auth.test\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+    };
+    const host = express();
+    if (reader === 'bearer') {
+      host.get('/check-phase', (_req, _res, next) => { setImmediate(next); }, deferring.requireBearer(), (_req, res) => {
+        revokeThenUse();
+        res.json({ read: reader });
+      });
+    } else {
+      host.get('/check-phase', (_req, res) => {
+        setImmediate(() => {
+          void store.clients.findClient(t.credentialsClient.clientId); // reads data_version before it returns
+          revokeThenUse();
+          res.json({ read: reader });
+        });
+      });
+    }
+    host.use(t.app);
+    const server = await listen(host);
+    cleanups.push(() => server.close());
+    await new Promise<void>((resolve, reject) => {
+      direct.once('error', reject);
+      direct.connect(server.port, '127.0.0.1', resolve);
+    });
+    cleanups.push(() => { direct.destroy(); });
+    let answer = '';
+    const answered = new Promise<void>((resolve) => {
+      direct.on('data', (chunk: Buffer) => { answer += chunk.toString(); if (answer.includes('\r\n\r\n') && answer.endsWith('}')) resolve(); });
+    });
+    const use = (path: string) => fetch(`http://127.0.0.1:${server.port}${path}`, { headers: { authorization: `Bearer ${token}` } });
+    // Cached by the direct route's router, then the check-phase read.
+    expect((await use('/api/v1/me')).status).toBe(200);
+    expect((await use('/api/v1/me')).status).toBe(200);
+    expect((await use('/check-phase')).status).toBe(200);
+    await answered;
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 401 Unauthorized');
   });
 });
 

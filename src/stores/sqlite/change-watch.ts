@@ -1,4 +1,5 @@
 // What may have changed on a SQLite file: other connections' commits (data_version, once a turn) and this connection's own writes.
+import { executionAsyncResource } from 'node:async_hooks';
 import type { SqliteConnection } from './driver.js';
 
 /** Writes committed on one connection that its own data_version cannot see, by any store object using it. */
@@ -10,6 +11,17 @@ export interface OwnWrites {
 }
 
 const ownWrites = new WeakMap<SqliteConnection, OwnWrites>();
+
+/**
+ * True while Node's HTTP server dispatches a request it has just parsed (the synchronous part of its 'request'
+ * event, in the poll phase): the one context in which a data_version read may stand for the rest of the turn.
+ * Anywhere else (a setImmediate or timer callback, a promise continuation, for which Node reports no resource)
+ * it stands for its own call only. Should a Node version rename the resource, every read stands for its own call:
+ * slower, never stale.
+ */
+function dispatchingRequest(): boolean {
+  return executionAsyncResource()?.constructor?.name === 'HTTPServerAsyncResource';
+}
 
 /** The watch of one store's connection. */
 export interface SqliteChangeWatch {
@@ -26,10 +38,13 @@ export interface SqliteChangeWatch {
 
 /**
  * `PRAGMA data_version` changes when any other connection commits, and only then. It is read once per
- * event-loop turn (the first call of a turn reads it; a setImmediate forgets it when the turn ends), the
- * per-turn check issue 10 allows: the requests a turn serves were read from their sockets in that turn's
- * poll phase, i.e. they were in flight while the check ran, so none can have been sent after a commit the
- * check missed had been answered, but for the few hundred µs a turn lasts under load. Reading the pragma is
+ * event-loop turn (a read made while a request is dispatched stands for the rest of the turn; a setImmediate
+ * forgets it when the turn ends), the per-turn check issue 10 allows: the requests a turn serves were read from
+ * their sockets by that turn's poll, before the read, so none can have been sent after a commit the read
+ * missed had been answered. A read made anywhere else stands for its own call only: made in the check phase (a
+ * bearer check a host deferred with setImmediate), it would otherwise be reused by the requests of the next
+ * poll phase, which may have been sent after such a commit. Calls with `perRequest` read for themselves and
+ * never stand for the turn. Reading the pragma is
  * a read transaction (the WAL read lock taken and dropped: two fcntl calls and a getpid), 1.4 µs of CPU
  * alone and 5–9 % of a cached bearer check's busy samples under load when it was read per request.
  * Commits on this connection are invisible to its data_version, so its writers count them in `own`, which
@@ -56,7 +71,7 @@ export function createSqliteChangeWatch(db: SqliteConnection): SqliteChangeWatch
       return null;
     }
     if (current === undefined) return null;
-    if (!readThisTurn) {
+    if (!readThisTurn && !perRequest && dispatchingRequest()) {
       readThisTurn = true;
       setImmediate(endTurn);
     }
