@@ -1,6 +1,6 @@
 // Revokes tokens through every path while a load runs, and counts requests served with a token already revoked.
 // node bench/revocation-under-load.js [--store sqlite|postgres|redis] [--seconds 10] [--connections 10]
-//   [--clients 6] [--tokens 20] [--users 6] [--grants 4] [--refreshes 2]
+//   [--clients 6] [--tokens 20] [--users 6] [--grants 4] [--refreshes 2] [--deferred]
 //
 // The servers are bench/server.js children, bearer cache on (the default). On SQLite one server (instance A) on a
 // file of this run; on PostgreSQL and Redis two, A and B, on one schema / key prefix of this run: the load goes
@@ -8,7 +8,9 @@
 // Tokens: --clients client_credentials integrations, registered with the CLI, --tokens access tokens each; and
 // for one authorization_code integration, --users users × --grants grants, each grant a code exchanged at A
 // (an access and a refresh token) then refreshed --refreshes times (an access token each). --connections
-// loops send GET /api/guarded to B back to back, each with a random token of the pool, revoked or not.
+// loops send GET /api/guarded to B back to back, each with a random token of the pool, revoked or not; with
+// --deferred every other request goes to GET /api/deferred instead, whose bearer check runs after a middleware
+// that defers with setImmediate (the event loop's check phase, as behind express-session's MemoryStore).
 // Meanwhile one revocation every 250 ms, cycling through the paths:
 //   endpoint  POST /oauth2/revoke of one access token (RFC 7009), at A;
 //   cli       `oauth-admin tokens revoke --client` of one client_credentials integration: another process;
@@ -47,6 +49,7 @@ const { values: cli } = parseArgs({
     grants: { type: 'string', default: '4' },
     refreshes: { type: 'string', default: '2' },
     'max-lag-ms': { type: 'string', default: '50' },
+    deferred: { type: 'boolean', default: false },
   },
 });
 const users = Number(cli.users);
@@ -111,9 +114,10 @@ async function post(server, path, client, form) {
 
 try {
   // A mints the codes and holds the consent route; B (the same as A on SQLite) takes the load.
-  const a = await startServer(['--app', 'oauth', ...setup.instances[0], '--codes', String(grantCount), '--code-users', String(users)]);
+  const a = await startServer(['--app', 'oauth', ...setup.instances[0], '--codes', String(grantCount), '--code-users', String(users), ...(cli.deferred && setup.instances.length === 1 ? ['--deferred-route'] : [])]);
   servers.push(a);
-  const b = setup.instances.length > 1 ? await startServer(['--app', 'oauth', ...setup.instances[1]]) : a;
+  const deferred = cli.deferred ? ['--deferred-route'] : [];
+  const b = setup.instances.length > 1 ? await startServer(['--app', 'oauth', ...setup.instances[1], ...deferred]) : a;
   if (b !== a) servers.push(b);
 
   /** @type {{ clientId: string, secret: string, tokens: string[] }[]} */
@@ -159,11 +163,13 @@ try {
   const log = []; // [token, sentAt, answeredAt, status]
 
   const endAt = performance.now() + Number(cli.seconds) * 1000;
+  let sent = 0;
   async function load() {
     while (performance.now() < endAt) {
       const { token } = all[Math.floor(Math.random() * all.length)];
+      const path = cli.deferred && (sent++ % 2 === 1) ? '/api/deferred' : '/api/guarded';
       const sentAt = performance.now();
-      const { status } = await request(b, 'GET', '/api/guarded', { authorization: `Bearer ${token}` });
+      const { status } = await request(b, 'GET', path, { authorization: `Bearer ${token}` });
       log.push([token, sentAt, performance.now(), status]);
     }
   }
@@ -262,7 +268,7 @@ try {
   }
   const total = log.length;
   const ok = log.filter((l) => l[3] === 200).length;
-  const where = b === a ? 'one instance' : 'two instances (load on B; revocations through A and the CLI)';
+  const where = `${b === a ? 'one instance' : 'two instances (load on B; revocations through A and the CLI)'}${cli.deferred ? ', half the bearer checks deferred to the check phase' : ''}`;
   console.log(`express-oauth-router revocation under load: Node ${process.version}, ${cli.store}, ${where}, ${cli.connections} connections, ${cli.seconds} s`);
   console.log(`${clients.length} client_credentials integrations × ${cli.tokens} tokens; ${grantCount} code grants (${users} users) × ${1 + Number(cli.refreshes)} access tokens`);
   console.log(`${total} requests (${(total / Number(cli.seconds)).toFixed(0)} req/s), ${ok} answered 200, ${total - ok} refused\n`);

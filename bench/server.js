@@ -24,6 +24,8 @@ import { DEFAULT_POSTGRES_URL, DEFAULT_REDIS_URL } from './bench-stores.js';
 //   --bearer-cache off          requireBearer looks every token up in the store (bearerCache: false)
 //   --codes N                   also registers an authorization_code integration and mints N codes for it
 //                               before the ready line (bench/mint-codes.js); the ready line says how to name them
+//   --deferred-route            also GET /api/deferred: requireBearer after a middleware that defers with setImmediate
+//                               (as express-session's MemoryStore does), for bench/revocation-under-load.js --deferred
 //   --code-users U              the codes belong to U users (bench-user-0 … U−1), code i to user i % U; also adds
 //                               POST /__bench/withdraw-consent?user=ID (oauth.withdrawConsent, as the consents page
 //                               calls it) after the router, for bench/revocation-under-load.js
@@ -42,6 +44,7 @@ const { values: args } = parseArgs({
     'bearer-cache': { type: 'string', default: 'on' },
     codes: { type: 'string', default: '0' },
     'code-users': { type: 'string', default: '1' },
+    'deferred-route': { type: 'boolean', default: false },
   },
 });
 const sweep = args['sweep-seconds'] === undefined ? {} : { sweepIntervalSeconds: Number(args['sweep-seconds']) };
@@ -134,6 +137,7 @@ async function buildOAuthApp(port) {
 
   app.get('/api/open', ok);
   app.get('/api/guarded', oauth.requireBearer(), ok);
+  if (args['deferred-route']) app.get('/api/deferred', (_req, _res, next) => { setImmediate(next); }, oauth.requireBearer(), ok);
   if (counter) {
     app.get('/__bench/store-calls', (_req, res) => {
       res.json(counter.take());
