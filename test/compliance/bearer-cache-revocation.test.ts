@@ -196,6 +196,45 @@ describe('requireBearer cache on SQLite: the data_version read of one event-loop
    * deferred (here with setImmediate, as express-session's MemoryStore defers its callbacks) runs in the
    * check phase, and a request read in the next poll phase may have been sent after a commit that read missed.
    */
+  it('two requests dispatched in one turn share one read: the second check is served without reading data_version', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bearer-cache-turn-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const db = new Database(join(dir, 'oauth.sqlite'));
+    cleanups.push(() => { db.close(); });
+    // Counts the store's data_version reads; every other statement as better-sqlite3 made it.
+    let reads = 0;
+    const prepare = db.prepare.bind(db);
+    db.prepare = ((sql: string) => {
+      const statement = prepare(sql);
+      if (sql.includes('data_version')) {
+        const get = statement.get.bind(statement);
+        statement.get = ((...args: unknown[]) => { reads += 1; return get(...args); }) as typeof statement.get;
+      }
+      return statement;
+    }) as typeof db.prepare;
+    const store = createSqliteStore(db, { sweepIntervalSeconds: 0 });
+    cleanups.push(() => store.close());
+    const t = await createTestApp({}, store);
+    const token = await clientCredentialsToken(t.app, t.credentialsClient);
+    const server = await listen(t.app);
+    cleanups.push(() => server.close());
+    const use = () => fetch(`http://127.0.0.1:${server.port}/api/v1/me`, { headers: { authorization: `Bearer ${token}` } });
+    expect((await use()).status).toBe(200); // looked up and cached
+    const socket = new Socket();
+    cleanups.push(() => { socket.destroy(); });
+    await new Promise<void>((resolve) => socket.connect(server.port, '127.0.0.1', resolve));
+    let answer = '';
+    const both = new Promise<void>((resolve) => {
+      socket.on('data', (chunk: Buffer) => { answer += chunk.toString(); if ((answer.match(/HTTP\/1\.1 200/g) ?? []).length === 2 && answer.endsWith('}')) resolve(); });
+    });
+    const before = reads;
+    // Pipelined in one write: Node's parser dispatches both in the same callback, so in the same turn.
+    const one = `GET /api/v1/me HTTP/1.1\r\nHost: auth.test\r\nAuthorization: Bearer ${token}\r\n\r\n`;
+    socket.write(one + one);
+    await both;
+    expect(reads - before, 'data_version reads for two checks in one turn').toBe(1);
+  });
+
   const READERS = [
     ['a bearer check a host deferred with setImmediate', 'bearer'],
     ['the client lookup of a token request resumed in the check phase', 'client'],
