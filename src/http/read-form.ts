@@ -110,6 +110,6 @@ export async function readForm(req: Request, timeoutSeconds: number): Promise<Fo
   // This runs in the 'request' event, which Node's parser emits before it parses the body; the parser pushes
   // the rest of the packet before any promise continues, so after one turn of the microtask queue a body that
   // came with the headers is buffered.
-  if (req.readableLength === 0 && !req.readableEnded) await Promise.resolve();
+  if (req.readableLength === 0) await Promise.resolve();
   return toParams(decodeFormBody(bufferedBody(req) ?? (await readBody(req, timeoutSeconds)), charset));
 }

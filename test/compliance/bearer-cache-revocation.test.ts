@@ -2,13 +2,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Socket } from 'node:net';
 import Database from 'better-sqlite3';
 import express from 'express';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ISSUER, REDIRECT_URI, USER, basic, createTestApp, createTestUserAuth, type TestApp } from '../helpers/app.js';
-import { listen } from '../helpers/raw-http.js';
+import { listen, openConnection, type RawConnection } from '../helpers/raw-http.js';
 import { createOAuthRouter } from '../../src/router.js';
 import { runCli } from '../helpers/run-cli.js';
 import { clientCredentialsToken, revoke } from '../helpers/token-requests.js';
@@ -220,18 +219,13 @@ describe('requireBearer cache on SQLite: the data_version read of one event-loop
     cleanups.push(() => server.close());
     const use = () => fetch(`http://127.0.0.1:${server.port}/api/v1/me`, { headers: { authorization: `Bearer ${token}` } });
     expect((await use()).status).toBe(200); // looked up and cached
-    const socket = new Socket();
-    cleanups.push(() => { socket.destroy(); });
-    await new Promise<void>((resolve) => socket.connect(server.port, '127.0.0.1', resolve));
-    let answer = '';
-    const both = new Promise<void>((resolve) => {
-      socket.on('data', (chunk: Buffer) => { answer += chunk.toString(); if ((answer.match(/HTTP\/1\.1 200/g) ?? []).length === 2 && answer.endsWith('}')) resolve(); });
-    });
+    const connection = await openConnection(server.port);
+    cleanups.push(() => connection.close());
     const before = reads;
     // Pipelined in one write: Node's parser dispatches both in the same callback, so in the same turn.
     const one = `GET /api/v1/me HTTP/1.1\r\nHost: auth.test\r\nAuthorization: Bearer ${token}\r\n\r\n`;
-    socket.write(one + one);
-    await both;
+    connection.send(one + one);
+    expect((await connection.responses(2)).statusLines).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 200 OK']);
     expect(reads - before, 'data_version reads for two checks in one turn').toBe(1);
   });
 
@@ -253,12 +247,12 @@ describe('requireBearer cache on SQLite: the data_version read of one event-loop
     });
     const other = new Database(file);
     cleanups.push(() => { other.close(); });
-    const direct = new Socket();
+    let direct: RawConnection | null = null;
     /** Still in the check phase, right after the read: another connection revokes the token, then a request
      * using it is written, for the next poll phase to read. */
     const revokeThenUse = (): void => {
       other.prepare('DELETE FROM tokens WHERE token_hash = ?').run(hashToken(token));
-      direct.write(`GET /api/v1/me HTTP/1.1\r\nHost: auth.test\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+      direct!.send(`GET /api/v1/me HTTP/1.1\r\nHost: auth.test\r\nAuthorization: Bearer ${token}\r\n\r\n`);
     };
     const host = express();
     if (reader === 'bearer') {
@@ -278,22 +272,15 @@ describe('requireBearer cache on SQLite: the data_version read of one event-loop
     host.use(t.app);
     const server = await listen(host);
     cleanups.push(() => server.close());
-    await new Promise<void>((resolve, reject) => {
-      direct.once('error', reject);
-      direct.connect(server.port, '127.0.0.1', resolve);
-    });
-    cleanups.push(() => { direct.destroy(); });
-    let answer = '';
-    const answered = new Promise<void>((resolve) => {
-      direct.on('data', (chunk: Buffer) => { answer += chunk.toString(); if (answer.includes('\r\n\r\n') && answer.endsWith('}')) resolve(); });
-    });
+    const connection = await openConnection(server.port);
+    direct = connection;
+    cleanups.push(() => connection.close());
     const use = (path: string) => fetch(`http://127.0.0.1:${server.port}${path}`, { headers: { authorization: `Bearer ${token}` } });
     // Cached by the direct route's router, then the check-phase read.
     expect((await use('/api/v1/me')).status).toBe(200);
     expect((await use('/api/v1/me')).status).toBe(200);
     expect((await use('/check-phase')).status).toBe(200);
-    await answered;
-    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 401 Unauthorized');
+    expect((await connection.responses(1)).statusLines).toEqual(['HTTP/1.1 401 Unauthorized']);
   });
 });
 

@@ -74,3 +74,50 @@ export function rawRequest(
     if (!options.keepOpen) socket.end();
   });
 }
+
+/** A kept-alive connection for requests written as raw bytes, and the responses read back from it. */
+export interface RawConnection {
+  /** Writes `data` as it is, at once (usable inside a server's handler: the bytes are on loopback when it returns). */
+  send(data: string): void;
+  /** Resolves once `count` whole responses (head and Content-Length body) have arrived on the connection. */
+  responses(count: number): Promise<{ readonly statusLines: string[]; readonly text: string }>;
+  close(): void;
+}
+
+/** Connects to `port` on 127.0.0.1; responses are counted by their Content-Length, so pipelined ones too. */
+export async function openConnection(port: number): Promise<RawConnection> {
+  const socket = connect(port, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', reject);
+    socket.once('connect', () => { socket.off('error', reject); resolve(); });
+  });
+  let received = '';
+  let waiting: (() => void) | null = null;
+  socket.on('data', (chunk: Buffer) => { received += chunk.toString('latin1'); waiting?.(); });
+  /** How many whole responses have arrived, and their status lines. */
+  const whole = (): string[] => {
+    const statusLines: string[] = [];
+    for (let at = 0; ;) {
+      const end = received.indexOf('\r\n\r\n', at);
+      if (end < 0) return statusLines;
+      const head = received.slice(at, end);
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+      if (received.length < end + 4 + length) return statusLines;
+      statusLines.push(head.split('\r\n')[0]!);
+      at = end + 4 + length;
+    }
+  };
+  return {
+    send: (data) => { socket.write(data); },
+    responses: (count) => new Promise((resolve) => {
+      waiting = () => {
+        const statusLines = whole();
+        if (statusLines.length < count) return;
+        waiting = null;
+        resolve({ statusLines, text: received });
+      };
+      waiting();
+    }),
+    close: () => { socket.destroy(); },
+  };
+}

@@ -2,13 +2,12 @@
 // stops half-way, two Authorization headers. Each is refused with a 4xx and its reason, never a 5xx or a wait.
 import { gzipSync } from 'node:zlib';
 import express from 'express';
-import { connect } from 'node:net';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerClient } from '../../src/clients/register-client.js';
 import { basic, createTestApp, type TestApp, type TestClient } from '../helpers/app.js';
 import { clientCredentialsToken } from '../helpers/token-requests.js';
-import { listen, rawRequest } from '../helpers/raw-http.js';
+import { listen, openConnection, rawRequest } from '../helpers/raw-http.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 const ENDPOINTS = ['/oauth2/token', '/oauth2/revoke', '/oauth2/introspect'] as const;
@@ -139,36 +138,16 @@ describe('hostile bodies and headers', () => {
         'POST /oauth2/token HTTP/1.1', 'Host: auth.test', `Authorization: ${basic(t.credentialsClient)}`,
         `Content-Type: ${FORM}`, `Content-Length: ${body.length}`, '', body,
       ].join('\r\n');
-      const socket = connect(server.port, '127.0.0.1');
-      let received = '';
-      const statusLines = (): string[] => received.match(/HTTP\/1\.1 \d{3}/g) ?? [];
-      /** How many whole responses (head and Content-Length body) have arrived. */
-      const whole = (): number => {
-        let count = 0;
-        for (let at = 0; ;) {
-          const end = received.indexOf('\r\n\r\n', at);
-          if (end < 0) return count;
-          const length = Number(/\r\ncontent-length: *(\d+)/i.exec(received.slice(at, end))?.[1] ?? 0);
-          if (received.length < end + 4 + length) return count;
-          count += 1;
-          at = end + 4 + length;
-        }
-      };
-      let waiting: (() => void) | null = null;
-      socket.on('data', (chunk: Buffer) => { received += chunk.toString('latin1'); waiting?.(); });
-      const answers = (count: number) => new Promise<void>((resolve) => {
-        waiting = () => { if (whole() >= count) { waiting = null; resolve(); } };
-        waiting();
-      });
+      const connection = await openConnection(server.port);
       try {
-        socket.write(one);
-        await answers(1);
-        socket.write(one + one); // two requests in one write
-        await answers(3);
-        expect(statusLines()).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200', 'HTTP/1.1 200']);
-        expect(received.match(/"access_token":"[^"]+"/g)).toHaveLength(3);
+        connection.send(one);
+        await connection.responses(1);
+        connection.send(one + one); // two requests in one write
+        const { statusLines, text } = await connection.responses(3);
+        expect(statusLines).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 200 OK', 'HTTP/1.1 200 OK']);
+        expect(text.match(/"access_token":"[^"]+"/g)).toHaveLength(3);
       } finally {
-        socket.destroy();
+        connection.close();
       }
     });
 
