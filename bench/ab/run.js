@@ -1,7 +1,7 @@
 // Same-run A/B of two builds of the package (e.g. HEAD in a scratch copy vs the working tree): rounds alternate.
 // node bench/ab/run.js --rounds 4 --roots "/tmp/before@baseline+memory+sqlite:normal,.@baseline+memory+sqlite:full"
 // Each root is a directory holding package.json, dist/ (built) and node_modules/; apps: baseline, memory,
-// sqlite[:full|:normal|:writer-thread] (the last: bench/ab/writer-thread.js). A root without baseline uses --ref's. Reports req/s and server CPU µs/request.
+// sqlite[:full|:normal|:writer-thread] (the last: bench/ab/writer-thread.js), postgres (OAUTH_BENCH_POSTGRES_URL). A root without baseline uses --ref's. Reports req/s and server CPU µs/request.
 // --prof writes a .cpuprofile per child into bench/ab/prof-*/ (read it with bench/top-frames.js).
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';

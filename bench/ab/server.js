@@ -1,5 +1,6 @@
 // A/B server child of bench/ab/run.js: the token endpoint (or a bare route) of the build in <root>/dist.
-// node bench/ab/server.js <root> <baseline|memory|sqlite> [full|normal|writer-thread]
+// node bench/ab/server.js <root> <baseline|memory|sqlite|postgres> [full|normal|writer-thread]
+// postgres: a fresh schema at OAUTH_BENCH_POSTGRES_URL (default the local test database), dropped at stop.
 import { createServer } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,6 +31,19 @@ else {
     cleanups.push(() => store.close());
     // The experiment of bench/ab/writer-thread.js: saves on a worker thread's connection (synchronous FULL).
     if (threaded) cleanups.push(await (await import('./writer-thread.js')).moveWritesToThread(root, store, join(dir, 'oauth.sqlite')));
+  } else if (kind === 'postgres') {
+    const { createPostgresStore } = await import(join(root, 'dist/stores/postgres/index.js'));
+    const url = process.env.OAUTH_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+    const schema = `oauth_ab_${process.pid}`;
+    store = await createPostgresStore({ connectionString: url, schema, sweepIntervalSeconds: 0 });
+    cleanups.push(async () => {
+      const pg = require('pg');
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await admin.end();
+    });
+    cleanups.push(() => store.close());
   } else {
     const { createMemoryStore } = await import(join(root, 'dist/stores/memory/index.js'));
     store = createMemoryStore();

@@ -13,6 +13,7 @@ import type {
 import type { PostgresTables } from './schema.js';
 import { CLIENT_CHANGE_FIELDS, definedClientChanges } from '../store-policy.js';
 import { prepareSql, type PostgresRunner, type PreparedSql } from './query.js';
+import { createBatcher, type BatcherLimits } from './batcher.js';
 
 interface ClientRow {
   client_id: string;
@@ -58,6 +59,20 @@ function toClient(row: ClientRow): OAuthClient {
   };
 }
 
+/** A row whose arrays and dates are its own. */
+function copyRow(row: ClientRow): ClientRow {
+  return {
+    ...row,
+    redirect_uris: [...row.redirect_uris],
+    allowed_scopes: [...row.allowed_scopes],
+    credentials_issued_at: new Date(row.credentials_issued_at.getTime()),
+    created_at: new Date(row.created_at.getTime()),
+    previous_client_secret_expires_at: row.previous_client_secret_expires_at
+      ? new Date(row.previous_client_secret_expires_at.getTime())
+      : null,
+  };
+}
+
 /** The column each field of `ClientChanges` lives in, and how its value is bound. */
 const CHANGE_COLUMNS: Readonly<Record<keyof ClientChanges, readonly [column: string, type: string]>> = {
   clientSecretHash: ['client_secret_hash', 'text'],
@@ -73,7 +88,9 @@ const CHANGE_COLUMNS: Readonly<Record<keyof ClientChanges, readonly [column: str
 };
 
 /**
- * ClientStore on PostgreSQL. `createClient` is an INSERT … ON CONFLICT DO NOTHING. `updateClient` is one
+ * ClientStore on PostgreSQL. `findClient` calls made while a lookup is at the database go out together as
+ * one `= ANY($1)` SELECT when it returns (batcher.ts): each batch is sent after every call in it was made,
+ * so each answer is as fresh as a lookup of its own. `createClient` is an INSERT … ON CONFLICT DO NOTHING. `updateClient` is one
  * UPDATE that sets only the given columns: it takes the row lock and applies its SET to the newest row
  * version, so a disable and a secret rotation racing each other both survive (never a read-modify-write).
  * `listClients` orders by created_at, then client_id byte by byte (COLLATE "C": 'B' < 'a'). `deleteClient` is
@@ -81,8 +98,13 @@ const CHANGE_COLUMNS: Readonly<Record<keyof ClientChanges, readonly [column: str
  * revocation feed's channel (the tokens went: every instance's bearer cache must drop them).
  * @see RFC 6749 §2 (client registration), RFC 7009 §2.1.
  */
-export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables, feed: { readonly channel: string; bump(): void }): Required<ClientStore> {
-  const find = prepareSql(`SELECT ${CLIENT_COLUMNS} FROM ${t.clients} WHERE client_id = $1`);
+export function createPostgresClientStore(
+  db: PostgresRunner,
+  t: PostgresTables,
+  feed: { readonly channel: string; bump(): void },
+  batching: BatcherLimits,
+): Required<ClientStore> {
+  const find = prepareSql(`SELECT ${CLIENT_COLUMNS} FROM ${t.clients} WHERE client_id = ANY($1::text[])`);
   const create = prepareSql(
     `INSERT INTO ${t.clients} (${CLIENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
      ON CONFLICT (client_id) DO NOTHING RETURNING client_id`,
@@ -110,10 +132,20 @@ export function createPostgresClientStore(db: PostgresRunner, t: PostgresTables,
     return sql;
   }
 
-  async function findClient(clientId: string): Promise<OAuthClient | null> {
-    const { rows } = await db.query<ClientRow>(find, [clientId]);
-    return rows[0] ? toClient(rows[0]) : null;
-  }
+  const findBatch = createBatcher<string, OAuthClient | null>(async (ids) => {
+    const { rows } = await db.query<ClientRow>(find, [[...new Set(ids)]]);
+    const found = new Map(rows.map((row) => [row.client_id, row]));
+    const given = new Set<string>();
+    // Each call gets objects of its own, as a call of its own would: a second call for one id gets copies.
+    return ids.map((id) => {
+      const row = found.get(id);
+      if (!row) return { ok: true, value: null };
+      const first = !given.has(id);
+      given.add(id);
+      return { ok: true, value: toClient(first ? row : copyRow(row)) };
+    });
+  }, batching);
+  const findClient = (clientId: string): Promise<OAuthClient | null> => findBatch(clientId);
 
   return {
     findClient,

@@ -15,8 +15,10 @@ export interface PostgresTables {
   readonly clientRevocations: string;
   /** One row per (integration, user) whose tokens were revoked: the latest moment, kept for the retention. */
   readonly userRevocations: string;
-  /** The function behind `saveTokens` (migration 3): locks, checks the tombstones and inserts, in one call. */
+  /** The function behind `saveTokens` up to 0.2 (migration 3): locks, checks the tombstones and inserts, in one call. */
   readonly saveTokens: string;
+  /** The function behind `saveTokens` since migration 7: the same for a batch of calls, in one statement. */
+  readonly saveTokensBatch: string;
   /** Counters of the rateLimits tier (migration 5). */
   readonly rateLimits: string;
 }
@@ -56,6 +58,7 @@ export function createPostgresTables(schema: string, tablePrefix: string): Postg
     clientRevocations: table('client_revocations'),
     userRevocations: table('user_revocations'),
     saveTokens: table('save_tokens'),
+    saveTokensBatch: table('save_tokens_batch'),
     rateLimits: table('rate_limits'),
   };
 }
@@ -255,6 +258,84 @@ const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE ${t.clients} ADD COLUMN previous_client_secret_hash text`,
       `ALTER TABLE ${t.clients} ADD COLUMN previous_client_secret_expires_at timestamptz`,
     ],
+  },
+  {
+    version: 7,
+    name: 'batched token saves',
+    // save_tokens for many calls in one statement (see createPostgresTokenStore): the calls a busy store
+    // gathered while its last save was at the database, judged set by set in four statements, each with a
+    // snapshot of its own (VOLATILE, READ COMMITTED) taken after the one before: the locks of every call,
+    // then the tombstones of the calls that got them, then the grant rows in grant order (two batches lock
+    // the rows they share in one order), then the tokens of the calls whose grant row was written. Unless
+    // p_wait (one call only), a call whose lock is taken is not waited for: it comes back 'busy' and is sent
+    // again alone with p_wait, so a long revocation of one integration never holds up the calls of others
+    // that share its batch. save_tokens stays for instances of the previous version.
+    statements: (t) => {
+      const items = (columns: string): string => `jsonb_to_recordset(p_items) AS x(i integer, ${columns})`;
+      const open = 'x.i <> ALL (v_busy) AND x.i <> ALL (v_refused)';
+      return [
+        `CREATE FUNCTION ${t.saveTokensBatch}(p_items jsonb, p_now timestamptz, p_wait boolean)
+        RETURNS text[] LANGUAGE plpgsql VOLATILE AS $fn$
+        DECLARE
+          v_busy integer[] := '{}';
+          v_refused integer[];
+          v_granted text[];
+          v_results text[];
+        BEGIN
+          IF current_setting('transaction_isolation') <> 'read committed' THEN
+            RAISE EXCEPTION 'express-oauth-router: saveTokens must run in READ COMMITTED, not %',
+              current_setting('transaction_isolation');
+          END IF;
+          IF p_wait THEN
+            IF jsonb_array_length(p_items) <> 1 THEN
+              RAISE EXCEPTION 'express-oauth-router: only a save of its own waits for its locks';
+            END IF;
+            PERFORM pg_advisory_xact_lock_shared(x.client_key) FROM ${items('client_key bigint')};
+            PERFORM pg_advisory_xact_lock_shared(x.user_key) FROM ${items('user_id text, user_key bigint')}
+              WHERE x.user_id IS NOT NULL;
+          ELSE
+            -- A strict function: a NULL key (no user) is NULL, and TRUE OR NULL is TRUE.
+            SELECT coalesce(array_agg(x.i), '{}') INTO v_busy FROM ${items('client_key bigint, user_id text, user_key bigint')}
+            WHERE NOT (pg_try_advisory_xact_lock_shared(x.client_key)
+              AND (x.user_id IS NULL OR pg_try_advisory_xact_lock_shared(x.user_key)));
+          END IF;
+          SELECT coalesce(array_agg(x.i), '{}') INTO v_refused
+          FROM ${items('client_id text, user_id text, authorized_at timestamptz')}
+          WHERE x.i <> ALL (v_busy) AND (
+            EXISTS (SELECT 1 FROM ${t.clientRevocations} r WHERE r.client_id = x.client_id
+              AND r.revoked_at >= x.authorized_at AND r.expires_at > p_now)
+            OR EXISTS (SELECT 1 FROM ${t.userRevocations} r WHERE r.client_id = x.client_id
+              AND r.user_id = x.user_id AND r.revoked_at >= x.authorized_at AND r.expires_at > p_now));
+          -- The grant's row lock orders this against revokeGrant; ON CONFLICT judges the newest row version.
+          -- A tombstone past its retention counts as absent, like every expired record.
+          WITH written AS (
+            INSERT INTO ${t.grants} AS g (grant_id, expires_at)
+            SELECT x.grant_id, max(x.grant_expires_at) FROM ${items('grant_id text, grant_expires_at timestamptz')}
+            WHERE ${open} GROUP BY x.grant_id ORDER BY x.grant_id COLLATE "C"
+            ON CONFLICT (grant_id) DO UPDATE SET revoked_at = NULL, expires_at = CASE WHEN g.revoked_at IS NULL
+              THEN GREATEST(g.expires_at, EXCLUDED.expires_at) ELSE EXCLUDED.expires_at END
+            WHERE g.revoked_at IS NULL OR g.expires_at <= p_now
+            RETURNING g.grant_id)
+          SELECT coalesce(array_agg(grant_id), '{}') INTO v_granted FROM written;
+          INSERT INTO ${t.tokens} (token_hash, kind, grant_id, client_id, user_id, scope, issuer, expires_at)
+          SELECT w.* FROM ${items(`grant_id text, client_id text, user_id text,
+              access text, access_scope jsonb, access_issuer text, access_expires_at timestamptz,
+              refresh text, refresh_scope jsonb, refresh_issuer text, refresh_expires_at timestamptz`)}
+          CROSS JOIN LATERAL (VALUES
+            (x.access, 'access', x.grant_id, x.client_id, x.user_id,
+              ARRAY(SELECT jsonb_array_elements_text(x.access_scope)), x.access_issuer, x.access_expires_at),
+            (x.refresh, 'refresh', x.grant_id, x.client_id, x.user_id,
+              ARRAY(SELECT jsonb_array_elements_text(x.refresh_scope)), x.refresh_issuer, x.refresh_expires_at)
+          ) AS w(token_hash, kind, grant_id, client_id, user_id, scope, issuer, expires_at)
+          WHERE ${open} AND x.grant_id = ANY (v_granted) AND w.token_hash IS NOT NULL;
+          SELECT array_agg(CASE WHEN x.i = ANY (v_busy) THEN 'busy'
+              WHEN x.i = ANY (v_refused) OR x.grant_id <> ALL (v_granted) THEN 'refused' ELSE 'saved' END ORDER BY x.i)
+            INTO v_results FROM ${items('grant_id text')};
+          RETURN v_results;
+        END
+        $fn$`,
+      ];
+    },
   },
 ];
 

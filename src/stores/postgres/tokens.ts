@@ -3,6 +3,8 @@ import type { SaveTokensOptions, TokenRecord, TokenStore } from '../contract.js'
 import { STORE_POLICY } from '../store-policy.js';
 import type { PostgresTables } from './schema.js';
 import { lockKey, prepareSql, type PostgresRunner } from './query.js';
+import { createBatcher, type BatchOutcome, type BatcherLimits } from './batcher.js';
+import { StoreUnavailableError } from '../store-unavailable-error.js';
 
 interface TokenRow {
   token_hash: string;
@@ -77,10 +79,41 @@ function revocationStatements(t: PostgresTables, notify: string) {
   };
 }
 
-/** A token's parameters of the save function; all `null` for an absent refresh token. */
-function tokenValues(r: TokenRecord | null): unknown[] {
-  return r ? [r.tokenHash, [...r.scope], r.issuer, r.expiresAt] : [null, null, null, null];
+/** One `saveTokens` call, as the batch function reads it (`i`: its place in the batch, from 1). */
+interface SaveItem {
+  i: number;
+  grant_id: string;
+  grant_expires_at: string;
+  client_id: string;
+  user_id: string | null;
+  authorized_at: string;
+  client_key: string;
+  user_key: string | null;
+  access: string;
+  access_scope: readonly string[];
+  access_issuer: string;
+  access_expires_at: string;
+  refresh: string | null;
+  refresh_scope: readonly string[] | null;
+  refresh_issuer: string | null;
+  refresh_expires_at: string | null;
 }
+
+/** SQLSTATEs of lock contention between two batches (a deadlock broken, a serialization failure). */
+const CONTENTION = new Set(['40P01', '40001', '55P03']);
+
+/**
+ * Whether the calls of a failed batch are worth sending alone: yes after a fault of one call (a token hash
+ * saved twice) or contention with another batch, no when the database is out of reach or timed out.
+ */
+function judgedAlone(error: unknown): boolean {
+  if (!(error instanceof StoreUnavailableError)) return true;
+  const code = (error.cause as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && CONTENTION.has(code);
+}
+
+/** What the batch function answers for each call. */
+type SaveResult = 'saved' | 'refused' | 'busy';
 
 /**
  * TokenStore on PostgreSQL. Revocation is exact: a `saveTokens` racing a revocation is either wholly before
@@ -90,11 +123,14 @@ function tokenValues(r: TokenRecord | null): unknown[] {
  * So the two sides are ordered by locks, each taken before the statements that read, so that those
  * statements take their snapshots after the lock is granted:
  *
- * - `saveTokens` calls the schema's `save_tokens` function (one round trip). It takes
- *   `pg_advisory_xact_lock_shared` on the integration's key (and on the (integration, user) key for a token
- *   with a user), then, in statements with new snapshots (a VOLATILE function in READ COMMITTED), checks the
- *   tombstones, upserts the grant row (its row lock) and inserts the tokens; the locks last until the
- *   statement commits. Saves share the lock, so they never wait for one another.
+ * - `saveTokens` calls the schema's `save_tokens_batch` function (one round trip for every call that arrived
+ *   while the previous batch was at the database, see batcher.ts). It takes `pg_advisory_xact_lock_shared`
+ *   on each call's integration key (and on the (integration, user) key for a token with a user), then, in
+ *   statements with new snapshots (a VOLATILE function in READ COMMITTED), checks the tombstones, upserts the
+ *   grant rows (their row locks) and inserts the tokens; the locks last until the statement commits. Saves
+ *   share the lock, so they never wait for one another. In a batch the locks are only tried: a call whose
+ *   key a revocation holds comes back 'busy' and is sent again on its own, waiting for the lock as above,
+ *   so it is judged after that revocation commits while the rest of its batch goes on.
  * - `revokeClientTokens(clientId[, userId])`: BEGIN and `pg_advisory_xact_lock` (exclusive) on the
  *   integration's key, or on the (integration, user) key, in one round trip; then the tombstones; then the
  *   DELETE; then COMMIT. A save holding the shared lock commits before the revocation is granted its lock,
@@ -108,7 +144,7 @@ function tokenValues(r: TokenRecord | null): unknown[] {
  * token rows) and the sweeper skips locked rows, so they do not wait on one another in a cycle; a deadlock
  * PostgreSQL still broke would reject with StoreUnavailableError (retryable), never leave a token behind.
  * Each step is one round trip but the revocations (four, as BEGIN carries the lock). On a pool whose
- * default isolation is not READ COMMITTED (`readCommitted` false), each save is wrapped in a READ
+ * default isolation is not READ COMMITTED (`readCommitted` false), each batch is wrapped in a READ
  * COMMITTED transaction (three round trips instead of one); the function refuses to run under another level.
  * Every statement that deletes tokens also calls `pg_notify` on `feed.channel` in the same transaction (sent
  * at COMMIT: the revocation feed of every instance), and each revocation calls `feed.bump()` before it
@@ -121,10 +157,9 @@ export function createPostgresTokenStore(
   keys: RevocationLockKeys,
   readCommitted: boolean,
   feed: { readonly channel: string; bump(): void },
+  batching: BatcherLimits,
 ): Required<TokenStore> {
-  const save = prepareSql(
-    `SELECT ${t.saveTokens}(${Array.from({ length: 16 }, (_, i) => `$${i + 1}`).join(', ')}) AS saved`,
-  );
+  const saveBatch = prepareSql(`SELECT ${t.saveTokensBatch}($1::jsonb, $2::timestamptz, $3::boolean) AS results`);
   const findKind = (kind: string) =>
     prepareSql(`SELECT ${COLUMNS} FROM ${t.tokens} WHERE token_hash = $1 AND kind = '${kind}' AND expires_at > $2`);
   const findAccess = findKind('access');
@@ -153,21 +188,64 @@ export function createPostgresTokenStore(
     return rows[0] ? toToken(rows[0]) : null;
   }
 
+  /** One statement for `items`; `wait` (one item only) waits for its locks instead of answering 'busy'. */
+  async function saveItems(items: readonly SaveItem[], wait: boolean): Promise<readonly SaveResult[]> {
+    const values = [JSON.stringify(items.map((item, n) => ({ ...item, i: n + 1 }))), new Date(), wait];
+    const { rows } = readCommitted
+      ? await db.query<{ results: SaveResult[] }>(saveBatch, values)
+      : await db.transaction((tx) => tx.query<{ results: SaveResult[] }>(saveBatch, values));
+    const results = rows[0]?.results;
+    if (!results || results.length !== items.length) throw new Error('save_tokens_batch answered no result per call');
+    return results;
+  }
+
+  /** One call on its own, waiting for its locks: a call the batch found locked, or one its batch failed. */
+  async function saveAlone(item: SaveItem): Promise<boolean> {
+    const [result] = await saveItems([item], true);
+    return result === 'saved';
+  }
+
+  // A call the batch could not judge without waiting ('busy') is answered by a call of its own, outside the
+  // batch's slot, so the next batch goes out meanwhile. A batch that fails for a reason other than the
+  // database being out of reach (committing nothing) sends each call alone, so that one call's fault (a
+  // repeated token hash) fails only that call, as it would have alone.
+  const saveBatched = createBatcher<SaveItem, boolean>(async (items) => {
+    let results: readonly SaveResult[];
+    try {
+      results = await saveItems(items, false);
+    } catch (error) {
+      if (items.length === 1 || !judgedAlone(error)) throw error;
+      return items.map((item): BatchOutcome<boolean> => ({ ok: true, value: saveAlone(item) }));
+    }
+    return results.map((result, n): BatchOutcome<boolean> =>
+      result === 'busy' ? { ok: true, value: saveAlone(items[n]!) } : { ok: true, value: result === 'saved' },
+    );
+  }, batching);
+
   return {
     async saveTokens(access: TokenRecord, refresh: TokenRecord | null, options: SaveTokensOptions): Promise<boolean> {
       if (refresh && (refresh.grantId !== access.grantId || refresh.clientId !== access.clientId || refresh.userId !== access.userId)) {
         throw new TypeError('saveTokens: the access and refresh token must share their grant, integration and user');
       }
       const lastExpiry = refresh && refresh.expiresAt > access.expiresAt ? refresh.expiresAt : access.expiresAt;
-      const userKey = access.userId === null ? null : String(keys.user(access.clientId, access.userId));
-      const values = [
-        access.grantId, lastExpiry, access.clientId, access.userId, options.authorizedAt, new Date(),
-        String(keys.client(access.clientId)), userKey, ...tokenValues(access), ...tokenValues(refresh),
-      ];
-      const { rows } = readCommitted
-        ? await db.query<{ saved: boolean }>(save, values)
-        : await db.transaction((tx) => tx.query<{ saved: boolean }>(save, values));
-      return rows[0]?.saved === true;
+      return saveBatched({
+        i: 0,
+        grant_id: access.grantId,
+        grant_expires_at: lastExpiry.toISOString(),
+        client_id: access.clientId,
+        user_id: access.userId,
+        authorized_at: options.authorizedAt.toISOString(),
+        client_key: String(keys.client(access.clientId)),
+        user_key: access.userId === null ? null : String(keys.user(access.clientId, access.userId)),
+        access: access.tokenHash,
+        access_scope: access.scope,
+        access_issuer: access.issuer,
+        access_expires_at: access.expiresAt.toISOString(),
+        refresh: refresh?.tokenHash ?? null,
+        refresh_scope: refresh?.scope ?? null,
+        refresh_issuer: refresh?.issuer ?? null,
+        refresh_expires_at: refresh?.expiresAt.toISOString() ?? null,
+      });
     },
     findAccessToken: (tokenHash) => find(findAccess, tokenHash),
     findRefreshToken: (tokenHash) => find(findRefresh, tokenHash),

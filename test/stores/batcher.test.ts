@@ -1,0 +1,98 @@
+// The PostgreSQL store's batcher: calls batch by back-pressure (never by a timer), each answered once by its own batch.
+import { describe, expect, it } from 'vitest';
+import { createBatcher, type BatchOutcome } from '../../src/stores/postgres/batcher.js';
+
+/** A runner whose batches the test answers by hand, recording what each carried. */
+function manualRunner() {
+  const batches: { items: readonly number[]; answer: (outcomes: readonly BatchOutcome<string>[]) => void; fail: (e: unknown) => void }[] = [];
+  const run = (items: readonly number[]) =>
+    new Promise<readonly BatchOutcome<string>[]>((resolve, reject) => {
+      batches.push({ items, answer: resolve, fail: reject });
+    });
+  const echo = (items: readonly number[]): BatchOutcome<string>[] => items.map((n) => ({ ok: true, value: `#${n}` }));
+  return { batches, run, echo };
+}
+
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe('batcher (DESIGN §3a: one round trip for the calls of a busy moment)', () => {
+  it('a call made while nothing is at the database is sent at once, alone', async () => {
+    const { batches, run, echo } = manualRunner();
+    const call = createBatcher(run, { inFlight: 1, maxItems: 10 });
+    const answer = call(1);
+    expect(batches.map((b) => b.items)).toEqual([[1]]);
+    batches[0]!.answer(echo([1]));
+    expect(await answer).toBe('#1');
+  });
+
+  it('calls made while a batch is out wait, then go together, in order, when it returns', async () => {
+    const { batches, run, echo } = manualRunner();
+    const call = createBatcher(run, { inFlight: 1, maxItems: 10 });
+    const answers = [1, 2, 3, 4].map((n) => call(n));
+    expect(batches.map((b) => b.items)).toEqual([[1]]);
+    batches[0]!.answer(echo([1]));
+    await turn();
+    expect(batches.map((b) => b.items)).toEqual([[1], [2, 3, 4]]);
+    batches[1]!.answer(echo([2, 3, 4]));
+    expect(await Promise.all(answers)).toEqual(['#1', '#2', '#3', '#4']);
+  });
+
+  it('no batch carries more than maxItems calls, and no more than inFlight batches are out at once', async () => {
+    const { batches, run, echo } = manualRunner();
+    const call = createBatcher(run, { inFlight: 2, maxItems: 2 });
+    const answers = [1, 2, 3, 4, 5, 6, 7].map((n) => call(n));
+    expect(batches.map((b) => b.items)).toEqual([[1], [2]]);
+    batches[0]!.answer(echo([1]));
+    await turn();
+    expect(batches.map((b) => b.items)).toEqual([[1], [2], [3, 4]]);
+    batches[1]!.answer(echo([2]));
+    await turn();
+    expect(batches.map((b) => b.items)).toEqual([[1], [2], [3, 4], [5, 6]]);
+    batches[2]!.answer(echo([3, 4]));
+    await turn();
+    batches[3]!.answer(echo([5, 6]));
+    await turn();
+    batches[4]!.answer(echo([7]));
+    expect(await Promise.all(answers)).toEqual(['#1', '#2', '#3', '#4', '#5', '#6', '#7']);
+    expect(batches.map((b) => b.items)).toEqual([[1], [2], [3, 4], [5, 6], [7]]);
+  });
+
+  it('a batch that fails rejects each of its calls with its error, and the calls made after it still go', async () => {
+    const { batches, run, echo } = manualRunner();
+    const call = createBatcher(run, { inFlight: 1, maxItems: 10 });
+    const first = call(1);
+    const [second, third] = [call(2), call(3)];
+    const outage = new Error('connection lost');
+    batches[0]!.fail(outage);
+    await expect(first).rejects.toBe(outage);
+    await turn();
+    batches[1]!.fail(outage);
+    await expect(second).rejects.toBe(outage);
+    await expect(third).rejects.toBe(outage);
+    const fourth = call(4);
+    batches[2]!.answer(echo([4]));
+    expect(await fourth).toBe('#4');
+  });
+
+  it('one call failing within its batch fails alone; an answer still on its way is adopted', async () => {
+    const { batches, run } = manualRunner();
+    const call = createBatcher(run, { inFlight: 1, maxItems: 10 });
+    const answers = [call(1), call(2), call(3)];
+    batches[0]!.answer([{ ok: true, value: '#1' }]);
+    await turn();
+    const own = new Error('duplicate');
+    batches[1]!.answer([{ ok: false, error: own }, { ok: true, value: Promise.resolve('#3 later') }]);
+    expect(await answers[0]).toBe('#1');
+    await expect(answers[1]).rejects.toBe(own);
+    expect(await answers[2]).toBe('#3 later');
+  });
+
+  it('a runner that answers a different number of calls, or throws at once, rejects every call of that batch', async () => {
+    const short = createBatcher<number, string>(async () => [], { inFlight: 1, maxItems: 10 });
+    await expect(short(1)).rejects.toThrow('batch answered 0 calls of 1');
+    const broken = createBatcher<number, string>(() => {
+      throw new TypeError('bad item');
+    }, { inFlight: 1, maxItems: 10 });
+    await expect(broken(1)).rejects.toThrow('bad item');
+  });
+});
