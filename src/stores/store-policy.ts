@@ -1,5 +1,5 @@
 // Store policy shared by every store and pinned by the conformance suite: retention, order, valid ids.
-import type { ClientChanges, ConsentRecord, OAuthClient, SigningKeyRecord } from './contract.js';
+import type { ClientChanges, ConsentRecord, OAuthClient, SigningKeyRecord, TokenRecord } from './contract.js';
 
 /**
  * The numbers every store honours alike.
@@ -15,6 +15,19 @@ export const STORE_POLICY = {
   /** The longest id a store must keep: client ids, user ids, grant ids and kids. */
   maxIdLength: 255,
 } as const;
+
+/**
+ * `saveTokens` saves an access token and, optionally, a refresh token of the same grant: one grant, one
+ * integration, one user. A pair that is not is the caller's bug; every built-in store rejects it alike,
+ * before writing anything, and so judges the pair's tombstones once.
+ * @throws TypeError when the refresh token's grant, integration or user differs from the access token's.
+ * @see src/stores/contract.ts TokenStore.saveTokens
+ */
+export function checkTokenPair(access: TokenRecord, refresh: TokenRecord | null): void {
+  if (refresh && (refresh.grantId !== access.grantId || refresh.clientId !== access.clientId || refresh.userId !== access.userId)) {
+    throw new TypeError('saveTokens: the access and refresh token must share their grant, integration and user');
+  }
+}
 
 /** Orders two ids by UTF-16 code unit, i.e. binary for the ASCII ids the package generates: `'B' < 'a'`. */
 export function compareIds(a: string, b: string): number {

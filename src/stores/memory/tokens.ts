@@ -1,6 +1,6 @@
 // The memory store's tokens: every check-and-write in one synchronous block, revocations kept as tombstones.
 import type { SaveTokensOptions, TokenRecord, TokenStore } from '../contract.js';
-import { STORE_POLICY } from '../store-policy.js';
+import { STORE_POLICY, checkTokenPair } from '../store-policy.js';
 import { decode, encode, isLive, pairKey, type Ready, type Encoded } from './codec.js';
 import { SWEEP_BATCH } from '../sweep-loop.js';
 
@@ -92,10 +92,10 @@ export function createMemoryTokenStore(ready: Ready): MemoryTokenStore {
   return {
     tokens: {
       async saveTokens(access: TokenRecord, refresh: TokenRecord | null, options: SaveTokensOptions): Promise<boolean> {
+        checkTokenPair(access, refresh);
         await ready();
-        const now = Date.now();
-        const since = options.authorizedAt.getTime();
-        if (refused(access, since, now) || (refresh !== null && refused(refresh, since, now))) return false;
+        // The refresh token shares the access token's grant, integration and user: one judgement for both.
+        if (refused(access, options.authorizedAt.getTime(), Date.now())) return false;
         put('access', access);
         if (refresh) put('refresh', refresh);
         return true;

@@ -1,6 +1,6 @@
 // PostgreSQL access and refresh tokens: saves and revocations serialised by locks, so revocation is exact.
 import type { SaveTokensOptions, TokenRecord, TokenStore } from '../contract.js';
-import { STORE_POLICY } from '../store-policy.js';
+import { STORE_POLICY, checkTokenPair } from '../store-policy.js';
 import type { PostgresTables } from './schema.js';
 import { lockKey, prepareSql, type PostgresRunner } from './query.js';
 import { createBatcher, type BatchOutcome, type BatcherLimits } from './batcher.js';
@@ -224,9 +224,7 @@ export function createPostgresTokenStore(
 
   return {
     async saveTokens(access: TokenRecord, refresh: TokenRecord | null, options: SaveTokensOptions): Promise<boolean> {
-      if (refresh && (refresh.grantId !== access.grantId || refresh.clientId !== access.clientId || refresh.userId !== access.userId)) {
-        throw new TypeError('saveTokens: the access and refresh token must share their grant, integration and user');
-      }
+      checkTokenPair(access, refresh);
       const lastExpiry = refresh && refresh.expiresAt > access.expiresAt ? refresh.expiresAt : access.expiresAt;
       return saveBatched({
         i: 0,

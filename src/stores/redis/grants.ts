@@ -1,6 +1,6 @@
 // Redis authorization codes and tokens: native TTLs, atomic consume, and issuance that revocations refuse, in Lua.
 import type { AuthorizationCodeRecord, CodeStore, ConsumeResult, TokenRecord, TokenStore } from '../contract.js';
-import { STORE_POLICY } from '../store-policy.js';
+import { STORE_POLICY, checkTokenPair } from '../store-policy.js';
 import { decodeCode, decodeLiveToken, encodeCode, encodeToken, grantIdOf, type RedisKeys } from './codec.js';
 import {
   CONSUME_CODE,
@@ -117,9 +117,7 @@ export function createRedisTokenStore(
 
   return {
     async saveTokens(access, refresh, options) {
-      if (refresh && refresh.grantId !== access.grantId) {
-        throw new TypeError('saveTokens: the access and refresh token must belong to the same grant');
-      }
+      checkTokenPair(access, refresh);
       const parts = [tokenArgs('access', access), ...(refresh ? [tokenArgs('refresh', refresh)] : [])];
       const reply = await run(
         SAVE_TOKENS,

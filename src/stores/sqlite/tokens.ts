@@ -1,7 +1,7 @@
 // The SQLite store's tokens: tombstone checks and inserts in one transaction, revocations that leave tombstones.
 import type { SqliteConnection } from './driver.js';
 import type { SaveTokensOptions, TokenRecord, TokenStore } from '../contract.js';
-import { STORE_POLICY } from '../store-policy.js';
+import { STORE_POLICY, checkTokenPair } from '../store-policy.js';
 import type { GroupCommit } from './group-commit.js';
 import type { SqliteLockWait } from './lock-wait.js';
 import { rowToToken, tokenToRow } from './rows.js';
@@ -49,8 +49,8 @@ export function createSqliteTokenStore(
   }
 
   const save = groupCommit((access: TokenRecord, refresh: TokenRecord | null, authorizedAt: number) => {
-    const now = Date.now();
-    if (refused(access, authorizedAt, now) || (refresh !== null && refused(refresh, authorizedAt, now))) return false;
+    // The refresh token shares the access token's grant, integration and user (checkTokenPair): one check.
+    if (refused(access, authorizedAt, Date.now())) return false;
     s.insertToken.run(tokenToRow('access', access));
     if (refresh !== null) s.insertToken.run(tokenToRow('refresh', refresh));
     return true;
@@ -84,6 +84,7 @@ export function createSqliteTokenStore(
 
   return {
     async saveTokens(access: TokenRecord, refresh: TokenRecord | null, options: SaveTokensOptions): Promise<boolean> {
+      checkTokenPair(access, refresh);
       return save(access, refresh, authorizedAtMs(options));
     },
     async findAccessToken(tokenHash: string): Promise<TokenRecord | null> {
