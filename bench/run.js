@@ -73,9 +73,25 @@ const SCENARIOS = [
   // PostgreSQL and Redis (OAUTH_BENCH_POSTGRES_URL, OAUTH_BENCH_REDIS_URL): a schema / key prefix per server child,
   // dropped when it stops; skipped, with the reason printed, when the service cannot be reached.
   { id: 'token-postgres', label: 'POST /oauth2/token client_credentials, PostgreSQL', server: OAUTH_POSTGRES, request: clientCredentials, ratioTo: 'baseline', target: 0.50, optional: true },
+  {
+    id: 'code-exchange-postgres', label: 'POST /oauth2/token authorization_code (a fresh code per request), PostgreSQL', server: [...OAUTH_POSTGRES, '--codes', CODES],
+    request: async (s) => ({ path: '/oauth2/token', ...codeExchangeRequests(s) }), ratioTo: 'baseline', target: 0.50, optional: true,
+  },
+  {
+    id: 'refresh-postgres', label: 'POST /oauth2/token refresh_token (one refresh token reused), PostgreSQL', server: [...OAUTH_POSTGRES, '--codes', '1'],
+    request: async (s) => ({ path: '/oauth2/token', ...refreshRequest(s, await fetchRefreshToken(s)) }), ratioTo: 'baseline', target: 0.50, optional: true,
+  },
   { id: 'open-postgres', label: 'GET /api/open, unguarded, same app as below (PostgreSQL store)', server: OAUTH_POSTGRES, request: async () => ({ path: '/api/open' }), ratioTo: 'baseline', optional: true },
   { id: 'guarded-postgres', label: 'GET /api/guarded, requireBearer, opaque token, PostgreSQL', server: OAUTH_POSTGRES, request: bearer, ratioTo: 'open-postgres', target: 0.90, optional: true },
   { id: 'token-redis', label: 'POST /oauth2/token client_credentials, Redis', server: OAUTH_REDIS, request: clientCredentials, ratioTo: 'baseline', target: 0.50, optional: true },
+  {
+    id: 'code-exchange-redis', label: 'POST /oauth2/token authorization_code (a fresh code per request), Redis', server: [...OAUTH_REDIS, '--codes', CODES],
+    request: async (s) => ({ path: '/oauth2/token', ...codeExchangeRequests(s) }), ratioTo: 'baseline', target: 0.50, optional: true,
+  },
+  {
+    id: 'refresh-redis', label: 'POST /oauth2/token refresh_token (one refresh token reused), Redis', server: [...OAUTH_REDIS, '--codes', '1'],
+    request: async (s) => ({ path: '/oauth2/token', ...refreshRequest(s, await fetchRefreshToken(s)) }), ratioTo: 'baseline', target: 0.50, optional: true,
+  },
   { id: 'open-redis', label: 'GET /api/open, unguarded, same app as below (Redis store)', server: OAUTH_REDIS, request: async () => ({ path: '/api/open' }), ratioTo: 'baseline', optional: true },
   { id: 'guarded-redis', label: 'GET /api/guarded, requireBearer, opaque token, Redis', server: OAUTH_REDIS, request: bearer, ratioTo: 'open-redis', target: 0.90, optional: true },
   // The reference servers (bench/anchors.js), same request shape; issue 10 quoted them at 0.49, 0.35 and 0.27.

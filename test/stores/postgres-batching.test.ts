@@ -4,7 +4,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createPostgresStore, type PostgresStore } from '../../src/stores/postgres/index.js';
 import { createPostgresTables } from '../../src/stores/postgres/schema.js';
 import { createRevocationLockKeys } from '../../src/stores/postgres/tokens.js';
-import { buildClient, buildToken, buildTokenPair, secondsFromNow } from '../../src/testing/conformance-fixtures.js';
+import { buildClient, buildCode, buildToken, buildTokenPair, justExpired, secondsFromNow } from '../../src/testing/conformance-fixtures.js';
 
 const url = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
 if (!url) console.info('PostgreSQL batching tests skipped: set OAUTH_TEST_POSTGRES_URL to run them');
@@ -98,6 +98,51 @@ describe.skipIf(!url)('PostgreSQL store, batched calls (DESIGN §3a, RFC 7009 §
     found[2]!.createdAt.setTime(0);
     expect(found[3]!.redirectUris).toEqual(['https://b.example/cb']);
     expect(found[3]!.createdAt).toEqual(second.createdAt);
+  });
+
+  it('consumes made while one is at the database share one statement; a code asked for twice in it is consumed once (RFC 6749 §4.1.2)', async () => {
+    const { store, sent } = await openCounted();
+    const [first, second, primerCode] = [buildCode(), buildCode(), buildCode()];
+    const expired = buildCode({ expiresAt: justExpired() });
+    for (const code of [first, second, primerCode, expired]) await store.codes.saveCode(code);
+    const primer = store.codes.consumeCode(primerCode.codeHash);
+    const results = await Promise.all(
+      [first, second, first, buildCode(), expired, first].map((code) => store.codes.consumeCode(code.codeHash)),
+    );
+    expect((await primer).kind).toBe('consumed');
+    expect(results).toEqual([
+      { kind: 'consumed', record: first },
+      { kind: 'consumed', record: second },
+      { kind: 'replayed', grantId: first.grantId },
+      { kind: 'not_found' },
+      { kind: 'not_found' },
+      { kind: 'replayed', grantId: first.grantId },
+    ]);
+    expect(sent('unnest($1::text[])')).toBe(1);
+    // And afterwards, alone: a replay.
+    expect(await store.codes.consumeCode(second.codeHash)).toEqual({ kind: 'replayed', grantId: second.grantId });
+  });
+
+  it('token lookups made while one is at the database share one SELECT; expired and unknown tokens read absent', async () => {
+    const { store, sent } = await openCounted();
+    const { access, refresh } = buildTokenPair();
+    const expired = buildToken({ expiresAt: justExpired() });
+    await store.tokens.saveTokens(access, refresh, { authorizedAt: new Date() });
+    await store.tokens.saveTokens(expired, null, { authorizedAt: new Date() });
+    const primer = store.tokens.findAccessToken(access.tokenHash);
+    const found = await Promise.all([
+      store.tokens.findAccessToken(access.tokenHash),
+      store.tokens.findAccessToken(refresh.tokenHash),
+      store.tokens.findAccessToken(expired.tokenHash),
+      store.tokens.findAccessToken(access.tokenHash),
+      store.tokens.findRefreshToken(refresh.tokenHash),
+    ]);
+    expect(await primer).toEqual(access);
+    expect(found).toEqual([access, null, null, access, refresh]);
+    expect(sent("kind = 'access'")).toBe(2);
+    (found[0]!.scope as string[]).push('admin');
+    found[0]!.expiresAt.setTime(0);
+    expect(found[3]).toEqual(access);
   });
 
   it('a call whose integration a revocation holds is judged after that revocation commits; the rest of its batch does not wait', async () => {

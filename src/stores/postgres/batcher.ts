@@ -1,4 +1,5 @@
 // Calls made while the database is still answering earlier ones, sent together as one statement when it is free.
+import { StoreUnavailableError } from '../store-unavailable-error.js';
 
 /** One call's answer within a batch: its value, or the error that call alone failed with. */
 export type BatchOutcome<R> =
@@ -69,4 +70,18 @@ export function createBatcher<I, R>(run: BatchRunner<I, R>, limits: BatcherLimit
       queue.push({ item, resolve, reject });
       if (out < limits.inFlight) send();
     });
+}
+
+/** SQLSTATEs of lock contention between two batches (a deadlock broken, a serialization failure, NOWAIT). */
+const CONTENTION = new Set(['40P01', '40001', '55P03']);
+
+/**
+ * Whether the calls of a failed batch (which committed nothing) are worth sending one by one: yes after a fault
+ * of one call (a token hash saved twice) or contention with another batch, so each call fails or succeeds as
+ * it would have alone; no when the database is out of reach or timed out (each call would only fail again).
+ */
+export function judgedAlone(error: unknown): boolean {
+  if (!(error instanceof StoreUnavailableError)) return true;
+  const code = (error.cause as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && CONTENTION.has(code);
 }

@@ -149,7 +149,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   let closed = false;
   return {
     clients: createPostgresClientStore(db, tables, { channel, bump: feed.bump }, BATCHING),
-    codes: createPostgresCodeStore(db, tables),
+    codes: createPostgresCodeStore(db, tables, BATCHING),
     // Lock keys are scoped to the tables, so instances of one store share them and other stores do not.
     tokens: createPostgresTokenStore(db, tables, createRevocationLockKeys(tables.tokens), readCommitted, {
       channel,

@@ -13,7 +13,8 @@ import type {
 import type { PostgresTables } from './schema.js';
 import { CLIENT_CHANGE_FIELDS, definedClientChanges } from '../store-policy.js';
 import { prepareSql, type PostgresRunner, type PreparedSql } from './query.js';
-import { createBatcher, type BatcherLimits } from './batcher.js';
+import { createBatcher, judgedAlone, type BatcherLimits } from './batcher.js';
+import { createBatchedLookup } from './batched-lookup.js';
 
 interface ClientRow {
   client_id: string;
@@ -132,20 +133,11 @@ export function createPostgresClientStore(
     return sql;
   }
 
-  const findBatch = createBatcher<string, OAuthClient | null>(async (ids) => {
-    const { rows } = await db.query<ClientRow>(find, [[...new Set(ids)]]);
-    const found = new Map(rows.map((row) => [row.client_id, row]));
-    const given = new Set<string>();
-    // Each call gets objects of its own, as a call of its own would: a second call for one id gets copies.
-    return ids.map((id) => {
-      const row = found.get(id);
-      if (!row) return { ok: true, value: null };
-      const first = !given.has(id);
-      given.add(id);
-      return { ok: true, value: toClient(first ? row : copyRow(row)) };
-    });
+  const findClient = createBatchedLookup<ClientRow, OAuthClient>(db, {
+    sql: find,
+    keyOf: (row) => row.client_id,
+    toRecord: (row, again) => toClient(again ? copyRow(row) : row),
   }, batching);
-  const findClient = (clientId: string): Promise<OAuthClient | null> => findBatch(clientId);
 
   return {
     findClient,
@@ -215,10 +207,13 @@ const CODE_COLUMNS =
  * CodeStore on PostgreSQL. consumeCode is one statement: the UPDATE … WHERE consumed_at IS NULL takes the
  * row lock, so of N concurrent calls exactly one updates the row; the others wait for it, re-check the
  * WHERE clause on the new row version, update nothing, and the second branch (which reads the
- * statement's snapshot) reports them as replays. One round trip, no check-then-act.
+ * statement's snapshot) reports them as replays. One round trip, no check-then-act. Consumes made while one is
+ * at the database go out together as the same statement over a set of codes (batcher.ts); a code asked for
+ * twice in one batch is updated once, and its later calls are answered as the replays they are. A batch that
+ * fails on contention with another instance's batch (a deadlock broken) is sent again call by call.
  * @see RFC 6749 §4.1.2 ("The client MUST NOT use the authorization code more than once").
  */
-export function createPostgresCodeStore(db: PostgresRunner, t: PostgresTables): CodeStore {
+export function createPostgresCodeStore(db: PostgresRunner, t: PostgresTables, batching: BatcherLimits): CodeStore {
   const save = prepareSql(`INSERT INTO ${t.codes} (${CODE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`);
   const consume = prepareSql(
     `WITH won AS (
@@ -230,6 +225,43 @@ export function createPostgresCodeStore(db: PostgresRunner, t: PostgresTables): 
      SELECT 'replayed' AS outcome, ${CODE_COLUMNS} FROM ${t.codes}
      WHERE code_hash = $1 AND expires_at > $2 AND NOT EXISTS (SELECT 1 FROM won)`,
   );
+  const qualified = CODE_COLUMNS.split(', ').map((column) => `c.${column}`).join(', ');
+  const consumeMany = prepareSql(
+    `WITH wanted AS (SELECT DISTINCT w.code_hash FROM unnest($1::text[]) AS w(code_hash)),
+     won AS (
+       UPDATE ${t.codes} c SET consumed_at = $2 FROM wanted w
+       WHERE c.code_hash = w.code_hash AND c.consumed_at IS NULL AND c.expires_at > $2
+       RETURNING ${qualified})
+     SELECT 'consumed' AS outcome, ${CODE_COLUMNS} FROM won
+     UNION ALL
+     SELECT 'replayed' AS outcome, ${qualified} FROM ${t.codes} c JOIN wanted w ON c.code_hash = w.code_hash
+     WHERE c.expires_at > $2 AND NOT EXISTS (SELECT 1 FROM won WHERE won.code_hash = c.code_hash)`,
+  );
+  const consumeAlone = async (codeHash: string): Promise<ConsumeResult<AuthorizationCodeRecord>> => {
+    const { rows } = await db.query<CodeRow>(consume, [codeHash, new Date()]);
+    return rows[0] ? toConsumeResult(rows[0]) : { kind: 'not_found' };
+  };
+  const consumeBatched = createBatcher<string, ConsumeResult<AuthorizationCodeRecord>>(async (hashes) => {
+    let rows: CodeRow[];
+    try {
+      if (hashes.length === 1) return [{ ok: true, value: await consumeAlone(hashes[0]!) }];
+      ({ rows } = await db.query<CodeRow>(consumeMany, [[...new Set(hashes)], new Date()]));
+    } catch (error) {
+      if (hashes.length === 1 || !judgedAlone(error)) throw error;
+      return hashes.map((hash) => ({ ok: true, value: consumeAlone(hash) }));
+    }
+    const found = new Map(rows.map((row) => [row.code_hash, row]));
+    const answered = new Set<string>();
+    // In call order, as if one after the other: the first call for a code gets the row's outcome, every later
+    // one finds it consumed (a replay), unless it was not found.
+    return hashes.map((hash) => {
+      const row = found.get(hash);
+      if (!row) return { ok: true, value: { kind: 'not_found' } };
+      const first = !answered.has(hash);
+      answered.add(hash);
+      return { ok: true, value: first ? toConsumeResult(row) : { kind: 'replayed', grantId: row.grant_id } };
+    });
+  }, batching);
   return {
     async saveCode(r) {
       await db.query(save, [
@@ -245,26 +277,26 @@ export function createPostgresCodeStore(db: PostgresRunner, t: PostgresTables): 
         r.expiresAt,
       ]);
     },
-    async consumeCode(codeHash): Promise<ConsumeResult<AuthorizationCodeRecord>> {
-      const { rows } = await db.query<CodeRow>(consume, [codeHash, new Date()]);
-      const row = rows[0];
-      if (!row) return { kind: 'not_found' };
-      if (row.outcome === 'replayed') return { kind: 'replayed', grantId: row.grant_id };
-      return {
-        kind: 'consumed',
-        record: {
-          codeHash: row.code_hash,
-          grantId: row.grant_id,
-          clientId: row.client_id,
-          userId: row.user_id,
-          redirectUri: row.redirect_uri,
-          scope: row.scope,
-          codeChallenge: row.code_challenge,
-          issuer: row.issuer,
-          issuedAt: row.issued_at,
-          expiresAt: row.expires_at,
-        },
-      };
+    consumeCode: consumeBatched,
+  };
+}
+
+/** The answer of one consume from its row. */
+function toConsumeResult(row: CodeRow): ConsumeResult<AuthorizationCodeRecord> {
+  if (row.outcome === 'replayed') return { kind: 'replayed', grantId: row.grant_id };
+  return {
+    kind: 'consumed',
+    record: {
+      codeHash: row.code_hash,
+      grantId: row.grant_id,
+      clientId: row.client_id,
+      userId: row.user_id,
+      redirectUri: row.redirect_uri,
+      scope: row.scope,
+      codeChallenge: row.code_challenge,
+      issuer: row.issuer,
+      issuedAt: row.issued_at,
+      expiresAt: row.expires_at,
     },
   };
 }

@@ -3,8 +3,8 @@ import type { SaveTokensOptions, TokenRecord, TokenStore } from '../contract.js'
 import { STORE_POLICY, checkTokenPair } from '../store-policy.js';
 import type { PostgresTables } from './schema.js';
 import { lockKey, prepareSql, type PostgresRunner } from './query.js';
-import { createBatcher, type BatchOutcome, type BatcherLimits } from './batcher.js';
-import { StoreUnavailableError } from '../store-unavailable-error.js';
+import { createBatcher, judgedAlone, type BatchOutcome, type BatcherLimits } from './batcher.js';
+import { createBatchedLookup } from './batched-lookup.js';
 
 interface TokenRow {
   token_hash: string;
@@ -99,19 +99,6 @@ interface SaveItem {
   refresh_expires_at: string | null;
 }
 
-/** SQLSTATEs of lock contention between two batches (a deadlock broken, a serialization failure). */
-const CONTENTION = new Set(['40P01', '40001', '55P03']);
-
-/**
- * Whether the calls of a failed batch are worth sending alone: yes after a fault of one call (a token hash
- * saved twice) or contention with another batch, no when the database is out of reach or timed out.
- */
-function judgedAlone(error: unknown): boolean {
-  if (!(error instanceof StoreUnavailableError)) return true;
-  const code = (error.cause as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' && CONTENTION.has(code);
-}
-
 /** What the batch function answers for each call. */
 type SaveResult = 'saved' | 'refused' | 'busy';
 
@@ -160,8 +147,17 @@ export function createPostgresTokenStore(
   batching: BatcherLimits,
 ): Required<TokenStore> {
   const saveBatch = prepareSql(`SELECT ${t.saveTokensBatch}($1::jsonb, $2::timestamptz, $3::boolean) AS results`);
+  // Lookups made while one is at the database share one SELECT; "now" is read when the batch is sent, so a
+  // token that expired meanwhile reads absent, as it would at that moment.
   const findKind = (kind: string) =>
-    prepareSql(`SELECT ${COLUMNS} FROM ${t.tokens} WHERE token_hash = $1 AND kind = '${kind}' AND expires_at > $2`);
+    createBatchedLookup<TokenRow, TokenRecord>(db, {
+      sql: prepareSql(
+        `SELECT ${COLUMNS} FROM ${t.tokens} WHERE token_hash = ANY($1::text[]) AND kind = '${kind}' AND expires_at > $2`,
+      ),
+      keyOf: (row) => row.token_hash,
+      toRecord: (row, again) => toToken(again ? { ...row, scope: [...row.scope], expires_at: new Date(row.expires_at.getTime()) } : row),
+      extra: () => new Date(),
+    }, batching);
   const findAccess = findKind('access');
   const findRefresh = findKind('refresh');
   // The channel is a checked hex name (revocation-feed.ts), so it can be spliced in as a literal.
@@ -181,11 +177,6 @@ export function createPostgresTokenStore(
     } finally {
       feed.bump();
     }
-  }
-
-  async function find(sql: ReturnType<typeof prepareSql>, tokenHash: string): Promise<TokenRecord | null> {
-    const { rows } = await db.query<TokenRow>(sql, [tokenHash, new Date()]);
-    return rows[0] ? toToken(rows[0]) : null;
   }
 
   /** One statement for `items`; `wait` (one item only) waits for its locks instead of answering 'busy'. */
@@ -245,8 +236,8 @@ export function createPostgresTokenStore(
         refresh_expires_at: refresh?.expiresAt.toISOString() ?? null,
       });
     },
-    findAccessToken: (tokenHash) => find(findAccess, tokenHash),
-    findRefreshToken: (tokenHash) => find(findRefresh, tokenHash),
+    findAccessToken: findAccess,
+    findRefreshToken: findRefresh,
     async revokeAccessToken(tokenHash) {
       await revoking(() => db.query(revokeAccess, [tokenHash]));
     },
