@@ -1,69 +1,13 @@
 // Identifiers from a request (client ids, tokens, codes, request ids, usernames, host user ids) are checked
 // before any store sees them: a NUL byte or an over-long id is a 4xx on every store, with no error logged.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import express from 'express';
 import request from 'supertest';
-import { createClient } from 'redis';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/stores/contract.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
-import { createSqliteStore } from '../../src/stores/sqlite/index.js';
-import { createPostgresStore } from '../../src/stores/postgres/index.js';
-import { createRedisStore } from '../../src/stores/redis/index.js';
 import { createOAuthRouter } from '../../src/router.js';
 import { basic, createTestApp, USER, type TestApp } from '../helpers/app.js';
 import { authorizeQuery, hiddenField, obtainCode } from '../helpers/browser-flow.js';
-
-const POSTGRES_URL = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
-const REDIS_URL = process.env.OAUTH_TEST_REDIS_URL ?? '';
-const unique = `${process.pid}_${Date.now().toString(36)}`;
-
-/** A store and how to throw it away. */
-interface OpenedStore {
-  readonly store: Store;
-  dispose(): Promise<void>;
-}
-
-const STORES: ReadonlyArray<readonly [string, boolean, () => Promise<OpenedStore>]> = [
-  ['memory', true, async () => ({ store: createMemoryStore(), dispose: async () => {} })],
-  ['SQLite', true, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'hostile-ids-'));
-    const store = await createSqliteStore({ filename: join(dir, 'oauth.sqlite') });
-    return { store, dispose: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
-  }],
-  ['PostgreSQL', POSTGRES_URL !== '', async () => {
-    const schema = `hostile_ids_${unique}`;
-    const store = await createPostgresStore({ connectionString: POSTGRES_URL, schema, sweepIntervalSeconds: 0 });
-    return {
-      store,
-      dispose: async () => {
-        await store.close();
-        const admin = new pg.Client({ connectionString: POSTGRES_URL });
-        await admin.connect();
-        await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        await admin.end();
-      },
-    };
-  }],
-  ['Redis', REDIS_URL !== '', async () => {
-    const prefix = `hostile-ids-${unique}:`;
-    const store = await createRedisStore({ url: REDIS_URL, prefix });
-    return {
-      store,
-      dispose: async () => {
-        await store.close?.();
-        const client = createClient({ url: REDIS_URL });
-        await client.connect();
-        const keys = await client.keys(`${prefix}*`);
-        if (keys.length > 0) await client.del(keys);
-        await client.quit();
-      },
-    };
-  }],
-];
+import { builtInStores, type OpenedStore } from '../helpers/built-in-stores.js';
 
 // An id with a NUL byte (PostgreSQL refuses it in text), one over 255 characters, and one with a C1 control.
 const BAD_IDS = ['a\u0000b', 'x'.repeat(300), 'a\u0085b'];
@@ -72,7 +16,7 @@ function basicFor(clientId: string, secret: string): string {
   return `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 }
 
-describe.each(STORES)('on the %s store', (_name, available, open) => {
+describe.each(builtInStores('hostile_ids'))('on the %s store', (_name, available, open) => {
   let opened: OpenedStore;
   let t: TestApp;
   const logged: string[] = [];

@@ -1,47 +1,12 @@
 // The stores that can reach codes and consents by integration remove them with it: stricter than the
 // conformance rule ("gone or inert"), which a store that cannot (Redis) also meets.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import type { AdministrationStore, ConsentsStore, Store } from '../../src/stores/contract.js';
-import { createMemoryStore } from '../../src/stores/memory/index.js';
-import { createSqliteStore } from '../../src/stores/sqlite/index.js';
-import { createPostgresStore } from '../../src/stores/postgres/index.js';
+import type { AdministrationStore, ConsentsStore } from '../../src/stores/contract.js';
 import { buildClient, buildCode, buildConsent } from '../../src/testing/conformance-fixtures.js';
+import { builtInStores } from '../helpers/built-in-stores.js';
 
-const POSTGRES_URL = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
-const unique = `${process.pid}_${Date.now().toString(36)}`;
-
-/** A store and how to throw it away. */
-interface OpenedStore {
-  readonly store: Store;
-  dispose(): Promise<void>;
-}
-
-const STORES: ReadonlyArray<readonly [string, boolean, () => Promise<OpenedStore>]> = [
-  ['memory', true, async () => ({ store: createMemoryStore(), dispose: async () => {} })],
-  ['SQLite', true, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'delete-client-'));
-    const store = createSqliteStore({ filename: join(dir, 'oauth.sqlite'), sweepIntervalSeconds: 0 });
-    return { store, dispose: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
-  }],
-  ['PostgreSQL', POSTGRES_URL !== '', async () => {
-    const schema = `delete_client_${unique}`;
-    const store = await createPostgresStore({ connectionString: POSTGRES_URL, schema, sweepIntervalSeconds: 0 });
-    return {
-      store,
-      dispose: async () => {
-        await store.close();
-        const admin = new pg.Client({ connectionString: POSTGRES_URL });
-        await admin.connect();
-        await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        await admin.end();
-      },
-    };
-  }],
-];
+/** Redis cannot reach codes and consents by integration: it leaves them inert, which the conformance rule allows. */
+const STORES = builtInStores('delete_client').filter(([label]) => label !== 'Redis');
 
 describe.each(STORES)('deleteClient of the %s store', (_name, available, open) => {
   it.skipIf(!available)("removes the integration's codes and consents, not only makes them inert (RFC 7009 §2.1)", async () => {

@@ -15,6 +15,7 @@ import { CLIENT_CHANGE_FIELDS, definedClientChanges } from '../store-policy.js';
 import { prepareSql, type PostgresRunner, type PreparedSql } from './query.js';
 import { createBatcher, judgedAlone, type BatcherLimits } from './batcher.js';
 import { createBatchedLookup } from './batched-lookup.js';
+import { copyClient } from '../copy-client.js';
 
 interface ClientRow {
   client_id: string;
@@ -57,20 +58,6 @@ function toClient(row: ClientRow): OAuthClient {
           previousClientSecretHash: row.previous_client_secret_hash,
           previousClientSecretExpiresAt: row.previous_client_secret_expires_at,
         }),
-  };
-}
-
-/** A row whose arrays and dates are its own. */
-function copyRow(row: ClientRow): ClientRow {
-  return {
-    ...row,
-    redirect_uris: [...row.redirect_uris],
-    allowed_scopes: [...row.allowed_scopes],
-    credentials_issued_at: new Date(row.credentials_issued_at.getTime()),
-    created_at: new Date(row.created_at.getTime()),
-    previous_client_secret_expires_at: row.previous_client_secret_expires_at
-      ? new Date(row.previous_client_secret_expires_at.getTime())
-      : null,
   };
 }
 
@@ -136,7 +123,7 @@ export function createPostgresClientStore(
   const findClient = createBatchedLookup<ClientRow, OAuthClient>(db, {
     sql: find,
     keyOf: (row) => row.client_id,
-    toRecord: (row, again) => toClient(again ? copyRow(row) : row),
+    toRecord: (row, again) => (again ? copyClient(toClient(row)) : toClient(row)),
   }, batching);
 
   return {

@@ -1,5 +1,6 @@
 // The SQLite store's integrations kept in process while its change mark holds: findClient without a SELECT.
 import type { OAuthClient } from '../contract.js';
+import { copyClient } from '../copy-client.js';
 
 /** Far past any deployment's number of integrations; past it the copies start over rather than grow. */
 const MAX_COPIES = 10_000;
@@ -8,20 +9,6 @@ const MAX_COPIES = 10_000;
 export interface ClientCopies {
   /** The integration, from its copy while the mark holds, otherwise from `load` (kept if the mark held throughout). */
   find(clientId: string, load: () => Promise<OAuthClient | null>): Promise<OAuthClient | null>;
-}
-
-/** A caller's own object: arrays and dates are never shared with a copy. */
-function copyClient(client: OAuthClient): OAuthClient {
-  return {
-    ...client,
-    redirectUris: [...client.redirectUris],
-    allowedScopes: [...client.allowedScopes],
-    credentialsIssuedAt: new Date(client.credentialsIssuedAt.getTime()),
-    createdAt: new Date(client.createdAt.getTime()),
-    ...(client.previousClientSecretExpiresAt
-      ? { previousClientSecretExpiresAt: new Date(client.previousClientSecretExpiresAt.getTime()) }
-      : {}),
-  };
 }
 
 /**

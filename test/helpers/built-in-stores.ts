@@ -1,0 +1,71 @@
+// The four built-in stores, each opened fresh (a temp file, schema or key prefix of its own) and thrown away after: for tests run on every store alike.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { createClient } from 'redis';
+import type { Store } from '../../src/stores/contract.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
+import { createSqliteStore } from '../../src/stores/sqlite/index.js';
+import { createPostgresStore } from '../../src/stores/postgres/index.js';
+import { createRedisStore } from '../../src/stores/redis/index.js';
+
+const POSTGRES_URL = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
+const REDIS_URL = process.env.OAUTH_TEST_REDIS_URL ?? '';
+
+/** A store and how to throw it away. */
+export interface OpenedStore {
+  readonly store: Store;
+  dispose(): Promise<void>;
+}
+
+/** `[label, available here, open]`, the shape `describe.each` takes; PostgreSQL and Redis need their URL variables. */
+export type StoreCase = readonly [label: string, available: boolean, open: () => Promise<OpenedStore>];
+
+/**
+ * The memory, SQLite, PostgreSQL and Redis stores, sweeps off; `name` (letters, digits, `_`) names each one's
+ * temp directory, schema or key prefix, with the process id and a counter, so parallel files never share data.
+ */
+export function builtInStores(name: string): readonly StoreCase[] {
+  let opened = 0;
+  const unique = () => `${name}_${process.pid}_${Date.now().toString(36)}_${(opened += 1)}`;
+  return [
+    ['memory', true, async () => ({ store: createMemoryStore({ sweepIntervalSeconds: 0 }), dispose: async () => {} })],
+    ['SQLite', true, async () => {
+      const dir = mkdtempSync(join(tmpdir(), `${name}-`));
+      const store = createSqliteStore({ filename: join(dir, 'oauth.sqlite'), sweepIntervalSeconds: 0 });
+      return { store, dispose: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
+    }],
+    ['PostgreSQL', POSTGRES_URL !== '', async () => {
+      const schema = unique();
+      const store = await createPostgresStore({ connectionString: POSTGRES_URL, schema, sweepIntervalSeconds: 0 });
+      return {
+        store,
+        dispose: async () => {
+          await store.close();
+          const admin = new pg.Client({ connectionString: POSTGRES_URL });
+          await admin.connect();
+          await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+          await admin.end();
+        },
+      };
+    }],
+    ['Redis', REDIS_URL !== '', async () => {
+      const prefix = `${unique()}:`;
+      const store = await createRedisStore({ url: REDIS_URL, prefix, sweepIntervalSeconds: 0 });
+      return {
+        store,
+        dispose: async () => {
+          await store.close();
+          const admin = createClient({ url: REDIS_URL });
+          await admin.connect();
+          // SCAN, never KEYS, as an operator would.
+          for await (const keys of admin.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) {
+            if (keys.length > 0) await admin.del(keys);
+          }
+          await admin.quit();
+        },
+      };
+    }],
+  ];
+}
