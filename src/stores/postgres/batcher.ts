@@ -45,20 +45,19 @@ export function createBatcher<I, R>(run: BatchRunner<I, R>, limits: BatcherLimit
       answered = Promise.reject(error);
     }
     answered
-      .then(
-        (outcomes) => {
-          if (outcomes.length !== batch.length) {
-            throw new Error(`batch answered ${outcomes.length} calls of ${batch.length}`);
-          }
-          outcomes.forEach((outcome, i) => {
-            if (outcome.ok) batch[i]!.resolve(outcome.value);
-            else batch[i]!.reject(outcome.error);
-          });
-        },
-      )
+      .then((outcomes) => {
+        if (outcomes.length !== batch.length) {
+          throw new Error(`batch answered ${outcomes.length} calls of ${batch.length}`);
+        }
+        outcomes.forEach((outcome, i) => {
+          if (outcome.ok) batch[i]!.resolve(outcome.value);
+          else batch[i]!.reject(outcome.error);
+        });
+      })
       .catch((error: unknown) => {
         for (const waiting of batch) waiting.reject(error);
       })
+      // Callers' continuations run before the slot is freed, so a call one makes at once joins the next batch.
       .finally(() => {
         out -= 1;
         if (queue.length > 0 && out < limits.inFlight) send();
