@@ -5,7 +5,8 @@ import type { UserAuth } from '../user-auth.js';
 import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
 import type { KeyRing } from '../jwt/key-ring.js';
 import { GRANTS } from '../grants/index.js';
-import { readForm } from '../http/read-form.js';
+import { readForm, type FormParams } from '../http/read-form.js';
+import type { GrantHandler } from '../grants/grant-context.js';
 import { sendNoStoreJson } from '../http/json-response.js';
 import { authenticateClientAtIssuer } from '../checks/client-at-issuer.js';
 import type { ClientAuthRateLimit } from '../checks/client-auth-rate-limit.js';
@@ -14,8 +15,29 @@ import { sendTokenEndpointError } from '../http/send-token-endpoint-error.js';
 import { tokenRequestChannel, type TokenRequestMessage } from '../metrics/channels.js';
 
 /**
+ * Starts the grant's read that needs no client (GrantHandler.prefetch). Should authentication fail, the answer
+ * goes out without it, and its own failure then is nobody's to report: a handler is attached so that it is not
+ * an unhandled rejection, while `handle` awaiting the same promise still sees it. A store that throws at once
+ * leaves nothing prefetched, and `handle` reads for itself.
+ */
+function prefetch(grant: GrantHandler, store: Store, params: FormParams): Promise<unknown> | undefined {
+  let started: Promise<unknown>;
+  try {
+    const value = grant.prefetch?.(store, params);
+    if (value === undefined) return undefined;
+    // A custom store's thenable (or plain value) becomes a promise that a handler can be attached to.
+    started = Promise.resolve(value);
+  } catch {
+    return undefined;
+  }
+  started.catch(() => undefined);
+  return started;
+}
+
+/**
  * Builds the token endpoint handler of one base address.
- * Order of checks: form → grant_type → client authentication → base address → flow → the grant itself.
+ * Order of checks: form → grant_type → client authentication → base address → flow → the grant itself (whose
+ * read that needs no client, the refresh token's, is under way during authentication).
  * Every answer, success or error, carries the SPEC §4.2 header set; invalid_client answers 401 with
  * `WWW-Authenticate: Basic` (RFC 6749 §5.2). Each answer's grant type, outcome and duration is reported on
  * the `express-oauth-router:token-request` diagnostics channel, measured only while someone subscribes.
@@ -40,12 +62,13 @@ export function createTokenEndpoint(
       if (!grant) throw new UnsupportedGrantTypeError(`grant_type is not supported; use ${[...GRANTS.keys()].join(', ')}`);
       grantLabel = grant.grantType;
 
+      const prefetched = prefetch(grant, store, params);
       const client = await authenticateClientAtIssuer(store, options, issuer, req, params, 'token', limit);
       // SPEC §5.5: "Integrations are configured for either the Authorization Code flow or the Client Credentials flow."
       if (grant.flow !== client.flow) {
         throw new UnauthorizedClientError(`this integration is configured for the ${client.flow} flow and may not use grant_type ${grantType}`);
       }
-      const body = await grant.handle({ store, userAuth, options, issuer, client, params, keyRing, startedAt, req });
+      const body = await grant.handle({ store, userAuth, options, issuer, client, params, keyRing, startedAt, req, prefetched });
       sendNoStoreJson(res, 200, body);
     } catch (err) {
       outcome = 'error';

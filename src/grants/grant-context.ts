@@ -20,6 +20,8 @@ export interface GrantContext {
   readonly startedAt: Date;
   /** The token request, read only for the audit events' source address (`req.ip`), and only when heard. */
   readonly req: Request;
+  /** What this grant's `prefetch` started, when it has one: a read under way while the client was authenticated. */
+  readonly prefetched?: Promise<unknown> | undefined;
 }
 
 /** The successful token response (RFC 6749 §5.1, SPEC §2 "Token response"). */
@@ -36,5 +38,12 @@ export interface GrantHandler {
   readonly grantType: GrantType;
   /** SPEC §5.5: the integration's configured flow decides which grants it may use. */
   readonly flow: ClientFlow;
+  /**
+   * A store read that depends on the request alone, started before the client is authenticated so that its
+   * round trip overlaps authentication's (two in turn become one on a networked store). Reads only: nothing is
+   * written, consumed or answered before the client is known, and a failed authentication is answered without
+   * waiting for it. A code is never read so: consuming it is a write (RFC 6749 §4.1.3, the client first).
+   */
+  prefetch?(store: Store, params: FormParams): Promise<unknown> | undefined;
   handle(context: GrantContext): Promise<TokenResponseBody>;
 }

@@ -1,5 +1,6 @@
 // The refresh_token grant: a new access token from a refresh token, without a new refresh token (SPEC §4.5).
 import type { GrantHandler } from './grant-context.js';
+import type { TokenRecord } from '../stores/contract.js';
 import { issueTokens, publishGrantRevoked } from './issue-tokens.js';
 import { hashToken } from '../crypto/hash-token.js';
 import { grantScope } from '../checks/grant-scope.js';
@@ -16,11 +17,16 @@ import { InvalidGrantError, InvalidRequestError } from '../errors.js';
 export const refreshTokenGrant: GrantHandler = {
   grantType: 'refresh_token',
   flow: 'authorization_code',
+  prefetch(store, params) {
+    const refreshToken = params.get('refresh_token');
+    return refreshToken === undefined ? undefined : store.tokens.findRefreshToken(hashToken(refreshToken));
+  },
   async handle(context) {
     const { params, client, store, issuer } = context;
     const refreshToken = params.get('refresh_token');
     if (refreshToken === undefined) throw new InvalidRequestError('missing required parameter: refresh_token');
-    const record = await store.tokens.findRefreshToken(hashToken(refreshToken));
+    const prefetched = context.prefetched as Promise<TokenRecord | null> | undefined;
+    const record = await (prefetched ?? store.tokens.findRefreshToken(hashToken(refreshToken)));
     if (!record) throw new InvalidGrantError('refresh token is invalid, expired or revoked');
     // RFC 6749 §6: "validate the refresh token and ensure that it was issued to the authenticated client".
     if (record.clientId !== client.clientId) throw new InvalidGrantError('refresh token was issued to another client');

@@ -3,6 +3,9 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { basic, createTestApp, REDIRECT_URI, type TestApp, type TestClient } from '../helpers/app.js';
 import { obtainCode } from '../helpers/browser-flow.js';
+import type { Store } from '../../src/stores/contract.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
+import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 
 describe('SPEC §4.5 refresh_token grant', () => {
   let t: TestApp;
@@ -85,5 +88,82 @@ describe('SPEC §4.5 refresh_token grant', () => {
     const res = await request(short.app).post('/oauth2/token').set('Authorization', basic(short.codeClient)).type('form')
       .send({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token });
     expect(res.body.error).toBe('invalid_grant');
+  });
+});
+
+describe('SPEC §4.5: the refresh token is read while the integration is authenticated (RFC 6749 §6)', () => {
+  /** A memory store that records the order of its reads, and whose refresh-token read can be held or failed. */
+  function watchedStore() {
+    const base = createMemoryStore();
+    const calls: string[] = [];
+    let refreshRead: 'normal' | 'hang' | 'fail' = 'normal';
+    const store: Store = {
+      ...base,
+      clients: { ...base.clients, findClient: (id) => { calls.push('findClient'); return base.clients.findClient(id); } },
+      tokens: {
+        ...base.tokens,
+        findRefreshToken: (hash) => {
+          calls.push('findRefreshToken');
+          if (refreshRead === 'hang') return new Promise(() => {});
+          if (refreshRead === 'fail') return Promise.reject(new StoreUnavailableError('refresh tokens unreachable'));
+          return base.tokens.findRefreshToken(hash);
+        },
+      },
+    };
+    return { store, calls, set: (mode: typeof refreshRead) => { refreshRead = mode; } };
+  }
+
+  async function issuedRefreshToken(t: TestApp): Promise<string> {
+    const code = await obtainCode(t.app, t.codeClient);
+    const res = await request(t.app).post('/oauth2/token').set('Authorization', basic(t.codeClient)).type('form')
+      .send({ grant_type: 'authorization_code', redirect_uri: REDIRECT_URI, code });
+    return res.body.refresh_token;
+  }
+
+  it('starts the refresh token read before the integration lookup, and still answers as before', async () => {
+    const watched = watchedStore();
+    const t = await createTestApp({}, watched.store);
+    const refreshToken = await issuedRefreshToken(t);
+    watched.calls.length = 0;
+    const res = await request(t.app).post('/oauth2/token').set('Authorization', basic(t.codeClient)).type('form')
+      .send({ grant_type: 'refresh_token', refresh_token: refreshToken });
+    expect(res.status).toBe(200);
+    expect(watched.calls.slice(0, 2)).toEqual(['findRefreshToken', 'findClient']);
+  });
+
+  it('answers a failed client authentication (invalid_client) without waiting for the refresh token read', async () => {
+    const watched = watchedStore();
+    const t = await createTestApp({}, watched.store);
+    const refreshToken = await issuedRefreshToken(t);
+    watched.set('hang');
+    const res = await request(t.app).post('/oauth2/token')
+      .set('Authorization', basic({ clientId: t.codeClient.clientId, clientSecret: 'wrong' })).type('form')
+      .send({ grant_type: 'refresh_token', refresh_token: refreshToken });
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe('invalid_client');
+  });
+
+  it('a refresh token read that fails after a failed authentication is no unhandled rejection; after a good one it is a 503', async () => {
+    const watched = watchedStore();
+    const t = await createTestApp({}, watched.store);
+    const refreshToken = await issuedRefreshToken(t);
+    watched.set('fail');
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const bad = await request(t.app).post('/oauth2/token')
+        .set('Authorization', basic({ clientId: t.codeClient.clientId, clientSecret: 'wrong' })).type('form')
+        .send({ grant_type: 'refresh_token', refresh_token: refreshToken });
+      expect(bad.status).toBe(401);
+      const good = await request(t.app).post('/oauth2/token').set('Authorization', basic(t.codeClient)).type('form')
+        .send({ grant_type: 'refresh_token', refresh_token: refreshToken });
+      expect(good.status).toBe(503);
+      // Rejections are reported after the microtasks of the turn they were made in: let one turn pass.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 });
