@@ -52,16 +52,28 @@ afterEach(async () => {
 });
 
 /** A host on a counted store of `engine`; for SQLite, also the file other processes and instances open. */
+/** A fresh SQLite file's path in a temp directory removed after the test. */
+function tempSqliteFile(name: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `${name}-`));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return join(dir, 'oauth.sqlite');
+}
+
+/** A host's own better-sqlite3 connection to a fresh file, closed after the test. */
+function hostDatabase(name: string): Database.Database {
+  const db = new Database(tempSqliteFile(name));
+  cleanups.push(() => { db.close(); });
+  return db;
+}
+
 async function host(engine: 'memory' | 'sqlite', options: Partial<OAuthRouterOptions> = {}): Promise<TestApp & Counted & { file: string }> {
   let file = '';
   let inner: Store;
   if (engine === 'memory') {
     inner = createMemoryStore();
   } else {
-    const dir = mkdtempSync(join(tmpdir(), 'bearer-cache-'));
-    file = join(dir, 'oauth.sqlite');
+    file = tempSqliteFile('bearer-cache');
     inner = createSqliteStore({ filename: file, sweepIntervalSeconds: 0 });
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   }
   cleanups.push(() => inner.close?.());
   const count = counted(inner);
@@ -196,10 +208,7 @@ describe('requireBearer cache on SQLite: the data_version read of one event-loop
    * check phase, and a request read in the next poll phase may have been sent after a commit that read missed.
    */
   it('two requests dispatched in one turn share one read: the second check is served without reading data_version', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'bearer-cache-turn-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const db = new Database(join(dir, 'oauth.sqlite'));
-    cleanups.push(() => { db.close(); });
+    const db = hostDatabase('bearer-cache-turn');
     // Counts the store's data_version reads; every other statement as better-sqlite3 made it.
     let reads = 0;
     const prepare = db.prepare.bind(db);
@@ -234,9 +243,7 @@ describe('requireBearer cache on SQLite: the data_version read of one event-loop
     ['the client lookup of a token request resumed in the check phase', 'client'],
   ] as const;
   it.each(READERS)('a data_version read by %s does not stand for the requests of the next poll phase', async (_label, reader) => {
-    const dir = mkdtempSync(join(tmpdir(), 'bearer-cache-phases-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const file = join(dir, 'oauth.sqlite');
+    const file = tempSqliteFile('bearer-cache-phases');
     const store = createSqliteStore({ filename: file, sweepIntervalSeconds: 0 });
     cleanups.push(() => store.close());
     const t = await createTestApp({}, store);
@@ -286,10 +293,7 @@ describe('requireBearer cache on SQLite: the data_version read of one event-loop
 
 describe('requireBearer cache on two SQLite stores sharing the host\'s one Database', () => {
   it('a revocation through the other store object on the same connection is refused on the next request', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'bearer-cache-shared-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const db = new Database(join(dir, 'oauth.sqlite'));
-    cleanups.push(() => { db.close(); });
+    const db = hostDatabase('bearer-cache-shared');
     const serving = createSqliteStore(db, { sweepIntervalSeconds: 0 });
     const revoking = createSqliteStore(db, { sweepIntervalSeconds: 0 });
     cleanups.push(() => serving.close());
