@@ -6,6 +6,8 @@ import { later, lockTimeoutError, monotonicMs, nextLockDelay, publishLockWait, t
 interface Pending {
   /** Runs the call: alone as the batch's `BEGIN IMMEDIATE` transaction, or in a savepoint of the batch's. */
   run(alone: boolean): unknown;
+  /** Committed and answered ahead of the turn's synced batch (GroupCommitOptions.ahead). */
+  readonly ahead: boolean;
   /** Monotonic ms after which a call still meeting a lock is answered 503. */
   readonly deadline: number;
   resolve(value: unknown): void;
@@ -14,8 +16,19 @@ interface Pending {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
+/** How a write's calls join the batch. @see createGroupCommit. */
+export interface GroupCommitOptions {
+  /**
+   * Commit the turn's calls of this write in a batch of their own, ahead of the turn's other calls, and answer
+   * them at once, without waiting for the disk: for a write whose answer only leads to another write of the
+   * same turn (a code consumed, then the tokens saved), which the turn's synced batch then makes durable
+   * together with it. Default false.
+   */
+  readonly ahead?: boolean;
+}
+
 /** Turns a synchronous write into one whose calls join the store's shared batch. @see createGroupCommit. */
-export type GroupCommit = <A extends unknown[], R>(write: (...args: A) => R) => (...args: A) => Promise<R>;
+export type GroupCommit = <A extends unknown[], R>(write: (...args: A) => R, options?: GroupCommitOptions) => (...args: A) => Promise<R>;
 
 /**
  * Creates the store's group commit: every write wrapped by it (`consumeCode`, `saveTokens`) joins one queue,
@@ -24,7 +37,7 @@ export type GroupCommit = <A extends unknown[], R>(write: (...args: A) => R) => 
  * load spends most of its SQLite time on. Each call still runs in its own savepoint (a nested
  * better-sqlite3 transaction), so one failing call rolls back alone and the others commit; if the commit
  * itself fails, every call of the batch is rejected and nothing of it is written. A call is answered only
- * after the commit: what it reports (a code consumed, tokens saved) is on disk.
+ * after the commit: what a saved token's response confirms is on disk (for a consume, see `ahead` below).
  * Calls keep their order and run one after the other inside the batch transaction, which holds SQLite's
  * write lock from `BEGIN IMMEDIATE` to `COMMIT`: of two consumes of one code in a batch the second sees
  * the first's update (`replayed`), and everything one call does (for `saveTokens`: its tombstone checks,
@@ -37,11 +50,29 @@ export type GroupCommit = <A extends unknown[], R>(write: (...args: A) => R) => 
  * savepoint aborts the batch too: nothing of it is written) and run again on a timer, calls made meanwhile
  * joining behind it; a call still meeting the lock at its deadline (`lockWait.timeoutMs` after it was made)
  * is rejected with StoreUnavailableError and never written. Every call is answered exactly once.
+ *
+ * Calls of an `ahead` write (the code consumes) go first: the turn runs two batches, in two `setImmediate`
+ * callbacks queued together, so that everything a consume's answer leads to (the checks of the code, the
+ * minting, the `saveTokens` of the same request) runs between them and joins the second. A code exchange then
+ * takes one turn and one synced commit instead of two of each (BENCHMARKS.md, sixth pass). With `relaxAhead`
+ * (a WAL file under FULL) the first batch commits under `synchronous = NORMAL`: its WAL frames are written, not synced. It is
+ * made durable by the next synced commit of the connection (the turn's second batch, a revocation), because the
+ * WAL is appended in order, a sync covers the whole file, and recovery replays frames only up to the first gap
+ * in their checksum chain: no later commit survives a power cut without it. So tokens issued on a consumed code
+ * are never on disk while the consume is not. What a power cut may undo is a consume whose request issued
+ * nothing (a wrong verifier or redirect_uri, a revoked grant): the code is then live again until it expires,
+ * which gives away nothing a client holds.
  * @see DESIGN §3a (one store round trip per step), contract `CodeStore.consumeCode` (exactly one winner),
  *   `TokenStore.saveTokens` (all or nothing), RFC 6749 §4.1.2 (single-use codes).
  */
-export function createGroupCommit(db: SqliteConnection, lockWait: SqliteLockWait): GroupCommit {
+export function createGroupCommit(db: SqliteConnection, lockWait: SqliteLockWait, relaxAhead = false): GroupCommit {
   let queue: Pending[] = [];
+  // The ahead batch skips SQLite's sync; the connection is back under FULL for everything else (revocations,
+  // the synced batch, a host's own writes on a shared connection). Executed, not prepared once: SQLite applies
+  // a pragma's new value when the statement is compiled, and running a prepared one again changes nothing.
+  const setLevel = (level: 'NORMAL' | 'FULL'): void => {
+    if (relaxAhead) db.exec(`PRAGMA synchronous = ${level}`);
+  };
   let scheduled = false;
   let failed = 0;
 
@@ -80,14 +111,49 @@ export function createGroupCommit(db: SqliteConnection, lockWait: SqliteLockWait
     schedule(nextLockDelay(failed, Math.min(...queue.map((item) => item.deadline)) - now));
   }
 
+  /** Commits a batch; a batch of one needs no savepoint (its own transaction is the batch's). */
+  function commit(batch: Pending[]): Outcome[] {
+    return batch.length === 1 ? [{ ok: true, value: batch[0]!.run(true) }] : flushAll.immediate(batch);
+  }
+
+  function answer(batch: Pending[], outcomes: Outcome[]): void {
+    outcomes.forEach((outcome, i) => {
+      const item = batch[i]!;
+      if (outcome.ok) item.resolve(outcome.value);
+      else item.reject(toStoreError(outcome.error));
+    });
+  }
+
+  /** The turn's first batch: the `ahead` calls, answered before the second batch runs. */
+  function flushAhead(): void {
+    if (!queue.some((item) => item.ahead)) return;
+    const batch = queue.filter((item) => item.ahead);
+    const rest = queue.filter((item) => !item.ahead);
+    queue = rest;
+    let outcomes: Outcome[];
+    try {
+      setLevel('NORMAL');
+      try {
+        outcomes = commit(batch);
+      } finally {
+        setLevel('FULL');
+      }
+    } catch {
+      // Back in the queue, ahead of the rest: the turn's second batch meets the lock (or the fault) itself
+      // and waits or fails for all of them.
+      queue = [...batch, ...queue];
+      return;
+    }
+    answer(batch, outcomes);
+  }
+
   function flush(): void {
     scheduled = false;
     const batch = queue;
     queue = [];
     let outcomes: Outcome[];
     try {
-      // A batch of one needs no savepoint: its own transaction is the batch's, and a failure rolls back only it.
-      outcomes = batch.length === 1 ? [{ ok: true, value: batch[0]!.run(true) }] : flushAll.immediate(batch);
+      outcomes = commit(batch);
     } catch (error) {
       if (isLockBusy(error)) return waitForLock(batch, error);
       failed = 0;
@@ -96,23 +162,27 @@ export function createGroupCommit(db: SqliteConnection, lockWait: SqliteLockWait
       return;
     }
     failed = 0;
-    outcomes.forEach((outcome, i) => {
-      const item = batch[i]!;
-      if (outcome.ok) item.resolve(outcome.value);
-      else item.reject(toStoreError(outcome.error));
-    });
+    answer(batch, outcomes);
   }
 
-  return <A extends unknown[], R>(write: (...args: A) => R) => {
+  return <A extends unknown[], R>(write: (...args: A) => R, options: GroupCommitOptions = {}) => {
     const one = db.transaction(write);
+    const ahead = options.ahead === true;
     return (...args: A) => new Promise<R>((resolve, reject) => {
       queue.push({
         run: (alone) => (alone ? one.immediate(...args) : one(...args)),
+        ahead,
         deadline: monotonicMs() + lockWait.timeoutMs,
         resolve: resolve as (value: unknown) => void,
         reject,
       });
-      if (!scheduled) schedule(0);
+      if (!scheduled) {
+        // Queued together, so they run in this order in one check phase, with the microtasks of the first
+        // batch's answers (the saves they lead to) in between.
+        scheduled = true;
+        setImmediate(flushAhead);
+        setImmediate(flush);
+      }
     });
   };
 }

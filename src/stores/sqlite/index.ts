@@ -51,7 +51,9 @@ export interface SqliteStoreOptions {
   /**
    * When a commit is on disk. `'full'` (the default): SQLite syncs the WAL at every commit (the group commit
    * shares one sync among the token writes of one event-loop turn), so a token a client was handed, and a
-   * revocation the CLI or an endpoint confirmed, survive a power cut or an OS crash; the sync runs inside the
+   * revocation the CLI or an endpoint confirmed, survive a power cut or an OS crash. The one commit not synced
+   * on its own is a turn's batch of code consumes: the sync of the tokens they lead to covers it, and a power cut
+   * may only bring back a code that issued nothing (group-commit.ts). The sync runs inside the
    * synchronous driver, so the process waits for the disk once per commit. `'normal'`: the WAL is synced only
    * at checkpoints; a process crash loses nothing, but a power cut or an OS crash may roll back the last
    * commits: tokens already handed out stop working (their clients ask again), and a revocation already
@@ -142,8 +144,9 @@ function checkLockTimeout(ms: number): number {
  *   when it must switch the file to WAL or migrate it while another process writes.
  * - `consumeCode` is one `UPDATE … WHERE consumed_at IS NULL … RETURNING`: exactly one of N concurrent
  *   calls wins, across connections and processes too. It commits through the same group commit as
- *   `saveTokens` (group-commit.ts): the consumes and saves of one event-loop turn share one transaction and,
- *   under `synchronous = 'full'`, one sync, each call in its own savepoint, in order.
+ *   `saveTokens` (group-commit.ts): the consumes of one event-loop turn commit in a batch ahead of the
+ *   turn's saves, unsynced, and are answered at once, so the tokens a consume leads to join the same turn's
+ *   saves, whose one sync (under `synchronous = 'full'`) covers both; each call in its own savepoint, in order.
  * - `saveTokens` checks the revocation tombstones inside the transaction that inserts the tokens; every
  *   revocation records its tombstone and deletes in one transaction (see `createSqliteTokenStore`).
  * - `updateClient` is one `UPDATE` of the given columns only, so concurrent updates of different fields
@@ -212,7 +215,9 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
   // Expired rows in batches of SQLITE_SWEEP_BATCH, the event loop free between them (sweeper.ts).
   const sweeper = startSweepLoop(prepareSqliteSweep(db), sweepSeconds * 1000);
   // Code consumes and token saves: one transaction (one sync under FULL) per event-loop turn for all of them.
-  const groupCommit = createGroupCommit(db, lockWait);
+  // A consume's commit needs no sync of its own under FULL in WAL mode: the save of its tokens syncs it (group-commit.ts).
+  const relaxAhead = synchronous === 'full' && db.pragma('journal_mode', { simple: true }) === 'wal';
+  const groupCommit = createGroupCommit(db, lockWait, relaxAhead);
   const consume = groupCommit((codeHash: string): ConsumeResult<AuthorizationCodeRecord> => {
     const now = Date.now();
     const won = s.consumeCode.get(now, codeHash, now);
@@ -221,7 +226,7 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
     // batch run one after the other) or it is unknown or expired.
     const live = s.findLiveCodeGrant.get(codeHash, now);
     return live ? { kind: 'replayed', grantId: live.grant_id } : { kind: 'not_found' };
-  });
+  }, { ahead: true });
 
   return {
     clients: createSqliteClientStore(db, s, lockWait, watch),
