@@ -1,7 +1,8 @@
 // Same-run A/B of two builds of the package (e.g. HEAD in a scratch copy vs the working tree): rounds alternate.
 // node bench/ab/run.js --rounds 4 --roots "/tmp/before@baseline+memory+sqlite:normal,.@baseline+memory+sqlite:full"
 // Each root is a directory holding package.json, dist/ (built) and node_modules/; apps: baseline, memory,
-// sqlite[:full|:normal|:writer-thread] (the last: bench/ab/writer-thread.js), postgres (OAUTH_BENCH_POSTGRES_URL). A root without baseline uses --ref's. Reports req/s and server CPU µs/request.
+// sqlite[:full|:normal|:writer-thread] (writer-thread: bench/ab/writer-thread.js), sqlite-code[:full|:normal] (code
+// exchanges, a fresh code per request), postgres (OAUTH_BENCH_POSTGRES_URL). A root without baseline uses --ref's. Reports req/s and server CPU µs/request.
 // --prof writes a .cpuprofile per child into bench/ab/prof-*/ (read it with bench/top-frames.js).
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -10,10 +11,10 @@ import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { measure } from '../measure.js';
-import { tokenRequest } from '../token-request.js';
+import { codeExchangeRequests, tokenRequest } from '../token-request.js';
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const SERVER = fileURLToPath(new URL('./server.js', import.meta.url));
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, roots: { type: 'string' }, apps: { type: 'string', default: 'baseline,memory,sqlite' }, duration: { type: 'string', default: '5' }, prof: { type: 'boolean', default: false }, ref: { type: 'string', default: '.' } } });
+const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, roots: { type: 'string' }, apps: { type: 'string', default: 'baseline,memory,sqlite' }, duration: { type: 'string', default: '5' }, connections: { type: 'string', default: '10' }, prof: { type: 'boolean', default: false }, ref: { type: 'string', default: '.' } } });
 const roots = values.roots.split(',').map((r) => resolve(r.split('@')[0]));
 const appsOf = Object.fromEntries(values.roots.split(',').map((r) => [resolve(r.split('@')[0]), r.includes('@') ? r.split('@')[1].split('+') : values.apps.split(',')]));
 function start(root, app) {
@@ -31,8 +32,10 @@ const res = {};
 for (let round = 0; round < Number(values.rounds); round++) {
   for (const root of roots) for (const app of appsOf[root]) {
     const s = await start(root, app);
-    const req = app === 'baseline' ? { url: `${s.url}/baseline` } : { url: `${s.url}/oauth2/token`, ...tokenRequest(s.clientId, s.clientSecret) };
-    const r = await measure({ ...req, connections: 10, warmupSeconds: 2, durationSeconds: Number(values.duration), serverCpuUsage: s.cpuUsage });
+    const req = app === 'baseline' ? { url: `${s.url}/baseline` }
+      : app.startsWith('sqlite-code') ? { url: `${s.url}/oauth2/token`, ...codeExchangeRequests(s) }
+        : { url: `${s.url}/oauth2/token`, ...tokenRequest(s.clientId, s.clientSecret) };
+    const r = await measure({ ...req, connections: Number(values.connections), warmupSeconds: 2, durationSeconds: Number(values.duration), serverCpuUsage: s.cpuUsage });
     await s.stop();
     const key = `${root} ${app}`;
     (res[key] ??= []).push(r);
