@@ -55,10 +55,10 @@ export type GroupCommit = <A extends unknown[], R>(write: (...args: A) => R, opt
  * callbacks queued together, so that everything a consume's answer leads to (the checks of the code, the
  * minting, the `saveTokens` of the same request) runs between them and joins the second. A code exchange then
  * takes one turn and one synced commit instead of two of each (BENCHMARKS.md, sixth pass). With `relaxAhead`
- * (a WAL file under FULL) the first batch commits under `synchronous = NORMAL`: its WAL frames are written, not synced. It is
- * made durable by the next synced commit of the connection (the turn's second batch, a revocation), because the
- * WAL is appended in order, a sync covers the whole file, and recovery replays frames only up to the first gap
- * in their checksum chain: no later commit survives a power cut without it. So tokens issued on a consumed code
+ * (a WAL file under FULL) the first batch commits under `synchronous = NORMAL`: its WAL frames are written, not
+ * synced. The next synced commit of the connection (the turn's second batch, a revocation) makes it durable,
+ * because the WAL is appended in order, a sync covers the whole file, and recovery replays frames only up to the
+ * first gap in their checksum chain: no later commit survives a power cut without it. So tokens issued on a consumed code
  * are never on disk while the consume is not. What a power cut may undo is a consume whose request issued
  * nothing (a wrong verifier or redirect_uri, a revoked grant): the code is then live again until it expires,
  * which gives away nothing a client holds.
