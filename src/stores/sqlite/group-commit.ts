@@ -126,9 +126,10 @@ export function createGroupCommit(db: SqliteConnection, lockWait: SqliteLockWait
 
   /** The turn's first batch: the `ahead` calls, answered before the second batch runs. */
   function flushAhead(): void {
-    if (!queue.some((item) => item.ahead)) return;
-    const batch = queue.filter((item) => item.ahead);
-    const rest = queue.filter((item) => !item.ahead);
+    const batch: Pending[] = [];
+    const rest: Pending[] = [];
+    for (const item of queue) (item.ahead ? batch : rest).push(item);
+    if (batch.length === 0) return;
     queue = rest;
     let outcomes: Outcome[];
     try {

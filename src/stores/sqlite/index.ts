@@ -214,8 +214,8 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
 
   // Expired rows in batches of SQLITE_SWEEP_BATCH, the event loop free between them (sweeper.ts).
   const sweeper = startSweepLoop(prepareSqliteSweep(db), sweepSeconds * 1000);
-  // Code consumes and token saves: one transaction (one sync under FULL) per event-loop turn for all of them.
-  // A consume's commit needs no sync of its own under FULL in WAL mode: the save of its tokens syncs it (group-commit.ts).
+  // Code consumes and token saves: per event-loop turn, one batch of consumes, then one synced batch of the rest;
+  // under FULL in WAL mode the consumes need no sync of their own, the save of their tokens covers them (group-commit.ts).
   const relaxAhead = synchronous === 'full' && db.pragma('journal_mode', { simple: true }) === 'wal';
   const groupCommit = createGroupCommit(db, lockWait, relaxAhead);
   const consume = groupCommit((codeHash: string): ConsumeResult<AuthorizationCodeRecord> => {
