@@ -17,6 +17,8 @@ const { values: cli } = parseArgs({
     warmup: { type: 'string', default: '2' }, // seconds, thrown away
     duration: { type: 'string', default: '5' }, // seconds, measured
     connections: { type: 'string', default: '10' },
+    load: { type: 'string', default: 'autocannon' }, // the load generator: autocannon (in this process) or wrk
+    'wrk-threads': { type: 'string', default: '2' },
     only: { type: 'string' }, // comma-separated scenario ids (ratios need their reference scenario too)
     profile: { type: 'boolean', default: false }, // one extra, untimed-for-the-table pass under --cpu-prof
   },
@@ -25,6 +27,9 @@ const ROUNDS = boundedInt('rounds', cli.rounds, 1, 9);
 const WARMUP = boundedInt('warmup', cli.warmup, 1, 30);
 const DURATION = boundedInt('duration', cli.duration, 1, 60);
 const CONNECTIONS = boundedInt('connections', cli.connections, 1, 256);
+if (cli.load !== 'autocannon' && cli.load !== 'wrk') throw new Error('--load must be autocannon or wrk');
+const GENERATOR = cli.load;
+const WRK_THREADS = boundedInt('wrk-threads', cli['wrk-threads'], 1, 64);
 
 function boundedInt(name, text, min, max) {
   const value = Number(text);
@@ -126,7 +131,7 @@ async function runScenario(scenario, nodeArgs = []) {
   const server = await startServer(scenario.server, { nodeArgs });
   try {
     const { path, ...init } = await scenario.request(server);
-    return await measure({ url: `${server.url}${path}`, ...init, connections: CONNECTIONS, warmupSeconds: WARMUP, durationSeconds: DURATION, serverCpuUsage: server.cpuUsage });
+    return await measure({ url: `${server.url}${path}`, ...init, connections: CONNECTIONS, warmupSeconds: WARMUP, durationSeconds: DURATION, generator: GENERATOR, wrkThreads: WRK_THREADS, serverCpuUsage: server.cpuUsage });
   } finally {
     await server.stop();
   }
@@ -134,7 +139,7 @@ async function runScenario(scenario, nodeArgs = []) {
 
 console.log(`express-oauth-router bench: Node ${process.version}, ${availableParallelism()} cores, ${new Date().toISOString()}`);
 console.log(`load average before the run: ${loadavg().map((l) => l.toFixed(2)).join(' ')} (other work on these cores lowers req/s; server CPU µs/req much less)`);
-console.log(`${ROUNDS} rounds × (${WARMUP} s warm-up + ${DURATION} s measured) per scenario, ${CONNECTIONS} connections, autocannon in this process, server in a child\n`);
+console.log(`${ROUNDS} rounds × (${WARMUP} s warm-up + ${DURATION} s measured) per scenario, ${CONNECTIONS} connections, ${GENERATOR === 'wrk' ? `wrk (${WRK_THREADS} threads) in a process of its own` : 'autocannon in this process'}, server in a child\n`);
 
 const results = new Map(scenarios.map((s) => [s.id, []]));
 const skipped = new Map();

@@ -35,6 +35,8 @@ export function codeExchangeRequests(server) {
   const form = (code) => `grant_type=authorization_code&code=${encodeURIComponent(code)}&redirect_uri=${encodeURIComponent(server.redirectUri)}`;
   return {
     ...tokenRequest(server.codeClientId, server.codeClientSecret),
+    // The same codes for wrk (bench/wrk.js), whose Lua script makes each body: numbered from 1, advanced per run.
+    wrkCodes: { prefix: server.codePrefix, baseMs: server.codeBaseMs, first: 1, redirectUri: server.redirectUri },
     requests: [{
       setupRequest(request) {
         return { ...request, body: form(benchCode(server.codePrefix, server.codeBaseMs, next++)) };

@@ -3,6 +3,7 @@
 // Each root is a directory holding package.json, dist/ (built) and node_modules/; apps: baseline, memory,
 // sqlite[:full|:normal|:writer-thread] (writer-thread: bench/ab/writer-thread.js), sqlite-code[:full|:normal] (code
 // exchanges, a fresh code per request), postgres (OAUTH_BENCH_POSTGRES_URL). A root without baseline uses --ref's. Reports req/s and server CPU µs/request.
+// --load wrk [--wrk-threads N] drives the load with wrk instead of autocannon (bench/wrk.js).
 // --prof writes a .cpuprofile per child into bench/ab/prof-*/ (read it with bench/top-frames.js).
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -14,7 +15,7 @@ import { measure } from '../measure.js';
 import { codeExchangeRequests, tokenRequest } from '../token-request.js';
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const SERVER = fileURLToPath(new URL('./server.js', import.meta.url));
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, roots: { type: 'string' }, apps: { type: 'string', default: 'baseline,memory,sqlite' }, duration: { type: 'string', default: '5' }, connections: { type: 'string', default: '10' }, prof: { type: 'boolean', default: false }, ref: { type: 'string', default: '.' } } });
+const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, roots: { type: 'string' }, apps: { type: 'string', default: 'baseline,memory,sqlite' }, duration: { type: 'string', default: '5' }, connections: { type: 'string', default: '10' }, load: { type: 'string', default: 'autocannon' }, 'wrk-threads': { type: 'string', default: '2' }, prof: { type: 'boolean', default: false }, ref: { type: 'string', default: '.' } } });
 const roots = values.roots.split(',').map((r) => resolve(r.split('@')[0]));
 const appsOf = Object.fromEntries(values.roots.split(',').map((r) => [resolve(r.split('@')[0]), r.includes('@') ? r.split('@')[1].split('+') : values.apps.split(',')]));
 function start(root, app) {
@@ -35,7 +36,7 @@ for (let round = 0; round < Number(values.rounds); round++) {
     const req = app === 'baseline' ? { url: `${s.url}/baseline` }
       : app.startsWith('sqlite-code') ? { url: `${s.url}/oauth2/token`, ...codeExchangeRequests(s) }
         : { url: `${s.url}/oauth2/token`, ...tokenRequest(s.clientId, s.clientSecret) };
-    const r = await measure({ ...req, connections: Number(values.connections), warmupSeconds: 2, durationSeconds: Number(values.duration), serverCpuUsage: s.cpuUsage });
+    const r = await measure({ ...req, connections: Number(values.connections), generator: values.load, wrkThreads: Number(values['wrk-threads']), warmupSeconds: 2, durationSeconds: Number(values.duration), serverCpuUsage: s.cpuUsage });
     await s.stop();
     const key = `${root} ${app}`;
     (res[key] ??= []).push(r);
