@@ -25,7 +25,7 @@ export async function createSeedTarget(kind, { postgresUrl, redisUrl, clients, p
     const { createSqliteStore } = await import('express-oauth-router/stores/sqlite');
     const { default: Database } = await import('better-sqlite3');
     const { prepareSqliteStatements } = await import('../dist/stores/sqlite/statements.js');
-    const { tokenToRow } = await import('../dist/stores/sqlite/rows.js');
+    const { tokenValues } = await import('../dist/stores/sqlite/rows.js');
     const dir = mkdtempSync(join(tmpdir(), 'oauth-bench-scale-'));
     const file = join(dir, 'oauth.sqlite');
     await createSqliteStore({ filename: file, sweepIntervalSeconds: 0 }).close(); // the store's own schema
@@ -39,7 +39,7 @@ export async function createSeedTarget(kind, { postgresUrl, redisUrl, clients, p
           const expiresAt = expiry(expired);
           // One transaction of the store's own prepared insert: one sync for the lot.
           db.transaction(() => {
-            for (let i = from; i < to; i += 1) insertToken.run(tokenToRow('access', record(i, expiresAt)));
+            for (let i = from; i < to; i += 1) insertToken.run(...tokenValues('access', record(i, expiresAt)));
           }).immediate();
           // The server child must not start by checkpointing a WAL of hundreds of MB inside the timed window.
           db.pragma('wal_checkpoint(TRUNCATE)');

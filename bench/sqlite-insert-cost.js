@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { createSqliteStore } from '../dist/stores/sqlite/index.js';
 import { prepareSqliteStatements } from '../dist/stores/sqlite/statements.js';
-import { tokenToRow } from '../dist/stores/sqlite/rows.js';
+import { tokenValues } from '../dist/stores/sqlite/rows.js';
 import { createRandomToken } from '../dist/crypto/random-token.js';
 import { createGrantId } from '../dist/crypto/random-grant-id.js';
 import { hashSecret } from '../dist/crypto/hash-secret.js';
@@ -41,8 +41,9 @@ try {
   db.pragma(`synchronous = ${cli.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
   const s = prepareSqliteStatements(db);
   const save = db.transaction((token) => {
-    const refused = s.isRefused.get({ grant_id: token.grantId, client_id: token.clientId, user_id: null, authorized_at: Date.now(), now: Date.now() });
-    if (refused !== 1) s.insertToken.run(tokenToRow('access', token));
+    const now = Date.now();
+    const refused = s.isRefused.get(token.grantId, now, token.clientId, now, now, token.clientId, null, now, now);
+    if (refused !== 1) s.insertToken.run(...tokenValues('access', token));
   });
   const batch = db.transaction((tokens) => {
     for (const token of tokens) save(token);

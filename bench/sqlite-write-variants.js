@@ -42,7 +42,18 @@ const VARIANTS = {
   'no-savepoint': { savepoint: false },
   // The check and the insert as one INSERT … SELECT … WHERE NOT EXISTS, no savepoint (one statement is atomic).
   'one-statement': { savepoint: false, oneStatement: true },
+  // The store's check and insert as they were until 2026-11-27: parameters bound by name from an object.
+  'named-binding': { namedBinding: true },
 };
+
+const NAMED_INSERT = `
+  INSERT INTO tokens (token_hash, kind, grant_id, client_id, user_id, scope, issuer, expires_at)
+  VALUES (@token_hash, @kind, @grant_id, @client_id, @user_id, @scope, @issuer, @expires_at)`;
+const NAMED_IS_REFUSED = `
+  SELECT EXISTS (SELECT 1 FROM revoked_grants WHERE grant_id = @grant_id AND expires_at > @now)
+      OR EXISTS (SELECT 1 FROM revoked_clients WHERE client_id = @client_id AND revoked_at >= @authorized_at AND expires_at > @now)
+      OR EXISTS (SELECT 1 FROM revoked_client_users WHERE client_id = @client_id AND user_id = @user_id
+                   AND revoked_at >= @authorized_at AND expires_at > @now)`;
 
 const INSERT_UNLESS_REFUSED = `
   INSERT INTO tokens (token_hash, kind, grant_id, client_id, user_id, scope, issuer, expires_at)
@@ -74,7 +85,7 @@ function seed(file, count) {
     const expiresAt = Date.now() + 7_200_000;
     db.transaction(() => {
       for (let i = 0; i < count; i += 1) {
-        insertToken.run({ token_hash: hashSecret(`seed-${i}`), kind: 'access', grant_id: `seed-grant-${i}`, client_id: `seed-client-${i % 100}`, user_id: null, scope: '[]', issuer: 'https://api.example.com', expires_at: expiresAt });
+        insertToken.run(hashSecret(`seed-${i}`), 'access', `seed-grant-${i}`, `seed-client-${i % 100}`, null, '[]', 'https://api.example.com', expiresAt);
       }
     }).immediate();
     db.pragma('wal_checkpoint(TRUNCATE)');
@@ -103,12 +114,19 @@ async function measure(variant) {
     const s = prepareSqliteStatements(db);
     const now = Date.now();
     const insertUnlessRefused = db.prepare(INSERT_UNLESS_REFUSED);
+    const named = variant.namedBinding ? { isRefused: db.prepare(NAMED_IS_REFUSED).pluck(), insertToken: db.prepare(NAMED_INSERT) } : null;
     const checkAndInsert = variant.oneStatement
       ? (row) => insertUnlessRefused.run({ ...row, authorized_at: now, now })
-      : (row) => {
-        const refused = s.isRefused.get({ grant_id: row.grant_id, client_id: row.client_id, user_id: null, authorized_at: now, now });
-        if (refused !== 1) s.insertToken.run(row);
-      };
+      : named
+        ? (row) => {
+          const refused = named.isRefused.get({ grant_id: row.grant_id, client_id: row.client_id, user_id: null, authorized_at: now, now });
+          if (refused !== 1) named.insertToken.run(row);
+        }
+        // As the store binds them (src/stores/sqlite/tokens.ts): positional values.
+        : (row) => {
+          const refused = s.isRefused.get(row.grant_id, now, row.client_id, now, now, row.client_id, row.user_id, now, now);
+          if (refused !== 1) s.insertToken.run(row.token_hash, row.kind, row.grant_id, row.client_id, row.user_id, row.scope, row.issuer, row.expires_at);
+        };
     const save = variant.savepoint === false ? checkAndInsert : db.transaction(checkAndInsert);
     const batch = db.transaction((rows) => {
       for (const row of rows) save(row);

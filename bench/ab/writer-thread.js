@@ -16,12 +16,17 @@ if (!isMainThread) {
   db.pragma('synchronous = FULL');
   db.pragma('busy_timeout = 5000');
   const s = prepareSqliteStatements(db);
+  // A root built before 2026-11-27 binds the store's statements by name (rows as objects), later ones by position
+  // (rows as `tokenValues` arrays: hash, kind, grant, client, user, …).
+  const refused = (row, authorizedAt, now) => (Array.isArray(row)
+    ? s.isRefused.get(row[2], now, row[3], authorizedAt, now, row[3], row[4], authorizedAt, now)
+    : s.isRefused.get({ grant_id: row.grant_id, client_id: row.client_id, user_id: row.user_id, authorized_at: authorizedAt, now })) === 1;
+  const insert = (row) => (Array.isArray(row) ? s.insertToken.run(...row) : s.insertToken.run(row));
   const save = db.transaction(([access, refresh, authorizedAt]) => {
     const now = Date.now();
-    const params = (row) => ({ grant_id: row.grant_id, client_id: row.client_id, user_id: row.user_id, authorized_at: authorizedAt, now });
-    if (s.isRefused.get(params(access)) === 1 || (refresh && s.isRefused.get(params(refresh)) === 1)) return false;
-    s.insertToken.run(access);
-    if (refresh) s.insertToken.run(refresh);
+    if (refused(access, authorizedAt, now) || (refresh && refused(refresh, authorizedAt, now))) return false;
+    insert(access);
+    if (refresh) insert(refresh);
     return true;
   });
   const batch = db.transaction((items) => items.map((item) => save(item)));
@@ -30,7 +35,8 @@ if (!isMainThread) {
 
 /** Replaces `store.tokens.saveTokens` with the worker's. @returns a function that stops the worker. */
 export async function moveWritesToThread(root, store, file) {
-  const { tokenToRow } = await import(join(root, 'dist/stores/sqlite/rows.js'));
+  const rows = await import(join(root, 'dist/stores/sqlite/rows.js'));
+  const tokenToRow = rows.tokenValues ?? rows.tokenToRow;
   const worker = new Worker(new URL(import.meta.url), { workerData: { root, file } });
   let queue = [];
   let scheduled = false;

@@ -193,18 +193,18 @@ export function rowToCode(row: CodeRow): AuthorizationCodeRecord {
   };
 }
 
-/** Maps an access or refresh token to its row. @see RFC 6749 §1.4, §1.5. */
-export function tokenToRow(kind: 'access' | 'refresh', token: TokenRecord): TokenRow {
-  return {
-    token_hash: token.tokenHash,
-    kind,
-    grant_id: token.grantId,
-    client_id: token.clientId,
-    user_id: token.userId,
-    scope: JSON.stringify(token.scope),
-    issuer: token.issuer,
-    expires_at: token.expiresAt.getTime(),
-  };
+/** A `tokens` row's values in the column order of the store's insert. @see RFC 6749 §1.4, §1.5. */
+export type TokenValues = [
+  tokenHash: string, kind: 'access' | 'refresh', grantId: string, clientId: string, userId: string | null,
+  scope: string, issuer: string, expiresAt: number,
+];
+
+/** Maps an access or refresh token to the values of its row, for the store's positional insert. @see RFC 6749 §1.4, §1.5. */
+export function tokenValues(kind: 'access' | 'refresh', token: TokenRecord): TokenValues {
+  return [
+    token.tokenHash, kind, token.grantId, token.clientId, token.userId, JSON.stringify(token.scope), token.issuer,
+    token.expiresAt.getTime(),
+  ];
 }
 
 /** Maps a row back to a token. @see RFC 6749 §1.4, §1.5. */

@@ -4,7 +4,7 @@ import type { SaveTokensOptions, TokenRecord, TokenStore } from '../contract.js'
 import { STORE_POLICY, checkTokenPair } from '../store-policy.js';
 import type { GroupCommit } from './group-commit.js';
 import type { SqliteLockWait } from './lock-wait.js';
-import { rowToToken, tokenToRow } from './rows.js';
+import { rowToToken, tokenValues } from './rows.js';
 import type { SqliteStatements } from './statements.js';
 
 /** The `authorizedAt` of `saveTokens` in ms; refuses a missing or invalid Date, which would disable the check. */
@@ -44,15 +44,15 @@ export function createSqliteTokenStore(
     });
   }
   function refused(token: TokenRecord, authorizedAt: number, now: number): boolean {
-    const params = { grant_id: token.grantId, client_id: token.clientId, user_id: token.userId, authorized_at: authorizedAt, now };
-    return s.isRefused.get(params) === 1;
+    const { grantId, clientId, userId } = token;
+    return s.isRefused.get(grantId, now, clientId, authorizedAt, now, clientId, userId, authorizedAt, now) === 1;
   }
 
   const save = groupCommit((access: TokenRecord, refresh: TokenRecord | null, authorizedAt: number) => {
     // The refresh token shares the access token's grant, integration and user (checkTokenPair): one check.
     if (refused(access, authorizedAt, Date.now())) return false;
-    s.insertToken.run(tokenToRow('access', access));
-    if (refresh !== null) s.insertToken.run(tokenToRow('refresh', refresh));
+    s.insertToken.run(...tokenValues('access', access));
+    if (refresh !== null) s.insertToken.run(...tokenValues('refresh', refresh));
     return true;
   });
 
