@@ -1,0 +1,157 @@
+// Instructions per request of each scenario, counted by callgrind: a figure that repeats on a VM whose req/s do not.
+// node bench/instructions.js [--requests 3000] [--warmup 5000] [--only baseline,token-sqlite,…] [--keep DIR]
+//
+// Each scenario's server child (bench/server.js, as `npm run bench` starts it, store sweeps off) runs under
+// `valgrind --tool=callgrind`, with counting off while it starts and while --warmup requests warm its JIT up.
+// Counting is then switched on and zeroed (`callgrind_control`), --requests requests are sent one after the
+// other on one keep-alive connection (so every save is a batch of one, whatever the machine's speed), and the
+// counts are dumped. What is counted: the server process's user-space instructions, its threads included.
+// What is not: the kernel (syscalls, the disk's sync, the loopback's TCP), and waiting. So it prices the
+// JavaScript and SQLite work of a request exactly, and says nothing of what the disk costs; read it beside
+// `npm run bench`, not instead of it. The same settings give the same count to 0.1 % run after run; other
+// --warmup or --requests move it by up to 5–10 % (the JIT's tiering and where the counted window meets a
+// garbage collection), so compare only counts made with the same settings. A run of the default set takes
+// about fifteen minutes.
+import { spawn, execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request as httpRequest, Agent } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { tokenRequest, fetchAccessToken, codeExchangeInit, fetchRefreshToken, refreshRequest } from './token-request.js';
+
+const SERVER = fileURLToPath(new URL('./server.js', import.meta.url));
+const { values: cli } = parseArgs({
+  options: {
+    requests: { type: 'string', default: '3000' },
+    warmup: { type: 'string', default: '5000' },
+    only: { type: 'string' },
+    keep: { type: 'string' }, // a directory to copy each scenario's callgrind dump to (read it with callgrind_annotate)
+  },
+});
+const REQUESTS = Number(cli.requests);
+const WARMUP = Number(cli.warmup);
+const OAUTH = ['--app', 'oauth', '--store', 'sqlite', '--sweep-seconds', '0'];
+const cc = async (s) => ({ path: '/oauth2/token', ...tokenRequest(s.clientId, s.clientSecret) });
+const bearer = async (s) => ({ path: '/api/guarded', headers: { authorization: `Bearer ${await fetchAccessToken(s)}` } });
+
+/** id → server argv, the request (a function of the request's number for the code exchange), the reference id. */
+const SCENARIOS = {
+  baseline: { server: ['--app', 'baseline'], request: async () => ({ path: '/baseline' }) },
+  'token-memory': { server: ['--app', 'oauth', '--store', 'memory', '--sweep-seconds', '0'], request: cc, ratioTo: 'baseline' },
+  'token-sqlite': { server: OAUTH, request: cc, ratioTo: 'baseline' },
+  'code-exchange-sqlite': {
+    server: [...OAUTH, '--codes', String(WARMUP + REQUESTS + 2)], ratioTo: 'baseline',
+    request: async (s) => (i) => ({ path: '/oauth2/token', ...codeExchangeInit(s, i + 1) }),
+  },
+  'refresh-sqlite': {
+    server: [...OAUTH, '--codes', '1'], ratioTo: 'baseline',
+    request: async (s) => ({ path: '/oauth2/token', ...refreshRequest(s, await fetchRefreshToken(s)) }),
+  },
+  open: { server: OAUTH, request: async () => ({ path: '/api/open' }), ratioTo: 'baseline' },
+  guarded: { server: OAUTH, request: bearer, ratioTo: 'open' },
+  'guarded-jwt': { server: [...OAUTH, '--token-format', 'jwt'], request: bearer, ratioTo: 'open' },
+  'example-envelopes': {
+    server: ['--app', 'example'], ratioTo: 'baseline',
+    request: async (s) => ({ path: '/api/v1/envelopes', headers: { authorization: `Bearer ${await fetchAccessToken(s)}` } }),
+  },
+};
+const ids = cli.only ? cli.only.split(',') : Object.keys(SCENARIOS);
+for (const id of ids) if (!SCENARIOS[id]) throw new Error(`unknown scenario ${id}; known: ${Object.keys(SCENARIOS).join(', ')}`);
+
+/** Starts bench/server.js under callgrind, counting off, and waits for its ready line. */
+async function startCounted(args, dir) {
+  const child = spawn('valgrind', [
+    '--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${join(dir, 'cg.out')}`,
+    process.execPath, '--single-threaded', SERVER, ...args,
+  ], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], cwd: fileURLToPath(new URL('..', import.meta.url)) });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => { stderr += chunk; });
+  const ready = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`not ready within 5 minutes: ${args.join(' ')}\n${stderr}`)), 300_000);
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      try {
+        const message = JSON.parse(line);
+        clearTimeout(timer);
+        if (message.ready) resolve(message);
+        else reject(new Error(`failed to start: ${message.error}`));
+      } catch {
+        // not ours
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`exited (${code}) before it was ready: ${args.join(' ')}\n${stderr}`)));
+  });
+  return {
+    ...ready, url: `http://127.0.0.1:${ready.port}`, child,
+    stop: () => new Promise((resolve) => {
+      child.once('exit', resolve);
+      child.kill('SIGTERM');
+    }),
+  };
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+/** One request on the keep-alive connection; rejects unless 2xx. */
+function send(url, { method = 'GET', headers = {}, body }) {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method, headers: { ...headers, ...(body ? { 'content-length': Buffer.byteLength(body) } : {}) }, agent }, (res) => {
+      res.resume();
+      res.on('end', () => (res.statusCode >= 200 && res.statusCode < 300 ? resolve() : reject(new Error(`${url} answered ${res.statusCode}`))));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const control = (pid, ...args) => execFileSync('callgrind_control', [...args, String(pid)], { stdio: 'ignore' });
+
+async function count(id) {
+  const scenario = SCENARIOS[id];
+  const dir = mkdtempSync(join(tmpdir(), 'oauth-bench-callgrind-'));
+  const server = await startCounted(scenario.server, dir);
+  try {
+    const made = await scenario.request(server);
+    const requestOf = typeof made === 'function' ? made : () => made;
+    let n = 0;
+    const run = async (times) => {
+      for (let i = 0; i < times; i += 1, n += 1) {
+        const { path, ...init } = requestOf(n);
+        await send(`${server.url}${path}`, init);
+      }
+    };
+    await run(WARMUP);
+    control(server.pid, '-i', 'on');
+    control(server.pid, '-z');
+    await run(REQUESTS);
+    control(server.pid, '-d');
+    const dump = readFileSync(join(dir, 'cg.out.1'), 'utf8');
+    if (cli.keep) {
+      mkdirSync(cli.keep, { recursive: true });
+      copyFileSync(join(dir, 'cg.out.1'), join(cli.keep, `${id}.callgrind`));
+    }
+    const summary = /^summary: (\d+)$/m.exec(dump);
+    if (!summary) throw new Error(`no summary in the callgrind dump of ${id}`);
+    return Number(summary[1]) / REQUESTS;
+  } finally {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+console.log(`instructions per request (callgrind, user space of the server process), ${WARMUP} requests uncounted, then ${REQUESTS} counted, one connection\n`);
+const perRequest = {};
+for (const id of ids) {
+  perRequest[id] = await count(id);
+  console.log(`${id.padEnd(22)} ${(perRequest[id] / 1000).toFixed(1).padStart(8)} k instructions per request`);
+}
+console.log('\n| scenario | k instructions per request | ratio (reference ÷ scenario) |');
+console.log('|---|---:|---|');
+for (const id of ids) {
+  const ref = SCENARIOS[id].ratioTo;
+  const ratio = ref && perRequest[ref] ? `${(perRequest[ref] / perRequest[id]).toFixed(2)} of ${ref}` : '';
+  console.log(`| ${id} | ${(perRequest[id] / 1000).toFixed(1)} | ${ratio} |`);
+}
+agent.destroy();
