@@ -33,6 +33,9 @@ const { values: cli } = parseArgs({
 });
 const REQUESTS = Number(cli.requests);
 const WARMUP = Number(cli.warmup);
+if (!Number.isInteger(REQUESTS) || REQUESTS < 1 || !Number.isInteger(WARMUP) || WARMUP < 0) {
+  throw new Error('--requests must be a positive integer and --warmup an integer of 0 or more');
+}
 const OAUTH = ['--app', 'oauth', '--store', 'sqlite', '--sweep-seconds', '0'];
 const cc = async (s) => ({ path: '/oauth2/token', ...tokenRequest(s.clientId, s.clientSecret) });
 const bearer = async (s) => ({ path: '/api/guarded', headers: { authorization: `Bearer ${await fetchAccessToken(s)}` } });
@@ -58,6 +61,13 @@ const SCENARIOS = {
     request: async (s) => ({ path: '/api/v1/envelopes', headers: { authorization: `Bearer ${await fetchAccessToken(s)}` } }),
   },
 };
+for (const tool of ['valgrind', 'callgrind_control']) {
+  try {
+    execFileSync(tool, ['--version'], { stdio: 'ignore' });
+  } catch {
+    throw new Error(`bench/instructions.js needs ${tool} (Debian: apt-get install valgrind)`);
+  }
+}
 const ids = cli.only ? cli.only.split(',') : Object.keys(SCENARIOS);
 for (const id of ids) if (!SCENARIOS[id]) throw new Error(`unknown scenario ${id}; known: ${Object.keys(SCENARIOS).join(', ')}`);
 
