@@ -19,6 +19,9 @@ const { values: cli } = parseArgs({
     connections: { type: 'string', default: '10' },
     load: { type: 'string', default: 'autocannon' }, // the load generator: autocannon (in this process) or wrk
     'wrk-threads': { type: 'string', default: '2' },
+    // Each ratio's reference measured again right before its scenario, in every round: twice the time, and a
+    // reference round that ran slow (or fast) then skews one ratio instead of the whole round's.
+    paired: { type: 'boolean', default: false },
     only: { type: 'string' }, // comma-separated scenario ids (ratios need their reference scenario too)
     profile: { type: 'boolean', default: false }, // one extra, untimed-for-the-table pass under --cpu-prof
   },
@@ -139,19 +142,30 @@ async function runScenario(scenario, nodeArgs = []) {
 
 console.log(`express-oauth-router bench: Node ${process.version}, ${availableParallelism()} cores, ${new Date().toISOString()}`);
 console.log(`load average before the run: ${loadavg().map((l) => l.toFixed(2)).join(' ')} (other work on these cores lowers req/s; server CPU µs/req much less)`);
-console.log(`${ROUNDS} rounds × (${WARMUP} s warm-up + ${DURATION} s measured) per scenario, ${CONNECTIONS} connections, ${GENERATOR === 'wrk' ? `wrk (${WRK_THREADS} threads) in a process of its own` : 'autocannon in this process'}, server in a child\n`);
+console.log(`${ROUNDS} rounds × (${WARMUP} s warm-up + ${DURATION} s measured) per scenario${cli.paired ? ', each ratio\'s reference measured again just before it' : ''}, ${CONNECTIONS} connections, ${GENERATOR === 'wrk' ? `wrk (${WRK_THREADS} threads) in a process of its own` : 'autocannon in this process'}, server in a child\n`);
 
 const results = new Map(scenarios.map((s) => [s.id, []]));
+/** With --paired: scenario id → its reference's measurement made just before it, one per round. */
+const pairedReferences = new Map(scenarios.map((s) => [s.id, []]));
+const byId = new Map(SCENARIOS.map((s) => [s.id, s]));
 const skipped = new Map();
+const report = (round, id, result) => console.log(`round ${round}  ${id.padEnd(20)} ${result.rps.toFixed(0).padStart(7)} req/s  p50 ${result.p50} ms  p99 ${result.p99} ms  server ${result.cpuUs.toFixed(0)} µs CPU/req  (load avg ${loadavg()[0].toFixed(2)})`);
 for (let round = 1; round <= ROUNDS; round += 1) {
   for (const scenario of scenarios) {
     if (skipped.has(scenario.id)) continue;
     try {
+      if (cli.paired && scenario.ratioTo) {
+        const reference = await runScenario(byId.get(scenario.ratioTo));
+        pairedReferences.get(scenario.id).push(reference);
+        report(round, `${scenario.ratioTo} (for ${scenario.id})`, reference);
+      }
       const result = await runScenario(scenario);
       results.get(scenario.id).push(result);
-      console.log(`round ${round}  ${scenario.id.padEnd(20)} ${result.rps.toFixed(0).padStart(7)} req/s  p50 ${result.p50} ms  p99 ${result.p99} ms  server ${result.cpuUs.toFixed(0)} µs CPU/req  (load avg ${loadavg()[0].toFixed(2)})`);
+      report(round, scenario.id, result);
     } catch (error) {
       if (!scenario.optional) throw error;
+      // A reference measured for this round without its scenario would pair with the wrong round.
+      if (pairedReferences.get(scenario.id).length > results.get(scenario.id).length) pairedReferences.get(scenario.id).pop();
       skipped.set(scenario.id, error.message);
       console.log(`round ${round}  ${scenario.id.padEnd(20)} skipped: ${error.message}`);
     }
@@ -162,7 +176,7 @@ const rows = [];
 for (const scenario of scenarios) {
   const runs = results.get(scenario.id);
   if (runs.length === 0) continue;
-  const reference = scenario.ratioTo ? results.get(scenario.ratioTo) : null;
+  const reference = !scenario.ratioTo ? null : cli.paired ? pairedReferences.get(scenario.id) : results.get(scenario.ratioTo);
   // Per-round ratio (numerator and denominator measured minutes apart at most), then the median of those.
   const ratio = reference?.length === runs.length ? median(runs.map((run, i) => run.rps / reference[i].rps)) : null;
   // The same ratio from the server's CPU time per request: what req/s would give on an otherwise idle core.
@@ -186,7 +200,7 @@ console.log(`\n${markdownTable(
 )}`);
 for (const [id, reason] of skipped) console.log(`\n${id} not measured: ${reason}`);
 console.log(`\nload average after the run: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-console.log('ratio (req/s): median over rounds of scenario req/s ÷ reference req/s of the same round; ratio (CPU/req): reference CPU/req ÷ scenario CPU/req.');
+console.log(`ratio (req/s): median over rounds of scenario req/s ÷ reference req/s ${cli.paired ? 'measured just before it (--paired)' : 'of the same round'}; ratio (CPU/req): reference CPU/req ÷ scenario CPU/req.`);
 console.log('\nFigures issue 10 quoted for the references (measured above as token-oauth2-server, token-oidc-provider[-jwt]): @node-oauth/oauth2-server 0.49, oidc-provider in Express 0.35 (0.27 with JWT access tokens).');
 
 // Store round trips per request, from a separate untimed server whose store counts its calls.
