@@ -12,17 +12,15 @@
 // --warmup or --requests move it by up to 5–10 % (the JIT's tiering and where the counted window meets a
 // garbage collection), so compare only counts made with the same settings. A run of the default set takes
 // about fifteen minutes.
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest, Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { startServer } from './spawn-server.js';
 import { tokenRequest, fetchAccessToken, codeExchangeInit, fetchRefreshToken, refreshRequest } from './token-request.js';
 
-const SERVER = fileURLToPath(new URL('./server.js', import.meta.url));
 const { values: cli } = parseArgs({
   options: {
     requests: { type: 'string', default: '3000' },
@@ -71,37 +69,6 @@ for (const tool of ['valgrind', 'callgrind_control']) {
 const ids = cli.only ? cli.only.split(',') : Object.keys(SCENARIOS);
 for (const id of ids) if (!SCENARIOS[id]) throw new Error(`unknown scenario ${id}; known: ${Object.keys(SCENARIOS).join(', ')}`);
 
-/** Starts bench/server.js under callgrind, counting off, and waits for its ready line. */
-async function startCounted(args, dir) {
-  const child = spawn('valgrind', [
-    '--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${join(dir, 'cg.out')}`,
-    process.execPath, '--single-threaded', SERVER, ...args,
-  ], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], cwd: fileURLToPath(new URL('..', import.meta.url)) });
-  let stderr = '';
-  child.stderr.on('data', (chunk) => { stderr += chunk; });
-  const ready = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`not ready within 5 minutes: ${args.join(' ')}\n${stderr}`)), 300_000);
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      try {
-        const message = JSON.parse(line);
-        clearTimeout(timer);
-        if (message.ready) resolve(message);
-        else reject(new Error(`failed to start: ${message.error}`));
-      } catch {
-        // not ours
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`exited (${code}) before it was ready: ${args.join(' ')}\n${stderr}`)));
-  });
-  return {
-    ...ready, url: `http://127.0.0.1:${ready.port}`, child,
-    stop: () => new Promise((resolve) => {
-      child.once('exit', resolve);
-      child.kill('SIGTERM');
-    }),
-  };
-}
-
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
 /** One request on the keep-alive connection; rejects unless 2xx. */
@@ -121,7 +88,12 @@ const control = (pid, ...args) => execFileSync('callgrind_control', [...args, St
 async function count(id) {
   const scenario = SCENARIOS[id];
   const dir = mkdtempSync(join(tmpdir(), 'oauth-bench-callgrind-'));
-  const server = await startCounted(scenario.server, dir);
+  // Counting off until the warm-up is over; -q keeps valgrind's banner out of the report.
+  const server = await startServer(scenario.server, {
+    wrapper: ['valgrind', '-q', '--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${join(dir, 'cg.out')}`],
+    nodeArgs: ['--single-threaded'],
+    readyTimeoutMs: 300_000,
+  });
   try {
     const made = await scenario.request(server);
     const requestOf = typeof made === 'function' ? made : () => made;

@@ -15,38 +15,11 @@ import { runWrk } from './wrk.js';
  *   other load on the machine disturbs much less than req/s
  */
 export async function measure({ warmupSeconds, durationSeconds, serverCpuUsage, generator = 'autocannon', wrkThreads = 2, wrkCodes, ...load }) {
-  if (generator === 'wrk') return measureWrk({ warmupSeconds, durationSeconds, serverCpuUsage, wrkThreads, wrkCodes, ...load });
-  const options = { pipelining: 1, ...load };
-  checkResult(await autocannon({ ...options, duration: warmupSeconds }), load.url, 'warm-up');
+  const run = generator === 'wrk' ? wrkRun(load, wrkThreads, wrkCodes) : autocannonRun(load);
+  await run(warmupSeconds, 'warm-up');
   const before = await serverCpuUsage();
-  const result = await autocannon({ ...options, duration: durationSeconds });
+  const result = await run(durationSeconds, 'measurement');
   const after = await serverCpuUsage();
-  checkResult(result, load.url, 'measurement');
-  const cpuMicros = after.user - before.user + (after.system - before.system);
-  return {
-    rps: result.requests.total / result.duration,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    max: result.latency.max,
-    requests: result.requests.total,
-    cpuUs: cpuMicros / result.requests.total,
-  };
-}
-
-function checkResult(result, url, phase) {
-  const bad = result.errors + result.timeouts + result.non2xx;
-  if (bad > 0 || result['2xx'] === 0) {
-    throw new Error(`${phase} of ${url}: ${result['2xx']} ok, ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
-  }
-}
-
-async function measureWrk({ warmupSeconds, durationSeconds, serverCpuUsage, wrkThreads, wrkCodes, url, method, headers, body, connections }) {
-  const load = { url, method, headers, body, codes: wrkCodes, connections, threads: wrkThreads };
-  checkWrk(await runWrk({ ...load, seconds: warmupSeconds }), url, 'warm-up');
-  const before = await serverCpuUsage();
-  const result = await runWrk({ ...load, seconds: durationSeconds });
-  const after = await serverCpuUsage();
-  checkWrk(result, url, 'measurement');
   const cpuMicros = after.user - before.user + (after.system - before.system);
   return {
     rps: result.requests / result.seconds,
@@ -58,8 +31,26 @@ async function measureWrk({ warmupSeconds, durationSeconds, serverCpuUsage, wrkT
   };
 }
 
-function checkWrk(result, url, phase) {
-  if (result.errors + result.non2xx > 0 || result.requests === 0) {
-    throw new Error(`${phase} of ${url} (wrk): ${result.requests} answers, ${result.non2xx} non-2xx, ${result.errors} socket errors or timeouts`);
-  }
+/** One autocannon run of `seconds`, rejected on any error, timeout or non-2xx answer. */
+function autocannonRun(load) {
+  return async (seconds, phase) => {
+    const result = await autocannon({ pipelining: 1, ...load, duration: seconds });
+    const bad = result.errors + result.timeouts + result.non2xx;
+    if (bad > 0 || result['2xx'] === 0) {
+      throw new Error(`${phase} of ${load.url}: ${result['2xx']} ok, ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+    }
+    const { latency } = result;
+    return { requests: result.requests.total, seconds: result.duration, p50: latency.p50, p99: latency.p99, max: latency.max };
+  };
+}
+
+/** One wrk run of `seconds` (bench/wrk.js), rejected on any socket error, timeout or non-2xx answer. */
+function wrkRun({ url, method, headers, body, connections }, threads, codes) {
+  return async (seconds, phase) => {
+    const result = await runWrk({ url, method, headers, body, codes, connections, threads, seconds });
+    if (result.errors + result.non2xx > 0 || result.requests === 0) {
+      throw new Error(`${phase} of ${url} (wrk): ${result.requests} answers, ${result.non2xx} non-2xx, ${result.errors} socket errors or timeouts`);
+    }
+    return result;
+  };
 }

@@ -9,19 +9,22 @@ const STOP_TIMEOUT_MS = 10_000;
 
 /**
  * @param {string[]} args argv of server.js, e.g. ['--app', 'oauth', '--store', 'sqlite']
- * @param {{ nodeArgs?: string[] }} [options] extra node flags, e.g. ['--cpu-prof']
+ * @param {{ nodeArgs?: string[], wrapper?: string[], readyTimeoutMs?: number }} [options] extra node flags, e.g.
+ *   ['--cpu-prof']; a command that runs node, e.g. ['valgrind', '--tool=callgrind'] (bench/instructions.js); how long
+ *   to wait for the ready line (default 20 s)
  * @returns {Promise<{ url: string, port: number, pid: number, clientId?: string, clientSecret?: string,
  *   cpuUsage(): Promise<NodeJS.CpuUsage>, stop(): Promise<void> }>} cpuUsage: the child's user+system CPU time
  */
-export async function startServer(args, { nodeArgs = [] } = {}) {
-  const child = spawn(process.execPath, [...nodeArgs, SERVER, ...args], {
+export async function startServer(args, { nodeArgs = [], wrapper = [], readyTimeoutMs = READY_TIMEOUT_MS } = {}) {
+  const command = [...wrapper, process.execPath, ...nodeArgs, SERVER, ...args];
+  const child = spawn(command[0], command.slice(1), {
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     cwd: fileURLToPath(new URL('..', import.meta.url)),
   });
   const lines = createInterface({ input: child.stdout });
   try {
     const report = await new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`server ${args.join(' ')} not ready within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+      const timer = setTimeout(() => reject(new Error(`server ${args.join(' ')} not ready within ${readyTimeoutMs} ms`)), readyTimeoutMs);
       lines.on('line', (line) => {
         let message;
         try {
