@@ -19,6 +19,7 @@ import { createRevocationEndpoint } from './endpoints/revoke.js';
 import { createIntrospectionEndpoint } from './endpoints/introspect.js';
 import { buildMetadata, createMetadataEndpoint } from './endpoints/metadata.js';
 import { methodNotAllowed } from './endpoints/method-not-allowed.js';
+import { serveDirectly, type DirectRoute } from './http/direct-routes.js';
 import { createPageErrorHandler } from './endpoints/page-error.js';
 import { createConsentsEndpoints } from './endpoints/consents.js';
 import { createLogoutEndpoint } from './endpoints/logout.js';
@@ -115,6 +116,7 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
   }
 
   // Two issuers may share a path (two host names): the Host header then picks one per request.
+  const direct: DirectRoute[] = [];
   const prefixes = [...new Set(issuers.map((issuer) => issuer.pathPrefix))];
   for (const prefix of prefixes) {
     const candidates = issuers.filter((issuer) => issuer.pathPrefix === prefix);
@@ -123,9 +125,11 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     const base = `${prefix}/oauth2`;
     // The machine endpoints first: their paths are disjoint from the pages', so the order changes no answer,
     // and the token endpoint, the busiest route, is matched at the stack's first layer instead of its seventh.
+    // A POST to their exact paths is then served without walking the stack at all (serveDirectly, below).
     for (const name of ['token', 'revoke', 'introspect'] as const) {
-      router.post(`${base}/${name}`, dispatch(name));
-      router.all(`${base}/${name}`, methodNotAllowed);
+      const path = `${base}/${name}`;
+      const handler = dispatch(name);
+      direct.push({ path, route: router.route(path).post(handler).all(methodNotAllowed), handler });
     }
     router.get(`${base}/authorize`, pageHeaders, sessionMiddleware, dispatch('authorize'), pageError);
     router.post(`${base}/login`, pageHeaders, sessionMiddleware, formBody, dispatch('login'), pageError);
@@ -141,6 +145,8 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     // clients try for issuers with a path, so both answer.
     router.get([`/.well-known/oauth-authorization-server${prefix}`, `${prefix}/.well-known/oauth-authorization-server`], dispatch('metadata'));
   }
+
+  serveDirectly(router, direct);
 
   return {
     router,

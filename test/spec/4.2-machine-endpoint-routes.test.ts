@@ -1,0 +1,169 @@
+// SPEC §4.2, RFC 6749 §3.2, RFC 7009 §2, RFC 7662 §2: the machine endpoints answer the same whether or not the
+// router walks its stack for them (a POST to their exact path is served directly, src/http/direct-routes.ts).
+import { tracingChannel } from 'node:diagnostics_channel';
+import { beforeAll, describe, expect, it } from 'vitest';
+import express, { type ErrorRequestHandler, type Request } from 'express';
+import request from 'supertest';
+import { basic, createTestApp, createTestUserAuth, ISSUER, LEGACY_ISSUER, type TestApp, type TestClient } from '../helpers/app.js';
+import { createOAuthRouter } from '../../src/router.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
+import { registerClient } from '../../src/clients/register-client.js';
+import { serveDirectly } from '../../src/http/direct-routes.js';
+
+/** What express's router publishes each handler on; a subscriber makes every request walk the stack. */
+const routerTracing = tracingChannel<object, { req: Request; route?: string }>('express.router.request');
+
+/** Runs `fn` while an APM-like subscriber listens, collecting the URL and route of each handler it sees start. */
+async function walkingTheStack<T>(fn: () => Promise<T>): Promise<{ result: T; seen: string[] }> {
+  const seen: string[] = [];
+  const subscriber = {
+    start: (ctx: { req: Request; route?: string }) => { seen.push(`${ctx.req.method} ${ctx.req.originalUrl} ${String(ctx.route)}`); },
+    end() {}, asyncStart() {}, asyncEnd() {}, error() {},
+  };
+  routerTracing.subscribe(subscriber);
+  try {
+    return { result: await fn(), seen };
+  } finally {
+    routerTracing.unsubscribe(subscriber);
+  }
+}
+
+/** The parts of an answer that do not vary between two requests: status, headers but Date, the body's shape. */
+function shape(res: request.Response): unknown {
+  const { date: _date, ...headers } = res.headers;
+  const body = res.body as Record<string, unknown>;
+  return {
+    status: res.status,
+    headers,
+    body: Object.fromEntries(Object.entries(body).map(([key, value]) => [key, key.endsWith('_token') ? typeof value : value])),
+  };
+}
+
+describe('the machine endpoints, served with or without walking the router stack', () => {
+  let t: TestApp;
+  let mounted: express.Express;
+  let mountedClient: TestClient;
+  beforeAll(async () => {
+    t = await createTestApp();
+    // An issuer with a path (its routes under /auth), and the router mounted under a path of the host's own
+    // (/mount): the exact path the router compares is what is left of the URL below the mount.
+    const store = createMemoryStore();
+    const oauth = createOAuthRouter(store, createTestUserAuth(new Set()), {
+      issuer: `${ISSUER}/auth`, session: { secret: 'test-session-secret-0123456789' }, logger: { warn() {}, error() {} },
+    });
+    mounted = express();
+    mounted.use('/mount', oauth.router);
+    const { client, clientSecret } = await registerClient(store, { name: 'Mounted', flow: 'client_credentials' });
+    mountedClient = { clientId: client.clientId, clientSecret };
+  });
+
+  const tokenAt = (app: express.Express, path: string, client: TestClient) =>
+    request(app).post(path).set('Authorization', basic(client)).type('form').send({ grant_type: 'client_credentials' });
+
+  it('answers a token request at each address the stack matches exactly as when the stack is walked', async () => {
+    const cases: Array<[express.Express, string, TestClient]> = [
+      [t.app, '/oauth2/token', t.credentialsClient],
+      [t.app, '/oauth2/token?unused=1', t.credentialsClient],
+      [t.app, '/OAuth2/Token', t.credentialsClient], // the router matches paths case-insensitively
+      [t.app, '/oauth2/token/', t.credentialsClient], // and with a trailing slash
+      [t.app, '/legacy/oauth2/token', t.legacyCredentialsClient], // SPEC §9
+      [mounted, '/mount/auth/oauth2/token', mountedClient],
+      [mounted, '/mount/auth/oauth2/token?x', mountedClient],
+    ];
+    for (const [app, path, client] of cases) {
+      const direct = await tokenAt(app, path, client);
+      const { result: walked } = await walkingTheStack(() => tokenAt(app, path, client));
+      expect(direct.status, path).toBe(200);
+      expect(shape(direct), path).toEqual(shape(walked));
+    }
+  });
+
+  it('answers revocation (RFC 7009 §2.2) and introspection (RFC 7662 §2.2) the same either way', async () => {
+    const issued = await tokenAt(t.app, '/oauth2/token', t.credentialsClient);
+    const introspect = () => request(t.app).post('/oauth2/introspect').set('Authorization', basic(t.credentialsClient))
+      .type('form').send({ token: issued.body.access_token });
+    const direct = await introspect();
+    const { result: walked } = await walkingTheStack(introspect);
+    expect(direct.body.active).toBe(true);
+    expect(shape(direct)).toEqual(shape(walked));
+
+    const revoke = (token: string) => request(t.app).post('/oauth2/revoke').set('Authorization', basic(t.credentialsClient))
+      .type('form').send({ token });
+    const other = await tokenAt(t.app, '/oauth2/token', t.credentialsClient);
+    const revokedDirectly = await revoke(issued.body.access_token);
+    const { result: revokedWalking } = await walkingTheStack(() => revoke(other.body.access_token));
+    expect(revokedDirectly.status).toBe(200);
+    expect(shape(revokedDirectly)).toEqual(shape(revokedWalking));
+    expect((await introspect()).body).toEqual({ active: false });
+  });
+
+  it('answers a client error (RFC 6749 §5.2 invalid_client) the same either way', async () => {
+    const wrong = { clientId: t.credentialsClient.clientId, clientSecret: 'not-the-secret' };
+    const direct = await tokenAt(t.app, '/oauth2/token', wrong);
+    const { result: walked } = await walkingTheStack(() => tokenAt(t.app, '/oauth2/token', wrong));
+    expect(direct.status).toBe(401);
+    expect(direct.body.error).toBe('invalid_client');
+    expect(shape(direct)).toEqual(shape(walked));
+  });
+
+  it('still answers another method at a machine path with 405 and Allow: POST (RFC 9110 §15.5.6)', async () => {
+    for (const method of ['get', 'put', 'delete', 'head'] as const) {
+      const res = await request(t.app)[method]('/oauth2/token');
+      expect(res.status, method).toBe(405);
+      expect(res.headers.allow, method).toBe('POST');
+    }
+  });
+
+  it('sets req.route to the endpoint route, as the stack does, for host code that reads it after the answer', async () => {
+    const app = express();
+    const routes: unknown[] = [];
+    app.use((req, res, next) => {
+      res.on('finish', () => routes.push((req.route as { path?: unknown } | undefined)?.path));
+      next();
+    });
+    const store = createMemoryStore();
+    const oauth = createOAuthRouter(store, createTestUserAuth(new Set()), {
+      issuer: ISSUER, session: { secret: 'test-session-secret-0123456789' }, logger: { warn() {}, error() {} },
+    });
+    app.use(oauth.router);
+    const { client, clientSecret } = await registerClient(store, { name: 'Routes', flow: 'client_credentials' });
+    await tokenAt(app, '/oauth2/token', { clientId: client.clientId, clientSecret });
+    await walkingTheStack(() => tokenAt(app, '/oauth2/token', { clientId: client.clientId, clientSecret }));
+    expect(routes).toEqual(['/oauth2/token', '/oauth2/token']);
+  });
+
+  it('lets an APM tool subscribed to express.router.request see the token endpoint run', async () => {
+    const { result, seen } = await walkingTheStack(() => tokenAt(t.app, '/oauth2/token', t.credentialsClient));
+    expect(result.status).toBe(200);
+    expect(seen).toContain('POST /oauth2/token /oauth2/token');
+  });
+
+  it('hands an error a directly served handler throws or rejects to the host, as leaving the router would', async () => {
+    const router = express.Router();
+    const throws = () => { throw new Error('throws'); };
+    const rejects = async () => { throw new Error('rejects'); };
+    serveDirectly(router, [
+      { path: '/throws', route: router.route('/throws').post(throws), handler: throws },
+      { path: '/rejects', route: router.route('/rejects').post(rejects), handler: rejects },
+    ]);
+    const app = express();
+    app.use(router);
+    const onError: ErrorRequestHandler = (err: Error, _req, res, _next) => { res.status(500).json({ caught: err.message }); };
+    app.use(onError);
+    for (const path of ['/throws', '/rejects']) {
+      const direct = await request(app).post(path);
+      const { result: walked } = await walkingTheStack(() => request(app).post(path));
+      expect(direct.status, path).toBe(500);
+      expect(direct.body, path).toEqual({ caught: path.slice(1) });
+      expect(walked.body, path).toEqual(direct.body);
+    }
+  });
+
+  it('leaves every other route of the router to the stack (the metadata document, RFC 8414 §3)', async () => {
+    const res = await request(t.app).get('/.well-known/oauth-authorization-server');
+    expect(res.status).toBe(200);
+    expect(res.body.token_endpoint).toBe(`${ISSUER}/oauth2/token`);
+    const legacy = await request(t.app).get('/.well-known/oauth-authorization-server/legacy');
+    expect(legacy.body.token_endpoint).toBe(`${LEGACY_ISSUER}/oauth2/token`);
+  });
+});
