@@ -12,6 +12,7 @@ import { createOrderedToken } from '../../src/crypto/ordered-token.js';
 import { createRandomToken } from '../../src/crypto/random-token.js';
 import { hashSecret } from '../../src/crypto/hash-secret.js';
 import { hashToken } from '../../src/crypto/hash-token.js';
+import { timePrefix } from '../../src/crypto/time-prefix.js';
 
 const ORDERED = /^[0-9a-v]{11}\.[A-Za-z0-9_-]{43}$/;
 const KEY = /^[A-Za-z0-9_-]{43}$/;
@@ -41,6 +42,14 @@ describe('the shape of tokens and codes, and their keys', () => {
     for (const value of [createRandomToken(), jwt, 'ABCDEFGHIJK.uppercase-is-not-a-time', '0123456789a.', 'x', '']) {
       expect(hashToken(value), value).toBe(hashSecret(value));
     }
+  });
+
+  it('writes each millisecond its own prefix, whichever millisecond came before', () => {
+    const expected: Array<[number, string]> = [
+      [1_800_000_000_000, '001kcc5ok00'], [1_800_000_000_000, '001kcc5ok00'], [1_800_000_000_001, '001kcc5ok01'],
+      [1_800_000_000_000, '001kcc5ok00'], [0, '00000000000'],
+    ];
+    for (const [now, prefix] of expected) expect(timePrefix(now), String(now)).toBe(prefix);
   });
 
   it('sorts the keys of tokens issued in later milliseconds after the earlier ones', () => {
