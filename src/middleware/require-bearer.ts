@@ -13,6 +13,7 @@ import { checkScopeTokens } from '../checks/scope.js';
 import { looksLikeJws } from '../jwt/verify-access-token.js';
 import { isAllAccess } from '../checks/grant-scope.js';
 import { createBearerCache, type BearerCache } from './bearer-cache.js';
+import { setRequestAuth } from '../http/request-auth.js';
 import { bearerCheckChannel, reportErrorAnswer, type BearerCheckMessage } from '../metrics/channels.js';
 import type { OAuthEvents } from '../events/oauth-events.js';
 
@@ -107,7 +108,7 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
         reject(source, res, 403, bearerChallenge(realm, { error: 'insufficient_scope', description, scope: scopeText }), oauthErrorBody('insufficient_scope', description));
         return;
       }
-      req.auth = auth;
+      setRequestAuth(req, auth);
       next();
     }
 
