@@ -72,7 +72,10 @@ export interface OAuthRouter {
 
 declare module 'express-serve-static-core' {
   interface Request {
-    /** Set by `requireBearer` on success. */
-    auth?: BearerAuth;
+    /**
+     * Set by `requireBearer` on success. Behind an accessor on Express's request prototype: assign `undefined`
+     * to clear it (`delete` finds no own property to remove).
+     */
+    auth?: BearerAuth | undefined;
   }
 }

@@ -9,6 +9,7 @@ import { createOAuthRouter } from '../../src/router.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { registerClient } from '../../src/clients/register-client.js';
 import { serveDirectly } from '../../src/http/direct-routes.js';
+import { listen, rawRequest } from '../helpers/raw-http.js';
 
 /** What express's router publishes each handler on; a subscriber makes every request walk the stack. */
 const routerTracing = tracingChannel<object, { req: Request; route?: string }>('express.router.request');
@@ -165,5 +166,75 @@ describe('the machine endpoints, served with or without walking the router stack
     expect(res.body.token_endpoint).toBe(`${ISSUER}/oauth2/token`);
     const legacy = await request(t.app).get('/.well-known/oauth-authorization-server/legacy');
     expect(legacy.body.token_endpoint).toBe(`${LEGACY_ISSUER}/oauth2/token`);
+  });
+});
+
+describe('requests for the host, passing through the router mounted before the host routes (the README order)', () => {
+  let app: express.Express;
+  let oauth: ReturnType<typeof createOAuthRouter>;
+  beforeAll(() => {
+    oauth = createOAuthRouter(createMemoryStore(), createTestUserAuth(new Set()), {
+      issuer: ISSUER, legacy: { issuer: LEGACY_ISSUER }, session: { secret: 'test-session-secret-0123456789' }, logger: { warn() {}, error() {} },
+    });
+    app = express();
+    app.use(oauth.router);
+    app.get('/api/v1/envelopes/:id', (req, res) => {
+      res.json({ id: req.params.id, baseUrl: req.baseUrl, originalUrl: req.originalUrl, route: (req.route as { path: string }).path });
+    });
+    app.options('/api/v1/envelopes/:id', (_req, res) => { res.set('Allow', 'GET').status(204).end(); });
+    app.use((req, res) => { res.status(404).json({ host404: req.originalUrl }); });
+  });
+
+  it('reach the host route with its params, base URL and route as if the router were not there', async () => {
+    for (const path of ['/api/v1/envelopes/e1', '/api/v1/envelopes/e1?x=1', '/API/V1/ENVELOPES/e1', '/api/v1/envelopes/e%31']) {
+      const res = await request(app).get(path);
+      expect(res.status, path).toBe(200);
+      expect(res.body, path).toMatchObject({ baseUrl: '', originalUrl: path, route: '/api/v1/envelopes/:id' });
+    }
+    expect((await request(app).options('/api/v1/envelopes/e1')).status).toBe(204);
+    expect((await request(app).get('/nowhere/')).body).toEqual({ host404: '/nowhere/' });
+  });
+
+  it("still reach the router's own pages at every address its routes match (any case, a trailing slash)", async () => {
+    for (const path of ['/oauth2/authorize', '/OAuth2/Authorize', '/oauth2/authorize/', '/legacy/oauth2/authorize?client_id=x']) {
+      const res = await request(app).get(path);
+      expect(res.status, path).toBe(400); // the authorize endpoint's own answer to a request without parameters
+      expect(res.body.host404, path).toBeUndefined();
+    }
+    for (const path of ['/.well-known/oauth-authorization-server', '/.WELL-KNOWN/oauth-authorization-server/', '/.well-known/oauth-authorization-server/legacy', '/legacy/.well-known/oauth-authorization-server']) {
+      const res = await request(app).get(path);
+      expect(res.status, path).toBe(200);
+      expect(res.body.issuer, path).toMatch(/^http:\/\/auth\.test/);
+    }
+  });
+
+  it('leave paths the router cannot judge to its stack: escapes, and what parseurl would re-parse', async () => {
+    // `%6F` is not decoded before matching, so neither reaches the router's routes; both reach the host.
+    expect((await request(app).get('/%6Fauth2/authorize')).body).toEqual({ host404: '/%6Fauth2/authorize' });
+    expect((await request(app).get('/oauth2/%61uthorize')).body).toEqual({ host404: '/oauth2/%61uthorize' });
+    // An absolute-form target (RFC 9112 §3.2.2) and a fragment: parseurl takes the path out of both, and so
+    // the routes match them; a token request in absolute form is served like any other.
+    const server = await listen(app);
+    try {
+      const absolute = await rawRequest(server.port, 'GET http://auth.test/oauth2/authorize HTTP/1.1\r\nHost: auth.test\r\nConnection: close');
+      expect(absolute.status).toBe(400);
+      expect(absolute.body).not.toContain('host404');
+      const fragment = await rawRequest(server.port, 'GET /oauth2/authorize#top HTTP/1.1\r\nHost: auth.test\r\nConnection: close');
+      expect(fragment.status).toBe(400);
+      expect(fragment.body).not.toContain('host404');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('see a route the host adds to the router itself afterwards', async () => {
+    const store = createMemoryStore();
+    const own = createOAuthRouter(store, createTestUserAuth(new Set()), {
+      issuer: ISSUER, session: { secret: 'test-session-secret-0123456789' }, logger: { warn() {}, error() {} },
+    });
+    own.router.get('/added-later', (_req, res) => { res.json({ added: true }); });
+    const host = express();
+    host.use(own.router);
+    expect((await request(host).get('/added-later')).body).toEqual({ added: true });
   });
 });
