@@ -54,6 +54,8 @@ const SCENARIOS = {
   open: { server: OAUTH, request: async () => ({ path: '/api/open' }), ratioTo: 'baseline' },
   guarded: { server: OAUTH, request: bearer, ratioTo: 'open' },
   'guarded-jwt': { server: [...OAUTH, '--token-format', 'jwt'], request: bearer, ratioTo: 'open' },
+  'open-router-first': { server: [...OAUTH, '--router-first'], request: async () => ({ path: '/api/open' }), ratioTo: 'baseline' },
+  'guarded-router-first': { server: [...OAUTH, '--router-first'], request: bearer, ratioTo: 'open-router-first' },
   'example-envelopes': {
     server: ['--app', 'example'], ratioTo: 'baseline',
     request: async (s) => ({ path: '/api/v1/envelopes', headers: { authorization: `Bearer ${await fetchAccessToken(s)}` } }),

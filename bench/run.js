@@ -70,6 +70,14 @@ const SCENARIOS = [
   { id: 'open', label: 'GET /api/open, unguarded, same app as below', server: OAUTH_SQLITE, request: async () => ({ path: '/api/open' }), ratioTo: 'baseline' },
   { id: 'guarded', label: 'GET /api/guarded, requireBearer, opaque token, SQLite', server: OAUTH_SQLITE, request: bearer, ratioTo: 'open', target: 0.95 },
   {
+    id: 'open-router-first', label: "GET /api/open, unguarded, the router mounted before it (the README's order)",
+    server: [...OAUTH_SQLITE, '--router-first'], request: async () => ({ path: '/api/open' }), ratioTo: 'baseline',
+  },
+  {
+    id: 'guarded-router-first', label: "GET /api/guarded, requireBearer, opaque token, the router mounted before it",
+    server: [...OAUTH_SQLITE, '--router-first'], request: bearer, ratioTo: 'open-router-first', target: 0.95,
+  },
+  {
     id: 'guarded-jwt', label: 'GET /api/guarded, requireBearer, JWT access token, SQLite', server: [...OAUTH_SQLITE, '--token-format', 'jwt'],
     request: async (s) => {
       const request = await bearer(s);

@@ -24,6 +24,8 @@ import { DEFAULT_POSTGRES_URL, DEFAULT_REDIS_URL } from './bench-stores.js';
 //   --bearer-cache off          requireBearer looks every token up in the store (bearerCache: false)
 //   --codes N                   also registers an authorization_code integration and mints N codes for it
 //                               before the ready line (bench/mint-codes.js); the ready line says how to name them
+//   --router-first              mounts oauth.router before the /api routes, as the README's example does, so that
+//                               each API request passes through it first
 //   --deferred-route            also GET /api/deferred: requireBearer after a middleware that defers with setImmediate
 //                               (as express-session's MemoryStore does), for bench/revocation-under-load.js --deferred
 //   --code-users U              the codes belong to U users (bench-user-0 … U−1), code i to user i % U; also adds
@@ -45,6 +47,7 @@ const { values: args } = parseArgs({
     codes: { type: 'string', default: '0' },
     'code-users': { type: 'string', default: '1' },
     'deferred-route': { type: 'boolean', default: false },
+    'router-first': { type: 'boolean', default: false },
   },
 });
 const sweep = args['sweep-seconds'] === undefined ? {} : { sweepIntervalSeconds: Number(args['sweep-seconds']) };
@@ -135,6 +138,8 @@ async function buildOAuthApp(port) {
     codes = await mintCodes({ store, sqliteFile, issuer: authUrl, count: codeCount, users: Number(args['code-users']) });
   }
 
+  // The README's order puts the router before the API, so every API request passes through it first.
+  if (args['router-first']) app.use(oauth.router);
   app.get('/api/open', ok);
   app.get('/api/guarded', oauth.requireBearer(), ok);
   if (args['deferred-route']) app.get('/api/deferred', (_req, _res, next) => { setImmediate(next); }, oauth.requireBearer(), ok);
@@ -143,7 +148,7 @@ async function buildOAuthApp(port) {
       res.json(counter.take());
     });
   }
-  app.use(oauth.router);
+  if (!args['router-first']) app.use(oauth.router);
   // After the router, so that no timed scenario's request passes one more layer before it.
   if (codes.codeUsers > 1) {
     app.post('/__bench/withdraw-consent', async (req, res, next) => {
