@@ -194,8 +194,9 @@ for (const scenario of scenarios) {
     scenario.label,
     median(runs.map((r) => r.rps)).toFixed(0),
     runs.map((r) => r.rps.toFixed(0)).join(' / '),
-    String(median(runs.map((r) => r.p50))),
-    String(median(runs.map((r) => r.p99))),
+    // A median of an even number of rounds is a mean of two: rounded, so that 0.5549999999999999 prints as 0.55.
+    String(Number(median(runs.map((r) => r.p50)).toFixed(2))),
+    String(Number(median(runs.map((r) => r.p99)).toFixed(2))),
     median(runs.map((r) => r.cpuUs)).toFixed(0),
     ratio === null ? '' : `${ratio.toFixed(2)} of ${scenario.ratioTo}`,
     cpuRatio === null ? '' : cpuRatio.toFixed(2),
