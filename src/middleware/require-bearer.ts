@@ -153,14 +153,15 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
         return undefined;
       }
       const token = match[1]!;
-      if (verifyJwt && !checkJwtRevocation && looksLikeJws(token)) {
-        // Checked by signature alone: not the bearer cache (no record decides) but the verifier's own memory.
+      if (verifyJwt && !checkJwtRevocation) {
+        // Checked by signature alone: not the bearer cache (no record decides) but the verifier's own memory,
+        // which holds only tokens it verified, so a hit needs no shape test (a scan of a few hundred characters).
         const known = verifyJwt.cached?.(token);
         if (known !== undefined) {
           decide(known, req, res, next);
           return undefined;
         }
-        return verify(token, '', null, req, res, next);
+        if (looksLikeJws(token)) return verify(token, '', null, req, res, next);
       }
       const tokenHash = hashToken(token);
       // The mark is taken before the lookup that may follow: an answer is cached only if it still holds after.
