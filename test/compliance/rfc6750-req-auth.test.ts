@@ -4,21 +4,19 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import express, { type Request } from 'express';
 import request from 'supertest';
-import { basic, createTestApp, createTestUserAuth, ISSUER, type TestApp } from '../helpers/app.js';
-import { createOAuthRouter } from '../../src/router.js';
+import { basic, createTestApp, createTestRouter, type TestApp } from '../helpers/app.js';
+import type { OAuthRouter } from '../../src/types.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { registerClient } from '../../src/clients/register-client.js';
 
 describe('req.auth, set by requireBearer for the host', () => {
   let t: TestApp;
   let token: string;
-  let oauth: ReturnType<typeof createOAuthRouter>;
+  let oauth: OAuthRouter;
   let host: express.Express;
   beforeAll(async () => {
     const store = createMemoryStore();
-    oauth = createOAuthRouter(store, createTestUserAuth(new Set()), {
-      issuer: ISSUER, session: { secret: 'test-session-secret-0123456789' }, logger: { warn() {}, error() {} },
-    });
+    oauth = createTestRouter(store);
     const { client, clientSecret } = await registerClient(store, { name: 'Sync', flow: 'client_credentials' });
     host = express();
     host.use(oauth.router);

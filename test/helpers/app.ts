@@ -6,6 +6,7 @@ import { registerClient } from '../../src/clients/register-client.js';
 import type { Store } from '../../src/stores/contract.js';
 import type { AuthenticatedUser, UserAuth } from '../../src/user-auth.js';
 import type { OAuthRouterOptions } from '../../src/options.js';
+import type { OAuthRouter } from '../../src/types.js';
 
 export const ISSUER = 'http://auth.test';
 export const LEGACY_ISSUER = 'http://auth.test/legacy';
@@ -42,16 +43,22 @@ export function createTestUserAuth(deletedUsers: Set<string>): UserAuth {
   };
 }
 
-/** Builds the host app. `options` override the defaults (issuer, legacy). */
-export async function createTestApp(options: Partial<OAuthRouterOptions> = {}, store: Store = createMemoryStore()): Promise<TestApp> {
-  const deletedUsers = new Set<string>();
-  const oauth = createOAuthRouter(store, createTestUserAuth(deletedUsers), {
+/** The router alone, for tests that mount it themselves: the test issuer, session secret and a silent logger. */
+export function createTestRouter(
+  store: Store, options: Partial<OAuthRouterOptions> = {}, userAuth: UserAuth = createTestUserAuth(new Set()),
+): OAuthRouter {
+  return createOAuthRouter(store, userAuth, {
     issuer: ISSUER,
-    legacy: { issuer: LEGACY_ISSUER },
     session: { secret: 'test-session-secret-0123456789' },
     logger: { warn() {}, error() {} },
     ...options,
   });
+}
+
+/** Builds the host app. `options` override the defaults (issuer, legacy). */
+export async function createTestApp(options: Partial<OAuthRouterOptions> = {}, store: Store = createMemoryStore()): Promise<TestApp> {
+  const deletedUsers = new Set<string>();
+  const oauth = createTestRouter(store, { legacy: { issuer: LEGACY_ISSUER }, ...options }, createTestUserAuth(deletedUsers));
   const app = express();
   app.use(oauth.router);
   app.get('/api/v1/me', oauth.requireBearer(), (req, res) => { res.json(req.auth); });

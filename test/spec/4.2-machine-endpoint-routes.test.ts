@@ -4,8 +4,8 @@ import { tracingChannel } from 'node:diagnostics_channel';
 import { beforeAll, describe, expect, it } from 'vitest';
 import express, { type ErrorRequestHandler, type Request } from 'express';
 import request from 'supertest';
-import { basic, createTestApp, createTestUserAuth, ISSUER, LEGACY_ISSUER, type TestApp, type TestClient } from '../helpers/app.js';
-import { createOAuthRouter } from '../../src/router.js';
+import { basic, createTestApp, createTestRouter, ISSUER, LEGACY_ISSUER, type TestApp, type TestClient } from '../helpers/app.js';
+import type { OAuthRouter } from '../../src/types.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { registerClient } from '../../src/clients/register-client.js';
 import { serveDirectly } from '../../src/http/direct-routes.js';
@@ -49,9 +49,7 @@ describe('the machine endpoints, served with or without walking the router stack
     // An issuer with a path (its routes under /auth), and the router mounted under a path of the host's own
     // (/mount): the exact path the router compares is what is left of the URL below the mount.
     const store = createMemoryStore();
-    const oauth = createOAuthRouter(store, createTestUserAuth(new Set()), {
-      issuer: `${ISSUER}/auth`, session: { secret: 'test-session-secret-0123456789' }, logger: { warn() {}, error() {} },
-    });
+    const oauth = createTestRouter(store, { issuer: `${ISSUER}/auth` });
     mounted = express();
     mounted.use('/mount', oauth.router);
     const { client, clientSecret } = await registerClient(store, { name: 'Mounted', flow: 'client_credentials' });
@@ -123,9 +121,7 @@ describe('the machine endpoints, served with or without walking the router stack
       next();
     });
     const store = createMemoryStore();
-    const oauth = createOAuthRouter(store, createTestUserAuth(new Set()), {
-      issuer: ISSUER, session: { secret: 'test-session-secret-0123456789' }, logger: { warn() {}, error() {} },
-    });
+    const oauth = createTestRouter(store);
     app.use(oauth.router);
     const { client, clientSecret } = await registerClient(store, { name: 'Routes', flow: 'client_credentials' });
     await tokenAt(app, '/oauth2/token', { clientId: client.clientId, clientSecret });
@@ -171,11 +167,9 @@ describe('the machine endpoints, served with or without walking the router stack
 
 describe('requests for the host, passing through the router mounted before the host routes (the README order)', () => {
   let app: express.Express;
-  let oauth: ReturnType<typeof createOAuthRouter>;
+  let oauth: OAuthRouter;
   beforeAll(() => {
-    oauth = createOAuthRouter(createMemoryStore(), createTestUserAuth(new Set()), {
-      issuer: ISSUER, legacy: { issuer: LEGACY_ISSUER }, session: { secret: 'test-session-secret-0123456789' }, logger: { warn() {}, error() {} },
-    });
+    oauth = createTestRouter(createMemoryStore(), { legacy: { issuer: LEGACY_ISSUER } });
     app = express();
     app.use(oauth.router);
     app.get('/api/v1/envelopes/:id', (req, res) => {
@@ -229,9 +223,7 @@ describe('requests for the host, passing through the router mounted before the h
 
   it('see a route the host adds to the router itself afterwards', async () => {
     const store = createMemoryStore();
-    const own = createOAuthRouter(store, createTestUserAuth(new Set()), {
-      issuer: ISSUER, session: { secret: 'test-session-secret-0123456789' }, logger: { warn() {}, error() {} },
-    });
+    const own = createTestRouter(store);
     own.router.get('/added-later', (_req, res) => { res.json({ added: true }); });
     const host = express();
     host.use(own.router);
