@@ -4,7 +4,8 @@ import { isStoreId } from '../stores/store-policy.js';
 import type { FormParams } from '../http/read-form.js';
 import { InvalidClientError, InvalidRequestError } from '../errors.js';
 import { hashSecret } from '../crypto/hash-secret.js';
-import { verifyClientSecret } from '../crypto/verify-client-secret.js';
+import { isSlowSecretHash, verifyClientSecret } from '../crypto/verify-client-secret.js';
+import { constantEquals } from '../crypto/constant-equals.js';
 
 /** Credentials taken from an `Authorization: Basic` header or from the form. */
 export interface BasicCredentials {
@@ -90,18 +91,26 @@ export function readClientCredentials(
  * Whether `presented` is the integration's secret, or the secret a planned rotation replaced while its grace
  * period runs (`previousClientSecretExpiresAt` in the future). Both comparisons always run, against the dummy
  * hash when there is no client or no live previous secret, so unknown, known, wrong and previous take the
- * same work. @see RFC 6749 §2.3.1, §10.1; RFC 6819 §5.2.3.7 (secret rotation).
+ * same work. When both stored hashes are plain SHA-256 (every generated secret, and the dummy), the presented
+ * secret is hashed once and compared with each, and the answer is synchronous: one SHA-256 and no promise
+ * instead of two of each on every token request.
+ * @see RFC 6749 §2.3.1, §10.1; RFC 6819 §5.2.3.7 (secret rotation).
  */
-async function verifiesCurrentOrPrevious(client: OAuthClient | null, presented: string): Promise<boolean> {
+function verifiesCurrentOrPrevious(client: OAuthClient | null, presented: string): boolean | Promise<boolean> {
   const expiresAt = client?.previousClientSecretExpiresAt;
   const previous = client?.previousClientSecretHash;
   const inGrace = previous != null && expiresAt instanceof Date && expiresAt.getTime() > Date.now();
-  const [current, old] = await Promise.all([
-    verifyClientSecret(client ? client.clientSecretHash : DUMMY_HASH, presented),
-    verifyClientSecret(inGrace ? previous : DUMMY_HASH, presented),
-  ]);
+  const currentHash = client ? client.clientSecretHash : DUMMY_HASH;
+  const previousHash = inGrace ? previous : DUMMY_HASH;
   // `&& inGrace`: the dummy hash matches its own phrase, which must never authenticate anyone.
-  return current || (old && inGrace);
+  if (!isSlowSecretHash(currentHash) && !isSlowSecretHash(previousHash)) {
+    const digest = hashSecret(presented);
+    const current = constantEquals(digest, currentHash);
+    const old = constantEquals(digest, previousHash);
+    return current || (old && inGrace);
+  }
+  return Promise.all([verifyClientSecret(currentHash, presented), verifyClientSecret(previousHash, presented)])
+    .then(([current, old]) => current || (old && inGrace));
 }
 
 /**
@@ -124,7 +133,8 @@ export async function authenticateClient(
   const { clientId, clientSecret, method } = readClientCredentials(authorization, params, allowed);
   // An id no store could hold (a NUL byte, a megabyte) never reaches the store; the answer is the same.
   const client = isStoreId(clientId) ? await store.clients.findClient(clientId) : null;
-  const matches = await verifiesCurrentOrPrevious(client, clientSecret);
+  const checked = verifiesCurrentOrPrevious(client, clientSecret);
+  const matches = typeof checked === 'boolean' ? checked : await checked;
   if (!client || !matches || client.disabled) {
     throw new InvalidClientError(undefined, !client ? 'unknown_client' : !matches ? 'wrong_secret' : 'disabled');
   }

@@ -27,6 +27,15 @@ async function verifySlow(storedHash: string, presented: string): Promise<boolea
 }
 
 /**
+ * Whether a stored hash is one of the slow, salted formats (`$scrypt$…`, bcrypt's `$2…$`), told by its first
+ * character as `verifyClientSecret` tells it. Any other value is compared as a plain SHA-256.
+ * @see RFC 6749 §2.3.1, §10.10.
+ */
+export function isSlowSecretHash(storedHash: string): boolean {
+  return storedHash.charCodeAt(0) === DOLLAR;
+}
+
+/**
  * True when `presented` is the secret whose hash is `storedHash`, compared in constant time. The format is
  * told by the first character, so the hot path (our SHA-256 of a 256-bit generated secret) costs exactly
  * one SHA-256 and one comparison, as before:
@@ -39,6 +48,6 @@ async function verifySlow(storedHash: string, presented: string): Promise<boolea
  * @see RFC 6749 §2.3.1 (client password), §10.10; RFC 9700 §4; RFC 7914 (scrypt).
  */
 export async function verifyClientSecret(storedHash: string, presented: string): Promise<boolean> {
-  if (storedHash.charCodeAt(0) === DOLLAR) return verifySlow(storedHash, presented);
+  if (isSlowSecretHash(storedHash)) return verifySlow(storedHash, presented);
   return constantEquals(hashSecret(presented), storedHash);
 }

@@ -199,6 +199,31 @@ describe('RFC 6749 §5.2: a missing or failed client authentication is 401 inval
     }
   });
 
+  it('authenticates no one with the phrase behind the hash compared when there is no client or no previous secret', async () => {
+    // The constant-work comparison runs against a fixed hash; its own phrase must match nothing, known id or not.
+    const phrase = 'express-oauth-router: no such client';
+    for (const method of METHODS) {
+      for (const clientId of ['no-such-client', t.credentialsClient.clientId]) {
+        expectInvalidClient(await post(t.app, 'token', method, { ...t.credentialsClient, clientId, clientSecret: phrase }, { grant_type: 'client_credentials' }));
+      }
+    }
+  });
+
+  it('checks an imported scrypt secret next to a generated previous one in its grace period, each against its own hash', async () => {
+    const { hashSecretScrypt } = await import('../../src/crypto/scrypt-secret.js');
+    const { hashSecret } = await import('../../src/crypto/hash-secret.js');
+    const { client } = await registerClient(t.store, { name: 'Imported', flow: 'client_credentials' });
+    await t.store.clients.updateClient!(client.clientId, {
+      clientSecretHash: await hashSecretScrypt('imported-current'),
+      previousClientSecretHash: hashSecret('generated-previous'),
+      previousClientSecretExpiresAt: new Date(Date.now() + 3_600_000),
+    });
+    const as = (clientSecret: string) => post(t.app, 'token', 'client_secret_basic', { ...t.credentialsClient, clientId: client.clientId, clientSecret }, { grant_type: 'client_credentials' });
+    expect((await as('imported-current')).status).toBe(200);
+    expect((await as('generated-previous')).status).toBe(200);
+    expectInvalidClient(await as('something-else'));
+  });
+
   it('treats an empty client_secret as omitted (§3.1), so the request carries no credentials', async () => {
     const res = await request(t.app).post('/oauth2/token').type('form')
       .send(`grant_type=client_credentials&client_id=${encodeURIComponent(t.credentialsClient.clientId)}&client_secret=`);
