@@ -1,6 +1,7 @@
 // Opens the Store named by a URL (the OAUTH_STORE syntax), so the app and the CLI share one setting.
 import { resolve } from 'node:path';
 import type { CompleteStore } from './contract.js';
+import type { SqliteSynchronous } from './sqlite/index.js';
 
 /** The embedded default: one SQLite file under the working directory. @see RFC 6749 §10.3, §10.5. */
 export const DEFAULT_STORE_URL = 'sqlite:./data/oauth.sqlite';
@@ -28,6 +29,38 @@ function sqlitePath(rest: string): string {
   return path === ':memory:' ? path : resolve(process.cwd(), path);
 }
 
+/** The `createSqliteStore` options a `sqlite:` URL may carry after `?`, by their snake_case URL names. */
+interface SqliteUrlOptions {
+  synchronous?: SqliteSynchronous;
+  lockTimeoutMs?: number;
+}
+
+/**
+ * Reads the query of a `sqlite:` URL: `synchronous=full|normal` and `lock_timeout_ms=N`
+ * (`SqliteStoreOptions.synchronous`, `.lockTimeoutMs`), so a deployment that sets only OAUTH_STORE can choose
+ * them too. Anything else, a parameter given twice or empty, or a malformed value is refused by name: a typo
+ * must not silently leave the default durability in place.
+ */
+function sqliteUrlOptions(query: string): SqliteUrlOptions {
+  const params = new URLSearchParams(query);
+  const options: SqliteUrlOptions = {};
+  for (const name of new Set(params.keys())) {
+    const values = params.getAll(name);
+    if (values.length > 1 || values[0] === '') throw new TypeError(`OAUTH_STORE: give the "${name}" parameter once, with a value`);
+    const value = values[0]!;
+    if (name === 'synchronous') {
+      if (value !== 'full' && value !== 'normal') throw new TypeError('OAUTH_STORE: synchronous must be full or normal');
+      options.synchronous = value;
+    } else if (name === 'lock_timeout_ms') {
+      if (!/^[0-9]{1,9}$/.test(value)) throw new TypeError('OAUTH_STORE: lock_timeout_ms must be a whole number of milliseconds');
+      options.lockTimeoutMs = Number(value);
+    } else {
+      throw new TypeError(`OAUTH_STORE: unknown sqlite: parameter "${name}"; known: synchronous, lock_timeout_ms`);
+    }
+  }
+  return options;
+}
+
 /**
  * Takes the store's own query parameter (`schema` for PostgreSQL, `prefix` for Redis) out of a URL, so the
  * driver never sees it; every other parameter (`sslmode`, …) is left for the driver. Parsed with WHATWG URL:
@@ -53,7 +86,8 @@ function takeParam(url: string, scheme: string, name: string): { url: string; va
 /**
  * Opens the store a URL names:
  * - `sqlite:./data/oauth.sqlite`, `sqlite:/abs/path.sqlite` — the SQLite store on that file (created if
- *   missing, unless `options.mustExist`);
+ *   missing, unless `options.mustExist`); `?synchronous=normal` and `?lock_timeout_ms=N` set
+ *   `SqliteStoreOptions.synchronous` and `.lockTimeoutMs` (a `?` therefore always starts the query);
  * - `memory:` — a fresh in-memory store (tests, demos: nothing survives the process);
  * - `postgres://…`, `postgresql://…`, `redis://…`, `rediss://…` — shared stores for several instances.
  *   `?schema=NAME` picks the PostgreSQL schema (default `oauth`), `?prefix=STR` the Redis key prefix
@@ -80,8 +114,11 @@ export async function createStoreFromUrl(url: string, options: StoreFromUrlOptio
 
   switch (scheme) {
     case 'sqlite': {
+      const question = rest.indexOf('?');
+      const filename = sqlitePath(question === -1 ? rest : rest.slice(0, question));
+      const urlOptions = question === -1 ? {} : sqliteUrlOptions(rest.slice(question + 1));
       const { createSqliteStore } = await import('./sqlite/index.js');
-      return createSqliteStore({ filename: sqlitePath(rest), fileMustExist: options.mustExist === true });
+      return createSqliteStore({ filename, fileMustExist: options.mustExist === true, ...urlOptions });
     }
     case 'memory': {
       if (rest !== '' && rest !== '//') throw new TypeError('OAUTH_STORE: write the memory store as memory:');

@@ -95,6 +95,33 @@ describe('createStoreFromUrl', () => {
     expect(await store.clients.listClients()).toEqual([]);
   });
 
+  it('sqlite:PATH?synchronous=…&lock_timeout_ms=… opens that file, the query not being part of its name', async () => {
+    const file = join(tempDir(), 'options.sqlite');
+    const store = await open(`sqlite:${file}?synchronous=normal&lock_timeout_ms=250`);
+    await store.clients.createClient!(buildClient().client);
+    expect(existsSync(file)).toBe(true);
+    expect(existsSync(`${file}?synchronous=normal&lock_timeout_ms=250`)).toBe(false);
+    // What synchronous=normal changes on disk is checked under strace (sqlite-sync-order.test.ts).
+  });
+
+  it.each([
+    ['an unknown parameter', 'sqlite:./x.sqlite?synchronus=normal', /unknown sqlite: parameter "synchronus"; known: synchronous, lock_timeout_ms/],
+    ['a level SQLite offers but the store does not', 'sqlite:./x.sqlite?synchronous=off', /synchronous must be full or normal/],
+    ['a lock timeout that is not a whole number', 'sqlite:./x.sqlite?lock_timeout_ms=1e3', /lock_timeout_ms must be a whole number/],
+    ['a parameter given twice', 'sqlite:./x.sqlite?synchronous=full&synchronous=normal', /give the "synchronous" parameter once/],
+    ['an empty parameter', 'sqlite:./x.sqlite?synchronous=', /give the "synchronous" parameter once, with a value/],
+  ])('sqlite: with %s is refused before any file is made', async (_label, url, message) => {
+    const cwd = process.cwd();
+    const dir = tempDir();
+    process.chdir(dir);
+    try {
+      await expect(createStoreFromUrl(url)).rejects.toThrow(message);
+      expect(existsSync(join(dir, 'x.sqlite'))).toBe(false);
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
   it('sqlite: without a path is refused', async () => {
     await expect(createStoreFromUrl('sqlite:')).rejects.toThrow(/file path/);
   });

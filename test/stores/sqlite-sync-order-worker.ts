@@ -1,6 +1,7 @@
 // Child process for sqlite-sync-order.test.ts (run under strace): the test host on a SQLite file, with codes to redeem.
 import { createServer } from 'node:http';
 import { createSqliteStore } from '../../src/stores/sqlite/index.js';
+import { createStoreFromUrl } from '../../src/stores/from-url.js';
 import { createOrderedToken } from '../../src/crypto/ordered-token.js';
 import { hashToken } from '../../src/crypto/hash-token.js';
 import { buildCode } from '../../src/testing/conformance-fixtures.js';
@@ -16,9 +17,12 @@ export interface SyncOrderReady {
   readonly codes: readonly string[];
 }
 
-const filename = process.argv[2];
-if (!filename) throw new Error('usage: sqlite-sync-order-worker.ts <database file>');
-const store = createSqliteStore({ filename, sweepIntervalSeconds: 0 });
+// With a query (`?synchronous=normal`), the store is opened from the OAUTH_STORE URL `sqlite:<file>?<query>`.
+const [filename, query] = process.argv.slice(2);
+if (!filename) throw new Error('usage: sqlite-sync-order-worker.ts <database file> [sqlite: URL query]');
+const store = query === undefined
+  ? createSqliteStore({ filename, sweepIntervalSeconds: 0 })
+  : await createStoreFromUrl(`sqlite:${filename}?${query}`);
 const { app, codeClient } = await createTestApp({}, store);
 const codes = Array.from({ length: 3 }, () => createOrderedToken());
 for (const code of codes) {
@@ -33,5 +37,5 @@ const ready: SyncOrderReady = { pid: process.pid, port, ...codeClient, codes };
 process.stdout.write(`${JSON.stringify(ready)}\n`);
 process.on('SIGTERM', () => {
   server.close();
-  void store.close().then(() => process.exit(0));
+  void Promise.resolve(store.close?.()).then(() => process.exit(0));
 });
