@@ -2,9 +2,10 @@
 // the high-S twin of a valid ES256 signature. Both are refused; our own tokens are always low-S.
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { clientCredentialsToken } from '../helpers/token-requests.js';
-import { callApi, decodeJwt, forgeJwt, isLowS, otherS } from '../helpers/jwt.js';
+import { callApi, decodeJwt, forgeJwt, isLowS, otherS, tamperClaims } from '../helpers/jwt.js';
 
 describe('RFC 9068 §4 / RFC 7519 §2: hostile JWT access tokens are 401 invalid_token', () => {
   let t: TestApp;
@@ -59,5 +60,28 @@ describe('RFC 9068 §4 / RFC 7519 §2: hostile JWT access tokens are 401 invalid
       expect(isLowS(decodeJwt(token).signature)).toBe(true);
       expect((await callApi(t.app, token)).status).toBe(200);
     }
+  });
+
+  it("a remembered token's signature under other claims is refused: the verifier's memory matches whole tokens", async () => {
+    // The memory is found by the signature segment; a token sharing only that segment must not be served from it.
+    const token = await clientCredentialsToken(t.app, t.credentialsClient);
+    expect((await callApi(t.app, token)).status).toBe(200);
+    await expectRefused(tamperClaims(token, { client_id: 'someone-else' }));
+    expect((await callApi(t.app, token)).status).toBe(200);
+  });
+
+  it('a remembered token is judged by the Bearer syntax like any other when the header is not plain "Bearer <token>"', async () => {
+    const token = await clientCredentialsToken(t.app, t.credentialsClient);
+    expect((await callApi(t.app, token)).status).toBe(200);
+    // RFC 6750 §2.1: the scheme is case-insensitive and 1*SP separates it from the token.
+    for (const authorization of [`bearer ${token}`, `BEARER  ${token}`]) {
+      expect((await request(t.app).get('/api/v1/me').set('Authorization', authorization)).status).toBe(200);
+    }
+    // More after the token is another credential, never the remembered one: a b64token that is no token of ours
+    // (401 invalid_token), or no b64token at all (400 invalid_request).
+    const [dotted, comma] = await Promise.all([`Bearer ${token}.`, `Bearer ${token},x`]
+      .map((authorization) => request(t.app).get('/api/v1/me').set('Authorization', authorization)));
+    expect([dotted!.status, dotted!.body.error]).toEqual([401, 'invalid_token']);
+    expect([comma!.status, comma!.body.error]).toEqual([400, 'invalid_request']);
   });
 });
