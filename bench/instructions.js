@@ -8,10 +8,12 @@
 // counts are dumped. What is counted: the server process's user-space instructions, its threads included.
 // What is not: the kernel (syscalls, the disk's sync, the loopback's TCP), and waiting. So it prices the
 // JavaScript and SQLite work of a request exactly, and says nothing of what the disk costs; read it beside
-// `npm run bench`, not instead of it. The same settings give the same count to 0.1 % run after run; other
-// --warmup or --requests move it by up to 5–10 % (the JIT's tiering and where the counted window meets a
-// garbage collection), so compare only counts made with the same settings. A run of the default set takes
-// about fifteen minutes.
+// `npm run bench`, not instead of it. The same settings give the same count to 0.1 % run after run on an idle
+// machine; two counts run side by side (or beside other load) read the same build up to 4 % apart, since V8
+// sizes its heap and schedules collections partly by wall-clock time, so count one scenario at a time and
+// compare medians of several runs for a change of a few k. Other --warmup or --requests move the count by up
+// to 5–10 % (the JIT's tiering and where the counted window meets a garbage collection), so compare only
+// counts made with the same settings. A run of the default set takes about fifteen minutes.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest, Agent } from 'node:http';
@@ -54,6 +56,9 @@ const SCENARIOS = {
   open: { server: OAUTH, request: async () => ({ path: '/api/open' }), ratioTo: 'baseline' },
   guarded: { server: OAUTH, request: bearer, ratioTo: 'open' },
   'guarded-jwt': { server: [...OAUTH, '--token-format', 'jwt'], request: bearer, ratioTo: 'open' },
+  // The unguarded route sent the same JWT header, which it ignores: what the longer request costs (its parse),
+  // apart from what the check costs (guarded-jwt against this row).
+  'open-jwt-header': { server: [...OAUTH, '--token-format', 'jwt'], request: async (s) => ({ ...(await bearer(s)), path: '/api/open' }), ratioTo: 'open' },
   'open-router-first': { server: [...OAUTH, '--router-first'], request: async () => ({ path: '/api/open' }), ratioTo: 'baseline' },
   'guarded-router-first': { server: [...OAUTH, '--router-first'], request: bearer, ratioTo: 'open-router-first' },
   'example-envelopes': {
