@@ -129,7 +129,9 @@ return 1`);
  * wholly after it (and finds the tokens in the indexes it drains). Refused when the grant's tombstone
  * exists, or the integration's tokens, or (hasUser) the user's tokens at it, were revoked at or after
  * `authorizedAt`. Each token is indexed in sorted sets scored by expiry (grant, client, client+user);
- * expired members are pruned on the way and each index expires with its last member.
+ * expired members are pruned on the way and each index expires with its last member. The two tokens of a
+ * code exchange share their tombstones and indexes: each is read, and each index added to, pruned and given
+ * its expiry, once (a code exchange's save ran 31 commands, 11 of them repeats).
  * KEYS grantTombstone, grantIndex, then per token: tokenKey, clientIndex, userIndex, clientRevokedAt,
  * userRevokedAt (without a user, the client's keys stand in for the unused user keys).
  * ARGV nowMs, authorizedAtMs, then per token: json, expiresAtMs, hasUser ('1' | '0').
@@ -138,7 +140,10 @@ export const SAVE_TOKENS = script(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local now, since = tonumber(ARGV[1]), tonumber(ARGV[2])
 local n = (#KEYS - 2) / 5
+local read = {}
 local function revokedSince(key)
+  if read[key] then return false end
+  read[key] = true
   local at = redis.call('GET', key)
   return at and tonumber(at) >= since
 end
@@ -147,11 +152,16 @@ for i = 0, n - 1 do
   if revokedSince(KEYS[k + 3]) then return 0 end
   if ARGV[a + 2] == '1' and revokedSince(KEYS[k + 4]) then return 0 end
 end
+local indexes, entries = {}, {}
 local function index(key, member, exp)
-  redis.call('ZADD', key, exp, member)
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
-  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
-  if last[2] then redis.call('PEXPIREAT', key, last[2]) end
+  local list = entries[key]
+  if not list then
+    list = {}
+    entries[key] = list
+    indexes[#indexes + 1] = key
+  end
+  list[#list + 1] = exp
+  list[#list + 1] = member
 end
 for i = 0, n - 1 do
   local k, a = 3 + i * 5, 3 + i * 3
@@ -162,6 +172,12 @@ for i = 0, n - 1 do
     index(KEYS[k + 1], KEYS[k], exp)
     if ARGV[a + 2] == '1' then index(KEYS[k + 2], KEYS[k], exp) end
   end
+end
+for _, key in ipairs(indexes) do
+  redis.call('ZADD', key, unpack(entries[key]))
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  if last[2] then redis.call('PEXPIREAT', key, last[2]) end
 end
 return 1`);
 
