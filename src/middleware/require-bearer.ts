@@ -63,7 +63,7 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
   const checkJwtRevocation = options.jwt.checkRevocation;
   const source = options.events;
   // JWTs checked by signature alone are answered from the verifier's memory when it has one.
-  const fastJwt = verifyJwt && !checkJwtRevocation ? verifyJwt.cached : undefined;
+  const remembered = verifyJwt && !checkJwtRevocation ? verifyJwt.cached : undefined;
   // One cache per router, shared by every requireBearer(): a token is verified once whatever scope a route needs.
   const cache: BearerCache | null = store.revocations && typeof store.revocations.mark === 'function' && options.bearerCacheSize > 0
     ? createBearerCache(store.revocations, options.bearerCacheSize)
@@ -147,8 +147,10 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
       // A JWT verified before, sent as SPEC sends it ("Bearer " and the token): found before the syntax check,
       // which scans the whole token (~8k instructions for a 600-character JWT). Only a token that verified is
       // ever found, and it passes that check, so the answer is the one the check would lead to.
-      if (fastJwt !== undefined && header !== undefined && header.startsWith('Bearer ')) {
-        const known = fastJwt(header.slice(7));
+      let asked: string | undefined;
+      if (remembered !== undefined && header !== undefined && header.startsWith('Bearer ')) {
+        asked = header.slice(7);
+        const known = remembered(asked);
         if (known !== undefined) {
           decide(known, req, res, next);
           return undefined;
@@ -168,7 +170,9 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
       if (verifyJwt && !checkJwtRevocation) {
         // Checked by signature alone: not the bearer cache (no record decides) but the verifier's own memory,
         // which holds only tokens it verified, so a hit needs no shape test (a scan of a few hundred characters).
-        const known = verifyJwt.cached?.(token);
+        // Asked once: a token it was already asked for above (the header's usual spelling) is not asked again,
+        // so an opaque token still in use after the switch to JWTs pays one lookup, not two.
+        const known = token === asked ? undefined : remembered?.(token);
         if (known !== undefined) {
           decide(known, req, res, next);
           return undefined;
