@@ -27,6 +27,12 @@ const PATH_SYNTAX = /[:*?+()[\]{}!\\%#]/;
  */
 const PLAIN_PATH = /^\/[\x21\x22\x24\x26-\x7e]*$/;
 
+/** A path as the router compares it by default: any case, one trailing slash optional (so kept without it). */
+function comparable(path: string): string {
+  const lower = path.toLowerCase();
+  return lower.length > 1 && lower.endsWith('/') ? lower.slice(0, -1) : lower;
+}
+
 /**
  * The lower-cased paths of every route on `stack`, or null if a layer is not a route of plain text paths (a
  * host's `use`, a parameter, a RegExp): then no path can be judged unmatched without the stack.
@@ -38,9 +44,7 @@ function plainRoutePaths(stack: readonly StackLayer[]): Set<string> | null {
     const list = Array.isArray(path) ? path : [path];
     for (const item of list) {
       if (typeof item !== 'string' || !item.startsWith('/') || PATH_SYNTAX.test(item)) return null;
-      // Matched with one optional trailing slash either way, so kept without it, as request paths are compared.
-      const lower = item.toLowerCase();
-      paths.add(lower.length > 1 && lower.endsWith('/') ? lower.slice(0, -1) : lower);
+      paths.add(comparable(item));
     }
   }
   return paths;
@@ -85,9 +89,7 @@ export function serveDirectly(router: Router, routes: readonly DirectRoute[]): v
     }
     // PLAIN_PATH also leaves out absolute-form targets ("http://host/path"), which the router parses itself.
     if (known !== null && stack.length === layers && PLAIN_PATH.test(path)) {
-      const lower = path.toLowerCase();
-      const trimmed = lower.length > 1 && lower.endsWith('/') ? lower.slice(0, -1) : lower;
-      if (!known.has(trimmed)) {
+      if (!known.has(comparable(path))) {
         out();
         return;
       }
