@@ -17,6 +17,8 @@ export interface SqliteStatement<P extends unknown[] | object = unknown[], R = u
   all(...params: BindParameters<P>): R[];
   /** Makes `get` and `all` return the first column's value instead of a row object. */
   pluck(toggleState?: boolean): this;
+  /** Makes `get` and `all` return each row as an array of its values, in the statement's column order. */
+  raw(toggleState?: boolean): this;
 }
 
 /** The parameters of F, written as better-sqlite3's typings write them so that its `Transaction` fits. */

@@ -9,7 +9,7 @@ import { createGroupCommit } from './group-commit.js';
 import { createSqliteKeyStore } from './keys.js';
 import { createLockWait } from './lock-wait.js';
 import { createSqliteRateLimits } from './rate-limits.js';
-import { codeToRow, consentToRow, rowToCode, rowToConsent } from './rows.js';
+import { codeToRow, consentToRow, rowToConsent, valuesToCode } from './rows.js';
 import { migrateSqliteSchema } from './schema.js';
 import { openWithRetry } from './open-with-retry.js';
 import { prepareSqliteStatements } from './statements.js';
@@ -221,7 +221,7 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
   const consume = groupCommit((codeHash: string): ConsumeResult<AuthorizationCodeRecord> => {
     const now = Date.now();
     const won = s.consumeCode.get(now, codeHash, now);
-    if (won) return { kind: 'consumed', record: rowToCode(won) };
+    if (won) return { kind: 'consumed', record: valuesToCode(codeHash, won) };
     // Not ours: either someone consumed it first (replay, still live; in this batch too, as calls of a
     // batch run one after the other) or it is unknown or expired.
     const live = s.findLiveCodeGrant.get(codeHash, now);

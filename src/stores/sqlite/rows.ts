@@ -69,18 +69,6 @@ export interface CodeRow {
   readonly consumed_at: number | null;
 }
 
-/** `tokens` row: access and refresh tokens in one table, told apart by `kind`. @see RFC 6749 §1.4, §1.5. */
-export interface TokenRow {
-  readonly token_hash: string;
-  readonly kind: 'access' | 'refresh';
-  readonly grant_id: string;
-  readonly client_id: string;
-  readonly user_id: string | null;
-  readonly scope: string;
-  readonly issuer: string;
-  readonly expires_at: number;
-}
-
 /** `consents` row. @see RFC 6749 §4.1.1 (the resource owner's approval). */
 export interface ConsentRow {
   readonly user_id: string;
@@ -177,19 +165,29 @@ export function codeToRow(code: AuthorizationCodeRecord): CodeRow {
   };
 }
 
-/** Maps a row back to an authorization code. @see RFC 6749 §4.1.2. */
-export function rowToCode(row: CodeRow): AuthorizationCodeRecord {
+/**
+ * The columns `consumeCode` returns, in the order of `CodeRecordValues`. The hot reads (a code's consume, a
+ * token's lookup) take their row as an array (better-sqlite3's raw mode): an object row costs a property
+ * name made and set through V8's API per column, about 1–2 µs a row (BENCHMARKS.md, tenth pass). The order
+ * is the statement's own list, never `*`, so a column that a migration adds cannot shift it.
+ */
+export const CODE_RECORD_COLUMNS = 'grant_id, client_id, user_id, redirect_uri, scope, code_challenge, issuer, issued_at, expires_at';
+
+/**
+ * A consumed code's values, in the order of `CODE_RECORD_COLUMNS`; not its hash, which the caller looked it up by
+ * and SQLite compared exactly (BINARY collation). @see RFC 6749 §4.1.2.
+ */
+export type CodeRecordValues = [
+  grantId: string, clientId: string, userId: string, redirectUri: string, scope: string,
+  codeChallenge: string | null, issuer: string, issuedAt: number, expiresAt: number,
+];
+
+/** Maps a consumed code's values, found by `codeHash`, back to an authorization code. @see RFC 6749 §4.1.2. */
+export function valuesToCode(codeHash: string, values: CodeRecordValues): AuthorizationCodeRecord {
+  const [grantId, clientId, userId, redirectUri, scope, codeChallenge, issuer, issuedAt, expiresAt] = values;
   return {
-    codeHash: row.code_hash,
-    grantId: row.grant_id,
-    clientId: row.client_id,
-    userId: row.user_id,
-    redirectUri: row.redirect_uri,
-    scope: toStringArray(row.scope),
-    codeChallenge: row.code_challenge,
-    issuer: row.issuer,
-    issuedAt: new Date(row.issued_at),
-    expiresAt: new Date(row.expires_at),
+    codeHash, grantId, clientId, userId, redirectUri, scope: toStringArray(scope), codeChallenge, issuer,
+    issuedAt: new Date(issuedAt), expiresAt: new Date(expiresAt),
   };
 }
 
@@ -207,17 +205,21 @@ export function tokenValues(kind: 'access' | 'refresh', token: TokenRecord): Tok
   ];
 }
 
-/** Maps a row back to a token. @see RFC 6749 §1.4, §1.5. */
-export function rowToToken(row: TokenRow): TokenRecord {
-  return {
-    tokenHash: row.token_hash,
-    grantId: row.grant_id,
-    clientId: row.client_id,
-    userId: row.user_id,
-    scope: toStringArray(row.scope),
-    issuer: row.issuer,
-    expiresAt: new Date(row.expires_at),
-  };
+/**
+ * The columns `findToken` returns, in the order of `TokenRecordValues` (see `CODE_RECORD_COLUMNS` for why); not
+ * the hash, which the caller looked the token up by.
+ */
+export const TOKEN_RECORD_COLUMNS = 'grant_id, client_id, user_id, scope, issuer, expires_at';
+
+/** A found token's values, in the order of `TOKEN_RECORD_COLUMNS`. @see RFC 6749 §1.4, §1.5. */
+export type TokenRecordValues = [
+  grantId: string, clientId: string, userId: string | null, scope: string, issuer: string, expiresAt: number,
+];
+
+/** Maps the values of the token found by `tokenHash` back to a token. @see RFC 6749 §1.4, §1.5. */
+export function valuesToToken(tokenHash: string, values: TokenRecordValues): TokenRecord {
+  const [grantId, clientId, userId, scope, issuer, expiresAt] = values;
+  return { tokenHash, grantId, clientId, userId, scope: toStringArray(scope), issuer, expiresAt: new Date(expiresAt) };
 }
 
 /** Maps a consent to its row. @see RFC 6749 §4.1.1 (the user grants or denies access). */

@@ -1,6 +1,7 @@
 // Every SQL statement of the SQLite store, prepared once when the store is created.
 import type { SqliteConnection, SqliteStatement } from './driver.js';
-import type { ClientChangesRow, ClientRow, CodeRow, ConsentRow, TokenRow, TokenValues } from './rows.js';
+import { CODE_RECORD_COLUMNS, TOKEN_RECORD_COLUMNS } from './rows.js';
+import type { ClientChangesRow, ClientRow, CodeRecordValues, CodeRow, ConsentRow, TokenRecordValues, TokenValues } from './rows.js';
 
 type Statement<P extends unknown[] | object, R = unknown> = SqliteStatement<P, R>;
 
@@ -43,12 +44,13 @@ export interface SqliteStatements {
   readonly deleteClientCodes: Statement<[clientId: string]>;
   readonly deleteClientConsents: Statement<[clientId: string]>;
   readonly insertCode: Statement<CodeRow>;
-  /** The atomic consume: only the first of N racing calls matches `consumed_at IS NULL`. */
-  readonly consumeCode: Statement<[consumedAt: number, codeHash: string, now: number], CodeRow>;
+  /** The atomic consume: only the first of N racing calls matches `consumed_at IS NULL`. Raw: values by position. */
+  readonly consumeCode: Statement<[consumedAt: number, codeHash: string, now: number], CodeRecordValues>;
   readonly findLiveCodeGrant: Statement<[codeHash: string, now: number], { grant_id: string }>;
   /** Positional (`tokenValues`): binding by name cost 2.5 µs more per token. */
   readonly insertToken: Statement<TokenValues>;
-  readonly findToken: Statement<[tokenHash: string, kind: string, now: number], TokenRow>;
+  /** Raw: values by position. */
+  readonly findToken: Statement<[tokenHash: string, kind: string, now: number], TokenRecordValues>;
   readonly deleteAccessToken: Statement<[tokenHash: string]>;
   readonly deleteGrantTokens: Statement<[grantId: string]>;
   readonly deleteClientTokens: Statement<[clientId: string]>;
@@ -111,15 +113,16 @@ export function prepareSqliteStatements(db: SqliteConnection): SqliteStatements 
                          issuer, issued_at, expires_at, consumed_at)
       VALUES (@code_hash, @grant_id, @client_id, @user_id, @redirect_uri, @scope, @code_challenge,
               @issuer, @issued_at, @expires_at, @consumed_at)`),
-    consumeCode: db.prepare(`
+    consumeCode: db.prepare<[number, string, number], CodeRecordValues>(`
       UPDATE codes SET consumed_at = ?
       WHERE code_hash = ? AND consumed_at IS NULL AND expires_at > ?
-      RETURNING *`),
+      RETURNING ${CODE_RECORD_COLUMNS}`).raw(),
     findLiveCodeGrant: db.prepare('SELECT grant_id FROM codes WHERE code_hash = ? AND expires_at > ?'),
     insertToken: db.prepare(`
       INSERT INTO tokens (token_hash, kind, grant_id, client_id, user_id, scope, issuer, expires_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
-    findToken: db.prepare('SELECT * FROM tokens WHERE token_hash = ? AND kind = ? AND expires_at > ?'),
+    findToken: db.prepare<[string, string, number], TokenRecordValues>(
+      `SELECT ${TOKEN_RECORD_COLUMNS} FROM tokens WHERE token_hash = ? AND kind = ? AND expires_at > ?`).raw(),
     deleteAccessToken: db.prepare("DELETE FROM tokens WHERE token_hash = ? AND kind = 'access'"),
     deleteGrantTokens: db.prepare('DELETE FROM tokens WHERE grant_id = ?'),
     deleteClientTokens: db.prepare('DELETE FROM tokens WHERE client_id = ?'),

@@ -4,7 +4,7 @@ import type { SaveTokensOptions, TokenRecord, TokenStore } from '../contract.js'
 import { STORE_POLICY, checkTokenPair } from '../store-policy.js';
 import type { GroupCommit } from './group-commit.js';
 import type { SqliteLockWait } from './lock-wait.js';
-import { rowToToken, tokenValues } from './rows.js';
+import { tokenValues, valuesToToken } from './rows.js';
 import type { SqliteStatements } from './statements.js';
 
 /** The `authorizedAt` of `saveTokens` in ms; refuses a missing or invalid Date, which would disable the check. */
@@ -90,13 +90,13 @@ export function createSqliteTokenStore(
     async findAccessToken(tokenHash: string): Promise<TokenRecord | null> {
       return run(() => {
         const row = s.findToken.get(tokenHash, 'access', Date.now());
-        return row ? rowToToken(row) : null;
+        return row ? valuesToToken(tokenHash, row) : null;
       });
     },
     async findRefreshToken(tokenHash: string): Promise<TokenRecord | null> {
       return run(() => {
         const row = s.findToken.get(tokenHash, 'refresh', Date.now());
-        return row ? rowToToken(row) : null;
+        return row ? valuesToToken(tokenHash, row) : null;
       });
     },
     async revokeAccessToken(tokenHash: string): Promise<void> {
