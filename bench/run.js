@@ -86,6 +86,12 @@ const SCENARIOS = [
     },
     ratioTo: 'open', target: 0.95, optional: true,
   },
+  {
+    // The unguarded route of the JWT app sent the same header, which it ignores: what the longer request costs
+    // (its bytes through wrk, the loopback and the parser), apart from what the check costs (guarded-jwt against it).
+    id: 'open-jwt-header', label: 'GET /api/open, unguarded, sent the JWT header of the row above', server: [...OAUTH_SQLITE, '--token-format', 'jwt'],
+    request: async (s) => ({ ...(await bearer(s)), path: '/api/open' }), ratioTo: 'open', optional: true,
+  },
   // PostgreSQL and Redis (OAUTH_BENCH_POSTGRES_URL, OAUTH_BENCH_REDIS_URL): a schema / key prefix per server child,
   // dropped when it stops; skipped, with the reason printed, when the service cannot be reached.
   { id: 'token-postgres', label: 'POST /oauth2/token client_credentials, PostgreSQL', server: OAUTH_POSTGRES, request: clientCredentials, ratioTo: 'baseline', target: 0.50, optional: true },
