@@ -10,6 +10,7 @@ import { DEFAULT_POSTGRES_URL, DEFAULT_REDIS_URL } from './bench-stores.js';
 import { countRoundTrips } from './count-round-trips.js';
 import { topFrames } from './top-frames.js';
 import { markdownTable } from './format-table.js';
+import { median } from './median.js';
 
 const { values: cli } = parseArgs({
   options: {
@@ -137,12 +138,6 @@ const SCENARIOS = [
 
 const only = cli.only ? new Set(cli.only.split(',')) : null;
 const scenarios = SCENARIOS.filter((s) => !only || only.has(s.id));
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
 
 async function runScenario(scenario, nodeArgs = []) {
   const server = await startServer(scenario.server, { nodeArgs });

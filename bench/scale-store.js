@@ -14,6 +14,7 @@
 // the median of the rounds' ratios: one slow round (PostgreSQL's first lookups of a fresh schema read 387 µs
 // against 26–31 after) moves a mean, not a median.
 import { parseArgs } from 'node:util';
+import { median } from './median.js';
 import { createSeedTarget, SEED_SCOPE } from './scale-seed.js';
 import { DEFAULT_POSTGRES_URL, DEFAULT_REDIS_URL, openPostgresStore, openRedisStore } from './bench-stores.js';
 
@@ -70,13 +71,6 @@ async function measure(count, op) {
   return { cpu: (used.user + used.system) / count, wall: ((performance.now() - from) * 1000) / count };
 }
 
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-/** The median; of an even count, the mean of the middle two (with the order swapped every round, one of each order). */
-const middle = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const half = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2;
-};
 
 async function runStore(kind) {
   const urls = { postgresUrl: DEFAULT_POSTGRES_URL, redisUrl: DEFAULT_REDIS_URL };
@@ -123,7 +117,7 @@ async function runStore(kind) {
       const [small, big] = sizes.map((entry) => ({
         cpu: median(entry[op].map((m) => m.cpu)), wall: median(entry[op].map((m) => m.wall)),
       }));
-      const ratio = (of) => middle(sizes[0][op].map((m, i) => of(m) / of(sizes[1][op][i]))).toFixed(2);
+      const ratio = (of) => median(sizes[0][op].map((m, i) => of(m) / of(sizes[1][op][i]))).toFixed(2);
       rows.push(`| ${kind} | ${op} | ${small.cpu.toFixed(2)} | ${big.cpu.toFixed(2)} | ${ratio((m) => m.cpu)} | ${small.wall.toFixed(2)} | ${big.wall.toFixed(2)} | ${ratio((m) => m.wall)} |`);
     }
     return rows;

@@ -12,6 +12,7 @@ import { tokenRequest } from './token-request.js';
 import { markdownTable } from './format-table.js';
 import { DEFAULT_POSTGRES_URL, DEFAULT_REDIS_URL } from './bench-stores.js';
 import { createSeedTarget } from './scale-seed.js';
+import { median } from './median.js';
 
 const { values: cli } = parseArgs({
   options: {
@@ -65,12 +66,6 @@ function startSizeServer(target) {
   return startServer(['--app', 'oauth', ...target.serverArgs, '--sweep-seconds', '0', '--bearer-cache', 'off']);
 }
 
-/** The median; of an even count, the mean of the middle two (with the order swapped every round, one of each order). */
-const middle = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const half = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2;
-};
 
 /** The round with the median req/s of one size's measurements. */
 function medianRound(results) {
@@ -111,7 +106,7 @@ async function scaleRun(kind) {
     await rounds('guarded', (entry) => randomBearer(entry.server, entry.prefix, entry.size));
     await rounds('token', (entry) => ({ url: `${entry.server.url}/oauth2/token`, ...tokenRequest(entry.server.clientId, entry.server.clientSecret) }));
     const [small, big] = sizes;
-    const ratios = (name, of) => middle(small[name].map((m, i) => of(big[name][i]) / of(m)));
+    const ratios = (name, of) => median(small[name].map((m, i) => of(big[name][i]) / of(m)));
     return {
       rows: sizes.map((entry) => ({ kind, size: entry.size, seedMs: entry.seedMs, guarded: medianRound(entry.guarded), token: medianRound(entry.token) })),
       tokenRatio: ratios('token', (m) => m.rps), tokenCpuRatio: ratios('token', (m) => 1 / m.cpuUs),
