@@ -1,5 +1,5 @@
 // Instructions per request of each scenario, counted by callgrind: a figure that repeats on a VM whose req/s do not.
-// node bench/instructions.js [--requests 3000] [--warmup 5000] [--only baseline,token-sqlite,…] [--keep DIR]
+// node bench/instructions.js [--requests 3000] [--warmup 5000] [--only baseline,token-sqlite,…,token-postgres,token-redis] [--keep DIR]
 //
 // Each scenario's server child (bench/server.js, as `npm run bench` starts it, store sweeps off) runs under
 // `valgrind --tool=callgrind`, with counting off while it starts and while --warmup requests warm its JIT up.
@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startServer } from './spawn-server.js';
 import { tokenRequest, fetchAccessToken, codeExchangeInit, fetchRefreshToken, refreshRequest } from './token-request.js';
+import { DEFAULT_POSTGRES_URL, DEFAULT_REDIS_URL } from './bench-stores.js';
 
 const { values: cli } = parseArgs({
   options: {
@@ -37,6 +38,10 @@ if (!Number.isInteger(REQUESTS) || REQUESTS < 1 || !Number.isInteger(WARMUP) || 
   throw new Error('--requests must be a positive integer and --warmup an integer of 0 or more');
 }
 const OAUTH = ['--app', 'oauth', '--store', 'sqlite', '--sweep-seconds', '0'];
+// The network stores' rows count this process's side of each round trip (the driver, the batching, the
+// decoding); the database's own work is in another process and is not counted.
+const POSTGRES = ['--app', 'oauth', '--store', 'postgres', '--pg-url', DEFAULT_POSTGRES_URL, '--sweep-seconds', '0'];
+const REDIS = ['--app', 'oauth', '--store', 'redis', '--redis-url', DEFAULT_REDIS_URL, '--sweep-seconds', '0'];
 const cc = async (s) => ({ path: '/oauth2/token', ...tokenRequest(s.clientId, s.clientSecret) });
 const bearer = async (s) => ({ path: '/api/guarded', headers: { authorization: `Bearer ${await fetchAccessToken(s)}` } });
 
@@ -61,6 +66,24 @@ const SCENARIOS = {
   'open-jwt-header': { server: [...OAUTH, '--token-format', 'jwt'], request: async (s) => ({ ...(await bearer(s)), path: '/api/open' }), ratioTo: 'open' },
   'open-router-first': { server: [...OAUTH, '--router-first'], request: async () => ({ path: '/api/open' }), ratioTo: 'baseline' },
   'guarded-router-first': { server: [...OAUTH, '--router-first'], request: bearer, ratioTo: 'open-router-first' },
+  'token-postgres': { server: POSTGRES, request: cc, ratioTo: 'baseline' },
+  'code-exchange-postgres': {
+    server: [...POSTGRES, '--codes', String(WARMUP + REQUESTS + 2)], ratioTo: 'baseline',
+    request: async (s) => (i) => ({ path: '/oauth2/token', ...codeExchangeInit(s, i + 1) }),
+  },
+  'refresh-postgres': {
+    server: [...POSTGRES, '--codes', '1'], ratioTo: 'baseline',
+    request: async (s) => ({ path: '/oauth2/token', ...refreshRequest(s, await fetchRefreshToken(s)) }),
+  },
+  'token-redis': { server: REDIS, request: cc, ratioTo: 'baseline' },
+  'code-exchange-redis': {
+    server: [...REDIS, '--codes', String(WARMUP + REQUESTS + 2)], ratioTo: 'baseline',
+    request: async (s) => (i) => ({ path: '/oauth2/token', ...codeExchangeInit(s, i + 1) }),
+  },
+  'refresh-redis': {
+    server: [...REDIS, '--codes', '1'], ratioTo: 'baseline',
+    request: async (s) => ({ path: '/oauth2/token', ...refreshRequest(s, await fetchRefreshToken(s)) }),
+  },
   'example-envelopes': {
     server: ['--app', 'example'], ratioTo: 'baseline',
     request: async (s) => ({ path: '/api/v1/envelopes', headers: { authorization: `Bearer ${await fetchAccessToken(s)}` } }),
@@ -73,7 +96,8 @@ for (const tool of ['valgrind', 'callgrind_control']) {
     throw new Error(`bench/instructions.js needs ${tool} (Debian: apt-get install valgrind)`);
   }
 }
-const ids = cli.only ? cli.only.split(',') : Object.keys(SCENARIOS);
+// The PostgreSQL and Redis rows need those servers (bench-stores.js's URLs): counted when named in --only.
+const ids = cli.only ? cli.only.split(',') : Object.keys(SCENARIOS).filter((id) => !/-(postgres|redis)$/.test(id));
 for (const id of ids) if (!SCENARIOS[id]) throw new Error(`unknown scenario ${id}; known: ${Object.keys(SCENARIOS).join(', ')}`);
 
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
