@@ -10,10 +10,10 @@ export interface LookupShape<Row extends PostgresRow, R> {
   /** The key column of a row. */
   keyOf(row: Row): string;
   /**
-   * The record of a row; `again` when an earlier call of the same batch already got this row, so arrays and
-   * dates must be copied: each caller gets objects of its own, as a lookup of its own would.
+   * The record of a row, made anew on each call: two calls of one batch that ask for the same key each get
+   * objects of their own, as lookups of their own would.
    */
-  toRecord(row: Row, again: boolean): R;
+  toRecord(row: Row): R;
   /** A second parameter read when the batch is sent (e.g. "now", for expiry). */
   extra?(): unknown;
 }
@@ -33,13 +33,9 @@ export function createBatchedLookup<Row extends PostgresRow, R>(
     if (shape.extra) values.push(shape.extra());
     const { rows } = await db.query<Row>(shape.sql, values);
     const found = new Map(rows.map((row) => [shape.keyOf(row), row]));
-    const given = new Set<string>();
     return keys.map((key) => {
       const row = found.get(key);
-      if (!row) return { ok: true, value: null };
-      const again = given.has(key);
-      given.add(key);
-      return { ok: true, value: shape.toRecord(row, again) };
+      return { ok: true, value: row ? shape.toRecord(row) : null };
     });
   }, limits);
 }

@@ -2,13 +2,10 @@
 import type { SaveSigningKeyOptions, SigningAlgorithm, SigningKeyRecord, SigningKeyStore } from '../contract.js';
 import type { PostgresTables } from './schema.js';
 import { prepareSql, type PostgresRunner } from './query.js';
+import { jsonRowSql, parseJsonRow } from './json-row.js';
 
-interface SigningKeyRow {
-  kid: string;
-  algorithm: string;
-  private_key_pem: string;
-  created_at: Date;
-}
+/** A key as a JSON row, in the order `listSigningKeys` reads it. */
+const KEY_RECORD = jsonRowSql(['kid', 'algorithm', 'private_key_pem', ['created_at', 'ms']]);
 
 /**
  * Signing keys of JWT access tokens. `onlyIfNone` inserts with `initial = true`: concurrent first starts
@@ -17,7 +14,7 @@ interface SigningKeyRow {
  * @see RFC 9068 §4, RFC 7517 §5.
  */
 export function createPostgresKeyStore(db: PostgresRunner, t: PostgresTables): SigningKeyStore {
-  const list = prepareSql(`SELECT kid, algorithm, private_key_pem, created_at FROM ${t.signingKeys}
+  const list = prepareSql(`SELECT ${KEY_RECORD} AS r FROM ${t.signingKeys}
     ORDER BY created_at, kid COLLATE "C"`);
   const insert = prepareSql(`INSERT INTO ${t.signingKeys} (kid, algorithm, private_key_pem, created_at)
     VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING kid`);
@@ -26,13 +23,16 @@ export function createPostgresKeyStore(db: PostgresRunner, t: PostgresTables): S
     ON CONFLICT DO NOTHING RETURNING kid`);
   return {
     async listSigningKeys(): Promise<readonly SigningKeyRecord[]> {
-      const { rows } = await db.query<SigningKeyRow>(list, []);
-      return rows.map((row) => ({
-        kid: row.kid,
-        algorithm: row.algorithm as SigningAlgorithm,
-        privateKeyPem: row.private_key_pem,
-        createdAt: row.created_at,
-      }));
+      const { rows } = await db.query<{ r: string }>(list, []);
+      return rows.map((row) => {
+        const [kid, algorithm, privateKeyPem, createdAt] = parseJsonRow(row.r);
+        return {
+          kid: kid as string,
+          algorithm: algorithm as SigningAlgorithm,
+          privateKeyPem: privateKeyPem as string,
+          createdAt: new Date(createdAt as number),
+        };
+      });
     },
     async saveSigningKey(record: SigningKeyRecord, options: SaveSigningKeyOptions = {}): Promise<boolean> {
       const { rows } = await db.query(options.onlyIfNone === true ? insertIfNone : insert, [

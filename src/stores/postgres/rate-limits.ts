@@ -2,13 +2,15 @@
 import type { RateLimitCount, RateLimitStore } from '../contract.js';
 import type { PostgresTables } from './schema.js';
 import { prepareSql, type PostgresRunner } from './query.js';
+import { jsonRowSql, parseJsonRow } from './json-row.js';
 
-interface CounterRow {
-  count: number;
-  expires_at: Date;
+/** A counter as a JSON row: its count, and the end of its window. */
+const COUNTER_RECORD = jsonRowSql(['count', ['expires_at', 'ms']]);
+
+function toCount(row: { r: string }): RateLimitCount {
+  const [count, expiresAt] = parseJsonRow(row.r);
+  return { count: count as number, resetAt: new Date(expiresAt as number) };
 }
-
-const toCount = (row: CounterRow): RateLimitCount => ({ count: row.count, resetAt: row.expires_at });
 
 /**
  * Counters in the `rate_limits` table (migration 5). A hit is one `INSERT … ON CONFLICT DO UPDATE … RETURNING`:
@@ -24,17 +26,17 @@ export function createPostgresRateLimits(db: PostgresRunner, t: PostgresTables):
     ON CONFLICT (key) DO UPDATE SET
       count = CASE WHEN r.expires_at <= $2 THEN 1 ELSE LEAST(r.count, 2000000000) + 1 END,
       expires_at = CASE WHEN r.expires_at <= $2 THEN EXCLUDED.expires_at ELSE r.expires_at END
-    RETURNING count, expires_at`);
-  const get = prepareSql(`SELECT count, expires_at FROM ${t.rateLimits} WHERE key = $1 AND expires_at > $2`);
+    RETURNING ${COUNTER_RECORD} AS r`);
+  const get = prepareSql(`SELECT ${COUNTER_RECORD} AS r FROM ${t.rateLimits} WHERE key = $1 AND expires_at > $2`);
   const release = prepareSql(`UPDATE ${t.rateLimits} SET count = count - 1 WHERE key = $1 AND expires_at = $2 AND count > 0`);
   const reset = prepareSql(`DELETE FROM ${t.rateLimits} WHERE key = $1`);
   return {
     async hit(key, windowMs, now) {
-      const { rows } = await db.query<CounterRow>(hit, [key, now, new Date(now.getTime() + windowMs)]);
+      const { rows } = await db.query<{ r: string }>(hit, [key, now, new Date(now.getTime() + windowMs)]);
       return toCount(rows[0]!);
     },
     async get(key, now) {
-      const { rows } = await db.query<CounterRow>(get, [key, now]);
+      const { rows } = await db.query<{ r: string }>(get, [key, now]);
       return rows[0] ? toCount(rows[0]) : null;
     },
     async release(key, resetAt) {

@@ -15,49 +15,47 @@ import { CLIENT_CHANGE_FIELDS, definedClientChanges } from '../store-policy.js';
 import { prepareSql, type PostgresRunner, type PreparedSql } from './query.js';
 import { createBatcher, judgedAlone, type BatcherLimits } from './batcher.js';
 import { createBatchedLookup } from './batched-lookup.js';
-import { copyClient } from '../copy-client.js';
+import { jsonRowSql, parseJsonRow } from './json-row.js';
 
+/** `findClient`'s row: the id, and the rest of the record as a JSON row (`CLIENT_RECORD`). */
 interface ClientRow {
   client_id: string;
-  client_secret_hash: string;
-  name: string;
-  flow: OAuthClient['flow'];
-  redirect_uris: string[];
-  allowed_scopes: string[];
-  require_pkce: boolean;
-  credentials_issued_at: Date;
-  created_at: Date;
-  disabled: boolean;
-  /** NULL: any method the server allows (migration 4). */
-  token_endpoint_auth_method: TokenEndpointAuthMethod | null;
-  /** Both NULL: no previous secret in its grace period (migration 6). */
-  previous_client_secret_hash: string | null;
-  previous_client_secret_expires_at: Date | null;
+  r: string;
 }
 
 const CLIENT_COLUMNS =
   'client_id, client_secret_hash, name, flow, redirect_uris, allowed_scopes, require_pkce, credentials_issued_at, created_at, disabled, token_endpoint_auth_method, previous_client_secret_hash, previous_client_secret_expires_at';
 
+/** Every column but the id, in the order `toClient` reads them. */
+const CLIENT_RECORD = jsonRowSql([
+  'client_secret_hash', 'name', 'flow', 'redirect_uris', 'allowed_scopes', 'require_pkce', ['credentials_issued_at', 'ms'],
+  ['created_at', 'ms'], 'disabled', 'token_endpoint_auth_method', 'previous_client_secret_hash',
+  ['previous_client_secret_expires_at', 'ms'],
+]);
+
+/** What a statement reading integrations selects (or returns). */
+const CLIENT_SELECT = `client_id, ${CLIENT_RECORD} AS r`;
+
 function toClient(row: ClientRow): OAuthClient {
+  const [secretHash, name, flow, redirectUris, allowedScopes, requirePkce, issuedAt, createdAt, disabled, method, previousHash, previousExpiresAt] =
+    parseJsonRow(row.r);
   return {
     clientId: row.client_id,
-    clientSecretHash: row.client_secret_hash,
-    name: row.name,
-    flow: row.flow,
-    redirectUris: row.redirect_uris,
-    allowedScopes: row.allowed_scopes,
-    requirePkce: row.require_pkce,
-    credentialsIssuedAt: row.credentials_issued_at,
-    createdAt: row.created_at,
-    disabled: row.disabled,
-    // Absent, not null, when unrestricted: the contract keeps absence as absence.
-    ...(row.token_endpoint_auth_method === null ? {} : { tokenEndpointAuthMethod: row.token_endpoint_auth_method }),
-    ...(row.previous_client_secret_hash === null || row.previous_client_secret_expires_at === null
+    clientSecretHash: secretHash as string,
+    name: name as string,
+    flow: flow as OAuthClient['flow'],
+    redirectUris: redirectUris as string[],
+    allowedScopes: allowedScopes as string[],
+    requirePkce: requirePkce as boolean,
+    credentialsIssuedAt: new Date(issuedAt as number),
+    createdAt: new Date(createdAt as number),
+    disabled: disabled as boolean,
+    // Absent, not null, when unrestricted (NULL since migration 4): the contract keeps absence as absence.
+    ...(method === null ? {} : { tokenEndpointAuthMethod: method as TokenEndpointAuthMethod }),
+    // Both NULL: no previous secret in its grace period (migration 6).
+    ...(previousHash === null || previousExpiresAt === null
       ? {}
-      : {
-          previousClientSecretHash: row.previous_client_secret_hash,
-          previousClientSecretExpiresAt: row.previous_client_secret_expires_at,
-        }),
+      : { previousClientSecretHash: previousHash as string, previousClientSecretExpiresAt: new Date(previousExpiresAt as number) }),
   };
 }
 
@@ -92,12 +90,12 @@ export function createPostgresClientStore(
   feed: { readonly channel: string; bump(): void },
   batching: BatcherLimits,
 ): Required<ClientStore> {
-  const find = prepareSql(`SELECT ${CLIENT_COLUMNS} FROM ${t.clients} WHERE client_id = ANY($1::text[])`);
+  const find = prepareSql(`SELECT ${CLIENT_SELECT} FROM ${t.clients} WHERE client_id = ANY($1::text[])`);
   const create = prepareSql(
     `INSERT INTO ${t.clients} (${CLIENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
      ON CONFLICT (client_id) DO NOTHING RETURNING client_id`,
   );
-  const list = prepareSql(`SELECT ${CLIENT_COLUMNS} FROM ${t.clients} ORDER BY created_at, client_id COLLATE "C"`);
+  const list = prepareSql(`SELECT ${CLIENT_SELECT} FROM ${t.clients} ORDER BY created_at, client_id COLLATE "C"`);
   // One statement, so one atomic step: the row, and only if it existed, its codes, consents and tokens. The
   // channel is a checked hex name (revocation-feed.ts), so it can be spliced in as a literal.
   const remove = prepareSql(
@@ -105,7 +103,7 @@ export function createPostgresClientStore(
        k AS (DELETE FROM ${t.codes} WHERE client_id = $1 AND EXISTS (SELECT 1 FROM c)),
        n AS (DELETE FROM ${t.consents} WHERE client_id = $1 AND EXISTS (SELECT 1 FROM c)),
        x AS (DELETE FROM ${t.tokens} WHERE client_id = $1 AND EXISTS (SELECT 1 FROM c))
-     SELECT count(*)::int AS deleted FROM c, pg_notify('${feed.channel}', '') AS n`,
+     SELECT count(*)::text AS deleted FROM c, pg_notify('${feed.channel}', '') AS n`,
   );
   /** One statement per set of changed fields (at most 127), prepared once per connection like the others. */
   const updates = new Map<string, PreparedSql>();
@@ -114,7 +112,7 @@ export function createPostgresClientStore(
     let sql = updates.get(signature);
     if (!sql) {
       const set = fields.map((field, i) => `${CHANGE_COLUMNS[field][0]} = $${i + 2}::${CHANGE_COLUMNS[field][1]}`);
-      sql = prepareSql(`UPDATE ${t.clients} SET ${set.join(', ')} WHERE client_id = $1 RETURNING ${CLIENT_COLUMNS}`);
+      sql = prepareSql(`UPDATE ${t.clients} SET ${set.join(', ')} WHERE client_id = $1 RETURNING ${CLIENT_SELECT}`);
       updates.set(signature, sql);
     }
     return sql;
@@ -123,7 +121,7 @@ export function createPostgresClientStore(
   const findClient = createBatchedLookup<ClientRow, OAuthClient>(db, {
     sql: find,
     keyOf: (row) => row.client_id,
-    toRecord: (row, again) => (again ? copyClient(toClient(row)) : toClient(row)),
+    toRecord: toClient,
   }, batching);
 
   return {
@@ -163,8 +161,8 @@ export function createPostgresClientStore(
     },
     async deleteClient(clientId) {
       try {
-        const { rows } = await db.query<{ deleted: number }>(remove, [clientId]);
-        return rows[0]?.deleted === 1;
+        const { rows } = await db.query<{ deleted: string }>(remove, [clientId]);
+        return rows[0]?.deleted === '1';
       } finally {
         // It deleted the integration's tokens: this instance's mark moves before the caller goes on.
         feed.bump();
@@ -173,22 +171,23 @@ export function createPostgresClientStore(
   };
 }
 
+/** A consume's row: its outcome, the code, and the record as a JSON row (`codeRecord`; a replay's, its grant only). */
 interface CodeRow {
   outcome: 'consumed' | 'replayed';
   code_hash: string;
-  grant_id: string;
-  client_id: string;
-  user_id: string;
-  redirect_uri: string;
-  scope: string[];
-  code_challenge: string | null;
-  issuer: string;
-  issued_at: Date;
-  expires_at: Date;
+  r: string;
 }
 
 const CODE_COLUMNS =
   'code_hash, grant_id, client_id, user_id, redirect_uri, scope, code_challenge, issuer, issued_at, expires_at';
+
+/** The code's columns but its hash, in the order `toConsumeResult` reads them, each prefixed with `table`. */
+function codeRecord(table: string): string {
+  return jsonRowSql([
+    `${table}grant_id`, `${table}client_id`, `${table}user_id`, `${table}redirect_uri`, `${table}scope`,
+    `${table}code_challenge`, `${table}issuer`, [`${table}issued_at`, 'ms'], [`${table}expires_at`, 'ms'],
+  ]);
+}
 
 /**
  * CodeStore on PostgreSQL. consumeCode is one statement: the UPDATE … WHERE consumed_at IS NULL takes the
@@ -202,26 +201,27 @@ const CODE_COLUMNS =
  */
 export function createPostgresCodeStore(db: PostgresRunner, t: PostgresTables, batching: BatcherLimits): CodeStore {
   const save = prepareSql(`INSERT INTO ${t.codes} (${CODE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`);
+  // A replay reads only the grant: the first value of its JSON row, as of a consumed one.
   const consume = prepareSql(
     `WITH won AS (
        UPDATE ${t.codes} SET consumed_at = $2
        WHERE code_hash = $1 AND consumed_at IS NULL AND expires_at > $2
-       RETURNING ${CODE_COLUMNS})
-     SELECT 'consumed' AS outcome, ${CODE_COLUMNS} FROM won
+       RETURNING code_hash, ${codeRecord('')} AS r)
+     SELECT 'consumed' AS outcome, code_hash, r FROM won
      UNION ALL
-     SELECT 'replayed' AS outcome, ${CODE_COLUMNS} FROM ${t.codes}
+     SELECT 'replayed' AS outcome, code_hash, json_build_array(grant_id)::text AS r FROM ${t.codes}
      WHERE code_hash = $1 AND expires_at > $2 AND NOT EXISTS (SELECT 1 FROM won)`,
   );
-  const qualified = CODE_COLUMNS.split(', ').map((column) => `c.${column}`).join(', ');
   const consumeMany = prepareSql(
     `WITH wanted AS (SELECT DISTINCT w.code_hash FROM unnest($1::text[]) AS w(code_hash)),
      won AS (
        UPDATE ${t.codes} c SET consumed_at = $2 FROM wanted w
        WHERE c.code_hash = w.code_hash AND c.consumed_at IS NULL AND c.expires_at > $2
-       RETURNING ${qualified})
-     SELECT 'consumed' AS outcome, ${CODE_COLUMNS} FROM won
+       RETURNING c.code_hash, ${codeRecord('c.')} AS r)
+     SELECT 'consumed' AS outcome, code_hash, r FROM won
      UNION ALL
-     SELECT 'replayed' AS outcome, ${qualified} FROM ${t.codes} c JOIN wanted w ON c.code_hash = w.code_hash
+     SELECT 'replayed' AS outcome, c.code_hash, json_build_array(c.grant_id)::text AS r
+     FROM ${t.codes} c JOIN wanted w ON c.code_hash = w.code_hash
      WHERE c.expires_at > $2 AND NOT EXISTS (SELECT 1 FROM won WHERE won.code_hash = c.code_hash)`,
   );
   const consumeAlone = async (codeHash: string): Promise<ConsumeResult<AuthorizationCodeRecord>> => {
@@ -246,7 +246,7 @@ export function createPostgresCodeStore(db: PostgresRunner, t: PostgresTables, b
       if (!row) return { ok: true, value: { kind: 'not_found' } };
       const first = !answered.has(hash);
       answered.add(hash);
-      return { ok: true, value: first ? toConsumeResult(row) : { kind: 'replayed', grantId: row.grant_id } };
+      return { ok: true, value: first ? toConsumeResult(row) : { kind: 'replayed', grantId: parseJsonRow(row.r)[0] as string } };
     });
   }, batching);
   return {
@@ -270,50 +270,48 @@ export function createPostgresCodeStore(db: PostgresRunner, t: PostgresTables, b
 
 /** The answer of one consume from its row. */
 function toConsumeResult(row: CodeRow): ConsumeResult<AuthorizationCodeRecord> {
-  if (row.outcome === 'replayed') return { kind: 'replayed', grantId: row.grant_id };
+  const [grantId, clientId, userId, redirectUri, scope, codeChallenge, issuer, issuedAt, expiresAt] = parseJsonRow(row.r);
+  if (row.outcome === 'replayed') return { kind: 'replayed', grantId: grantId as string };
   return {
     kind: 'consumed',
     record: {
       codeHash: row.code_hash,
-      grantId: row.grant_id,
-      clientId: row.client_id,
-      userId: row.user_id,
-      redirectUri: row.redirect_uri,
-      scope: row.scope,
-      codeChallenge: row.code_challenge,
-      issuer: row.issuer,
-      issuedAt: row.issued_at,
-      expiresAt: row.expires_at,
+      grantId: grantId as string,
+      clientId: clientId as string,
+      userId: userId as string,
+      redirectUri: redirectUri as string,
+      scope: scope as string[],
+      codeChallenge: codeChallenge as string | null,
+      issuer: issuer as string,
+      issuedAt: new Date(issuedAt as number),
+      expiresAt: new Date(expiresAt as number),
     },
   };
 }
 
-interface ConsentRow {
-  user_id: string;
-  client_id: string;
-  scope: string[];
-  granted_at: Date;
-}
+/** A consent as a JSON row, in the order `toConsent` reads it. */
+const CONSENT_RECORD = jsonRowSql(['user_id', 'client_id', 'scope', ['granted_at', 'ms']]);
 
-function toConsent(row: ConsentRow): ConsentRecord {
-  return { userId: row.user_id, clientId: row.client_id, scope: row.scope, grantedAt: row.granted_at };
+function toConsent(row: { r: string }): ConsentRecord {
+  const [userId, clientId, scope, grantedAt] = parseJsonRow(row.r);
+  return { userId: userId as string, clientId: clientId as string, scope: scope as string[], grantedAt: new Date(grantedAt as number) };
 }
 
 /** ConsentStore on PostgreSQL: upsert by (user_id, client_id). */
 export function createPostgresConsentStore(db: PostgresRunner, t: PostgresTables): ConsentStore {
   const columns = 'user_id, client_id, scope, granted_at';
-  const find = prepareSql(`SELECT ${columns} FROM ${t.consents} WHERE user_id = $1 AND client_id = $2`);
+  const find = prepareSql(`SELECT ${CONSENT_RECORD} AS r FROM ${t.consents} WHERE user_id = $1 AND client_id = $2`);
   const save = prepareSql(
     `INSERT INTO ${t.consents} (${columns}) VALUES ($1, $2, $3, $4)
      ON CONFLICT (user_id, client_id) DO UPDATE SET scope = EXCLUDED.scope, granted_at = EXCLUDED.granted_at`,
   );
   const revoke = prepareSql(`DELETE FROM ${t.consents} WHERE user_id = $1 AND client_id = $2`);
   const list = prepareSql(
-    `SELECT ${columns} FROM ${t.consents} WHERE user_id = $1 ORDER BY granted_at, client_id COLLATE "C"`,
+    `SELECT ${CONSENT_RECORD} AS r FROM ${t.consents} WHERE user_id = $1 ORDER BY granted_at, client_id COLLATE "C"`,
   );
   return {
     async findConsent(userId, clientId) {
-      const { rows } = await db.query<ConsentRow>(find, [userId, clientId]);
+      const { rows } = await db.query<{ r: string }>(find, [userId, clientId]);
       return rows[0] ? toConsent(rows[0]) : null;
     },
     async saveConsent(r) {
@@ -323,7 +321,7 @@ export function createPostgresConsentStore(db: PostgresRunner, t: PostgresTables
       await db.query(revoke, [userId, clientId]);
     },
     async listConsents(userId) {
-      const { rows } = await db.query<ConsentRow>(list, [userId]);
+      const { rows } = await db.query<{ r: string }>(list, [userId]);
       return rows.map(toConsent);
     },
   };

@@ -369,10 +369,11 @@ export async function migratePostgresSchema(
         name text NOT NULL,
         applied_at timestamptz NOT NULL DEFAULT now())`,
     );
-    const { rows } = await client.query<{ version: number | null }>(
-      `SELECT max(version) AS version FROM ${tables.migrations}`,
+    // As text: the host's pool may parse integers its own way (json-row.ts).
+    const { rows } = await client.query<{ version: string }>(
+      `SELECT coalesce(max(version), 0)::text AS version FROM ${tables.migrations}`,
     );
-    const current = rows[0]?.version ?? 0;
+    const current = Number(rows[0]?.version ?? 0);
     if (current > POSTGRES_SCHEMA_VERSION) {
       throw new Error(
         `oauth schema ${tables.schema} is at version ${current}, newer than this package (${POSTGRES_SCHEMA_VERSION}); upgrade express-oauth-router`,

@@ -5,28 +5,27 @@ import type { PostgresTables } from './schema.js';
 import { lockKey, prepareSql, type PostgresRunner } from './query.js';
 import { createBatcher, judgedAlone, type BatchOutcome, type BatcherLimits } from './batcher.js';
 import { createBatchedLookup } from './batched-lookup.js';
+import { jsonRowSql, parseJsonRow } from './json-row.js';
 
+/** A token's row: its hash, and the rest of the record as a JSON row (`TOKEN_RECORD`). */
 interface TokenRow {
   token_hash: string;
-  grant_id: string;
-  client_id: string;
-  user_id: string | null;
-  scope: string[];
-  issuer: string;
-  expires_at: Date;
+  r: string;
 }
 
-const COLUMNS = 'token_hash, grant_id, client_id, user_id, scope, issuer, expires_at';
+/** The token's columns but its hash, in the order `toToken` reads them. */
+const TOKEN_RECORD = jsonRowSql(['grant_id', 'client_id', 'user_id', 'scope', 'issuer', ['expires_at', 'ms']]);
 
 function toToken(row: TokenRow): TokenRecord {
+  const [grantId, clientId, userId, scope, issuer, expiresAt] = parseJsonRow(row.r);
   return {
     tokenHash: row.token_hash,
-    grantId: row.grant_id,
-    clientId: row.client_id,
-    userId: row.user_id,
-    scope: row.scope,
-    issuer: row.issuer,
-    expiresAt: row.expires_at,
+    grantId: grantId as string,
+    clientId: clientId as string,
+    userId: userId as string | null,
+    scope: scope as string[],
+    issuer: issuer as string,
+    expiresAt: new Date(expiresAt as number),
   };
 }
 
@@ -146,16 +145,18 @@ export function createPostgresTokenStore(
   feed: { readonly channel: string; bump(): void },
   batching: BatcherLimits,
 ): Required<TokenStore> {
-  const saveBatch = prepareSql(`SELECT ${t.saveTokensBatch}($1::jsonb, $2::timestamptz, $3::boolean) AS results`);
+  // A JSON array in text, parsed here: the host's pool may parse text[] its own way (json-row.ts).
+  const saveBatch = prepareSql(`SELECT array_to_json(${t.saveTokensBatch}($1::jsonb, $2::timestamptz, $3::boolean))::text AS results`);
   // Lookups made while one is at the database share one SELECT; "now" is read when the batch is sent, so a
   // token that expired meanwhile reads absent, as it would at that moment.
   const findKind = (kind: string) =>
     createBatchedLookup<TokenRow, TokenRecord>(db, {
       sql: prepareSql(
-        `SELECT ${COLUMNS} FROM ${t.tokens} WHERE token_hash = ANY($1::text[]) AND kind = '${kind}' AND expires_at > $2`,
+        `SELECT token_hash, ${TOKEN_RECORD} AS r FROM ${t.tokens}
+         WHERE token_hash = ANY($1::text[]) AND kind = '${kind}' AND expires_at > $2`,
       ),
       keyOf: (row) => row.token_hash,
-      toRecord: (row, again) => toToken(again ? { ...row, scope: [...row.scope], expires_at: new Date(row.expires_at.getTime()) } : row),
+      toRecord: toToken,
       extra: () => new Date(),
     }, batching);
   const findAccess = findKind('access');
@@ -183,9 +184,9 @@ export function createPostgresTokenStore(
   async function saveItems(items: readonly SaveItem[], wait: boolean): Promise<readonly SaveResult[]> {
     const values = [JSON.stringify(items.map((item, n) => ({ ...item, i: n + 1 }))), new Date(), wait];
     const { rows } = readCommitted
-      ? await db.query<{ results: SaveResult[] }>(saveBatch, values)
-      : await db.transaction((tx) => tx.query<{ results: SaveResult[] }>(saveBatch, values));
-    const results = rows[0]?.results;
+      ? await db.query<{ results: string }>(saveBatch, values)
+      : await db.transaction((tx) => tx.query<{ results: string }>(saveBatch, values));
+    const results = rows[0] ? (parseJsonRow(rows[0].results) as SaveResult[]) : undefined;
     if (!results || results.length !== items.length) throw new Error('save_tokens_batch answered no result per call');
     return results;
   }
