@@ -35,10 +35,26 @@ export interface RevocationLockKeys {
   user(clientId: string, userId: string): bigint;
 }
 
-/** Lock keys scoped to `namespace` (one store's tables), so stores sharing a database rarely share a key. */
+/** Far past any deployment's number of integrations; past it the remembered keys start over rather than grow. */
+const MAX_REMEMBERED_KEYS = 10_000;
+
+/**
+ * Lock keys scoped to `namespace` (one store's tables), so stores sharing a database rarely share a key. An
+ * integration's key is remembered: every save needs it, and deriving it (JSON, then SHA-256) was about 2 % of a
+ * token request's instructions. A user's key is derived each time (users are many, and only their tokens need it).
+ */
 export function createRevocationLockKeys(namespace: string): RevocationLockKeys {
+  const clientKeys = new Map<string, bigint>();
   return {
-    client: (clientId) => lockKey(namespace, 'client', clientId),
+    client(clientId) {
+      let key = clientKeys.get(clientId);
+      if (key === undefined) {
+        if (clientKeys.size >= MAX_REMEMBERED_KEYS) clientKeys.clear();
+        key = lockKey(namespace, 'client', clientId);
+        clientKeys.set(clientId, key);
+      }
+      return key;
+    },
     user: (clientId, userId) => lockKey(namespace, 'user', clientId, userId),
   };
 }
