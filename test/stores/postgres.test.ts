@@ -183,6 +183,26 @@ describe.skipIf(!url)('PostgreSQL store', () => {
       }
     });
 
+    it('a consume relaxes only its own commit: the connection it ran on is synchronous again for the save', async () => {
+      const schema = freshSchema();
+      // One connection, so the statements after the consume run where it ran.
+      const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: 2000, max: 1 });
+      const setting = async () => (await pool.query<{ s: string }>('SELECT current_setting($1) AS s', ['synchronous_commit'])).rows[0]!.s;
+      try {
+        const store = await createPostgresStore({ pool, schema, sweepIntervalSeconds: 0 });
+        const before = await setting();
+        const code = buildCode();
+        await store.codes.saveCode(code);
+        const [first, second] = await Promise.all([store.codes.consumeCode(code.codeHash), store.codes.consumeCode(code.codeHash)]);
+        expect([first.kind, second.kind].sort()).toEqual(['consumed', 'replayed']);
+        expect(await setting()).toBe(before);
+        await store.close();
+      } finally {
+        await pool.end();
+        await dropSchema(schema);
+      }
+    });
+
     it('a host pool stays open after close(), and tablePrefix keeps two stores apart in one schema', async () => {
       const schema = freshSchema();
       const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: 2000 });
