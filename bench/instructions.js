@@ -43,6 +43,15 @@ const OAUTH = ['--app', 'oauth', '--store', 'sqlite', '--sweep-seconds', '0'];
 const POSTGRES = ['--app', 'oauth', '--store', 'postgres', '--pg-url', DEFAULT_POSTGRES_URL, '--sweep-seconds', '0'];
 const REDIS = ['--app', 'oauth', '--store', 'redis', '--redis-url', DEFAULT_REDIS_URL, '--sweep-seconds', '0'];
 const cc = async (s) => ({ path: '/oauth2/token', ...tokenRequest(s.clientId, s.clientSecret) });
+/** The code-exchange and refresh rows of a store's server argv: a fresh code per request, one refresh token reused. */
+const codeExchange = (server) => ({
+  server: [...server, '--codes', String(WARMUP + REQUESTS + 2)], ratioTo: 'baseline',
+  request: async (s) => (i) => ({ path: '/oauth2/token', ...codeExchangeInit(s, i + 1) }),
+});
+const refresh = (server) => ({
+  server: [...server, '--codes', '1'], ratioTo: 'baseline',
+  request: async (s) => ({ path: '/oauth2/token', ...refreshRequest(s, await fetchRefreshToken(s)) }),
+});
 const bearer = async (s) => ({ path: '/api/guarded', headers: { authorization: `Bearer ${await fetchAccessToken(s)}` } });
 
 /** id → server argv, the request (a function of the request's number for the code exchange), the reference id. */
@@ -50,14 +59,8 @@ const SCENARIOS = {
   baseline: { server: ['--app', 'baseline'], request: async () => ({ path: '/baseline' }) },
   'token-memory': { server: ['--app', 'oauth', '--store', 'memory', '--sweep-seconds', '0'], request: cc, ratioTo: 'baseline' },
   'token-sqlite': { server: OAUTH, request: cc, ratioTo: 'baseline' },
-  'code-exchange-sqlite': {
-    server: [...OAUTH, '--codes', String(WARMUP + REQUESTS + 2)], ratioTo: 'baseline',
-    request: async (s) => (i) => ({ path: '/oauth2/token', ...codeExchangeInit(s, i + 1) }),
-  },
-  'refresh-sqlite': {
-    server: [...OAUTH, '--codes', '1'], ratioTo: 'baseline',
-    request: async (s) => ({ path: '/oauth2/token', ...refreshRequest(s, await fetchRefreshToken(s)) }),
-  },
+  'code-exchange-sqlite': codeExchange(OAUTH),
+  'refresh-sqlite': refresh(OAUTH),
   open: { server: OAUTH, request: async () => ({ path: '/api/open' }), ratioTo: 'baseline' },
   guarded: { server: OAUTH, request: bearer, ratioTo: 'open' },
   'guarded-jwt': { server: [...OAUTH, '--token-format', 'jwt'], request: bearer, ratioTo: 'open' },
@@ -67,23 +70,11 @@ const SCENARIOS = {
   'open-router-first': { server: [...OAUTH, '--router-first'], request: async () => ({ path: '/api/open' }), ratioTo: 'baseline' },
   'guarded-router-first': { server: [...OAUTH, '--router-first'], request: bearer, ratioTo: 'open-router-first' },
   'token-postgres': { server: POSTGRES, request: cc, ratioTo: 'baseline' },
-  'code-exchange-postgres': {
-    server: [...POSTGRES, '--codes', String(WARMUP + REQUESTS + 2)], ratioTo: 'baseline',
-    request: async (s) => (i) => ({ path: '/oauth2/token', ...codeExchangeInit(s, i + 1) }),
-  },
-  'refresh-postgres': {
-    server: [...POSTGRES, '--codes', '1'], ratioTo: 'baseline',
-    request: async (s) => ({ path: '/oauth2/token', ...refreshRequest(s, await fetchRefreshToken(s)) }),
-  },
+  'code-exchange-postgres': codeExchange(POSTGRES),
+  'refresh-postgres': refresh(POSTGRES),
   'token-redis': { server: REDIS, request: cc, ratioTo: 'baseline' },
-  'code-exchange-redis': {
-    server: [...REDIS, '--codes', String(WARMUP + REQUESTS + 2)], ratioTo: 'baseline',
-    request: async (s) => (i) => ({ path: '/oauth2/token', ...codeExchangeInit(s, i + 1) }),
-  },
-  'refresh-redis': {
-    server: [...REDIS, '--codes', '1'], ratioTo: 'baseline',
-    request: async (s) => ({ path: '/oauth2/token', ...refreshRequest(s, await fetchRefreshToken(s)) }),
-  },
+  'code-exchange-redis': codeExchange(REDIS),
+  'refresh-redis': refresh(REDIS),
   'example-envelopes': {
     server: ['--app', 'example'], ratioTo: 'baseline',
     request: async (s) => ({ path: '/api/v1/envelopes', headers: { authorization: `Bearer ${await fetchAccessToken(s)}` } }),
