@@ -26,7 +26,7 @@ export function parseJsonRow(text: unknown): readonly unknown[] {
   return values;
 }
 
-/** A `'ms'` value of a JSON row as a Date, or null. */
-export function dateOrNull(value: unknown): Date | null {
-  return value === null ? null : new Date(value as number);
+/** A `'ms'` value of a JSON row as a Date. */
+export function dateOf(value: unknown): Date {
+  return new Date(value as number);
 }

@@ -2,7 +2,7 @@
 import type { SaveSigningKeyOptions, SigningAlgorithm, SigningKeyRecord, SigningKeyStore } from '../contract.js';
 import type { PostgresTables } from './schema.js';
 import { prepareSql, type PostgresRunner } from './query.js';
-import { jsonRowSql, parseJsonRow } from './json-row.js';
+import { dateOf, jsonRowSql, parseJsonRow } from './json-row.js';
 
 /** A key as a JSON row, in the order `listSigningKeys` reads it. */
 const KEY_RECORD = jsonRowSql(['kid', 'algorithm', 'private_key_pem', ['created_at', 'ms']]);
@@ -30,7 +30,7 @@ export function createPostgresKeyStore(db: PostgresRunner, t: PostgresTables): S
           kid: kid as string,
           algorithm: algorithm as SigningAlgorithm,
           privateKeyPem: privateKeyPem as string,
-          createdAt: new Date(createdAt as number),
+          createdAt: dateOf(createdAt),
         };
       });
     },

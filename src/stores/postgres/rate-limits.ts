@@ -2,14 +2,14 @@
 import type { RateLimitCount, RateLimitStore } from '../contract.js';
 import type { PostgresTables } from './schema.js';
 import { prepareSql, type PostgresRunner } from './query.js';
-import { jsonRowSql, parseJsonRow } from './json-row.js';
+import { dateOf, jsonRowSql, parseJsonRow } from './json-row.js';
 
 /** A counter as a JSON row: its count, and the end of its window. */
 const COUNTER_RECORD = jsonRowSql(['count', ['expires_at', 'ms']]);
 
 function toCount(row: { r: string }): RateLimitCount {
   const [count, expiresAt] = parseJsonRow(row.r);
-  return { count: count as number, resetAt: new Date(expiresAt as number) };
+  return { count: count as number, resetAt: dateOf(expiresAt) };
 }
 
 /**

@@ -15,7 +15,7 @@ import { CLIENT_CHANGE_FIELDS, definedClientChanges } from '../store-policy.js';
 import { prepareSql, type PostgresRunner, type PreparedSql } from './query.js';
 import { createBatcher, judgedAlone, type BatcherLimits } from './batcher.js';
 import { createBatchedLookup } from './batched-lookup.js';
-import { jsonRowSql, parseJsonRow } from './json-row.js';
+import { dateOf, jsonRowSql, parseJsonRow } from './json-row.js';
 
 /** `findClient`'s row: the id, and the rest of the record as a JSON row (`CLIENT_RECORD`). */
 interface ClientRow {
@@ -47,15 +47,15 @@ function toClient(row: ClientRow): OAuthClient {
     redirectUris: redirectUris as string[],
     allowedScopes: allowedScopes as string[],
     requirePkce: requirePkce as boolean,
-    credentialsIssuedAt: new Date(issuedAt as number),
-    createdAt: new Date(createdAt as number),
+    credentialsIssuedAt: dateOf(issuedAt),
+    createdAt: dateOf(createdAt),
     disabled: disabled as boolean,
     // Absent, not null, when unrestricted (NULL since migration 4): the contract keeps absence as absence.
     ...(method === null ? {} : { tokenEndpointAuthMethod: method as TokenEndpointAuthMethod }),
     // Both NULL: no previous secret in its grace period (migration 6).
     ...(previousHash === null || previousExpiresAt === null
       ? {}
-      : { previousClientSecretHash: previousHash as string, previousClientSecretExpiresAt: new Date(previousExpiresAt as number) }),
+      : { previousClientSecretHash: previousHash as string, previousClientSecretExpiresAt: dateOf(previousExpiresAt) }),
   };
 }
 
@@ -295,8 +295,8 @@ function toConsumeResult(row: CodeRow): ConsumeResult<AuthorizationCodeRecord> {
       scope: scope as string[],
       codeChallenge: codeChallenge as string | null,
       issuer: issuer as string,
-      issuedAt: new Date(issuedAt as number),
-      expiresAt: new Date(expiresAt as number),
+      issuedAt: dateOf(issuedAt),
+      expiresAt: dateOf(expiresAt),
     },
   };
 }
@@ -306,7 +306,7 @@ const CONSENT_RECORD = jsonRowSql(['user_id', 'client_id', 'scope', ['granted_at
 
 function toConsent(row: { r: string }): ConsentRecord {
   const [userId, clientId, scope, grantedAt] = parseJsonRow(row.r);
-  return { userId: userId as string, clientId: clientId as string, scope: scope as string[], grantedAt: new Date(grantedAt as number) };
+  return { userId: userId as string, clientId: clientId as string, scope: scope as string[], grantedAt: dateOf(grantedAt) };
 }
 
 /** ConsentStore on PostgreSQL: upsert by (user_id, client_id). */

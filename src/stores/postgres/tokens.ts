@@ -5,7 +5,7 @@ import type { PostgresTables } from './schema.js';
 import { lockKey, prepareSql, type PostgresRunner } from './query.js';
 import { createBatcher, judgedAlone, type BatchOutcome, type BatcherLimits } from './batcher.js';
 import { createBatchedLookup } from './batched-lookup.js';
-import { jsonRowSql, parseJsonRow } from './json-row.js';
+import { dateOf, jsonRowSql, parseJsonRow } from './json-row.js';
 
 /** A token's row: its hash, and the rest of the record as a JSON row (`TOKEN_RECORD`). */
 interface TokenRow {
@@ -25,7 +25,7 @@ function toToken(row: TokenRow): TokenRecord {
     userId: userId as string | null,
     scope: scope as string[],
     issuer: issuer as string,
-    expiresAt: new Date(expiresAt as number),
+    expiresAt: dateOf(expiresAt),
   };
 }
 
