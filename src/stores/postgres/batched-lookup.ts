@@ -1,12 +1,15 @@
-// Lookups by one key, batched by back-pressure: the keys asked for meanwhile go out as one `= ANY($1)` SELECT.
+// Lookups by one key, batched by back-pressure: the keys asked for meanwhile go out as one SELECT.
 import type { PostgresRow } from './driver.js';
 import { createBatcher, type BatcherLimits } from './batcher.js';
-import type { PostgresRunner, PreparedSql } from './query.js';
+import { prepareSql, type PostgresRunner } from './query.js';
 
 /** How a batched lookup reads its rows. */
 export interface LookupShape<Row extends PostgresRow, R> {
-  /** `$1` is the text[] of keys; `$2`, when the statement has one, is `extra()`. */
-  readonly sql: PreparedSql;
+  /**
+   * The statement, given the condition on its key column: `= $1` (one key) or `= ANY($1::text[])` (several).
+   * `$2`, when the statement has one, is `extra()`.
+   */
+  readonly sql: (match: string) => string;
   /** The key column of a row. */
   keyOf(row: Row): string;
   /**
@@ -21,6 +24,15 @@ export interface LookupShape<Row extends PostgresRow, R> {
 /**
  * One lookup per key, batched (batcher.ts): each batch is sent after every call in it was made, so each answer
  * is as fresh as a lookup of its own; unknown keys answer `null`. Keys are sent once per batch.
+ *
+ * A batch of one distinct key (every batch of a quiet store, and of a busy one whose calls ask for one
+ * integration or one token) goes out as the `= $1` statement. PostgreSQL keeps a prepared statement's generic
+ * plan only if it costs no more than the plans made for the values given: it costs an array parameter as 10
+ * keys, and an array it can read by its length, so `= ANY($1)` with one key was planned again on every
+ * execution (11–16 µs of the database's CPU each, BENCHMARKS.md, twelfth pass). The `= $1` plan is kept, and
+ * is a probe of the unique index whatever the table's statistics say; an array hidden from the planner would be
+ * kept too, but planned on a small table it scans the expiry index or the whole table, and keeps doing so as
+ * the table grows.
  * @see DESIGN §3a (one store round trip per step).
  */
 export function createBatchedLookup<Row extends PostgresRow, R>(
@@ -28,10 +40,13 @@ export function createBatchedLookup<Row extends PostgresRow, R>(
   shape: LookupShape<Row, R>,
   limits: BatcherLimits,
 ): (key: string) => Promise<R | null> {
+  const one = prepareSql(shape.sql('= $1'));
+  const many = prepareSql(shape.sql('= ANY($1::text[])'));
   return createBatcher<string, R | null>(async (keys) => {
-    const values: unknown[] = [[...new Set(keys)]];
+    const distinct = [...new Set(keys)];
+    const values: unknown[] = distinct.length === 1 ? [distinct[0]] : [distinct];
     if (shape.extra) values.push(shape.extra());
-    const { rows } = await db.query<Row>(shape.sql, values);
+    const { rows } = await db.query<Row>(distinct.length === 1 ? one : many, values);
     const found = new Map(rows.map((row) => [shape.keyOf(row), row]));
     return keys.map((key) => {
       const row = found.get(key);

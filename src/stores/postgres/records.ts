@@ -75,7 +75,7 @@ const CHANGE_COLUMNS: Readonly<Record<keyof ClientChanges, readonly [column: str
 
 /**
  * ClientStore on PostgreSQL. `findClient` calls made while a lookup is at the database go out together as
- * one `= ANY($1)` SELECT when it returns (batcher.ts): each batch is sent after every call in it was made,
+ * one SELECT when it returns (batched-lookup.ts): each batch is sent after every call in it was made,
  * so each answer is as fresh as a lookup of its own. `createClient` is an INSERT … ON CONFLICT DO NOTHING. `updateClient` is one
  * UPDATE that sets only the given columns: it takes the row lock and applies its SET to the newest row
  * version, so a disable and a secret rotation racing each other both survive (never a read-modify-write).
@@ -90,7 +90,6 @@ export function createPostgresClientStore(
   feed: { readonly channel: string; bump(): void },
   batching: BatcherLimits,
 ): Required<ClientStore> {
-  const find = prepareSql(`SELECT ${CLIENT_SELECT} FROM ${t.clients} WHERE client_id = ANY($1::text[])`);
   const create = prepareSql(
     `INSERT INTO ${t.clients} (${CLIENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
      ON CONFLICT (client_id) DO NOTHING RETURNING client_id`,
@@ -119,7 +118,7 @@ export function createPostgresClientStore(
   }
 
   const findClient = createBatchedLookup<ClientRow, OAuthClient>(db, {
-    sql: find,
+    sql: (match) => `SELECT ${CLIENT_SELECT} FROM ${t.clients} WHERE client_id ${match}`,
     keyOf: (row) => row.client_id,
     toRecord: toClient,
   }, batching);

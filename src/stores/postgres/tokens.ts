@@ -167,10 +167,8 @@ export function createPostgresTokenStore(
   // token that expired meanwhile reads absent, as it would at that moment.
   const findKind = (kind: string) =>
     createBatchedLookup<TokenRow, TokenRecord>(db, {
-      sql: prepareSql(
-        `SELECT token_hash, ${TOKEN_RECORD} AS r FROM ${t.tokens}
-         WHERE token_hash = ANY($1::text[]) AND kind = '${kind}' AND expires_at > $2`,
-      ),
+      sql: (match) => `SELECT token_hash, ${TOKEN_RECORD} AS r FROM ${t.tokens}
+         WHERE token_hash ${match} AND kind = '${kind}' AND expires_at > $2`,
       keyOf: (row) => row.token_hash,
       toRecord: toToken,
       extra: () => new Date(),
