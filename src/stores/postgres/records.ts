@@ -223,17 +223,19 @@ export function createPostgresCodeStore(db: PostgresRunner, t: PostgresTables, b
      SELECT 'replayed' AS outcome, code_hash, json_build_array(grant_id)::text AS r FROM ${t.codes}
      WHERE code_hash = $1 AND expires_at > $2 AND NOT EXISTS (SELECT 1 FROM won)`,
   );
+  // The keys as one array the UPDATE and the replay branch both match with = ANY: no join, no CTE of keys, so
+  // the plan the database makes for each batch (a custom one: it costs an array it can read by its length)
+  // takes less planning. A code listed twice still matches its row once.
   const consumeMany = prepareSql(
-    `WITH wanted AS (SELECT DISTINCT w.code_hash FROM unnest($1::text[]) AS w(code_hash)),
-     won AS (
-       UPDATE ${t.codes} c SET consumed_at = $2 FROM wanted w
-       WHERE c.code_hash = w.code_hash AND c.consumed_at IS NULL AND c.expires_at > $2
+    `WITH won AS (
+       UPDATE ${t.codes} c SET consumed_at = $2
+       WHERE c.code_hash = ANY($1::text[]) AND c.consumed_at IS NULL AND c.expires_at > $2
        RETURNING c.code_hash, ${codeRecord('c.')} AS r)
      SELECT 'consumed' AS outcome, code_hash, r FROM won, ${RELAXED_COMMIT}
      UNION ALL
-     SELECT 'replayed' AS outcome, c.code_hash, json_build_array(c.grant_id)::text AS r
-     FROM ${t.codes} c JOIN wanted w ON c.code_hash = w.code_hash
-     WHERE c.expires_at > $2 AND NOT EXISTS (SELECT 1 FROM won WHERE won.code_hash = c.code_hash)`,
+     SELECT 'replayed' AS outcome, c.code_hash, json_build_array(c.grant_id)::text AS r FROM ${t.codes} c
+     WHERE c.code_hash = ANY($1::text[]) AND c.expires_at > $2
+       AND NOT EXISTS (SELECT 1 FROM won WHERE won.code_hash = c.code_hash)`,
   );
   const consumeAlone = async (codeHash: string): Promise<ConsumeResult<AuthorizationCodeRecord>> => {
     const { rows } = await db.query<CodeRow>(consume, [codeHash, new Date()]);
