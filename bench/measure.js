@@ -9,19 +9,24 @@ import { runWrk } from './wrk.js';
  * (bench/token-request.js codeExchangeRequests) instead of autocannon's `requests`.
  * @param {{ url: string, method?: string, headers?: Record<string, string>, body?: string,
  *   connections: number, warmupSeconds: number, durationSeconds: number, generator?: 'autocannon' | 'wrk',
- *   wrkThreads?: number, serverCpuUsage: () => Promise<NodeJS.CpuUsage> }} load
- * @returns {Promise<{ rps: number, p50: number, p99: number, max: number, requests: number, cpuUs: number }>}
+ *   wrkThreads?: number, serverCpuUsage: () => Promise<NodeJS.CpuUsage>, databaseCpuMicros?: () => number | null }} load
+ * @returns {Promise<{ rps: number, p50: number, p99: number, max: number, requests: number, cpuUs: number,
+ *   dbCpuUs: number | null }>}
  *   latencies in ms; cpuUs: the server's CPU time (user + system) per request over the measured run, which
- *   other load on the machine disturbs much less than req/s
+ *   other load on the machine disturbs much less than req/s; dbCpuUs: the same for the database server's
+ *   processes (bench/database-cpu.js), when `databaseCpuMicros` is given and could read them
  */
-export async function measure({ warmupSeconds, durationSeconds, serverCpuUsage, generator = 'autocannon', wrkThreads = 2, wrkCodes, ...load }) {
+export async function measure({ warmupSeconds, durationSeconds, serverCpuUsage, databaseCpuMicros, generator = 'autocannon', wrkThreads = 2, wrkCodes, ...load }) {
   const run = generator === 'wrk' ? wrkRun(load, wrkThreads, wrkCodes) : autocannonRun(load);
   await run(warmupSeconds, 'warm-up');
   const before = await serverCpuUsage();
+  const dbBefore = databaseCpuMicros?.() ?? null;
   const result = await run(durationSeconds, 'measurement');
+  const dbAfter = databaseCpuMicros?.() ?? null;
   const after = await serverCpuUsage();
   const cpuMicros = after.user - before.user + (after.system - before.system);
   return {
+    dbCpuUs: dbBefore === null || dbAfter === null ? null : (dbAfter - dbBefore) / result.requests,
     rps: result.requests / result.seconds,
     p50: result.p50,
     p99: result.p99,

@@ -11,6 +11,7 @@ import { countRoundTrips } from './count-round-trips.js';
 import { topFrames } from './top-frames.js';
 import { markdownTable } from './format-table.js';
 import { median } from './median.js';
+import { databaseCpuMicros, redisServerPid } from './database-cpu.js';
 
 const { values: cli } = parseArgs({
   options: {
@@ -139,11 +140,22 @@ const SCENARIOS = [
 const only = cli.only ? new Set(cli.only.split(',')) : null;
 const scenarios = SCENARIOS.filter((s) => !only || only.has(s.id));
 
+/** The database engine a scenario's server stores in ('postgres' | 'redis'), or undefined (SQLite, memory, none). */
+function databaseOf(scenario) {
+  const engine = scenario.server[scenario.server.indexOf('--store') + 1];
+  return engine === 'postgres' || engine === 'redis' ? engine : undefined;
+}
+/** The Redis server's own process, asked once: the cluster of the test suite may run beside it. */
+let redisPid;
+
 async function runScenario(scenario, nodeArgs = []) {
+  const engine = databaseOf(scenario);
+  if (engine === 'redis' && redisPid === undefined) redisPid = await redisServerPid(DEFAULT_REDIS_URL);
+  const databaseCpu = engine === undefined ? undefined : () => databaseCpuMicros(engine, engine === 'redis' ? redisPid : undefined);
   const server = await startServer(scenario.server, { nodeArgs });
   try {
     const { path, ...init } = await scenario.request(server);
-    return await measure({ url: `${server.url}${path}`, ...init, connections: CONNECTIONS, warmupSeconds: WARMUP, durationSeconds: DURATION, generator: GENERATOR, wrkThreads: WRK_THREADS, serverCpuUsage: server.cpuUsage });
+    return await measure({ url: `${server.url}${path}`, ...init, connections: CONNECTIONS, warmupSeconds: WARMUP, durationSeconds: DURATION, generator: GENERATOR, wrkThreads: WRK_THREADS, serverCpuUsage: server.cpuUsage, databaseCpuMicros: databaseCpu });
   } finally {
     await server.stop();
   }
@@ -158,7 +170,7 @@ const results = new Map(scenarios.map((s) => [s.id, []]));
 const pairedReferences = new Map(scenarios.map((s) => [s.id, []]));
 const byId = new Map(SCENARIOS.map((s) => [s.id, s]));
 const skipped = new Map();
-const report = (round, id, result) => console.log(`round ${round}  ${id.padEnd(20)} ${result.rps.toFixed(0).padStart(7)} req/s  p50 ${result.p50} ms  p99 ${result.p99} ms  server ${result.cpuUs.toFixed(0)} µs CPU/req  (load avg ${loadavg()[0].toFixed(2)})`);
+const report = (round, id, result) => console.log(`round ${round}  ${id.padEnd(20)} ${result.rps.toFixed(0).padStart(7)} req/s  p50 ${result.p50} ms  p99 ${result.p99} ms  server ${result.cpuUs.toFixed(0)} µs CPU/req${result.dbCpuUs === null ? '' : `  database ${result.dbCpuUs.toFixed(0)} µs`}  (load avg ${loadavg()[0].toFixed(2)})`);
 for (let round = 1; round <= ROUNDS; round += 1) {
   for (const scenario of scenarios) {
     if (skipped.has(scenario.id)) continue;
@@ -199,18 +211,19 @@ for (const scenario of scenarios) {
     String(Number(median(runs.map((r) => r.p50)).toFixed(2))),
     String(Number(median(runs.map((r) => r.p99)).toFixed(2))),
     median(runs.map((r) => r.cpuUs)).toFixed(0),
+    runs.every((r) => r.dbCpuUs !== null) ? median(runs.map((r) => r.dbCpuUs)).toFixed(0) : '',
     ratio === null ? '' : `${ratio.toFixed(2)} of ${scenario.ratioTo}`,
     cpuRatio === null ? '' : cpuRatio.toFixed(2),
     scenario.target === undefined ? '' : `≥ ${scenario.target.toFixed(2)} ${verdict}`,
   ]);
 }
 console.log(`\n${markdownTable(
-  ['scenario', 'req/s (median)', 'req/s per round', 'p50 ms', 'p99 ms', 'server µs CPU/req', 'ratio (req/s)', 'ratio (CPU/req)', 'DESIGN §3a target (req/s ratio)'],
-  rows, ['l', 'r', 'r', 'r', 'r', 'r', 'l', 'r', 'l'],
+  ['scenario', 'req/s (median)', 'req/s per round', 'p50 ms', 'p99 ms', 'server µs CPU/req', 'database µs CPU/req', 'ratio (req/s)', 'ratio (CPU/req)', 'DESIGN §3a target (req/s ratio)'],
+  rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l', 'r', 'l'],
 )}`);
 for (const [id, reason] of skipped) console.log(`\n${id} not measured: ${reason}`);
 console.log(`\nload average after the run: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-console.log(`ratio (req/s): median over rounds of scenario req/s ÷ reference req/s ${cli.paired ? 'measured just before it (--paired)' : 'of the same round'}; ratio (CPU/req): reference CPU/req ÷ scenario CPU/req.`);
+console.log(`ratio (req/s): median over rounds of scenario req/s ÷ reference req/s ${cli.paired ? 'measured just before it (--paired)' : 'of the same round'}; ratio (CPU/req): reference CPU/req ÷ scenario CPU/req (the server's alone); database µs CPU/req: every PostgreSQL process, or the Redis server's, per request (read from /proc, Linux only).`);
 console.log('\nFigures issue 10 quoted for the references (measured above as token-oauth2-server, token-oidc-provider[-jwt]): @node-oauth/oauth2-server 0.49, oidc-provider in Express 0.35 (0.27 with JWT access tokens).');
 
 // Store round trips per request, from a separate untimed server whose store counts its calls.
