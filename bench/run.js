@@ -249,7 +249,7 @@ for (const [id, serverArgs, makeRequest] of counted) {
 
 if (cli.profile) {
   // token-sqlite and guarded always (the references of the profile section); the others when this run measured them.
-  const profiled = ['token-sqlite', 'guarded', ...['token-memory', 'code-exchange-sqlite', 'refresh-sqlite', 'guarded-jwt', 'example-envelopes', 'token-postgres', 'token-redis', 'code-exchange-postgres', 'refresh-postgres', 'code-exchange-redis', 'refresh-redis'].filter((id) => results.get(id)?.length)];
+  const profiled = ['token-sqlite', 'guarded', ...['token-memory', 'code-exchange-sqlite', 'refresh-sqlite', 'guarded-jwt', 'example-envelopes', 'token-postgres', 'token-redis', 'code-exchange-postgres', 'refresh-postgres', 'code-exchange-redis', 'refresh-redis', 'guarded-postgres', 'guarded-redis'].filter((id) => results.get(id)?.length)];
   for (const id of profiled) {
     const scenario = SCENARIOS.find((s) => s.id === id);
     const dir = mkdtempSync(join(tmpdir(), `oauth-bench-prof-${id}-`));
