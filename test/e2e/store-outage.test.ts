@@ -214,6 +214,14 @@ for (const backend of BACKENDS) {
       stopped = true;
       await Promise.all(workers); // every request of the load came back with an answer
       await probePages('restored');
+      // The session store has connections of its own. On Redis its client reconnects on a backoff of its own
+      // (up to 2 s, src/stores/redis/connection.ts), not in step with the OAuth store's client that the load
+      // above saw come back, so a signed-in page may still find it away (a 503, seen once in CI). The page is
+      // asked again, request after request, until the session store answers: what it must then show is below.
+      while (pages.at(-1)!.status === 503) {
+        const res = await fetch(authorizeUrl, { headers: { Cookie: cookie }, redirect: 'manual' });
+        pages[pages.length - 1] = { phase: 'restored', status: res.status, text: await res.text() };
+      }
 
       const summary = (['up', 'down', 'hang', 'restored'] as const).map((p) => {
         const of = (kind: Outcome['kind'], status: number) => count(p, kind, status)(outcomes);
