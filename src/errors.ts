@@ -71,6 +71,17 @@ export class InvalidGrantError extends OAuthError {
   }
 }
 
+/**
+ * The store refused to save the tokens (`saveTokens` resolved false): a revocation overtook the request, or the
+ * integration copy it was authenticated with is no longer the stored one. Answered as `invalid_grant`.
+ * @see RFC 6749 §5.2, RFC 7009 §2.1.
+ */
+export class RefusedSaveError extends InvalidGrantError {
+  constructor() {
+    super('the authorization grant has been revoked');
+  }
+}
+
 /** "The authenticated client is not authorized to use this authorization grant type." RFC 6749 §5.2 */
 export class UnauthorizedClientError extends OAuthError {
   constructor(description: string) {

@@ -26,7 +26,7 @@ export type {
   AuthorizationCodeRecord, TokenRecord, ConsentRecord, ConsumeResult,
   SigningKeyStore, SigningKeyRecord, SigningAlgorithm, SaveSigningKeyOptions,
   ClientChanges, SaveTokensOptions, StoreTier, AdministrationStore, AdministrationClientStore, ConsentsStore, CompleteStore,
-  TokenEndpointAuthMethod, RateLimitStore, RateLimitCount, RevocationFeed, RevocationMark,
+  TokenEndpointAuthMethod, RateLimitStore, RateLimitCount, RevocationFeed, RevocationMark, ClientCopy, ClientCopies,
 } from './stores/contract.js';
 export type { LoginRateLimitOptions } from './http/login-rate-limit.js';
 export type { ClientAuthRateLimitOptions } from './checks/client-auth-rate-limit.js';

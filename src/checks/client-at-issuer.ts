@@ -4,7 +4,7 @@ import type { OAuthClient, Store, TokenEndpointAuthMethod } from '../stores/cont
 import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
 import type { FormParams } from '../http/read-form.js';
 import type { ClientAuthenticationFailedEvent } from '../events/event-types.js';
-import { authenticateClient, parseBasicCredentials, readClientCredentials } from './client-auth.js';
+import { authenticateClient, parseBasicCredentials, readClientCredentials, type AuthenticatedClient } from './client-auth.js';
 import type { ClientAuthRateLimit } from './client-auth-rate-limit.js';
 import { issuerForClient, wrongAddressMessage } from './issuer.js';
 import { InvalidClientError, TooManyAttemptsError } from '../errors.js';
@@ -28,6 +28,18 @@ export async function authenticateClientAtIssuer(
   store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, req: Request, params: FormParams, endpoint: ClientAuthEndpoint,
   limit: ClientAuthRateLimit | null,
 ): Promise<OAuthClient> {
+  return (await authenticateAtIssuer(store, options, issuer, req, params, endpoint, limit, false)).client;
+}
+
+/**
+ * `authenticateClientAtIssuer`, which with `copies` may authenticate from the store's copy of the integration
+ * (`Store.clientCopies`) and then says which revision it was, for the tokens' save to check.
+ * @see RFC 6749 §2.3.1, §5.2; SPEC §9.
+ */
+export async function authenticateAtIssuer(
+  store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, req: Request, params: FormParams, endpoint: ClientAuthEndpoint,
+  limit: ClientAuthRateLimit | null, copies: boolean,
+): Promise<AuthenticatedClient> {
   const authorization = singleAuthorizationHeader(req);
   const reportFailure = (err: unknown): never => {
     if (err instanceof InvalidClientError && options.events.active) {
@@ -44,17 +56,17 @@ export async function authenticateClientAtIssuer(
     throw err;
   };
   // Reported inside what the limit runs, so a failure that also reaches the limit is reported as both.
-  const authenticate = () => authenticateClient(store, authorization, params, options.clientAuthMethods).catch(reportFailure);
+  const authenticate = () => authenticateClient(store, authorization, params, options.clientAuthMethods, copies).catch(reportFailure);
   // Under `clientAuthRateLimit`, failures are counted per presented client_id and source (none presented: none counted).
-  const client = limit
+  const authenticated = limit
     ? await limit.authenticate(req, () => presentedClientId(authorization, params, options), authenticate).catch((err: unknown) => {
       if (err instanceof TooManyAttemptsError) reportFailure(err);
       throw err;
     })
     : await authenticate();
-  const home = issuerForClient(options, client);
+  const home = issuerForClient(options, authenticated.client);
   if (home !== issuer) reportFailure(new InvalidClientError(wrongAddressMessage(options, home), 'wrong_issuer'));
-  return client;
+  return authenticated;
 }
 
 /** The client_id a request authenticates as, or null when its credentials are absent or malformed. */

@@ -113,6 +113,26 @@ function verifiesCurrentOrPrevious(client: OAuthClient | null, presented: string
     .then(([current, old]) => current || (old && inGrace));
 }
 
+/** An authenticated integration, and the revision of the store's copy it was read from, when it was. */
+export interface AuthenticatedClient {
+  readonly client: OAuthClient;
+  /** Given only for a copy (`Store.clientCopies`): its tokens' `SaveTokensOptions.clientRevision`. */
+  readonly revision?: string;
+}
+
+/** Why a record does not authenticate `method`, or null when it does (`verified`: the secret checked out). */
+function refusal(client: OAuthClient | null, verified: boolean, method: TokenEndpointAuthMethod): InvalidClientError | null {
+  if (!client || !verified || client.disabled) {
+    return new InvalidClientError(undefined, !client ? 'unknown_client' : !verified ? 'wrong_secret' : 'disabled');
+  }
+  // `!= null`: a store may hand back null for "no restriction" even though the contract asks for absence.
+  const required = client.tokenEndpointAuthMethod;
+  if (required != null && required !== method) {
+    return new InvalidClientError(`this integration must authenticate with ${required}`, 'method_not_allowed');
+  }
+  return null;
+}
+
 /**
  * Authenticates the client of a token, revocation or introspection request with `client_secret_basic` or
  * `client_secret_post`, whichever of `allowed` it used (see `readClientCredentials`).
@@ -121,6 +141,11 @@ function verifiesCurrentOrPrevious(client: OAuthClient | null, presented: string
  * - An integration restricted to another method (`tokenEndpointAuthMethod`) is refused with
  *   `invalid_client` too, and told which method to use only once its secret checked out, so that a guess
  *   learns nothing about the integration.
+ * - With `copies` (the token endpoint's client_credentials and refresh_token grants) and a store that keeps
+ *   them, a copy that authenticates the request is used without a lookup; anything else (no copy, a copy that
+ *   refuses) is looked up and judged afresh, so a copy never refuses anyone: a re-enabled integration or a
+ *   new secret counts at once. The presented secret is compared once against the copy, or against the dummy
+ *   hash when there is none, so every failure costs one comparison more and one lookup, whoever is known.
  * @throws InvalidClientError (401) or InvalidRequestError.
  * @see RFC 6749 §2.3.1, §3.2.1, §5.2; RFC 7591 §2 (`token_endpoint_auth_method`).
  */
@@ -129,19 +154,21 @@ export async function authenticateClient(
   authorization: string | undefined,
   params: FormParams,
   allowed: readonly TokenEndpointAuthMethod[],
-): Promise<OAuthClient> {
+  copies = false,
+): Promise<AuthenticatedClient> {
   const { clientId, clientSecret, method } = readClientCredentials(authorization, params, allowed);
   // An id no store could hold (a NUL byte, a megabyte) never reaches the store; the answer is the same.
-  const client = isStoreId(clientId) ? await store.clients.findClient(clientId) : null;
+  const storable = isStoreId(clientId);
+  if (copies && store.clientCopies) {
+    const copy = storable ? store.clientCopies.find(clientId) : undefined;
+    const checked = verifiesCurrentOrPrevious(copy?.client ?? null, clientSecret);
+    const matches = typeof checked === 'boolean' ? checked : await checked;
+    if (copy && refusal(copy.client, matches, method) === null) return { client: copy.client, revision: copy.revision };
+  }
+  const client = storable ? await store.clients.findClient(clientId) : null;
   const checked = verifiesCurrentOrPrevious(client, clientSecret);
   const matches = typeof checked === 'boolean' ? checked : await checked;
-  if (!client || !matches || client.disabled) {
-    throw new InvalidClientError(undefined, !client ? 'unknown_client' : !matches ? 'wrong_secret' : 'disabled');
-  }
-  // `!= null`: a store may hand back null for "no restriction" even though the contract asks for absence.
-  const required = client.tokenEndpointAuthMethod;
-  if (required != null && required !== method) {
-    throw new InvalidClientError(`this integration must authenticate with ${required}`, 'method_not_allowed');
-  }
-  return client;
+  const refused = refusal(client, matches, method);
+  if (refused) throw refused;
+  return { client: client! };
 }

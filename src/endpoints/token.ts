@@ -8,9 +8,9 @@ import { GRANTS } from '../grants/index.js';
 import { readForm, type FormParams } from '../http/read-form.js';
 import type { GrantHandler } from '../grants/grant-context.js';
 import { sendNoStoreJson } from '../http/json-response.js';
-import { authenticateClientAtIssuer } from '../checks/client-at-issuer.js';
+import { authenticateAtIssuer } from '../checks/client-at-issuer.js';
 import type { ClientAuthRateLimit } from '../checks/client-auth-rate-limit.js';
-import { InvalidRequestError, UnauthorizedClientError, UnsupportedGrantTypeError } from '../errors.js';
+import { InvalidRequestError, InvalidScopeError, RefusedSaveError, UnauthorizedClientError, UnsupportedGrantTypeError } from '../errors.js';
 import { sendTokenEndpointError } from '../http/send-token-endpoint-error.js';
 import { tokenRequestChannel, type TokenRequestMessage } from '../metrics/channels.js';
 
@@ -37,7 +37,9 @@ function prefetch(grant: GrantHandler, store: Store, params: FormParams): Promis
 /**
  * Builds the token endpoint handler of one base address.
  * Order of checks: form → grant_type → client authentication → base address → flow → the grant itself (whose
- * read that needs no client, the refresh token's, is under way during authentication).
+ * read that needs no client, the refresh token's, is under way during authentication). A grant with
+ * `clientCopies` may be served from the store's copy of the integration; when the copy proves stale, the request
+ * is served again, once, with a lookup (see `Store.clientCopies`).
  * Every answer, success or error, carries the SPEC §4.2 header set; invalid_client answers 401 with
  * `WWW-Authenticate: Basic` (RFC 6749 §5.2). Each answer's grant type, outcome and duration is reported on
  * the `express-oauth-router:token-request` diagnostics channel, measured only while someone subscribes.
@@ -63,12 +65,24 @@ export function createTokenEndpoint(
       grantLabel = grant.grantType;
 
       const prefetched = prefetch(grant, store, params);
-      const client = await authenticateClientAtIssuer(store, options, issuer, req, params, 'token', limit);
-      // SPEC §5.5: "Integrations are configured for either the Authorization Code flow or the Client Credentials flow."
-      if (grant.flow !== client.flow) {
-        throw new UnauthorizedClientError(`this integration is configured for the ${client.flow} flow and may not use grant_type ${grantType}`);
-      }
-      const body = await grant.handle({ store, userAuth, options, issuer, client, params, keyRing, startedAt, req, prefetched });
+      const serve = async (copies: boolean, prefetched: Promise<unknown> | undefined) => {
+        const { client, revision } = await authenticateAtIssuer(store, options, issuer, req, params, 'token', limit, copies);
+        // SPEC §5.5: "Integrations are configured for either the Authorization Code flow or the Client Credentials flow."
+        if (grant.flow !== client.flow) {
+          throw new UnauthorizedClientError(`this integration is configured for the ${client.flow} flow and may not use grant_type ${grantType}`);
+        }
+        const context = { store, userAuth, options, issuer, client, clientRevision: revision, params, keyRing, startedAt, req, prefetched };
+        try {
+          return await grant.handle(context);
+        } catch (err) {
+          // Served from a copy that may be stale (the save refused its revision, or its scopes refused the
+          // request): once more with a lookup, whose answer counts as if the copy had never been read.
+          if (revision !== undefined && (err instanceof RefusedSaveError || err instanceof InvalidScopeError)) return null;
+          throw err;
+        }
+      };
+      const body = (await serve(grant.clientCopies, prefetched)) ?? (await serve(false, undefined));
+      if (body === null) throw new Error('a token request served without a copy came back for another try');
       sendNoStoreJson(res, 200, body);
     } catch (err) {
       outcome = 'error';

@@ -45,6 +45,7 @@ function publishReplay(context: GrantContext, grantId: string): void {
 export const authorizationCodeGrant: GrantHandler = {
   grantType: 'authorization_code',
   flow: 'authorization_code',
+  clientCopies: false,
   async handle(context) {
     const { params, client, store, issuer } = context;
     const code = params.get('code');

@@ -13,6 +13,11 @@ export interface GrantContext {
   readonly options: ResolvedOptions;
   readonly issuer: ResolvedIssuer;
   readonly client: OAuthClient;
+  /**
+   * The revision of the store's integration copy `client` was authenticated from, when it was (only for a grant
+   * with `clientCopies`): the save refuses the tokens if the integration has changed since.
+   */
+  readonly clientRevision?: string | undefined;
   readonly params: FormParams;
   /** The signing keys when `accessTokenFormat` is 'jwt' (RFC 9068); absent for opaque tokens. */
   readonly keyRing?: KeyRing | undefined;
@@ -38,6 +43,13 @@ export interface GrantHandler {
   readonly grantType: GrantType;
   /** SPEC §5.5: the integration's configured flow decides which grants it may use. */
   readonly flow: ClientFlow;
+  /**
+   * Whether the client may be authenticated from the store's copy (`Store.clientCopies`): only for a
+   * grant whose `handle` can run again, once, with a fresh lookup when the copy proves stale (the save is
+   * refused, or the copy's scopes refuse the request). Never the code exchange: its code is consumed before it
+   * saves, so it could not run again.
+   */
+  readonly clientCopies: boolean;
   /**
    * A store read that depends on the request alone, started before the client is authenticated so that its
    * round trip overlaps authentication's (two in turn become one on a networked store). Reads only: nothing is

@@ -4,7 +4,7 @@ import type { GrantType, TokenRecord } from '../stores/contract.js';
 import type { RevocationCause } from '../events/event-types.js';
 import { createOrderedToken } from '../crypto/ordered-token.js';
 import { hashToken } from '../crypto/hash-token.js';
-import { InvalidGrantError } from '../errors.js';
+import { RefusedSaveError } from '../errors.js';
 import { signAccessToken } from '../jwt/sign-access-token.js';
 
 /** What to issue. */
@@ -50,8 +50,9 @@ function publishIssued(context: GrantContext, request: IssueRequest): void {
  * Issues an access token (and a refresh token when asked) of `grantId`, saved hashed in one store call.
  * With `accessTokenFormat: 'jwt'` the access token is a signed RFC 9068 JWT; its record is saved by hash
  * all the same, so introspection, revocation and code-replay bookkeeping work alike for both formats.
- * @throws InvalidGrantError when a revocation overtook this request (a code replay, a disabled integration, a
- *   withdrawn consent, a rotated secret): the store refused to save.
+ * @throws RefusedSaveError (`invalid_grant`) when a revocation overtook this request (a code replay, a disabled
+ *   integration, a withdrawn consent, a rotated secret), or the integration copy it was authenticated with is
+ *   stale: the store refused to save.
  * @see RFC 6749 §5.1, SPEC §2 (response fields), §4.3–4.5, RFC 9068 §2.
  */
 export async function issueTokens(context: GrantContext, request: IssueRequest): Promise<TokenResponseBody> {
@@ -81,8 +82,11 @@ export async function issueTokens(context: GrantContext, request: IssueRequest):
   }
   // The store refuses, atomically with the insert, tokens whose grant, integration or user was revoked since
   // authorizedAt: no token outlives a revocation that raced this request.
-  const saved = await context.store.tokens.saveTokens(access, refresh, { authorizedAt: request.authorizedAt });
-  if (!saved) throw new InvalidGrantError('the authorization grant has been revoked');
+  // A client authenticated from the store's copy carries its revision: the save also refuses if it is stale.
+  const saved = await context.store.tokens.saveTokens(access, refresh, context.clientRevision === undefined
+    ? { authorizedAt: request.authorizedAt }
+    : { authorizedAt: request.authorizedAt, clientRevision: context.clientRevision });
+  if (!saved) throw new RefusedSaveError();
   // Built only when heard: this is the token endpoint's hot path.
   if (options.events.active) publishIssued(context, request);
   const scope = request.scope.join(' ');

@@ -40,6 +40,8 @@ export function combineStores(parts: StoreParts): Store {
     ...(rateLimitsFrom.rateLimits ? { rateLimits: rateLimitsFrom.rateLimits } : {}),
     // The feed tells of revocations in the tokens part, so it must come from the store that holds the tokens.
     ...(parts.tokens.revocations ? { revocations: parts.tokens.revocations } : {}),
+    // Copies of integrations are safe only where the save checks their revision: in the store that made them.
+    ...(parts.clients === parts.tokens && parts.clients.clientCopies ? { clientCopies: parts.clients.clientCopies } : {}),
     async close() {
       const results = await Promise.allSettled(distinct.map((store) => store.close?.()));
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -47,3 +49,4 @@ export function combineStores(parts: StoreParts): Store {
     },
   };
 }
+

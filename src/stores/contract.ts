@@ -75,6 +75,36 @@ export interface ClientChanges {
 }
 
 /**
+ * An integration as this process last read it from the store, and which version of the stored record that
+ * was (`ClientCopies.find`). `revision` is opaque, compared by the store only; any change to the record, by
+ * any writer, gives it another revision (a store may give a record rewritten with exactly the same values the
+ * same revision: it is what the copy holds).
+ */
+export interface ClientCopy {
+  readonly client: OAuthClient;
+  readonly revision: string;
+}
+
+/**
+ * Optional part `clientCopies`, outside every tier: integrations as this process last read them, so that a
+ * token request can authenticate its client without a lookup. A copy may be stale at any moment; a store that
+ * offers this part makes `saveTokens` honour `SaveTokensOptions.clientRevision`, refusing, in the same
+ * transaction as the insert, tokens whose integration has changed in any way (or gone) since the copy was
+ * read. The router reads copies only where such a refusal can be retried with a lookup (the token endpoint's
+ * client_credentials and refresh_token grants) and looks up whatever a copy would refuse, so a change counts
+ * from its commit, as it does with a lookup per request, never from when this process hears of it. The part
+ * must come from the store that holds the tokens: `combineStores` drops it otherwise.
+ * @see RFC 6749 §2.3.1 (client authentication), §3.2.1.
+ */
+export interface ClientCopies {
+  /**
+   * Synchronous, no I/O: the integration as `findClient` last read it in this process, or `undefined` when none
+   * is kept. An unknown id is never kept, so probing ids fills nothing. The caller reads it, never changes it.
+   */
+  find(clientId: string): ClientCopy | undefined;
+}
+
+/**
  * Integrations. `findClient` is required; the others form the `administration` tier (registering,
  * updating, disabling and listing integrations: the CLI and the programmatic admin API).
  */
@@ -182,6 +212,12 @@ export interface SaveTokensOptions {
    * of the integration, or of the user at the integration, recorded at or after it voids the tokens.
    */
   readonly authorizedAt: Date;
+  /**
+   * The revision of the integration copy the request was authenticated with (`ClientCopies.find`), when it
+   * was: the save is then also refused if the stored integration is no longer that revision, or gone. Absent
+   * when the integration was looked up for the request. A store without `clientCopies` never receives it.
+   */
+  readonly clientRevision?: string;
 }
 
 /**
@@ -201,7 +237,8 @@ export interface TokenStore {
    * - the grant is revoked (`revokeGrant`, or a `revokeClientTokens` that removed a refresh token of it);
    * - the integration's tokens were revoked (`revokeClientTokens(clientId)`) at or after `authorizedAt`;
    * - the user's tokens at the integration were revoked (`revokeClientTokens(clientId, userId)`) at or after
-   *   `authorizedAt` (tokens with a `userId` only).
+   *   `authorizedAt` (tokens with a `userId` only);
+   * - `clientRevision` is given and the integration's stored record is no longer that revision (or is gone).
    */
   saveTokens(access: TokenRecord, refresh: TokenRecord | null, options: SaveTokensOptions): Promise<boolean>;
   /** `null` if unknown, expired or revoked. */
@@ -375,7 +412,7 @@ export type StoreTier = 'required' | 'administration' | 'consents' | 'signingKey
  *   instance on the store (without it, each process counts alone);
  * - **revocationFeed**: `revocations.mark`: lets `requireBearer` cache verified opaque tokens in process,
  *   exactly (see `RevocationFeed`); without it every request is looked up in the store;
- * - **optional**: `close`.
+ * - **optional**: `close`, and `clientCopies.find` (integration copies whose revision `saveTokens` checks).
  * `createOAuthRouter` checks the tiers its enabled features need and names every missing method.
  *
  * Every method but `revocations.mark` is async and resolves with a record or `null`, never `undefined`. Expiry is part of the
@@ -397,6 +434,8 @@ export interface Store {
   readonly rateLimits?: RateLimitStore;
   /** Tier `revocationFeed`: the tokens part's revocation feed. Without it, `requireBearer` looks up every token. */
   readonly revocations?: RevocationFeed;
+  /** Optional, in no tier: integration copies whose revision `saveTokens` checks. Without it, every token request looks its client up. */
+  readonly clientCopies?: ClientCopies;
   /** Optional: releases connections, timers and file handles. */
   close?(): Promise<void>;
 }

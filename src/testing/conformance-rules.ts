@@ -3,6 +3,7 @@ import type { StoreTier } from '../stores/contract.js';
 import type { ConformanceRule } from './conformance-types.js';
 import { absentRules } from './conformance-absent.js';
 import { clientLifecycleRules } from './conformance-client-lifecycle.js';
+import { clientCopyRules } from './conformance-client-copies.js';
 import { clientRules } from './conformance-clients.js';
 import { codeRules } from './conformance-codes.js';
 import { consentRules } from './conformance-consents.js';
@@ -41,6 +42,7 @@ export const CONFORMANCE_RULES: readonly ConformanceRule[] = inTierOrder([
   ...tokenRules,
   ...clientRules,
   ...clientLifecycleRules,
+  ...clientCopyRules,
   ...revocationRules,
   ...consentRules,
   ...signingKeyRules,

@@ -1,6 +1,7 @@
 // A small from-scratch Store with switchable faults, to prove the conformance suite catches each one.
 import type {
   AuthorizationCodeRecord,
+  ClientCopy,
   ConsentRecord,
   OAuthClient,
   SigningKeyRecord,
@@ -38,7 +39,9 @@ export type Fault =
   /** a user revocation also refuses other users' and client_credentials saves at that client. */
   | 'user-revocation-refuses-whole-client'
   /** rateLimits.hit reads the count in one round trip and writes count + 1 in the next. */
-  | 'rate-limit-hit-reads-then-writes';
+  | 'rate-limit-hit-reads-then-writes'
+  /** clientCopies is offered, but saveTokens ignores `clientRevision` (a stale copy gets tokens). */
+  | 'save-ignores-client-revision';
 
 export interface ToyStoreOptions {
   readonly faults?: readonly Fault[];
@@ -93,6 +96,11 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
   }
 
   const clients = new Map<string, OAuthClient>();
+  // Each integration's revision (a counter of every write, so a re-created id gets a new one) and its copy.
+  const revisions = new Map<string, string>();
+  const copies = new Map<string, ClientCopy>();
+  let writes = 0;
+  const revise = (clientId: string): void => { revisions.set(key(clientId), String((writes += 1))); };
   const codes = new Map<string, { record: AuthorizationCodeRecord; used: boolean }>();
   const tokens = new Map<string, { kind: 'access' | 'refresh'; record: TokenRecord }>();
   const revokedGrants = new Set<string>();
@@ -129,12 +137,15 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
       async findClient(clientId) {
         await turn();
         const client = clients.get(key(clientId));
+        if (client) copies.set(key(clientId), { client: copy(client), revision: revisions.get(key(clientId))! });
         return client ? copy(client) : null;
       },
+
       async createClient(client) {
         await turn();
         if (clients.has(key(client.clientId))) return false;
         clients.set(key(client.clientId), copy(client));
+        revise(client.clientId);
         return true;
       },
       async updateClient(clientId, changes) {
@@ -145,6 +156,7 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
         const base = has('update-client-reads-then-writes-whole-record') ? read : clients.get(key(clientId))!;
         const updated = applyClientChanges(base, copy(changes));
         clients.set(key(clientId), updated);
+        revise(clientId);
         return copy(updated);
       },
       async listClients() {
@@ -154,6 +166,7 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
       async deleteClient(clientId) {
         await turn();
         if (!clients.delete(key(clientId))) return false;
+        revisions.delete(key(clientId));
         for (const [hash, code] of codes) if (code.record.clientId === clientId) codes.delete(hash);
         for (const [hash, token] of tokens) if (token.record.clientId === clientId) tokens.delete(hash);
         for (const [pairKey, consent] of consents) if (consent.clientId === clientId) consents.delete(pairKey);
@@ -176,11 +189,13 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
       },
     },
     tokens: {
-      async saveTokens(access, refresh, { authorizedAt }) {
+      async saveTokens(access, refresh, { authorizedAt, clientRevision }) {
         for (let i = 0; i < (options.saveLeadingTurns ?? 0); i++) await turn();
         await turn();
         const since = authorizedAt.getTime();
-        const isRefused = refused(access, since) || (refresh !== null && refused(refresh, since));
+        const stale = clientRevision !== undefined && !has('save-ignores-client-revision')
+          && revisions.get(key(access.clientId)) !== clientRevision;
+        const isRefused = stale || refused(access, since) || (refresh !== null && refused(refresh, since));
         if (has('save-checks-tombstones-a-turn-before-inserting')) await turn();
         if (isRefused) return false;
         tokens.set(key(access.tokenHash), { kind: 'access', record: copy(access) });
@@ -219,6 +234,12 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
           tokens.delete(hash);
         }
         revocationMark += 1;
+      },
+    },
+    clientCopies: {
+      find(clientId) {
+        const kept = copies.get(key(clientId));
+        return kept && { client: copy(kept.client), revision: kept.revision };
       },
     },
     revocations: {
