@@ -102,7 +102,10 @@ for (const backend of BACKENDS) {
         return { status: res.status, body: await res.json(), cacheControl: res.headers.get('cache-control') };
       };
       const scrape = async (): Promise<Scrape> => parseScrape(await (await fetch(`${base}/metrics`)).text());
-      const storeErrors = (s: Scrape): number => s.value('oauth_store_errors_total', { part: 'clients', method: 'findClient', reason: 'unavailable' });
+      // A token request fails at its first store call: findClient, or with an integration copy (PostgreSQL,
+      // Redis) saveTokens.
+      const storeErrors = (s: Scrape): number => s.value('oauth_store_errors_total', { part: 'clients', method: 'findClient', reason: 'unavailable' })
+        + s.value('oauth_store_errors_total', { part: 'tokens', method: 'saveTokens', reason: 'unavailable' });
       const unavailable = (s: Scrape): number => s.value('oauth_errors_total', { endpoint: 'token', error: 'temporarily_unavailable', status: '503' });
 
       // Up: a load of token requests, all served; ready and alive.
@@ -124,7 +127,7 @@ for (const backend of BACKENDS) {
       expect(await health('/health/live')).toEqual({ status: 200, body: { status: 'ok' }, cacheControl: expect.stringContaining('no-store') });
       const down = await scrape();
       expect(unavailable(down) - unavailable(up)).toBe(8);
-      // Eight token requests and one readiness probe, each one findClient that failed.
+      // Eight token requests and one readiness probe, each one store call that failed.
       expect(storeErrors(down) - storeErrors(up)).toBe(9);
       expect(down.value('oauth_token_request_duration_seconds_count', { grant_type: 'client_credentials', outcome: 'error' })).toBe(8);
       expect(down.value('oauth_tokens_issued_total', { grant_type: 'client_credentials', issuer: ISSUER })).toBe(10);

@@ -1,7 +1,7 @@
 // A combined store (integrations, consents and keys in PostgreSQL; codes and tokens in Redis) passes the contract.
 import pg from 'pg';
 import { createClient } from 'redis';
-import { afterAll, beforeAll, describe } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/stores/contract.js';
 import { combineStores } from '../../src/stores/combine-stores.js';
 import { createPostgresStore } from '../../src/stores/postgres/index.js';
@@ -23,6 +23,20 @@ describe.skipIf(!enabled)('combined store: PostgreSQL clients/consents/keys + Re
   afterAll(async () => {
     await admin?.end();
     await redisAdmin.close();
+  });
+
+  it("keeps PostgreSQL's integration copies only while its tokens are PostgreSQL's too: Redis's saves do not check their revision", async () => {
+    const schema = `oauth_c${process.pid}_copies`;
+    const sql = await createPostgresStore({ connectionString: postgresUrl, schema, sweepIntervalSeconds: 0 });
+    const cache = await createRedisStore({ url: redisUrl, prefix: `oauth-combined:${process.pid}:copies:`, sweepIntervalSeconds: 0 });
+    try {
+      expect(combineStores({ clients: sql, codes: cache, tokens: cache }).clientCopies).toBeUndefined();
+      expect(combineStores({ clients: sql, codes: cache, tokens: sql }).clientCopies).toBe(sql.clientCopies);
+    } finally {
+      await sql.close();
+      await cache.close();
+      await admin?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    }
   });
 
   runStoreConformance({

@@ -1,6 +1,7 @@
 // PostgreSQL Store: shared state for many API instances, schema migrated by the store on start.
 import { createPostgresPool, type PostgresPool, type PostgresPoolConnection } from './driver.js';
-import type { CompleteStore, RevocationFeed } from '../contract.js';
+import type { ClientCopies, CompleteStore, RevocationFeed } from '../contract.js';
+import { createRevisionCopies } from '../revision-copies.js';
 import { createPostgresCodeStore, createPostgresClientStore, createPostgresConsentStore } from './records.js';
 import { rethrowPostgresError } from './errors.js';
 import { createPostgresRunner } from './query.js';
@@ -21,6 +22,7 @@ export type { PostgresPool } from './driver.js';
  */
 export type PostgresStore = CompleteStore & {
   readonly revocations: RevocationFeed;
+  readonly clientCopies: ClientCopies;
   close(): Promise<void>;
   /** Runs a sweep of expired rows now, 1000 per DELETE like the timer's; resolves when it is done. */
   sweepExpired(): Promise<void>;
@@ -77,6 +79,8 @@ function checkNonNegative(name: string, value: number | undefined, fallback: num
  * `revocations.mark()` (the `revocationFeed` tier) counts the NOTIFY every revocation sends at its commit,
  * received on one dedicated LISTEN connection outside the pool (see startPostgresRevocationFeed), and this
  * store's own revocations; it is `null` while that connection is down, so `requireBearer` looks tokens up.
+ * `clientCopies` keeps each integration `findClient` read with its row's `xmin`, which `saveTokens` checks
+ * (schema migration 8), so the token endpoint authenticates from a copy without ever trusting a stale one.
  *
  * @example
  * const store = await createPostgresStore({ connectionString: process.env.DATABASE_URL });
@@ -147,8 +151,9 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const sweeper = startPostgresSweeper(db, tables, sweepIntervalSeconds, logger);
 
   let closed = false;
+  const copies = createRevisionCopies();
   return {
-    clients: createPostgresClientStore(db, tables, { channel, bump: feed.bump }, BATCHING),
+    clients: createPostgresClientStore(db, tables, { channel, bump: feed.bump }, BATCHING, copies),
     codes: createPostgresCodeStore(db, tables, BATCHING),
     // Lock keys are scoped to the tables, so instances of one store share them and other stores do not.
     tokens: createPostgresTokenStore(db, tables, createRevocationLockKeys(tables.tokens), readCommitted, {
@@ -159,6 +164,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     keys: createPostgresKeyStore(db, tables),
     rateLimits: createPostgresRateLimits(db, tables),
     revocations: feed.feed,
+    clientCopies: { find: copies.get },
     sweepExpired: () => sweeper.sweepNow(),
     async close() {
       if (closed) return;

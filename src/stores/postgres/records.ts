@@ -16,11 +16,14 @@ import { prepareSql, type PostgresRunner, type PreparedSql } from './query.js';
 import { createBatcher, judgedAlone, type BatcherLimits } from './batcher.js';
 import { createBatchedLookup } from './batched-lookup.js';
 import { dateOf, jsonRowSql, parseJsonRow } from './json-row.js';
+import type { RevisionCopies } from '../revision-copies.js';
 
 /** `findClient`'s row: the id, and the rest of the record as a JSON row (`CLIENT_RECORD`). */
 interface ClientRow {
   client_id: string;
   r: string;
+  /** The row version's `xmin` (findClient only): the copy's revision, which any UPDATE by any writer changes. */
+  v?: string;
 }
 
 const CLIENT_COLUMNS =
@@ -81,7 +84,10 @@ const CHANGE_COLUMNS: Readonly<Record<keyof ClientChanges, readonly [column: str
  * version, so a disable and a secret rotation racing each other both survive (never a read-modify-write).
  * `listClients` orders by created_at, then client_id byte by byte (COLLATE "C": 'B' < 'a'). `deleteClient` is
  * one statement of data-modifying CTEs (the row, its codes, consents and tokens) that also notifies the
- * revocation feed's channel (the tokens went: every instance's bearer cache must drop them).
+ * revocation feed's channel (the tokens went: every instance's bearer cache must drop them). Each integration
+ * `findClient` reads is kept in `copies` with its row version's `xmin` (the store's `clientCopies` part), which
+ * any UPDATE by any writer (another instance, a previous version, a DBA) changes, and which `saveTokens`
+ * checks (migration 8).
  * @see RFC 6749 §2 (client registration), RFC 7009 §2.1.
  */
 export function createPostgresClientStore(
@@ -89,6 +95,7 @@ export function createPostgresClientStore(
   t: PostgresTables,
   feed: { readonly channel: string; bump(): void },
   batching: BatcherLimits,
+  copies: RevisionCopies,
 ): Required<ClientStore> {
   const create = prepareSql(
     `INSERT INTO ${t.clients} (${CLIENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
@@ -118,9 +125,13 @@ export function createPostgresClientStore(
   }
 
   const findClient = createBatchedLookup<ClientRow, OAuthClient>(db, {
-    sql: (match) => `SELECT ${CLIENT_SELECT} FROM ${t.clients} WHERE client_id ${match}`,
+    sql: (match) => `SELECT xmin::text AS v, ${CLIENT_SELECT} FROM ${t.clients} WHERE client_id ${match}`,
     keyOf: (row) => row.client_id,
-    toRecord: toClient,
+    toRecord(row) {
+      const client = toClient(row);
+      copies.keep(client, row.v!);
+      return client;
+    },
   }, batching);
 
   return {
@@ -151,6 +162,7 @@ export function createPostgresClientStore(
         const value = defined[field];
         return Array.isArray(value) ? [...(value as readonly string[])] : value;
       });
+      copies.forget(clientId);
       const { rows } = await db.query<ClientRow>(updateSql(fields), [clientId, ...values]);
       return rows[0] ? toClient(rows[0]) : null;
     },
@@ -159,6 +171,7 @@ export function createPostgresClientStore(
       return rows.map(toClient);
     },
     async deleteClient(clientId) {
+      copies.forget(clientId);
       try {
         const { rows } = await db.query<{ deleted: string }>(remove, [clientId]);
         return rows[0]?.deleted === '1';

@@ -270,11 +270,32 @@ const MIGRATIONS: readonly Migration[] = [
     // p_wait (one call only), a call whose lock is taken is not waited for: it comes back 'busy' and is sent
     // again alone with p_wait, so a long revocation of one integration never holds up the calls of others
     // that share its batch. save_tokens stays for instances of the previous version.
-    statements: (t) => {
-      const items = (columns: string): string => `jsonb_to_recordset(p_items) AS x(i integer, ${columns})`;
-      const open = 'x.i <> ALL (v_busy) AND x.i <> ALL (v_refused)';
-      return [
-        `CREATE FUNCTION ${t.saveTokensBatch}(p_items jsonb, p_now timestamptz, p_wait boolean)
+    statements: (t) => [saveTokensBatchSql(t, 'CREATE FUNCTION', '')],
+  },
+  {
+    version: 8,
+    name: 'token saves check the integration copy',
+    // The same function, with one more refusal: an item that carries the revision (xmin) of the integration
+    // copy its request was authenticated with is refused when the clients row is no longer that version, or
+    // gone (the store's `clientCopies` part). Same signature, so instances of the previous version, whose items
+    // carry no revision, keep calling it as before.
+    statements: (t) => [saveTokensBatchSql(t, 'CREATE OR REPLACE FUNCTION', `
+            OR (x.client_revision IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${t.clients} c
+              WHERE c.client_id = x.client_id AND c.xmin = x.client_revision::xid))`)],
+  },
+];
+
+/**
+ * The `save_tokens_batch` function (migration 7; migration 8 adds `revisionCheck`, a further refusal). The
+ * calls a busy store gathered while its last save was at the database, judged set by set in four statements,
+ * each with a snapshot of its own (VOLATILE, READ COMMITTED) taken after the one before: the locks of every
+ * call, then the tombstones of the calls that got them, then the grant rows in grant order (two batches lock
+ * the rows they share in one order), then the tokens of the calls whose grant row was written.
+ */
+function saveTokensBatchSql(t: PostgresTables, create: string, revisionCheck: string): string {
+  const items = (columns: string): string => `jsonb_to_recordset(p_items) AS x(i integer, ${columns})`;
+  const open = 'x.i <> ALL (v_busy) AND x.i <> ALL (v_refused)';
+  return `${create} ${t.saveTokensBatch}(p_items jsonb, p_now timestamptz, p_wait boolean)
         RETURNS text[] LANGUAGE plpgsql VOLATILE AS $fn$
         DECLARE
           v_busy integer[] := '{}';
@@ -300,12 +321,12 @@ const MIGRATIONS: readonly Migration[] = [
               AND (x.user_id IS NULL OR pg_try_advisory_xact_lock_shared(x.user_key)));
           END IF;
           SELECT coalesce(array_agg(x.i), '{}') INTO v_refused
-          FROM ${items('client_id text, user_id text, authorized_at timestamptz')}
+          FROM ${items(`client_id text, user_id text, authorized_at timestamptz${revisionCheck ? ', client_revision text' : ''}`)}
           WHERE x.i <> ALL (v_busy) AND (
             EXISTS (SELECT 1 FROM ${t.clientRevocations} r WHERE r.client_id = x.client_id
               AND r.revoked_at >= x.authorized_at AND r.expires_at > p_now)
             OR EXISTS (SELECT 1 FROM ${t.userRevocations} r WHERE r.client_id = x.client_id
-              AND r.user_id = x.user_id AND r.revoked_at >= x.authorized_at AND r.expires_at > p_now));
+              AND r.user_id = x.user_id AND r.revoked_at >= x.authorized_at AND r.expires_at > p_now)${revisionCheck});
           -- The grant's row lock orders this against revokeGrant; ON CONFLICT judges the newest row version.
           -- A tombstone past its retention counts as absent, like every expired record.
           WITH written AS (
@@ -333,11 +354,8 @@ const MIGRATIONS: readonly Migration[] = [
             INTO v_results FROM ${items('grant_id text')};
           RETURN v_results;
         END
-        $fn$`,
-      ];
-    },
-  },
-];
+        $fn$`;
+}
 
 /** The newest schema version this code knows. */
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

@@ -102,6 +102,8 @@ interface SaveItem {
   client_id: string;
   user_id: string | null;
   authorized_at: string;
+  /** The integration copy's xmin (`SaveTokensOptions.clientRevision`), or null: checked since migration 8. */
+  client_revision: string | null;
   client_key: string;
   user_key: string | null;
   access: string;
@@ -128,7 +130,10 @@ type SaveResult = 'saved' | 'refused' | 'busy';
  * - `saveTokens` calls the schema's `save_tokens_batch` function (one round trip for every call that arrived
  *   while the previous batch was at the database, see batcher.ts). It takes `pg_advisory_xact_lock_shared`
  *   on each call's integration key (and on the (integration, user) key for a token with a user), then, in
- *   statements with new snapshots (a VOLATILE function in READ COMMITTED), checks the tombstones, upserts the
+ *   statements with new snapshots (a VOLATILE function in READ COMMITTED), checks the tombstones (and, for a
+ *   call with `clientRevision`, that the integration's row is still the version its copy was read from: any
+ *   change committed before this statement's snapshot refuses the call; one committed after it is ordered
+ *   after the save, as it would be after a lookup of its own), upserts the
  *   grant rows (their row locks) and inserts the tokens; the locks last until the statement commits. Saves
  *   share the lock, so they never wait for one another. In a batch the locks are only tried: a call whose
  *   key a revocation holds comes back 'busy' and is sent again on its own, waiting for the lock as above,
@@ -239,6 +244,7 @@ export function createPostgresTokenStore(
         client_id: access.clientId,
         user_id: access.userId,
         authorized_at: options.authorizedAt.toISOString(),
+        client_revision: options.clientRevision ?? null,
         client_key: String(keys.client(access.clientId)),
         user_key: access.userId === null ? null : String(keys.user(access.clientId, access.userId)),
         access: access.tokenHash,

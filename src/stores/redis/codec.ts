@@ -1,4 +1,5 @@
 // Redis key layout and record encoding: JSON values with dates as epoch milliseconds.
+import { createHash } from 'node:crypto';
 import type { AuthorizationCodeRecord, ClientChanges, ConsentRecord, OAuthClient, TokenRecord } from '../contract.js';
 
 /**
@@ -122,6 +123,18 @@ export function encodeClientFields(fields: Partial<OAuthClient> | ClientChanges)
     flat.push(field, JSON.stringify(value instanceof Date ? value.getTime() : value));
   }
   return flat;
+}
+
+/**
+ * The revision of a client hash as HMGET of `CLIENT_FIELDS` read it: SHA-1 of each field's value prefixed by
+ * its length in bytes (`-` for a missing field), computed alike by SAVE_TOKENS in Lua. Any write of another
+ * value to any field, by any writer (another instance, a previous version, redis-cli), changes it; a field
+ * set back to the same value does not, and then the record is what the copy holds.
+ * @see RFC 6749 §2.3.1 (client authentication).
+ */
+export function clientRevisionOf(values: readonly (string | null)[]): string {
+  const parts = values.map((value) => (value === null ? '-' : `${Buffer.byteLength(value)}:${value}`));
+  return createHash('sha1').update(parts.join('')).digest('hex');
 }
 
 /** HMGET of `CLIENT_FIELDS` → OAuthClient, or `null` when the hash does not exist. */

@@ -73,6 +73,7 @@ export function createRedisTokenStore(
   run: RunScript,
   send: RedisSend,
   announcer: RedisRevocationAnnouncer,
+  checksClientRevision: boolean,
 ): Required<TokenStore> {
   const { channel } = announcer;
   function tokenArgs(kind: 'access' | 'refresh', r: TokenRecord): { keys: string[]; args: string[] } {
@@ -119,10 +120,15 @@ export function createRedisTokenStore(
     async saveTokens(access, refresh, options) {
       checkTokenPair(access, refresh);
       const parts = [tokenArgs('access', access), ...(refresh ? [tokenArgs('refresh', refresh)] : [])];
+      const revision = options.clientRevision;
+      // A revision this store cannot check (a cluster keeps no copies, so none of its own) refuses: the
+      // router then looks the integration up and asks again without one.
+      if (revision !== undefined && !checksClientRevision) return false;
+      const checked = revision === undefined ? [] : [keys.client(access.clientId)];
       const reply = await run(
         SAVE_TOKENS,
-        [keys.revokedGrant(access.grantId), keys.grantIndex(access.grantId), ...parts.flatMap((p) => p.keys)],
-        [String(Date.now()), String(options.authorizedAt.getTime()), ...parts.flatMap((p) => p.args)],
+        [keys.revokedGrant(access.grantId), keys.grantIndex(access.grantId), ...parts.flatMap((p) => p.keys), ...checked],
+        [String(Date.now()), String(options.authorizedAt.getTime()), ...parts.flatMap((p) => p.args), ...(revision === undefined ? [] : [revision])],
       );
       return Number(reply) === 1;
     },

@@ -1,8 +1,10 @@
 // Redis Store: shared state for many API instances, with native TTLs and Lua for every atomic step.
 import type { AdministrationClientStore, CompleteStore, ConsentStore, OAuthClient } from '../contract.js';
 import { compareClients, compareConsents, definedClientChanges } from '../store-policy.js';
+import { createRevisionCopies, type RevisionCopies } from '../revision-copies.js';
 import {
   CLIENT_FIELDS,
+  clientRevisionOf,
   createRedisKeys,
   decodeClientFields,
   decodeConsent,
@@ -149,11 +151,16 @@ const MIGRATE_ATTEMPTS = 3;
  * Records of version 0.1 (one JSON string) are read as they are and converted on their first update.
  * @see RFC 6749 §2 (client registration).
  */
-function createRedisClientStore(keys: RedisKeys, run: RunScript, send: RedisSend): AdministrationClientStore {
+function createRedisClientStore(
+  keys: RedisKeys, run: RunScript, send: RedisSend, copies: RevisionCopies | null,
+): AdministrationClientStore {
   async function read(clientId: string): Promise<OAuthClient | null> {
     const key = keys.client(clientId);
     try {
-      return decodeClientFields((await send(['HMGET', key, ...CLIENT_FIELDS])) as (string | null)[]);
+      const values = (await send(['HMGET', key, ...CLIENT_FIELDS])) as (string | null)[];
+      const client = decodeClientFields(values);
+      if (client && copies) copies.keep(client, clientRevisionOf(values));
+      return client;
     } catch (err) {
       if (!(err instanceof Error) || !err.message.startsWith('WRONGTYPE')) throw err;
       const json = (await send(['GET', key])) as string | null;
@@ -177,6 +184,7 @@ function createRedisClientStore(keys: RedisKeys, run: RunScript, send: RedisSend
       return Number(await run(CREATE_CLIENT, [keys.client(client.clientId), keys.clientList], args)) === 1;
     },
     async updateClient(clientId, changes) {
+      copies?.forget(clientId);
       const key = keys.client(clientId);
       const fields = encodeClientFields(definedClientChanges(changes));
       for (let attempt = 0; attempt < MIGRATE_ATTEMPTS; attempt++) {
@@ -198,6 +206,7 @@ function createRedisClientStore(keys: RedisKeys, run: RunScript, send: RedisSend
       // run first). Codes carry no tag and consents live in their users' slots, with no index by integration
       // that one script could reach: they are left to expire (codes) or to be ignored (a consent granted
       // before the integration's createdAt does not count; a code's tokens are refused by the tombstone).
+      copies?.forget(clientId);
       return Number(await run(DELETE_CLIENT, [keys.client(clientId), keys.clientList], [clientId])) === 1;
     },
   };
@@ -235,10 +244,14 @@ function createRedisConsentStore(keys: RedisKeys, run: RunScript, send: RedisSen
  * are sorted sets, so nothing ever runs KEYS. Revocation is exact: saveTokens checks the grant's tombstone
  * and the integration's and user's revocation moments in the script that inserts. Every script that deletes
  * tokens publishes to `${prefix}revocations`, and the store's revocation feed counts those messages, so
- * `requireBearer` may cache tokens in process and drop them within the notification latency.
+ * `requireBearer` may cache tokens in process and drop them within the notification latency. On a plain
+ * Redis, `clientCopies` keeps each integration `findClient` read with a digest of its fields
+ * (`clientRevisionOf`), which the save script checks against the record, so the token endpoint authenticates
+ * from a copy without ever trusting a stale one.
  *
  * On a Redis Cluster (`cluster` or `clusterClient`) the same scripts run, with hash-tagged keys so each one's
- * keys share a slot (see createRedisKeys); the plain-Redis key layout is unchanged.
+ * keys share a slot (see createRedisKeys); the plain-Redis key layout is unchanged. An integration's record and
+ * its tokens are then in different slots, which no script joins, so a cluster store keeps no copies.
  *
  * @example
  * const store = await createRedisStore({ url: 'redis://127.0.0.1:6379', prefix: 'oauth:' });
@@ -325,14 +338,17 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
     ? await startRedisRevocationFeed({ source: source as DuplicableRedisClient, prefix, timeoutMs, logger })
     : null;
   const announcer = { channel: revocationChannel(prefix), revoked: () => feed?.bump() };
+  // On a cluster an integration's record and its tokens are in different slots, which no script joins: no copies.
+  const copies = onCluster ? null : createRevisionCopies();
   return {
-    clients: createRedisClientStore(keys, run, send),
+    clients: createRedisClientStore(keys, run, send, copies),
     codes: createRedisCodeStore(keys, run),
-    tokens: createRedisTokenStore(keys, run, send, announcer),
+    tokens: createRedisTokenStore(keys, run, send, announcer, !onCluster),
     consents: createRedisConsentStore(keys, run, send),
     keys: createRedisKeyStore(prefix, run, send),
     rateLimits: createRedisRateLimits(prefix, run, send),
     ...(feed ? { revocations: feed.feed } : {}),
+    ...(copies ? { clientCopies: { find: copies.get } } : {}),
     sweepExpired: async () => sweeper?.sweepNow(),
     async close() {
       await sweeper?.stop();

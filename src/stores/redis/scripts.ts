@@ -132,14 +132,24 @@ return 1`);
  * expired members are pruned on the way and each index expires with its last member. The two tokens of a
  * code exchange share their tombstones and indexes: each is read, and each index added to, pruned and given
  * its expiry, once (a code exchange's save ran 31 commands, 11 of them repeats).
+ * With a last key and argument more (a plain Redis only: the client's record is in another slot on a
+ * cluster), also refused when the integration's record is no longer the revision of the copy the request was
+ * authenticated with (`clientRevisionOf`: its fields, length-prefixed, SHA-1), or is gone.
  * KEYS grantTombstone, grantIndex, then per token: tokenKey, clientIndex, userIndex, clientRevokedAt,
- * userRevokedAt (without a user, the client's keys stand in for the unused user keys).
- * ARGV nowMs, authorizedAtMs, then per token: json, expiresAtMs, hasUser ('1' | '0').
+ * userRevokedAt (without a user, the client's keys stand in for the unused user keys), then [client].
+ * ARGV nowMs, authorizedAtMs, then per token: json, expiresAtMs, hasUser ('1' | '0'), then [revision].
  */
 export const SAVE_TOKENS = script(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if #KEYS % 5 == 3 then
+  local v = redis.pcall('HMGET', KEYS[#KEYS], ${CLIENT_FIELDS.map((f) => `'${f}'`).join(', ')})
+  if v.err then return 0 end
+  local parts = {}
+  for i = 1, #v do parts[i] = v[i] and (#v[i] .. ':' .. v[i]) or '-' end
+  if redis.sha1hex(table.concat(parts)) ~= ARGV[#ARGV] then return 0 end
+end
 local now, since = tonumber(ARGV[1]), tonumber(ARGV[2])
-local n = (#KEYS - 2) / 5
+local n = math.floor((#KEYS - 2) / 5)
 local read = {}
 local function revokedSince(key)
   if read[key] then return false end

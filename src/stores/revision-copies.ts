@@ -1,0 +1,41 @@
+// Integrations kept as last read, with their stored revision, for a store whose saves check that revision.
+import type { ClientCopy, OAuthClient } from './contract.js';
+import { copyClient } from './copy-client.js';
+
+/** Far past any deployment's number of integrations; past it the copies start over rather than grow. */
+const MAX_COPIES = 10_000;
+
+/** One store's kept integrations (its `clientCopies` part). */
+export interface RevisionCopies {
+  /** The copy kept for the id, or `undefined`. Shared and frozen: a caller reads it, never changes it. */
+  get(clientId: string): ClientCopy | undefined;
+  /** Keeps what a lookup read, replacing the id's copy: the newest read wins, whichever revision it holds. */
+  keep(client: OAuthClient, revision: string): void;
+  /** Drops the id's copy (this process changed or deleted the integration). */
+  forget(clientId: string): void;
+}
+
+/**
+ * Copies kept without any notion of freshness: a copy may be stale at any time, which is safe only because
+ * the store's `saveTokens` refuses a `clientRevision` that is no longer the stored one, and the router, on a
+ * refusal, asks again with a lookup (contract, `ClientCopies`). So nothing here listens, expires or times
+ * out: a changed integration is read again by the request that first trips over the change. Only records a
+ * lookup found are kept, so unknown ids fill nothing.
+ * @see RFC 6749 §2.3.1 (client authentication).
+ */
+export function createRevisionCopies(): RevisionCopies {
+  const copies = new Map<string, ClientCopy>();
+  return {
+    get: (clientId) => copies.get(clientId),
+    keep(client, revision) {
+      if (copies.size >= MAX_COPIES && !copies.has(client.clientId)) copies.clear();
+      const kept = copyClient(client);
+      Object.freeze(kept.redirectUris);
+      Object.freeze(kept.allowedScopes);
+      copies.set(client.clientId, Object.freeze({ client: Object.freeze(kept), revision }));
+    },
+    forget: (clientId) => {
+      copies.delete(clientId);
+    },
+  };
+}

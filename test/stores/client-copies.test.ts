@@ -1,0 +1,205 @@
+// Integration copies (PostgreSQL, Redis): the token endpoint skips the lookup, and any change counts from its commit.
+import pg from 'pg';
+import { createClient } from 'redis';
+import request from 'supertest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { basic, createTestApp, type TestApp, type TestClient } from '../helpers/app.js';
+import { codeTokens, refresh } from '../helpers/token-requests.js';
+import { createPostgresStore } from '../../src/stores/postgres/index.js';
+import { createRedisStore } from '../../src/stores/redis/index.js';
+import { createRedisKeys } from '../../src/stores/redis/codec.js';
+import { hashSecret } from '../../src/crypto/hash-secret.js';
+import type { CompleteStore, OAuthClient, Store } from '../../src/stores/contract.js';
+
+const postgresUrl = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
+const redisUrl = process.env.OAUTH_TEST_REDIS_URL ?? '';
+if (!postgresUrl || !redisUrl) {
+  console.info('Integration-copy tests skipped for a missing engine: set OAUTH_TEST_POSTGRES_URL and OAUTH_TEST_REDIS_URL to run them all');
+}
+
+const sql = postgresUrl ? new pg.Pool({ connectionString: postgresUrl, max: 2 }) : null;
+const redis = createClient({ url: redisUrl || 'redis://127.0.0.1:6379' });
+beforeAll(async () => { if (redisUrl) await redis.connect(); });
+afterAll(async () => {
+  await sql?.end();
+  if (redisUrl) await redis.close();
+});
+const cleanups: (() => Promise<unknown> | unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A change of one field written behind the package's back, as a previous version's CLI, a DBA or redis-cli would. */
+type Field = 'disabled' | 'clientSecretHash' | 'tokenEndpointAuthMethod' | 'allowedScopes' | 'name';
+
+/** An engine: a store on fresh tables or keys, a raw write to one field, a raw delete, and a count of saved tokens. */
+interface Engine {
+  open(): Promise<{ store: CompleteStore; other: () => Promise<CompleteStore> }>;
+  write(clientId: string, field: Field, value: unknown): Promise<void>;
+  remove(clientId: string): Promise<void>;
+  tokensOf(clientId: string): Promise<number>;
+}
+
+const COLUMNS: Record<Field, string> = {
+  disabled: 'disabled', clientSecretHash: 'client_secret_hash', tokenEndpointAuthMethod: 'token_endpoint_auth_method',
+  allowedScopes: 'allowed_scopes', name: 'name',
+};
+
+let counter = 0;
+const unique = (): string => `${process.pid}_${(counter += 1)}_${Math.random().toString(36).slice(2, 8)}`;
+
+function postgres(): Engine {
+  let schema = '';
+  return {
+    async open() {
+      schema = `oauth_copies_${unique()}`;
+      cleanups.push(() => sql!.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
+      const make = async () => {
+        const store = await createPostgresStore({ connectionString: postgresUrl, schema, sweepIntervalSeconds: 0, logger: { warn: () => undefined } });
+        cleanups.push(() => store.close());
+        return store;
+      };
+      return { store: await make(), other: make };
+    },
+    async write(clientId, field, value) {
+      const { rowCount } = await sql!.query(`UPDATE "${schema}".clients SET ${COLUMNS[field]} = $2 WHERE client_id = $1`, [clientId, value]);
+      expect(rowCount).toBe(1);
+    },
+    async remove(clientId) {
+      await sql!.query(`DELETE FROM "${schema}".clients WHERE client_id = $1`, [clientId]);
+    },
+    async tokensOf(clientId) {
+      const { rows } = await sql!.query<{ n: string }>(`SELECT count(*)::text AS n FROM "${schema}".tokens WHERE client_id = $1`, [clientId]);
+      return Number(rows[0]!.n);
+    },
+  };
+}
+
+function redisEngine(): Engine {
+  let prefix = '';
+  return {
+    async open() {
+      prefix = `oauth-copies:${unique()}:`;
+      cleanups.push(async () => {
+        for await (const keys of redis.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) if (keys.length) await redis.del(keys);
+      });
+      const make = async () => {
+        const store = await createRedisStore({ url: redisUrl, prefix, sweepIntervalSeconds: 0, logger: { warn: () => undefined } });
+        cleanups.push(() => store.close());
+        return store;
+      };
+      return { store: await make(), other: make };
+    },
+    async write(clientId, field, value) {
+      await redis.hSet(createRedisKeys(prefix).client(clientId), field, JSON.stringify(value));
+    },
+    async remove(clientId) {
+      await redis.del(createRedisKeys(prefix).client(clientId));
+    },
+    async tokensOf(clientId) {
+      return redis.zCard(createRedisKeys(prefix).clientIndex(clientId));
+    },
+  };
+}
+
+/** A host on a fresh store whose `findClient` calls are counted. */
+async function host(engine: Engine): Promise<{ t: TestApp; lookups: () => number; other: () => Promise<CompleteStore> }> {
+  const { store, other } = await engine.open();
+  let lookups = 0;
+  const counted: Store = {
+    ...store,
+    clients: { ...store.clients, findClient: (id) => { lookups += 1; return store.clients.findClient(id); } },
+  };
+  return { t: await createTestApp({}, counted), lookups: () => lookups, other };
+}
+
+function clientCredentials(t: TestApp, client: TestClient = t.credentialsClient, scope?: string): request.Test {
+  return request(t.app).post('/oauth2/token').set('Authorization', basic(client)).type('form')
+    .send({ grant_type: 'client_credentials', ...(scope ? { scope } : {}) });
+}
+
+const ENGINES = [
+  ['PostgreSQL', postgresUrl !== '', postgres],
+  ['Redis', redisUrl !== '', redisEngine],
+] as const;
+
+describe.each(ENGINES)('%s store: token requests from integration copies (issue 10; RFC 6749 §2.3.1, §4.4, §6)', (_name, available, engineOf) => {
+  const engine = engineOf();
+
+  it.skipIf(!available)('a client_credentials request whose copy is current looks nothing up', async () => {
+    const { t, lookups } = await host(engine);
+    expect((await clientCredentials(t)).status).toBe(200);
+    const after = lookups();
+    for (let i = 0; i < 3; i += 1) expect((await clientCredentials(t)).status).toBe(200);
+    expect(lookups(), 'served from the copy').toBe(after);
+  });
+
+  it.skipIf(!available).each([
+    ['disabled', 'disabled', true, 401, 'invalid_client'],
+    ['given a new secret (an unplanned rotation)', 'clientSecretHash', hashSecret('a new secret'), 401, 'invalid_client'],
+    ['restricted to client_secret_post', 'tokenEndpointAuthMethod', 'client_secret_post', 401, 'invalid_client'],
+    ['narrowed to envelopes:read', 'allowedScopes', ['envelopes:read'], 400, 'invalid_scope'],
+  ] as const)("an integration %s behind the store's back is refused by the next request, with no token saved", async (_label, field, value, status, error) => {
+    const { t } = await host(engine);
+    const client = t.credentialsClient;
+    expect((await clientCredentials(t, client, 'envelopes:sign')).status).toBe(200);
+    const saved = await engine.tokensOf(client.clientId);
+    await engine.write(client.clientId, field, value);
+    const res = await clientCredentials(t, client, 'envelopes:sign');
+    expect(res.status).toBe(status);
+    expect(res.body.error).toBe(error);
+    expect(await engine.tokensOf(client.clientId), 'no token saved under the stale copy').toBe(saved);
+  });
+
+  it.skipIf(!available)('a deleted integration is refused by the next request', async () => {
+    const { t } = await host(engine);
+    expect((await clientCredentials(t)).status).toBe(200);
+    await engine.remove(t.credentialsClient.clientId);
+    const res = await clientCredentials(t);
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe('invalid_client');
+  });
+
+  it.skipIf(!available)('a copy never refuses what the stored integration allows: a widened scope, a re-enabled integration, a new secret', async () => {
+    const { t } = await host(engine);
+    const client = t.credentialsClient;
+    expect((await clientCredentials(t, client)).status).toBe(200);
+    await engine.write(client.clientId, 'allowedScopes', ['envelopes:read', 'envelopes:sign', 'envelopes:admin']);
+    const widened = await clientCredentials(t, client, 'envelopes:admin');
+    expect(widened.status, JSON.stringify(widened.body)).toBe(200);
+    await engine.write(client.clientId, 'disabled', true);
+    expect((await clientCredentials(t, client)).status).toBe(401);
+    await engine.write(client.clientId, 'disabled', false);
+    expect((await clientCredentials(t, client)).status).toBe(200);
+    await engine.write(client.clientId, 'clientSecretHash', hashSecret('the next secret'));
+    expect((await clientCredentials(t, { clientId: client.clientId, clientSecret: 'the next secret' })).status).toBe(200);
+    expect((await clientCredentials(t, client)).status).toBe(401);
+  });
+
+  it.skipIf(!available)("a refresh whose integration was disabled behind the store's back is refused, and one after a harmless change succeeds", async () => {
+    const { t } = await host(engine);
+    const client = t.codeClient;
+    const { refreshToken } = await codeTokens(t.app, client);
+    expect((await refresh(t.app, client, refreshToken)).status).toBe(200);
+    await engine.write(client.clientId, 'name', 'Acme CRM, renamed');
+    expect((await refresh(t.app, client, refreshToken)).status).toBe(200);
+    await engine.write(client.clientId, 'disabled', true);
+    const res = await refresh(t.app, client, refreshToken);
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe('invalid_client');
+  });
+
+  it.skipIf(!available)("another instance's change through the package counts at this instance's next request", async () => {
+    const { t, other } = await host(engine);
+    const instance = await other();
+    const client = t.credentialsClient;
+    expect((await clientCredentials(t, client)).status).toBe(200);
+    // updateClient alone: a change that leaves no tombstone (the admin API adds one to a disable, not to this).
+    const changed: OAuthClient | null = await instance.clients.updateClient(client.clientId, { tokenEndpointAuthMethod: 'client_secret_post' });
+    expect(changed?.tokenEndpointAuthMethod).toBe('client_secret_post');
+    expect((await clientCredentials(t, client)).status).toBe(401);
+    const post = await request(t.app).post('/oauth2/token').type('form')
+      .send({ grant_type: 'client_credentials', client_id: client.clientId, client_secret: client.clientSecret });
+    expect(post.status, JSON.stringify(post.body)).toBe(200);
+  });
+});
