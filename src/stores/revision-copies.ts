@@ -9,7 +9,7 @@ const MAX_COPIES = 10_000;
 export interface RevisionCopies {
   /** The copy kept for the id, or `undefined`. Shared and frozen: a caller reads it, never changes it. */
   get(clientId: string): ClientCopy | undefined;
-  /** Keeps what a lookup read, replacing the id's copy: the newest read wins, whichever revision it holds. */
+  /** Keeps what a lookup read, replacing the id's copy unless it holds that revision already: the newest read wins. */
   keep(client: OAuthClient, revision: string): void;
   /** Drops the id's copy (this process changed or deleted the integration). */
   forget(clientId: string): void;
@@ -28,6 +28,9 @@ export function createRevisionCopies(): RevisionCopies {
   return {
     get: (clientId) => copies.get(clientId),
     keep(client, revision) {
+      // The same revision is the same record: every lookup of an unchanged integration (each code exchange's,
+      // each authorize's) would otherwise copy and freeze it again.
+      if (copies.get(client.clientId)?.revision === revision) return;
       if (copies.size >= MAX_COPIES && !copies.has(client.clientId)) copies.clear();
       const kept = copyClient(client);
       Object.freeze(kept.redirectUris);
