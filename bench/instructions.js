@@ -1,5 +1,8 @@
 // Instructions per request of each scenario, counted by callgrind: a figure that repeats on a VM whose req/s do not.
 // node bench/instructions.js [--requests 3000] [--warmup 5000] [--only baseline,token-sqlite,…,token-postgres,token-redis] [--keep DIR]
+// With --keep, each scenario's dump is kept as DIR/<id>.callgrind, with V8's map of its JIT code (node --perf-basic-prof)
+// as DIR/<id>.perf-map and the request count as DIR/<id>.json: `node bench/callgrind-diff.js DIR/a DIR/b` names and
+// compares the functions of two of them.
 //
 // Each scenario's server child (bench/server.js, as `npm run bench` starts it, store sweeps off) runs under
 // `valgrind --tool=callgrind`, with counting off while it starts and while --warmup requests warm its JIT up.
@@ -15,7 +18,7 @@
 // to 5–10 % (the JIT's tiering and where the counted window meets a garbage collection), so compare only
 // counts made with the same settings. A run of the default set takes about fifteen minutes.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest, Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,7 +32,7 @@ const { values: cli } = parseArgs({
     requests: { type: 'string', default: '3000' },
     warmup: { type: 'string', default: '5000' },
     only: { type: 'string' },
-    keep: { type: 'string' }, // a directory to copy each scenario's callgrind dump to (read it with callgrind_annotate)
+    keep: { type: 'string' }, // a directory to keep each scenario's callgrind dump and JIT map in (bench/callgrind-diff.js reads them)
   },
 });
 const REQUESTS = Number(cli.requests);
@@ -113,7 +116,9 @@ async function count(id) {
   // Counting off until the warm-up is over; -q keeps valgrind's banner out of the report.
   const server = await startServer(scenario.server, {
     wrapper: ['valgrind', '-q', '--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${join(dir, 'cg.out')}`],
-    nodeArgs: ['--single-threaded'],
+    // With --keep, V8 writes /tmp/perf-<pid>.map (JIT code addresses → function names; valgrind runs node in its
+    // own process, so the pid is the server's): the dump's JIT frames are otherwise bare addresses.
+    nodeArgs: ['--single-threaded', ...(cli.keep ? ['--perf-basic-prof'] : [])],
     readyTimeoutMs: 300_000,
   });
   try {
@@ -135,6 +140,7 @@ async function count(id) {
     if (cli.keep) {
       mkdirSync(cli.keep, { recursive: true });
       copyFileSync(join(dir, 'cg.out.1'), join(cli.keep, `${id}.callgrind`));
+      writeFileSync(join(cli.keep, `${id}.json`), `${JSON.stringify({ requests: REQUESTS, warmup: WARMUP })}\n`);
     }
     const summary = /^summary: (\d+)$/m.exec(dump);
     if (!summary) throw new Error(`no summary in the callgrind dump of ${id}`);
@@ -142,6 +148,10 @@ async function count(id) {
   } finally {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
+    // Read once the server has exited: V8 writes the map through a buffer it flushes at exit.
+    const perfMap = `/tmp/perf-${server.pid}.map`;
+    if (cli.keep) copyFileSync(perfMap, join(cli.keep, `${id}.perf-map`));
+    rmSync(perfMap, { force: true });
   }
 }
 
