@@ -118,7 +118,8 @@ async function count(id) {
     wrapper: ['valgrind', '-q', '--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${join(dir, 'cg.out')}`],
     // With --keep, V8 writes /tmp/perf-<pid>.map (JIT code addresses → function names; valgrind runs node in its
     // own process, so the pid is the server's): the dump's JIT frames are otherwise bare addresses.
-    nodeArgs: ['--single-threaded', ...(cli.keep ? ['--perf-basic-prof'] : [])],
+    // It also writes a V8 log, kept out of the working directory.
+    nodeArgs: ['--single-threaded', ...(cli.keep ? ['--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${join(dir, 'v8.log')}`] : [])],
     readyTimeoutMs: 300_000,
   });
   try {

@@ -1,7 +1,7 @@
 // The key a store keeps an access token, refresh token or code under: a SHA-256, after the issuing millisecond when the value has one.
 import { hash } from 'node:crypto';
 import { hashSecret } from './hash-secret.js';
-import { TIME_PREFIX, TIME_PREFIX_LENGTH } from './time-prefix.js';
+import { startsWithTimePrefix, TIME_PREFIX_LENGTH } from './time-prefix.js';
 
 /** Characters of the SHA-256 kept after the prefix (192 bits), so a key stays 43 characters like a plain hash. */
 const DIGEST_CHARS = 43 - TIME_PREFIX_LENGTH;
@@ -18,9 +18,8 @@ const DOT = 0x2e;
  * @see RFC 6749 §10.3, §10.5 (tokens and codes protected at rest), RFC 9700 §4.
  */
 export function hashToken(token: string): string {
-  if (token.length > TIME_PREFIX_LENGTH + 1 && token.charCodeAt(TIME_PREFIX_LENGTH) === DOT) {
-    const prefix = token.slice(0, TIME_PREFIX_LENGTH);
-    if (TIME_PREFIX.test(prefix)) return prefix + hash('sha256', token, 'base64url').slice(0, DIGEST_CHARS);
+  if (token.length > TIME_PREFIX_LENGTH + 1 && token.charCodeAt(TIME_PREFIX_LENGTH) === DOT && startsWithTimePrefix(token)) {
+    return token.slice(0, TIME_PREFIX_LENGTH) + hash('sha256', token, 'base64url').slice(0, DIGEST_CHARS);
   }
   return hashSecret(token);
 }

@@ -2,8 +2,19 @@
 /** Characters of the prefix: base32hex of the ms since the epoch, zero-padded (today 9 are used; 11 last a million years). */
 export const TIME_PREFIX_LENGTH = 11;
 
-/** A prefix as `timePrefix` writes it: 11 characters of 0-9 and a-v. */
-export const TIME_PREFIX = /^[0-9a-v]{11}$/;
+/**
+ * Whether `value` begins with a prefix as `timePrefix` writes it: 11 characters of 0-9 and a-v. Tested in
+ * place, character by character: every bearer check and token save asks, and a sliced copy run through a
+ * regular expression cost more than the rest of the test.
+ */
+export function startsWithTimePrefix(value: string): boolean {
+  if (value.length < TIME_PREFIX_LENGTH) return false;
+  for (let i = 0; i < TIME_PREFIX_LENGTH; i += 1) {
+    const c = value.charCodeAt(i);
+    if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x76))) return false;
+  }
+  return true;
+}
 
 let lastMs = Number.NaN;
 let lastPrefix = '';

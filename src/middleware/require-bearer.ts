@@ -156,12 +156,14 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
           return undefined;
         }
       }
-      if (header === undefined || !ANY_BEARER.test(header)) {
-        reject(source, res, 401, missing, { error_description: 'a bearer access token is required' });
-        return undefined;
-      }
-      const match = BEARER.exec(header);
+      // A well-formed credential, the usual case, is matched once; a header that is not one is then told apart:
+      // no Bearer credential at all (401 without an error code) or a malformed one (400).
+      const match = header === undefined ? null : BEARER.exec(header);
       if (!match) {
+        if (header === undefined || !ANY_BEARER.test(header)) {
+          reject(source, res, 401, missing, { error_description: 'a bearer access token is required' });
+          return undefined;
+        }
         const description = 'the Authorization header is not a valid Bearer credential';
         reject(source, res, 400, bearerChallenge(realm, { error: 'invalid_request', description }), oauthErrorBody('invalid_request', description));
         return undefined;
