@@ -62,12 +62,18 @@ function decodeUtf8Form(text: string): Array<[string, string]> {
   // URLSearchParams's constructor drops one leading `?` (a query string handed over whole), and so did this
   // router's token endpoint, which parsed bodies with it: kept, so that no body reads differently.
   let start = text.startsWith('?') ? 1 : 0;
+  // The next `=` at or after `start` (text.length if none), found once: searched again for every pair, a body
+  // of many pairs without one would be scanned to its end each time.
+  let eq = -1;
   while (start <= text.length) {
     let end = text.indexOf('&', start);
     if (end < 0) end = text.length;
     if (end > start) {
-      const eq = text.indexOf('=', start);
-      const split = eq >= 0 && eq < end;
+      if (eq < start) {
+        eq = text.indexOf('=', start);
+        if (eq < 0) eq = text.length;
+      }
+      const split = eq < end;
       const name = decodeComponent(text.slice(start, split ? eq : end));
       const value = split ? decodeComponent(text.slice(eq + 1, end)) : '';
       if (name === undefined || value === undefined) return [...new URLSearchParams(text)];

@@ -44,6 +44,13 @@ describe('application/x-www-form-urlencoded bodies (WHATWG URL §5.1, RFC 6749 A
     ]);
   });
 
+  it('reads a body of many pairs, with and without =, as the standard parser does', () => {
+    for (const text of [`${'a&'.repeat(4000)}x=y`, `${'a=b&'.repeat(2000)}c`, `${'=&'.repeat(3000)}`, `a=${'='.repeat(8000)}`]) {
+      const body = Buffer.from(text);
+      expect(decodeFormBody(body, 'utf-8')).toEqual(standard(body));
+    }
+  });
+
   it('keeps a stray % and writes U+FFFD for escapes that are not UTF-8, as the standard parser does', () => {
     expect(decodeFormBody(Buffer.from('a=100%&b=%C3%28&c=%zz'), 'utf-8')).toEqual([['a', '100%'], ['b', '\uFFFD('], ['c', '%zz']]);
   });
