@@ -9,7 +9,8 @@ export interface HeldSave {
 
 /**
  * Wraps `store` so its first `saveTokens` waits until `open()` is called: `reached` resolves (with what it
- * was asked to save) once that call is waiting. Later calls pass straight through.
+ * was asked to save) once that call is waiting. Later calls pass straight through. The wrapped store has no
+ * `codeRedemption`, so a code exchange takes the two calls (consume, then save) whose gap the gate holds open.
  * @see RFC 6749 §4.1.2 (the replay race this makes deterministic).
  */
 export function gateSaveTokens(store: Store): { store: Store; reached: Promise<HeldSave>; open(): void } {
@@ -29,5 +30,6 @@ export function gateSaveTokens(store: Store): { store: Store; reached: Promise<H
       return store.tokens.saveTokens(...args);
     },
   };
-  return { store: { ...store, tokens }, reached, open };
+  const { codeRedemption: _oneCall, ...twoCalls } = store;
+  return { store: { ...twoCalls, tokens }, reached, open };
 }
