@@ -27,7 +27,6 @@ export type {
   SigningKeyStore, SigningKeyRecord, SigningAlgorithm, SaveSigningKeyOptions,
   ClientChanges, SaveTokensOptions, StoreTier, AdministrationStore, AdministrationClientStore, ConsentsStore, CompleteStore,
   TokenEndpointAuthMethod, RateLimitStore, RateLimitCount, RevocationFeed, RevocationMark, ClientCopy, ClientCopies,
-  CodeRedemption, RedeemResult,
 } from './stores/contract.js';
 export type { LoginRateLimitOptions } from './http/login-rate-limit.js';
 export type { ClientAuthRateLimitOptions } from './checks/client-auth-rate-limit.js';

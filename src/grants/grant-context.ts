@@ -54,8 +54,7 @@ export interface GrantHandler {
    * A store read that depends on the request alone, started before the client is authenticated so that its
    * round trip overlaps authentication's (two in turn become one on a networked store). Reads only: nothing is
    * written, consumed or answered before the client is known, and a failed authentication is answered without
-   * waiting for it. A code is never consumed so (a write: RFC 6749 §4.1.3, the client first), only peeked at
-   * (`Store.codeRedemption`).
+   * waiting for it. A code is never read so: consuming it is a write (RFC 6749 §4.1.3, the client first).
    */
   prefetch?(store: Store, params: FormParams): Promise<unknown> | undefined;
   handle(context: GrantContext): Promise<TokenResponseBody>;

@@ -1,6 +1,6 @@
 // Makes and saves the tokens of one grant, and shapes the token response.
 import type { GrantContext, TokenResponseBody } from './grant-context.js';
-import type { GrantType, SaveTokensOptions, TokenRecord } from '../stores/contract.js';
+import type { GrantType, TokenRecord } from '../stores/contract.js';
 import type { RevocationCause } from '../events/event-types.js';
 import { createOrderedToken } from '../crypto/ordered-token.js';
 import { hashToken } from '../crypto/hash-token.js';
@@ -46,21 +46,16 @@ function publishIssued(context: GrantContext, request: IssueRequest): void {
     : { type: 'token.issued', grantType, ...common });
 }
 
-/** Tokens minted for one response, and their records as the store keeps them (hashed). */
-export interface MintedTokens {
-  readonly accessToken: string;
-  readonly refreshToken: string | undefined;
-  readonly access: TokenRecord;
-  readonly refresh: TokenRecord | null;
-}
-
 /**
- * Mints the access token (and the refresh token when asked) of `grantId`: random opaque tokens, or with
- * `accessTokenFormat: 'jwt'` a signed RFC 9068 JWT, whose record is kept by hash all the same, so that
- * introspection, revocation and code-replay bookkeeping work alike for both formats.
- * @see RFC 6749 §5.1, RFC 9068 §2.
+ * Issues an access token (and a refresh token when asked) of `grantId`, saved hashed in one store call.
+ * With `accessTokenFormat: 'jwt'` the access token is a signed RFC 9068 JWT; its record is saved by hash
+ * all the same, so introspection, revocation and code-replay bookkeeping work alike for both formats.
+ * @throws RefusedSaveError (`invalid_grant`) when a revocation overtook this request (a code replay, a disabled
+ *   integration, a withdrawn consent, a rotated secret), or the integration copy it was authenticated with is
+ *   stale: the store refused to save.
+ * @see RFC 6749 §5.1, SPEC §2 (response fields), §4.3–4.5, RFC 9068 §2.
  */
-export async function mintTokens(context: GrantContext, request: IssueRequest): Promise<MintedTokens> {
+export async function issueTokens(context: GrantContext, request: IssueRequest): Promise<TokenResponseBody> {
   const { options, client, issuer } = context;
   const now = Date.now();
   const expiresAt = now + options.accessTokenTtl * 1000;
@@ -79,28 +74,19 @@ export async function mintTokens(context: GrantContext, request: IssueRequest): 
     issuer: issuer.issuer,
     expiresAt: new Date(expiresAt),
   };
-  if (!request.withRefreshToken) return { accessToken, refreshToken: undefined, access, refresh: null };
-  const refreshToken = createOrderedToken();
-  const refresh = { ...access, tokenHash: hashToken(refreshToken), expiresAt: new Date(now + options.refreshTokenTtl * 1000) };
-  return { accessToken, refreshToken, access, refresh };
-}
-
-/**
- * What the store's save checks: `authorizedAt`, and the revision of the integration copy the client was
- * authenticated from, when it was (the save then also refuses a stale copy).
- */
-export function saveOptionsOf(context: GrantContext, request: IssueRequest): SaveTokensOptions {
-  return context.clientRevision === undefined
+  let refreshToken: string | undefined;
+  let refresh: TokenRecord | null = null;
+  if (request.withRefreshToken) {
+    refreshToken = createOrderedToken();
+    refresh = { ...access, tokenHash: hashToken(refreshToken), expiresAt: new Date(now + options.refreshTokenTtl * 1000) };
+  }
+  // The store refuses, atomically with the insert, tokens whose grant, integration or user was revoked since
+  // authorizedAt: no token outlives a revocation that raced this request.
+  // A client authenticated from the store's copy carries its revision: the save also refuses if it is stale.
+  const saved = await context.store.tokens.saveTokens(access, refresh, context.clientRevision === undefined
     ? { authorizedAt: request.authorizedAt }
-    : { authorizedAt: request.authorizedAt, clientRevision: context.clientRevision };
-}
-
-/**
- * The token response for tokens the store has saved, and its audit event.
- * @see RFC 6749 §5.1, SPEC §2 (response fields), §4.3–4.5.
- */
-export function tokenResponse(context: GrantContext, request: IssueRequest, minted: MintedTokens): TokenResponseBody {
-  const { options } = context;
+    : { authorizedAt: request.authorizedAt, clientRevision: context.clientRevision });
+  if (!saved) throw new RefusedSaveError();
   // Built only when heard: this is the token endpoint's hot path.
   if (options.events.active) publishIssued(context, request);
   const scope = request.scope.join(' ');
@@ -110,26 +96,10 @@ export function tokenResponse(context: GrantContext, request: IssueRequest, mint
   // got its registered default, which differs from "nothing requested": it is told what it got.
   const echoScope = scope.length > 0 && scope !== request.requestedScope;
   return {
-    access_token: minted.accessToken,
-    ...(minted.refreshToken !== undefined ? { refresh_token: minted.refreshToken } : {}),
+    access_token: accessToken,
+    ...(refreshToken !== undefined ? { refresh_token: refreshToken } : {}),
     expires_in: options.accessTokenTtl,
     token_type: 'Bearer',
     ...(echoScope ? { scope } : {}),
   };
-}
-
-/**
- * Issues an access token (and a refresh token when asked) of `grantId`, saved hashed in one store call.
- * @throws RefusedSaveError (`invalid_grant`) when a revocation overtook this request (a code replay, a disabled
- *   integration, a withdrawn consent, a rotated secret), or the integration copy it was authenticated with is
- *   stale: the store refused to save.
- * @see RFC 6749 §5.1, SPEC §2 (response fields), §4.3–4.5, RFC 9068 §2.
- */
-export async function issueTokens(context: GrantContext, request: IssueRequest): Promise<TokenResponseBody> {
-  const minted = await mintTokens(context, request);
-  // The store refuses, atomically with the insert, tokens whose grant, integration or user was revoked since
-  // authorizedAt: no token outlives a revocation that raced this request.
-  const saved = await context.store.tokens.saveTokens(minted.access, minted.refresh, saveOptionsOf(context, request));
-  if (!saved) throw new RefusedSaveError();
-  return tokenResponse(context, request, minted);
 }

@@ -42,8 +42,6 @@ export function combineStores(parts: StoreParts): Store {
     ...(parts.tokens.revocations ? { revocations: parts.tokens.revocations } : {}),
     // Copies of integrations are safe only where the save checks their revision: in the store that made them.
     ...(parts.clients === parts.tokens && parts.clients.clientCopies ? { clientCopies: parts.clients.clientCopies } : {}),
-    // One call consumes the code and saves the tokens: only a store that holds both can make it one transaction.
-    ...(parts.codes === parts.tokens && parts.codes.codeRedemption ? { codeRedemption: parts.codes.codeRedemption } : {}),
     async close() {
       const results = await Promise.allSettled(distinct.map((store) => store.close?.()));
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');

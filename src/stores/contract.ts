@@ -262,40 +262,6 @@ export interface TokenStore {
   revokeClientTokens?(clientId: string, userId?: string): Promise<void>;
 }
 
-/**
- * Outcome of `redeemCode`: `consumeCode`'s, and for the call that consumed the code, whether it saved the
- * tokens. `saved: false` means the code is used up and nothing was saved (`saveTokens` would have refused, or
- * the tokens were not of the code's grant).
- */
-export type RedeemResult =
-  | { readonly kind: 'consumed'; readonly record: AuthorizationCodeRecord; readonly saved: boolean }
-  | { readonly kind: 'replayed'; readonly grantId: string }
-  | { readonly kind: 'not_found' };
-
-/**
- * Optional part `codeRedemption`, outside every tier: a code exchange in one store call instead of two
- * (`consumeCode`, then `saveTokens`), which on a networked store is one round trip fewer per exchange. The
- * router peeks at the code while it authenticates the client, checks the record it read, mints the tokens,
- * and then redeems: a code that its checks would refuse goes the usual way (`consumeCode`), so the answers
- * are the same with or without this part. Codes and tokens must live in the store that offers it:
- * `combineStores` drops it otherwise.
- * @see RFC 6749 §4.1.2 (single use), §4.1.3.
- */
-export interface CodeRedemption {
-  /**
-   * Reads a code without consuming it: its record if it is live and unused, else `null`. Only a read:
-   * whatever it answers, the redemption itself decides.
-   */
-  peekCode(codeHash: string): Promise<AuthorizationCodeRecord | null>;
-  /**
-   * In one transaction (or one script): `consumeCode(codeHash)`, with the same single-use guarantee, and,
-   * only when this call consumed the code and `access.grantId` is the code's grant, `saveTokens(access,
-   * refresh, options)` judged exactly as `saveTokens` judges it. Either both writes are kept or, on a fault,
-   * neither: a code is never used up by a redemption that failed, and no token exists without its code used.
-   */
-  redeemCode(codeHash: string, access: TokenRecord, refresh: TokenRecord | null, options: SaveTokensOptions): Promise<RedeemResult>;
-}
-
 /** A user's approval of an integration for a set of scopes. */
 export interface ConsentRecord {
   readonly userId: string;
@@ -446,8 +412,7 @@ export type StoreTier = 'required' | 'administration' | 'consents' | 'signingKey
  *   instance on the store (without it, each process counts alone);
  * - **revocationFeed**: `revocations.mark`: lets `requireBearer` cache verified opaque tokens in process,
  *   exactly (see `RevocationFeed`); without it every request is looked up in the store;
- * - **optional**: `close`, `clientCopies.find` (integration copies whose revision `saveTokens` checks), and
- *   `codeRedemption.*` (a code exchange's consume and save in one call).
+ * - **optional**: `close`, and `clientCopies.find` (integration copies whose revision `saveTokens` checks).
  * `createOAuthRouter` checks the tiers its enabled features need and names every missing method.
  *
  * Every method but `revocations.mark` is async and resolves with a record or `null`, never `undefined`. Expiry is part of the
@@ -471,8 +436,6 @@ export interface Store {
   readonly revocations?: RevocationFeed;
   /** Optional, in no tier: integration copies whose revision `saveTokens` checks. Without it, every token request looks its client up. */
   readonly clientCopies?: ClientCopies;
-  /** Optional, in no tier: the code exchange's consume and save in one call. Without it, they are two. */
-  readonly codeRedemption?: CodeRedemption;
   /** Optional: releases connections, timers and file handles. */
   close?(): Promise<void>;
 }

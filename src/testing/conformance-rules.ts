@@ -5,7 +5,6 @@ import { absentRules } from './conformance-absent.js';
 import { clientLifecycleRules } from './conformance-client-lifecycle.js';
 import { clientCopyRules } from './conformance-client-copies.js';
 import { clientRules } from './conformance-clients.js';
-import { codeRedemptionRules } from './conformance-code-redemption.js';
 import { codeRules } from './conformance-codes.js';
 import { consentRules } from './conformance-consents.js';
 import { exactIdRules } from './conformance-exact-ids.js';
@@ -40,7 +39,6 @@ function inTierOrder(rules: readonly ConformanceRule[]): readonly ConformanceRul
 export const CONFORMANCE_RULES: readonly ConformanceRule[] = inTierOrder([
   ...absentRules,
   ...codeRules,
-  ...codeRedemptionRules,
   ...tokenRules,
   ...clientRules,
   ...clientLifecycleRules,

@@ -9,8 +9,7 @@ export interface HeldSave {
 
 /**
  * Wraps `store` so its first `saveTokens` waits until `open()` is called: `reached` resolves (with what it
- * was asked to save) once that call is waiting. Later calls pass straight through. The wrapped store has no
- * `codeRedemption`, so a code exchange takes the two calls (consume, then save) whose gap the gate holds open.
+ * was asked to save) once that call is waiting. Later calls pass straight through.
  * @see RFC 6749 §4.1.2 (the replay race this makes deterministic).
  */
 export function gateSaveTokens(store: Store): { store: Store; reached: Promise<HeldSave>; open(): void } {
@@ -30,6 +29,5 @@ export function gateSaveTokens(store: Store): { store: Store; reached: Promise<H
       return store.tokens.saveTokens(...args);
     },
   };
-  const { codeRedemption: _oneCall, ...twoCalls } = store;
-  return { store: { ...twoCalls, tokens }, reached, open };
+  return { store: { ...store, tokens }, reached, open };
 }

@@ -65,10 +65,7 @@ const CASES: { fault: Fault; settings: ToyStoreOptions[]; fails: string[] }[] = 
   {
     fault: 'revoke-client-tokens-without-tombstones',
     settings: [{}],
-    fails: [
-      ...CLIENT_TOMBSTONES, ...GRANT_TOMBSTONES, rule('an integration created again with a deleted id revives none'),
-      rule('redeemCode refuses the tokens of a code whose integration'),
-    ],
+    fails: [...CLIENT_TOMBSTONES, ...GRANT_TOMBSTONES, rule('an integration created again with a deleted id revives none')],
   },
   { fault: 'revoke-client-tokens-without-grant-tombstones', settings: [{}], fails: GRANT_TOMBSTONES },
   { fault: 'revocation-keeps-first-moment', settings: [{}], fails: [rule('a later revokeClientTokens moves')] },
@@ -78,12 +75,6 @@ const CASES: { fault: Fault; settings: ToyStoreOptions[]; fails: string[] }[] = 
     fails: [rule('revokeClientTokens(clientId, userId) leaves saves'), rule('revokeClientTokens compares client and user ids exactly')],
   },
   { fault: 'save-ignores-client-revision', settings: [{}], fails: CLIENT_COPIES.slice(1) },
-  {
-    fault: 'redeem-saves-before-consuming',
-    settings: [{ turn: 'macrotask' }, { turn: 'microtask' }],
-    fails: [rule('of N concurrent redeemCode calls')],
-  },
-  { fault: 'redeem-ignores-grant', settings: [{}], fails: [rule('redeemCode with tokens of another grant')] },
   { fault: 'rate-limit-hit-reads-then-writes', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent hits on one key')] },
 ];
 

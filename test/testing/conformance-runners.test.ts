@@ -20,9 +20,6 @@ function partialStore(extra: { consents?: boolean; keys?: boolean } = {}): Store
 
 const ofTier = (tier: string) => CONFORMANCE_RULES.filter((rule) => rule.tier === tier).map((rule) => rule.name);
 const needing = (method: string) => CONFORMANCE_RULES.filter((rule) => rule.needs?.includes(method)).map((rule) => rule.name);
-/** The rules of the optional codeRedemption part, which `partialStore` leaves out. */
-const REDEMPTION = needing('store.codeRedemption.redeemCode');
-const besidesRedemption = (names: readonly string[]) => names.filter((name) => !REDEMPTION.includes(name));
 
 describe('checkStoreConformance', () => {
   it('skips the rules of every tier the store lacks, naming the missing methods, and runs the rest', async () => {
@@ -31,9 +28,8 @@ describe('checkStoreConformance', () => {
     const skipped = new Map(report.skipped.map((s) => [s.rule, s.reason]));
     for (const name of [...ofTier('administration'), ...ofTier('consents'), ...ofTier('signingKeys')]) expect(skipped.has(name), name).toBe(true);
     expect(skipped.get(ofTier('consents')[0]!)).toMatch(/tier "consents" \(store\.consents\.findConsent, .*store\.tokens\.revokeClientTokens\)/);
-    expect(skipped.get(besidesRedemption(needing('store.tokens.revokeClientTokens'))[0]!)).toBe('the store lacks store.tokens.revokeClientTokens');
-    for (const name of REDEMPTION) expect(skipped.get(name), name).toMatch(/^the store lacks store\.codeRedemption\.peekCode, store\.codeRedemption\.redeemCode/);
-    expect(report.passed).toEqual(besidesRedemption(ofTier('required')).filter((name) => !name.startsWith('outage')));
+    expect(skipped.get(needing('store.tokens.revokeClientTokens')[0]!)).toBe('the store lacks store.tokens.revokeClientTokens');
+    expect(report.passed).toEqual(ofTier('required').filter((name) => !name.startsWith('outage')));
   });
 
   it('runs the revokeClientTokens rules for a store that has it through the consents tier only', async () => {
@@ -41,7 +37,7 @@ describe('checkStoreConformance', () => {
     expect(report.failed).toEqual([]);
     // The revocation-feed rule that also needs revokeClientTokens is skipped: this store has no feed.
     const withFeed = ofTier('revocationFeed');
-    for (const name of [...besidesRedemption(needing('store.tokens.revokeClientTokens')).filter((rule) => !withFeed.includes(rule)), ...ofTier('consents')]) {
+    for (const name of [...needing('store.tokens.revokeClientTokens').filter((rule) => !withFeed.includes(rule)), ...ofTier('consents')]) {
       expect(report.passed).toContain(name);
     }
     expect(report.skipped.map((s) => s.rule)).toContain(ofTier('administration').find((name) => !needing('store.tokens.revokeClientTokens').includes(name)));

@@ -41,11 +41,7 @@ export type Fault =
   /** rateLimits.hit reads the count in one round trip and writes count + 1 in the next. */
   | 'rate-limit-hit-reads-then-writes'
   /** clientCopies is offered, but saveTokens ignores `clientRevision` (a stale copy gets tokens). */
-  | 'save-ignores-client-revision'
-  /** redeemCode saves the tokens in one round trip and consumes the code in the next (not one step). */
-  | 'redeem-saves-before-consuming'
-  /** redeemCode saves whatever tokens it is given, of the code's grant or not. */
-  | 'redeem-ignores-grant';
+  | 'save-ignores-client-revision';
 
 export interface ToyStoreOptions {
   readonly faults?: readonly Fault[];
@@ -125,21 +121,6 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
     return token.userId !== null && (userRevokedAt.get(pair(token.clientId, token.userId)) ?? -Infinity) >= since;
   }
 
-  function refusedSave(access: TokenRecord, refresh: TokenRecord | null, authorizedAt: Date, clientRevision?: string): boolean {
-    const since = authorizedAt.getTime();
-    const stale = clientRevision !== undefined && !has('save-ignores-client-revision')
-      && revisions.get(key(access.clientId)) !== clientRevision;
-    return stale || refused(access, since) || (refresh !== null && refused(refresh, since));
-  }
-
-  /** saveTokens's judgement and insert in one synchronous block (`judged`: the caller has judged already). */
-  function insert(access: TokenRecord, refresh: TokenRecord | null, authorizedAt: Date, clientRevision?: string, judged = false): boolean {
-    if (!judged && refusedSave(access, refresh, authorizedAt, clientRevision)) return false;
-    tokens.set(key(access.tokenHash), { kind: 'access', record: copy(access) });
-    if (refresh) tokens.set(key(refresh.tokenHash), { kind: 'refresh', record: copy(refresh) });
-    return true;
-  }
-
   function find(kind: 'access' | 'refresh', tokenHash: string): TokenRecord | null {
     const stored = tokens.get(key(tokenHash));
     if (!stored || stored.kind !== kind || stored.record.expiresAt.getTime() <= Date.now()) return null;
@@ -207,39 +188,19 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
         return { kind: 'consumed', record: copy(stored.record) };
       },
     },
-    codeRedemption: {
-      async peekCode(codeHash) {
-        await turn();
-        const stored = codes.get(key(codeHash));
-        return stored && !stored.used && stored.record.expiresAt.getTime() > Date.now() ? copy(stored.record) : null;
-      },
-      async redeemCode(codeHash, access, refresh, { authorizedAt, clientRevision }) {
-        await turn();
-        // The fault: a correct save, then the consume a round trip later (two steps, not one).
-        let savedEarly = false;
-        const peeked = codes.get(key(codeHash));
-        if (has('redeem-saves-before-consuming') && peeked && !peeked.used && peeked.record.expiresAt.getTime() > Date.now()
-          && key(peeked.record.grantId) === key(access.grantId)) {
-          savedEarly = insert(access, refresh, authorizedAt, clientRevision);
-          await turn();
-        }
-        const stored = codes.get(key(codeHash));
-        if (!stored || stored.record.expiresAt.getTime() <= Date.now()) return { kind: 'not_found' };
-        if (stored.used) return { kind: 'replayed', grantId: stored.record.grantId };
-        codes.set(key(codeHash), { record: stored.record, used: true });
-        const ours = has('redeem-ignores-grant') || key(stored.record.grantId) === key(access.grantId);
-        const saved = has('redeem-saves-before-consuming') ? savedEarly : ours && insert(access, refresh, authorizedAt, clientRevision);
-        return { kind: 'consumed', record: copy(stored.record), saved };
-      },
-    },
     tokens: {
       async saveTokens(access, refresh, { authorizedAt, clientRevision }) {
         for (let i = 0; i < (options.saveLeadingTurns ?? 0); i++) await turn();
         await turn();
-        if (!has('save-checks-tombstones-a-turn-before-inserting')) return insert(access, refresh, authorizedAt, clientRevision);
-        const isRefused = refusedSave(access, refresh, authorizedAt, clientRevision);
-        await turn();
-        return !isRefused && insert(access, refresh, authorizedAt, clientRevision, true);
+        const since = authorizedAt.getTime();
+        const stale = clientRevision !== undefined && !has('save-ignores-client-revision')
+          && revisions.get(key(access.clientId)) !== clientRevision;
+        const isRefused = stale || refused(access, since) || (refresh !== null && refused(refresh, since));
+        if (has('save-checks-tombstones-a-turn-before-inserting')) await turn();
+        if (isRefused) return false;
+        tokens.set(key(access.tokenHash), { kind: 'access', record: copy(access) });
+        if (refresh) tokens.set(key(refresh.tokenHash), { kind: 'refresh', record: copy(refresh) });
+        return true;
       },
       async findAccessToken(tokenHash) {
         await turn();

@@ -1,6 +1,6 @@
 // In-process Store for tests and single-process demos: records kept as private copies, like a real database.
-import type { AuthorizationCodeRecord, CompleteStore, ConsentRecord, ConsumeResult, RedeemResult } from '../contract.js';
-import { checkTokenPair, compareConsents } from '../store-policy.js';
+import type { AuthorizationCodeRecord, CompleteStore, ConsentRecord, ConsumeResult } from '../contract.js';
+import { compareConsents } from '../store-policy.js';
 import { decode, encode, isLive, nextTurn, pairKey, type Encoded } from './codec.js';
 import { createMemoryClientStore } from './clients.js';
 import { createMemoryKeyStore } from './keys.js';
@@ -42,8 +42,7 @@ interface StoredCode {
  *
  * `consumeCode` checks and marks the code in one synchronous block: of N concurrent calls exactly one
  * wins (RFC 6749 §4.1.2, "MUST NOT use the authorization code more than once"). Consumed codes are kept
- * until they expire so that replays are reported; `codeRedemption.redeemCode` consumes a code and saves its
- * tokens in the same kind of block; revocations are remembered for
+ * until they expire so that replays are reported; revocations are remembered for
  * `STORE_POLICY.revocationRetentionMs`; every revocation changes `revocations.mark()`, so `requireBearer`'s
  * cache drops what it verified before (the `revocationFeed` tier). Expired records read as absent at once and are swept by a timer
  * (every `sweepIntervalSeconds`, in chunks of 1000 entries between which requests run) that `close()` stops.
@@ -71,24 +70,6 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   }
 
   const tokenPart = createMemoryTokenStore(ready);
-
-  /**
-   * Checks and marks a code in one synchronous block, with no await in between: that is what makes the
-   * consume atomic (the check-then-await-then-set race of oidc-provider's grant_common.js).
-   */
-  function consumeNow(codeHash: string): ConsumeResult<AuthorizationCodeRecord> {
-    const json = codes.get(codeHash);
-    if (json === undefined) return { kind: 'not_found' };
-    const stored = decode<StoredCode>(json);
-    const now = Date.now();
-    if (!isLive(stored.record.expiresAt, now)) {
-      codes.delete(codeHash);
-      return { kind: 'not_found' };
-    }
-    if (stored.consumedAt !== null) return { kind: 'replayed', grantId: stored.record.grantId };
-    codes.set(codeHash, encode({ record: stored.record, consumedAt: now } satisfies StoredCode));
-    return { kind: 'consumed', record: stored.record };
-  }
   const counters = createMemoryRateLimits(ready);
 
   function* sweep(now: number): Generator<void, void, unknown> {
@@ -118,27 +99,19 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       },
       async consumeCode(codeHash: string): Promise<ConsumeResult<AuthorizationCodeRecord>> {
         await ready();
-        return consumeNow(codeHash);
-      },
-    },
-
-    codeRedemption: {
-      async peekCode(codeHash: string): Promise<AuthorizationCodeRecord | null> {
-        await ready();
+        // Check and mark in this one synchronous block, with no await in between: that is what makes
+        // the consume atomic (the check-then-await-then-set race of oidc-provider's grant_common.js).
         const json = codes.get(codeHash);
-        if (json === undefined) return null;
+        if (json === undefined) return { kind: 'not_found' };
         const stored = decode<StoredCode>(json);
-        return stored.consumedAt === null && isLive(stored.record.expiresAt, Date.now()) ? stored.record : null;
-      },
-      async redeemCode(codeHash, access, refresh, options): Promise<RedeemResult> {
-        checkTokenPair(access, refresh);
-        await ready();
-        // The consume and the save in one synchronous block: no revocation, replay or other redemption
-        // can run between them.
-        const result = consumeNow(codeHash);
-        if (result.kind !== 'consumed') return result;
-        const saved = access.grantId === result.record.grantId && tokenPart.saveNow(access, refresh, options);
-        return { kind: 'consumed', record: result.record, saved };
+        const now = Date.now();
+        if (!isLive(stored.record.expiresAt, now)) {
+          codes.delete(codeHash);
+          return { kind: 'not_found' };
+        }
+        if (stored.consumedAt !== null) return { kind: 'replayed', grantId: stored.record.grantId };
+        codes.set(codeHash, encode({ record: stored.record, consumedAt: now } satisfies StoredCode));
+        return { kind: 'consumed', record: stored.record };
       },
     },
 

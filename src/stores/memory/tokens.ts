@@ -18,8 +18,6 @@ interface Tombstone {
 /** The token part and its sweep, which drops expired tokens and tombstones. */
 export interface MemoryTokenStore {
   readonly tokens: Required<TokenStore>;
-  /** `saveTokens` without its turn: judges and inserts synchronously (checkTokenPair is the caller's). */
-  saveNow(access: TokenRecord, refresh: TokenRecord | null, options: SaveTokensOptions): boolean;
   /** Drops what expired at `now`, yielding after every `SWEEP_BATCH` entries looked at (sweep-loop.ts). */
   sweep(now: number): Generator<void, void, unknown>;
   /** Removes every token of a deleted integration, synchronously (its tombstone is the caller's). */
@@ -91,22 +89,16 @@ export function createMemoryTokenStore(ready: Ready): MemoryTokenStore {
       || (record.userId !== null && revoked(revokedUsers, pairKey(record.clientId, record.userId), now, since));
   }
 
-  /** `saveTokens`'s judgement and insert, in the caller's synchronous block (a code's redemption shares it). */
-  function saveNow(access: TokenRecord, refresh: TokenRecord | null, options: SaveTokensOptions): boolean {
-    // The refresh token shares the access token's grant, integration and user: one judgement for both.
-    if (refused(access, options.authorizedAt.getTime(), Date.now())) return false;
-    put('access', access);
-    if (refresh) put('refresh', refresh);
-    return true;
-  }
-
   return {
-    saveNow,
     tokens: {
       async saveTokens(access: TokenRecord, refresh: TokenRecord | null, options: SaveTokensOptions): Promise<boolean> {
         checkTokenPair(access, refresh);
         await ready();
-        return saveNow(access, refresh, options);
+        // The refresh token shares the access token's grant, integration and user: one judgement for both.
+        if (refused(access, options.authorizedAt.getTime(), Date.now())) return false;
+        put('access', access);
+        if (refresh) put('refresh', refresh);
+        return true;
       },
       async findAccessToken(tokenHash: string): Promise<TokenRecord | null> {
         await ready();

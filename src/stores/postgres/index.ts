@@ -8,7 +8,6 @@ import { createPostgresRunner } from './query.js';
 import { createPostgresTables, migratePostgresSchema } from './schema.js';
 import { startPostgresSweeper, type StoreLogger } from './sweeper.js';
 import { createPostgresTokenStore, createRevocationLockKeys } from './tokens.js';
-import { createPostgresCodeRedemption } from './code-redemption.js';
 import { createPostgresKeyStore } from './keys.js';
 import { createPostgresRateLimits } from './rate-limits.js';
 import { postgresRevocationChannel, startPostgresRevocationFeed } from './revocation-feed.js';
@@ -153,13 +152,14 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
   let closed = false;
   const copies = createRevisionCopies();
-  // Lock keys are scoped to the tables, so instances of one store share them and other stores do not.
-  const lockKeys = createRevocationLockKeys(tables.tokens);
   return {
     clients: createPostgresClientStore(db, tables, { channel, bump: feed.bump }, BATCHING, copies),
     codes: createPostgresCodeStore(db, tables, BATCHING),
-    tokens: createPostgresTokenStore(db, tables, lockKeys, readCommitted, { channel, bump: feed.bump }, BATCHING),
-    codeRedemption: createPostgresCodeRedemption(db, tables, lockKeys, readCommitted, BATCHING),
+    // Lock keys are scoped to the tables, so instances of one store share them and other stores do not.
+    tokens: createPostgresTokenStore(db, tables, createRevocationLockKeys(tables.tokens), readCommitted, {
+      channel,
+      bump: feed.bump,
+    }, BATCHING),
     consents: createPostgresConsentStore(db, tables),
     keys: createPostgresKeyStore(db, tables),
     rateLimits: createPostgresRateLimits(db, tables),

@@ -184,7 +184,7 @@ export function createPostgresClientStore(
 }
 
 /** A consume's row: its outcome, the code, and the record as a JSON row (`codeRecord`; a replay's, its grant only). */
-export interface CodeRow {
+interface CodeRow {
   outcome: 'consumed' | 'replayed';
   code_hash: string;
   r: string;
@@ -194,7 +194,7 @@ const CODE_COLUMNS =
   'code_hash, grant_id, client_id, user_id, redirect_uri, scope, code_challenge, issuer, issued_at, expires_at';
 
 /** The code's columns but its hash, in the order `toConsumeResult` reads them, each prefixed with `table`. */
-export function codeRecord(table: string): string {
+function codeRecord(table: string): string {
   return jsonRowSql([
     `${table}grant_id`, `${table}client_id`, `${table}user_id`, `${table}redirect_uri`, `${table}scope`,
     `${table}code_challenge`, `${table}issuer`, [`${table}issued_at`, 'ms'], [`${table}expires_at`, 'ms'],
@@ -294,27 +294,25 @@ export function createPostgresCodeStore(db: PostgresRunner, t: PostgresTables, b
   };
 }
 
-/** A code's record from its hash and its JSON row (`codeRecord`). */
-export function toCodeRecord(codeHash: string, r: string): AuthorizationCodeRecord {
-  const [grantId, clientId, userId, redirectUri, scope, codeChallenge, issuer, issuedAt, expiresAt] = parseJsonRow(r);
-  return {
-    codeHash,
-    grantId: grantId as string,
-    clientId: clientId as string,
-    userId: userId as string,
-    redirectUri: redirectUri as string,
-    scope: scope as string[],
-    codeChallenge: codeChallenge as string | null,
-    issuer: issuer as string,
-    issuedAt: dateOf(issuedAt),
-    expiresAt: dateOf(expiresAt),
-  };
-}
-
 /** The answer of one consume from its row. */
 function toConsumeResult(row: CodeRow): ConsumeResult<AuthorizationCodeRecord> {
-  if (row.outcome === 'replayed') return { kind: 'replayed', grantId: parseJsonRow(row.r)[0] as string };
-  return { kind: 'consumed', record: toCodeRecord(row.code_hash, row.r) };
+  const [grantId, clientId, userId, redirectUri, scope, codeChallenge, issuer, issuedAt, expiresAt] = parseJsonRow(row.r);
+  if (row.outcome === 'replayed') return { kind: 'replayed', grantId: grantId as string };
+  return {
+    kind: 'consumed',
+    record: {
+      codeHash: row.code_hash,
+      grantId: grantId as string,
+      clientId: clientId as string,
+      userId: userId as string,
+      redirectUri: redirectUri as string,
+      scope: scope as string[],
+      codeChallenge: codeChallenge as string | null,
+      issuer: issuer as string,
+      issuedAt: dateOf(issuedAt),
+      expiresAt: dateOf(expiresAt),
+    },
+  };
 }
 
 /** A consent as a JSON row, in the order `toConsent` reads it. */

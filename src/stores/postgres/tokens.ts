@@ -95,7 +95,7 @@ function revocationStatements(t: PostgresTables, notify: string) {
 }
 
 /** One `saveTokens` call, as the batch function reads it (`i`: its place in the batch, from 1). */
-export interface SaveItem {
+interface SaveItem {
   i: number;
   grant_id: string;
   grant_expires_at: string;
@@ -114,31 +114,6 @@ export interface SaveItem {
   refresh_scope: readonly string[] | null;
   refresh_issuer: string | null;
   refresh_expires_at: string | null;
-}
-
-/** One `saveTokens` call as the batch function reads it, its place in the batch still to be set. */
-export function saveItemOf(keys: RevocationLockKeys, access: TokenRecord, refresh: TokenRecord | null, options: SaveTokensOptions): SaveItem {
-  checkTokenPair(access, refresh);
-  const lastExpiry = refresh && refresh.expiresAt > access.expiresAt ? refresh.expiresAt : access.expiresAt;
-  return {
-    i: 0,
-    grant_id: access.grantId,
-    grant_expires_at: lastExpiry.toISOString(),
-    client_id: access.clientId,
-    user_id: access.userId,
-    authorized_at: options.authorizedAt.toISOString(),
-    client_revision: options.clientRevision ?? null,
-    client_key: String(keys.client(access.clientId)),
-    user_key: access.userId === null ? null : String(keys.user(access.clientId, access.userId)),
-    access: access.tokenHash,
-    access_scope: access.scope,
-    access_issuer: access.issuer,
-    access_expires_at: access.expiresAt.toISOString(),
-    refresh: refresh?.tokenHash ?? null,
-    refresh_scope: refresh?.scope ?? null,
-    refresh_issuer: refresh?.issuer ?? null,
-    refresh_expires_at: refresh?.expiresAt.toISOString() ?? null,
-  };
 }
 
 /** What the batch function answers for each call. */
@@ -260,7 +235,27 @@ export function createPostgresTokenStore(
 
   return {
     async saveTokens(access: TokenRecord, refresh: TokenRecord | null, options: SaveTokensOptions): Promise<boolean> {
-      return saveBatched(saveItemOf(keys, access, refresh, options));
+      checkTokenPair(access, refresh);
+      const lastExpiry = refresh && refresh.expiresAt > access.expiresAt ? refresh.expiresAt : access.expiresAt;
+      return saveBatched({
+        i: 0,
+        grant_id: access.grantId,
+        grant_expires_at: lastExpiry.toISOString(),
+        client_id: access.clientId,
+        user_id: access.userId,
+        authorized_at: options.authorizedAt.toISOString(),
+        client_revision: options.clientRevision ?? null,
+        client_key: String(keys.client(access.clientId)),
+        user_key: access.userId === null ? null : String(keys.user(access.clientId, access.userId)),
+        access: access.tokenHash,
+        access_scope: access.scope,
+        access_issuer: access.issuer,
+        access_expires_at: access.expiresAt.toISOString(),
+        refresh: refresh?.tokenHash ?? null,
+        refresh_scope: refresh?.scope ?? null,
+        refresh_issuer: refresh?.issuer ?? null,
+        refresh_expires_at: refresh?.expiresAt.toISOString() ?? null,
+      });
     },
     findAccessToken: findAccess,
     findRefreshToken: findRefresh,

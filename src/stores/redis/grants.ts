@@ -1,13 +1,10 @@
 // Redis authorization codes and tokens: native TTLs, atomic consume, and issuance that revocations refuse, in Lua.
-import type {
-  AuthorizationCodeRecord, CodeRedemption, CodeStore, ConsumeResult, RedeemResult, SaveTokensOptions, TokenRecord, TokenStore,
-} from '../contract.js';
+import type { AuthorizationCodeRecord, CodeStore, ConsumeResult, TokenRecord, TokenStore } from '../contract.js';
 import { STORE_POLICY, checkTokenPair } from '../store-policy.js';
 import { decodeCode, decodeLiveToken, encodeCode, encodeToken, grantIdOf, type RedisKeys } from './codec.js';
 import {
   CONSUME_CODE,
   DRAIN_CHUNK,
-  REDEEM_CODE,
   REVOKE_ACCESS_TOKEN,
   REVOKE_GRANT,
   SAVE_CODE,
@@ -63,72 +60,6 @@ export function createRedisCodeStore(keys: RedisKeys, run: RunScript): CodeStore
   };
 }
 
-/** One token's part of SAVE_TOKENS's KEYS and ARGV. */
-function tokenArgs(keys: RedisKeys, kind: 'access' | 'refresh', r: TokenRecord): { keys: string[]; args: string[] } {
-  const tokenKey = kind === 'access' ? keys.accessToken(r.tokenHash) : keys.refreshToken(r.tokenHash);
-  const clientIndex = keys.clientIndex(r.clientId);
-  const clientRevokedAt = keys.clientRevokedAt(r.clientId);
-  // Without a user, the client's keys stand in for the (unused) user keys, flagged by '0'.
-  const hasUser = r.userId !== null;
-  return {
-    keys: [
-      tokenKey,
-      clientIndex,
-      r.userId === null ? clientIndex : keys.userIndex(r.clientId, r.userId),
-      clientRevokedAt,
-      r.userId === null ? clientRevokedAt : keys.userRevokedAt(r.clientId, r.userId),
-    ],
-    args: [encodeToken(r), String(r.expiresAt.getTime()), hasUser ? '1' : '0'],
-  };
-}
-
-/**
- * SAVE_TOKENS's KEYS and ARGV for one save, or `null` when it carries a `clientRevision` the store cannot
- * check (a cluster keeps no copies, so none of its own): such a save is refused, and the router then looks
- * the integration up and asks again without one.
- */
-function saveCall(
-  keys: RedisKeys,
-  access: TokenRecord,
-  refresh: TokenRecord | null,
-  options: SaveTokensOptions,
-  checksClientRevision: boolean,
-): { keys: string[]; args: string[] } | null {
-  checkTokenPair(access, refresh);
-  const parts = [tokenArgs(keys, 'access', access), ...(refresh ? [tokenArgs(keys, 'refresh', refresh)] : [])];
-  const revision = options.clientRevision;
-  if (revision !== undefined && !checksClientRevision) return null;
-  const checked = revision === undefined ? [] : [keys.client(access.clientId)];
-  return {
-    keys: [keys.revokedGrant(access.grantId), keys.grantIndex(access.grantId), ...parts.flatMap((p) => p.keys), ...checked],
-    args: [String(Date.now()), String(options.authorizedAt.getTime()), ...parts.flatMap((p) => p.args), ...(revision === undefined ? [] : [revision])],
-  };
-}
-
-/**
- * The code exchange in one script (`Store.codeRedemption`), on a plain Redis: the code's hash and the
- * tokens' keys are in different slots on a cluster, which no script joins.
- * @see RFC 6749 §4.1.2 (single use), §4.1.3.
- */
-export function createRedisCodeRedemption(keys: RedisKeys, run: RunScript, send: RedisSend): CodeRedemption {
-  return {
-    async peekCode(codeHash) {
-      const [expiresAt, consumedAt, json] = (await send(['HMGET', keys.code(codeHash), 'x', 'c', 'd'])) as (string | null)[];
-      const live = expiresAt !== null && expiresAt !== undefined && Number(expiresAt) > Date.now();
-      return live && consumedAt === null && typeof json === 'string' ? decodeCode(json) : null;
-    },
-    async redeemCode(codeHash, access, refresh, options): Promise<RedeemResult> {
-      // A plain Redis checks a clientRevision (the integration's record is reachable from the script).
-      const save = saveCall(keys, access, refresh, options, true)!;
-      const reply = (await run(REDEEM_CODE, [keys.code(codeHash), ...save.keys], [String(Date.now()), access.grantId, ...save.args])) as unknown[];
-      const [kind, value, saved] = reply;
-      if (kind === 'consumed' && typeof value === 'string') return { kind: 'consumed', record: decodeCode(value), saved: Number(saved) === 1 };
-      if (kind === 'replayed' && typeof value === 'string') return { kind: 'replayed', grantId: value };
-      return { kind: 'not_found' };
-    },
-  };
-}
-
 /**
  * TokenStore on Redis. Tokens are JSON strings with a native TTL (SET … PXAT), indexed by grant, client
  * and client+user in sorted sets scored by expiry. Revocations leave tombstones (a revoked grant, the
@@ -145,6 +76,24 @@ export function createRedisTokenStore(
   checksClientRevision: boolean,
 ): Required<TokenStore> {
   const { channel } = announcer;
+  function tokenArgs(kind: 'access' | 'refresh', r: TokenRecord): { keys: string[]; args: string[] } {
+    const tokenKey = kind === 'access' ? keys.accessToken(r.tokenHash) : keys.refreshToken(r.tokenHash);
+    const clientIndex = keys.clientIndex(r.clientId);
+    const clientRevokedAt = keys.clientRevokedAt(r.clientId);
+    // Without a user, the client's keys stand in for the (unused) user keys, flagged by '0'.
+    const hasUser = r.userId !== null;
+    return {
+      keys: [
+        tokenKey,
+        clientIndex,
+        r.userId === null ? clientIndex : keys.userIndex(r.clientId, r.userId),
+        clientRevokedAt,
+        r.userId === null ? clientRevokedAt : keys.userRevokedAt(r.clientId, r.userId),
+      ],
+      args: [encodeToken(r), String(r.expiresAt.getTime()), hasUser ? '1' : '0'],
+    };
+  }
+
   async function find(key: string): Promise<TokenRecord | null> {
     return decodeLiveToken((await send(['GET', key])) as string | null, Date.now());
   }
@@ -169,9 +118,19 @@ export function createRedisTokenStore(
 
   return {
     async saveTokens(access, refresh, options) {
-      const save = saveCall(keys, access, refresh, options, checksClientRevision);
-      if (save === null) return false;
-      return Number(await run(SAVE_TOKENS, save.keys, save.args)) === 1;
+      checkTokenPair(access, refresh);
+      const parts = [tokenArgs('access', access), ...(refresh ? [tokenArgs('refresh', refresh)] : [])];
+      const revision = options.clientRevision;
+      // A revision this store cannot check (a cluster keeps no copies, so none of its own) refuses: the
+      // router then looks the integration up and asks again without one.
+      if (revision !== undefined && !checksClientRevision) return false;
+      const checked = revision === undefined ? [] : [keys.client(access.clientId)];
+      const reply = await run(
+        SAVE_TOKENS,
+        [keys.revokedGrant(access.grantId), keys.grantIndex(access.grantId), ...parts.flatMap((p) => p.keys), ...checked],
+        [String(Date.now()), String(options.authorizedAt.getTime()), ...parts.flatMap((p) => p.args), ...(revision === undefined ? [] : [revision])],
+      );
+      return Number(reply) === 1;
     },
     findAccessToken: (tokenHash) => find(keys.accessToken(tokenHash)),
     findRefreshToken: (tokenHash) => find(keys.refreshToken(tokenHash)),

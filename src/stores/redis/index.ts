@@ -14,7 +14,7 @@ import {
   type RedisKeys,
 } from './codec.js';
 import { rethrowRedisError } from './errors.js';
-import { createRedisCodeRedemption, createRedisCodeStore, createRedisTokenStore, type RedisSend } from './grants.js';
+import { createRedisCodeStore, createRedisTokenStore, type RedisSend } from './grants.js';
 import {
   CREATE_CLIENT,
   createScriptRunner,
@@ -247,13 +247,11 @@ function createRedisConsentStore(keys: RedisKeys, run: RunScript, send: RedisSen
  * `requireBearer` may cache tokens in process and drop them within the notification latency. On a plain
  * Redis, `clientCopies` keeps each integration `findClient` read with a digest of its fields
  * (`clientRevisionOf`), which the save script checks against the record, so the token endpoint authenticates
- * from a copy without ever trusting a stale one, and `codeRedemption` consumes a code and saves its tokens
- * in one script (REDEEM_CODE).
+ * from a copy without ever trusting a stale one.
  *
  * On a Redis Cluster (`cluster` or `clusterClient`) the same scripts run, with hash-tagged keys so each one's
  * keys share a slot (see createRedisKeys); the plain-Redis key layout is unchanged. An integration's record and
- * its tokens are then in different slots, which no script joins, so a cluster store keeps no copies; nor are a
- * code and its tokens, so it has no `codeRedemption` either.
+ * its tokens are then in different slots, which no script joins, so a cluster store keeps no copies.
  *
  * @example
  * const store = await createRedisStore({ url: 'redis://127.0.0.1:6379', prefix: 'oauth:' });
@@ -351,8 +349,6 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
     rateLimits: createRedisRateLimits(prefix, run, send),
     ...(feed ? { revocations: feed.feed } : {}),
     ...(copies ? { clientCopies: { find: copies.get } } : {}),
-    // On a cluster a code and its tokens are in different slots, which no script joins: consume, then save.
-    ...(onCluster ? {} : { codeRedemption: createRedisCodeRedemption(keys, run, send) }),
     sweepExpired: async () => sweeper?.sweepNow(),
     async close() {
       await sweeper?.stop();

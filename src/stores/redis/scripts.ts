@@ -139,79 +139,57 @@ return 1`);
  * userRevokedAt (without a user, the client's keys stand in for the unused user keys), then [client].
  * ARGV nowMs, authorizedAtMs, then per token: json, expiresAtMs, hasUser ('1' | '0'), then [revision].
  */
-const SAVE_TOKENS_FUNCTION = `
-local function save_tokens(KEYS, ARGV)
-  if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-  if #KEYS % 5 == 3 then
-    local v = redis.pcall('HMGET', KEYS[#KEYS], ${CLIENT_FIELDS.map((f) => `'${f}'`).join(', ')})
-    if v.err then return 0 end
-    local parts = {}
-    for i = 1, #v do parts[i] = v[i] and (#v[i] .. ':' .. v[i]) or '-' end
-    if redis.sha1hex(table.concat(parts)) ~= ARGV[#ARGV] then return 0 end
+export const SAVE_TOKENS = script(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if #KEYS % 5 == 3 then
+  local v = redis.pcall('HMGET', KEYS[#KEYS], ${CLIENT_FIELDS.map((f) => `'${f}'`).join(', ')})
+  if v.err then return 0 end
+  local parts = {}
+  for i = 1, #v do parts[i] = v[i] and (#v[i] .. ':' .. v[i]) or '-' end
+  if redis.sha1hex(table.concat(parts)) ~= ARGV[#ARGV] then return 0 end
+end
+local now, since = tonumber(ARGV[1]), tonumber(ARGV[2])
+local n = math.floor((#KEYS - 2) / 5)
+local read = {}
+local function revokedSince(key)
+  if read[key] then return false end
+  read[key] = true
+  local at = redis.call('GET', key)
+  return at and tonumber(at) >= since
+end
+for i = 0, n - 1 do
+  local k, a = 3 + i * 5, 3 + i * 3
+  if revokedSince(KEYS[k + 3]) then return 0 end
+  if ARGV[a + 2] == '1' and revokedSince(KEYS[k + 4]) then return 0 end
+end
+local indexes, entries = {}, {}
+local function index(key, member, exp)
+  local list = entries[key]
+  if not list then
+    list = {}
+    entries[key] = list
+    indexes[#indexes + 1] = key
   end
-  local now, since = tonumber(ARGV[1]), tonumber(ARGV[2])
-  local n = math.floor((#KEYS - 2) / 5)
-  local read = {}
-  local function revokedSince(key)
-    if read[key] then return false end
-    read[key] = true
-    local at = redis.call('GET', key)
-    return at and tonumber(at) >= since
+  list[#list + 1] = exp
+  list[#list + 1] = member
+end
+for i = 0, n - 1 do
+  local k, a = 3 + i * 5, 3 + i * 3
+  local exp = tonumber(ARGV[a + 1])
+  if exp > now then
+    redis.call('SET', KEYS[k], ARGV[a], 'PXAT', exp)
+    index(KEYS[2], KEYS[k], exp)
+    index(KEYS[k + 1], KEYS[k], exp)
+    if ARGV[a + 2] == '1' then index(KEYS[k + 2], KEYS[k], exp) end
   end
-  for i = 0, n - 1 do
-    local k, a = 3 + i * 5, 3 + i * 3
-    if revokedSince(KEYS[k + 3]) then return 0 end
-    if ARGV[a + 2] == '1' and revokedSince(KEYS[k + 4]) then return 0 end
-  end
-  local indexes, entries = {}, {}
-  local function index(key, member, exp)
-    local list = entries[key]
-    if not list then
-      list = {}
-      entries[key] = list
-      indexes[#indexes + 1] = key
-    end
-    list[#list + 1] = exp
-    list[#list + 1] = member
-  end
-  for i = 0, n - 1 do
-    local k, a = 3 + i * 5, 3 + i * 3
-    local exp = tonumber(ARGV[a + 1])
-    if exp > now then
-      redis.call('SET', KEYS[k], ARGV[a], 'PXAT', exp)
-      index(KEYS[2], KEYS[k], exp)
-      index(KEYS[k + 1], KEYS[k], exp)
-      if ARGV[a + 2] == '1' then index(KEYS[k + 2], KEYS[k], exp) end
-    end
-  end
-  for _, key in ipairs(indexes) do
-    redis.call('ZADD', key, unpack(entries[key]))
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
-    local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
-    if last[2] then redis.call('PEXPIREAT', key, last[2]) end
-  end
-  return 1
-end`;
-
-/** The save above, as a script of its own (KEYS and ARGV as described there). */
-export const SAVE_TOKENS = script(`${SAVE_TOKENS_FUNCTION}
-return save_tokens(KEYS, ARGV)`);
-
-/**
- * A code exchange in one step: CONSUME_CODE, then, only for the call that consumed the code and only when the
- * tokens are of its grant, SAVE_TOKENS. Redis runs one script at a time, so no replay, revocation or other
- * redemption comes between the consume and the save. A plain Redis only: on a cluster the code and the tokens
- * are in different slots.
- * KEYS code, then SAVE_TOKENS's; ARGV nowMs, the tokens' grantId, then SAVE_TOKENS's.
- * Returns {'consumed', json, saved (1 | 0)} | {'replayed', grantId} | {'not_found'}.
- */
-export const REDEEM_CODE = script(`${SAVE_TOKENS_FUNCTION}
-local v = redis.call('HMGET', KEYS[1], 'x', 'c', 'g', 'd')
-if not v[1] or tonumber(v[1]) <= tonumber(ARGV[1]) then return {'not_found'} end
-if v[2] then return {'replayed', v[3]} end
-redis.call('HSET', KEYS[1], 'c', ARGV[1])
-if v[3] ~= ARGV[2] then return {'consumed', v[4], 0} end
-return {'consumed', v[4], save_tokens({unpack(KEYS, 2)}, {unpack(ARGV, 3)})}`);
+end
+for _, key in ipairs(indexes) do
+  redis.call('ZADD', key, unpack(entries[key]))
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  if last[2] then redis.call('PEXPIREAT', key, last[2]) end
+end
+return 1`);
 
 /*
  * Every script that deletes token keys PUBLISHes how many it deleted (when any) to the store's revocation

@@ -2,7 +2,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { isSqliteDatabase, loadBetterSqlite3, type SqliteConnection, type SqliteDatabase } from './driver.js';
-import type { AuthorizationCodeRecord, CompleteStore, ConsentRecord, ConsumeResult, RedeemResult, TokenRecord } from '../contract.js';
+import type { AuthorizationCodeRecord, CompleteStore, ConsentRecord, ConsumeResult } from '../contract.js';
 import { createSqliteClientStore } from './clients.js';
 import { runSqlite } from './errors.js';
 import { createGroupCommit } from './group-commit.js';
@@ -13,12 +13,11 @@ import { codeToRow, consentToRow, rowToConsent, valuesToCode } from './rows.js';
 import { migrateSqliteSchema } from './schema.js';
 import { openWithRetry } from './open-with-retry.js';
 import { prepareSqliteStatements } from './statements.js';
-import { authorizedAtMs, createSqliteTokenStore, sqliteSaveNow } from './tokens.js';
+import { createSqliteTokenStore } from './tokens.js';
 import { createSqliteRevocationFeed } from './revocation-feed.js';
 import { createSqliteChangeWatch } from './change-watch.js';
 import { prepareSqliteSweep } from './sweeper.js';
 import { startSweepLoop } from '../sweep-loop.js';
-import { checkTokenPair } from '../store-policy.js';
 
 export type { SqliteDatabase } from './driver.js';
 export { sqliteLockWaitChannel, type SqliteLockWaitMessage } from './lock-wait.js';
@@ -219,7 +218,7 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
   // under FULL in WAL mode the consumes need no sync of their own, the save of their tokens covers them (group-commit.ts).
   const relaxAhead = synchronous === 'full' && db.pragma('journal_mode', { simple: true }) === 'wal';
   const groupCommit = createGroupCommit(db, lockWait, relaxAhead);
-  const consumeNow = (codeHash: string): ConsumeResult<AuthorizationCodeRecord> => {
+  const consume = groupCommit((codeHash: string): ConsumeResult<AuthorizationCodeRecord> => {
     const now = Date.now();
     const won = s.consumeCode.get(now, codeHash, now);
     if (won) return { kind: 'consumed', record: valuesToCode(codeHash, won) };
@@ -227,16 +226,7 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
     // batch run one after the other) or it is unknown or expired.
     const live = s.findLiveCodeGrant.get(codeHash, now);
     return live ? { kind: 'replayed', grantId: live.grant_id } : { kind: 'not_found' };
-  };
-  const consume = groupCommit(consumeNow, { ahead: true });
-  const saveNow = sqliteSaveNow(s);
-  // The consume and the save in one savepoint of the turn's synced batch: both or, on a fault, neither.
-  const redeem = groupCommit((codeHash: string, access: TokenRecord, refresh: TokenRecord | null, authorizedAt: number): RedeemResult => {
-    const result = consumeNow(codeHash);
-    if (result.kind !== 'consumed') return result;
-    const saved = access.grantId === result.record.grantId && saveNow(access, refresh, authorizedAt);
-    return { kind: 'consumed', record: result.record, saved };
-  });
+  }, { ahead: true });
 
   return {
     clients: createSqliteClientStore(db, s, lockWait, watch),
@@ -248,19 +238,6 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
       async consumeCode(codeHash: string): Promise<ConsumeResult<AuthorizationCodeRecord>> {
         // After a lock the whole batch is rolled back and run again: the UPDATE either did nothing or won, never half.
         return consume(codeHash);
-      },
-    },
-
-    codeRedemption: {
-      async peekCode(codeHash: string): Promise<AuthorizationCodeRecord | null> {
-        return lockWait.run(() => {
-          const row = s.peekCode.get(codeHash, Date.now());
-          return row ? valuesToCode(codeHash, row) : null;
-        });
-      },
-      async redeemCode(codeHash, access, refresh, options): Promise<RedeemResult> {
-        checkTokenPair(access, refresh);
-        return redeem(codeHash, access, refresh, authorizedAtMs(options));
       },
     },
 

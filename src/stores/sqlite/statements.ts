@@ -47,8 +47,6 @@ export interface SqliteStatements {
   /** The atomic consume: only the first of N racing calls matches `consumed_at IS NULL`. Raw: values by position. */
   readonly consumeCode: Statement<[consumedAt: number, codeHash: string, now: number], CodeRecordValues>;
   readonly findLiveCodeGrant: Statement<[codeHash: string, now: number], { grant_id: string }>;
-  /** Raw: a live, unused code's values (`codeRedemption.peekCode`). */
-  readonly peekCode: Statement<[codeHash: string, now: number], CodeRecordValues>;
   /** Positional (`tokenValues`): binding by name cost 2.5 µs more per token. */
   readonly insertToken: Statement<TokenValues>;
   /** Raw: values by position. */
@@ -120,8 +118,6 @@ export function prepareSqliteStatements(db: SqliteConnection): SqliteStatements 
       WHERE code_hash = ? AND consumed_at IS NULL AND expires_at > ?
       RETURNING ${CODE_RECORD_COLUMNS}`).raw(),
     findLiveCodeGrant: db.prepare('SELECT grant_id FROM codes WHERE code_hash = ? AND expires_at > ?'),
-    peekCode: db.prepare<[string, number], CodeRecordValues>(
-      `SELECT ${CODE_RECORD_COLUMNS} FROM codes WHERE code_hash = ? AND consumed_at IS NULL AND expires_at > ?`).raw(),
     insertToken: db.prepare(`
       INSERT INTO tokens (token_hash, kind, grant_id, client_id, user_id, scope, issuer, expires_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),

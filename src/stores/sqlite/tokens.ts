@@ -8,30 +8,10 @@ import { tokenValues, valuesToToken } from './rows.js';
 import type { SqliteStatements } from './statements.js';
 
 /** The `authorizedAt` of `saveTokens` in ms; refuses a missing or invalid Date, which would disable the check. */
-export function authorizedAtMs(options: SaveTokensOptions | undefined): number {
+function authorizedAtMs(options: SaveTokensOptions | undefined): number {
   const ms = options?.authorizedAt instanceof Date ? options.authorizedAt.getTime() : Number.NaN;
   if (!Number.isFinite(ms)) throw new TypeError('saveTokens: options.authorizedAt must be a valid Date');
   return ms;
-}
-
-/**
- * `saveTokens`'s judgement and inserts, synchronous, for a write transaction the caller holds (the group
- * commit's): refused (`false`, nothing written) when a tombstone of the grant, or a revocation of the
- * integration's or the user's tokens at or after `authorizedAt` (ms), is live.
- * @see RFC 6749 §4.1.2, RFC 7009 §2.1.
- */
-export function sqliteSaveNow(s: SqliteStatements): (access: TokenRecord, refresh: TokenRecord | null, authorizedAt: number) => boolean {
-  function refused(token: TokenRecord, authorizedAt: number, now: number): boolean {
-    const { grantId, clientId, userId } = token;
-    return s.isRefused.get(grantId, now, clientId, authorizedAt, now, clientId, userId, authorizedAt, now) === 1;
-  }
-  return (access, refresh, authorizedAt) => {
-    // The refresh token shares the access token's grant, integration and user (checkTokenPair): one check.
-    if (refused(access, authorizedAt, Date.now())) return false;
-    s.insertToken.run(...tokenValues('access', access));
-    if (refresh !== null) s.insertToken.run(...tokenValues('refresh', refresh));
-    return true;
-  };
 }
 
 /**
@@ -63,7 +43,18 @@ export function createSqliteTokenStore(
       }
     });
   }
-  const save = groupCommit(sqliteSaveNow(s));
+  function refused(token: TokenRecord, authorizedAt: number, now: number): boolean {
+    const { grantId, clientId, userId } = token;
+    return s.isRefused.get(grantId, now, clientId, authorizedAt, now, clientId, userId, authorizedAt, now) === 1;
+  }
+
+  const save = groupCommit((access: TokenRecord, refresh: TokenRecord | null, authorizedAt: number) => {
+    // The refresh token shares the access token's grant, integration and user (checkTokenPair): one check.
+    if (refused(access, authorizedAt, Date.now())) return false;
+    s.insertToken.run(...tokenValues('access', access));
+    if (refresh !== null) s.insertToken.run(...tokenValues('refresh', refresh));
+    return true;
+  });
 
   // Write transactions start IMMEDIATE: the write lock is taken before the first read, so a lock is met at
   // BEGIN (and waited for) rather than as SQLITE_BUSY_SNAPSHOT halfway through.
