@@ -66,6 +66,8 @@ const SCENARIOS = {
   'refresh-sqlite': refresh(OAUTH),
   open: { server: OAUTH, request: async () => ({ path: '/api/open' }), ratioTo: 'baseline' },
   guarded: { server: OAUTH, request: bearer, ratioTo: 'open' },
+  'open-dictionary': { server: OAUTH, request: async () => ({ path: '/api/open-dictionary' }), ratioTo: 'open' },
+  'guarded-check': { server: OAUTH, request: bearer, ratioTo: 'open-dictionary' },
   'guarded-jwt': { server: [...OAUTH, '--token-format', 'jwt'], request: bearer, ratioTo: 'open' },
   // The unguarded route sent the same JWT header, which it ignores: what the longer request costs (its parse),
   // apart from what the check costs (guarded-jwt against this row).

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import express from 'express';
+import { toDictionaryProperties } from '../dist/http/dictionary-properties.js';
 import { DEFAULT_POSTGRES_URL, DEFAULT_REDIS_URL } from './bench-stores.js';
 
 // --app baseline                  a bare Express 5 app: GET /baseline → { ok: true }
@@ -84,6 +85,13 @@ process.on('message', (message) => {
 });
 process.on('disconnect', stop); // the runner is gone: do not outlive it
 
+/** Puts the request and the response in dictionary mode, as the package's own routes and requireBearer do. */
+function dictionaryMode(req, res, next) {
+  toDictionaryProperties(req);
+  toDictionaryProperties(res);
+  next();
+}
+
 async function buildOAuthApp(port) {
   const { createOAuthRouter, registerClient } = await import('express-oauth-router');
   let store;
@@ -141,6 +149,9 @@ async function buildOAuthApp(port) {
   // The README's order puts the router before the API, so every API request passes through it first.
   if (args['router-first']) app.use(oauth.router);
   app.get('/api/open', ok);
+  // The unguarded route with the request and response in V8's dictionary mode, as requireBearer leaves them: against
+  // it, the guarded route shows the check's own cost (BENCHMARKS.md, seventeenth pass).
+  app.get('/api/open-dictionary', dictionaryMode, ok);
   app.get('/api/guarded', oauth.requireBearer(), ok);
   if (args['deferred-route']) app.get('/api/deferred', (_req, _res, next) => { setImmediate(next); }, oauth.requireBearer(), ok);
   if (counter) {

@@ -1,6 +1,7 @@
 // Two shortcuts through the package's router: the machine endpoints' POSTs served at once, and other paths passed on at once.
 import { tracingChannel } from 'node:diagnostics_channel';
 import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
+import { toDictionaryProperties } from './dictionary-properties.js';
 
 /**
  * express's router (2.3+) publishes every handler it runs on this tracing channel, for APM tools. While anyone
@@ -100,6 +101,9 @@ export function serveDirectly(router: Router, routes: readonly DirectRoute[]): v
 
 /** What the stack does once it has matched the route: `req.route` and `req.params` set, errors forwarded. */
 function serve(direct: DirectRoute, req: Request, res: Response, out: NextFunction): void {
+  // Before the first property this request gets from here on (see toDictionaryProperties).
+  toDictionaryProperties(req);
+  toDictionaryProperties(res);
   (req as { route: unknown }).route = direct.route;
   req.params = {};
   try {

@@ -16,6 +16,7 @@ import { createBearerCache, type BearerCache } from './bearer-cache.js';
 import { setRequestAuth } from '../http/request-auth.js';
 import { bearerCheckChannel, reportErrorAnswer, type BearerCheckMessage } from '../metrics/channels.js';
 import type { OAuthEvents } from '../events/oauth-events.js';
+import { toDictionaryProperties } from '../http/dictionary-properties.js';
 
 /**
  * Verifies a JWT access token locally (RFC 9068 §4); `null` when it is not valid. `cached`, when present,
@@ -193,6 +194,9 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
     }
 
     return function requireBearerToken(req: Request, res: Response, next: NextFunction): Promise<void> | undefined {
+      // Before the first property the request gets from here on: the check's, the host's handler's, Node's.
+      toDictionaryProperties(req);
+      toDictionaryProperties(res);
       if (!bearerCheckChannel.hasSubscribers) return check(req, res, next);
       const timedFrom = performance.now();
       const publish = (outcome: BearerCheckMessage['outcome']): void => {
