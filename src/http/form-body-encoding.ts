@@ -1,6 +1,7 @@
 // Which form bodies the router decodes: identity-encoded, in UTF-8 or ISO-8859-1; anything else is refused.
 import type { Request } from 'express';
 import { UnreadableBodyError } from '../errors.js';
+import { parseUrlencoded } from './parse-urlencoded.js';
 
 /** The two charsets a form body may declare, as Express's own urlencoded parser (the page forms) accepts them. */
 export type FormCharset = 'utf-8' | 'iso-8859-1';
@@ -55,13 +56,11 @@ function decodeComponent(text: string): string | undefined {
  * A UTF-8 form body's pairs as WHATWG's parser reads them, in half its time for a token request's short
  * fields (BENCHMARKS.md, sixteenth pass): split on `&` and the first `=`, each part decoded by the engine's
  * `decodeURIComponent`, which reads every well-formed escape as WHATWG does. Anything else is left to
- * URLSearchParams, so the answer is always the standard parser's.
+ * the standard parser (parse-urlencoded.ts), so the answer is always its answer.
  */
 function decodeUtf8Form(text: string): Array<[string, string]> {
   const pairs: Array<[string, string]> = [];
-  // URLSearchParams's constructor drops one leading `?` (a query string handed over whole), and so did this
-  // router's token endpoint, which parsed bodies with it: kept, so that no body reads differently.
-  let start = text.startsWith('?') ? 1 : 0;
+  let start = 0;
   // The next `=` at or after `start` (text.length if none), found once: searched again for every pair, a body
   // of many pairs without one would be scanned to its end each time.
   let eq = -1;
@@ -76,7 +75,7 @@ function decodeUtf8Form(text: string): Array<[string, string]> {
       const split = eq < end;
       const name = decodeComponent(text.slice(start, split ? eq : end));
       const value = split ? decodeComponent(text.slice(eq + 1, end)) : '';
-      if (name === undefined || value === undefined) return [...new URLSearchParams(text)];
+      if (name === undefined || value === undefined) return parseUrlencoded(text);
       pairs.push([name, value]);
     }
     start = end + 1;

@@ -1,6 +1,7 @@
 // A body the host app's own parser (express.urlencoded, express.json, …) read before the router: held to the router's limits.
 import type { Request } from 'express';
 import { UnreadableBodyError } from '../errors.js';
+import { parseUrlencoded } from './parse-urlencoded.js';
 
 /** The router's limits on a form body, whoever parsed it. */
 export interface FormLimits {
@@ -60,7 +61,7 @@ export function preParsedFields(req: Request, limits: FormLimits): Array<[string
   if (typeof body === 'string' || Buffer.isBuffer(body)) {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (Buffer.byteLength(text) > limits.bytes) throw tooLarge();
-    entries = [...new URLSearchParams(text)];
+    entries = parseUrlencoded(text);
   } else if (body !== null && typeof body === 'object') {
     entries = Object.entries(body as Record<string, unknown>);
   } else {

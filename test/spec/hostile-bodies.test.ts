@@ -5,7 +5,7 @@ import express from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerClient } from '../../src/clients/register-client.js';
-import { basic, createTestApp, type TestApp, type TestClient } from '../helpers/app.js';
+import { basic, createTestApp, createTestRouter, type TestApp, type TestClient } from '../helpers/app.js';
 import { clientCredentialsToken } from '../helpers/token-requests.js';
 import { listen, openConnection, rawRequest } from '../helpers/raw-http.js';
 
@@ -83,6 +83,26 @@ describe('hostile bodies and headers', () => {
       const utf8 = await post('/oauth2/token', { 'Content-Type': FORM }, latin1);
       expect(utf8.status).toBe(401);
       expect(client.clientId).toBe('café-sync');
+    });
+  });
+
+  describe('a body is not a query string: a leading ? is part of the first name (WHATWG URL §5.1)', () => {
+    it('a body ?grant_type=client_credentials has no grant_type: 400 invalid_request, in UTF-8 and in ISO-8859-1', async () => {
+      for (const type of [FORM, `${FORM}; charset=ISO-8859-1`]) {
+        const res = await post('/oauth2/token', { Authorization: basic(t.credentialsClient), 'Content-Type': type }, '?grant_type=client_credentials');
+        expect(res.status, type).toBe(400);
+        expect(res.body).toEqual({ error: 'invalid_request', error_description: 'missing required parameter: grant_type' });
+      }
+    });
+
+    it('the same body read by the host\'s express.text() first is refused the same way', async () => {
+      const host = express();
+      host.use(express.text({ type: FORM }));
+      host.use(createTestRouter(t.store, { clientAuthRateLimit: false }).router);
+      const res = await request(host).post('/oauth2/token').set('Authorization', basic(t.credentialsClient))
+        .set('Content-Type', FORM).send('?grant_type=client_credentials');
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: 'invalid_request', error_description: 'missing required parameter: grant_type' });
     });
   });
 
