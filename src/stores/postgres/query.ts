@@ -1,5 +1,5 @@
 // The query runner the PostgreSQL store goes through: prepared statements, timeouts, outage mapping.
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import type { PostgresClient, PostgresPoolConnection, PostgresQueryConfig, PostgresQueryResult, PostgresRow } from './driver.js';
 import { isPostgresUnavailable, rethrowPostgresError } from './errors.js';
 import { StoreUnavailableError } from '../store-unavailable-error.js';
@@ -45,9 +45,13 @@ export interface PostgresRunner {
 /**
  * A 64-bit advisory-lock key for `parts` within `namespace` (one store's tables), from SHA-256: two
  * instances of one store derive the same key, two stores rarely share one (a shared key only costs waiting).
+ * The key is the digest's first 8 bytes read as a signed big-endian integer, as every version has derived it
+ * (instances of two versions share the locks during a rolling upgrade). A user's key is derived on every save
+ * with a user, so the one-shot `hash` in hex is used: about 0.5 µs, against 1.4–2.4 µs for a `createHash`
+ * object and its Buffer.
  */
 export function lockKey(namespace: string, ...parts: readonly string[]): bigint {
-  return createHash('sha256').update(JSON.stringify([namespace, ...parts])).digest().readBigInt64BE(0);
+  return BigInt.asIntN(64, BigInt(`0x${hash('sha256', JSON.stringify([namespace, ...parts])).slice(0, 16)}`));
 }
 
 /**

@@ -6,6 +6,7 @@ import { lockKey, prepareSql, type PostgresRunner } from './query.js';
 import { createBatcher, judgedAlone, type BatchOutcome, type BatcherLimits } from './batcher.js';
 import { createBatchedLookup } from './batched-lookup.js';
 import { dateOf, jsonRowSql, parseJsonRow } from './json-row.js';
+import { isoTimestamp } from './iso-timestamp.js';
 
 /** A token's row: its hash, and the rest of the record as a JSON row (`TOKEN_RECORD`). */
 interface TokenRow {
@@ -240,21 +241,21 @@ export function createPostgresTokenStore(
       return saveBatched({
         i: 0,
         grant_id: access.grantId,
-        grant_expires_at: lastExpiry.toISOString(),
+        grant_expires_at: isoTimestamp(lastExpiry),
         client_id: access.clientId,
         user_id: access.userId,
-        authorized_at: options.authorizedAt.toISOString(),
+        authorized_at: isoTimestamp(options.authorizedAt),
         client_revision: options.clientRevision ?? null,
         client_key: String(keys.client(access.clientId)),
         user_key: access.userId === null ? null : String(keys.user(access.clientId, access.userId)),
         access: access.tokenHash,
         access_scope: access.scope,
         access_issuer: access.issuer,
-        access_expires_at: access.expiresAt.toISOString(),
+        access_expires_at: isoTimestamp(access.expiresAt),
         refresh: refresh?.tokenHash ?? null,
         refresh_scope: refresh?.scope ?? null,
         refresh_issuer: refresh?.issuer ?? null,
-        refresh_expires_at: refresh?.expiresAt.toISOString() ?? null,
+        refresh_expires_at: refresh ? isoTimestamp(refresh.expiresAt) : null,
       });
     },
     findAccessToken: findAccess,
