@@ -2,8 +2,7 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { types } from 'node:util';
 
-const FIRST = Symbol('express-oauth-router.dictionary-first');
-const SECOND = Symbol('express-oauth-router.dictionary-second');
+const MARK = Symbol('express-oauth-router.dictionary');
 
 /**
  * Makes V8 keep `object`'s properties in a dictionary, leaving the object as it was: same properties, same
@@ -11,11 +10,14 @@ const SECOND = Symbol('express-oauth-router.dictionary-second');
  * (`Object.setPrototypeOf`), and V8 then gives each one a hidden class (map) of its own: every property added
  * afterwards (by the router, by Node's `writeHead`, `statusCode`, `statusMessage` …) copies that map and its
  * descriptors, about 7k instructions each, and every property read misses its inline cache. In dictionary mode an
- * added property is a hash insert and a read is a hash lookup. Deleting a property that is not the last one added
- * is what makes V8 switch, so two symbol-keyed properties (no host can hold them) are added and deleted, first the
- * earlier one. Left alone: an object that cannot be extended, a Proxy (whose traps would see the dance), and a
- * request or response still on Node's own prototype (no framework swapped it, so its map is shared and fast).
- * Measured on a bare Express 5 route, 1,411.6k → 1,270.9k instructions per request (client included, BENCHMARKS.md,
+ * added property is a hash insert and a read is a hash lookup. A delete is what makes V8 switch: one that can
+ * step back to the map the object had (the last property added, on a map reached by a transition) keeps it fast,
+ * and any other normalizes it. A map of its own has no transition to step back along, so one symbol-keyed property
+ * (no host can hold it) added and deleted is enough; a second one, deleted first, would make even a shared map
+ * switch, at the price of one more map copy per object (about 13k instructions a request, eighteenth pass).
+ * Left alone: an object that cannot be extended, a Proxy (whose traps would see the dance), and a request or
+ * response still on Node's own prototype (no framework swapped it, so its map is shared and fast). Measured on a
+ * bare Express 5 route, 1,411.6k → 1,270.9k instructions per request (client included, BENCHMARKS.md,
  * seventeenth pass).
  * @see SPEC §4.2 (the token endpoint, the busiest route), RFC 6750 §2.1 (the bearer check on every API request).
  */
@@ -24,8 +26,6 @@ export function toDictionaryProperties(object: object): void {
   const proto: unknown = Object.getPrototypeOf(object);
   if (proto === IncomingMessage.prototype || proto === ServerResponse.prototype) return;
   const record = object as Record<symbol, unknown>;
-  record[FIRST] = 0;
-  record[SECOND] = 0;
-  delete record[FIRST];
-  delete record[SECOND];
+  record[MARK] = 0;
+  delete record[MARK];
 }
