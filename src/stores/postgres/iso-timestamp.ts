@@ -8,7 +8,7 @@ const END_MS = 253_402_300_800_000;
 const two = (n: number): string => (n < 10 ? `0${n}` : `${n}`);
 
 /**
- * `date.toISOString()`, character for character. V8 formats it through its date cache and `snprintf`: about 6.7k
+ * `date.toISOString()`, character for character. V8 formats it through its date cache and `snprintf`: about 7.2k
  * instructions a call, and a PostgreSQL save sends four (27k of a code exchange's 1,000k, BENCHMARKS.md,
  * eighteenth pass). This computes the civil date from the day number (H. Hinnant's `civil_from_days`) in integer
  * arithmetic. Years outside 1000–9999 (a six-digit or signed year) and invalid dates (a RangeError) are left to
