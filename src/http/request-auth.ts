@@ -3,8 +3,14 @@ import { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
 import type { BearerAuth } from '../types.js';
 
-/** Each request's auth, held for as long as the request object lives. */
-const authOf = new WeakMap<object, BearerAuth>();
+/**
+ * Where each request's auth is held: a symbol-keyed property of the request itself, which no host can name.
+ * requireBearer has put the request in dictionary mode by then (toDictionaryProperties), so the property is a hash
+ * insert; a WeakMap entry cost more, its key being a young object every time (V8's ephemeron write barrier and the
+ * scavenger's ephemeron pass, about 1.3 µs a request under wrk, BENCHMARKS.md, eighteenth pass).
+ */
+const AUTH = Symbol('express-oauth-router.auth');
+type HoldsAuth = { [AUTH]?: BearerAuth };
 /** Request prototypes already looked at: each is walked once. */
 const seen = new WeakSet<object>();
 let lastSeen: object | null = null;
@@ -18,12 +24,12 @@ let lastSeen: object | null = null;
 const AUTH_ACCESSOR: PropertyDescriptor = {
   configurable: true,
   enumerable: false,
-  get(this: object): BearerAuth | undefined {
-    return authOf.get(this);
+  get(this: HoldsAuth): BearerAuth | undefined {
+    return this[AUTH];
   },
-  set(this: object, value: BearerAuth | undefined) {
-    if (value === undefined) authOf.delete(this);
-    else authOf.set(this, value);
+  set(this: HoldsAuth, value: BearerAuth | undefined) {
+    if (value === undefined) delete this[AUTH];
+    else this[AUTH] = value;
   },
 };
 
@@ -46,7 +52,8 @@ function prepare(proto: object | null): void {
  * Sets `req.auth` for the host's handlers (RFC 6750 §2.1: who the access token is for).
  * Express swaps each request's prototype for its app's, after which V8 gives every request a map of its own:
  * a property added to one then copies its map and descriptors, about 20k instructions, 3 % of a bare Express
- * request. Assigned through an accessor found on the prototype chain, it adds nothing to the request itself.
+ * request. Assigned through an accessor found on the prototype chain, `auth` itself stays off the request: hosts
+ * see it as they always have, and the value lands in the request's own symbol-keyed slot (see AUTH).
  * @see RFC 6750 §2.1.
  */
 export function setRequestAuth(req: Request, auth: BearerAuth): void {
