@@ -1,4 +1,4 @@
-// Where requireBearer puts req.auth: behind an accessor on Express's request prototype, not a property added per request.
+// Where requireBearer puts req.auth: behind an accessor on Express's request prototype, its value in a symbol-keyed slot of the request.
 import { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
 import type { BearerAuth } from '../types.js';
