@@ -9,6 +9,7 @@ import { createGroupCommit } from '../../src/stores/sqlite/group-commit.js';
 import { createLockWait } from '../../src/stores/sqlite/lock-wait.js';
 import type { SqliteConnection } from '../../src/stores/sqlite/driver.js';
 import { buildCode, buildTokenPair } from '../../src/testing/conformance-fixtures.js';
+import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 
 const FULL = 2;
 const NORMAL = 1;
@@ -113,5 +114,24 @@ describe('SQLite group commit: consumes ahead of the turn’s synced batch', () 
     const results = await Promise.allSettled([ahead('a1'), ahead('bad'), synced('s1'), ahead('a2')]);
     expect(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual(['a1', 'refused', 1, 'a2']);
     expect(db.prepare('SELECT v FROM t ORDER BY rowid').pluck().all()).toEqual(['a1', 'a2', 's1']);
+  });
+
+  it('a call after which SQLite rolled the whole batch back (a full disk) fails the batch: no later call commits on its own', async () => {
+    const db = connection();
+    const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
+    // The file may grow by one page: a row larger than a page meets SQLITE_FULL, and SQLite then rolls back the
+    // whole transaction, not just the statement (sqlite.org/lang_transaction.html, "Response To Errors").
+    db.pragma(`max_page_count = ${(db.pragma('page_count', { simple: true }) as number) + 1}`);
+    const commit = createGroupCommit(db, createLockWait(1000), true);
+    const synced = commit((v: string) => insert.run(v).changes);
+    const results = await Promise.allSettled([synced('before'), synced('x'.repeat(20_000)), synced('after')]);
+    for (const result of results) {
+      expect(result.status).toBe('rejected');
+      expect((result as PromiseRejectedResult).reason).toBeInstanceOf(StoreUnavailableError);
+    }
+    expect(db.prepare('SELECT count(*) FROM t').pluck().get()).toBe(0);
+    expect(db.inTransaction).toBe(false);
+    // The store goes on: the next turn's batch commits.
+    await expect(synced('next')).resolves.toBe(1);
   });
 });

@@ -49,6 +49,8 @@ export interface SqliteDatabase {
 
 /** The same database as the store's code sees it: typed statements and transactions. @see DESIGN §3a. */
 export interface SqliteConnection extends SqliteDatabase {
+  /** Whether a transaction is open: false again after SQLite rolled one back by itself (a full disk, an I/O error). */
+  readonly inTransaction: boolean;
   prepare<P extends unknown[] | object = unknown[], R = unknown>(source: string): SqliteStatement<P, R>;
   transaction<F extends (...args: any[]) => unknown>(fn: F): SqliteTransaction<F>;
 }

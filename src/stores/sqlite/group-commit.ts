@@ -82,8 +82,10 @@ export function createGroupCommit(db: SqliteConnection, lockWait: SqliteLockWait
       try {
         outcomes.push({ ok: true, value: item.run(false) });
       } catch (error) {
-        // Rethrown: the batch rolls back whole and is retried, rather than this call alone failing.
-        if (isLockBusy(error)) throw error;
+        // Rethrown: the batch rolls back whole and is retried, rather than this call alone failing. So is an error
+        // after which SQLite rolled the whole transaction back itself (a full disk, an I/O error): the calls after
+        // it would otherwise each commit on their own, outside the batch.
+        if (isLockBusy(error) || !db.inTransaction) throw error;
         outcomes.push({ ok: false, error });
       }
     }
