@@ -82,9 +82,9 @@ export function createGroupCommit(db: SqliteConnection, lockWait: SqliteLockWait
       try {
         outcomes.push({ ok: true, value: item.run(false) });
       } catch (error) {
-        // Rethrown: the batch rolls back whole and is retried, rather than this call alone failing. So is an error
-        // after which SQLite rolled the whole transaction back itself (a full disk, an I/O error): the calls after
-        // it would otherwise each commit on their own, outside the batch.
+        // Rethrown, so the batch rolls back whole: a lock, to be retried, rather than this call alone failing; and an
+        // error after which SQLite rolled the transaction back itself (a full disk, an I/O error), failing every
+        // call, since the calls after it would otherwise each commit on their own, outside the batch.
         if (isLockBusy(error) || !db.inTransaction) throw error;
         outcomes.push({ ok: false, error });
       }
