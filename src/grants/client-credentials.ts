@@ -26,6 +26,8 @@ export const clientCredentialsGrant: GrantHandler = {
       withRefreshToken: false,
       requestedScope,
       authorizedAt: context.startedAt,
+      // Minted just above and shown to no one until the save commits: nothing can revoke it meanwhile.
+      newGrant: true,
     });
   },
 };

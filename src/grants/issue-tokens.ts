@@ -23,6 +23,8 @@ export interface IssueRequest {
    * request's start, or for a code exchange the start of the request that issued the code.
    */
   readonly authorizedAt: Date;
+  /** The request minted `grantId` and has shown it to no one (`SaveTokensOptions.newGrant`). */
+  readonly newGrant?: boolean;
 }
 
 /** Reports the revocation of one grant of the requesting client by the token endpoint (RFC 6749 §4.1.2, §10.4). */
@@ -83,9 +85,10 @@ export async function issueTokens(context: GrantContext, request: IssueRequest):
   // The store refuses, atomically with the insert, tokens whose grant, integration or user was revoked since
   // authorizedAt: no token outlives a revocation that raced this request.
   // A client authenticated from the store's copy carries its revision: the save also refuses if it is stale.
-  const saved = await context.store.tokens.saveTokens(access, refresh, context.clientRevision === undefined
-    ? { authorizedAt: request.authorizedAt }
-    : { authorizedAt: request.authorizedAt, clientRevision: context.clientRevision });
+  const saveOptions: { authorizedAt: Date; clientRevision?: string; newGrant?: boolean } = { authorizedAt: request.authorizedAt };
+  if (context.clientRevision !== undefined) saveOptions.clientRevision = context.clientRevision;
+  if (request.newGrant === true) saveOptions.newGrant = true;
+  const saved = await context.store.tokens.saveTokens(access, refresh, saveOptions);
   if (!saved) throw new RefusedSaveError();
   // Built only when heard: this is the token endpoint's hot path.
   if (options.events.active) publishIssued(context, request);

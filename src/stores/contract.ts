@@ -218,6 +218,14 @@ export interface SaveTokensOptions {
    * when the integration was looked up for the request. A store without `clientCopies` never receives it.
    */
   readonly clientRevision?: string;
+  /**
+   * True when the request minted `access.grantId` itself and has shown it to no one (client_credentials): no
+   * code, token or revocation can name the grant before this save commits, so nothing can race it. A store may
+   * then skip what orders a save against a concurrent `revokeGrant` of its grant (PostgreSQL's grant row). A
+   * hint only: the save still refuses a grant already revoked, and `revokeGrant` still removes its tokens.
+   * Absent means false.
+   */
+  readonly newGrant?: boolean;
 }
 
 /**

@@ -82,6 +82,24 @@ export const revocationRules: readonly ConformanceRule[] = [
   {
     tier: 'administration',
     needs: NEEDS,
+    name: 'after revokeClientTokens(clientId), a save with newGrant authorized at or before it is refused too',
+    async run({ store }) {
+      const clientId = freshId('client');
+      const authorizedBefore = new Date();
+      await revokeClientTokensOf(store)(clientId);
+      const authorizedAfter = await momentAfterNow();
+      const overtaken = buildToken({ clientId, userId: null });
+      assert.equal(await store.tokens.saveTokens(overtaken, null, { authorizedAt: authorizedBefore, newGrant: true }), false);
+      assert.deepEqual(await findable(store, [overtaken], []), [false]);
+      const fresh = buildToken({ clientId, userId: null });
+      assert.equal(await store.tokens.saveTokens(fresh, null, { authorizedAt: authorizedAfter, newGrant: true }), true);
+      await revokeClientTokensOf(store)(clientId);
+      assert.deepEqual(await findable(store, [fresh], []), [false], 'revokeClientTokens left a token saved with newGrant');
+    },
+  },
+  {
+    tier: 'administration',
+    needs: NEEDS,
     name: 'after revokeClientTokens(clientId, userId), saveTokens refuses that user\'s tokens authorized at or before it and accepts them authorized after it',
     async run({ store }) {
       const clientId = freshId('client');

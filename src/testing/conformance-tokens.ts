@@ -10,6 +10,7 @@ import {
   saveTokens,
   secondsFromNow,
 } from './conformance-fixtures.js';
+import { freshId } from './conformance-ids.js';
 
 /**
  * The TokenStore rules of the required tier.
@@ -108,6 +109,31 @@ export const tokenRules: readonly ConformanceRule[] = [
       }
       // Another grant of the same integration and user is untouched.
       assert.equal(await saveTokens(store, buildToken({ clientId: access.clientId }), null, secondsFromNow(-60)), true);
+    },
+  },
+  {
+    tier: 'required',
+    name: 'a save with newGrant round-trips, and revokeGrant of its grant removes it and refuses the grant from then on',
+    async run({ store }) {
+      const access = buildToken({ userId: null });
+      assert.equal(await store.tokens.saveTokens(access, null, { authorizedAt: new Date(), newGrant: true }), true);
+      assert.deepEqual(await store.tokens.findAccessToken(access.tokenHash), access);
+      await store.tokens.revokeGrant(access.grantId);
+      assert.deepEqual(await findable(store, [access], []), [false]);
+      assert.equal(await saveTokens(store, buildToken({ grantId: access.grantId }), null), false);
+    },
+  },
+  {
+    tier: 'required',
+    name: 'newGrant is a hint, not a pass: a save with newGrant of a grant already revoked resolves false and saves nothing',
+    async run({ store }) {
+      const grantId = freshId('grant');
+      await store.tokens.revokeGrant(grantId);
+      const access = buildToken({ grantId, userId: null });
+      assert.equal(await store.tokens.saveTokens(access, null, { authorizedAt: new Date(), newGrant: true }), false);
+      const pair = buildTokenPair({ grantId });
+      assert.equal(await store.tokens.saveTokens(pair.access, pair.refresh, { authorizedAt: new Date(), newGrant: true }), false);
+      assert.deepEqual(await findable(store, [access, pair.access], [pair.refresh]), [false, false, false]);
     },
   },
   {
