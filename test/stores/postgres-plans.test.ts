@@ -1,8 +1,8 @@
-// PostgreSQL store: a lookup by one key is planned once per connection, not on every execution.
+// PostgreSQL store: a lookup by one key is planned once per connection, and a save reads its checks by key.
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore } from '../../src/stores/postgres/index.js';
-import { buildClient, buildTokenPair } from '../../src/testing/conformance-fixtures.js';
+import { buildClient, buildToken, buildTokenPair } from '../../src/testing/conformance-fixtures.js';
 
 const url = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
 if (!url) console.info('PostgreSQL plan tests skipped: set OAUTH_TEST_POSTGRES_URL to run them');
@@ -53,6 +53,43 @@ describe.skipIf(!url)('PostgreSQL store, prepared statements (DESIGN §3a: state
       }
     } finally {
       await store.close();
+    }
+  });
+
+  it('a save reads its refusals by key, never scanning a table, with 20,000 integrations, tombstones and grants', async () => {
+    // Its own connection, with auto_explain sending the plan of every statement, the save function's included,
+    // back as a notice.
+    const notices: string[] = [];
+    const one = new pg.Pool({ connectionString: url, max: 1 });
+    one.on('connect', (client) => client.on('notice', (notice) => notices.push(notice.message ?? '')));
+    const scanSchema = `${schema}_scan`;
+    const store = await createPostgresStore({ pool: one, schema: scanSchema, sweepIntervalSeconds: 0 });
+    try {
+      const { client } = buildClient({ flow: 'client_credentials' });
+      await store.clients.createClient(client);
+      const q = (sql: string) => one.query(sql.replaceAll('$s', `"${scanSchema}"`));
+      await q(`INSERT INTO $s.clients SELECT client_id || '-' || i, client_secret_hash, name, flow, redirect_uris,
+          allowed_scopes, require_pkce, credentials_issued_at, created_at, disabled FROM $s.clients, generate_series(1, 20000) i`);
+      await q(`INSERT INTO $s.client_revocations SELECT 'c' || i, now(), now() + interval '1 day' FROM generate_series(1, 20000) i`);
+      await q(`INSERT INTO $s.user_revocations SELECT 'c' || i % 100, 'u' || i, now(), now() + interval '1 day' FROM generate_series(1, 20000) i`);
+      await q(`INSERT INTO $s.grants SELECT 'g' || i, now(), now() + interval '1 day' FROM generate_series(1, 20000) i`);
+      await q('ANALYZE $s.clients, $s.client_revocations, $s.user_revocations, $s.grants');
+      const revision = (await one.query<{ x: string }>(`SELECT xmin::text AS x FROM "${scanSchema}".clients WHERE client_id = $1`, [client.clientId])).rows[0]!.x;
+      await q("LOAD 'auto_explain'");
+      await q('SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = notice');
+      const machine = buildToken({ clientId: client.clientId, userId: null });
+      expect(await store.tokens.saveTokens(machine, null, { authorizedAt: new Date(), clientRevision: revision, newGrant: true })).toBe(true);
+      const { access, refresh } = buildTokenPair({ clientId: client.clientId, userId: 'u-1' });
+      expect(await store.tokens.saveTokens(access, refresh, { authorizedAt: new Date() })).toBe(true);
+      const plans = notices.filter((notice) => notice.includes('v_refused') || notice.includes('INTO v_refused') || /client_revocations|user_revocations/.test(notice));
+      expect(plans.length, notices.join('\n---\n')).toBeGreaterThan(0);
+      for (const plan of plans) {
+        expect(plan).not.toMatch(/hashed SubPlan|Seq Scan on (clients|client_revocations|user_revocations|grants)\b/);
+      }
+    } finally {
+      await store.close();
+      await one.query(`DROP SCHEMA IF EXISTS "${scanSchema}" CASCADE`);
+      await one.end();
     }
   });
 });

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/stores/contract.js';
 import { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from '../../src/stores/postgres/index.js';
-import { createPostgresTables, migratePostgresSchema } from '../../src/stores/postgres/schema.js';
+import { POSTGRES_SCHEMA_VERSION, createPostgresTables, migratePostgresSchema } from '../../src/stores/postgres/schema.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 import { buildClient, buildCode, buildToken } from '../../src/testing/conformance-fixtures.js';
 import { runStoreConformance } from '../../src/testing/index.js';
@@ -86,12 +86,56 @@ describe.skipIf(!url)('PostgreSQL store', () => {
       try {
         const stores = await Promise.all([openStore(schema), openStore(schema), openStore(schema)]);
         const { rows } = await admin!.query(`SELECT version FROM "${schema}".schema_migrations ORDER BY version`);
-        expect(rows.map((r: { version: number }) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+        expect(rows.map((r: { version: number }) => r.version)).toEqual(Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1));
         await Promise.all(stores.map((s) => s.close()));
         // Idempotent: a restart against the migrated schema changes nothing.
         const again = await openStore(schema);
         await again.close();
       } finally {
+        await dropSchema(schema);
+      }
+    });
+
+    it('a save with newGrant (migration 9) writes its token and no grant row; a save without it writes the row', async () => {
+      const store = await openStore();
+      const schema = schemaOf.get(store)!;
+      const grantRows = async (grantId: string) =>
+        Number((await admin!.query(`SELECT count(*)::int AS n FROM "${schema}".grants WHERE grant_id = $1`, [grantId])).rows[0].n);
+      try {
+        const fresh = buildToken({ userId: null });
+        expect(await store.tokens.saveTokens(fresh, null, { authorizedAt: now(), newGrant: true })).toBe(true);
+        expect(await store.tokens.findAccessToken(fresh.tokenHash)).toEqual(fresh);
+        expect(await grantRows(fresh.grantId)).toBe(0);
+        const plain = buildToken({ userId: null });
+        expect(await store.tokens.saveTokens(plain, null, { authorizedAt: now() })).toBe(true);
+        expect(await grantRows(plain.grantId)).toBe(1);
+      } finally {
+        await store.close();
+        await dropSchema(schema);
+      }
+    });
+
+    it('an item of a version 8 instance (no new_grant) is saved against schema 9 as before, grant row included', async () => {
+      const store = await openStore();
+      const schema = schemaOf.get(store)!;
+      try {
+        const token = buildToken({ userId: null });
+        const expires = token.expiresAt.toISOString();
+        // The item exactly as a version 8 instance sends it: every field but new_grant.
+        const item = {
+          i: 1, grant_id: token.grantId, grant_expires_at: expires, client_id: token.clientId, user_id: null,
+          authorized_at: now().toISOString(), client_revision: null, client_key: '42', user_key: null,
+          access: token.tokenHash, access_scope: token.scope, access_issuer: token.issuer, access_expires_at: expires,
+          refresh: null, refresh_scope: null, refresh_issuer: null, refresh_expires_at: null,
+        };
+        const { rows } = await admin!.query(
+          `SELECT "${schema}".save_tokens_batch($1::jsonb, $2::timestamptz, false) AS r`, [JSON.stringify([item]), now()]);
+        expect(rows[0].r).toEqual(['saved']);
+        expect(await store.tokens.findAccessToken(token.tokenHash)).toEqual(token);
+        const grants = await admin!.query(`SELECT 1 FROM "${schema}".grants WHERE grant_id = $1`, [token.grantId]);
+        expect(grants.rowCount).toBe(1);
+      } finally {
+        await store.close();
         await dropSchema(schema);
       }
     });

@@ -105,6 +105,8 @@ interface SaveItem {
   authorized_at: string;
   /** The integration copy's xmin (`SaveTokensOptions.clientRevision`), or null: checked since migration 8. */
   client_revision: string | null;
+  /** `SaveTokensOptions.newGrant`: no grant row is written (migration 9). */
+  new_grant: boolean;
   client_key: string;
   user_key: string | null;
   access: string;
@@ -135,7 +137,9 @@ type SaveResult = 'saved' | 'refused' | 'busy';
  *   call with `clientRevision`, that the integration's row is still the version its copy was read from: any
  *   change committed before this statement's snapshot refuses the call; one committed after it is ordered
  *   after the save, as it would be after a lookup of its own), upserts the
- *   grant rows (their row locks) and inserts the tokens; the locks last until the statement commits. Saves
+ *   grant rows (their row locks; none for a call whose grant is new, `SaveTokensOptions.newGrant`, which no
+ *   revokeGrant can race, and whose tombstone is only read) and inserts the tokens; the locks last until the
+ *   statement commits. Saves
  *   share the lock, so they never wait for one another. In a batch the locks are only tried: a call whose
  *   key a revocation holds comes back 'busy' and is sent again on its own, waiting for the lock as above,
  *   so it is judged after that revocation commits while the rest of its batch goes on.
@@ -246,6 +250,7 @@ export function createPostgresTokenStore(
         user_id: access.userId,
         authorized_at: isoTimestamp(options.authorizedAt),
         client_revision: options.clientRevision ?? null,
+        new_grant: options.newGrant === true,
         client_key: String(keys.client(access.clientId)),
         user_key: access.userId === null ? null : String(keys.user(access.clientId, access.userId)),
         access: access.tokenHash,
