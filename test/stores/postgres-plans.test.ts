@@ -2,7 +2,7 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore } from '../../src/stores/postgres/index.js';
-import { buildClient, buildToken, buildTokenPair } from '../../src/testing/conformance-fixtures.js';
+import { buildClient, buildCode, buildToken, buildTokenPair } from '../../src/testing/conformance-fixtures.js';
 
 const url = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
 if (!url) console.info('PostgreSQL plan tests skipped: set OAUTH_TEST_POSTGRES_URL to run them');
@@ -89,6 +89,71 @@ describe.skipIf(!url)('PostgreSQL store, prepared statements (DESIGN §3a: state
     } finally {
       await store.close();
       await one.query(`DROP SCHEMA IF EXISTS "${scanSchema}" CASCADE`);
+      await one.end();
+    }
+  });
+
+  it('every store call of the token endpoint, the bearer check and revocation reads by key, with 20,000 rows per table', async () => {
+    const notices: string[] = [];
+    const one = new pg.Pool({ connectionString: url, max: 1 });
+    one.on('connect', (client) => client.on('notice', (notice) => notices.push(notice.message ?? '')));
+    const big = `${schema}_big`;
+    const store = await createPostgresStore({ pool: one, schema: big, sweepIntervalSeconds: 0 });
+    const n = 20_000;
+    try {
+      const { client } = buildClient();
+      await store.clients.createClient(client);
+      const q = (sql: string) => one.query(sql.replaceAll('$s', `"${big}"`).replaceAll('$n', String(n)));
+      await q(`INSERT INTO $s.clients SELECT client_id || '-' || i, client_secret_hash, name, flow, redirect_uris,
+          allowed_scopes, require_pkce, credentials_issued_at, created_at, disabled FROM $s.clients, generate_series(1, $n) i`);
+      await q(`INSERT INTO $s.client_revocations SELECT 'c' || i, now(), now() + interval '1 day' FROM generate_series(1, $n) i`);
+      await q(`INSERT INTO $s.user_revocations SELECT 'c' || i % 100, 'u' || i, now(), now() + interval '1 day' FROM generate_series(1, $n) i`);
+      await q(`INSERT INTO $s.grants SELECT 'g' || i, CASE WHEN i % 2 = 0 THEN now() END, now() + interval '1 day' FROM generate_series(1, $n) i`);
+      await q(`INSERT INTO $s.tokens SELECT 't' || i, CASE WHEN i % 2 = 0 THEN 'access' ELSE 'refresh' END, 'g' || i / 2,
+          'c' || i % 1000, 'u' || i % 5000, '{}', 'https://a.example', now() + interval '1 hour' FROM generate_series(1, $n * 4) i`);
+      await q(`INSERT INTO $s.codes SELECT 'k' || i, 'g' || i, 'c' || i % 1000, 'u' || i, 'https://a.example/cb', '{}', NULL,
+          'https://a.example', now() + interval '10 minutes', NULL, now() FROM generate_series(1, $n) i`);
+      await q(`INSERT INTO $s.consents SELECT 'u' || i % 5000, 'c' || i, '{}', now() FROM generate_series(1, $n) i`);
+      await q(`INSERT INTO $s.rate_limits SELECT 'r' || i, 1, now() + interval '1 hour' FROM generate_series(1, $n) i`);
+      await q('ANALYZE $s.clients, $s.client_revocations, $s.user_revocations, $s.grants, $s.tokens, $s.codes, $s.consents, $s.rate_limits');
+      await q("LOAD 'auto_explain'");
+      await q('SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = notice');
+      const now = new Date();
+      const token = () => buildToken({ clientId: client.clientId, userId: 'alice' });
+      const code = buildCode({ clientId: client.clientId });
+      // Each call alone, and some several at once: the store batches those into one statement of many keys.
+      const calls: Record<string, () => Promise<unknown>> = {
+        findClient: () => store.clients.findClient(client.clientId),
+        saveCode: () => store.codes.saveCode(code),
+        consumeCode: () => store.codes.consumeCode(code.codeHash),
+        'consumeCode, three at once': () => Promise.all(['k5', 'k6', code.codeHash].map((hash) => store.codes.consumeCode(hash))),
+        saveTokens: () => { const access = token(); return store.tokens.saveTokens(access, { ...access, tokenHash: buildToken().tokenHash }, { authorizedAt: now }); },
+        'saveTokens, three at once': () => Promise.all([1, 2, 3].map(() => store.tokens.saveTokens(token(), null, { authorizedAt: now, newGrant: true }))),
+        findAccessToken: () => store.tokens.findAccessToken('t2'),
+        'findAccessToken, three at once': () => Promise.all(['t2', 't4', 't6'].map((hash) => store.tokens.findAccessToken(hash))),
+        findRefreshToken: () => store.tokens.findRefreshToken('t1'),
+        revokeAccessToken: () => store.tokens.revokeAccessToken('t8'),
+        revokeGrant: () => store.tokens.revokeGrant('g7'),
+        'revokeClientTokens(clientId)': () => store.tokens.revokeClientTokens!('c5'),
+        'revokeClientTokens(clientId, userId)': () => store.tokens.revokeClientTokens!('c6', 'u6'),
+        findConsent: () => store.consents.findConsent('u1', 'c1'),
+        saveConsent: () => store.consents.saveConsent({ userId: 'u1', clientId: 'c1', scope: [], grantedAt: now }),
+        revokeConsent: () => store.consents.revokeConsent('u1', 'c1'),
+        listConsents: () => store.consents.listConsents('u1'),
+        'rateLimits.hit': () => store.rateLimits!.hit('r5', 60_000, now),
+        'rateLimits.get': () => store.rateLimits!.get('r5', now),
+      };
+      for (const [name, call] of Object.entries(calls)) {
+        notices.length = 0;
+        await call();
+        expect(notices.length, name).toBeGreaterThan(0);
+        for (const plan of notices) {
+          expect(plan, name).not.toMatch(/hashed SubPlan|Seq Scan on (clients|client_revocations|user_revocations|grants|tokens|codes|consents|rate_limits)\b/);
+        }
+      }
+    } finally {
+      await store.close();
+      await one.query(`DROP SCHEMA IF EXISTS "${big}" CASCADE`);
       await one.end();
     }
   });

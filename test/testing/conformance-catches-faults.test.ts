@@ -34,6 +34,7 @@ const OUTAGE = [rule('outage: while the backend is out')];
 const CLIENT_COPIES = [rule('clientCopies keeps only'), rule('saveTokens saves under the clientRevision'), rule('saveTokens refuses the clientRevision')];
 const CLIENT_TOMBSTONES = [
   rule('after revokeClientTokens(clientId), saveTokens refuses'),
+  rule('after revokeClientTokens(clientId), a save with newGrant'),
   rule("after revokeClientTokens(clientId, userId), saveTokens refuses"),
   rule('a later revokeClientTokens moves the revocation moment forward'),
   rule('saveTokens racing revokeClientTokens(clientId),'),
@@ -75,6 +76,7 @@ const CASES: { fault: Fault; settings: ToyStoreOptions[]; fails: string[] }[] = 
     fails: [rule('revokeClientTokens(clientId, userId) leaves saves'), rule('revokeClientTokens compares client and user ids exactly')],
   },
   { fault: 'save-ignores-client-revision', settings: [{}], fails: CLIENT_COPIES.slice(1) },
+  { fault: 'new-grant-skips-grant-tombstone', settings: [{}], fails: [rule('newGrant is a hint, not a pass')] },
   { fault: 'rate-limit-hit-reads-then-writes', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent hits on one key')] },
 ];
 

@@ -41,7 +41,9 @@ export type Fault =
   /** rateLimits.hit reads the count in one round trip and writes count + 1 in the next. */
   | 'rate-limit-hit-reads-then-writes'
   /** clientCopies is offered, but saveTokens ignores `clientRevision` (a stale copy gets tokens). */
-  | 'save-ignores-client-revision';
+  | 'save-ignores-client-revision'
+  /** saveTokens given `newGrant` takes the hint as a pass and skips the grant's tombstone. */
+  | 'new-grant-skips-grant-tombstone';
 
 export interface ToyStoreOptions {
   readonly faults?: readonly Fault[];
@@ -112,8 +114,8 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
   // The revocation feed: moves in the same synchronous block as every deletion it announces.
   let revocationMark = 0;
 
-  function refused(token: TokenRecord, since: number): boolean {
-    if (revokedGrants.has(key(token.grantId))) return true;
+  function refused(token: TokenRecord, since: number, newGrant = false): boolean {
+    if (!(newGrant && has('new-grant-skips-grant-tombstone')) && revokedGrants.has(key(token.grantId))) return true;
     if ((clientRevokedAt.get(key(token.clientId)) ?? -Infinity) >= since) return true;
     if (has('user-revocation-refuses-whole-client')) {
       return [...userRevokedAt].some(([k, at]) => JSON.parse(k)[0] === key(token.clientId) && at >= since);
@@ -189,13 +191,13 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
       },
     },
     tokens: {
-      async saveTokens(access, refresh, { authorizedAt, clientRevision }) {
+      async saveTokens(access, refresh, { authorizedAt, clientRevision, newGrant }) {
         for (let i = 0; i < (options.saveLeadingTurns ?? 0); i++) await turn();
         await turn();
         const since = authorizedAt.getTime();
         const stale = clientRevision !== undefined && !has('save-ignores-client-revision')
           && revisions.get(key(access.clientId)) !== clientRevision;
-        const isRefused = stale || refused(access, since) || (refresh !== null && refused(refresh, since));
+        const isRefused = stale || refused(access, since, newGrant) || (refresh !== null && refused(refresh, since, newGrant));
         if (has('save-checks-tombstones-a-turn-before-inserting')) await turn();
         if (isRefused) return false;
         tokens.set(key(access.tokenHash), { kind: 'access', record: copy(access) });
