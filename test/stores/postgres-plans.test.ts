@@ -93,7 +93,7 @@ describe.skipIf(!url)('PostgreSQL store, prepared statements (DESIGN §3a: state
     }
   });
 
-  it('every store call of the token endpoint, the bearer check and revocation reads by key, with 20,000 rows per table', async () => {
+  it('every store call of the token endpoint, the bearer check, revocation and an integration\'s deletion reads by key, with 20,000 rows per table', async () => {
     const notices: string[] = [];
     const one = new pg.Pool({ connectionString: url, max: 1 });
     one.on('connect', (client) => client.on('notice', (notice) => notices.push(notice.message ?? '')));
@@ -142,6 +142,7 @@ describe.skipIf(!url)('PostgreSQL store, prepared statements (DESIGN §3a: state
         listConsents: () => store.consents.listConsents('u1'),
         'rateLimits.hit': () => store.rateLimits!.hit('r5', 60_000, now),
         'rateLimits.get': () => store.rateLimits!.get('r5', now),
+        deleteClient: () => store.clients.deleteClient!(`${client.clientId}-7`),
       };
       for (const [name, call] of Object.entries(calls)) {
         notices.length = 0;

@@ -1,20 +1,16 @@
-// SQLite store: every prepared statement searches an index for its rows, but a listing and an integration's deletion.
+// SQLite store: every prepared statement searches an index for its rows, but the listing of every integration.
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { migrateSqliteSchema } from '../../src/stores/sqlite/schema.js';
 import { prepareSqliteStatements } from '../../src/stores/sqlite/statements.js';
 
-/**
- * `listClients` reads every integration (in creation order, through its index). Deleting an integration reads its codes
- * and consents by scanning: neither table has an index on client_id (codes live ten minutes; consents are keyed by user
- * first, and a second index would cost every consent saved to serve a rare administrative call).
- */
-const SCANS_ALLOWED = new Set(['listClients', 'deleteClientCodes', 'deleteClientConsents']);
+/** `listClients` reads every integration, in creation order, through its index. */
+const SCANS_ALLOWED = new Set(['listClients']);
 /** A step of a plan that reads a whole table or index (`SCAN t`, `SCAN t USING INDEX i`), not a constant row. */
 const FULL_SCAN = /^SCAN (?!CONSTANT ROW)/;
 
 describe('SQLite store, query plans (DESIGN §3a: one indexed lookup per step)', () => {
-  it('every statement but a listing and an integration deletion\'s searches an index, never reads a whole table', () => {
+  it('every statement but the listing of integrations searches an index, never reads a whole table', () => {
     const db = new Database(':memory:');
     try {
       migrateSqliteSchema(db);

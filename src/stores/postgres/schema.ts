@@ -285,7 +285,7 @@ const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 9,
-    name: 'token saves probe by key, and write no grant row for a new grant',
+    name: 'token saves probe by key, write no grant row for a new grant; codes and consents by integration',
     // The same function, the same refusals, two changes. Each refusal is now a scalar subquery on its table's key:
     // as EXISTS inside OR, the planner could judge every call of a batch with one hashed scan of the whole table
     // (it counts on 100 items, the set function's estimate), and did: with 20,000 integrations a save read them
@@ -294,8 +294,12 @@ const MIGRATIONS: readonly Migration[] = [
     // it writes no grant row, whose only purpose is that ordering, and its grant's tombstone is read with the
     // other refusals. Same signature: items of instances of the previous version say nothing of it, and are saved
     // as before.
-    statements: (t) => [saveTokensBatchSql(t, 'CREATE OR REPLACE FUNCTION', keyedRefusals(t),
-      ', client_revision text, grant_id text, new_grant boolean', true)],
+    // And an integration's codes and consents are found by its id: deleting an integration read both tables whole.
+    statements: (t, p) => [
+      saveTokensBatchSql(t, 'CREATE OR REPLACE FUNCTION', keyedRefusals(t), ', client_revision text, grant_id text, new_grant boolean', true),
+      `CREATE INDEX "${p}codes_client_idx" ON ${t.codes} (client_id)`,
+      `CREATE INDEX "${p}consents_client_idx" ON ${t.consents} (client_id)`,
+    ],
   },
 ];
 
