@@ -289,7 +289,7 @@ const MIGRATIONS: readonly Migration[] = [
     // The same function, the same refusals, two changes. Each refusal is now a scalar subquery on its table's key:
     // as EXISTS inside OR, the planner could judge every call of a batch with one hashed scan of the whole table
     // (it counts on 100 items, the set function's estimate), and did: with 20,000 integrations a save read them
-    // all, 1.4 ms of the database's CPU against 0.1. And an item may now say its grant is new
+    // all, 1.5–2.2 ms of the database's CPU against 0.07–0.08. And an item may now say its grant is new
     // (`SaveTokensOptions.newGrant`: minted by its request and named nowhere yet, so no revokeGrant can race it):
     // it writes no grant row, whose only purpose is that ordering, and its grant's tombstone is read with the
     // other refusals. Same signature: items of instances of the previous version say nothing of it, and are saved

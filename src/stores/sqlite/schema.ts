@@ -129,7 +129,7 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE clients ADD COLUMN previous_client_secret_expires_at INTEGER;
   `,
   // 7: an integration's codes and consents found by its id. Deleting an integration read both tables whole inside
-  // its write transaction, and the synchronous driver holds the event loop meanwhile: 80–230 ms with a million
+  // its write transaction, and the synchronous driver holds the event loop meanwhile: 60–230 ms with a million
   // consents and 200,000 codes. One more index entry per code and consent saved, both paced by people signing in.
   // Indexes only, so a process of the previous version still serving from this file is unaffected.
   `
