@@ -85,10 +85,12 @@ export async function issueTokens(context: GrantContext, request: IssueRequest):
   // The store refuses, atomically with the insert, tokens whose grant, integration or user was revoked since
   // authorizedAt: no token outlives a revocation that raced this request.
   // A client authenticated from the store's copy carries its revision: the save also refuses if it is stale.
-  const saveOptions: { authorizedAt: Date; clientRevision?: string; newGrant?: boolean } = { authorizedAt: request.authorizedAt };
-  if (context.clientRevision !== undefined) saveOptions.clientRevision = context.clientRevision;
-  if (request.newGrant === true) saveOptions.newGrant = true;
-  const saved = await context.store.tokens.saveTokens(access, refresh, saveOptions);
+  // Object literals of two fixed shapes, not one grown property by property: this is the token endpoint's hot path.
+  const { authorizedAt } = request;
+  const newGrant = request.newGrant === true;
+  const saved = await context.store.tokens.saveTokens(access, refresh, context.clientRevision === undefined
+    ? { authorizedAt, newGrant }
+    : { authorizedAt, clientRevision: context.clientRevision, newGrant });
   if (!saved) throw new RefusedSaveError();
   // Built only when heard: this is the token endpoint's hot path.
   if (options.events.active) publishIssued(context, request);
