@@ -141,7 +141,7 @@ function refusal(client: OAuthClient | null, verified: boolean, method: TokenEnd
  * - An integration restricted to another method (`tokenEndpointAuthMethod`) is refused with
  *   `invalid_client` too, and told which method to use only once its secret checked out, so that a guess
  *   learns nothing about the integration.
- * - With `copies` (the token endpoint's client_credentials and refresh_token grants) and a store that keeps
+ * - With `copies` (the token endpoint's grants) and a store that keeps
  *   them, a copy that authenticates the request is used without a lookup; anything else (no copy, a copy that
  *   refuses) is looked up and judged afresh, so a copy never refuses anyone: a re-enabled integration or a
  *   new secret counts at once. The presented secret is compared once against the copy, or against the dummy

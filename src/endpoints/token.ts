@@ -1,12 +1,12 @@
 // POST /oauth2/token: authenticate the client, then run the grant named by grant_type (SPEC §4.2–4.5).
 import type { Request, Response } from 'express';
-import type { Store } from '../stores/contract.js';
+import type { OAuthClient, Store } from '../stores/contract.js';
 import type { UserAuth } from '../user-auth.js';
 import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
 import type { KeyRing } from '../jwt/key-ring.js';
 import { GRANTS } from '../grants/index.js';
 import { readForm, type FormParams } from '../http/read-form.js';
-import type { GrantHandler } from '../grants/grant-context.js';
+import type { GrantContext, GrantHandler } from '../grants/grant-context.js';
 import { sendNoStoreJson } from '../http/json-response.js';
 import { authenticateAtIssuer } from '../checks/client-at-issuer.js';
 import type { ClientAuthRateLimit } from '../checks/client-auth-rate-limit.js';
@@ -39,7 +39,9 @@ function prefetch(grant: GrantHandler, store: Store, params: FormParams): Promis
  * Order of checks: form → grant_type → client authentication → base address → flow → the grant itself (whose
  * read that needs no client, the refresh token's, is under way during authentication). A grant with
  * `clientCopies` may be served from the store's copy of the integration; when the copy proves stale, the request
- * is served again, once, with a lookup (see `Store.clientCopies`).
+ * is served again, once, with a lookup, or the code exchange judges again what the copy decided (see
+ * `GrantHandler.clientCopies`, `Store.clientCopies`). Every other error under a copy is answered only once a
+ * lookup authenticates the request too, so no answer depends on a stale copy.
  * Every answer, success or error, carries the SPEC §4.2 header set; invalid_client answers 401 with
  * `WWW-Authenticate: Basic` (RFC 6749 §5.2). Each answer's grant type, outcome and duration is reported on
  * the `express-oauth-router:token-request` diagnostics channel, measured only while someone subscribes.
@@ -65,23 +67,36 @@ export function createTokenEndpoint(
       grantLabel = grant.grantType;
 
       const prefetched = prefetch(grant, store, params);
-      const serve = async (copies: boolean, prefetched: Promise<unknown> | undefined) => {
-        const { client, revision } = await authenticateAtIssuer(store, options, issuer, req, params, 'token', limit, copies);
+      const authenticate = async (copies: boolean) => {
+        const authenticated = await authenticateAtIssuer(store, options, issuer, req, params, 'token', limit, copies);
         // SPEC §5.5: "Integrations are configured for either the Authorization Code flow or the Client Credentials flow."
-        if (grant.flow !== client.flow) {
-          throw new UnauthorizedClientError(`this integration is configured for the ${client.flow} flow and may not use grant_type ${grantType}`);
+        if (grant.flow !== authenticated.client.flow) {
+          throw new UnauthorizedClientError(`this integration is configured for the ${authenticated.client.flow} flow and may not use grant_type ${grantType}`);
         }
-        const context = { store, userAuth, options, issuer, client, clientRevision: revision, params, keyRing, startedAt, req, prefetched };
+        return authenticated;
+      };
+      const serve = async (copies: boolean, prefetched: Promise<unknown> | undefined) => {
+        // One shape for every context of the endpoint: this is the token endpoint's hot path.
+        const contextOf = (client: OAuthClient, clientRevision?: string, lookedUp?: () => Promise<GrantContext>): GrantContext =>
+          ({ store, userAuth, options, issuer, client, clientRevision, lookedUp, params, keyRing, startedAt, req, prefetched });
+        const { client, revision } = await authenticate(copies);
+        if (revision === undefined) return grant.handle(contextOf(client));
+        let lookup: Promise<GrantContext> | undefined;
+        const lookedUp = () => (lookup ??= authenticate(false).then((fresh) => contextOf(fresh.client)));
+        const context = contextOf(client, revision, lookedUp);
         try {
           return await grant.handle(context);
         } catch (err) {
           // Served from a copy that may be stale (the save refused its revision, or its scopes refused the
           // request): once more with a lookup, whose answer counts as if the copy had never been read.
-          if (revision !== undefined && (err instanceof RefusedSaveError || err instanceof InvalidScopeError)) return null;
+          if (grant.clientCopies === 'rerun' && (err instanceof RefusedSaveError || err instanceof InvalidScopeError)) return null;
+          // Any other answer reached under a copy stands only if the integration, looked up, authenticates the
+          // request as well; if it does not, its refusal is the answer, as it would have been without the copy.
+          await lookedUp();
           throw err;
         }
       };
-      const body = (await serve(grant.clientCopies, prefetched)) ?? (await serve(false, undefined));
+      const body = (await serve(grant.clientCopies !== false, prefetched)) ?? (await serve(false, undefined));
       if (body === null) throw new Error('a token request served without a copy came back for another try');
       sendNoStoreJson(res, 200, body);
     } catch (err) {

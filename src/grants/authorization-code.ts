@@ -1,9 +1,10 @@
 // The authorization_code grant: exchange a code for an access and a refresh token (SPEC §4.3).
-import type { GrantContext, GrantHandler } from './grant-context.js';
+import type { GrantContext, GrantHandler, TokenResponseBody } from './grant-context.js';
+import type { AuthorizationCodeRecord } from '../stores/contract.js';
 import { issueTokens, publishGrantRevoked } from './issue-tokens.js';
 import { hashToken } from '../crypto/hash-token.js';
 import { checkCodeVerifier } from '../checks/pkce.js';
-import { InvalidGrantError, InvalidRequestError } from '../errors.js';
+import { InvalidGrantError, InvalidRequestError, RefusedSaveError } from '../errors.js';
 
 /**
  * The scope parameter the authorization request sent, as far as the code tells: the code keeps only the granted
@@ -27,6 +28,45 @@ function publishReplay(context: GrantContext, grantId: string): void {
   publishGrantRevoked(context, 'code_replay', grantId, null);
 }
 
+/** A refusal that follows from the integration's settings, which a stale copy may hold: judged again after a lookup. */
+class SettingsRefusal extends InvalidGrantError {}
+
+/**
+ * Checks a consumed code against the request and the integration, then issues its tokens. Runs a second time,
+ * with the integration looked up, only when the first run was served from a copy and what refused may have
+ * come from the copy (its settings, or the save refusing its revision).
+ * @see RFC 6749 §4.1.3, RFC 7636 §4.6.
+ */
+async function redeem(context: GrantContext, record: AuthorizationCodeRecord, redirectUri: string): Promise<TokenResponseBody> {
+  const { client, store, issuer } = context;
+  // RFC 6749 §4.1.3: "ensure that the authorization code was issued to the authenticated confidential client".
+  if (record.clientId !== client.clientId) throw new InvalidGrantError('authorization code was issued to another client');
+  if (record.issuer !== issuer.issuer) throw new InvalidGrantError('authorization code was issued by another authorization server');
+  // RFC 6749 §4.1.3: "ensure that the redirect_uri parameter is present … and … their values are identical".
+  if (record.redirectUri !== redirectUri) throw new InvalidGrantError('redirect_uri does not match the authorization request');
+  // The integration's settings may have narrowed since the code was issued (updateClientSettings): a code
+  // for a redirect URI no longer registered, or without a challenge once PKCE is required, is refused.
+  if (!client.redirectUris.includes(record.redirectUri)) throw new SettingsRefusal('redirect_uri is no longer registered for this client');
+  if (client.requirePkce && record.codeChallenge === null) throw new SettingsRefusal('this client now requires PKCE; authorize again');
+  checkCodeVerifier(record.codeChallenge, context.params.get('code_verifier'));
+  if (context.userAuth.findUser && !(await context.userAuth.findUser(record.userId))) {
+    await store.tokens.revokeGrant(record.grantId);
+    publishGrantRevoked(context, 'user_deleted', record.grantId, record.userId);
+    throw new InvalidGrantError('the user who granted access no longer exists');
+  }
+  return issueTokens(context, {
+    grantType: 'authorization_code',
+    grantId: record.grantId,
+    userId: record.userId,
+    scope: record.scope,
+    withRefreshToken: true,
+    requestedScope: scopeRequestedAtAuthorization(record.scope, client.allowedScopes),
+    // The code's issuing request read the consent and the integration after issuedAt, and this request read
+    // the integration after startedAt: the earlier of the two covers both.
+    authorizedAt: record.issuedAt < context.startedAt ? record.issuedAt : context.startedAt,
+  });
+}
+
 /**
  * Redeems an authorization code once.
  * - The code is consumed before anything else is checked, so a wrong redirect_uri or verifier still uses
@@ -40,14 +80,19 @@ function publishReplay(context: GrantContext, grantId: string): void {
  * - Tokens are authorized as of the code's `issuedAt`: a disable, a withdrawn consent or a rotated secret
  *   since the code was issued voids it (the store refuses the save), even if the integration was enabled or
  *   the consent given again in between.
+ * - Served from an integration copy (`clientCopies: 'resume'`), it cannot run again once the code is consumed,
+ *   so it settles the copy itself: a replay revokes only once a lookup has authenticated the request too (a
+ *   secret that only a stale copy still accepts revokes no one's grant), and a refusal by the integration's
+ *   settings or by the save is judged again against the integration looked up. Every answer is then the one a
+ *   lookup would have given, but that a request refused by the lookup (`invalid_client`) has used its code up.
  * @see RFC 6749 §4.1.3, RFC 7636 §4.6, SPEC §4.3.
  */
 export const authorizationCodeGrant: GrantHandler = {
   grantType: 'authorization_code',
   flow: 'authorization_code',
-  clientCopies: false,
+  clientCopies: 'resume',
   async handle(context) {
-    const { params, client, store, issuer } = context;
+    const { params, store } = context;
     const code = params.get('code');
     const redirectUri = params.get('redirect_uri');
     if (code === undefined) throw new InvalidRequestError('missing required parameter: code');
@@ -57,36 +102,16 @@ export const authorizationCodeGrant: GrantHandler = {
     const result = await store.codes.consumeCode(hashToken(code));
     if (result.kind === 'not_found') throw new InvalidGrantError('authorization code is invalid or expired');
     if (result.kind === 'replayed') {
+      await context.lookedUp?.();
       await store.tokens.revokeGrant(result.grantId);
       publishReplay(context, result.grantId);
       throw new InvalidGrantError('authorization code has already been used');
     }
-    const record = result.record;
-    // RFC 6749 §4.1.3: "ensure that the authorization code was issued to the authenticated confidential client".
-    if (record.clientId !== client.clientId) throw new InvalidGrantError('authorization code was issued to another client');
-    if (record.issuer !== issuer.issuer) throw new InvalidGrantError('authorization code was issued by another authorization server');
-    // RFC 6749 §4.1.3: "ensure that the redirect_uri parameter is present … and … their values are identical".
-    if (record.redirectUri !== redirectUri) throw new InvalidGrantError('redirect_uri does not match the authorization request');
-    // The integration's settings may have narrowed since the code was issued (updateClientSettings): a code
-    // for a redirect URI no longer registered, or without a challenge once PKCE is required, is refused.
-    if (!client.redirectUris.includes(record.redirectUri)) throw new InvalidGrantError('redirect_uri is no longer registered for this client');
-    if (client.requirePkce && record.codeChallenge === null) throw new InvalidGrantError('this client now requires PKCE; authorize again');
-    checkCodeVerifier(record.codeChallenge, params.get('code_verifier'));
-    if (context.userAuth.findUser && !(await context.userAuth.findUser(record.userId))) {
-      await store.tokens.revokeGrant(record.grantId);
-      publishGrantRevoked(context, 'user_deleted', record.grantId, record.userId);
-      throw new InvalidGrantError('the user who granted access no longer exists');
+    try {
+      return await redeem(context, result.record, redirectUri);
+    } catch (err) {
+      if (context.lookedUp === undefined || !(err instanceof SettingsRefusal || err instanceof RefusedSaveError)) throw err;
+      return redeem(await context.lookedUp(), result.record, redirectUri);
     }
-    return issueTokens(context, {
-      grantType: 'authorization_code',
-      grantId: record.grantId,
-      userId: record.userId,
-      scope: record.scope,
-      withRefreshToken: true,
-      requestedScope: scopeRequestedAtAuthorization(record.scope, client.allowedScopes),
-      // The code's issuing request read the consent and the integration after issuedAt, and this request read
-      // the integration after startedAt: the earlier of the two covers both.
-      authorizedAt: record.issuedAt < context.startedAt ? record.issuedAt : context.startedAt,
-    });
   },
 };

@@ -14,7 +14,7 @@ import { grantScope } from '../checks/grant-scope.js';
 export const clientCredentialsGrant: GrantHandler = {
   grantType: 'client_credentials',
   flow: 'client_credentials',
-  clientCopies: true,
+  clientCopies: 'rerun',
   async handle(context) {
     const requestedScope = context.params.get('scope');
     const scope = grantScope(requestedScope, context.client.allowedScopes, context.options);

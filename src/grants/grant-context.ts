@@ -18,6 +18,13 @@ export interface GrantContext {
    * with `clientCopies`): the save refuses the tokens if the integration has changed since.
    */
   readonly clientRevision?: string | undefined;
+  /**
+   * Present only when `client` came from a copy: authenticates the request again against the integration looked
+   * up, as if no copy had been read, and resolves to this context with that integration (and no revision, and
+   * no `lookedUp`). Its refusal (`invalid_client`, `unauthorized_client`) is then the request's answer. One
+   * lookup per request: later calls share the first one's outcome.
+   */
+  readonly lookedUp?: (() => Promise<GrantContext>) | undefined;
   readonly params: FormParams;
   /** The signing keys when `accessTokenFormat` is 'jwt' (RFC 9068); absent for opaque tokens. */
   readonly keyRing?: KeyRing | undefined;
@@ -44,12 +51,16 @@ export interface GrantHandler {
   /** SPEC §5.5: the integration's configured flow decides which grants it may use. */
   readonly flow: ClientFlow;
   /**
-   * Whether the client may be authenticated from the store's copy (`Store.clientCopies`): only for a
-   * grant whose `handle` can run again, once, with a fresh lookup when the copy proves stale (the save is
-   * refused, or the copy's scopes refuse the request). Never the code exchange: its code is consumed before it
-   * saves, so it could not run again.
+   * Whether the client may be authenticated from the store's copy (`Store.clientCopies`), and how a copy that
+   * proves stale is settled:
+   * - `'rerun'`: the whole `handle` runs again, once, after a lookup, when the save refuses the copy's revision
+   *   or the copy's scopes refuse the request (client_credentials, refresh_token: they read, then save);
+   * - `'resume'`: `handle` cannot run twice (the code exchange consumed its code), so it judges again itself,
+   *   through `GrantContext.lookedUp`, what the copy decided: the integration's settings and the save.
+   *
+   * Under either, any other error is answered only once a lookup has authenticated the request too.
    */
-  readonly clientCopies: boolean;
+  readonly clientCopies: false | 'rerun' | 'resume';
   /**
    * A store read that depends on the request alone, started before the client is authenticated so that its
    * round trip overlaps authentication's (two in turn become one on a networked store). Reads only: nothing is

@@ -17,7 +17,7 @@ import { InvalidGrantError, InvalidRequestError } from '../errors.js';
 export const refreshTokenGrant: GrantHandler = {
   grantType: 'refresh_token',
   flow: 'authorization_code',
-  clientCopies: true,
+  clientCopies: 'rerun',
   prefetch(store, params) {
     const refreshToken = params.get('refresh_token');
     return refreshToken === undefined ? undefined : store.tokens.findRefreshToken(hashToken(refreshToken));

@@ -90,9 +90,10 @@ export interface ClientCopy {
  * token request can authenticate its client without a lookup. A copy may be stale at any moment; a store that
  * offers this part makes `saveTokens` honour `SaveTokensOptions.clientRevision`, refusing, in the same
  * transaction as the insert, tokens whose integration has changed in any way (or gone) since the copy was
- * read. The router reads copies only where such a refusal can be retried with a lookup (the token endpoint's
- * client_credentials and refresh_token grants) and looks up whatever a copy would refuse, so a change counts
- * from its commit, as it does with a lookup per request, never from when this process hears of it. The part
+ * read. The router reads copies only where such a refusal can be settled by a lookup (the token endpoint's
+ * grants: client_credentials and refresh_token run again; the code exchange judges its checks and its save
+ * again) and looks up whatever a copy would refuse, so a change counts from its commit, as it does with a lookup
+ * per request, never from when this process hears of it. The part
  * must come from the store that holds the tokens: `combineStores` drops it otherwise.
  * @see RFC 6749 §2.3.1 (client authentication), §3.2.1.
  */

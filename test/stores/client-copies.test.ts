@@ -3,8 +3,9 @@ import pg from 'pg';
 import { createClient } from 'redis';
 import request from 'supertest';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { basic, createTestApp, type TestApp, type TestClient } from '../helpers/app.js';
-import { codeTokens, refresh } from '../helpers/token-requests.js';
+import { REDIRECT_URI, basic, createTestApp, type TestApp, type TestClient } from '../helpers/app.js';
+import { apiStatus, codeTokens, refresh } from '../helpers/token-requests.js';
+import { obtainCode } from '../helpers/browser-flow.js';
 import { createPostgresStore } from '../../src/stores/postgres/index.js';
 import { createRedisStore } from '../../src/stores/redis/index.js';
 import { createRedisKeys } from '../../src/stores/redis/codec.js';
@@ -30,7 +31,7 @@ afterEach(async () => {
 });
 
 /** A change of one field written behind the package's back, as a previous version's CLI, a DBA or redis-cli would. */
-type Field = 'disabled' | 'clientSecretHash' | 'tokenEndpointAuthMethod' | 'allowedScopes' | 'name';
+type Field = 'disabled' | 'clientSecretHash' | 'tokenEndpointAuthMethod' | 'allowedScopes' | 'redirectUris' | 'name';
 
 /** An engine: a store on fresh tables or keys, a raw write to one field, a raw delete, and a count of saved tokens. */
 interface Engine {
@@ -42,7 +43,7 @@ interface Engine {
 
 const COLUMNS: Record<Field, string> = {
   disabled: 'disabled', clientSecretHash: 'client_secret_hash', tokenEndpointAuthMethod: 'token_endpoint_auth_method',
-  allowedScopes: 'allowed_scopes', name: 'name',
+  allowedScopes: 'allowed_scopes', redirectUris: 'redirect_uris', name: 'name',
 };
 
 let counter = 0;
@@ -111,6 +112,12 @@ async function host(engine: Engine): Promise<{ t: TestApp; lookups: () => number
     clients: { ...store.clients, findClient: (id) => { lookups += 1; return store.clients.findClient(id); } },
   };
   return { t: await createTestApp({}, counted), lookups: () => lookups, other };
+}
+
+/** POST /oauth2/token with grant_type=authorization_code, Basic, the test redirect URI. */
+function exchange(t: TestApp, code: string, client: TestClient = t.codeClient): request.Test {
+  return request(t.app).post('/oauth2/token').set('Authorization', basic(client)).type('form')
+    .send({ grant_type: 'authorization_code', redirect_uri: REDIRECT_URI, code });
 }
 
 function clientCredentials(t: TestApp, client: TestClient = t.credentialsClient, scope?: string): request.Test {
@@ -201,5 +208,75 @@ describe.each(ENGINES)('%s store: token requests from integration copies (issue 
     const post = await request(t.app).post('/oauth2/token').type('form')
       .send({ grant_type: 'client_credentials', client_id: client.clientId, client_secret: client.clientSecret });
     expect(post.status, JSON.stringify(post.body)).toBe(200);
+  });
+});
+
+describe.each(ENGINES)('%s store: code exchanges from integration copies (issue 10; RFC 6749 §4.1.3, §4.1.2, §2.3.1)', (_name, available, engineOf) => {
+  const engine = engineOf();
+
+  it.skipIf(!available)('a code exchange whose copy is current looks nothing up', async () => {
+    const { t, lookups } = await host(engine);
+    const code = await obtainCode(t.app, t.codeClient);
+    const before = lookups();
+    const res = await exchange(t, code);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(lookups(), 'served from the copy the authorization request read').toBe(before);
+  });
+
+  it.skipIf(!available)('a change that refuses nothing still gets its tokens, after one lookup', async () => {
+    const { t, lookups } = await host(engine);
+    const code = await obtainCode(t.app, t.codeClient);
+    await engine.write(t.codeClient.clientId, 'name', 'Acme CRM, renamed');
+    const before = lookups();
+    const res = await exchange(t, code);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(lookups(), 'the save refused the copy; the lookup settled it').toBe(before + 1);
+    expect(await engine.tokensOf(t.codeClient.clientId)).toBe(2);
+  });
+
+  it.skipIf(!available).each([
+    ['disabled', 'disabled', true, 401, 'invalid_client'],
+    ['given a new secret (an unplanned rotation)', 'clientSecretHash', hashSecret('a new secret'), 401, 'invalid_client'],
+    ['restricted to client_secret_post', 'tokenEndpointAuthMethod', 'client_secret_post', 401, 'invalid_client'],
+    ['without the redirect URI the code was issued for', 'redirectUris', ['https://client.example/elsewhere'], 400, 'invalid_grant'],
+  ] as const)("an integration %s behind the store's back after the code was issued: the answer a lookup gives, no token saved", async (_label, field, value, status, error) => {
+    const { t } = await host(engine);
+    const code = await obtainCode(t.app, t.codeClient);
+    await engine.write(t.codeClient.clientId, field, value);
+    const res = await exchange(t, code);
+    expect(res.status, JSON.stringify(res.body)).toBe(status);
+    expect(res.body.error).toBe(error);
+    expect(await engine.tokensOf(t.codeClient.clientId), 'no token saved under the stale copy').toBe(0);
+  });
+
+  it.skipIf(!available)('a replay presenting a secret that only the stale copy still accepts revokes nothing', async () => {
+    const { t } = await host(engine);
+    const client = t.codeClient;
+    const code = await obtainCode(t.app, client);
+    const first = await exchange(t, code);
+    expect(first.status).toBe(200);
+    const accessToken = first.body.access_token as string;
+    await engine.write(client.clientId, 'clientSecretHash', hashSecret('the next secret'));
+    const replay = await exchange(t, code);
+    expect(replay.status, JSON.stringify(replay.body)).toBe(401);
+    expect(replay.body.error).toBe('invalid_client');
+    expect(await apiStatus(t.app, accessToken), "the grant's access token stands").toBe(200);
+    // The same replay with the integration's current secret is a replay: the grant goes (RFC 6749 §4.1.2).
+    const current = await exchange(t, code, { clientId: client.clientId, clientSecret: 'the next secret' });
+    expect(current.status).toBe(400);
+    expect(current.body.error).toBe('invalid_grant');
+    expect(await apiStatus(t.app, accessToken)).toBe(401);
+  });
+
+  it.skipIf(!available).each([
+    ['an unknown code', (t: TestApp) => exchange(t, 'no-such-code')],
+    ['an unknown refresh token', (t: TestApp) => refresh(t.app, t.codeClient, 'no-such-refresh-token')],
+  ] as const)('%s, presented with a secret only the stale copy accepts, is answered invalid_client, as a lookup answers', async (_label, send) => {
+    const { t } = await host(engine);
+    await codeTokens(t.app, t.codeClient);
+    await engine.write(t.codeClient.clientId, 'clientSecretHash', hashSecret('the next secret'));
+    const res = await send(t);
+    expect(res.status, JSON.stringify(res.body)).toBe(401);
+    expect(res.body.error).toBe('invalid_client');
   });
 });
