@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { lockKey } from '../../src/stores/postgres/query.js';
-import { clientRevisionOf } from '../../src/stores/redis/codec.js';
+import { clientRevisionOf, keyPart } from '../../src/stores/redis/codec.js';
 
 describe('PostgreSQL advisory-lock keys: the same for every instance and every version (rolling upgrades share locks)', () => {
   /** How the key was first defined: the SHA-256 of the JSON array, its first 8 bytes as a signed big-endian integer. */
@@ -30,5 +30,25 @@ describe('Redis integration revisions: what SAVE_TOKENS computes in Lua (SHA-1 o
       const joined = values.map((value) => (value === null ? '-' : `${Buffer.byteLength(value)}:${value}`)).join('');
       expect(clientRevisionOf(values)).toBe(createHash('sha1').update(joined).digest('hex'));
     }), { numRuns: 2000 });
+  });
+});
+
+describe('Redis key parts: every version writes the same key for an id', () => {
+  it('is encodeURIComponent of any id it accepts, whichever characters the id is made of', () => {
+    const unreserved = fc.constantFrom(...'ABCXYZabcxyz0189_-.!~*\'()'.split(''));
+    const ids = fc.oneof(fc.string({ unit: unreserved }), fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' }), fc.string());
+    fc.assert(fc.property(ids, (id) => {
+      let expected: string;
+      try {
+        expected = encodeURIComponent(id);
+      } catch {
+        return; // a lone surrogate: its own form, below
+      }
+      expect(keyPart(id)).toBe(expected);
+    }), { numRuns: 5000 });
+  });
+
+  it('writes a lone surrogate as %uXXXX, which encodeURIComponent never produces', () => {
+    expect(keyPart('a\ud800b')).toBe('a%uD800b');
   });
 });
