@@ -10,7 +10,7 @@ import type { GrantContext, GrantHandler } from '../grants/grant-context.js';
 import { sendNoStoreJson } from '../http/json-response.js';
 import { authenticateAtIssuer } from '../checks/client-at-issuer.js';
 import type { ClientAuthRateLimit } from '../checks/client-auth-rate-limit.js';
-import { InvalidRequestError, InvalidScopeError, RefusedSaveError, UnauthorizedClientError, UnsupportedGrantTypeError } from '../errors.js';
+import { InvalidRequestError, InvalidScopeError, OAuthError, RefusedSaveError, UnauthorizedClientError, UnsupportedGrantTypeError } from '../errors.js';
 import { sendTokenEndpointError } from '../http/send-token-endpoint-error.js';
 import { tokenRequestChannel, type TokenRequestMessage } from '../metrics/channels.js';
 
@@ -40,7 +40,7 @@ function prefetch(grant: GrantHandler, store: Store, params: FormParams): Promis
  * read that needs no client, the refresh token's, is under way during authentication). A grant with
  * `clientCopies` may be served from the store's copy of the integration; when the copy proves stale, the request
  * is served again, once, with a lookup, or the code exchange judges again what the copy decided (see
- * `GrantHandler.clientCopies`, `Store.clientCopies`). Every other error under a copy is answered only once a
+ * `GrantHandler.clientCopies`, `Store.clientCopies`). Every other OAuth error under a copy is answered only once a
  * lookup authenticates the request too, so no answer depends on a stale copy.
  * Every answer, success or error, carries the SPEC §4.2 header set; invalid_client answers 401 with
  * `WWW-Authenticate: Basic` (RFC 6749 §5.2). Each answer's grant type, outcome and duration is reported on
@@ -90,9 +90,10 @@ export function createTokenEndpoint(
           // Served from a copy that may be stale (the save refused its revision, or its scopes refused the
           // request): once more with a lookup, whose answer counts as if the copy had never been read.
           if (grant.clientCopies === 'rerun' && (err instanceof RefusedSaveError || err instanceof InvalidScopeError)) return null;
-          // Any other answer reached under a copy stands only if the integration, looked up, authenticates the
-          // request as well; if it does not, its refusal is the answer, as it would have been without the copy.
-          await lookedUp();
+          // Any other OAuth error reached under a copy stands only if the integration, looked up, authenticates the
+          // request as well; if it does not, its refusal is the answer, as it would have been without the copy. A
+          // fault (the store out of reach) is answered at once: a lookup would only wait on the same store.
+          if (err instanceof OAuthError) await lookedUp();
           throw err;
         }
       };

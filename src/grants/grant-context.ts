@@ -58,7 +58,7 @@ export interface GrantHandler {
    * - `'resume'`: `handle` cannot run twice (the code exchange consumed its code), so it judges again itself,
    *   through `GrantContext.lookedUp`, what the copy decided: the integration's settings and the save.
    *
-   * Under either, any other error is answered only once a lookup has authenticated the request too.
+   * Under either, any other OAuth error is answered only once a lookup has authenticated the request too.
    */
   readonly clientCopies: false | 'rerun' | 'resume';
   /**
