@@ -1,7 +1,7 @@
 // The authorization_code grant: exchange a code for an access and a refresh token (SPEC §4.3).
 import type { GrantContext, GrantHandler, TokenResponseBody } from './grant-context.js';
 import type { AuthorizationCodeRecord } from '../stores/contract.js';
-import { issueTokens, publishGrantRevoked } from './issue-tokens.js';
+import { issueTokens, publishGrantRevoked, requireGrantUser } from './issue-tokens.js';
 import { hashToken } from '../crypto/hash-token.js';
 import { checkCodeVerifier } from '../checks/pkce.js';
 import { InvalidGrantError, InvalidRequestError, RefusedSaveError } from '../errors.js';
@@ -38,7 +38,7 @@ class SettingsRefusal extends InvalidGrantError {}
  * @see RFC 6749 §4.1.3, RFC 7636 §4.6.
  */
 async function redeem(context: GrantContext, record: AuthorizationCodeRecord, redirectUri: string): Promise<TokenResponseBody> {
-  const { client, store, issuer } = context;
+  const { client, issuer } = context;
   // RFC 6749 §4.1.3: "ensure that the authorization code was issued to the authenticated confidential client".
   if (record.clientId !== client.clientId) throw new InvalidGrantError('authorization code was issued to another client');
   if (record.issuer !== issuer.issuer) throw new InvalidGrantError('authorization code was issued by another authorization server');
@@ -49,11 +49,7 @@ async function redeem(context: GrantContext, record: AuthorizationCodeRecord, re
   if (!client.redirectUris.includes(record.redirectUri)) throw new SettingsRefusal('redirect_uri is no longer registered for this client');
   if (client.requirePkce && record.codeChallenge === null) throw new SettingsRefusal('this client now requires PKCE; authorize again');
   checkCodeVerifier(record.codeChallenge, context.params.get('code_verifier'));
-  if (context.userAuth.findUser && !(await context.userAuth.findUser(record.userId))) {
-    await store.tokens.revokeGrant(record.grantId);
-    publishGrantRevoked(context, 'user_deleted', record.grantId, record.userId);
-    throw new InvalidGrantError('the user who granted access no longer exists');
-  }
+  await requireGrantUser(context, record.grantId, record.userId);
   return issueTokens(context, {
     grantType: 'authorization_code',
     grantId: record.grantId,

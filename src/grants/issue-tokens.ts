@@ -4,7 +4,7 @@ import type { GrantType, TokenRecord } from '../stores/contract.js';
 import type { RevocationCause } from '../events/event-types.js';
 import { createOrderedToken } from '../crypto/ordered-token.js';
 import { hashToken } from '../crypto/hash-token.js';
-import { RefusedSaveError } from '../errors.js';
+import { InvalidGrantError, RefusedSaveError } from '../errors.js';
 import { signAccessToken } from '../jwt/sign-access-token.js';
 
 /** What to issue. */
@@ -34,6 +34,20 @@ export function publishGrantRevoked(context: GrantContext, cause: RevocationCaus
     type: 'token.revoked', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, cause, extent: 'grant',
     clientId: client.clientId, userId, grantId,
   });
+}
+
+/**
+ * Refuses a grant whose user no longer exists (`UserAuth.findUser` answered nothing), revoking it first so that
+ * none of its tokens outlives the user. Without `findUser`, every user counts as existing.
+ * @throws InvalidGrantError after the revocation.
+ * @see RFC 6749 §5.2 (`invalid_grant`: "revoked"), RFC 7009 §2.1.
+ */
+export async function requireGrantUser(context: GrantContext, grantId: string, userId: string): Promise<void> {
+  const { findUser } = context.userAuth;
+  if (!findUser || (await findUser(userId))) return;
+  await context.store.tokens.revokeGrant(grantId);
+  publishGrantRevoked(context, 'user_deleted', grantId, userId);
+  throw new InvalidGrantError('the user who granted access no longer exists');
 }
 
 /** Reports saved tokens: `token.refreshed` for the refresh_token grant, `token.issued` for the others. */

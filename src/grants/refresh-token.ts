@@ -1,7 +1,7 @@
 // The refresh_token grant: a new access token from a refresh token, without a new refresh token (SPEC §4.5).
 import type { GrantHandler } from './grant-context.js';
 import type { TokenRecord } from '../stores/contract.js';
-import { issueTokens, publishGrantRevoked } from './issue-tokens.js';
+import { issueTokens, requireGrantUser } from './issue-tokens.js';
 import { hashToken } from '../crypto/hash-token.js';
 import { grantScope } from '../checks/grant-scope.js';
 import { InvalidGrantError, InvalidRequestError } from '../errors.js';
@@ -34,11 +34,7 @@ export const refreshTokenGrant: GrantHandler = {
     if (record.issuer !== issuer.issuer) throw new InvalidGrantError('refresh token was issued by another authorization server');
     const requestedScope = params.get('scope');
     const scope = grantScope(requestedScope, record.scope, context.options);
-    if (record.userId !== null && context.userAuth.findUser && !(await context.userAuth.findUser(record.userId))) {
-      await store.tokens.revokeGrant(record.grantId);
-      publishGrantRevoked(context, 'user_deleted', record.grantId, record.userId);
-      throw new InvalidGrantError('the user who granted access no longer exists');
-    }
+    if (record.userId !== null) await requireGrantUser(context, record.grantId, record.userId);
     return issueTokens(context, {
       grantType: 'refresh_token',
       grantId: record.grantId,
