@@ -243,6 +243,12 @@ const counted = [
   ['code-exchange-sqlite', [...OAUTH_SQLITE, '--codes', '100'], async (s) => ({ path: '/oauth2/token', init: (i) => codeExchangeInit(s, i + 1) })],
   ['refresh-sqlite', [...OAUTH_SQLITE, '--codes', '1'], async (s) => ({ path: '/oauth2/token', ...refreshRequest(s, await fetchRefreshToken(s)) })],
   ...(results.get('guarded-jwt')?.length ? [['guarded-jwt', [...OAUTH_SQLITE, '--token-format', 'jwt'], bearer]] : []),
+  // The networked stores' token rows, when this run reached their engine: what their integration copies spare.
+  ...[['postgres', OAUTH_POSTGRES], ['redis', OAUTH_REDIS]].flatMap(([engine, server]) => [
+    [`token-${engine}`, server, async (s) => ({ path: '/oauth2/token', ...tokenRequest(s.clientId, s.clientSecret) })],
+    [`code-exchange-${engine}`, [...server, '--codes', '100'], async (s) => ({ path: '/oauth2/token', init: (i) => codeExchangeInit(s, i + 1) })],
+    [`refresh-${engine}`, [...server, '--codes', '1'], async (s) => ({ path: '/oauth2/token', ...refreshRequest(s, await fetchRefreshToken(s)) })],
+  ]).filter(([id]) => results.get(id)?.length),
 ].filter(([id]) => !only || only.has(id));
 if (counted.length > 0) console.log('\nstore calls per request (untimed, counting store):');
 for (const [id, serverArgs, makeRequest] of counted) {
@@ -251,7 +257,7 @@ for (const [id, serverArgs, makeRequest] of counted) {
     const { path, init: initFor, ...init } = await makeRequest(server);
     const calls = await countRoundTrips(server, path, initFor ?? init);
     const total = Object.values(calls).reduce((a, b) => a + b, 0);
-    console.log(`  ${id.padEnd(12)} ${total} — ${Object.entries(calls).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`);
+    console.log(`  ${id.padEnd(22)} ${total} — ${Object.entries(calls).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`);
   } finally {
     await server.stop();
   }
