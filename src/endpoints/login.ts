@@ -42,11 +42,11 @@ export function createLoginEndpoint(context: PageContext) {
   const authenticator = new passport.Passport();
   const limit = context.loginRateLimit ?? null;
   authenticator.use(new LocalStrategy({ session: false, passReqToCallback: true }, (req, username, password, done) => {
-    const verify = userAuth.verifyCredentials;
     // A username no user directory keeps (a control character such as NUL, over 255 characters) fails like a
     // wrong password, without reaching the host's database, where it could only be an error.
-    if (!verify || !isStoreId(username)) return done(null, false);
-    const check = () => verify(username, password).then((user) => checkHostUser(user, 'verifyCredentials'));
+    if (!userAuth.verifyCredentials || !isStoreId(username)) return done(null, false);
+    // Called on its object, never detached: a host's UserAuth may be a class whose methods read `this`.
+    const check = () => userAuth.verifyCredentials!(username, password).then((user) => checkHostUser(user, 'verifyCredentials'));
     // Under loginRateLimit the password is checked only if the limit lets this attempt through, and counted.
     (limit ? limit.attempt(req, username, check) : check())
       .then((user) => done(null, user ?? false), (err: unknown) => done(err));

@@ -43,8 +43,8 @@ export function publishGrantRevoked(context: GrantContext, cause: RevocationCaus
  * @see RFC 6749 §5.2 (`invalid_grant`: "revoked"), RFC 7009 §2.1.
  */
 export async function requireGrantUser(context: GrantContext, grantId: string, userId: string): Promise<void> {
-  const { findUser } = context.userAuth;
-  if (!findUser || (await findUser(userId))) return;
+  // Called on its object: a host's UserAuth may be a class whose findUser reads `this`.
+  if (!context.userAuth.findUser || (await context.userAuth.findUser(userId))) return;
   await context.store.tokens.revokeGrant(grantId);
   publishGrantRevoked(context, 'user_deleted', grantId, userId);
   throw new InvalidGrantError('the user who granted access no longer exists');

@@ -30,17 +30,23 @@ export interface TestApp {
   readonly deletedUsers: Set<string>;
 }
 
-/** The test user directory: one user; users can be "deleted" to test findUser. */
+/**
+ * The test user directory: one user; users can be "deleted" to test findUser. A class whose methods read `this`,
+ * as many hosts write theirs, so every test checks that the router calls them on their object.
+ */
+class TestUserDirectory implements UserAuth {
+  private readonly user: AuthenticatedUser = { id: USER.id, displayName: USER.displayName };
+  constructor(private readonly deletedUsers: Set<string>) {}
+  async verifyCredentials(username: string, password: string): Promise<AuthenticatedUser | null> {
+    return username === USER.username && password === USER.password ? this.user : null;
+  }
+  async findUser(id: string): Promise<AuthenticatedUser | null> {
+    return id === USER.id && !this.deletedUsers.has(id) ? this.user : null;
+  }
+}
+
 export function createTestUserAuth(deletedUsers: Set<string>): UserAuth {
-  const user: AuthenticatedUser = { id: USER.id, displayName: USER.displayName };
-  return {
-    async verifyCredentials(username, password) {
-      return username === USER.username && password === USER.password ? user : null;
-    },
-    async findUser(id) {
-      return id === USER.id && !deletedUsers.has(id) ? user : null;
-    },
-  };
+  return new TestUserDirectory(deletedUsers);
 }
 
 /** The router alone, for tests that mount it themselves: the test issuer, session secret and a silent logger. */
