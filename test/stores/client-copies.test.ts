@@ -125,6 +125,13 @@ function clientCredentials(t: TestApp, client: TestClient = t.credentialsClient,
     .send({ grant_type: 'client_credentials', ...(scope ? { scope } : {}) });
 }
 
+/** Changes that make a lookup refuse the client: label, field, value written, status, error. */
+const REFUSING_CHANGES = [
+    ['disabled', 'disabled', true, 401, 'invalid_client'],
+    ['given a new secret (an unplanned rotation)', 'clientSecretHash', hashSecret('a new secret'), 401, 'invalid_client'],
+    ['restricted to client_secret_post', 'tokenEndpointAuthMethod', 'client_secret_post', 401, 'invalid_client'],
+] as const;
+
 const ENGINES = [
   ['PostgreSQL', postgresUrl !== '', postgres],
   ['Redis', redisUrl !== '', redisEngine],
@@ -142,9 +149,7 @@ describe.each(ENGINES)('%s store: token requests from integration copies (issue 
   });
 
   it.skipIf(!available).each([
-    ['disabled', 'disabled', true, 401, 'invalid_client'],
-    ['given a new secret (an unplanned rotation)', 'clientSecretHash', hashSecret('a new secret'), 401, 'invalid_client'],
-    ['restricted to client_secret_post', 'tokenEndpointAuthMethod', 'client_secret_post', 401, 'invalid_client'],
+    ...REFUSING_CHANGES,
     ['narrowed to envelopes:read', 'allowedScopes', ['envelopes:read'], 400, 'invalid_scope'],
   ] as const)("an integration %s behind the store's back is refused by the next request, with no token saved", async (_label, field, value, status, error) => {
     const { t } = await host(engine);
@@ -235,9 +240,7 @@ describe.each(ENGINES)('%s store: code exchanges from integration copies (issue 
   });
 
   it.skipIf(!available).each([
-    ['disabled', 'disabled', true, 401, 'invalid_client'],
-    ['given a new secret (an unplanned rotation)', 'clientSecretHash', hashSecret('a new secret'), 401, 'invalid_client'],
-    ['restricted to client_secret_post', 'tokenEndpointAuthMethod', 'client_secret_post', 401, 'invalid_client'],
+    ...REFUSING_CHANGES,
     ['without the redirect URI the code was issued for', 'redirectUris', ['https://client.example/elsewhere'], 400, 'invalid_grant'],
   ] as const)("an integration %s behind the store's back after the code was issued: the answer a lookup gives, no token saved", async (_label, field, value, status, error) => {
     const { t } = await host(engine);
