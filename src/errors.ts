@@ -82,6 +82,14 @@ export class RefusedSaveError extends InvalidGrantError {
   }
 }
 
+/**
+ * A grant refused by the integration's current settings (a redirect URI no longer registered, PKCE now required, a
+ * scope it may no longer be granted) rather than by the grant itself. Answered as `invalid_grant`; a request served
+ * from an integration copy, which may hold older settings, is judged again against the integration looked up.
+ * @see RFC 6749 §5.2, RFC 7636 §4.4.1.
+ */
+export class SettingsRefusalError extends InvalidGrantError {}
+
 /** "The authenticated client is not authorized to use this authorization grant type." RFC 6749 §5.2 */
 export class UnauthorizedClientError extends OAuthError {
   constructor(description: string) {

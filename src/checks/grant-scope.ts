@@ -30,6 +30,20 @@ export function grantScope(requested: string | undefined, allowed: readonly stri
 }
 
 /**
+ * Whether a grant of `granted` (a code's or a refresh token's scope) is still within what the integration may be
+ * granted (`allowed`, its registered scopes now). An all-access grant is within an integration still without
+ * scopes only; a scoped one within every scope it names, or within an all-access integration. So an integration
+ * narrowed by a write that revoked nothing (two updates at once, a tool writing the store itself) cannot go on
+ * minting, from grants issued before, the scope it lost.
+ * @see RFC 6749 §3.3 (the authorization server's policy), §6 (a refresh keeps the scope granted), RFC 9700 §2.3.
+ */
+export function withinAllowedScope(granted: readonly string[], allowed: readonly string[], options: Pick<ResolvedOptions, 'allAccessWithoutScopes'>): boolean {
+  if (isAllAccess(allowed, options)) return true;
+  if (isAllAccess(granted, options)) return false;
+  return granted.every((scope) => allowed.includes(scope));
+}
+
+/**
  * Whether a remembered consent covers a new request: an all-access consent covers everything, an all-access
  * request only an all-access consent, and a scoped one the consent's scopes.
  * @see RFC 6749 §4.1.1 (the resource owner grants the access request), RFC 6819 §5.2.3.3.

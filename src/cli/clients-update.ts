@@ -36,20 +36,21 @@ function toUpdate(o: UpdateOptions): ClientUpdate {
 
 /**
  * Adds `update CLIENT_ID [options]` to the `clients` command, a thin layer over `OAuthAdmin.updateClient`:
- * the values are checked as `create` checks them. Taking scopes away revokes every token of the integration;
- * removing a redirect URI or requiring PKCE refuses codes issued under the old setting, tokens stay.
+ * the values are checked as `create` checks them. Taking scopes away, or giving some to an integration that had
+ * none (all-access), revokes every token of the integration; removing a redirect URI or requiring PKCE refuses
+ * codes issued under the old setting, tokens stay.
  * @see RFC 6749 §2, §3.1.2.2, §3.3; RFC 7636; RFC 7591 §2.
  */
 export function addClientsUpdateCommand(clients: Command): void {
   clients
     .command('update')
-    .description('change an integration: name, redirect URIs, scopes, PKCE, auth method (taking scopes away revokes its tokens)')
+    .description('change an integration: name, redirect URIs, scopes, PKCE, auth method (taking scopes away, or scoping an all-access one, revokes its tokens)')
     .argument('<client_id>', 'the integration')
     .option('--name <name>', 'new name shown on the consent page')
     .option('--redirect-uri <url>', 'replace the redirect URIs with these (repeatable)', collect)
     .option('--add-redirect-uri <url>', 'add a redirect URI (repeatable)', collect)
     .option('--remove-redirect-uri <url>', 'remove a redirect URI (repeatable); codes issued for it are refused', collect)
-    .option('--scope <scope>', 'replace the allowed scopes with these (repeatable); removing one revokes every token', collect)
+    .option('--scope <scope>', 'replace the allowed scopes with these (repeatable); removing one, or scoping an all-access integration, revokes every token', collect)
     .option('--require-pkce', 'require an S256 code_challenge (codes issued without one are refused)')
     .option('--no-require-pkce', 'stop requiring PKCE')
     .addOption(
@@ -63,7 +64,7 @@ export function addClientsUpdateCommand(clients: Command): void {
         printJson({ ...toClientJson(updated.client), updated_fields: updated.fields, tokens_revoked: updated.tokensRevoked });
         return;
       }
-      const revoked = updated.tokensRevoked ? '; a scope was taken away, so its tokens are revoked' : '';
+      const revoked = updated.tokensRevoked ? '; the integration lost a scope (or all-access), so its tokens are revoked' : '';
       process.stdout.write(`Updated ${clientId}: ${updated.fields.join(', ')}${revoked}.\n`);
     });
 }

@@ -25,7 +25,7 @@ export interface UpdatedClient {
   readonly client: OAuthClient;
   /** The fields written (camelCase, as in `ClientChanges`). */
   readonly fields: readonly string[];
-  /** Whether every token and code of the integration was revoked (a scope was taken away). */
+  /** Whether every token and code of the integration was revoked (a scope was taken away, or all-access ended). */
   readonly tokensRevoked: boolean;
 }
 
@@ -43,12 +43,27 @@ function redirectUrisOf(current: OAuthClient, update: ClientUpdate): readonly st
 }
 
 /**
+ * Whether replacing `before` with `after` takes a scope away. An integration without scopes is all-access under
+ * the router's default (`allAccessWithoutScopes`), so giving it scopes narrows it: its tokens, and its grants'
+ * refresh tokens, carry every scope. Counted so whatever the option (a store has no router's options); with
+ * the option off it costs a new authorization, never an access kept.
+ * @see RFC 6749 §3.3, §6; DESIGN §5 (scopes).
+ */
+function takesScopeAway(before: readonly string[], after: readonly string[]): boolean {
+  if (before.length === 0) return after.length > 0;
+  return before.some((scope) => !after.includes(scope));
+}
+
+/**
  * Changes an integration's name, redirect URIs, scopes, PKCE requirement or authentication method, checked
  * by the rules of registration (`client-fields.ts`). Only the fields given are written, in one
  * `updateClient`. What a narrower setting does to what was issued under the old one:
- * - scopes taken away: every token of the integration is revoked, and every code issued before (the store
- *   cannot pick tokens by scope, and a refresh token would otherwise keep minting the removed scope, since
- *   RFC 6749 §6 refreshes keep the scope granted); users authorize again;
+ * - scopes taken away, or given to an integration that had none (all-access by default): every token of the
+ *   integration is revoked, and every code issued before (the store cannot pick tokens by scope, and a refresh
+ *   token would otherwise keep minting the removed scope, since RFC 6749 §6 refreshes keep the scope granted);
+ *   users authorize again. The token endpoint also refuses a code or refresh token whose scope the integration
+ *   may no longer be granted, so a narrowing that raced another update and revoked nothing still holds for
+ *   them; only access tokens issued in between live on, until they expire;
  * - redirect URIs removed, or PKCE turned on: tokens are kept (neither setting bears on a token once issued);
  *   a code issued for a removed redirect URI, or without a code_challenge, is refused at the token endpoint,
  *   which checks the code against the integration's current settings;
@@ -77,7 +92,7 @@ export async function updateClientSettings(store: Store, clientId: string, updat
   if (fields.length === 0) throw new TypeError('nothing to update: give at least one field to change');
   const client = await admin.clients.updateClient(clientId, changes);
   if (!client) throw new UnknownClientError(clientId);
-  const narrowed = changes.allowedScopes !== undefined && current.allowedScopes.some((s) => !changes.allowedScopes!.includes(s));
+  const narrowed = changes.allowedScopes !== undefined && takesScopeAway(current.allowedScopes, changes.allowedScopes);
   if (narrowed) await admin.tokens.revokeClientTokens(clientId);
   return { client, fields, tokensRevoked: narrowed };
 }

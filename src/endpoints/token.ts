@@ -10,7 +10,9 @@ import type { GrantContext, GrantHandler } from '../grants/grant-context.js';
 import { sendNoStoreJson } from '../http/json-response.js';
 import { authenticateAtIssuer } from '../checks/client-at-issuer.js';
 import type { ClientAuthRateLimit } from '../checks/client-auth-rate-limit.js';
-import { InvalidRequestError, InvalidScopeError, OAuthError, RefusedSaveError, UnauthorizedClientError, UnsupportedGrantTypeError } from '../errors.js';
+import {
+  InvalidRequestError, InvalidScopeError, OAuthError, RefusedSaveError, SettingsRefusalError, UnauthorizedClientError, UnsupportedGrantTypeError,
+} from '../errors.js';
 import { sendTokenEndpointError } from '../http/send-token-endpoint-error.js';
 import { tokenRequestChannel, type TokenRequestMessage } from '../metrics/channels.js';
 
@@ -87,9 +89,11 @@ export function createTokenEndpoint(
         try {
           return await grant.handle(context);
         } catch (err) {
-          // Served from a copy that may be stale (the save refused its revision, or its scopes refused the
-          // request): once more with a lookup, whose answer counts as if the copy had never been read.
-          if (grant.clientCopies === 'rerun' && (err instanceof RefusedSaveError || err instanceof InvalidScopeError)) return null;
+          // Served from a copy that may be stale (the save refused its revision, or its settings or scopes refused
+          // the request): once more with a lookup, whose answer counts as if the copy had never been read.
+          if (grant.clientCopies === 'rerun' && (err instanceof RefusedSaveError || err instanceof SettingsRefusalError || err instanceof InvalidScopeError)) {
+            return null;
+          }
           // Any other OAuth error reached under a copy stands only if the integration, looked up, authenticates the
           // request as well; if it does not, its refusal is the answer, as it would have been without the copy. A
           // fault (the store out of reach) is answered at once: a lookup would only wait on the same store.

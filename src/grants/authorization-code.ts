@@ -4,7 +4,8 @@ import type { AuthorizationCodeRecord } from '../stores/contract.js';
 import { issueTokens, publishGrantRevoked, requireGrantUser } from './issue-tokens.js';
 import { hashToken } from '../crypto/hash-token.js';
 import { checkCodeVerifier } from '../checks/pkce.js';
-import { InvalidGrantError, InvalidRequestError, RefusedSaveError } from '../errors.js';
+import { InvalidGrantError, InvalidRequestError, RefusedSaveError, SettingsRefusalError } from '../errors.js';
+import { withinAllowedScope } from '../checks/grant-scope.js';
 
 /**
  * The scope parameter the authorization request sent, as far as the code tells: the code keeps only the granted
@@ -28,9 +29,6 @@ function publishReplay(context: GrantContext, grantId: string): void {
   publishGrantRevoked(context, 'code_replay', grantId, null);
 }
 
-/** A refusal that follows from the integration's settings, which a stale copy may hold: judged again after a lookup. */
-class SettingsRefusal extends InvalidGrantError {}
-
 /**
  * Checks a consumed code against the request and the integration, then issues its tokens. Runs a second time,
  * with the integration looked up, only when the first run was served from a copy and what refused may have
@@ -45,9 +43,13 @@ async function redeem(context: GrantContext, record: AuthorizationCodeRecord, re
   // RFC 6749 §4.1.3: "ensure that the redirect_uri parameter is present … and … their values are identical".
   if (record.redirectUri !== redirectUri) throw new InvalidGrantError('redirect_uri does not match the authorization request');
   // The integration's settings may have narrowed since the code was issued (updateClientSettings): a code
-  // for a redirect URI no longer registered, or without a challenge once PKCE is required, is refused.
-  if (!client.redirectUris.includes(record.redirectUri)) throw new SettingsRefusal('redirect_uri is no longer registered for this client');
-  if (client.requirePkce && record.codeChallenge === null) throw new SettingsRefusal('this client now requires PKCE; authorize again');
+  // for a redirect URI no longer registered, without a challenge once PKCE is required, or for a scope the
+  // integration may no longer be granted (should a narrowing have revoked nothing) is refused.
+  if (!client.redirectUris.includes(record.redirectUri)) throw new SettingsRefusalError('redirect_uri is no longer registered for this client');
+  if (client.requirePkce && record.codeChallenge === null) throw new SettingsRefusalError('this client now requires PKCE; authorize again');
+  if (!withinAllowedScope(record.scope, client.allowedScopes, context.options)) {
+    throw new SettingsRefusalError('the code\'s scope is no longer allowed for this client; authorize again');
+  }
   checkCodeVerifier(record.codeChallenge, context.params.get('code_verifier'));
   await requireGrantUser(context, record.grantId, record.userId);
   return issueTokens(context, {
@@ -106,7 +108,7 @@ export const authorizationCodeGrant: GrantHandler = {
     try {
       return await redeem(context, result.record, redirectUri);
     } catch (err) {
-      if (context.lookedUp === undefined || !(err instanceof SettingsRefusal || err instanceof RefusedSaveError)) throw err;
+      if (context.lookedUp === undefined || !(err instanceof SettingsRefusalError || err instanceof RefusedSaveError)) throw err;
       return redeem(await context.lookedUp(), result.record, redirectUri);
     }
   },

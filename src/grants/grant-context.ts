@@ -54,7 +54,8 @@ export interface GrantHandler {
    * Whether the client may be authenticated from the store's copy (`Store.clientCopies`), and how a copy that
    * proves stale is settled:
    * - `'rerun'`: the whole `handle` runs again, once, after a lookup, when the save refuses the copy's revision
-   *   or the copy's scopes refuse the request (client_credentials, refresh_token: they read, then save);
+   *   or the copy's settings or scopes refuse the request (`SettingsRefusalError`, `InvalidScopeError`;
+   *   client_credentials, refresh_token: they read, then save);
    * - `'resume'`: `handle` cannot run twice (the code exchange consumed its code), so it judges again itself,
    *   through `GrantContext.lookedUp`, what the copy decided: the integration's settings and the save.
    *

@@ -3,15 +3,15 @@ import type { GrantHandler } from './grant-context.js';
 import type { TokenRecord } from '../stores/contract.js';
 import { issueTokens, requireGrantUser } from './issue-tokens.js';
 import { hashToken } from '../crypto/hash-token.js';
-import { grantScope } from '../checks/grant-scope.js';
-import { InvalidGrantError, InvalidRequestError } from '../errors.js';
+import { grantScope, withinAllowedScope } from '../checks/grant-scope.js';
+import { InvalidGrantError, InvalidRequestError, SettingsRefusalError } from '../errors.js';
 
 /**
  * Exchanges a refresh token for a new access token of the same grant. The refresh token is not rotated:
  * SPEC §4.5 says "No new refresh_token is returned", so it stays valid until it expires or its grant is
  * revoked. A narrower scope may be asked for (RFC 6749 §6: "MUST NOT include any scope not originally
  * granted"); without one the grant's scope is kept, all-access included. An all-access grant may be narrowed
- * to any scope the server knows.
+ * to any scope the server knows. A grant whose scope the integration may no longer be granted is refused.
  * @see RFC 6749 §6, SPEC §4.5.
  */
 export const refreshTokenGrant: GrantHandler = {
@@ -32,6 +32,11 @@ export const refreshTokenGrant: GrantHandler = {
     // RFC 6749 §6: "validate the refresh token and ensure that it was issued to the authenticated client".
     if (record.clientId !== client.clientId) throw new InvalidGrantError('refresh token was issued to another client');
     if (record.issuer !== issuer.issuer) throw new InvalidGrantError('refresh token was issued by another authorization server');
+    // Narrowing an integration revokes its grants (updateClientSettings); one that a narrowing missed (two updates
+    // at once, a tool writing the store itself) must not go on minting the scope the integration lost.
+    if (!withinAllowedScope(record.scope, client.allowedScopes, context.options)) {
+      throw new SettingsRefusalError('the refresh token\'s scope is no longer allowed for this client; authorize again');
+    }
     const requestedScope = params.get('scope');
     const scope = grantScope(requestedScope, record.scope, context.options);
     if (record.userId !== null) await requireGrantUser(context, record.grantId, record.userId);

@@ -122,6 +122,30 @@ describe('clients update, as /oauth2/authorize and the token endpoint see it (RF
     expect((await refresh(host.app, client, tokens.refreshToken)).status).toBe(400);
   });
 
+  it('giving scopes to an integration registered without any (all-access) revokes its tokens, refresh tokens included', async () => {
+    const register = async (flow: 'authorization_code' | 'client_credentials'): Promise<TestClient> => {
+      const { client, clientSecret } = await registerClient(store, {
+        name: 'SPEC integration', flow, redirectUris: flow === 'authorization_code' ? [REDIRECT_URI] : [], allowedScopes: [],
+      });
+      return { clientId: client.clientId, clientSecret };
+    };
+    const machine = await register('client_credentials');
+    const user = await register('authorization_code');
+    const machineToken = await clientCredentialsToken(host.app, machine);
+    const userTokens = await codeTokens(host.app, user);
+    const sign = (token: string) => request(host.app).get('/api/v1/sign').set('Authorization', `Bearer ${token}`);
+    expect((await sign(machineToken)).status, 'all-access before the update').toBe(200);
+    for (const client of [machine, user]) {
+      const updated = await admin('clients', 'update', client.clientId, '--scope', 'envelopes:read');
+      expect(updated['tokens_revoked']).toBe(true);
+    }
+    expect((await sign(machineToken)).status).toBe(401);
+    expect(await apiStatus(host.app, userTokens.accessToken)).toBe(401);
+    expect((await refresh(host.app, user, userTokens.refreshToken)).body.error).toBe('invalid_grant');
+    const fresh = await clientCredentialsToken(host.app, machine);
+    expect((await sign(fresh)).status, 'a new token is limited to envelopes:read').toBe(403);
+  });
+
   it('adding a scope or renaming revokes nothing', async () => {
     const client = host.credentialsClient;
     const token = await clientCredentialsToken(host.app, client);

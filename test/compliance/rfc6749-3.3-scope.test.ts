@@ -11,6 +11,7 @@ import { createOAuthRouter } from '../../src/router.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { registerClient } from '../../src/clients/register-client.js';
 import type { OAuthRouterOptions } from '../../src/options.js';
+import type { Store } from '../../src/stores/contract.js';
 
 const SCOPES = { 'envelopes:read': 'See your envelopes', 'envelopes:sign': 'Sign envelopes for you' };
 const SPEC_FIELDS_4_3 = ['access_token', 'refresh_token', 'expires_in', 'token_type'];
@@ -19,6 +20,7 @@ const SPEC_FIELDS_4_4_AND_4_5 = ['access_token', 'expires_in', 'token_type'];
 /** A host with a route per scope, and integrations registered as SPEC describes (no scopes) and with scopes. */
 interface ScopeHost {
   readonly app: express.Express;
+  readonly store: Store;
   /** Registered without scopes, as `oauth-admin clients create --name X --flow …` does. */
   readonly specCredentials: TestClient;
   readonly specCode: TestClient;
@@ -52,6 +54,7 @@ async function createScopeHost(options: Partial<OAuthRouterOptions> = {}): Promi
   };
   return {
     app,
+    store,
     specCredentials: await register('client_credentials'),
     specCode: await register('authorization_code'),
     scopedCredentials: await register('client_credentials', ['envelopes:read', 'envelopes:sign']),
@@ -251,6 +254,70 @@ describe('RFC 6749 §3.3, §5.1: an integration registered with scopes is narrow
     const refreshed = await refresh(h, h.scopedCode, exchanged.body.refresh_token);
     expect(Object.keys(refreshed.body)).toEqual(SPEC_FIELDS_4_4_AND_4_5);
     expect(await me(h, refreshed.body.access_token)).toMatchObject({ scope: ['envelopes:read', 'envelopes:sign'], allAccess: false });
+  });
+});
+
+/**
+ * Narrowing through the package revokes (test/cli/lifecycle-http.test.ts); these narrow with the store's own
+ * `updateClient`, which revokes nothing, as two updates at once or a tool writing the store would leave it.
+ */
+describe('RFC 6749 §3.3, §6: no code or refresh token mints a scope its integration may no longer be granted', () => {
+  const narrow = (h: ScopeHost, client: TestClient, allowedScopes: string[]) => h.store.clients.updateClient!(client.clientId, { allowedScopes });
+
+  async function expectRefused(res: request.Response | request.Test): Promise<void> {
+    const answered = await res;
+    expect(answered.status, JSON.stringify(answered.body)).toBe(400);
+    expect(answered.body.error).toBe('invalid_grant');
+    expect(answered.body.error_description).toMatch(/no longer allowed for this client; authorize again$/);
+  }
+
+  it('a refresh token of a grant with a scope the integration lost is invalid_grant, even when it asks for less', async () => {
+    const h = await createScopeHost();
+    const both = await exchangeCode(h, h.scopedCode);
+    const readOnly = await exchangeCode(h, h.scopedCode, { scope: 'envelopes:read' });
+    await narrow(h, h.scopedCode, ['envelopes:read']);
+    await expectRefused(refresh(h, h.scopedCode, both.body.refresh_token));
+    await expectRefused(refresh(h, h.scopedCode, both.body.refresh_token, 'envelopes:read'));
+    const kept = await refresh(h, h.scopedCode, readOnly.body.refresh_token);
+    expect(kept.status, 'a grant within the new scopes refreshes as before').toBe(200);
+  });
+
+  it('an all-access refresh token is invalid_grant once its integration has scopes; a grant within them refreshes', async () => {
+    const h = await createScopeHost();
+    const allAccess = await exchangeCode(h, h.specCode);
+    const readOnly = await exchangeCode(h, h.specCode, { scope: 'envelopes:read' });
+    await narrow(h, h.specCode, ['envelopes:read']);
+    await expectRefused(refresh(h, h.specCode, allAccess.body.refresh_token));
+    const kept = await refresh(h, h.specCode, readOnly.body.refresh_token);
+    expect(kept.status).toBe(200);
+    expect(await routeStatuses(h, kept.body.access_token)).toEqual([200, 200, 403]);
+  });
+
+  it('a code issued for a scope the integration lost is invalid_grant at the exchange, all-access codes included', async () => {
+    const h = await createScopeHost();
+    for (const client of [h.scopedCode, h.specCode]) {
+      const code = await obtainCode(h.app, client);
+      await narrow(h, client, ['envelopes:read']);
+      await expectRefused(tokenRequest(h, client, { grant_type: 'authorization_code', redirect_uri: REDIRECT_URI, code }));
+    }
+  });
+
+  it('widening refuses nothing: scopes added, or every scope taken off (all-access)', async () => {
+    const h = await createScopeHost();
+    const both = await exchangeCode(h, h.scopedCode);
+    await narrow(h, h.scopedCode, ['envelopes:read', 'envelopes:sign', 'envelopes:admin']);
+    expect((await refresh(h, h.scopedCode, both.body.refresh_token)).status).toBe(200);
+    await narrow(h, h.scopedCode, []);
+    expect((await refresh(h, h.scopedCode, both.body.refresh_token)).status).toBe(200);
+  });
+
+  it('with allAccessWithoutScopes off, a grant without a scope grants nothing to lose: scopes given later refuse it not', async () => {
+    const h = await createScopeHost({ allAccessWithoutScopes: false });
+    const unscoped = await exchangeCode(h, h.specCode);
+    await narrow(h, h.specCode, ['envelopes:read']);
+    const refreshed = await refresh(h, h.specCode, unscoped.body.refresh_token);
+    expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
+    expect(await routeStatuses(h, refreshed.body.access_token)).toEqual([200, 403, 403]);
   });
 });
 

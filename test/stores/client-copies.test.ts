@@ -201,6 +201,20 @@ describe.each(ENGINES)('%s store: token requests from integration copies (issue 
     expect(res.body.error).toBe('invalid_client');
   });
 
+  it.skipIf(!available)("a refresh of a grant wider than the integration narrowed behind the store's back is invalid_grant; a copy narrower than the store refuses nothing", async () => {
+    const { t } = await host(engine);
+    const client = t.codeClient;
+    const { refreshToken } = await codeTokens(t.app, client);
+    await engine.write(client.clientId, 'allowedScopes', ['envelopes:read']);
+    const refused = await refresh(t.app, client, refreshToken);
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+    expect(refused.body.error).toBe('invalid_grant');
+    // The lookup above left a copy holding only envelopes:read; the scope is given back behind the store's back.
+    await engine.write(client.clientId, 'allowedScopes', ['envelopes:read', 'envelopes:sign']);
+    const served = await refresh(t.app, client, refreshToken);
+    expect(served.status, JSON.stringify(served.body)).toBe(200);
+  });
+
   it.skipIf(!available)("another instance's change through the package counts at this instance's next request", async () => {
     const { t, other } = await host(engine);
     const instance = await other();
@@ -242,6 +256,7 @@ describe.each(ENGINES)('%s store: code exchanges from integration copies (issue 
   it.skipIf(!available).each([
     ...REFUSING_CHANGES,
     ['without the redirect URI the code was issued for', 'redirectUris', ['https://client.example/elsewhere'], 400, 'invalid_grant'],
+    ['narrowed to envelopes:read, where the code has both scopes', 'allowedScopes', ['envelopes:read'], 400, 'invalid_grant'],
   ] as const)("an integration %s behind the store's back after the code was issued: the answer a lookup gives, no token saved", async (_label, field, value, status, error) => {
     const { t } = await host(engine);
     const code = await obtainCode(t.app, t.codeClient);
@@ -250,6 +265,18 @@ describe.each(ENGINES)('%s store: code exchanges from integration copies (issue 
     expect(res.status, JSON.stringify(res.body)).toBe(status);
     expect(res.body.error).toBe(error);
     expect(await engine.tokensOf(t.codeClient.clientId), 'no token saved under the stale copy').toBe(0);
+  });
+
+  it.skipIf(!available)('a copy narrower than the stored integration refuses no code: judged again after a lookup', async () => {
+    const { t } = await host(engine);
+    const client = t.codeClient;
+    const code = await obtainCode(t.app, client);
+    await engine.write(client.clientId, 'allowedScopes', ['envelopes:read']);
+    await t.store.clients.findClient(client.clientId); // the copy now holds envelopes:read alone
+    await engine.write(client.clientId, 'allowedScopes', ['envelopes:read', 'envelopes:sign']);
+    const res = await exchange(t, code);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(await engine.tokensOf(client.clientId)).toBe(2);
   });
 
   it.skipIf(!available)('a replay presenting a secret that only the stale copy still accepts revokes nothing', async () => {
