@@ -22,23 +22,21 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import { request as httpRequest, Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { failCli, parseCli } from './parse-cli.js';
 import { startServer } from './spawn-server.js';
 import { tokenRequest, fetchAccessToken, codeExchangeInit, fetchRefreshToken, refreshRequest } from './token-request.js';
 import { DEFAULT_POSTGRES_URL, DEFAULT_REDIS_URL } from './bench-stores.js';
 
-const { values: cli } = parseArgs({
-  options: {
-    requests: { type: 'string', default: '3000' },
-    warmup: { type: 'string', default: '5000' },
-    only: { type: 'string' },
-    keep: { type: 'string' }, // a directory to keep each scenario's callgrind dump and JIT map in (bench/callgrind-diff.js reads them)
-  },
+const cli = parseCli(import.meta.url, {
+  requests: { type: 'string', default: '3000' },
+  warmup: { type: 'string', default: '5000' },
+  only: { type: 'string' },
+  keep: { type: 'string' }, // a directory to keep each scenario's callgrind dump and JIT map in (bench/callgrind-diff.js reads them)
 });
 const REQUESTS = Number(cli.requests);
 const WARMUP = Number(cli.warmup);
 if (!Number.isInteger(REQUESTS) || REQUESTS < 1 || !Number.isInteger(WARMUP) || WARMUP < 0) {
-  throw new Error('--requests must be a positive integer and --warmup an integer of 0 or more');
+  failCli('--requests must be a positive integer and --warmup an integer of 0 or more');
 }
 const OAUTH = ['--app', 'oauth', '--store', 'sqlite', '--sweep-seconds', '0'];
 // The network stores' rows count this process's side of each round trip (the driver, the batching, the

@@ -30,7 +30,8 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs, promisify } from 'node:util';
+import { promisify } from 'node:util';
+import { parseCli } from './parse-cli.js';
 import { startServer } from './spawn-server.js';
 import { tokenRequest } from './token-request.js';
 import { benchCode } from './mint-codes.js';
@@ -38,19 +39,17 @@ import { benchName, DEFAULT_POSTGRES_URL, DEFAULT_REDIS_URL, deleteRedisPrefix, 
 
 const run = promisify(execFile);
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
-const { values: cli } = parseArgs({
-  options: {
-    store: { type: 'string', default: 'sqlite' },
-    seconds: { type: 'string', default: '10' },
-    connections: { type: 'string', default: '10' },
-    clients: { type: 'string', default: '6' },
-    tokens: { type: 'string', default: '20' },
-    users: { type: 'string', default: '6' },
-    grants: { type: 'string', default: '4' },
-    refreshes: { type: 'string', default: '2' },
-    'max-lag-ms': { type: 'string', default: '50' },
-    deferred: { type: 'boolean', default: false },
-  },
+const cli = parseCli(import.meta.url, {
+  store: { type: 'string', default: 'sqlite' },
+  seconds: { type: 'string', default: '10' },
+  connections: { type: 'string', default: '10' },
+  clients: { type: 'string', default: '6' },
+  tokens: { type: 'string', default: '20' },
+  users: { type: 'string', default: '6' },
+  grants: { type: 'string', default: '4' },
+  refreshes: { type: 'string', default: '2' },
+  'max-lag-ms': { type: 'string', default: '50' },
+  deferred: { type: 'boolean', default: false },
 });
 const users = Number(cli.users);
 const grantCount = users * Number(cli.grants);

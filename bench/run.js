@@ -2,7 +2,7 @@
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { failCli, parseCli, printHelp } from './parse-cli.js';
 import { startServer } from './spawn-server.js';
 import { measure } from './measure.js';
 import { tokenRequest, fetchAccessToken, codeExchangeRequests, codeExchangeInit, fetchRefreshToken, refreshRequest } from './token-request.js';
@@ -13,32 +13,31 @@ import { markdownTable } from './format-table.js';
 import { median } from './median.js';
 import { databaseCpuMicros, redisServerPid } from './database-cpu.js';
 
-const { values: cli } = parseArgs({
-  options: {
-    rounds: { type: 'string', default: '2' },
-    warmup: { type: 'string', default: '2' }, // seconds, thrown away
-    duration: { type: 'string', default: '5' }, // seconds, measured
-    connections: { type: 'string', default: '10' },
-    load: { type: 'string', default: 'autocannon' }, // the load generator: autocannon (in this process) or wrk
-    'wrk-threads': { type: 'string', default: '2' },
-    // Each ratio's reference measured again right before its scenario, in every round: twice the time, and a
-    // reference round that ran slow (or fast) then skews one ratio instead of the whole round's.
-    paired: { type: 'boolean', default: false },
-    only: { type: 'string' }, // comma-separated scenario ids (ratios need their reference scenario too)
-    profile: { type: 'boolean', default: false }, // one extra, untimed-for-the-table pass under --cpu-prof
-  },
-});
+const OPTIONS = {
+  rounds: { type: 'string', default: '2' },
+  warmup: { type: 'string', default: '2' }, // seconds, thrown away
+  duration: { type: 'string', default: '5' }, // seconds, measured
+  connections: { type: 'string', default: '10' },
+  load: { type: 'string', default: 'autocannon' }, // the load generator: autocannon (in this process) or wrk
+  'wrk-threads': { type: 'string', default: '2' },
+  // Each ratio's reference measured again right before its scenario, in every round: twice the time, and a
+  // reference round that ran slow (or fast) then skews one ratio instead of the whole round's.
+  paired: { type: 'boolean', default: false },
+  only: { type: 'string' }, // comma-separated scenario ids (ratios need their reference scenario too)
+  profile: { type: 'boolean', default: false }, // one extra, untimed-for-the-table pass under --cpu-prof
+};
+const cli = parseCli(import.meta.url, OPTIONS, { deferHelp: true });
 const ROUNDS = boundedInt('rounds', cli.rounds, 1, 9);
 const WARMUP = boundedInt('warmup', cli.warmup, 1, 30);
 const DURATION = boundedInt('duration', cli.duration, 1, 60);
 const CONNECTIONS = boundedInt('connections', cli.connections, 1, 256);
-if (cli.load !== 'autocannon' && cli.load !== 'wrk') throw new Error('--load must be autocannon or wrk');
+if (cli.load !== 'autocannon' && cli.load !== 'wrk') failCli('--load must be autocannon or wrk');
 const GENERATOR = cli.load;
 const WRK_THREADS = boundedInt('wrk-threads', cli['wrk-threads'], 1, 64);
 
 function boundedInt(name, text, min, max) {
   const value = Number(text);
-  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`--${name} must be an integer in ${min}..${max}`);
+  if (!Number.isInteger(value) || value < min || value > max) failCli(`--${name} must be an integer in ${min}..${max}`);
   return value;
 }
 
@@ -146,8 +145,11 @@ const SCENARIOS = [
     request: async (s) => ({ path: '/api/v1/envelopes', headers: { authorization: `Bearer ${await fetchAccessToken(s)}` } }), ratioTo: 'baseline', target: 0.80,
   },
 ];
+if (cli.help) printHelp(import.meta.url, OPTIONS, `Scenarios (--only, comma-separated):\n${SCENARIOS.map((s) => `  ${s.id}`).join('\n')}`);
 
 const only = cli.only ? new Set(cli.only.split(',')) : null;
+const unknown = only ? [...only].filter((id) => !SCENARIOS.some((s) => s.id === id)) : [];
+if (unknown.length > 0) failCli(`--only: no scenario ${unknown.join(', ')}`);
 const scenarios = SCENARIOS.filter((s) => !only || only.has(s.id));
 
 /** The database engine a scenario's server stores in ('postgres' | 'redis'), or undefined (SQLite, memory, none). */

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { failCli, parseCli } from './parse-cli.js';
 import { startServer } from './spawn-server.js';
 import { measure } from './measure.js';
 import { tokenRequest } from './token-request.js';
@@ -14,23 +14,21 @@ import { DEFAULT_POSTGRES_URL, DEFAULT_REDIS_URL } from './bench-stores.js';
 import { createSeedTarget } from './scale-seed.js';
 import { median } from './median.js';
 
-const { values: cli } = parseArgs({
-  options: {
-    tokens: { type: 'string', default: '1000000' }, // the large size, and the number of expired tokens swept
-    small: { type: 'string', default: '1000' },
-    stores: { type: 'string', default: 'sqlite,postgres,redis' },
-    clients: { type: 'string', default: '100' }, // seeded tokens are spread over this many integrations
-    'memory-tokens': { type: 'string', default: '100000' },
-    warmup: { type: 'string', default: '2' },
-    duration: { type: 'string', default: '5' },
-    connections: { type: 'string', default: '10' },
-    rounds: { type: 'string', default: '4' }, // per size, alternating; the ratio is the median of the rounds' ratios
-    skip: { type: 'string', default: '' }, // comma-separated: sizes, sweep, memory
-  },
+const cli = parseCli(import.meta.url, {
+  tokens: { type: 'string', default: '1000000' }, // the large size, and the number of expired tokens swept
+  small: { type: 'string', default: '1000' },
+  stores: { type: 'string', default: 'sqlite,postgres,redis' },
+  clients: { type: 'string', default: '100' }, // seeded tokens are spread over this many integrations
+  'memory-tokens': { type: 'string', default: '100000' },
+  warmup: { type: 'string', default: '2' },
+  duration: { type: 'string', default: '5' },
+  connections: { type: 'string', default: '10' },
+  rounds: { type: 'string', default: '4' }, // per size, alternating; the ratio is the median of the rounds' ratios
+  skip: { type: 'string', default: '' }, // comma-separated: sizes, sweep, memory
 });
 const int = (name, min, max) => {
   const value = Number(cli[name]);
-  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`--${name} must be an integer in ${min}..${max}`);
+  if (!Number.isInteger(value) || value < min || value > max) failCli(`--${name} must be an integer in ${min}..${max}`);
   return value;
 };
 const BIG = int('tokens', 1, 50_000_000);
