@@ -1,5 +1,6 @@
 // Runs the Store conformance rules outside any test runner and reports which pass, fail or do not apply.
 import type { ConformanceReport, StoreConformanceOptions } from './conformance-types.js';
+import { checkConformanceOptions, selectRules } from './conformance-options.js';
 import { CONFORMANCE_RULES } from './conformance-rules.js';
 import { probeStore, runRule, skipReason, type StoreShape } from './run-rule.js';
 
@@ -28,7 +29,8 @@ import { probeStore, runRule, skipReason, type StoreShape } from './run-rule.js'
  */
 export async function checkStoreConformance(options: StoreConformanceOptions): Promise<ConformanceReport> {
   const report: ConformanceReport = { passed: [], failed: [], skipped: [] };
-  const rules = CONFORMANCE_RULES.filter((rule) => options.only?.(rule.name) ?? true);
+  checkConformanceOptions(options);
+  const rules = selectRules(CONFORMANCE_RULES, options);
   if (rules.length === 0) return report;
   let shape: StoreShape | null;
   try {

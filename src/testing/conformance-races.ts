@@ -42,7 +42,11 @@ export const raceRules: readonly ConformanceRule[] = [
           results = [one, ...others];
         }
         const consumed = results.filter((r) => r.kind === 'consumed');
-        assert.equal(consumed.length, 1, `${where}: ${consumed.length} of ${results.length} calls consumed the code`);
+        assert.equal(
+          consumed.length, 1,
+          `${where}: ${consumed.length} of ${results.length} calls consumed the code; the check that it is unused and the write ` +
+            'that marks it used must be one statement, transaction or script',
+        );
         assert.deepEqual(consumed[0], { kind: 'consumed', record: code }, where);
         for (const result of results.filter((r) => r.kind !== 'consumed')) {
           assert.deepEqual(result, { kind: 'replayed', grantId: code.grantId }, where);

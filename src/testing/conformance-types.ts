@@ -44,8 +44,11 @@ export interface StoreConformanceOptions {
    * default), each on a new store from `createStore`, striding through the sweep.
    */
   readonly rounds?: number;
-  /** Runs only the rules whose name it accepts; the others are left out of the run and of the report. */
-  readonly only?: (ruleName: string) => boolean;
+  /**
+   * Runs only some rules; the others are left out of the run and of the report. A list of strings picks the rules
+   * whose name contains one of them (`['consumeCode']`); a function picks those whose name it accepts.
+   */
+  readonly only?: readonly string[] | ((ruleName: string) => boolean);
   /**
    * How long one rule may take, store creation and destruction included, before it fails as hung
    * (default 60 000 ms). A guard against a store that never settles (e.g. during an outage), not a

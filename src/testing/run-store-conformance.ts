@@ -2,6 +2,7 @@
 import { describe, it, TestRunner } from 'vitest';
 import type { StoreTier } from '../stores/contract.js';
 import type { StoreConformanceOptions } from './conformance-types.js';
+import { checkConformanceOptions, selectRules } from './conformance-options.js';
 import { CONFORMANCE_RULES, TIER_ORDER } from './conformance-rules.js';
 import { OUTAGE_SKIPPED_NAME, OUTAGE_SKIPPED_REASON } from './conformance-outage.js';
 import { DEFAULT_RULE_TIMEOUT_MS, probeStore, runRule, skipReason, type StoreShape } from './run-rule.js';
@@ -80,7 +81,8 @@ function insideSkippedSuite(): boolean {
  * RFC 7009 §2.1 (revocation), RFC 9068 §4 (signing keys).
  */
 export function runStoreConformance(options: StoreConformanceOptions): void {
-  const rules = CONFORMANCE_RULES.filter((rule) => options.only?.(rule.name) ?? true);
+  checkConformanceOptions(options);
+  const rules = selectRules(CONFORMANCE_RULES, options);
   describe(`Store conformance: ${options.name}`, async () => {
     const skipped = insideSkippedSuite();
     // Which tiers the store has decides which rules are skipped, and their names: so look at one store now.

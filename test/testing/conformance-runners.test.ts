@@ -73,6 +73,27 @@ describe('checkStoreConformance', () => {
     expect(open.size).toBe(0);
   });
 
+  it('`only` as a list runs the rules whose name contains one of its strings', async () => {
+    const report = await checkStoreConformance({ name: 'memory', createStore: () => createMemoryStore(), only: ['consumeCode'] });
+    const expected = CONFORMANCE_RULES.map((rule) => rule.name).filter((name) => name.includes('consumeCode'));
+    expect(expected.length).toBeGreaterThan(1);
+    expect([...report.passed, ...report.skipped.map((s) => s.rule)].sort()).toEqual([...expected].sort());
+  });
+
+  it.each([
+    [{ roundz: 5 }, /unknown conformance option 'roundz'; known: name, createStore/],
+    [{ rounds: 0 }, /rounds must be a positive integer/],
+    [{ timeoutMs: '50' }, /timeoutMs must be a positive integer/],
+    [{ only: 'consumeCode' }, /only must be a list of strings .* or a function/],
+    [{ createStore: undefined }, /createStore must be a function/],
+  ])('refuses %j by name, before any store is made', async (bad, message) => {
+    let created = 0;
+    const options = { name: 'memory', createStore: () => { created += 1; return createMemoryStore(); }, ...bad } as never;
+    await expect(checkStoreConformance(options)).rejects.toThrow(message);
+    expect(() => runStoreConformance(options)).toThrow(message);
+    expect(created).toBe(0);
+  });
+
   it('fails a rule whose store never answers, instead of hanging', async () => {
     const report = await checkStoreConformance({
       name: 'silent',

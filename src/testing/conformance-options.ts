@@ -1,0 +1,36 @@
+// Checks the conformance suite's options before any store is made, and picks the rules `only` selects.
+import type { ConformanceRule, StoreConformanceOptions } from './conformance-types.js';
+
+const KNOWN = new Set(['name', 'createStore', 'destroyStore', 'simulateOutage', 'rounds', 'only', 'timeoutMs']);
+
+/**
+ * Refuses options the suite would otherwise ignore or trip over later: an unknown key (a typo such as `roundz`
+ * would silently run the default), a missing `createStore`, a `rounds` or `timeoutMs` that is not a positive
+ * integer, an `only` that is neither a list of strings nor a function.
+ * @throws TypeError naming the option.
+ * @see RFC 6749 §10.3–10.5 (what the suite holds a store to).
+ */
+export function checkConformanceOptions(options: StoreConformanceOptions): void {
+  if (options === null || typeof options !== 'object') throw new TypeError('the conformance suite needs an options object');
+  const unknown = Object.keys(options).filter((key) => !KNOWN.has(key));
+  if (unknown.length > 0) {
+    throw new TypeError(`unknown conformance option ${unknown.map((key) => `'${key}'`).join(', ')}; known: ${[...KNOWN].join(', ')}`);
+  }
+  if (typeof options.createStore !== 'function') throw new TypeError('createStore must be a function returning a fresh store');
+  for (const key of ['rounds', 'timeoutMs'] as const) {
+    const value = options[key];
+    if (value !== undefined && !(Number.isInteger(value) && value > 0)) throw new TypeError(`${key} must be a positive integer`);
+  }
+  const { only } = options;
+  if (only !== undefined && typeof only !== 'function' && !(Array.isArray(only) && only.every((part) => typeof part === 'string'))) {
+    throw new TypeError('only must be a list of strings (a rule runs when its name contains one) or a function of the rule name');
+  }
+}
+
+/** The rules `options.only` selects: all without it; with a list, those whose name contains one of its strings. */
+export function selectRules(rules: readonly ConformanceRule[], options: StoreConformanceOptions): readonly ConformanceRule[] {
+  const { only } = options;
+  if (only === undefined) return rules;
+  const accepts = typeof only === 'function' ? only : (name: string) => only.some((part) => name.includes(part));
+  return rules.filter((rule) => accepts(rule.name));
+}
