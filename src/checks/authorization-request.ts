@@ -22,6 +22,14 @@ export interface AuthorizationTarget {
 
 const MAX_STATE_LENGTH = 2048;
 
+/**
+ * Whether a state can be echoed as "the exact value received" (RFC 6749 §4.1.2): not over-long, and no U+FFFD, which
+ * is what the query's parser made of octets that are not UTF-8 (`%E9` alone), so echoing it would send other bytes.
+ */
+function echoable(state: string): boolean {
+  return state.length <= MAX_STATE_LENGTH && !state.includes('\uFFFD');
+}
+
 function single(query: URLSearchParams, name: string): string | undefined {
   const values = query.getAll(name);
   return values.length === 0 || values[0] === '' ? undefined : values[0];
@@ -52,11 +60,11 @@ export async function checkAuthorizationTarget(
     throw new InvalidRedirectTargetError('invalid_request', 'redirect_uri is not registered for this client');
   }
   const states = query.getAll('state');
-  // An over-long state is refused (phase 2), and not echoed either: RFC 6749 §4.1.2.1 asks for "the exact value
-  // received", which a cut copy would not be, and sending kilobytes of request input back into the client's
+  // An over-long or mis-encoded state is refused (phase 2), and not echoed either: RFC 6749 §4.1.2.1 asks for "the
+  // exact value received", which a cut or re-encoded copy would not be, and sending kilobytes of request input back into the client's
   // callback serves only whoever crafted the link. Without state, the client cannot match the error to a
   // request of its own, which is the right outcome for a request it did not make this way.
-  const state = states.length === 1 && states[0] !== '' && states[0]!.length <= MAX_STATE_LENGTH ? states[0] : undefined;
+  const state = states.length === 1 && states[0] !== '' && echoable(states[0]!) ? states[0] : undefined;
   return { client, redirectUri, state };
 }
 
@@ -74,6 +82,9 @@ export function checkAuthorizationParameters(
   }
   const state = single(query, 'state');
   if (state !== undefined && state.length > MAX_STATE_LENGTH) throw new InvalidRequestError('state is too long');
+  if (state !== undefined && !echoable(state)) {
+    throw new InvalidRequestError('state must be UTF-8 once percent-decoded: octets that are not cannot be echoed exactly');
+  }
   const responseType = single(query, 'response_type');
   if (responseType === undefined) throw new InvalidRequestError('missing required parameter: response_type');
   if (responseType !== 'code') throw new UnsupportedResponseTypeError('response_type must be code');

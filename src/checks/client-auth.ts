@@ -1,4 +1,5 @@
 // Client authentication at the token, revocation and introspection endpoints: client_secret_basic and client_secret_post (RFC 6749 §2.3.1).
+import { isUtf8 } from 'node:buffer';
 import type { OAuthClient, Store, TokenEndpointAuthMethod } from '../stores/contract.js';
 import { isStoreId } from '../stores/store-policy.js';
 import type { FormParams } from '../http/read-form.js';
@@ -18,6 +19,8 @@ export interface PresentedCredentials extends BasicCredentials {
   readonly method: TokenEndpointAuthMethod;
 }
 
+const MALFORMED_BASIC = 'malformed Basic credentials: expected the Base64 of client_id:client_secret';
+
 // Compared against when the client_id is unknown, so that unknown and known ids take the same time.
 const DUMMY_HASH = hashSecret('express-oauth-router: no such client');
 
@@ -30,8 +33,20 @@ const DUMMY_HASH = hashSecret('express-oauth-router: no such client');
 export function parseBasicCredentials(header: string | undefined): BasicCredentials | null {
   if (header === undefined) return null;
   const match = /^Basic +([A-Za-z0-9+/]+={0,2}) *$/i.exec(header);
-  if (!match) throw new InvalidClientError('the Authorization header must use the Basic scheme', 'malformed_credentials');
-  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  if (!match) {
+    if (!/^Basic(?: |$)/i.test(header)) throw new InvalidClientError('the Authorization header must use the Basic scheme', 'malformed_credentials');
+    throw new InvalidClientError(MALFORMED_BASIC, 'malformed_credentials');
+  }
+  const encoded = match[1]!;
+  // RFC 7617 §2 / RFC 4648 §4: padding only up to a whole quantum, and no length Base64 cannot have. Node's decoder
+  // would skip what does not fit, so a credential other than the one sent could be read.
+  if (encoded.length % 4 === 1 || (encoded.endsWith('=') && encoded.length % 4 !== 0)) {
+    throw new InvalidClientError(MALFORMED_BASIC, 'malformed_credentials');
+  }
+  const bytes = Buffer.from(encoded, 'base64');
+  // RFC 7617 §2.1: the credentials are UTF-8; other octets would be read as U+FFFD, another id than the one sent.
+  if (!isUtf8(bytes)) throw new InvalidClientError('malformed Basic credentials: not UTF-8', 'malformed_credentials');
+  const decoded = bytes.toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon <= 0) throw new InvalidClientError('malformed Basic credentials', 'malformed_credentials');
   try {

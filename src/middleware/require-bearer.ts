@@ -162,7 +162,8 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
       const match = header === undefined ? null : BEARER.exec(header);
       if (!match) {
         if (header === undefined || !ANY_BEARER.test(header)) {
-          reject(source, res, 401, missing, { error_description: 'a bearer access token is required' });
+          // RFC 6750 §3.1: a request without credentials gets no error code "or other error information".
+          reject(source, res, 401, missing, {});
           return undefined;
         }
         const description = 'the Authorization header is not a valid Bearer credential';

@@ -125,6 +125,20 @@ describe('RFC 6749 §4.1.2.1: state in the error redirect', () => {
     expect(res.headers.location!.length).toBeLessThan(500);
   });
 
+  it.each([
+    ['%E9 alone (Latin-1 é)', 'caf%E9'],
+    ['a truncated sequence', 'ab%E2%9C'],
+    ['an encoded U+FFFD, which the parser makes of such octets too', '%EF%BF%BD'],
+  ])('a state whose octets are not UTF-8 (%s) is refused and not echoed: other bytes would go back', async (_label, raw) => {
+    const res = await request(t.app).get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { state: undefined })}&state=${raw}`);
+    expect(res.status).toBe(302);
+    const callback = new URL(res.headers.location!);
+    expect(callback.searchParams.get('error')).toBe('invalid_request');
+    expect(callback.searchParams.get('error_description')).toMatch(/state must be UTF-8/);
+    expect(callback.searchParams.has('state')).toBe(false);
+    expect(callback.searchParams.has('code')).toBe(false);
+  });
+
   it('a state of 2,048 characters is echoed byte for byte with another error', async () => {
     const state = `${'s'.repeat(2040)}"&é\\ +%`;
     const res = await request(t.app).get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { state, response_type: 'token' })}`);

@@ -118,6 +118,26 @@ describe('SPEC §5.1 HTTP Basic client authentication (RFC 6749 §2.3.1, §5.2)'
     }
   });
 
+  it('refuses Base64 with a stray padding or an impossible length, and credentials that are not UTF-8 (RFC 7617 §2, §2.1)', async () => {
+    const encoded = Buffer.from(`${t.credentialsClient.clientId}:${t.credentialsClient.clientSecret}`).toString('base64');
+    const notUtf8 = Buffer.concat([Buffer.from(`${t.credentialsClient.clientId}:`), Buffer.from([0xe9, 0x78])]).toString('base64');
+    const cases: [string, RegExp][] = [
+      [`Basic ${encoded}=`, /expected the Base64 of client_id:client_secret/],
+      ['Basic QUJDR', /expected the Base64 of client_id:client_secret/],
+      [`Basic ${notUtf8}`, /not UTF-8/],
+      ['Basic !!!', /expected the Base64 of client_id:client_secret/],
+      ['Basic', /expected the Base64 of client_id:client_secret/],
+      ['Bearer abc', /must use the Basic scheme/],
+    ];
+    for (const [header, description] of cases) {
+      const res = await token().set('Authorization', header).send(cc());
+      expectInvalidClient(res);
+      expect(res.body.error_description, header).toMatch(description);
+    }
+    expect((await token().set('Authorization', `Basic ${encoded}`).send(cc())).status, 'the canonical form').toBe(200);
+    expect((await token().set('Authorization', `Basic ${encoded.replace(/=+$/, '')}`).send(cc())).status, 'unpadded').toBe(200);
+  });
+
   it('accepts form-urlencoded id and secret inside the Basic value (RFC 6749 §2.3.1)', async () => {
     const res = await token().set('Authorization', basic(t.credentialsClient)).send(cc());
     expect(res.status).toBe(200);
