@@ -6,7 +6,7 @@ import { constantEquals } from '../crypto/constant-equals.js';
 import { hashSecretScrypt } from '../crypto/scrypt-secret.js';
 import { verifyClientSecret } from '../crypto/verify-client-secret.js';
 import { buildClientRecord } from './register-client.js';
-import { readImportRow, type ImportedSecret } from './import-row.js';
+import { readImportRow, type ImportedSecret, type ImportFields } from './import-row.js';
 import type { ImportRecord } from './import-file.js';
 
 /** What happened to a row. `would_create`: valid and new, but not written (a dry run or a refused file). */
@@ -83,6 +83,24 @@ async function compareWithStore(existing: OAuthClient, wanted: OAuthClient, secr
 }
 
 /**
+ * A row's refusal with each of the row's cells (and list items) shown as its field's name: the registration rules
+ * quote what they refuse (a redirect URI), and a file whose columns are out of place may hold a secret in any cell,
+ * so a message never shows a cell's content (README: "a message never contains a secret").
+ */
+function withoutCells(message: string, fields: ImportFields): string {
+  const cells: [string, string][] = [];
+  for (const [field, value] of Object.entries(fields)) {
+    for (const item of Array.isArray(value) ? value : [value]) {
+      if (typeof item !== 'string' || item.length < 3) continue;
+      cells.push([field, item], [field, JSON.stringify(item).slice(1, -1)]);
+    }
+  }
+  // The longest first, so that a cell inside another is not replaced within it.
+  cells.sort((a, b) => b[1].length - a[1].length);
+  return cells.reduce((text, [field, cell]) => text.split(cell).join(`<${field}>`), message);
+}
+
+/**
  * Imports integrations from parsed rows (see `parseImportFile`), in two phases:
  * 1. every row is read and validated by the rules of registration (`buildClientRecord`), and compared with
  *    the store: a client_id already there with the same data is `unchanged` (the import is idempotent), with
@@ -116,7 +134,7 @@ export async function importClients(store: Store, records: readonly ImportRecord
       wanted = buildClientRecord(row.input, secret.kind === 'hash' ? secret.value : PLACEHOLDER_HASH);
     } catch (error) {
       if (!(error instanceof TypeError)) throw error;
-      result('invalid', error.message);
+      result('invalid', withoutCells(error.message, record.fields));
       continue;
     }
     const earlier = seen.get(wanted.clientId);

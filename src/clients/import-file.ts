@@ -54,6 +54,15 @@ function cellValue(column: string, cell: string): unknown {
   return cell;
 }
 
+/**
+ * What the CSV parser said, without the cell content it quotes (`value is "…"`, `got "…"`): a file whose columns
+ * are out of place may hold a secret in any cell, and the import's messages never show one (README).
+ */
+function csvReason(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/, value is [\s\S]*$/, '').replace(/got "(?:[^"\\]|\\.)*"/g, 'got a character');
+}
+
 /** CSV with a header row naming the columns; an empty cell is an absent field. */
 function parseCsv(text: string): ImportRecord[] {
   let rows: { record: string[]; info: { lines: number } }[];
@@ -62,7 +71,7 @@ function parseCsv(text: string): ImportRecord[] {
       bom: true, info: true, relax_column_count: true, skip_empty_lines: true, record_delimiter: ['\r\n', '\n'],
     }) as unknown as { record: string[]; info: { lines: number } }[];
   } catch (error) {
-    throw new ImportFileError(`not valid CSV: ${error instanceof Error ? error.message : String(error)}`);
+    throw new ImportFileError(`not valid CSV: ${csvReason(error)}`);
   }
   const [header, ...body] = rows;
   if (!header) return [];

@@ -55,7 +55,7 @@ export function parseImportDate(value: string): Date {
   // Date rolls 2020-02-30 over to March 1st; the round trip of the day catches that.
   if (!date || Number.isNaN(date.getTime()) || new Date(`${day}T00:00:00Z`).toISOString().slice(0, 10) !== day) {
     throw new TypeError(
-      `credentials_issued_at must be an ISO 8601 date (YYYY-MM-DD, read as UTC) or date-time with Z or an offset, got ${JSON.stringify(value)}`,
+      'credentials_issued_at must be an ISO 8601 date (YYYY-MM-DD, read as UTC) or date-time with Z or an offset',
     );
   }
   return date;

@@ -323,6 +323,26 @@ describe('oauth-admin clients import: whole-file semantics, idempotence, report'
     expect(await listedIds()).toEqual(['current-plain', 'current-sha']);
   });
 
+  it('never shows a secret in a message, whichever column it is in: a quote in it, columns swapped, a secret as a redirect URI', async () => {
+    const secret = 'Partner-Pa55word-0x7f';
+    const quoted = 'client_id,name,flow,credentials_issued_at,client_secret\ncsv-1,Alpha,client_credentials,2020-01-01,' + `${secret}"x\n`;
+    const refused = await runCli(storeFile, ['clients', 'import', writeImport('quoted.csv', quoted), '--json']);
+    expect(refused.code).toBe(2);
+    expect(JSON.parse(refused.stderr)).toMatchObject({ error: 'usage_error', message: expect.stringMatching(/^not valid CSV: Invalid Opening Quote: a quote is found on field \d+ at line 2$/) });
+    // Row 2: the secret and the date swapped. Row 3: the secret put in the redirect_uris column.
+    const swapped = 'client_id,name,flow,client_secret,credentials_issued_at,redirect_uris\n' +
+      `csv-2,Beta,client_credentials,2020-01-01,${secret},\n` +
+      `csv-3,Gamma,authorization_code,other-secret,2020-01-01,${secret}-2\n`;
+    const report = await runCli(storeFile, ['clients', 'import', writeImport('swapped.csv', swapped), '--json']);
+    expect(report.code).toBe(2);
+    for (const output of [report.stdout, report.stderr]) expect(output).not.toContain(secret);
+    const messages = (JSON.parse(report.stdout) as JsonReport).rows.map((row) => row.message);
+    expect(messages).toEqual([
+      expect.stringMatching(/^credentials_issued_at must be an ISO 8601 date/),
+      expect.stringMatching(/^redirect URI "<redirect_uris>" is not an absolute URL$/),
+    ]);
+  });
+
   it('refuses a CSV file with an unknown column as a whole, naming the column', async () => {
     const text = 'client_id,client_secret,name,flow,credential_issued_at\nx,y,X,client_credentials,2020-01-01\n';
     const result = await runCli(storeFile, ['clients', 'import', writeImport('clients.csv', text), '--json']);
