@@ -1,8 +1,11 @@
 // Tells the operator to write `--` when a client_id that starts with "-" was read as an unknown option.
 import type { Command } from 'commander';
 
-/** What an id looks like when commander takes it for an option: a dash, then 20+ base64url characters. */
-const DASH_CLIENT_ID = /^error: unknown option '(-[A-Za-z0-9_-]{20,})'/;
+/**
+ * What an id looks like when commander takes it for an option: one dash and two or more characters (no option of
+ * this CLI is written so: its options are long, and `-h`/`-V` one letter), or a dash and 20+ base64url characters.
+ */
+const DASH_CLIENT_ID = /^error: unknown option '(-[^-'\s][^'\s]+|-[A-Za-z0-9_-]{20,})'/;
 
 /** Quotes a word for a POSIX shell unless it is plainly safe to paste as is. */
 function shellWord(word: string): string {

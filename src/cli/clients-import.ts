@@ -8,6 +8,8 @@ import { ImportFileError, parseImportFile, type ImportFormat } from '../clients/
 import { CliError, EXIT_USAGE } from './cli-error.js';
 import { printJson } from './client-json.js';
 import { withStore } from './with-store.js';
+import { createMemoryStore } from '../stores/memory/index.js';
+import type { Store } from '../stores/contract.js';
 
 interface ImportOptions {
   readonly format?: ImportFormat;
@@ -92,10 +94,14 @@ export function addClientsImportCommand(clients: Command): void {
         if (error instanceof ImportFileError) throw new CliError(error.message, EXIT_USAGE);
         throw error;
       }
-      const report = await withStore(
-        (store) => createOAuthAdmin(store).importClients(records, { skipInvalid: options.skipInvalid === true, dryRun: options.dryRun === true }),
-        { mustExist: options.dryRun === true },
-      );
+      const run = (store: Store) =>
+        createOAuthAdmin(store).importClients(records, { skipInvalid: options.skipInvalid === true, dryRun: options.dryRun === true });
+      // A dry run creates no store; where there is none yet (the README's first step), it checks the file against
+      // an empty one: every valid row would be created.
+      const report = await withStore(run, { mustExist: options.dryRun === true }).catch((error: unknown) => {
+        if (options.dryRun !== true || !(error instanceof CliError) || error.code !== 'no_store') throw error;
+        return run(createMemoryStore());
+      });
       if (options.json) {
         printJson({
           dry_run: report.dryRun,

@@ -1,6 +1,7 @@
 // `oauth-admin clients rotate-secret`: replaces an integration's secret and shows the new one, once.
 import type { Command } from 'commander';
 import { printJson } from './client-json.js';
+import { CliError, EXIT_USAGE } from './cli-error.js';
 import { parseDuration } from './parse-duration.js';
 import { withAdmin } from './with-admin.js';
 
@@ -20,6 +21,8 @@ export function addClientsRotateSecretCommand(clients: Command): void {
     .option('--json', 'print one JSON object instead of text')
     .action(async (clientId: string, options: { readonly grace?: string; readonly json?: boolean }) => {
       const grace = options.grace === undefined ? undefined : parseDuration(options.grace, '--grace');
+      // A grace of nothing would be the leak rotation (every token revoked) under the name of a planned one.
+      if (grace === 0) throw new CliError('--grace must be more than 0; for a rotation that stops the old secret at once, leave --grace out', EXIT_USAGE);
       const rotated = await withAdmin((admin) => admin.rotateSecret(clientId, grace === undefined ? {} : { gracePeriodSeconds: grace }));
       const until = rotated.previousSecretValidUntil;
       if (options.json) {

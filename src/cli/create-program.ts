@@ -23,7 +23,7 @@ export interface ProgramSettings {
 }
 
 const HELP_AFTER = `
-Store: OAUTH_STORE, default sqlite:./data/oauth.sqlite (also memory:, postgres://…, redis://…).
+Store: OAUTH_STORE, default sqlite:./data/oauth.sqlite (also postgres://…, redis://…).
 Only "clients create" and "clients import" create a store; every other command fails when there is none.
 
 With --json every command prints one JSON document on stdout, and an error as one JSON object on stderr:

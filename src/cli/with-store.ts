@@ -1,10 +1,10 @@
 // Opens the store named by OAUTH_STORE for one command and always closes it afterwards.
 import type { Store } from '../stores/contract.js';
 import { createStoreFromUrl, DEFAULT_STORE_URL } from '../stores/from-url.js';
-import { CliError, EXIT_FAILURE } from './cli-error.js';
+import { CliError, EXIT_FAILURE, EXIT_USAGE } from './cli-error.js';
 
 /**
- * The store URL the admin command uses: `OAUTH_STORE` (e.g. `sqlite:./data/oauth.sqlite`, `memory:`),
+ * The store URL the admin command uses: `OAUTH_STORE` (e.g. `sqlite:./data/oauth.sqlite`, `postgres://…`),
  * or the embedded default. The example app reads the same variable, so both see the same integrations.
  */
 export function storeUrlFromEnv(env: NodeJS.ProcessEnv = process.env): string {
@@ -36,6 +36,13 @@ function isMissingFile(error: unknown): error is Error & { path?: unknown } {
  */
 export async function withStore<T>(work: (store: Store) => Promise<T>, options: WithStoreOptions = {}): Promise<T> {
   const url = storeUrlFromEnv();
+  // A store in this process's memory ends with the command: a registration would print a secret for nothing.
+  if (/^(?:memory:(?:\/\/)?|sqlite::memory:)$/i.test(url)) {
+    throw new CliError(
+      `OAUTH_STORE=${url} keeps nothing once the command ends; point it at the store your app uses (sqlite:PATH, postgres://…, redis://…)`,
+      EXIT_USAGE,
+    );
+  }
   let store: Store;
   try {
     store = await createStoreFromUrl(url, { mustExist: options.mustExist === true });

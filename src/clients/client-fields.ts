@@ -5,12 +5,14 @@ import { checkScopeTokens } from '../checks/scope.js';
 import { CLIENT_AUTH_METHODS, isClientAuthMethod } from '../checks/client-auth-methods.js';
 
 /**
- * The name shown on the consent page, trimmed.
- * @throws TypeError unless 1–200 characters. @see RFC 6749 §2.
+ * The name shown on the consent page, trimmed. Control characters are refused: a name is printed by the CLI and
+ * logged, and one could move a terminal's cursor or forge a line (`\x1b]0;…`, a newline).
+ * @throws TypeError unless 1–200 characters without control characters. @see RFC 6749 §2.
  */
 export function checkClientName(name: unknown): string {
   const trimmed = typeof name === 'string' ? name.trim() : '';
   if (!trimmed || trimmed.length > 200) throw new TypeError('name must be 1–200 characters');
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(trimmed)) throw new TypeError('name must not contain control characters');
   return trimmed;
 }
 

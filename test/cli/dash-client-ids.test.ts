@@ -9,8 +9,11 @@ import { createRandomClientId } from '../../src/crypto/random-client-id.js';
 import { registerClient } from '../../src/clients/register-client.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 
-/** Ids as an earlier version could generate them (43 base64url characters): a leading "-", and one that looks like `-h`. */
-const DASH_IDS = ['-Xy4bQ9v0mK1zR2tLw8sN3pD5gH7jF6cA0eU_uY-iOA', '-hq1W2e3R4t5Y6u7I8o9P0aSdFgHjKlZxCvBnM-_Q1w'] as const;
+/**
+ * Ids as an earlier version could generate them (43 base64url characters): a leading "-", and one that looks like
+ * `-h`; and a short one, as `clients import` may bring from another server.
+ */
+const DASH_IDS = ['-Xy4bQ9v0mK1zR2tLw8sN3pD5gH7jF6cA0eU_uY-iOA', '-hq1W2e3R4t5Y6u7I8o9P0aSdFgHjKlZxCvBnM-_Q1w', '-partner-7'] as const;
 
 let dir: string;
 let storeFile: string;

@@ -104,10 +104,15 @@ describe('oauth-admin lifecycle (RFC 6749 §2, RFC 7009 §2.1)', () => {
     expect(await fails(2, 'usage_error', 'clients', 'update', id, '--remove-redirect-uri', 'https://never.example/cb')).toContain('not a redirect URI');
     expect(await fails(2, 'usage_error', 'clients', 'update', id, '--scope', 'bad scope"')).toBeTruthy();
     expect(await fails(2, 'usage_error', 'clients', 'update', id, '--name', '   ')).toContain('name');
+    expect(await fails(2, 'usage_error', 'clients', 'update', id, '--name', 'x\u001b]0;PWNED\u0007y')).toContain('control characters');
+    expect(await fails(2, 'usage_error', 'clients', 'create', '--name', 'two\nlines', '--flow', 'client_credentials')).toContain('control characters');
     await fails(2, 'usage_error', 'clients', 'update', id, '--auth-method', 'private_key_jwt');
     await fails(2, 'usage_error', 'clients', 'update', id, '--bogus');
     expect(await fails(2, 'usage_error', 'clients', 'rotate-secret', id, '--grace', '31d')).toContain('30 days');
     expect(await fails(2, 'usage_error', 'clients', 'rotate-secret', id, '--grace', 'soon')).toContain('--grace');
+    for (const none of ['0', '0s', '0d']) {
+      expect(await fails(2, 'usage_error', 'clients', 'rotate-secret', id, '--grace', none)).toContain('leave --grace out');
+    }
     expect(await fails(2, 'usage_error', 'tokens', 'revoke')).toContain('--client');
     await fails(2, 'usage_error', 'clients', 'delete');
     expect(await json('clients', 'show', id)).toEqual(before);

@@ -1,5 +1,5 @@
 // Only `clients create` may create a store: every other command, run where there is none, fails and leaves no trace.
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -70,6 +70,23 @@ describe('clients create', () => {
     const listed = await runInFolder(['clients', 'list', '--json']);
     expect(listed.code).toBe(0);
     expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ client_id: clientId, name: 'First' })]);
+  });
+
+  it('import --dry-run, the first step of a migration, checks the file against an empty store and creates none', async () => {
+    const row = { client_id: 'partner-1', client_secret: 'partner secret', name: 'Partner', flow: 'client_credentials', credentials_issued_at: '2020-01-01' };
+    const file = join(dir, 'clients.jsonl');
+    writeFileSync(file, `${JSON.stringify(row)}\n`);
+    const result = await runInFolder(['clients', 'import', file, '--dry-run', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ dry_run: true, refused: false, rows: [{ client_id: 'partner-1', outcome: 'would_create' }] });
+    expect(readdirSync(dir)).toEqual(['clients.jsonl']);
+  });
+
+  it.each(['memory:', 'sqlite::memory:'])('refuses OAUTH_STORE=%s, which would keep nothing once the command ends', async (url) => {
+    const result = await runInFolder(['clients', 'create', '--name', 'X', '--flow', 'client_credentials'], url);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/keeps nothing once the command ends/);
   });
 
   it('does not create a store when its input is refused', async () => {
