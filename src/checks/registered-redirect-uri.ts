@@ -16,6 +16,10 @@ export function checkRegisteredRedirectUri(uri: string): void {
   }
   if (uri.includes('#')) throw new TypeError(`redirect URI ${uri} must not have a fragment (RFC 6749 §3.1.2)`);
   if (url.username || url.password) throw new TypeError(`redirect URI ${uri} must not carry credentials`);
+  // No DNS name has a '*': one written there expects a pattern, which exact matching never applies.
+  if (url.hostname.includes('*')) {
+    throw new TypeError(`redirect URI ${uri} has a wildcard; redirect URIs match exactly, so register each one (RFC 9700 §2.1)`);
+  }
   const loopback = LOOPBACK.has(url.hostname) || url.hostname.endsWith('.localhost');
   if (url.protocol === 'http:' && !loopback) {
     throw new TypeError(`redirect URI ${uri} must use https (http is allowed only for localhost) (RFC 9700 §2.1)`);

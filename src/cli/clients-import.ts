@@ -94,13 +94,16 @@ export function addClientsImportCommand(clients: Command): void {
         if (error instanceof ImportFileError) throw new CliError(error.message, EXIT_USAGE);
         throw error;
       }
-      const run = (store: Store) =>
-        createOAuthAdmin(store).importClients(records, { skipInvalid: options.skipInvalid === true, dryRun: options.dryRun === true });
-      // A dry run creates no store; where there is none yet (the README's first step), it checks the file against
-      // an empty one: every valid row would be created.
-      const report = await withStore(run, { mustExist: options.dryRun === true }).catch((error: unknown) => {
-        if (options.dryRun !== true || !(error instanceof CliError) || error.code !== 'no_store') throw error;
-        return run(createMemoryStore());
+      const run = (store: Store, dryRun: boolean) =>
+        createOAuthAdmin(store).importClients(records, { skipInvalid: options.skipInvalid === true, dryRun });
+      const dryRun = options.dryRun === true;
+      // Where there is no store yet, the file is checked against an empty one first: a dry run (the README's first
+      // step) then creates none, and neither does a file refused as a whole.
+      const report = await withStore((store) => run(store, dryRun), { mustExist: true }).catch(async (error: unknown) => {
+        if (!(error instanceof CliError) || error.code !== 'no_store') throw error;
+        const checked = await run(createMemoryStore(), true);
+        if (dryRun) return checked;
+        return checked.refused ? { ...checked, dryRun: false } : withStore((store) => run(store, false));
       });
       if (options.json) {
         printJson({

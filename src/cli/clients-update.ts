@@ -34,6 +34,12 @@ function toUpdate(o: UpdateOptions): ClientUpdate {
   };
 }
 
+/** The `--json` key of a changed field (`ClientJson`'s names), so that `updated_fields` names keys of the same object. */
+const WIRE_NAMES: Readonly<Record<string, string>> = {
+  redirectUris: 'redirect_uris', allowedScopes: 'scopes', requirePkce: 'require_pkce', tokenEndpointAuthMethod: 'token_endpoint_auth_method',
+};
+const wireName = (field: string): string => WIRE_NAMES[field] ?? field;
+
 /**
  * Adds `update CLIENT_ID [options]` to the `clients` command, a thin layer over `OAuthAdmin.updateClient`:
  * the values are checked as `create` checks them. Taking scopes away, or giving some to an integration that had
@@ -61,7 +67,7 @@ export function addClientsUpdateCommand(clients: Command): void {
     .action(async (clientId: string, options: UpdateOptions) => {
       const updated = await withAdmin((admin) => admin.updateClient(clientId, toUpdate(options)));
       if (options.json) {
-        printJson({ ...toClientJson(updated.client), updated_fields: updated.fields, tokens_revoked: updated.tokensRevoked });
+        printJson({ ...toClientJson(updated.client), updated_fields: updated.fields.map(wireName), tokens_revoked: updated.tokensRevoked });
         return;
       }
       const revoked = updated.tokensRevoked ? '; the integration lost a scope (or all-access), so its tokens are revoked' : '';

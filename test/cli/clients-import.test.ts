@@ -1,6 +1,6 @@
 // `oauth-admin clients import`: existing integrations keep their ids, secrets and original issue dates, hence their base address (SPEC §9).
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type request from 'supertest';
@@ -235,7 +235,10 @@ describe('oauth-admin clients import: whole-file semantics, idempotence, report'
     expect(report.rows[2]!.message).toMatch(/redirect URI/);
     expect(report.rows[4]!.message).toMatch(/credentials_issued_at .*required/);
     expect(report.rows[5]!.message).toBe('not valid JSON');
-    expect(await listedIds()).toEqual([]);
+    expect(existsSync(storeFile), 'no store was created for a refused file').toBe(false);
+    await runCli(storeFile, ['clients', 'create', '--name', 'Existing', '--flow', 'client_credentials']);
+    expect((await importJson(writeImport('clients.jsonl', text))).result.code, 'refused against an existing store too').toBe(2);
+    expect(await listedIds()).toHaveLength(1);
   });
 
   it('names the bad rows in the text report too, with their line and client_id', async () => {

@@ -55,7 +55,8 @@ describe('oauth-admin lifecycle (RFC 6749 §2, RFC 7009 §2.1)', () => {
       client_id: id, name: 'Acme CRM 2', require_pkce: true, token_endpoint_auth_method: 'client_secret_post',
       redirect_uris: ['https://acme.example/cb', 'http://localhost:9000/cb'], tokens_revoked: false,
     });
-    expect(updated['updated_fields']).toEqual(['name', 'redirectUris', 'requirePkce', 'tokenEndpointAuthMethod']);
+    expect(updated['updated_fields']).toEqual(['name', 'redirect_uris', 'require_pkce', 'token_endpoint_auth_method']);
+    for (const field of updated['updated_fields'] as string[]) expect(updated, 'each a key of the same object').toHaveProperty(field);
     const narrowed = await json('clients', 'update', id, '--scope', 'envelopes:read', '--auth-method', 'any', '--no-require-pkce');
     expect(narrowed).toMatchObject({ scopes: ['envelopes:read'], require_pkce: false, tokens_revoked: true });
     expect(narrowed).not.toHaveProperty('token_endpoint_auth_method');
@@ -99,6 +100,7 @@ describe('oauth-admin lifecycle (RFC 6749 §2, RFC 7009 §2.1)', () => {
     expect(await fails(2, 'usage_error', 'clients', 'delete', id)).toContain('--yes');
     expect(await fails(2, 'usage_error', 'clients', 'update', id)).toContain('nothing to update');
     expect(await fails(2, 'usage_error', 'clients', 'update', id, '--redirect-uri', 'http://evil.example/cb')).toContain('https');
+    expect(await fails(2, 'usage_error', 'clients', 'update', id, '--redirect-uri', 'https://*.example.com/cb')).toContain('match exactly');
     expect(await fails(2, 'usage_error', 'clients', 'update', id, '--redirect-uri', 'https://a.example/cb', '--add-redirect-uri', 'https://b.example/cb')).toContain('not both');
     expect(await fails(2, 'usage_error', 'clients', 'update', id, '--remove-redirect-uri', 'https://acme.example/cb', '--remove-redirect-uri', 'https://acme.example/old')).toContain('at least one redirect URI');
     expect(await fails(2, 'usage_error', 'clients', 'update', id, '--remove-redirect-uri', 'https://never.example/cb')).toContain('not a redirect URI');

@@ -82,6 +82,21 @@ describe('clients create', () => {
     expect(readdirSync(dir)).toEqual(['clients.jsonl']);
   });
 
+  it('import of a file refused as a whole creates no store; an accepted one creates it', async () => {
+    const row = { client_id: 'partner-1', client_secret: 'partner secret', name: 'Partner', flow: 'client_credentials', credentials_issued_at: '2020-01-01' };
+    const file = join(dir, 'clients.jsonl');
+    writeFileSync(file, `${JSON.stringify({ ...row, flow: 'implicit' })}\n`);
+    const refused = await runInFolder(['clients', 'import', file, '--json']);
+    expect(refused.code).toBe(2);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ dry_run: false, refused: true, rows: [{ outcome: 'invalid' }] });
+    expect(readdirSync(dir)).toEqual(['clients.jsonl']);
+    writeFileSync(file, `${JSON.stringify(row)}\n`);
+    const imported = await runInFolder(['clients', 'import', file, '--json']);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(JSON.parse(imported.stdout)).toMatchObject({ dry_run: false, refused: false, rows: [{ client_id: 'partner-1', outcome: 'created' }] });
+    expect(readdirSync(dir).sort()).toEqual(['clients.jsonl', 'data']);
+  });
+
   it.each(['memory:', 'sqlite::memory:'])('refuses OAUTH_STORE=%s, which would keep nothing once the command ends', async (url) => {
     const result = await runInFolder(['clients', 'create', '--name', 'X', '--flow', 'client_credentials'], url);
     expect(result.code).toBe(2);
