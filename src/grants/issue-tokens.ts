@@ -62,6 +62,9 @@ function publishIssued(context: GrantContext, request: IssueRequest): void {
     : { type: 'token.issued', grantType, ...common });
 }
 
+/** `ms` rounded down to the whole second. */
+const wholeSecond = (ms: number): number => Math.floor(ms / 1000) * 1000;
+
 /**
  * Issues an access token (and a refresh token when asked) of `grantId`, saved hashed in one store call.
  * With `accessTokenFormat: 'jwt'` the access token is a signed RFC 9068 JWT; its record is saved by hash
@@ -74,7 +77,9 @@ function publishIssued(context: GrantContext, request: IssueRequest): void {
 export async function issueTokens(context: GrantContext, request: IssueRequest): Promise<TokenResponseBody> {
   const { options, client, issuer } = context;
   const now = Date.now();
-  const expiresAt = now + options.accessTokenTtl * 1000;
+  // Expiries fall on a whole second, as a JWT's `exp` and introspection's `exp` state them (RFC 7519 §2
+  // NumericDate): a record kept to the millisecond would stay active up to 999 ms past the `exp` its token shows.
+  const expiresAt = wholeSecond(now + options.accessTokenTtl * 1000);
   const accessToken = options.accessTokenFormat === 'jwt' && context.keyRing
     ? signAccessToken(await context.keyRing.signer(), {
       issuer: issuer.issuer, audience: options.jwt.audience, clientId: client.clientId, userId: request.userId,
@@ -94,7 +99,7 @@ export async function issueTokens(context: GrantContext, request: IssueRequest):
   let refresh: TokenRecord | null = null;
   if (request.withRefreshToken) {
     refreshToken = createOrderedToken();
-    refresh = { ...access, tokenHash: hashToken(refreshToken), expiresAt: new Date(now + options.refreshTokenTtl * 1000) };
+    refresh = { ...access, tokenHash: hashToken(refreshToken), expiresAt: new Date(wholeSecond(now + options.refreshTokenTtl * 1000)) };
   }
   // The store refuses, atomically with the insert, tokens whose grant, integration or user was revoked since
   // authorizedAt: no token outlives a revocation that raced this request.

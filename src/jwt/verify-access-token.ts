@@ -53,7 +53,7 @@ function isTime(value: unknown): value is number {
  * Checks, in order: shape; header `typ` at+jwt, `kid` of a published key, `alg` equal to that key's
  * algorithm (so never `none` or HS*), no `crit`; the signature; `iss` one of our issuers; `aud` containing
  * the audience; `exp` in the future; `iat`/`nbf` not in the future, and before `exp` (whole seconds within the
- * range of a Date); client_id, sub, grant_id present. No
+ * range of a Date); client_id, sub, grant_id and jti present, and sub the client_id when gty says client_credentials. No
  * `scope` claim means a token without a scope, all-access as for opaque tokens (`allAccessWithoutScopes`).
  * @throws only what the key ring throws when the store is unreachable (the caller answers 503).
  * @see RFC 9068 §4, RFC 7515 §5.2, RFC 7519 §7.2, RFC 8725 §3.1–3.2, §3.11.
@@ -107,14 +107,16 @@ export function createAccessTokenVerifier(keys: KeyRing, options: ResolvedOption
 
     const claims = decodeJsonObjectSegment(payloadPart);
     if (!claims) return null;
-    const { iss, aud, exp, iat, nbf, sub, client_id: clientId, grant_id: grantId, scope, gty } = claims;
+    const { iss, aud, exp, iat, nbf, sub, client_id: clientId, grant_id: grantId, scope, gty, jti } = claims;
     if (!isString(iss) || !issuers.has(iss)) return null;
     if (!(aud === audience || (Array.isArray(aud) && aud.includes(audience)))) return null;
     const now = Date.now() / 1000;
     if (!isTime(exp) || exp <= now) return null;
     if (!isTime(iat) || iat > now + CLOCK_SKEW_SECONDS || iat >= exp) return null;
     if (nbf !== undefined && (!isTime(nbf) || nbf > now + CLOCK_SKEW_SECONDS)) return null;
-    if (!isString(sub) || !isString(clientId) || !isString(grantId)) return null;
+    // RFC 9068 §2.2: jti is REQUIRED; a client_credentials token's subject is its client (as signed).
+    if (!isString(sub) || !isString(clientId) || !isString(grantId) || !isString(jti)) return null;
+    if (gty === 'client_credentials' && sub !== clientId) return null;
     if (scope !== undefined && typeof scope !== 'string') return null;
     if (gty !== undefined && gty !== 'client_credentials') return null;
     return remember(token, signaturePart, {

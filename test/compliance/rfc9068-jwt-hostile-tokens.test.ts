@@ -46,6 +46,24 @@ describe('RFC 9068 §4 / RFC 7519 §2: hostile JWT access tokens are 401 invalid
     await expectRefused(forgeJwt(header(), { ...claims, iat: claims.exp }, key));
   });
 
+  it('a token without jti (REQUIRED, RFC 9068 §2.2), or a client_credentials token whose sub is not its client', async () => {
+    const { jti: _jti, ...withoutJti } = claims;
+    await expectRefused(forgeJwt(header(), withoutJti, key));
+    await expectRefused(forgeJwt(header(), { ...claims, jti: 7 }, key));
+    expect(claims.gty).toBe('client_credentials');
+    await expectRefused(forgeJwt(header(), { ...claims, sub: 'user-alice' }, key));
+  });
+
+  it('a token expires at its exp to the second: the issued exp is the record\'s expiry, which introspection states (RFC 7519 §4.1.4)', async () => {
+    const token = await clientCredentialsToken(t.app, t.credentialsClient);
+    const { exp } = decodeJwt(token).claims as { exp: number };
+    const me = await callApi(t.app, token);
+    expect(me.status).toBe(200);
+    expect(Date.parse(me.body.expiresAt as string), 'req.auth.expiresAt is exp, not a later millisecond').toBe(exp * 1000);
+    const record = await t.store.tokens.findAccessToken((await import('../../src/crypto/hash-token.js')).hashToken(token));
+    expect(record!.expiresAt.getTime()).toBe(exp * 1000);
+  });
+
   it('the high-S twin of a valid ES256 signature (malleability: it verifies under plain ECDSA)', async () => {
     const token = forgeJwt(header(), claims, key);
     const [head, payload, signature] = token.split('.') as [string, string, string];
