@@ -19,6 +19,7 @@ import { createRevocationEndpoint } from './endpoints/revoke.js';
 import { createIntrospectionEndpoint } from './endpoints/introspect.js';
 import { buildMetadata, createMetadataEndpoint } from './endpoints/metadata.js';
 import { methodNotAllowed } from './endpoints/method-not-allowed.js';
+import { createPageMethodNotAllowed } from './endpoints/page-method-not-allowed.js';
 import { serveDirectly, type DirectRoute } from './http/direct-routes.js';
 import { createPageErrorHandler } from './endpoints/page-error.js';
 import { createConsentsEndpoints } from './endpoints/consents.js';
@@ -83,6 +84,8 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
   const formBody = createPageFormBody(resolved.bodyTimeout);
   const issuers = [resolved.main, ...(resolved.legacy ? [resolved.legacy] : [])];
   const pageError = createPageErrorHandler(resolved);
+  const onlyGet = createPageMethodNotAllowed(resolved, 'GET');
+  const onlyPost = createPageMethodNotAllowed(resolved, 'POST');
   // Both limits count in the store's rateLimits tier, shared by every instance on it; without it, in this process.
   const counters = store.rateLimits ?? createMemoryRateLimits().rateLimits;
   const loginRateLimit = resolved.loginRateLimit ? createLoginRateLimit(resolved.loginRateLimit, counters, resolved.logger) : null;
@@ -131,13 +134,15 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
       const handler = dispatch(name);
       direct.push({ path, route: router.route(path).post(handler).all(methodNotAllowed), handler });
     }
-    router.get(`${base}/authorize`, pageHeaders, sessionMiddleware, dispatch('authorize'), pageError);
-    router.post(`${base}/login`, pageHeaders, sessionMiddleware, formBody, dispatch('login'), pageError);
-    router.post(`${base}/consent`, pageHeaders, sessionMiddleware, formBody, dispatch('consent'), pageError);
-    router.post(`${base}/logout`, pageHeaders, sessionMiddleware, formBody, dispatch('logout'), pageError);
+    // Each page route answers the other methods with a 405 page (a reload of a posted form's address, say).
+    router.route(`${base}/authorize`).get(pageHeaders, sessionMiddleware, dispatch('authorize'), pageError).all(pageHeaders, onlyGet);
+    router.route(`${base}/login`).post(pageHeaders, sessionMiddleware, formBody, dispatch('login'), pageError).all(pageHeaders, onlyPost);
+    router.route(`${base}/consent`).post(pageHeaders, sessionMiddleware, formBody, dispatch('consent'), pageError).all(pageHeaders, onlyPost);
+    router.route(`${base}/logout`).post(pageHeaders, sessionMiddleware, formBody, dispatch('logout'), pageError).all(pageHeaders, onlyPost);
     if (resolved.consentsPage) {
-      router.get(`${base}/consents`, pageHeaders, sessionMiddleware, dispatch('consents'), pageError);
-      router.post(`${base}/consents/withdraw`, pageHeaders, sessionMiddleware, formBody, dispatch('withdraw'), pageError);
+      router.route(`${base}/consents`).get(pageHeaders, sessionMiddleware, dispatch('consents'), pageError).all(pageHeaders, onlyGet);
+      router.route(`${base}/consents/withdraw`).post(pageHeaders, sessionMiddleware, formBody, dispatch('withdraw'), pageError)
+        .all(pageHeaders, onlyPost);
     }
     // Both issuers publish the same keys, so no dispatch by issuer is needed.
     if (jwks) router.get(`${base}/jwks`, jwks);
