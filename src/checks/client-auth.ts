@@ -34,8 +34,8 @@ export function parseBasicCredentials(header: string | undefined): BasicCredenti
   if (header === undefined) return null;
   const match = /^Basic +([A-Za-z0-9+/]+={0,2}) *$/i.exec(header);
   if (!match) {
-    if (!/^Basic(?: |$)/i.test(header)) throw new InvalidClientError('the Authorization header must use the Basic scheme', 'malformed_credentials');
-    throw new InvalidClientError(MALFORMED_BASIC, 'malformed_credentials');
+    const described = /^Basic(?: |$)/i.test(header) ? MALFORMED_BASIC : 'the Authorization header must use the Basic scheme';
+    throw new InvalidClientError(described, 'malformed_credentials');
   }
   const encoded = match[1]!;
   // RFC 7617 §2 / RFC 4648 §4: padding only up to a whole quantum, and no length Base64 cannot have. Node's decoder

@@ -37,7 +37,9 @@ export function grantScope(requested: string | undefined, allowed: readonly stri
  * minting, from grants issued before, the scope it lost.
  * @see RFC 6749 §3.3 (the authorization server's policy), §6 (a refresh keeps the scope granted), RFC 9700 §2.3.
  */
-export function withinAllowedScope(granted: readonly string[], allowed: readonly string[], options: Pick<ResolvedOptions, 'allAccessWithoutScopes'>): boolean {
+export function withinAllowedScope(
+  granted: readonly string[], allowed: readonly string[], options: Pick<ResolvedOptions, 'allAccessWithoutScopes'>,
+): boolean {
   if (isAllAccess(allowed, options)) return true;
   if (isAllAccess(granted, options)) return false;
   return granted.every((scope) => allowed.includes(scope));

@@ -22,7 +22,9 @@ export function addClientsRotateSecretCommand(clients: Command): void {
     .action(async (clientId: string, options: { readonly grace?: string; readonly json?: boolean }) => {
       const grace = options.grace === undefined ? undefined : parseDuration(options.grace, '--grace');
       // A grace of nothing would be the leak rotation (every token revoked) under the name of a planned one.
-      if (grace === 0) throw new CliError('--grace must be more than 0; for a rotation that stops the old secret at once, leave --grace out', EXIT_USAGE);
+      if (grace === 0) {
+        throw new CliError('--grace must be more than 0; for a rotation that stops the old secret at once, leave --grace out', EXIT_USAGE);
+      }
       const rotated = await withAdmin((admin) => admin.rotateSecret(clientId, grace === undefined ? {} : { gracePeriodSeconds: grace }));
       const until = rotated.previousSecretValidUntil;
       if (options.json) {

@@ -15,6 +15,7 @@ import { checkHostUser } from '../checks/host-user.js';
 import { checkAuthorizationParameters, checkAuthorizationTarget } from '../checks/authorization-request.js';
 import { renderError, renderLogin } from './render.js';
 import { CONSENTS_PAGE_REQUEST } from './consents.js';
+import { reachedOverHttps } from '../http/reached-over-https.js';
 
 const GENERIC_FAILURE = 'The username or password is incorrect.';
 
@@ -41,6 +42,7 @@ export function createLoginEndpoint(context: PageContext) {
   const { userAuth, options, store, issuer } = context;
   const authenticator = new passport.Passport();
   const limit = context.loginRateLimit ?? null;
+  let warnedAboutHttp = false;
   authenticator.use(new LocalStrategy({ session: false, passReqToCallback: true }, (req, username, password, done) => {
     // A username no user directory keeps (a control character such as NUL, over 255 characters) fails like a
     // wrong password, without reaching the host's database, where it could only be an error.
@@ -83,6 +85,16 @@ export function createLoginEndpoint(context: PageContext) {
     if (!isValidLoginCsrf(req, options, body.csrf_token)) {
       publishFailure(req, 'csrf', null);
       renderError(res, context, 403, 'invalid_request', 'The form has expired. Go back to the application and start again.');
+      return;
+    }
+    if (options.main.secure && !reachedOverHttps(req)) {
+      // The Secure session cookie would not be set: the user would be "signed in" and sent back to this page.
+      if (!warnedAboutHttp) {
+        warnedAboutHttp = true;
+        options.logger.warn('express-oauth-router: a sign-in reached the router over plain http while the issuer is https, so the '
+          + 'session cookie (Secure) cannot be set. Serve it over https, or have the TLS proxy send X-Forwarded-Proto: https.');
+      }
+      renderError(res, context, 400, 'invalid_request', 'Sign-in needs a secure (https) connection. Open the application again from its https address.');
       return;
     }
     const requestId = typeof body.request_id === 'string' ? body.request_id : '';

@@ -91,9 +91,8 @@ export function createTokenEndpoint(
         } catch (err) {
           // Served from a copy that may be stale (the save refused its revision, or its settings or scopes refused
           // the request): once more with a lookup, whose answer counts as if the copy had never been read.
-          if (grant.clientCopies === 'rerun' && (err instanceof RefusedSaveError || err instanceof SettingsRefusalError || err instanceof InvalidScopeError)) {
-            return null;
-          }
+          const copyMayHaveRefused = err instanceof RefusedSaveError || err instanceof SettingsRefusalError || err instanceof InvalidScopeError;
+          if (grant.clientCopies === 'rerun' && copyMayHaveRefused) return null;
           // Any other OAuth error reached under a copy stands only if the integration, looked up, authenticates the
           // request as well; if it does not, its refusal is the answer, as it would have been without the copy. A
           // fault (the store out of reach) is answered at once: a lookup would only wait on the same store.

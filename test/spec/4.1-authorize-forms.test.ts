@@ -136,6 +136,23 @@ describe('Session cookie and page headers (RFC 6749 §10.13, RFC 6819 §4.4.1.9)
     expect(attributesOf(setCookieLine(posted))).toContain('secure');
   });
 
+  it('refuses a sign-in that reached an https issuer over plain http, where the Secure session cookie cannot be set, and warns once', async () => {
+    const warnings: string[] = [];
+    const secure = await createTestApp({ issuer: 'https://auth.test', legacy: false, logger: { warn: (m: string) => warnings.push(m), error() {} } });
+    const browser = new CookieBrowser(secure.app);
+    const login = await browser.get(`/oauth2/authorize?${authorizeQuery(secure.codeClient)}`);
+    const form = {
+      csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'),
+      username: USER.username, password: USER.password,
+    };
+    for (let i = 0; i < 2; i += 1) {
+      const posted = await browser.post('/oauth2/login', form);
+      expect(expectErrorPage(posted, 400)).toContain('secure (https) connection');
+      expect(posted.headers['set-cookie'] ?? []).not.toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^${SESSION_COOKIE}=`))]));
+    }
+    expect(warnings.filter((m) => m.includes('over plain http'))).toHaveLength(1);
+  });
+
   it.each([
     ['login page', async () => getAuthorize(t.app, authorizeQuery(t.codeClient))],
     ['consent page', async () => {
@@ -208,5 +225,24 @@ describe('Session fixation (RFC 6819 §4.4.1.4 / OWASP): a new session id at log
     expect(replayed.status).toBe(200);
     expect(replayed.text).toMatch(/name="password"/);
     expect(replayed.text).not.toContain('name="decision"');
+  });
+});
+
+describe('RFC 9110 §15.5.6: a page address opened with another method gets a 405 page, not a bare 404', () => {
+  it.each([
+    ['GET', '/oauth2/login', 'POST'],
+    ['GET', '/oauth2/consent', 'POST'],
+    ['GET', '/oauth2/logout', 'POST'],
+    ['GET', '/oauth2/consents/withdraw', 'POST'],
+    ['POST', '/oauth2/authorize', 'GET, HEAD'],
+    ['PUT', '/oauth2/consents', 'GET, HEAD'],
+  ] as const)('%s %s answers 405, Allow: %s, on the styled page with the page headers', async (method, path, allow) => {
+    const res = await request(t.app)[method === 'GET' ? 'get' : method === 'POST' ? 'post' : 'put'](path);
+    const page = expectErrorPage(res, 405);
+    expect(res.headers.allow).toBe(allow);
+    expect(res.headers['x-frame-options']).toBe('DENY');
+    expect(res.headers['cache-control']).toMatch(/no-store/);
+    expect(page).not.toMatch(/Cannot (GET|POST|PUT)/);
+    expect(page).toContain('invalid_request');
   });
 });
