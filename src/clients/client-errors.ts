@@ -3,7 +3,8 @@
 /** A lifecycle operation named a client_id that no integration has. */
 export class UnknownClientError extends Error {
   constructor(readonly clientId: string) {
-    super(`unknown client_id ${JSON.stringify(clientId)}`);
+    // An id past any store's limit (STORE_POLICY.maxIdLength, 255) is shown cut, not echoed whole into a terminal or log.
+    super(`unknown client_id ${JSON.stringify(clientId.length > 255 ? `${clientId.slice(0, 255)}…` : clientId)}`);
     this.name = 'UnknownClientError';
   }
 }
