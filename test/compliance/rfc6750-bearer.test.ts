@@ -65,11 +65,11 @@ describe('RFC 6750 bearer token usage (requireBearer)', () => {
   });
 
   it('answers 401 invalid_token for an expired token', async () => {
-    const short = await createTestApp({ accessTokenTtl: 1 });
+    const short = await createTestApp({ accessTokenTtl: 2 });
     const token = (await request(short.app).post('/oauth2/token').set('Authorization', basic(short.credentialsClient))
       .type('form').send({ grant_type: 'client_credentials' })).body.access_token as string;
     expect((await request(short.app).get('/api/v1/me').set('Authorization', `Bearer ${token}`)).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await new Promise((resolve) => setTimeout(resolve, 2100));
     const res = await request(short.app).get('/api/v1/me').set('Authorization', `Bearer ${token}`);
     expect(res.status).toBe(401);
     expect(res.body.error).toBe('invalid_token');

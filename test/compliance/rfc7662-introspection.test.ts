@@ -87,10 +87,10 @@ describe('RFC 7662 token introspection', () => {
     });
 
     it('for an expired access token', async () => {
-      const short = await createTestApp({ accessTokenTtl: 1 });
+      const short = await createTestApp({ accessTokenTtl: 2 });
       const token = await clientCredentialsToken(short.app, short.credentialsClient);
       expect((await introspect(short.app, short.credentialsClient, { token })).body.active).toBe(true);
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      await new Promise((resolve) => setTimeout(resolve, 2100));
       const res = await introspect(short.app, short.credentialsClient, { token });
       expect(res.status).toBe(200);
       expect(res.text).toBe(INACTIVE);

@@ -194,11 +194,11 @@ describe('RFC 9068 JWT access tokens (store-generated keys)', () => {
       await expectInvalidToken(t, forgeJwt(header('foreign-kid'), claims, foreign));
     });
 
-    it('an expired token (accessTokenTtl 1, then 1.1 s)', async () => {
-      const short = await createTestApp({ ...JWT, accessTokenTtl: 1 });
+    it('an expired token (accessTokenTtl 2, then 2.1 s: an expiry falls on a whole second, so a token lives 1 to 2 s)', async () => {
+      const short = await createTestApp({ ...JWT, accessTokenTtl: 2 });
       const token = await clientCredentialsToken(short.app, short.credentialsClient);
       expect((await callApi(short.app, token)).status).toBe(200);
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      await new Promise((resolve) => setTimeout(resolve, 2100));
       await expectInvalidToken(short, token);
     });
   });
