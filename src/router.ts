@@ -20,6 +20,7 @@ import { createIntrospectionEndpoint } from './endpoints/introspect.js';
 import { buildMetadata, createMetadataEndpoint } from './endpoints/metadata.js';
 import { methodNotAllowed } from './endpoints/method-not-allowed.js';
 import { createPageMethodNotAllowed } from './endpoints/page-method-not-allowed.js';
+import { createRefuseCrossSiteForm } from './endpoints/refuse-cross-site-form.js';
 import { serveDirectly, type DirectRoute } from './http/direct-routes.js';
 import { createPageErrorHandler } from './endpoints/page-error.js';
 import { createConsentsEndpoints } from './endpoints/consents.js';
@@ -86,6 +87,8 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
   const pageError = createPageErrorHandler(resolved);
   const onlyGet = createPageMethodNotAllowed(resolved, 'GET');
   const onlyPost = createPageMethodNotAllowed(resolved, 'POST');
+  // Every page form: refused when the browser says another site sent it, before the body or the session is read.
+  const pageForm = [...pageHeaders, createRefuseCrossSiteForm(resolved)];
   // Both limits count in the store's rateLimits tier, shared by every instance on it; without it, in this process.
   const counters = store.rateLimits ?? createMemoryRateLimits().rateLimits;
   const loginRateLimit = resolved.loginRateLimit ? createLoginRateLimit(resolved.loginRateLimit, counters, resolved.logger) : null;
@@ -136,12 +139,12 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     }
     // Each page route answers the other methods with a 405 page (a reload of a posted form's address, say).
     router.route(`${base}/authorize`).get(pageHeaders, sessionMiddleware, dispatch('authorize'), pageError).all(pageHeaders, onlyGet);
-    router.route(`${base}/login`).post(pageHeaders, sessionMiddleware, formBody, dispatch('login'), pageError).all(pageHeaders, onlyPost);
-    router.route(`${base}/consent`).post(pageHeaders, sessionMiddleware, formBody, dispatch('consent'), pageError).all(pageHeaders, onlyPost);
-    router.route(`${base}/logout`).post(pageHeaders, sessionMiddleware, formBody, dispatch('logout'), pageError).all(pageHeaders, onlyPost);
+    router.route(`${base}/login`).post(pageForm, sessionMiddleware, formBody, dispatch('login'), pageError).all(pageHeaders, onlyPost);
+    router.route(`${base}/consent`).post(pageForm, sessionMiddleware, formBody, dispatch('consent'), pageError).all(pageHeaders, onlyPost);
+    router.route(`${base}/logout`).post(pageForm, sessionMiddleware, formBody, dispatch('logout'), pageError).all(pageHeaders, onlyPost);
     if (resolved.consentsPage) {
       router.route(`${base}/consents`).get(pageHeaders, sessionMiddleware, dispatch('consents'), pageError).all(pageHeaders, onlyGet);
-      router.route(`${base}/consents/withdraw`).post(pageHeaders, sessionMiddleware, formBody, dispatch('withdraw'), pageError)
+      router.route(`${base}/consents/withdraw`).post(pageForm, sessionMiddleware, formBody, dispatch('withdraw'), pageError)
         .all(pageHeaders, onlyPost);
     }
     // Both issuers publish the same keys, so no dispatch by issuer is needed.
