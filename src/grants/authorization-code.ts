@@ -1,11 +1,10 @@
 // The authorization_code grant: exchange a code for an access and a refresh token (SPEC §4.3).
 import type { GrantContext, GrantHandler, TokenResponseBody } from './grant-context.js';
 import type { AuthorizationCodeRecord } from '../stores/contract.js';
-import { issueTokens, publishGrantRevoked, requireGrantUser } from './issue-tokens.js';
+import { issueTokens, publishGrantRevoked, requireGrantUser, requireScopeStillAllowed } from './issue-tokens.js';
 import { hashToken } from '../crypto/hash-token.js';
 import { checkCodeVerifier } from '../checks/pkce.js';
 import { InvalidGrantError, InvalidRequestError, RefusedSaveError, SettingsRefusalError } from '../errors.js';
-import { withinAllowedScope } from '../checks/grant-scope.js';
 
 /**
  * The scope parameter the authorization request sent, as far as the code tells: the code keeps only the granted
@@ -47,9 +46,7 @@ async function redeem(context: GrantContext, record: AuthorizationCodeRecord, re
   // integration may no longer be granted (should a narrowing have revoked nothing) is refused.
   if (!client.redirectUris.includes(record.redirectUri)) throw new SettingsRefusalError('redirect_uri is no longer registered for this client');
   if (client.requirePkce && record.codeChallenge === null) throw new SettingsRefusalError('this client now requires PKCE; authorize again');
-  if (!withinAllowedScope(record.scope, client.allowedScopes, context.options)) {
-    throw new SettingsRefusalError('the code\'s scope is no longer allowed for this client; authorize again');
-  }
+  requireScopeStillAllowed(context, record.scope, "the code's");
   checkCodeVerifier(record.codeChallenge, context.params.get('code_verifier'));
   await requireGrantUser(context, record.grantId, record.userId);
   return issueTokens(context, {

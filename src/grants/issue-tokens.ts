@@ -4,7 +4,8 @@ import type { GrantType, TokenRecord } from '../stores/contract.js';
 import type { RevocationCause } from '../events/event-types.js';
 import { createOrderedToken } from '../crypto/ordered-token.js';
 import { hashToken } from '../crypto/hash-token.js';
-import { InvalidGrantError, RefusedSaveError } from '../errors.js';
+import { InvalidGrantError, RefusedSaveError, SettingsRefusalError } from '../errors.js';
+import { withinAllowedScope } from '../checks/grant-scope.js';
 import { signAccessToken } from '../jwt/sign-access-token.js';
 
 /** What to issue. */
@@ -34,6 +35,18 @@ export function publishGrantRevoked(context: GrantContext, cause: RevocationCaus
     type: 'token.revoked', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, cause, extent: 'grant',
     clientId: client.clientId, userId, grantId,
   });
+}
+
+/**
+ * Refuses a code or refresh token whose scope the integration may no longer be granted: narrowing revokes them
+ * (updateClientSettings), and this holds where a narrowing revoked nothing (two updates at once, a tool writing
+ * the store). A `SettingsRefusalError`, so a request served from a stale integration copy is judged again.
+ * @throws SettingsRefusalError. @see RFC 6749 §3.3, §6.
+ */
+export function requireScopeStillAllowed(context: GrantContext, scope: readonly string[], what: string): void {
+  if (!withinAllowedScope(scope, context.client.allowedScopes, context.options)) {
+    throw new SettingsRefusalError(`${what} scope is no longer allowed for this client; authorize again`);
+  }
 }
 
 /**

@@ -1,10 +1,10 @@
 // The refresh_token grant: a new access token from a refresh token, without a new refresh token (SPEC §4.5).
 import type { GrantHandler } from './grant-context.js';
 import type { TokenRecord } from '../stores/contract.js';
-import { issueTokens, requireGrantUser } from './issue-tokens.js';
+import { issueTokens, requireGrantUser, requireScopeStillAllowed } from './issue-tokens.js';
 import { hashToken } from '../crypto/hash-token.js';
-import { grantScope, withinAllowedScope } from '../checks/grant-scope.js';
-import { InvalidGrantError, InvalidRequestError, SettingsRefusalError } from '../errors.js';
+import { grantScope } from '../checks/grant-scope.js';
+import { InvalidGrantError, InvalidRequestError } from '../errors.js';
 
 /**
  * Exchanges a refresh token for a new access token of the same grant. The refresh token is not rotated:
@@ -32,11 +32,7 @@ export const refreshTokenGrant: GrantHandler = {
     // RFC 6749 §6: "validate the refresh token and ensure that it was issued to the authenticated client".
     if (record.clientId !== client.clientId) throw new InvalidGrantError('refresh token was issued to another client');
     if (record.issuer !== issuer.issuer) throw new InvalidGrantError('refresh token was issued by another authorization server');
-    // Narrowing an integration revokes its grants (updateClientSettings); one that a narrowing missed (two updates
-    // at once, a tool writing the store itself) must not go on minting the scope the integration lost.
-    if (!withinAllowedScope(record.scope, client.allowedScopes, context.options)) {
-      throw new SettingsRefusalError('the refresh token\'s scope is no longer allowed for this client; authorize again');
-    }
+    requireScopeStillAllowed(context, record.scope, "the refresh token's");
     const requestedScope = params.get('scope');
     const scope = grantScope(requestedScope, record.scope, context.options);
     if (record.userId !== null) await requireGrantUser(context, record.grantId, record.userId);
