@@ -82,7 +82,8 @@ export function createOAuthAdmin(store: Store, options: OAuthAdminOptions = {}):
     getClient: (clientId) => store.clients.findClient(clientId),
     async updateClient(clientId, update) {
       const updated = await updateClientSettings(store, clientId, update);
-      lifecycle('client.updated', clientId, { fields: updated.fields });
+      // An update that changed nothing is not an event: an audit trail lists what changed.
+      if (updated.fields.length > 0) lifecycle('client.updated', clientId, { fields: updated.fields });
       if (updated.tokensRevoked) revoked('admin', 'client', clientId, null);
       return updated;
     },

@@ -16,8 +16,9 @@ export interface ClientJson {
   /** RFC 7591 §2's name. Present only when the integration is restricted to one method; absent, it may use any
    * method the server allows. */
   readonly token_endpoint_auth_method?: TokenEndpointAuthMethod;
-  /** ISO 8601. Present only while a rotation's grace period runs: until then the previous secret works too. */
-  readonly previous_secret_valid_until?: string;
+  /** ISO 8601 while a rotation's grace period runs (until then the previous secret works too), else `null`:
+   * always present, as in `rotate-secret`'s output, so a script reads one shape. */
+  readonly previous_secret_valid_until: string | null;
 }
 
 /** Until when the previous secret of a planned rotation still works, or `null` when none does now. */
@@ -43,7 +44,7 @@ export function toClientJson(client: OAuthClient): ClientJson {
     created_at: client.createdAt.toISOString(),
     disabled: client.disabled,
     ...(client.tokenEndpointAuthMethod == null ? {} : { token_endpoint_auth_method: client.tokenEndpointAuthMethod }),
-    ...(grace === null ? {} : { previous_secret_valid_until: grace.toISOString() }),
+    previous_secret_valid_until: grace === null ? null : grace.toISOString(),
   };
 }
 

@@ -70,6 +70,10 @@ export function addClientsUpdateCommand(clients: Command): void {
         printJson({ ...toClientJson(updated.client), updated_fields: updated.fields.map(wireName), tokens_revoked: updated.tokensRevoked });
         return;
       }
+      if (updated.fields.length === 0) {
+        process.stdout.write(`Nothing changed for ${clientId}: it already has these settings.\n`);
+        return;
+      }
       const revoked = updated.tokensRevoked ? '; the integration lost a scope (or all-access), so its tokens are revoked' : '';
       process.stdout.write(`Updated ${clientId}: ${updated.fields.join(', ')}${revoked}.\n`);
     });

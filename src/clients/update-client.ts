@@ -23,7 +23,8 @@ export interface ClientUpdate {
 /** What an update did. */
 export interface UpdatedClient {
   readonly client: OAuthClient;
-  /** The fields written (camelCase, as in `ClientChanges`). */
+  /** The fields whose value changed and were written (camelCase, as in `ClientChanges`); empty when every value
+   * given was the integration's already, and then nothing was written. */
   readonly fields: readonly string[];
   /** Whether every token and code of the integration was revoked (a scope was taken away, or all-access ended). */
   readonly tokensRevoked: boolean;
@@ -40,6 +41,25 @@ function redirectUrisOf(current: OAuthClient, update: ClientUpdate): readonly st
   const unknown = removing.filter((uri) => !current.redirectUris.includes(uri));
   if (unknown.length > 0) throw new TypeError(`not a redirect URI of this integration: ${unknown.join(' ')}`);
   return [...current.redirectUris.filter((uri) => !removing.includes(uri)), ...adding];
+}
+
+/** Whether two lists hold the same values: their order means nothing to matching (exact, per value). */
+function sameValues(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((value) => b.includes(value)) && b.every((value) => a.includes(value));
+}
+
+/** Whether `value` is what the integration has already, so writing it would change nothing. */
+function alreadyHas(current: OAuthClient, field: keyof ClientChanges, value: ClientChanges[keyof ClientChanges]): boolean {
+  switch (field) {
+    case 'redirectUris':
+      return sameValues(current.redirectUris, value as readonly string[]);
+    case 'allowedScopes':
+      return sameValues(current.allowedScopes, value as readonly string[]);
+    case 'tokenEndpointAuthMethod':
+      return (current.tokenEndpointAuthMethod ?? null) === value;
+    default:
+      return current[field] === value;
+  }
 }
 
 /**
@@ -68,7 +88,9 @@ function takesScopeAway(before: readonly string[], after: readonly string[]): bo
  *   a code issued for a removed redirect URI, or without a code_challenge, is refused at the token endpoint,
  *   which checks the code against the integration's current settings;
  * - name and authentication method: apply to the next request; nothing issued is touched.
- * `addRedirectUris`/`removeRedirectUris` are applied to the record as read just before the write.
+ * `addRedirectUris`/`removeRedirectUris` are applied to the record as read just before the write. A value the
+ * integration already has is left out (a list counts as the same when it holds the same values); when none is
+ * left, nothing is written and `fields` is empty.
  * @throws UnknownClientError; TypeError for a value registration would refuse, or an empty update.
  * @see RFC 6749 §2, §3.1.2.2, §3.3, §6; RFC 7636 §4.4.1; RFC 7591 §2; RFC 9700 §2.1; RFC 7009 §2.1.
  */
@@ -88,8 +110,14 @@ export async function updateClientSettings(store: Store, clientId: string, updat
   if (update.tokenEndpointAuthMethod !== undefined) {
     changes.tokenEndpointAuthMethod = update.tokenEndpointAuthMethod === null ? null : checkClientAuthMethod(update.tokenEndpointAuthMethod)!;
   }
+  if (Object.keys(changes).length === 0) throw new TypeError('nothing to update: give at least one field to change');
+  // A value the integration has already is not written: reported as no change (an automation re-applying its
+  // settings sees `fields: []`), and the record's revision stays, so no instance drops its copy for nothing.
+  for (const field of Object.keys(changes) as (keyof ClientChanges)[]) {
+    if (alreadyHas(current, field, changes[field])) delete changes[field];
+  }
   const fields = Object.keys(changes);
-  if (fields.length === 0) throw new TypeError('nothing to update: give at least one field to change');
+  if (fields.length === 0) return { client: current, fields, tokensRevoked: false };
   const client = await admin.clients.updateClient(clientId, changes);
   if (!client) throw new UnknownClientError(clientId);
   const narrowed = changes.allowedScopes !== undefined && takesScopeAway(current.allowedScopes, changes.allowedScopes);

@@ -43,6 +43,8 @@ describe('createOAuthAdmin (RFC 6749 §2, RFC 7009 §2.1)', () => {
     });
     const { client, clientSecret } = await oauth.admin.createClient({ name: 'Acme', flow: 'client_credentials' });
     await oauth.admin.updateClient(client.clientId, { name: 'Acme 2', requirePkce: true });
+    // Values it has already: no change, so no event.
+    expect(await oauth.admin.updateClient(client.clientId, { name: 'Acme 2', requirePkce: true })).toMatchObject({ fields: [], tokensRevoked: false });
     const rotated = await oauth.admin.rotateSecret(client.clientId, { gracePeriodSeconds: 60 });
     await oauth.admin.rotateSecret(client.clientId);
     await oauth.admin.disableClient(client.clientId);
@@ -73,6 +75,36 @@ describe('createOAuthAdmin (RFC 6749 §2, RFC 7009 §2.1)', () => {
       expect(JSON.stringify(event)).not.toContain(clientSecret);
       expect(JSON.stringify(event)).not.toContain(rotated.clientSecret);
     }
+  });
+
+  it('an update to the values an integration has already writes nothing: no field changed, no token revoked, its copies kept', async () => {
+    const host = await createTestApp();
+    const admin = createOAuthAdmin(host.store);
+    const { client, clientSecret } = await admin.createClient({ name: 'Acme', flow: 'client_credentials', allowedScopes: ['read', 'write'] });
+    const { client: web } = await admin.createClient({
+      name: 'Acme web', flow: 'authorization_code', redirectUris: ['https://acme.example/a', 'https://acme.example/b'],
+    });
+    const writes: ClientChanges[] = [];
+    const updateClient = host.store.clients.updateClient!.bind(host.store.clients);
+    host.store.clients.updateClient = (clientId, changes) => {
+      writes.push(changes);
+      return updateClient(clientId, changes);
+    };
+    const token = await request(host.app).post('/oauth2/token').set('Authorization', basic({ clientId: client.clientId, clientSecret }))
+      .type('form').send({ grant_type: 'client_credentials' });
+    expect(token.status).toBe(200);
+    const same = await admin.updateClient(client.clientId, {
+      name: 'Acme', allowedScopes: ['write', 'read'], requirePkce: client.requirePkce, tokenEndpointAuthMethod: null,
+    });
+    expect(same).toEqual({ client, fields: [], tokensRevoked: false });
+    const sameUris = await admin.updateClient(web.clientId, { redirectUris: ['https://acme.example/b', 'https://acme.example/a'] });
+    expect(sameUris).toEqual({ client: web, fields: [], tokensRevoked: false });
+    expect(writes, 'nothing written').toEqual([]);
+    const partly = await admin.updateClient(client.clientId, { name: 'Acme', requirePkce: !client.requirePkce });
+    expect(partly.fields, 'only what changed').toEqual(['requirePkce']);
+    expect(writes).toEqual([{ requirePkce: !client.requirePkce }]);
+    const guarded = await request(host.app).get('/api/v1/me').set('Authorization', `Bearer ${String(token.body.access_token)}`);
+    expect(guarded.status, 'the token still works').toBe(200);
   });
 
   it('mutations of an unknown client_id reject with UnknownClientError; getClient resolves null', async () => {

@@ -103,7 +103,8 @@ describe('--json on every command prints one JSON document on stdout', () => {
     expect(result).toMatchObject({ code: 0, stderr: '' });
     const shown = JSON.parse(result.stdout) as Record<string, unknown>;
     expect(shown).toMatchObject({ client_id: clientId, name: 'Existing', flow: 'client_credentials', disabled: false });
-    expect(Object.keys(shown).filter((key) => /secret/.test(key))).toEqual([]);
+    expect(Object.keys(shown).filter((key) => /secret/.test(key)), 'only the grace period\'s end').toEqual(['previous_secret_valid_until']);
+    expect(shown['previous_secret_valid_until']).toBeNull();
   });
 
   it('rotate-secret: the client_id and the new secret', async () => {

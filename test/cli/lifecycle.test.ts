@@ -71,7 +71,7 @@ describe('oauth-admin lifecycle (RFC 6749 §2, RFC 7009 §2.1)', () => {
     expect(list.stdout).toContain(String(rotated['previous_secret_valid_until']));
     const immediate = await json('clients', 'rotate-secret', id);
     expect(immediate).toMatchObject({ previous_secret_valid_until: null, tokens_revoked: true });
-    expect(await json('clients', 'show', id)).not.toHaveProperty('previous_secret_valid_until');
+    expect(await json('clients', 'show', id), 'present, null, as in rotate-secret').toHaveProperty('previous_secret_valid_until', null);
 
     expect(await json('clients', 'disable', id)).toEqual({ client_id: id, disabled: true });
     expect(await json('clients', 'enable', id)).toEqual({ client_id: id, disabled: false });
@@ -87,6 +87,9 @@ describe('oauth-admin lifecycle (RFC 6749 §2, RFC 7009 §2.1)', () => {
   it('text output says what happened, without --json', async () => {
     const id = await createCodeClient();
     expect((await run('clients', 'update', id, '--name', 'Renamed')).stdout).toBe(`Updated ${id}: name.\n`);
+    expect((await run('clients', 'update', id, '--name', 'Renamed')).stdout).toBe(`Nothing changed for ${id}: it already has these settings.\n`);
+    expect(await json('clients', 'update', id, '--name', 'Renamed', '--scope', 'envelopes:sign', '--scope', 'envelopes:read'))
+      .toMatchObject({ updated_fields: [], tokens_revoked: false });
     expect((await run('clients', 'rotate-secret', id, '--grace', '1h')).stdout).toMatch(/the old one keeps working until \d{4}-/);
     expect((await run('tokens', 'revoke', '--user', 'bob')).stdout).toBe('Revoked the tokens of user bob at 1 integration(s).\n');
     const deleted = await run('clients', 'delete', id, '--yes');
