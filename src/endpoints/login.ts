@@ -19,6 +19,12 @@ import { reachedOverHttps } from '../http/reached-over-https.js';
 
 const GENERIC_FAILURE = 'The username or password is incorrect.';
 
+/** How long a refused source waits, in words: the page says when to try again, not "a few minutes". */
+function lockoutMessage(retryAfterSeconds: number): string {
+  const minutes = Math.ceil(retryAfterSeconds / 60);
+  return `Too many failed sign-in attempts. Try again in ${minutes <= 1 ? 'a minute' : `${minutes} minutes`}.`;
+}
+
 /** Where a successful sign-in goes, and what a failed one shows again. */
 interface Resume {
   readonly url: string;
@@ -98,13 +104,7 @@ export function createLoginEndpoint(context: PageContext) {
       return;
     }
     const requestId = typeof body.request_id === 'string' ? body.request_id : '';
-    const unavailable = (caught: unknown, clientId: string | null = null): void => {
-      if (caught instanceof TooManyAttemptsError) {
-        publishFailure(req, 'rate_limited', clientId);
-        res.setHeader('Retry-After', String(caught.retryAfterSeconds));
-        renderError(res, context, 429, caught.error, 'Too many failed sign-in attempts. Wait a few minutes, then try again.');
-        return;
-      }
+    const unavailable = (caught: unknown): void => {
       const oauthError = toOAuthError(caught, options.logger);
       renderError(res, context, oauthError.status, oauthError.error, 'Sign-in is not available right now. Please try again later.');
     };
@@ -140,7 +140,18 @@ export function createLoginEndpoint(context: PageContext) {
             });
             res.redirect(303, found.url);
           } catch (caught) {
-            unavailable(caught, found.clientId);
+            if (!(caught instanceof TooManyAttemptsError)) {
+              unavailable(caught);
+              return;
+            }
+            // The form again, with the wait: once it is over the user signs in from here, without going back.
+            publishFailure(req, 'rate_limited', found.clientId);
+            res.setHeader('Retry-After', String(caught.retryAfterSeconds));
+            const username = typeof body.username === 'string' ? body.username.slice(0, 200) : '';
+            renderLogin(req, res, context, {
+              requestId, clientName: found.clientName, error: lockoutMessage(caught.retryAfterSeconds), username, status: 429,
+              ...(found.redirectUri !== undefined ? { redirectUri: found.redirectUri } : {}),
+            });
           }
         })();
       });

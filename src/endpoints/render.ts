@@ -20,11 +20,11 @@ import { isAllAccess } from '../checks/grant-scope.js';
  */
 export function renderLogin(
   req: Request, res: Response, context: PageContext,
-  view: { requestId: string; clientName: string; error: string | null; username: string; redirectUri?: string },
+  view: { requestId: string; clientName: string; error: string | null; username: string; redirectUri?: string; status?: number },
 ): void {
-  const { redirectUri, ...model } = view;
+  const { redirectUri, status, ...model } = view;
   sendPage(res, {
-    status: view.error ? 401 : 200,
+    status: status ?? (view.error ? 401 : 200),
     title: 'Sign in',
     productName: context.options.productName,
     brandColor: context.options.brandColor,

@@ -48,6 +48,19 @@ describe('login rate limit: one source guessing one account', () => {
     expect(limited.text).toContain('Too many failed sign-in attempts');
   });
 
+  it('the 429 is the sign-in form again, saying when to try, so the user signs in from it once the window ends', async () => {
+    const attempt = await loginForm(await createTestApp({ loginRateLimit: { max: 1, windowSeconds: 1 } }));
+    expect((await attempt('wrong')).status).toBe(401);
+    const limited = await attempt('wrong');
+    expect(limited.status).toBe(429);
+    expect(limited.headers['retry-after']).toBe('1');
+    expect(limited.text).toContain('Too many failed sign-in attempts. Try again in a minute.');
+    expect(hiddenField(limited.text, 'request_id'), 'the same request goes on').not.toBe('');
+    expect(limited.text).toContain(`value="${USER.username}"`);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect((await attempt(USER.password)).status).toBe(303);
+  });
+
   it('refuses even the right password from that source while the limit holds, so guessing cannot go on', async () => {
     const attempt = await loginForm(await createTestApp({ loginRateLimit: { max: 2, windowSeconds: 60 } }));
     await statuses(attempt, 2);
