@@ -8,7 +8,7 @@ import type { UserAuth } from './user-auth.js';
  */
 export function checkUserAuth(userAuth: UserAuth): void {
   if (userAuth === null || typeof userAuth !== 'object') throw new TypeError('express-oauth-router: userAuth must be an object');
-  for (const key of ['verifyCredentials', 'currentUser', 'loginUrl', 'findUser'] as const) {
+  for (const key of ['verifyCredentials', 'currentUser', 'loginUrl', 'logoutUrl', 'findUser'] as const) {
     if (userAuth[key] !== undefined && typeof userAuth[key] !== 'function') {
       throw new TypeError(`express-oauth-router: userAuth.${key} must be a function`);
     }

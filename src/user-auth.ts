@@ -30,6 +30,12 @@ export interface UserAuth {
    */
   loginUrl?(req: Request, returnTo: string): string;
   /**
+   * Where the host's own sign-out is (a path of this site, or an http(s) URL), for a user the host signed in
+   * (`currentUser`): the connected-applications page links to it in place of the router's Sign out, which
+   * cannot end the host's sign-in. Absent, that page offers no sign-out to such a user.
+   */
+  logoutUrl?(req: Request): string;
+  /**
    * Re-checked when a code is exchanged or a token refreshed: `null` refuses tokens for a deleted user.
    * When absent, users are assumed to still exist.
    */

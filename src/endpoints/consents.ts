@@ -1,14 +1,15 @@
 // GET /oauth2/consents and POST /oauth2/consents/withdraw: the user's connected applications.
 import type { Request, Response } from 'express';
 import type { PageContext } from './page-context.js';
-import { findCurrentUser } from '../http/current-user.js';
+import { findCurrentUser, findSignIn, type SignIn } from '../http/current-user.js';
+import { hostLogoutUrl } from '../http/host-logout-url.js';
 import { csrfTokenFor, isValidCsrfToken } from '../http/csrf.js';
 import { bindSessionToUser, isSessionOf } from '../http/session-owner.js';
 import { sendPage } from '../http/send-page.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
 import { withdrawConsent } from '../consents/withdraw-consent.js';
 import { requireConsents } from '../stores/check-store.js';
-import { consentsPageBody, type ConsentRow } from '../views/consents-page.js';
+import { consentsPageBody, type ConsentRow, type ConsentsPageModel } from '../views/consents-page.js';
 import { renderError, renderLogin } from './render.js';
 import { isAllAccess } from '../checks/grant-scope.js';
 import { isConsentCurrent } from '../checks/consent-current.js';
@@ -20,15 +21,23 @@ export const CONSENTS_PAGE_REQUEST = 'consents';
 /**
  * Builds the page and its withdraw action. Signed out: the login page (or the host's login URL), then back
  * here. Withdrawing needs the session's CSRF token and revokes that integration's tokens for the user. The
- * page also offers the sign-out form (POST /oauth2/logout).
+ * page also offers the sign-out form (POST /oauth2/logout), or for a user the host signed in, a link to the
+ * host's sign-out (`UserAuth.logoutUrl`).
  * @see RFC 6749 §10.2, RFC 7009 §2.1, RFC 6819 §4.4.1.4.
  */
 export function createConsentsEndpoints(context: PageContext) {
   const { store, userAuth, options } = context;
 
+  /** The router's form ends only its own sign-in: the host's is ended at the host's sign-out, if it names one. */
+  function signOutOf(req: Request, signIn: SignIn): ConsentsPageModel['signOut'] {
+    if (!signIn.byHost) return { action: context.paths.logout };
+    const href = hostLogoutUrl(req, userAuth, options.logger);
+    return href === null ? null : { href };
+  }
+
   async function show(req: Request, res: Response, notice: string | null): Promise<void> {
-    const user = await findCurrentUser(req, userAuth, options);
-    if (!user) {
+    const signIn = await findSignIn(req, userAuth, options);
+    if (!signIn) {
       if (userAuth.loginUrl && !userAuth.verifyCredentials) {
         res.redirect(303, userAuth.loginUrl(req, context.paths.consents));
         return;
@@ -36,6 +45,7 @@ export function createConsentsEndpoints(context: PageContext) {
       renderLogin(req, res, context, { requestId: CONSENTS_PAGE_REQUEST, clientName: options.productName, error: null, username: '' });
       return;
     }
+    const { user } = signIn;
     bindSessionToUser(req, user);
     const consents = await requireConsents(store, 'consentsPage').consents.listConsents(user.id);
     const rows: ConsentRow[] = [];
@@ -56,7 +66,7 @@ export function createConsentsEndpoints(context: PageContext) {
       title: 'Connected applications',
       productName: options.productName,
       brandColor: options.brandColor,
-      body: consentsPageBody({ action: context.paths.withdraw, signOutAction: context.paths.logout, csrfToken: csrfTokenFor(req), userName: user.displayName, rows, notice }),
+      body: consentsPageBody({ action: context.paths.withdraw, signOut: signOutOf(req, signIn), csrfToken: csrfTokenFor(req), userName: user.displayName, rows, notice }),
     });
   }
 

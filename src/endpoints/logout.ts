@@ -6,13 +6,16 @@ import { clearOAuthSession, readOAuthSession } from '../http/oauth-session.js';
 import { hasRouterOwnSession } from '../http/session-middleware.js';
 import { sendPage } from '../http/send-page.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
-import { signedOutPageBody } from '../views/signed-out-page.js';
+import { signedOutPageBody, stillSignedInPageBody } from '../views/signed-out-page.js';
+import { findHostUser } from '../http/current-user.js';
+import { hostLogoutUrl } from '../http/host-logout-url.js';
 import { renderError } from './render.js';
 
 /**
  * Builds the sign-out handler. With the session's CSRF token (a forged cross-site POST must not sign anybody
  * out), it destroys the router's own session and clears its cookie; in a host's express-session it removes
- * only the router's data, since the host's sign-in is the host's to end. Then it shows the signed-out page
+ * only the router's data, since the host's sign-in is the host's to end. Then it shows the signed-out page, or,
+ * when the host still signs the user in (`currentUser`), a page saying so, with the host's sign-out if named
  * (no redirect, so nothing in the request decides where the browser goes). A browser with nothing to end
  * gets that page too. With remembered consent, a signed-in browser would otherwise answer every later
  * authorization request silently, until the session expires.
@@ -30,25 +33,41 @@ export function createLogoutEndpoint(context: PageContext) {
     body: signedOutPageBody(options.productName),
   });
 
+  /** The signed-out page, unless the host still signs the user in (`currentUser`): its sign-in outlives the
+   * router's data, so the page says so rather than "signed out". */
+  async function answer(req: Request, res: Response): Promise<void> {
+    // The host's only: the router's session may be gone by now.
+    if (!(await findHostUser(req, context.userAuth))) {
+      signedOut(res);
+      return;
+    }
+    sendPage(res, {
+      status: 200,
+      title: 'Still signed in',
+      productName: options.productName,
+      brandColor: options.brandColor,
+      body: stillSignedInPageBody(options.productName, hostLogoutUrl(req, context.userAuth, options.logger)),
+    });
+  }
+
   return async function logoutEndpoint(req: Request, res: Response): Promise<void> {
-    if (readOAuthSession(req) === undefined) {
-      signedOut(res);
-      return;
-    }
-    const body = (req.body ?? {}) as Record<string, unknown>;
-    if (!isValidCsrfToken(req, body.csrf_token)) {
-      renderError(res, context, 403, 'invalid_request', 'The form has expired. Reload the page and try again.');
-      return;
-    }
     try {
-      if (hasRouterOwnSession(req)) {
-        await new Promise<void>((resolve, reject) => req.session.destroy((err: unknown) => (err ? reject(err) : resolve())));
-        res.clearCookie(cookieName, { path: '/', httpOnly: true, sameSite: 'lax', secure: options.main.secure });
-      } else {
-        clearOAuthSession(req);
-        await new Promise<void>((resolve, reject) => req.session.save((err: unknown) => (err ? reject(err) : resolve())));
+      // A browser with no router data has nothing of the router's to end (and no CSRF token to check).
+      if (readOAuthSession(req) !== undefined) {
+        const body = (req.body ?? {}) as Record<string, unknown>;
+        if (!isValidCsrfToken(req, body.csrf_token)) {
+          renderError(res, context, 403, 'invalid_request', 'The form has expired. Reload the page and try again.');
+          return;
+        }
+        if (hasRouterOwnSession(req)) {
+          await new Promise<void>((resolve, reject) => req.session.destroy((err: unknown) => (err ? reject(err) : resolve())));
+          res.clearCookie(cookieName, { path: '/', httpOnly: true, sameSite: 'lax', secure: options.main.secure });
+        } else {
+          clearOAuthSession(req);
+          await new Promise<void>((resolve, reject) => req.session.save((err: unknown) => (err ? reject(err) : resolve())));
+        }
       }
-      signedOut(res);
+      await answer(req, res);
     } catch (err) {
       const oauthError = toOAuthError(err, options.logger);
       renderError(res, context, oauthError.status, oauthError.error, 'Signing out is not available right now. Please try again later.');

@@ -11,10 +11,25 @@ import { checkHostUser } from '../checks/host-user.js';
  * @see RFC 6749 §3.1 ("MUST first verify the identity of the resource owner").
  */
 export async function findCurrentUser(req: Request, userAuth: UserAuth, options: ResolvedOptions): Promise<AuthenticatedUser | null> {
-  if (userAuth.currentUser) {
-    const user = checkHostUser(await userAuth.currentUser(req), 'currentUser');
-    if (user) return user;
-    if (!userAuth.verifyCredentials) return null;
-  }
-  return signedInUser(req, options);
+  return (await findSignIn(req, userAuth, options))?.user ?? null;
+}
+
+/** A signed-in user, and whose sign-in it is: the host's (`currentUser`), which only the host can end, or the router's. */
+export interface SignIn {
+  readonly user: AuthenticatedUser;
+  readonly byHost: boolean;
+}
+
+/** As `findCurrentUser`, saying whose sign-in it is, for the pages that offer to end it. */
+export async function findSignIn(req: Request, userAuth: UserAuth, options: ResolvedOptions): Promise<SignIn | null> {
+  const hostUser = await findHostUser(req, userAuth);
+  if (hostUser) return { user: hostUser, byHost: true };
+  if (userAuth.currentUser && !userAuth.verifyCredentials) return null;
+  const user = signedInUser(req, options);
+  return user ? { user, byHost: false } : null;
+}
+
+/** The user the host signs in for this request (`currentUser`), or `null`; reads nothing of the router's session. */
+export async function findHostUser(req: Request, userAuth: UserAuth): Promise<AuthenticatedUser | null> {
+  return userAuth.currentUser ? checkHostUser(await userAuth.currentUser(req), 'currentUser') : null;
 }

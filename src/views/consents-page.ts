@@ -14,8 +14,11 @@ export interface ConsentRow {
 /** What the page needs. */
 export interface ConsentsPageModel {
   readonly action: string;
-  /** The sign-out form's target (POST /oauth2/logout). */
-  readonly signOutAction: string;
+  /**
+   * How the user signs out: the router's form (POST /oauth2/logout) for its own sign-in, a link to the host's
+   * sign-out (`UserAuth.logoutUrl`) for the host's, or `null` when only the host could and names no address.
+   */
+  readonly signOut: { readonly action: string } | { readonly href: string } | null;
   readonly csrfToken: string;
   readonly userName: string;
   readonly rows: readonly ConsentRow[];
@@ -24,8 +27,8 @@ export interface ConsentsPageModel {
 
 /**
  * Lists the integrations the user approved; withdrawing one revokes its tokens for the user. A sign-out
- * button ends the login session, so that no later authorization request is answered silently (remembered
- * consent) from this browser.
+ * button ends the router's login session, so that no later authorization request is answered silently
+ * (remembered consent) from this browser; a user the host signed in gets the host's sign-out instead.
  * @see RFC 6749 §10.2, RFC 6819 §4.4.1.4 (CSRF on forms).
  */
 export function consentsPageBody(model: ConsentsPageModel): string {
@@ -44,7 +47,13 @@ ${row.allAccess ? '<p><strong>Full access to your account</strong></p>' : row.sc
 <p class="muted">Signed in as ${escapeHtml(model.userName)}.</p>
 ${notice}
 ${model.rows.length > 0 ? `<ul class="plain">${rows}</ul>` : '<p>No application has access to your account.</p>'}
-<form method="post" action="${escapeHtml(model.signOutAction)}">
+${signOutPart(model)}`;
+}
+
+function signOutPart(model: ConsentsPageModel): string {
+  if (model.signOut === null) return '';
+  if ('href' in model.signOut) return `<p class="actions"><a href="${escapeHtml(model.signOut.href)}">Sign out</a></p>`;
+  return `<form method="post" action="${escapeHtml(model.signOut.action)}">
 <input type="hidden" name="csrf_token" value="${escapeHtml(model.csrfToken)}">
 <div class="actions"><button type="submit" class="secondary">Sign out</button></div>
 </form>`;

@@ -30,7 +30,7 @@ function returnTarget(value: unknown): string {
 }
 
 /** A host app as hosts write it: express-session, passport-local with a passport session, its own /login. */
-async function createPassportHost(order: Order) {
+async function createPassportHost(order: Order, logoutUrl?: UserAuth['logoutUrl']) {
   const store = createMemoryStore();
   const { client, clientSecret } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
   const authenticator = new passport.Passport();
@@ -45,6 +45,7 @@ async function createPassportHost(order: Order) {
       return user?.id === HOST_USER.id ? { id: HOST_USER.id, displayName: HOST_USER.name } : null;
     },
     loginUrl: (_req, returnTo) => `/login?return_to=${encodeURIComponent(returnTo)}`,
+    ...(logoutUrl ? { logoutUrl } : {}),
   };
   const { lines, logger } = captureLogger();
   const oauth = createOAuthRouter(store, userAuth, { issuer: ISSUER, logger });
@@ -111,6 +112,54 @@ describe('the router mounted after the host\'s session and passport middleware (
     expect(me.body.userId).toBe(HOST_USER.id);
     // The host's session is used: no warning about the router's own session secret, no error.
     expect(lines).toEqual({ warn: [], error: [] });
+  });
+});
+
+describe('signing out a user the host signed in (UserAuth.logoutUrl): only the host can end its sign-in', () => {
+  /** Signs in through the host login and approves, so the connected-applications page has a row. */
+  async function signedInAtHost(logoutUrl?: UserAuth['logoutUrl']) {
+    const host = await createPassportHost('session, passport, router', logoutUrl);
+    const agent = request.agent(host.app);
+    const consent = await signInThroughHostLogin(agent, host.client);
+    await agent.post('/oauth2/consent').type('form').send({
+      csrf_token: hiddenField(consent.text, 'csrf_token'), request_id: hiddenField(consent.text, 'request_id'), decision: 'allow',
+    });
+    return { ...host, agent };
+  }
+
+  it("the connected-applications page links to the host's sign-out, not to the router's form that could not end it", async () => {
+    const { agent } = await signedInAtHost(() => '/logout?from=oauth');
+    const page = await agent.get('/oauth2/consents');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<a href="/logout?from=oauth">Sign out</a>');
+    expect(page.text).not.toContain('action="/oauth2/logout"');
+  });
+
+  it('without logoutUrl the page offers no sign-out to such a user', async () => {
+    const { agent } = await signedInAtHost();
+    const page = await agent.get('/oauth2/consents');
+    expect(page.text).toContain('Signed in as');
+    expect(page.text).not.toContain('Sign out');
+  });
+
+  it('a logoutUrl that is not a path of the site or an http(s) URL is not linked, and logged once per page', async () => {
+    const { agent, lines } = await signedInAtHost(() => 'javascript:alert(1)');
+    const page = await agent.get('/oauth2/consents');
+    expect(page.text).not.toContain('javascript:');
+    expect(page.text).not.toContain('Sign out');
+    expect(lines.error).toEqual([expect.stringContaining('userAuth.logoutUrl must return a path of this site')]);
+  });
+
+  it('a POST to /oauth2/logout says the user is still signed in, which is true: the next request gets the consent page', async () => {
+    const { agent, client } = await signedInAtHost(() => '/logout');
+    const page = await agent.get('/oauth2/consents');
+    const out = await agent.post('/oauth2/logout').type('form').send({ csrf_token: hiddenField(page.text, 'csrf_token') });
+    expect(out.status).toBe(200);
+    expect(out.text).toContain('You are still signed in');
+    expect(out.text).toContain('<a href="/logout">its own sign-out</a>');
+    expect(out.text).not.toContain('You are signed out');
+    const again = await agent.get(`/oauth2/authorize?${authorizeQuery(client, { state: 'after-sign-out' })}`);
+    expect(again.status, 'remembered consent answers at once').toBe(302);
   });
 });
 
