@@ -3,7 +3,7 @@ import type { Request } from 'express';
 import type { OAuthClient, Store, TokenEndpointAuthMethod } from '../stores/contract.js';
 import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
 import type { FormParams } from '../http/read-form.js';
-import type { ClientAuthenticationFailedEvent } from '../events/event-types.js';
+import type { ClientAuthenticationFailedEvent, ClientAuthFailure } from '../events/event-types.js';
 import { authenticateClient, parseBasicCredentials, readClientCredentials, type AuthenticatedClient } from './client-auth.js';
 import type { ClientAuthRateLimit } from './client-auth-rate-limit.js';
 import { issuerForClient, wrongAddressMessage } from './issuer.js';
@@ -43,14 +43,15 @@ export async function authenticateAtIssuer(
   const authorization = singleAuthorizationHeader(req);
   const reportFailure = (err: unknown): never => {
     if (err instanceof InvalidClientError && options.events.active) {
+      const presented = presentedClient(authorization, params);
       options.events.publish({
         type: 'client.authentication_failed', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, endpoint,
-        ...presentedClient(authorization, params), reason: err.reason,
+        clientId: NAMES_AN_INTEGRATION.has(err.reason) ? presented.clientId : null, method: presented.method, reason: err.reason,
       });
     } else if (err instanceof TooManyAttemptsError && options.events.active) {
+      // Refused before any lookup, so the id presented may be anything (a secret, swapped in): not reported.
       options.events.publish({
-        type: 'rate_limit.hit', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, limit: 'client_authentication',
-        clientId: presentedClient(authorization, params).clientId,
+        type: 'rate_limit.hit', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, limit: 'client_authentication', clientId: null,
       });
     }
     throw err;
@@ -68,6 +69,12 @@ export async function authenticateAtIssuer(
   if (home !== issuer) reportFailure(new InvalidClientError(wrongAddressMessage(options, home), 'wrong_issuer'));
   return authenticated;
 }
+
+/**
+ * The failures whose presented client_id was found in the store. Any other id is not reported: a partner that
+ * swaps its id and secret (`-u "$SECRET:$ID"`) presents its secret as the id, and events are logged as they are.
+ */
+const NAMES_AN_INTEGRATION: ReadonlySet<ClientAuthFailure> = new Set(['wrong_secret', 'disabled', 'method_not_allowed', 'wrong_issuer']);
 
 /** The client_id a request authenticates as, or null when its credentials are absent or malformed. */
 function presentedClientId(authorization: string | undefined, params: FormParams, options: ResolvedOptions): string | null {

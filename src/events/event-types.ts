@@ -79,7 +79,8 @@ export type ClientAuthFailure =
 export interface ClientAuthenticationFailedEvent extends OAuthEventBase {
   readonly type: 'client.authentication_failed';
   readonly endpoint: 'token' | 'revocation' | 'introspection';
-  /** The client_id presented, when one was (it may name no integration). */
+  /** The client_id presented, when it names an integration (`wrong_secret`, `disabled`, `method_not_allowed`,
+   * `wrong_issuer`); else `null`: an id that names none may be a secret typed in the wrong place. */
   readonly clientId: string | null;
   readonly method: TokenEndpointAuthMethod | null;
   readonly reason: ClientAuthFailure;
@@ -133,6 +134,8 @@ export interface ClientLifecycleEvent extends OAuthEventBase {
 export interface RateLimitHitEvent extends OAuthEventBase {
   readonly type: 'rate_limit.hit';
   readonly limit: 'login' | 'client_authentication';
+  /** `login`: the integration of the authorization request, when known. `client_authentication`: always
+   * `null` (refused before any lookup, the id presented may be a secret); the failures before it name it. */
   readonly clientId: string | null;
 }
 

@@ -223,11 +223,11 @@ describe('audit events', () => {
     const wrong = `${cc.clientSecret.slice(0, -4)}AAAA`;
     h.secrets.add(wrong);
     const cases: Array<[string, Record<string, string>, Record<string, string>, string | null, string | null]> = [
-      ['unknown_client', { Authorization: basic({ clientId: 'nobody', clientSecret: wrong }) }, {}, 'nobody', 'client_secret_basic'],
+      ['unknown_client', { Authorization: basic({ clientId: 'nobody', clientSecret: wrong }) }, {}, null, 'client_secret_basic'],
       ['wrong_secret', { Authorization: basic({ clientId: cc.clientId, clientSecret: wrong }) }, {}, cc.clientId, 'client_secret_basic'],
       ['disabled', { Authorization: basic({ clientId: disabled.client.clientId, clientSecret: disabled.clientSecret }) }, {}, disabled.client.clientId, 'client_secret_basic'],
       ['method_not_allowed', { Authorization: basic({ clientId: postOnly.client.clientId, clientSecret: postOnly.clientSecret }) }, {}, postOnly.client.clientId, 'client_secret_basic'],
-      ['no_credentials', {}, { client_id: cc.clientId }, cc.clientId, null],
+      ['no_credentials', {}, { client_id: cc.clientId }, null, null],
       ['malformed_credentials', { Authorization: `Basic ${Buffer.from(`${cc.clientId}`).toString('base64')}` }, {}, null, 'client_secret_basic'],
       ['wrong_issuer', {}, { client_id: legacy.client.clientId, client_secret: legacy.clientSecret }, legacy.client.clientId, 'client_secret_post'],
     ];
@@ -251,6 +251,20 @@ describe('audit events', () => {
     expectNoSecrets(h);
   });
 
+  it('a secret presented as the client_id (id and secret swapped) is in no event: an id that names no integration is not reported', async () => {
+    const h = await harness({ clientAuthRateLimit: { max: 2 } });
+    const cc = h.credentialsClient;
+    const swapped = { clientId: cc.clientSecret, clientSecret: cc.clientId };
+    const asBasic = () => request(h.app).post('/oauth2/token').set('Authorization', basic(swapped)).type('form').send({ grant_type: 'client_credentials' });
+    const asForm = () => request(h.app).post('/oauth2/token').type('form')
+      .send({ grant_type: 'client_credentials', client_id: swapped.clientId, client_secret: swapped.clientSecret });
+    const withoutSecret = () => request(h.app).post('/oauth2/token').type('form').send({ grant_type: 'client_credentials', client_id: cc.clientSecret });
+    expect([(await asBasic()).status, (await asForm()).status, (await asBasic()).status, (await withoutSecret()).status]).toEqual([401, 401, 429, 401]);
+    expect(h.seen.map((e) => e.type)).toEqual(['client.authentication_failed', 'client.authentication_failed', 'rate_limit.hit', 'client.authentication_failed']);
+    expect(JSON.stringify(h.seen)).not.toContain(cc.clientSecret);
+    expectNoSecrets(h);
+  });
+
   it('clientAuthRateLimit refusing a source reports rate_limit.hit (client_authentication) after the failures it counted', async () => {
     const h = await harness({ clientAuthRateLimit: { max: 2 } });
     const wrong = { clientId: h.credentialsClient.clientId, clientSecret: `${h.credentialsClient.clientSecret}x` };
@@ -261,7 +275,7 @@ describe('audit events', () => {
     }
     expect(statuses).toEqual([401, 401, 429]);
     expect(h.seen.map((e) => e.type)).toEqual(['client.authentication_failed', 'client.authentication_failed', 'rate_limit.hit']);
-    expect(eventsOf(h, 'rate_limit.hit')).toEqual([{ type: 'rate_limit.hit', ...fromHttp, limit: 'client_authentication', clientId: wrong.clientId }]);
+    expect(eventsOf(h, 'rate_limit.hit')).toEqual([{ type: 'rate_limit.hit', ...fromHttp, limit: 'client_authentication', clientId: null }]);
     expectNoSecrets(h);
   });
 

@@ -216,7 +216,7 @@ describe('example app audit log', () => {
     has('token.revoked', { cause: 'revocation_endpoint', extent: 'grant' });
     has('token.issued', { grantType: 'client_credentials', clientId: ccClient.clientId, userId: null });
     has('client.authentication_failed', { endpoint: 'token', reason: 'wrong_secret', clientId: ccClient.clientId });
-    has('rate_limit.hit', { limit: 'client_authentication', clientId: ccClient.clientId });
+    has('rate_limit.hit', { limit: 'client_authentication', clientId: null });
     has('client.authentication_failed', { endpoint: 'introspection', reason: 'wrong_secret', clientId: codeClient.clientId });
     has('consent.withdrawn', { clientId: codeClient.clientId });
     has('token.revoked', { cause: 'consent_withdrawn', extent: 'user', clientId: codeClient.clientId });
