@@ -1,5 +1,5 @@
 // The diagnostics channels the router reports timings and error answers on: free when nobody subscribes.
-import diagnosticsChannel from 'node:diagnostics_channel';
+import * as diagnosticsChannel from 'node:diagnostics_channel';
 import type { OAuthEvents } from '../events/oauth-events.js';
 
 /**

@@ -1,5 +1,5 @@
 // Prometheus metrics of one or more routers: prom-client collectors fed by diagnostics channels and audit events.
-import diagnosticsChannel from 'node:diagnostics_channel';
+import * as diagnosticsChannel from 'node:diagnostics_channel';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Registry } from 'prom-client';
 import type { Store } from '../stores/contract.js';

@@ -125,8 +125,19 @@ export const REDIS_TYPES = `import type { RedisStoreOptions, ResilientRedisConne
 export type RedisTypes = [RedisStoreOptions, ResilientRedisConnection['client']];
 `;
 
+/**
+ * A file that only names the package's types, no default import of its own: so a host compiled without
+ * `esModuleInterop` checks the package's `.d.ts` alone (a default import of a Node module in them fails there).
+ */
+export const TYPES_ONLY = `import type { OAuthRouter, Store, UserAuth } from 'express-oauth-router';
+import type { createMemoryStore } from 'express-oauth-router/stores/memory';
+import type { createSqliteStore } from 'express-oauth-router/stores/sqlite';
+
+export type Named = [OAuthRouter, Store, UserAuth, typeof createMemoryStore, typeof createSqliteStore];
+`;
+
 /** tsconfig of a host: strict, and the package's `.d.ts` checked like the host's own code. */
-export function hostTsconfig(module: 'nodenext' | 'commonjs', files: readonly string[], emit: boolean): string {
+export function hostTsconfig(module: 'nodenext' | 'commonjs', files: readonly string[], emit: boolean, esModuleInterop = true): string {
   return JSON.stringify({
     compilerOptions: {
       target: 'es2022',
@@ -134,7 +145,7 @@ export function hostTsconfig(module: 'nodenext' | 'commonjs', files: readonly st
       ...(module === 'commonjs' ? { moduleResolution: 'node10' } : {}),
       strict: true,
       skipLibCheck: false,
-      esModuleInterop: true,
+      esModuleInterop,
       ...(emit ? { outDir: 'dist' } : { noEmit: true }),
     },
     files,

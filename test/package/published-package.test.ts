@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browseAuthorization } from '../helpers/fetch-browser.js';
-import { CJS_JS_HOST, ESM_JS_HOST, REDIS_TYPES, TS_HOST, hostTsconfig } from './host-sources.js';
+import { CJS_JS_HOST, ESM_JS_HOST, REDIS_TYPES, TS_HOST, TYPES_ONLY, hostTsconfig } from './host-sources.js';
 import {
   ROOT, createHost, packPackage, run, startHost, typeCheck, type CommandResult, type HostClient, type RunningHost,
 } from './packed-host.js';
@@ -49,10 +49,13 @@ beforeAll(async () => {
         'server.cjs': CJS_JS_HOST, 'server.ts': TS_HOST,
         'tsconfig.json': hostTsconfig('nodenext', ['server.ts'], false),
         'tsconfig.commonjs.json': hostTsconfig('commonjs', ['server.ts'], false),
+        'types-only.ts': TYPES_ONLY,
+        'tsconfig.no-interop.json': hostTsconfig('commonjs', ['types-only.ts'], false, false),
       },
     }).then(() => {
       checks['commonjs'] = typeCheck(hostDir('commonjs'));
       checks['commonjs-classic'] = typeCheck(hostDir('commonjs'), 'tsconfig.commonjs.json');
+      checks['commonjs-no-interop'] = typeCheck(hostDir('commonjs'), 'tsconfig.no-interop.json');
     }),
   ]);
 }, 120_000);
@@ -287,5 +290,9 @@ describe('(c) a CommonJS host', () => {
 
   it('TypeScript with module commonjs (node10 resolution, subpaths through typesVersions) type-checks', async () => {
     expectClean(await checks['commonjs-classic']!);
+  }, 60_000);
+
+  it("the package's declarations type-check under module commonjs without esModuleInterop (no default import of a Node module)", async () => {
+    expectClean(await checks['commonjs-no-interop']!);
   }, 60_000);
 });
