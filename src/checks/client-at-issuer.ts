@@ -4,7 +4,7 @@ import type { OAuthClient, Store, TokenEndpointAuthMethod } from '../stores/cont
 import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
 import type { FormParams } from '../http/read-form.js';
 import type { ClientAuthenticationFailedEvent, ClientAuthFailure } from '../events/event-types.js';
-import { authenticateClient, parseBasicCredentials, readClientCredentials, type AuthenticatedClient } from './client-auth.js';
+import { authenticateClient, parseBasicCredentials, readClientCredentials, type AuthenticatedClient, type SlowCheckGate } from './client-auth.js';
 import type { ClientAuthRateLimit } from './client-auth-rate-limit.js';
 import { issuerForClient, wrongAddressMessage } from './issuer.js';
 import { InvalidClientError, TooManyAttemptsError } from '../errors.js';
@@ -57,7 +57,11 @@ export async function authenticateAtIssuer(
     throw err;
   };
   // Reported inside what the limit runs, so a failure that also reaches the limit is reported as both.
-  const authenticate = () => authenticateClient(store, authorization, params, options.clientAuthMethods, copies).catch(reportFailure);
+  // Under the limit, a slow secret check (an imported secret) waits its source's turn: see `slowCheck`.
+  const gate: SlowCheckGate | undefined = limit ? (clientId, final, check) => limit.slowCheck(req, clientId, final, check) : undefined;
+  // A 429 from the gate is reported once, below, with those of the limit itself.
+  const authenticate = () => authenticateClient(store, authorization, params, options.clientAuthMethods, copies, gate)
+    .catch((err: unknown) => (err instanceof TooManyAttemptsError ? Promise.reject(err) : reportFailure(err)));
   // Under `clientAuthRateLimit`, failures are counted per presented client_id and source (none presented: none counted).
   const authenticated = limit
     ? await limit.authenticate(req, () => presentedClientId(authorization, params, options), authenticate).catch((err: unknown) => {

@@ -6,6 +6,7 @@ import { InvalidClientError, TooManyAttemptsError } from '../errors.js';
 import { limitOptionsObject, positiveCount } from '../http/rate-limit-options.js';
 import { counterKey, sourceOf } from '../http/rate-limit-keys.js';
 import { createUntrustedProxyWarning } from '../http/untrusted-proxy-warning.js';
+import { createOneAtATime, TooManyWaitingError } from './one-at-a-time.js';
 
 /** The `clientAuthRateLimit` option. Counts are failed client authentications per window. */
 export interface ClientAuthRateLimitOptions {
@@ -48,7 +49,18 @@ export interface ClientAuthRateLimit {
    * @throws TooManyAttemptsError (429), or what `authenticate` throws.
    */
   authenticate<T>(req: Request, clientIdOf: () => string | null, authenticate: () => Promise<T>): Promise<T>;
+  /**
+   * Runs a slow secret check (scrypt, bcrypt: an imported secret) of `clientId` for this request when its source's
+   * turn comes: one at a time per source, each refused at once (429) if the source became blocked meanwhile, and a
+   * `final` mismatch counted before the next starts. So a burst of wrong secrets sent at once runs `max` checks
+   * (`maxPerSource` across integrations), not one each. Only checks that start a new scrypt or bcrypt come here.
+   * @throws TooManyAttemptsError (429).
+   */
+  slowCheck(req: Request, clientId: string, final: boolean, check: () => Promise<boolean>): Promise<boolean>;
 }
+
+/** Slow checks one source may have waiting for their turn; past it, 429 at once (a burst, not a client). */
+const MAX_WAITING_SLOW_CHECKS = 200;
 
 /** Blocked keys a process remembers before it forgets the oldest: an attacker's addresses cannot fill memory. */
 const MAX_BLOCKED = 10_000;
@@ -101,6 +113,29 @@ export function createClientAuthRateLimit(
     lastBlockEnd = Math.max(lastBlockEnd, until);
   }
 
+  /** Counts a failure of (clientId, this source) and of this source, blocking what reached its limit; resolves the
+   * end of the latest block the count is past (the request is then refused with 429), or null. */
+  async function countFailure(req: Request, clientId: string): Promise<number | null> {
+    const now = clock();
+    const at = now.getTime();
+    const source = sourceOf(req);
+    const sourceKey = counterKey('client-source', source);
+    const pairKey = counterKey('client-pair', clientId, source);
+    const [pair, bySource] = await Promise.all([counters.hit(pairKey, windowMs, now), counters.hit(sourceKey, windowMs, now)]);
+    let past: number | null = null;
+    for (const [key, count, max] of [[pairKey, pair, resolved.max], [sourceKey, bySource, resolved.maxPerSource]] as const) {
+      if (count.count < max) continue;
+      block(key, count.resetAt.getTime(), at);
+      if (count.count > max) past = Math.max(past ?? 0, count.resetAt.getTime());
+    }
+    return past;
+  }
+
+  /** Slow checks take turns per source (see `slowCheck`). */
+  const slowTurns = createOneAtATime(MAX_WAITING_SLOW_CHECKS);
+  /** Requests whose failure a slow check's turn already counted, with what the count said. */
+  const countedInTurn = new WeakMap<Request, number | null>();
+
   const refuse = (until: number, now: number): TooManyAttemptsError =>
     new TooManyAttemptsError('too many failed client authentications from this address; retry later', until - now);
 
@@ -123,20 +158,32 @@ export function createClientAuthRateLimit(
         if (!(err instanceof InvalidClientError)) throw err;
         const clientId = clientIdOf();
         if (clientId === null) throw err;
-        const now = clock();
-        const at = now.getTime();
-        const source = sourceOf(req);
-        const sourceKey = counterKey('client-source', source);
-        const pairKey = counterKey('client-pair', clientId, source);
-        const [pair, bySource] = await Promise.all([counters.hit(pairKey, windowMs, now), counters.hit(sourceKey, windowMs, now)]);
-        let past: number | null = null;
-        for (const [key, count, max] of [[pairKey, pair, resolved.max], [sourceKey, bySource, resolved.maxPerSource]] as const) {
-          if (count.count < max) continue;
-          block(key, count.resetAt.getTime(), at);
-          if (count.count > max) past = Math.max(past ?? 0, count.resetAt.getTime());
-        }
-        if (past !== null) throw refuse(past, at);
+        // A slow check's mismatch was counted in its turn (slowCheck); counting it again would block early.
+        const counted = countedInTurn.get(req);
+        const past = counted !== undefined ? counted : await countFailure(req, clientId);
+        if (past !== null) throw refuse(past, clock().getTime());
         throw err;
+      }
+    },
+    async slowCheck(req, clientId, final, check) {
+      const source = sourceOf(req);
+      const sourceKey = counterKey('client-source', source);
+      let end: () => void;
+      try {
+        end = await slowTurns.turn(sourceKey);
+      } catch (err) {
+        if (!(err instanceof TooManyWaitingError)) throw err;
+        throw new TooManyAttemptsError('too many client authentications at once from this address; retry later', 1000);
+      }
+      try {
+        const at = clock().getTime();
+        const until = blockedUntil(sourceKey, at) ?? blockedUntil(counterKey('client-pair', clientId, source), at);
+        if (until !== null) throw refuse(until, at);
+        const matches = await check();
+        if (!matches && final) countedInTurn.set(req, await countFailure(req, clientId));
+        return matches;
+      } finally {
+        end();
       }
     },
   };

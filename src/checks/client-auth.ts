@@ -5,7 +5,7 @@ import { isStoreId } from '../stores/store-policy.js';
 import type { FormParams } from '../http/read-form.js';
 import { InvalidClientError, InvalidRequestError } from '../errors.js';
 import { hashSecret } from '../crypto/hash-secret.js';
-import { isSlowSecretHash, verifyClientSecret } from '../crypto/verify-client-secret.js';
+import { isKnownOrPending, isSlowSecretHash, verifyClientSecret } from '../crypto/verify-client-secret.js';
 import { constantEquals } from '../crypto/constant-equals.js';
 
 /** Credentials taken from an `Authorization: Basic` header or from the form. */
@@ -111,7 +111,16 @@ export function readClientCredentials(
  * instead of two of each on every token request.
  * @see RFC 6749 §2.3.1, §10.1; RFC 6819 §5.2.3.7 (secret rotation).
  */
-function verifiesCurrentOrPrevious(client: OAuthClient | null, presented: string): boolean | Promise<boolean> {
+/**
+ * Runs a slow secret check (scrypt, bcrypt) of the integration `clientId` when its turn comes: the
+ * client-authentication limit's `slowCheck`. `final`: a mismatch is the request's verdict (not a copy's, which a
+ * lookup may overturn), so the limit counts it before the next check starts.
+ */
+export type SlowCheckGate = (clientId: string, final: boolean, check: () => Promise<boolean>) => Promise<boolean>;
+
+function verifiesCurrentOrPrevious(
+  client: OAuthClient | null, presented: string, gate?: SlowCheckGate, final = true,
+): boolean | Promise<boolean> {
   const expiresAt = client?.previousClientSecretExpiresAt;
   const previous = client?.previousClientSecretHash;
   const inGrace = previous != null && expiresAt instanceof Date && expiresAt.getTime() > Date.now();
@@ -124,8 +133,11 @@ function verifiesCurrentOrPrevious(client: OAuthClient | null, presented: string
     const old = constantEquals(digest, previousHash);
     return current || (old && inGrace);
   }
-  return Promise.all([verifyClientSecret(currentHash, presented), verifyClientSecret(previousHash, presented)])
+  const check = () => Promise.all([verifyClientSecret(currentHash, presented), verifyClientSecret(previousHash, presented)])
     .then(([current, old]) => current || (old && inGrace));
+  // A secret that matched before, or whose check is under way, costs no new scrypt: it need not wait its turn.
+  if (!gate || !client || (isSlowSecretHash(currentHash) && isKnownOrPending(currentHash, presented))) return check();
+  return gate(client.clientId, final, check);
 }
 
 /** An authenticated integration, and the revision of the store's copy it was read from, when it was. */
@@ -161,6 +173,8 @@ function refusal(client: OAuthClient | null, verified: boolean, method: TokenEnd
  *   refuses) is looked up and judged afresh, so a copy never refuses anyone: a re-enabled integration or a
  *   new secret counts at once. The presented secret is compared once against the copy, or against the dummy
  *   hash when there is none, so every failure costs one comparison more and one lookup, whoever is known.
+ * - With `gate` (the client-authentication limit), a slow check that would start a new scrypt or bcrypt waits
+ *   its turn there, so a burst of wrong secrets cannot run more checks than the limit allows.
  * @throws InvalidClientError (401) or InvalidRequestError.
  * @see RFC 6749 §2.3.1, §3.2.1, §5.2; RFC 7591 §2 (`token_endpoint_auth_method`).
  */
@@ -170,18 +184,19 @@ export async function authenticateClient(
   params: FormParams,
   allowed: readonly TokenEndpointAuthMethod[],
   copies = false,
+  gate?: SlowCheckGate,
 ): Promise<AuthenticatedClient> {
   const { clientId, clientSecret, method } = readClientCredentials(authorization, params, allowed);
   // An id no store could hold (a NUL byte, a megabyte) never reaches the store; the answer is the same.
   const storable = isStoreId(clientId);
   if (copies && store.clientCopies) {
     const copy = storable ? store.clientCopies.find(clientId) : undefined;
-    const checked = verifiesCurrentOrPrevious(copy?.client ?? null, clientSecret);
+    const checked = verifiesCurrentOrPrevious(copy?.client ?? null, clientSecret, gate, false);
     const matches = typeof checked === 'boolean' ? checked : await checked;
     if (copy && refusal(copy.client, matches, method) === null) return { client: copy.client, revision: copy.revision };
   }
   const client = storable ? await store.clients.findClient(clientId) : null;
-  const checked = verifiesCurrentOrPrevious(client, clientSecret);
+  const checked = verifiesCurrentOrPrevious(client, clientSecret, gate);
   const matches = typeof checked === 'boolean' ? checked : await checked;
   const refused = refusal(client, matches, method);
   if (refused) throw refused;

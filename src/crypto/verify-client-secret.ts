@@ -27,6 +27,17 @@ async function verifySlow(storedHash: string, presented: string): Promise<boolea
 }
 
 /**
+ * Whether checking `presented` against a slow `storedHash` would cost nothing new: it matched before in this
+ * process, or the same check is under way (a caller then joins it). The client-authentication limit lets such a
+ * check through without waiting its turn: only a check that would start a new scrypt or bcrypt is queued.
+ * @see RFC 6819 §4.3.5 (online guessing), RFC 6749 §2.3.1.
+ */
+export function isKnownOrPending(storedHash: string, presented: string): boolean {
+  const key = cache.key(storedHash, presented);
+  return cache.has(key) || pending.has(key);
+}
+
+/**
  * Whether a stored hash is one of the slow, salted formats (`$scrypt$…`, bcrypt's `$2…$`), told by its first
  * character as `verifyClientSecret` tells it. Any other value is compared as a plain SHA-256.
  * @see RFC 6749 §2.3.1, §10.10.
@@ -43,7 +54,8 @@ export function isSlowSecretHash(storedHash: string): boolean {
  * - `$scrypt$…` (imported secrets, possibly low-entropy): scrypt on the libuv thread pool (~67 ms at our
  *   parameters), then constant-time compare; a match is remembered per process (keyed by the stored hash
  *   and an HMAC of the secret, see `VerificationCache`), so only the first request per process pays it.
- *   A wrong secret pays it every time, which the client-authentication rate limit bounds.
+ *   A wrong secret pays it every time, which the client-authentication rate limit bounds: it lets one new slow
+ *   check run at a time per source and counts its failure before the next starts (`slowCheck`).
  * - `$2a$`/`$2b$`/`$2y$` (imported bcrypt, cost ≤ 12): bcryptjs in a worker thread, cached the same way.
  * @see RFC 6749 §2.3.1 (client password), §10.10; RFC 9700 §4; RFC 7914 (scrypt).
  */

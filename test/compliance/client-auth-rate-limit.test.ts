@@ -8,6 +8,9 @@ import { createMemoryStore } from '../../src/stores/memory/index.js';
 import type { RateLimitStore, Store } from '../../src/stores/contract.js';
 import type { OAuthRouterOptions } from '../../src/options.js';
 import { SPEC_HEADERS } from '../helpers/spec-requests.js';
+import { hashSecretScrypt } from '../../src/crypto/scrypt-secret.js';
+import { OAuthEvents } from '../../src/events/oauth-events.js';
+import type { OAuthEvent } from '../../src/events/event-types.js';
 
 const ATTACKER = '203.0.113.7';
 const CLIENT_HOME = '198.51.100.20';
@@ -34,6 +37,54 @@ async function statuses(send: () => request.Test, times: number): Promise<number
   for (let i = 0; i < times; i += 1) seen.push((await send()).status);
   return seen;
 }
+
+/** A host whose client_credentials integration has an imported secret: its hash is scrypt, a slow check. */
+async function hostWithImportedSecret(options: Partial<OAuthRouterOptions>) {
+  const seen: OAuthEvent[] = [];
+  const events = new OAuthEvents();
+  events.on('event', (event) => seen.push(event));
+  const t = await hostBehindProxy({ ...options, events });
+  const imported: TestClient = { clientId: t.credentialsClient.clientId, clientSecret: 'imported-partner-secret-2019' };
+  await t.store.clients.updateClient!(imported.clientId, { clientSecretHash: await hashSecretScrypt(imported.clientSecret) });
+  return { t, imported, seen };
+}
+
+describe('client authentication rate limit, slow (imported) secrets: what a burst costs', () => {
+  it('a burst of wrong secrets sent at once from one source runs max secret checks, not one each: the rest get 429 unchecked', async () => {
+    const { t, imported, seen } = await hostWithImportedSecret({ clientAuthRateLimit: { max: 4 } });
+    const burst = await Promise.all(Array.from({ length: 40 }, (_, i) =>
+      post(t, 'token', { clientId: imported.clientId, clientSecret: `guess-${i}` }, ATTACKER)));
+    const counts = (kind: string) => seen.filter((event) => event.type === kind).length;
+    expect(burst.map((res) => res.status).sort()).toEqual([...Array(4).fill(401), ...Array(36).fill(429)]);
+    expect(counts('client.authentication_failed'), 'checks that ran and failed').toBe(4);
+    expect(counts('rate_limit.hit')).toBe(36);
+  });
+
+  it('maxPerSource bounds the checks across integrations the same way', async () => {
+    const { t, imported, seen } = await hostWithImportedSecret({ clientAuthRateLimit: { max: 50, maxPerSource: 3 } });
+    const other = t.codeClient.clientId;
+    await t.store.clients.updateClient!(other, { clientSecretHash: await hashSecretScrypt('another-imported-secret') });
+    const burst = await Promise.all(Array.from({ length: 20 }, (_, i) =>
+      post(t, 'token', { clientId: i % 2 === 0 ? imported.clientId : other, clientSecret: `guess-${i}` }, ATTACKER)));
+    expect(burst.filter((res) => res.status === 401)).toHaveLength(3);
+    expect(seen.filter((event) => event.type === 'client.authentication_failed')).toHaveLength(3);
+  });
+
+  it("a partner's burst with its correct imported secret all succeeds: one check, the others join it or find it remembered", async () => {
+    const { t, imported } = await hostWithImportedSecret({ clientAuthRateLimit: { max: 2 } });
+    const burst = await Promise.all(Array.from({ length: 30 }, () => post(t, 'token', imported, CLIENT_HOME)));
+    expect(burst.map((res) => res.status)).toEqual(Array(30).fill(200));
+  });
+
+  it("an attacker's burst from one source leaves the partner's correct secret working from its own", async () => {
+    const { t, imported } = await hostWithImportedSecret({ clientAuthRateLimit: { max: 3 } });
+    const attack = Promise.all(Array.from({ length: 30 }, (_, i) =>
+      post(t, 'token', { clientId: imported.clientId, clientSecret: `guess-${i}` }, ATTACKER)));
+    const partner = await post(t, 'token', imported, CLIENT_HOME);
+    expect(partner.status).toBe(200);
+    expect((await attack).filter((res) => res.status === 401)).toHaveLength(3);
+  });
+});
 
 describe('client authentication rate limit', () => {
   it('after max failures for one client_id a source gets 429 with Retry-After, an RFC 6749 §5.2 body and the SPEC §4.2 headers', async () => {
