@@ -6,13 +6,19 @@ import { requireAdministration } from '../stores/check-store.js';
  * Disables an integration and revokes every token it holds and every code issued to it. The flag is written
  * first, so a request starting after the revocation's moment is refused at authentication; the store's
  * tombstone refuses any token a request that started before it would still save. Only the `disabled` field
- * is written, so a concurrent secret rotation cannot re-enable it.
+ * is written (and, during a planned rotation's grace period, the previous secret removed, so that `enable`
+ * brings back only the current secret), so a concurrent secret rotation cannot re-enable it.
  * @returns false for an unknown client_id.
  * @see RFC 7009 §2.1 (revocation), RFC 6749 §10.2.
  */
 export async function disableClient(store: Store, clientId: string): Promise<boolean> {
   const admin = requireAdministration(store, 'disableClient');
-  if (!(await admin.clients.updateClient(clientId, { disabled: true }))) return false;
+  const current = await admin.clients.findClient(clientId);
+  if (!current) return false;
+  // A disable is often the answer to a leak: the previous secret of a planned rotation must not come back with
+  // `enable`. Cleared only where there is one, so a contract-v1 store (no such fields) is written as before.
+  const endGrace = current.previousClientSecretHash != null ? { previousClientSecretHash: null, previousClientSecretExpiresAt: null } : {};
+  if (!(await admin.clients.updateClient(clientId, { disabled: true, ...endGrace }))) return false;
   await admin.tokens.revokeClientTokens(clientId);
   return true;
 }

@@ -107,6 +107,19 @@ describe('createOAuthAdmin (RFC 6749 §2, RFC 7009 §2.1)', () => {
     expect(guarded.status, 'the token still works').toBe(200);
   });
 
+  it("disable ends a planned rotation's grace period: after enable only the new secret authenticates", async () => {
+    const host = await createTestApp();
+    const admin = createOAuthAdmin(host.store);
+    const { client, clientSecret: oldSecret } = await admin.createClient({ name: 'Acme', flow: 'client_credentials' });
+    const { clientSecret: newSecret } = await admin.rotateSecret(client.clientId, { gracePeriodSeconds: 3600 });
+    expect(await tokenStatus(host.app, { clientId: client.clientId, clientSecret: oldSecret }), 'in grace').toBe(200);
+    await admin.disableClient(client.clientId);
+    await admin.enableClient(client.clientId);
+    expect(await tokenStatus(host.app, { clientId: client.clientId, clientSecret: oldSecret }), 'the old secret stays gone').toBe(401);
+    expect(await tokenStatus(host.app, { clientId: client.clientId, clientSecret: newSecret })).toBe(200);
+    expect(await admin.getClient(client.clientId)).not.toHaveProperty('previousClientSecretHash');
+  });
+
   it('mutations of an unknown client_id reject with UnknownClientError; getClient resolves null', async () => {
     const admin = createOAuthAdmin(createMemoryStore());
     expect(await admin.getClient('nope')).toBeNull();
