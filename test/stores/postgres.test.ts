@@ -9,6 +9,7 @@ import { buildClient, buildCode, buildToken } from '../../src/testing/conformanc
 import { runStoreConformance } from '../../src/testing/index.js';
 import { untilServing } from '../helpers/store-races.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
+import { createPostgresRunner, prepareSql } from '../../src/stores/postgres/query.js';
 
 const url = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
 if (!url) console.info('PostgreSQL store tests skipped: set OAUTH_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test to run them');
@@ -202,6 +203,27 @@ describe.skipIf(!url)('PostgreSQL store', () => {
   });
 
   describe('operations', () => {
+    it('a connection that breaks between two statements of a transaction rejects with StoreUnavailableError, and the process lives on', async () => {
+      // pg's pool listens for errors only on idle clients: without a listener of the store's, the 'error' a
+      // terminated backend emits on a checked-out client ends the host process (an outside fault script saw it
+      // during revocations).
+      const pool = new pg.Pool({ connectionString: url, max: 2 });
+      const runner = createPostgresRunner(pool, 2000);
+      try {
+        const outcome = runner.transaction(async (tx) => {
+          const { rows } = await tx.query<{ pid: number }>(prepareSql('SELECT pg_backend_pid() AS pid'), []);
+          await admin!.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
+          // The client notices the closed socket on its own, between statements: that is the 'error' event.
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          return tx.query(prepareSql('SELECT 1'), []);
+        });
+        await expect(outcome).rejects.toBeInstanceOf(StoreUnavailableError);
+        expect((await runner.query<{ one: number }>(prepareSql('SELECT 1 AS one'), [])).rows[0]!.one, 'the pool serves again').toBe(1);
+      } finally {
+        await pool.end();
+      }
+    });
+
     it('the background sweep deletes expired rows and tombstones and keeps live ones', async () => {
       const store = await openStore(freshSchema(), { sweepIntervalSeconds: 0.05 });
       const schema = schemaOf.get(store)!;

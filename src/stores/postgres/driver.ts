@@ -25,6 +25,9 @@ export interface PostgresClient {
     values?: unknown[],
   ): Promise<PostgresQueryResult<R>>;
   release(err?: Error | boolean): void;
+  /** pg's `Client` is an EventEmitter: a connection error between statements is emitted as `'error'`. */
+  on?(event: 'error', listener: (err: Error) => void): unknown;
+  removeListener?(event: 'error', listener: (err: Error) => void): unknown;
 }
 
 /**

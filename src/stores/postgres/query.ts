@@ -18,6 +18,27 @@ export function prepareSql(text: string): PreparedSql {
   return { text, name: `eor_${createHash('sha256').update(text).digest('hex').slice(0, 24)}` };
 }
 
+/** Nothing to do with the error itself: the next statement on the broken connection rejects, and is answered 503. */
+function ignoreConnectionError(): void {}
+
+/**
+ * A checked-out client with an `'error'` listener until it is released. pg's pool listens only to idle
+ * clients; a connection that breaks between two statements of a transaction (a terminated backend, a reset,
+ * a failover) emits `'error'` with no listener, and Node ends the host process for it. Held here, the error
+ * surfaces as the next statement's rejection, which the transaction discards the connection for.
+ * @see DESIGN §2 (a store outage is a 503, never a crash).
+ */
+function listenedWhileOut(client: PostgresClient): PostgresClient {
+  client.on?.('error', ignoreConnectionError);
+  return {
+    query: (config, values) => client.query(config, values),
+    release(err) {
+      client.removeListener?.('error', ignoreConnectionError);
+      client.release(err);
+    },
+  };
+}
+
 /** Runs prepared statements inside a transaction that `PostgresRunner.transaction` opened. */
 export interface PostgresTransaction {
   query<R extends PostgresRow>(sql: PreparedSql, values: readonly unknown[]): Promise<PostgresQueryResult<R>>;
@@ -101,12 +122,14 @@ export function createPostgresRunner(pool: PostgresPoolConnection, queryTimeoutM
   }
 
   async function connect(): Promise<PostgresClient> {
+    let client: PostgresClient;
     try {
       // A connection that arrives after the deadline goes straight back to the pool.
-      return await withDeadline(pool.connect(), (client) => client.release());
+      client = await withDeadline(pool.connect(), (late) => late.release());
     } catch (err) {
       return rethrowPostgresError(err);
     }
+    return listenedWhileOut(client);
   }
 
   return {
