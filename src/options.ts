@@ -248,7 +248,18 @@ function resolveIssuer(key: string, value: unknown, legacy: boolean): ResolvedIs
   };
 }
 
-function positiveInteger(key: string, value: unknown, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
+/** The longest lifetime an option takes: past it an expiry may fall outside what a Date or a store column holds
+ * (a token minted with `accessTokenTtl: 1e13` was refused by every check). Ten years. */
+const LONGEST_TTL = 10 * 365 * 24 * 3600;
+
+/** Refuses a key of a nested option object that is not one of `known`, as a misspelt top-level option is refused. */
+function onlyKnownKeys(option: string, value: object, known: readonly string[]): void {
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key)) throw new OptionsError(`${option}.${key}`, `is not an option (known: ${known.join(', ')})`);
+  }
+}
+
+function positiveInteger(key: string, value: unknown, fallback: number, max = LONGEST_TTL): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0 || value > max) {
     throw new OptionsError(key, `must be a positive integer number of seconds${max < 1e9 ? ` up to ${max}` : ''}`);
@@ -285,6 +296,7 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
     if (typeof options.legacy !== 'object' || options.legacy === null) {
       throw new OptionsError('legacy', 'must be { issuer, credentialsIssuedBefore? } or false');
     }
+    onlyKnownKeys('legacy', options.legacy, ['issuer', 'credentialsIssuedBefore']);
     legacy = resolveIssuer('legacy.issuer', options.legacy.issuer, true);
     legacyCutoff = resolveCutoff(options.legacy.credentialsIssuedBefore);
     if (legacy.issuer === main.issuer) throw new OptionsError('legacy.issuer', 'must differ from "issuer"');
@@ -300,6 +312,7 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
   }
   const session = options.session ?? {};
   if (typeof session !== 'object' || session === null) throw new OptionsError('session', 'must be an object');
+  onlyKnownKeys('session', session, ['secret', 'store', 'cookieName', 'idleTtl', 'absoluteTtl', 'ttl']);
   if (session.secret !== undefined) {
     const secrets = typeof session.secret === 'string' ? [session.secret] : session.secret;
     if (!Array.isArray(secrets) || secrets.length === 0 || secrets.some((s) => typeof s !== 'string' || s.length < 16)) {

@@ -32,9 +32,19 @@ describe('createOAuthRouter options', () => {
     [{ issuer: 'https://x', requirePkce: 'yes' }, 'requirePkce'],
     [{ issuer: 'https://x', realm: 'a"b' }, 'realm'],
     [{ issuer: 'https://x', accessTokenTTL: 60 }, 'accessTokenTTL'],
+    [{ issuer: 'https://x', session: { idelTtl: 60 } }, 'session.idelTtl'],
+    [{ issuer: 'https://x', legacy: { issuer: 'https://y', credentialsIssuedBefor: '2022-01-01' } }, 'legacy.credentialsIssuedBefor'],
+    [{ issuer: 'https://x', accessTokenTtl: 1e13 }, 'accessTokenTtl'],
+    [{ issuer: 'https://x', refreshTokenTtl: 10 * 365 * 24 * 3600 + 1 }, 'refreshTokenTtl'],
+    [{ issuer: 'https://x', session: { absoluteTtl: 9e12 } }, 'session.absoluteTtl'],
   ])('rejects %j naming %s', (options, key) => {
     expect(() => resolveOptions(options as never)).toThrow(OptionsError);
     expect(() => resolveOptions(options as never)).toThrow(`"${key}"`);
+  });
+
+  it('takes lifetimes up to ten years, which every store and a JWT exp can hold', () => {
+    const tenYears = 10 * 365 * 24 * 3600;
+    expect(resolveOptions({ issuer: 'https://x', accessTokenTtl: tenYears, refreshTokenTtl: tenYears }).refreshTokenTtl).toBe(tenYears);
   });
 
   it('suggests the right key for a likely typo', () => {
