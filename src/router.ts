@@ -154,7 +154,10 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     router.get([`/.well-known/oauth-authorization-server${prefix}`, `${prefix}/.well-known/oauth-authorization-server`], dispatch('metadata'));
   }
 
-  serveDirectly(router, direct);
+  serveDirectly(router, direct, (baseUrl) => resolved.logger.warn(
+    `express-oauth-router: oauth.router is mounted at "${baseUrl.slice(0, 100)}", so its routes answer under it and not at the issuer's `
+    + `addresses (${issuers.map((issuer) => `${issuer.issuer}/oauth2/…`).join(', ')}). Mount it at the root, app.use(oauth.router): `
+    + 'the issuer\'s path is already part of its routes.'));
 
   return {
     router,

@@ -67,17 +67,24 @@ function plainRoutePaths(stack: readonly StackLayer[]): Set<string> | null {
  *   text; a path with `%`, `#`, whitespace or other than printable ASCII, or an absolute-form URL, is always
  *   walked.
  * Everything else walks the stack as before, so the routes registered there stay the single definition of
- * what answers where.
+ * what answers where. `mountedAtPath` hears once of a router mounted under a path, where none of its routes
+ * answers at the issuer's addresses.
  * @see RFC 6749 §3.1–3.2 (the endpoints), RFC 7009 §2, RFC 7662 §2.
  */
-export function serveDirectly(router: Router, routes: readonly DirectRoute[]): void {
+export function serveDirectly(router: Router, routes: readonly DirectRoute[], mountedAtPath: (baseUrl: string) => void = () => {}): void {
   const byPath = new Map(routes.map((route) => [route.path, route]));
+  let mountReported = false;
   const stack = (router as unknown as { stack: StackLayer[] }).stack;
   const layers = stack.length;
   const known = plainRoutePaths(stack);
   const target = router as unknown as { handle: HandleFunction };
   const walk = target.handle;
   target.handle = function handle(this: unknown, req: Request, res: Response, out: NextFunction): void {
+    // Mounted under a path (`app.use('/auth', router)`), no route would answer where the issuer says: told once.
+    if (!mountReported && req.baseUrl) {
+      mountReported = true;
+      mountedAtPath(req.baseUrl);
+    }
     const url = req.url;
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);

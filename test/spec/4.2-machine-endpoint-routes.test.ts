@@ -230,3 +230,26 @@ describe('requests for the host, passing through the router mounted before the h
     expect((await request(host).get('/added-later')).body).toEqual({ added: true });
   });
 });
+
+describe('the router mounted under a path (README: mount it at the root)', () => {
+  it('warns once that its routes answer under that path and not at the issuer\'s addresses', async () => {
+    const warnings: string[] = [];
+    const oauth = createTestRouter(createMemoryStore(), { logger: { warn: (m) => warnings.push(m), error() {} } });
+    const app = express();
+    app.use('/auth', oauth.router);
+    app.use('/api', oauth.router);
+    expect((await request(app).post('/auth/oauth2/token').type('form').send({ grant_type: 'client_credentials' })).status).toBe(401);
+    await request(app).get('/api/v1/envelopes');
+    expect(warnings).toEqual([`express-oauth-router: oauth.router is mounted at "/auth", so its routes answer under it and not at the issuer's addresses (${ISSUER}/oauth2/…). Mount it at the root, app.use(oauth.router): the issuer's path is already part of its routes.`]);
+  });
+
+  it('says nothing when mounted at the root', async () => {
+    const warnings: string[] = [];
+    const oauth = createTestRouter(createMemoryStore(), { logger: { warn: (m) => warnings.push(m), error() {} } });
+    const app = express();
+    app.use(oauth.router);
+    await request(app).post('/oauth2/token').type('form').send({ grant_type: 'client_credentials' });
+    await request(app).get('/api/v1/envelopes');
+    expect(warnings).toEqual([]);
+  });
+});
