@@ -4,6 +4,7 @@ import { InvalidRequestError, UnreadableBodyError } from '../errors.js';
 import { startBodyDeadline } from './body-deadline.js';
 import { FORM_BODY_LIMIT } from './read-form.js';
 import { isBodyAlreadyRead, preParsedFields } from './pre-parsed-body.js';
+import { checkFormBodyEncoding } from './form-body-encoding.js';
 import { parameterLabel } from '../checks/parameter-label.js';
 
 /** The most fields a page form can carry (the login form has five). */
@@ -72,7 +73,9 @@ export function createPageFormBody(timeoutSeconds: number): RequestHandler {
       return;
     }
     try {
-      // What the router's own parser would have seen: only a form body counts.
+      // What the router's own parser would have seen: only a form body counts, and one it would have refused
+      // (compressed, another charset: a host parser may have inflated or decoded it) is refused here too.
+      if (isForm(req)) checkFormBodyEncoding(req);
       accept(isForm(req) ? preParsedFields(req, { bytes: FORM_BODY_LIMIT, fields: PAGE_FORM_FIELD_LIMIT }) : []);
     } catch (err) {
       next(err);

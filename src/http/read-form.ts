@@ -104,9 +104,10 @@ export async function readForm(req: Request, timeoutSeconds: number): Promise<Fo
   if (type !== 'application/x-www-form-urlencoded') {
     throw new InvalidRequestError('the request body must be application/x-www-form-urlencoded');
   }
+  // Before anything is read: a compressed or wrongly encoded body gets the same answer whoever read it.
+  const charset = checkFormBodyEncoding(req);
   // A host parser read the body first (its own, larger limits): hold what it parsed to ours.
   if (isBodyAlreadyRead(req)) return toParams(preParsedFields(req, { bytes: FORM_BODY_LIMIT }));
-  const charset = checkFormBodyEncoding(req);
   // This runs in the 'request' event, which Node's parser emits before it parses the body; the parser pushes
   // the rest of the packet before any promise continues, so after one turn of the microtask queue a body that
   // came with the headers is buffered.

@@ -2,6 +2,7 @@
 // body: the same answers with no host parser, a global express.urlencoded({ extended: true, limit: '1mb' }),
 // a global express.json(), and both.
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import express from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +19,8 @@ const HOSTS: ReadonlyArray<readonly [string, express.RequestHandler[], boolean]>
   ['global express.json() and express.urlencoded({ extended: true })', [express.json(), express.urlencoded({ extended: true, limit: '1mb' })], true],
 ];
 const PADDING = 'a'.repeat(20 * 1024);
+/** superagent serializes a form body itself; this sends a (gzip) Buffer as it is. Typed as its string serializer. */
+const asIs = ((body: Buffer) => body) as unknown as (body: unknown) => string;
 
 describe.each(HOSTS)('a host with %s', (_name, parsers, extended) => {
   let t: TestApp;
@@ -99,6 +102,16 @@ describe.each(HOSTS)('a host with %s', (_name, parsers, extended) => {
     expect(res.status).toBe(200);
   });
 
+  it('token and revocation endpoints: a gzip body is refused (400 invalid_request), even where the host parser inflated it', async () => {
+    const body = gzipSync('grant_type=client_credentials');
+    for (const path of ['/oauth2/token', '/oauth2/revoke']) {
+      const res = await request(app).post(path).set('Authorization', basic(t.credentialsClient))
+        .set('Content-Type', 'application/x-www-form-urlencoded').set('Content-Encoding', 'gzip').serialize(asIs).send(body);
+      expect(res.status, path).toBe(400);
+      expect(res.body.error).toBe('invalid_request');
+    }
+  });
+
   it('revocation endpoint: a 20 KB body is refused too', async () => {
     const res = await request(app).post('/oauth2/revoke').set('Authorization', basic(t.credentialsClient)).type('form')
       .send(`token=x&padding=${PADDING}`);
@@ -117,6 +130,13 @@ describe.each(HOSTS)('a host with %s', (_name, parsers, extended) => {
       const { agent, fields } = await loginFields();
       const res = await agent.post('/oauth2/login').type('form').send(`${fields}&username=alice&password=${encodeURIComponent('correct horse battery staple')}`);
       expect(res.status).toBe(303);
+    });
+
+    it('refuses a gzip form with a 415 page, even where the host parser inflated it', async () => {
+      const { agent, fields } = await loginFields();
+      const res = await agent.post('/oauth2/login').set('Content-Type', 'application/x-www-form-urlencoded').set('Content-Encoding', 'gzip')
+        .serialize(asIs).send(gzipSync(`${fields}&username=alice&password=${encodeURIComponent('correct horse battery staple')}`));
+      expect(res.status).toBe(415);
     });
 
     it('refuses a 20 KB form with a 413 invalid_request page', async () => {
