@@ -1,6 +1,6 @@
 // The SQLite store passes the conformance suite and keeps its promises across files, connections, processes and versions.
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -86,6 +86,28 @@ describe('sqlite store specifics', () => {
   afterEach(async () => {
     for (const store of stores.splice(0)) await store.close();
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['deleted', (file: string) => { for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true }); }],
+    ['replaced', (file: string) => { renameSync(file, `${file}.old`); writeFileSync(file, ''); }],
+  ] as const)('a database file %s under a running store: saves and consumes fail with StoreUnavailableError, never answered as saved', async (_how, change) => {
+    const file = tempFile(dirs);
+    const store = open(file);
+    const { client } = buildClient();
+    await store.clients.createClient(client);
+    const code = buildCode({ clientId: client.clientId, issuedAt: now() });
+    await store.codes.saveCode(code);
+    const first = buildTokenPair({ clientId: client.clientId });
+    expect(await store.tokens.saveTokens(first.access, first.refresh, { authorizedAt: now() })).toBe(true);
+    change(file);
+    const later = buildTokenPair({ clientId: client.clientId });
+    await expect(store.tokens.saveTokens(later.access, later.refresh, { authorizedAt: now() })).rejects.toBeInstanceOf(StoreUnavailableError);
+    // A batch of several (one turn) fails whole, as does a consume.
+    const two = [buildTokenPair({ clientId: client.clientId }), buildTokenPair({ clientId: client.clientId })];
+    const results = await Promise.allSettled(two.map((pair) => store.tokens.saveTokens(pair.access, pair.refresh, { authorizedAt: now() })));
+    expect(results.map((r) => r.status === 'rejected' && r.reason instanceof StoreUnavailableError)).toEqual([true, true]);
+    await expect(store.codes.consumeCode(code.codeHash)).rejects.toBeInstanceOf(StoreUnavailableError);
   });
 
   it('data survives close and reopen of the same file (process restart)', async () => {

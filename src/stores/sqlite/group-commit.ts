@@ -65,7 +65,9 @@ export type GroupCommit = <A extends unknown[], R>(write: (...args: A) => R, opt
  * @see DESIGN §3a (one store round trip per step), contract `CodeStore.consumeCode` (exactly one winner),
  *   `TokenStore.saveTokens` (all or nothing), RFC 6749 §4.1.2 (single-use codes).
  */
-export function createGroupCommit(db: SqliteConnection, lockWait: SqliteLockWait, relaxAhead = false): GroupCommit {
+export function createGroupCommit(
+  db: SqliteConnection, lockWait: SqliteLockWait, relaxAhead = false, beforeCommit: () => void = () => {},
+): GroupCommit {
   let queue: Pending[] = [];
   // The ahead batch skips SQLite's sync; the connection is back under FULL for everything else (revocations,
   // the synced batch, a host's own writes on a shared connection). Executed, not prepared once: SQLite applies
@@ -89,6 +91,8 @@ export function createGroupCommit(db: SqliteConnection, lockWait: SqliteLockWait
         outcomes.push({ ok: false, error });
       }
     }
+    // Throwing rolls the batch back: nothing it wrote is answered as saved (file-guard.ts).
+    beforeCommit();
     return outcomes;
   });
 
@@ -170,10 +174,16 @@ export function createGroupCommit(db: SqliteConnection, lockWait: SqliteLockWait
 
   return <A extends unknown[], R>(write: (...args: A) => R, options: GroupCommitOptions = {}) => {
     const one = db.transaction(write);
+    // A batch of one is its own transaction, checked before its COMMIT as a batch of many is.
+    const alone = db.transaction((...args: A): R => {
+      const result = write(...args);
+      beforeCommit();
+      return result;
+    });
     const ahead = options.ahead === true;
     return (...args: A) => new Promise<R>((resolve, reject) => {
       queue.push({
-        run: (alone) => (alone ? one.immediate(...args) : one(...args)),
+        run: (single) => (single ? alone.immediate(...args) : one(...args)),
         ahead,
         deadline: monotonicMs() + lockWait.timeoutMs,
         resolve: resolve as (value: unknown) => void,

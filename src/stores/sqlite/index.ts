@@ -6,6 +6,7 @@ import type { AuthorizationCodeRecord, CompleteStore, ConsentRecord, ConsumeResu
 import { createSqliteClientStore } from './clients.js';
 import { runSqlite } from './errors.js';
 import { createGroupCommit } from './group-commit.js';
+import { createFileGuard, type SqliteFileInfo } from './file-guard.js';
 import { createSqliteKeyStore } from './keys.js';
 import { createLockWait } from './lock-wait.js';
 import { createSqliteRateLimits } from './rate-limits.js';
@@ -217,7 +218,7 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
   // Code consumes and token saves: per event-loop turn, one batch of consumes, then one synced batch of the rest;
   // under FULL in WAL mode the consumes need no sync of their own, the save of their tokens covers them (group-commit.ts).
   const relaxAhead = synchronous === 'full' && db.pragma('journal_mode', { simple: true }) === 'wal';
-  const groupCommit = createGroupCommit(db, lockWait, relaxAhead);
+  const groupCommit = createGroupCommit(db, lockWait, relaxAhead, createFileGuard(db as SqliteFileInfo));
   const consume = groupCommit((codeHash: string): ConsumeResult<AuthorizationCodeRecord> => {
     const now = Date.now();
     const won = s.consumeCode.get(now, codeHash, now);
