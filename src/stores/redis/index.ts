@@ -103,7 +103,8 @@ export interface RedisStoreOptions {
   readonly url?: string;
   /**
    * A Redis Cluster the store connects to and owns: `rootNodes` are `redis://host:port` URLs of some of
-   * its nodes (the rest are discovered). Keys then carry hash tags (see the README, "Redis Cluster").
+   * its nodes (the rest are discovered). The first that carries `user:password@` authenticates every node,
+   * discovered ones included. Keys then carry hash tags (see the README, "Redis Cluster").
    */
   readonly cluster?: {
     readonly rootNodes: readonly string[];
