@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createStoreFromUrl, DEFAULT_STORE_URL } from 'express-oauth-router';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createApp } from './app.js';
-import { createAppLogger } from './audit-log.js';
+import { createAppLogger, storeLogger } from './audit-log.js';
 import { formatBanner } from './banner.js';
 import { seedDemoClients } from './seed.js';
 import { createSessionStore } from './session-store.js';
@@ -35,8 +35,10 @@ async function main(): Promise<void> {
   const metricsAccess = parseMetricsAccess(env('METRICS_TOKEN'), env('METRICS_LOCAL_ONLY'));
   const redirectUri = `http://localhost:${port}/demo/callback`;
 
-  const store = await createStoreFromUrl(storeUrl);
-  const sessions = await createSessionStore(storeUrl);
+  // One logger for everything, so the stores' connection warnings are JSON lines on stdout like the rest.
+  const log = createAppLogger();
+  const store = await createStoreFromUrl(storeUrl, { logger: storeLogger(log) });
+  const sessions = await createSessionStore(storeUrl, { logger: storeLogger(log) });
   const closeStores = (): Promise<unknown> => Promise.all([sessions.close(), store.close?.()]);
   const demo = await seedDemoClients(store, redirectUri);
   // /metrics serves the process's own metrics (CPU, memory, event loop lag) next to the router's.
@@ -52,7 +54,7 @@ async function main(): Promise<void> {
     demoRedirectUri: redirectUri,
     demoCodeClientId: demo.code?.clientId ?? null,
     ...(trustProxy !== undefined ? { trustProxy } : {}),
-    log: createAppLogger(),
+    log,
     metricsAccess,
     metricsRegistry,
   });
