@@ -5,6 +5,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createApp } from './app.js';
 import { createAppLogger, storeLogger } from './audit-log.js';
 import { formatBanner } from './banner.js';
+import { closeConnectionsOnDrain } from './close-connections-on-drain.js';
 import { seedDemoClients } from './seed.js';
 import { createSessionStore } from './session-store.js';
 import { parseTrustProxy } from './trust-proxy.js';
@@ -60,6 +61,7 @@ async function main(): Promise<void> {
   });
 
   const server = app.listen(port);
+  const connections = closeConnectionsOnDrain(server);
   server.once('error', (error) => {
     console.error(`Cannot listen on port ${port}: ${error.message}`);
     void closeStores().finally(() => process.exit(1));
@@ -85,6 +87,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     process.stdout.write(`${signal}: shutting down\n`);
+    // From now on every response says Connection: close, so keep-alive clients reconnect instead of being cut.
+    connections.drain();
     server.close(() => {
       void closeStores().then(
         () => process.exit(0),
