@@ -1,6 +1,6 @@
 // Structured logging of the example app: pino JSON lines for the router's messages and for every audit event.
 import { pino, type Logger as Pino } from 'pino';
-import type { Logger, OAuthEvents } from 'express-oauth-router';
+import { describeStoreError, type Logger, type OAuthEvents, type StoreWarningLogger } from 'express-oauth-router';
 
 /**
  * The app's logger: one JSON object per line on stdout, ISO times. Nothing here logs requests: a request line
@@ -16,6 +16,18 @@ export function routerLogger(log: Pino): Logger {
   return {
     warn: (message) => oauthLog.warn(message),
     error: (message) => oauthLog.error(message),
+  };
+}
+
+/**
+ * The stores' `logger` (OAuth store and session store) over pino: one line per connection loss or background
+ * failure, `"component":"store"`, with the driver error's message and code only. The error object itself
+ * would put node-postgres's connection (its cancel `secretKey` too) into the log.
+ */
+export function storeLogger(log: Pino): StoreWarningLogger {
+  const storeLog = log.child({ component: 'store' });
+  return {
+    warn: (message, error) => storeLog.warn(error === undefined ? {} : { error: describeStoreError(error) }, message),
   };
 }
 

@@ -1,4 +1,5 @@
 // The start-up text: addresses, the demo user, the demo integrations and ready-to-paste commands.
+import { redactStoreUrl } from './redact-store-url.js';
 import type { DemoClients } from './seed.js';
 
 /** What the banner shows. */
@@ -33,7 +34,7 @@ export function formatBanner(input: BannerInput): string {
     `Acme Sign example API listening on ${input.listenUrl}`,
     `  auth_url:        ${authUrl}  (${authUrl}/oauth2/authorize, ${authUrl}/oauth2/token)`,
     `  legacy_auth_url: ${input.legacyAuthUrl}`,
-    `  store:           ${redactPassword(input.storeUrl)}`,
+    `  store:           ${redactStoreUrl(input.storeUrl)}`,
     ...(input.sessions ? [`  sessions:        ${input.sessions}`] : []),
     ...(input.warnSessionSecret
       ? ['  SESSION_SECRET is not set: login sessions work on this instance only. Give every instance the same SESSION_SECRET.']
@@ -85,16 +86,4 @@ export function formatBanner(input: BannerInput): string {
   }
   lines.push('Press Ctrl+C to stop.');
   return lines.join('\n');
-}
-
-/** The store URL without its password, which must not reach a terminal or a log. */
-function redactPassword(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (!parsed.password) return url;
-    parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return url;
-  }
 }

@@ -3,8 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { createStoreFromUrl, DEFAULT_STORE_URL } from 'express-oauth-router';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createApp } from './app.js';
-import { createAppLogger } from './audit-log.js';
+import { createAppLogger, storeLogger } from './audit-log.js';
 import { formatBanner } from './banner.js';
+import { closeConnectionsOnDrain } from './close-connections-on-drain.js';
 import { seedDemoClients } from './seed.js';
 import { createSessionStore } from './session-store.js';
 import { parseTrustProxy } from './trust-proxy.js';
@@ -35,8 +36,10 @@ async function main(): Promise<void> {
   const metricsAccess = parseMetricsAccess(env('METRICS_TOKEN'), env('METRICS_LOCAL_ONLY'));
   const redirectUri = `http://localhost:${port}/demo/callback`;
 
-  const store = await createStoreFromUrl(storeUrl);
-  const sessions = await createSessionStore(storeUrl);
+  // One logger for everything, so the stores' connection warnings are JSON lines on stdout like the rest.
+  const log = createAppLogger();
+  const store = await createStoreFromUrl(storeUrl, { logger: storeLogger(log) });
+  const sessions = await createSessionStore(storeUrl, { logger: storeLogger(log) });
   const closeStores = (): Promise<unknown> => Promise.all([sessions.close(), store.close?.()]);
   const demo = await seedDemoClients(store, redirectUri);
   // /metrics serves the process's own metrics (CPU, memory, event loop lag) next to the router's.
@@ -52,12 +55,13 @@ async function main(): Promise<void> {
     demoRedirectUri: redirectUri,
     demoCodeClientId: demo.code?.clientId ?? null,
     ...(trustProxy !== undefined ? { trustProxy } : {}),
-    log: createAppLogger(),
+    log,
     metricsAccess,
     metricsRegistry,
   });
 
   const server = app.listen(port);
+  const connections = closeConnectionsOnDrain(server);
   server.once('error', (error) => {
     console.error(`Cannot listen on port ${port}: ${error.message}`);
     void closeStores().finally(() => process.exit(1));
@@ -83,6 +87,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     process.stdout.write(`${signal}: shutting down\n`);
+    // From now on every response says Connection: close, so keep-alive clients reconnect instead of being cut.
+    connections.drain();
     server.close(() => {
       void closeStores().then(
         () => process.exit(0),

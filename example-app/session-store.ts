@@ -3,6 +3,7 @@ import session, { type SessionData, Store as SessionStore } from 'express-sessio
 import connectPgSimple from 'connect-pg-simple';
 import { RedisStore } from 'connect-redis';
 import pg from 'pg';
+import { consoleStoreLogger, type StoreWarningLogger } from 'express-oauth-router';
 import { connectResilientRedis, connectResilientRedisCluster, parseRedisClusterUrl } from 'express-oauth-router/stores/redis';
 
 /** The session store the example app runs with, and how to release it. */
@@ -21,7 +22,8 @@ export interface AppSessionStore {
 export interface SessionStoreOptions {
   /** Milliseconds before a session read or write gives up (the router then answers 503). Default 5000. */
   readonly timeoutMs?: number;
-  readonly logger?: { warn(message: string): void };
+  /** Connection losses, with the driver's error as the second argument. Default: the OAuth stores' one-line default. */
+  readonly logger?: StoreWarningLogger;
 }
 
 /** Table of the PostgreSQL sessions, in the OAuth store's schema (`?schema=`, default `oauth`). */
@@ -143,7 +145,7 @@ async function createPostgresSessionStore(storeUrl: string, timeoutMs: number, l
     keepAlive: true,
   });
   // Without a listener an idle connection's error (database restart) would crash the process.
-  pool.on('error', () => logger.warn('example app: idle PostgreSQL session connection lost'));
+  pool.on('error', (err) => logger.warn('example app: idle PostgreSQL session connection lost', err));
   try {
     await ensureSessionTable(pool, schema);
   } catch (err) {
@@ -156,7 +158,7 @@ async function createPostgresSessionStore(storeUrl: string, timeoutMs: number, l
     schemaName: schema,
     tableName: SESSION_TABLE,
     createTableIfMissing: false,
-    errorLog: (message: string) => logger.warn(`example app: ${message}`),
+    errorLog: (message: string, err?: unknown) => logger.warn(`example app: ${message}`, err),
   });
   let closed = false;
   return {
@@ -212,7 +214,7 @@ async function createRedisClusterSessionStore(storeUrl: string, timeoutMs: numbe
  */
 export async function createSessionStore(storeUrl: string, options: SessionStoreOptions = {}): Promise<AppSessionStore> {
   const timeoutMs = options.timeoutMs ?? 5000;
-  const logger = options.logger ?? console;
+  const logger = options.logger ?? consoleStoreLogger;
   const scheme = storeUrl.trim().slice(0, Math.max(0, storeUrl.trim().indexOf(':'))).toLowerCase();
   if (scheme === 'postgres' || scheme === 'postgresql') return createPostgresSessionStore(storeUrl.trim(), timeoutMs, logger);
   if (scheme === 'redis' || scheme === 'rediss') return createRedisSessionStore(storeUrl.trim(), timeoutMs, logger);

@@ -72,6 +72,10 @@ export {
 export type { OAuthErrorCode } from './errors.js';
 export { createStoreFromUrl, DEFAULT_STORE_URL } from './stores/from-url.js';
 export type { StoreFromUrlOptions } from './stores/from-url.js';
+export { consoleStoreLogger } from './stores/console-store-logger.js';
+export type { StoreWarningLogger } from './stores/console-store-logger.js';
+export { describeStoreError } from './stores/describe-store-error.js';
+export type { StoreErrorSummary } from './stores/describe-store-error.js';
 export { StoreUnavailableError } from './stores/store-unavailable-error.js';
 export { combineStores } from './stores/combine-stores.js';
 export type { StoreParts } from './stores/combine-stores.js';

@@ -1,12 +1,11 @@
 // `oauth-admin clients create`: registers an integration and shows its secret, once.
 import { Option, type Command } from 'commander';
-import { registerClient } from '../clients/register-client.js';
 import type { ClientFlow, TokenEndpointAuthMethod } from '../stores/contract.js';
 import { CLIENT_AUTH_METHODS } from '../checks/client-auth-methods.js';
 import { CliError, EXIT_USAGE } from './cli-error.js';
 import { printJson, toClientJson } from './client-json.js';
 import { parseIssuedAt } from './parse-issued-at.js';
-import { withStore } from './with-store.js';
+import { withAdmin } from './with-admin.js';
 
 interface CreateOptions {
   readonly name: string;
@@ -49,9 +48,10 @@ export function addClientsCreateCommand(clients: Command): void {
     .option('--json', 'print one JSON object instead of text')
     .action(async (options: CreateOptions) => {
       const issuedAt = options.issuedAt === undefined ? undefined : parseIssuedAt(options.issuedAt);
-      const { client, clientSecret } = await withStore(async (store) => {
+      // Through the admin API, so the registration is a `client.created` event (OAUTH_AUDIT_LOG); creates the store.
+      const { client, clientSecret } = await withAdmin(async (admin) => {
         try {
-          return await registerClient(store, {
+          return await admin.createClient({
             name: options.name,
             flow: options.flow,
             redirectUris: options.redirectUri,
@@ -65,7 +65,7 @@ export function addClientsCreateCommand(clients: Command): void {
           if (error instanceof TypeError) throw new CliError(error.message, EXIT_USAGE);
           throw error;
         }
-      });
+      }, { mustExist: false });
       if (options.json) {
         printJson({ ...toClientJson(client), client_secret: clientSecret });
         return;

@@ -8,6 +8,8 @@ import { ImportFileError, parseImportFile, type ImportFormat } from '../clients/
 import { CliError, EXIT_USAGE } from './cli-error.js';
 import { printJson } from './client-json.js';
 import { withStore } from './with-store.js';
+import { withAuditLog } from './audit-log.js';
+import type { OAuthEvents } from '../events/oauth-events.js';
 import { createMemoryStore } from '../stores/memory/index.js';
 import type { Store } from '../stores/contract.js';
 
@@ -94,16 +96,19 @@ export function addClientsImportCommand(clients: Command): void {
         if (error instanceof ImportFileError) throw new CliError(error.message, EXIT_USAGE);
         throw error;
       }
-      const run = (store: Store, dryRun: boolean) =>
-        createOAuthAdmin(store).importClients(records, { skipInvalid: options.skipInvalid === true, dryRun });
+      const run = (store: Store, dryRun: boolean, events?: OAuthEvents) =>
+        createOAuthAdmin(store, events ? { events } : {}).importClients(records, { skipInvalid: options.skipInvalid === true, dryRun });
       const dryRun = options.dryRun === true;
-      // Where there is no store yet, the file is checked against an empty one first: a dry run (the README's first
-      // step) then creates none, and neither does a file refused as a whole.
-      const report = await withStore((store) => run(store, dryRun), { mustExist: true }).catch(async (error: unknown) => {
-        if (!(error instanceof CliError) || error.code !== 'no_store') throw error;
-        const checked = await run(createMemoryStore(), true);
-        if (dryRun) return checked;
-        return checked.refused ? { ...checked, dryRun: false } : withStore((store) => run(store, false));
+      // Each integration created is a `client.created` event with `imported: true` (OAUTH_AUDIT_LOG); a dry run creates none.
+      const report = await withAuditLog(async (events) => {
+        // Where there is no store yet, the file is checked against an empty one first: a dry run (the README's first
+        // step) then creates none, and neither does a file refused as a whole.
+        return withStore((store) => run(store, dryRun, events), { mustExist: true }).catch(async (error: unknown) => {
+          if (!(error instanceof CliError) || error.code !== 'no_store') throw error;
+          const checked = await run(createMemoryStore(), true);
+          if (dryRun) return checked;
+          return checked.refused ? { ...checked, dryRun: false } : withStore((store) => run(store, false, events));
+        });
       });
       if (options.json) {
         printJson({

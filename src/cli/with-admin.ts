@@ -1,13 +1,15 @@
 // Runs one admin-API call against the store named by OAUTH_STORE: what every lifecycle command is made of.
 import { createOAuthAdmin, type OAuthAdmin } from '../admin/create-oauth-admin.js';
-import { withStore } from './with-store.js';
+import { withAuditLog } from './audit-log.js';
+import { withStore, type WithStoreOptions } from './with-store.js';
 
 /**
- * Opens the existing store (never creating one: `no_store` otherwise), runs `work` on the admin API over it,
- * and closes the store whatever happens. Errors keep their class (`UnknownClientError`, `TypeError`, …),
- * which `runCli` maps to the documented codes and exit codes.
- * @see RFC 6749 §2 (client registration).
+ * Opens the store (by default an existing one only, never creating it: `no_store` otherwise), runs `work` on
+ * the admin API over it, and closes the store whatever happens. The admin API publishes its `client.*` and
+ * `token.revoked` events to the OAUTH_AUDIT_LOG file when that is set (withAuditLog). Errors keep their class
+ * (`UnknownClientError`, `TypeError`, …), which `runCli` maps to the documented codes and exit codes.
+ * @see RFC 6749 §2 (client registration); README "Audit events" (every security-relevant outcome is an event).
  */
-export function withAdmin<T>(work: (admin: OAuthAdmin) => Promise<T>): Promise<T> {
-  return withStore((store) => work(createOAuthAdmin(store)), { mustExist: true });
+export function withAdmin<T>(work: (admin: OAuthAdmin) => Promise<T>, options: WithStoreOptions = { mustExist: true }): Promise<T> {
+  return withAuditLog((events) => withStore((store) => work(createOAuthAdmin(store, events ? { events } : {})), options));
 }

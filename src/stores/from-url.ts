@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import type { CompleteStore } from './contract.js';
 import type { SqliteSynchronous } from './sqlite/index.js';
+import type { StoreWarningLogger } from './console-store-logger.js';
 
 /** The embedded default: one SQLite file under the working directory. @see RFC 6749 §10.3, §10.5. */
 export const DEFAULT_STORE_URL = 'sqlite:./data/oauth.sqlite';
@@ -16,6 +17,11 @@ export interface StoreFromUrlOptions {
    * a fresh in-memory store, and ignore it. Default false.
    */
   readonly mustExist?: boolean;
+  /**
+   * Where the PostgreSQL and Redis stores report connection losses and background failures (their `logger`
+   * option); the other stores report none. Default: one line per warning on stderr (`consoleStoreLogger`).
+   */
+  readonly logger?: StoreWarningLogger;
 }
 
 /**
@@ -111,6 +117,7 @@ export async function createStoreFromUrl(url: string, options: StoreFromUrlOptio
   const colon = trimmed.indexOf(':');
   const scheme = colon > 0 ? trimmed.slice(0, colon).toLowerCase() : '';
   const rest = trimmed.slice(colon + 1);
+  const logger = options.logger ? { logger: options.logger } : {};
 
   switch (scheme) {
     case 'sqlite': {
@@ -130,14 +137,14 @@ export async function createStoreFromUrl(url: string, options: StoreFromUrlOptio
     case 'postgresql': {
       const { createPostgresStore } = await import('./postgres/index.js');
       const { url: connectionString, value: schema } = takeParam(trimmed, scheme, 'schema');
-      return createPostgresStore({ connectionString, ...(schema !== undefined ? { schema } : {}) });
+      return createPostgresStore({ connectionString, ...(schema !== undefined ? { schema } : {}), ...logger });
     }
     // The Redis store: `redis` is an optional peer dependency, loaded only when chosen.
     case 'redis':
     case 'rediss': {
       const { createRedisStore } = await import('./redis/index.js');
       const { url: redisUrl, value: prefix } = takeParam(trimmed, scheme, 'prefix');
-      return createRedisStore({ url: redisUrl, ...(prefix !== undefined ? { prefix } : {}) });
+      return createRedisStore({ url: redisUrl, ...(prefix !== undefined ? { prefix } : {}), ...logger });
     }
     case 'redis+cluster':
     case 'rediss+cluster': {
@@ -146,7 +153,7 @@ export async function createStoreFromUrl(url: string, options: StoreFromUrlOptio
         import('./redis/cluster-url.js'),
       ]);
       const { rootNodes, prefix } = parseRedisClusterUrl(trimmed);
-      return createRedisStore({ cluster: { rootNodes }, ...(prefix !== undefined ? { prefix } : {}) });
+      return createRedisStore({ cluster: { rootNodes }, ...(prefix !== undefined ? { prefix } : {}), ...logger });
     }
     default:
       throw new TypeError(

@@ -1,5 +1,6 @@
 // The example app on SIGTERM: a request in flight is answered, then the stores close and the process exits 0.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,32 @@ function readAll(socket: Socket): Promise<string> {
     });
     socket.once('error', reject);
     socket.once('close', () => resolve(text));
+  });
+}
+
+/** How one request on the keep-alive agent ended: a whole response, or the error code of the connection. */
+type Outcome = { readonly status: number; readonly connection: string | undefined; readonly body: string } | { readonly error: string };
+
+/**
+ * A token request through `agent` whose body is sent in two halves `gapMs` apart, as a slow client's would be:
+ * the request stays in flight that long. `midway` runs once the first half is written.
+ */
+function slowTokenRequest(agent: Agent, port: number, authorization: string, gapMs: number, midway: () => void = () => undefined): Promise<Outcome> {
+  const body = 'grant_type=client_credentials';
+  return new Promise((resolve) => {
+    const req = request({
+      agent, host: '127.0.0.1', port, method: 'POST', path: '/oauth2/token',
+      headers: { Authorization: authorization, 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': body.length },
+    }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => { text += chunk; });
+      res.once('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body: text }));
+      res.once('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message }));
+    });
+    req.once('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message }));
+    req.write(body.slice(0, 10));
+    midway();
+    setTimeout(() => req.end(body.slice(10)), gapMs);
   });
 }
 
@@ -62,5 +89,40 @@ describe('example app graceful shutdown', () => {
     expect(answer).toContain('"access_token"');
     expect(await exited).toBe(0);
     expect(stdout).toContain('SIGTERM: shutting down');
+  });
+
+  it('a busy keep-alive client is told Connection: close during the drain, so its next request is refused cleanly, never cut (README "requests in flight finish")', { timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'graceful-'));
+    dirs.push(dir);
+    const port = await freePort();
+    const app = await startAppProcess(port, { OAUTH_STORE: `sqlite:${join(dir, 'oauth.sqlite')}`, DEMO_PASSWORD: 'demo-password-for-tests' });
+    const authorization = `Basic ${Buffer.from(`${bannerExport(app.banner, 'CC_CLIENT_ID')}:${bannerExport(app.banner, 'CC_CLIENT_SECRET')}`).toString('base64')}`;
+    const exited = new Promise<number | null>((resolve) => app.child.once('exit', (code) => resolve(code)));
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      // Before the signal the connection is kept alive, as a client pool expects.
+      const before = await slowTokenRequest(agent, port, authorization, 0);
+      expect(before).toMatchObject({ status: 200, connection: 'keep-alive' });
+
+      // In flight at SIGTERM, then request after request on the same agent, each in flight for 300 ms, until the
+      // connection is refused or past the 5 s after which the app cuts what is still open.
+      // Sequencing only: the signal goes 100 ms into the first one, once the server has read its headers.
+      const outcomes: Outcome[] = [await slowTokenRequest(agent, port, authorization, 300, () => setTimeout(() => app.child.kill('SIGTERM'), 100))];
+      const until = Date.now() + 8000;
+      while (!('error' in outcomes.at(-1)!) && Date.now() < until) outcomes.push(await slowTokenRequest(agent, port, authorization, 300));
+
+      const responses = outcomes.filter((o): o is Exclude<Outcome, { error: string }> => !('error' in o));
+      const errors = outcomes.filter((o): o is { error: string } => 'error' in o).map((o) => o.error);
+      expect(responses.length, 'the request in flight at SIGTERM is answered').toBeGreaterThan(0);
+      for (const response of responses) {
+        expect(response.status).toBe(200);
+        expect(response.body).toContain('"access_token"');
+        expect(response.connection, 'every response during the drain says Connection: close').toBe('close');
+      }
+      expect(errors, 'a request after the drain is refused, never reset half-way').toEqual(['ECONNREFUSED']);
+      expect(await exited).toBe(0);
+    } finally {
+      agent.destroy();
+    }
   });
 });

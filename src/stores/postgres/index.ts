@@ -7,6 +7,7 @@ import { rethrowPostgresError } from './errors.js';
 import { createPostgresRunner } from './query.js';
 import { createPostgresTables, migratePostgresSchema } from './schema.js';
 import { startPostgresSweeper, type StoreLogger } from './sweeper.js';
+import { consoleStoreLogger } from '../console-store-logger.js';
 import { createPostgresTokenStore, createRevocationLockKeys } from './tokens.js';
 import { createPostgresKeyStore } from './keys.js';
 import { createPostgresRateLimits } from './rate-limits.js';
@@ -51,7 +52,11 @@ export interface PostgresStoreOptions {
    * of a pool the store makes. Default 5000.
    */
   readonly queryTimeoutMs?: number;
-  /** Receives background failures (sweeps, idle connections dropped). Default `console`. */
+  /**
+   * Receives background failures (sweeps, idle connections dropped) with the driver's error as the second
+   * argument: log its message and code (`describeStoreError`), never the object, which holds the connection.
+   * Default: one line per failure on stderr (`consoleStoreLogger`).
+   */
   readonly logger?: StoreLogger;
 }
 
@@ -97,7 +102,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const schema = options.schema ?? 'oauth';
   const tablePrefix = options.tablePrefix ?? '';
   const tables = createPostgresTables(schema, tablePrefix);
-  const logger: StoreLogger = options.logger ?? console;
+  const logger: StoreLogger = options.logger ?? consoleStoreLogger;
 
   const ownsPool = !options.pool;
   // A host's pool is a pg Pool like the one createPostgresPool makes; only its declared type is looser.

@@ -4,6 +4,7 @@ import type { RedisClientType, RedisClusterType } from 'redis';
 import { importDriver, type StoreDriver } from '../missing-driver.js';
 import { StoreUnavailableError } from '../store-unavailable-error.js';
 import type { DuplicableRedisClient } from './revocation-feed.js';
+import { clusterCredentials } from './cluster-credentials.js';
 
 const REDIS: StoreDriver = { store: 'Redis', name: 'redis', major: 5 };
 
@@ -136,7 +137,8 @@ export interface ResilientRedisClusterConnection {
  * Connects a node-redis cluster client (`createCluster`) with the same outage behaviour as
  * connectResilientRedis for every node: no offline queue, a connect timeout, keep-alive PINGs, a socket
  * timeout, and reconnection with backoff once connected. node-redis follows MOVED/ASK redirects and
- * re-reads the slot map itself, so a failover or resharding costs retries, not errors.
+ * re-reads the slot map itself, so a failover or resharding costs retries, not errors. The user and password
+ * of the first root-node URL that has them authenticate every node connection (see clusterCredentials).
  * @throws the driver's error when no root node can be reached; Error "The Redis store needs redis: …"
  *   when the driver is not installed.
  * @see https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/
@@ -157,6 +159,7 @@ export async function connectResilientRedisCluster(options: {
     rootNodes: options.rootNodes.map((url) => ({ url })),
     ...(options.nodeAddressMap ? { nodeAddressMap: { ...options.nodeAddressMap } } : {}),
     defaults: {
+      ...clusterCredentials(options.rootNodes),
       disableOfflineQueue: true,
       pingInterval: timeoutMs,
       socket: {

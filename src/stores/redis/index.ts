@@ -29,6 +29,7 @@ import { createRedisKeyStore } from './keys.js';
 import { createRedisRateLimits } from './rate-limits.js';
 import { startRedisSweeper } from './sweeper.js';
 import { StoreUnavailableError } from '../store-unavailable-error.js';
+import { consoleStoreLogger } from '../console-store-logger.js';
 import {
   connectResilientRedis,
   connectResilientRedisCluster,
@@ -103,7 +104,8 @@ export interface RedisStoreOptions {
   readonly url?: string;
   /**
    * A Redis Cluster the store connects to and owns: `rootNodes` are `redis://host:port` URLs of some of
-   * its nodes (the rest are discovered). Keys then carry hash tags (see the README, "Redis Cluster").
+   * its nodes (the rest are discovered). The first that carries `user:password@` authenticates every node,
+   * discovered ones included. Keys then carry hash tags (see the README, "Redis Cluster").
    */
   readonly cluster?: {
     readonly rootNodes: readonly string[];
@@ -128,7 +130,11 @@ export interface RedisStoreOptions {
    * (no offline queue) instead of queueing requests until Redis returns.
    */
   readonly commandTimeoutMs?: number;
-  /** Receives connection losses of a client the store made. Default `console`. */
+  /**
+   * Receives connection losses of a client the store made, with the driver's error as the second argument:
+   * log its message and code (`describeStoreError`), never the object. Default: one line per loss on stderr
+   * (`consoleStoreLogger`).
+   */
   readonly logger?: { warn(message: string, error?: unknown): void };
 }
 
@@ -276,7 +282,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
   if (onCluster && /[{}]/.test(prefix)) {
     throw new TypeError('createRedisStore: on a Redis Cluster the option "prefix" must not contain "{" or "}" (it goes inside hash tags)');
   }
-  const logger = options.logger ?? console;
+  const logger = options.logger ?? consoleStoreLogger;
   let client: RedisCommandClient;
   let own: ResilientRedisConnection | null = null;
   let ownCluster: ResilientRedisClusterConnection | null = null;

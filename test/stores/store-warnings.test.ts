@@ -1,0 +1,85 @@
+// What a store says when its server drops a connection and no logger was given: one line, message and code only.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { consoleStoreLogger } from '../../src/stores/console-store-logger.js';
+
+const WORKER = fileURLToPath(new URL('./store-warning-worker.ts', import.meta.url));
+const PG_URL = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
+
+/** Every line a console.warn call would print, by calling consoleStoreLogger with console.warn captured. */
+function linesOf(message: string, error?: unknown): string[] {
+  const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+  consoleStoreLogger.warn(message, error);
+  const calls = warn.mock.calls;
+  warn.mockRestore();
+  return calls.map((args) => {
+    expect(args.every((a) => typeof a === 'string'), 'console.warn is given strings only, never an object').toBe(true);
+    return args.join(' ');
+  });
+}
+
+describe('the stores\' default logger (no logger option): one line per warning, never the error object', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('says the warning, the error\'s message and its code on one line', () => {
+    const error = Object.assign(new Error('terminating connection\ndue to administrator command'), {
+      code: '57P01',
+      client: { connectionParameters: { password: 'pg-password' }, processID: 4242, secretKey: 123456789 },
+    });
+    const lines = linesOf('express-oauth-router: idle PostgreSQL connection lost', error);
+    // The pool's idle connection, and the revocation feed's listener when the server dropped it too: one line each.
+    expect(lines).toContain('express-oauth-router: idle PostgreSQL connection lost: terminating connection due to administrator command (57P01)');
+    for (const line of lines) expect(line).toMatch(/^express-oauth-router: [^:]+: terminating connection due to administrator command \(57P01\)$/);
+  });
+
+  it('an AggregateError (refused on ::1 and 127.0.0.1) is told by its first inner message', () => {
+    const inner = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' });
+    const error = Object.assign(new AggregateError([inner], ''), { code: 'ECONNREFUSED' });
+    expect(linesOf('express-oauth-router: Redis connection lost, reconnecting', error))
+      .toEqual(['express-oauth-router: Redis connection lost, reconnecting: connect ECONNREFUSED 127.0.0.1:6379 (ECONNREFUSED)']);
+  });
+
+  it('a URL quoted in an error message loses its user:password@', () => {
+    const [line] = linesOf('lost', new Error('cannot reach redis://default:s3cret@10.0.0.1:6379 or postgres://u:pw@db/x'));
+    expect(line).toBe('lost: cannot reach redis://***@10.0.0.1:6379 or postgres://***@db/x');
+  });
+
+  it('a warning without an error is the message alone', () => {
+    expect(linesOf('express-oauth-router: Redis connection unresponsive, reconnecting')).toEqual(['express-oauth-router: Redis connection unresponsive, reconnecting']);
+  });
+});
+
+describe.skipIf(!PG_URL)('a PostgreSQL store whose idle connection the server drops, with no logger (real server, real process)', () => {
+  it('writes one line to stderr with the message and SQLSTATE, and none of pg\'s connection object (secretKey)', { timeout: 30_000 }, async () => {
+    const tag = `eor-warn-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+    const schema = tag.replace(/-/g, '_');
+    const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}&application_name=${tag}`;
+    const child = spawn(process.execPath, ['--import', 'tsx', WORKER], { env: { ...process.env, OAUTH_STORE: url } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const admin = new pg.Client({ connectionString: PG_URL });
+    await admin.connect();
+    try {
+      await vi.waitFor(() => expect(stdout).toBe('ready\n'), { timeout: 15_000, interval: 50 });
+      const { rowCount } = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [tag]);
+      expect(rowCount).toBeGreaterThan(0);
+      await vi.waitFor(() => expect(stderr).toContain('connection lost'), { timeout: 10_000, interval: 50 });
+      child.kill('SIGTERM');
+      await exited;
+    } finally {
+      child.kill('SIGKILL');
+      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await admin.end();
+    }
+    const lines = stderr.split('\n').filter((l) => l !== '');
+    // The pool's idle connection, and the revocation feed's listener when the server dropped it too: one line each.
+    expect(lines).toContain('express-oauth-router: idle PostgreSQL connection lost: terminating connection due to administrator command (57P01)');
+    for (const line of lines) expect(line).toMatch(/^express-oauth-router: [^:]+: terminating connection due to administrator command \(57P01\)$/);
+    expect(stderr).not.toMatch(/secretKey|processID|connectionParameters/);
+  });
+});
