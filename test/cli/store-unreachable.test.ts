@@ -33,3 +33,23 @@ describe('oauth-admin when the store cannot be reached', () => {
     expect(JSON.parse(result.stderr)).toEqual({ error: 'store_unavailable', message: DOWN[0]![1] });
   });
 });
+
+// A server that answers but refuses the store as configured: the same store_unavailable, never a bug's `failure`.
+const postgresUrl = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
+const authClusterUrl = process.env.OAUTH_TEST_REDIS_AUTH_CLUSTER_URL ?? '';
+const REFUSED: readonly (readonly [string, string])[] = [
+  ...(postgresUrl ? [[postgresUrl.replace(/\/[^/?]*(\?|$)/, '/no_such_database_express_oauth$1'), 'PostgreSQL store unavailable (3D000)'] as const] : []),
+  // A node of the password-protected cluster, opened as a plain Redis: the AUTH at connect is refused.
+  ...(authClusterUrl ? [[authClusterUrl.replace(/^redis\+cluster:/, 'redis:').replace(/:[^:@/]*@/, ':not-the-password@'), 'Redis store unavailable (WRONGPASS)'] as const] : []),
+  ...(authClusterUrl ? [[authClusterUrl.replace(/:[^:@/]*@/, ':not-the-password@'), 'Redis store unavailable (All the root nodes are unavailable)'] as const] : []),
+];
+
+describe.skipIf(REFUSED.length === 0)('oauth-admin when the store\'s server refuses it (no such database, a wrong password)', () => {
+  it.each(REFUSED)('OAUTH_STORE=%s with --json: exits 1 with {"error":"store_unavailable"}', async (url, message) => {
+    const result = await runAgainst(url, ['clients', 'list', '--json']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(JSON.parse(result.stderr)).toEqual({ error: 'store_unavailable', message });
+    expect(result.stderr).not.toContain('not-the-password');
+  });
+});

@@ -4,11 +4,13 @@ import { NETWORK_ERROR_CODES, StoreUnavailableError } from '../store-unavailable
 /**
  * SQLSTATEs of a server that is going away, not accepting connections, overloaded, or that cancelled a
  * statement on statement_timeout; and of lock contention (a deadlock broken, a lock wait given up, a
- * serialization failure under a host's stricter isolation): transient, worth a retry, never a bug.
+ * serialization failure under a host's stricter isolation): transient, worth a retry, never a bug. And of a
+ * server that refuses the connection as configured (28000, 28P01: the credentials; 3D000: no such database):
+ * the store is out of reach, a 503 and `store_unavailable`, not a bug's 500.
  * Class 08 (connection exception) is matched by prefix.
  * @see https://www.postgresql.org/docs/current/errcodes-appendix.html
  */
-const SQLSTATES = new Set(['57P01', '57P02', '57P03', '57014', '53300', '53400', '40P01', '40001', '55P03']);
+const SQLSTATES = new Set(['57P01', '57P02', '57P03', '57014', '53300', '53400', '40P01', '40001', '55P03', '28000', '28P01', '3D000']);
 
 /** Messages node-postgres uses for its own timeouts and dead connections (it sets no code on them). */
 const PG_MESSAGES = [

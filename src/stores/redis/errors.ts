@@ -21,8 +21,12 @@ const CLIENT_MESSAGES = [
   'All the root nodes are unavailable',
 ];
 
-/** Server replies of a Redis that is starting, failing over or busy: retrying later will work. */
-const TRANSIENT_REPLIES = ['LOADING', 'BUSY', 'MASTERDOWN', 'TRYAGAIN', 'CLUSTERDOWN', 'READONLY'];
+/**
+ * Server replies of a Redis that is starting, failing over or busy: retrying later will work. And of one that
+ * refuses the store's credentials (`WRONGPASS`, `NOAUTH`: a password rotated on the server first): the store is
+ * out of reach as configured, a 503 and `store_unavailable`, not a bug's 500.
+ */
+const TRANSIENT_REPLIES = ['LOADING', 'BUSY', 'MASTERDOWN', 'TRYAGAIN', 'CLUSTERDOWN', 'READONLY', 'WRONGPASS', 'NOAUTH'];
 
 /** True when `err` says Redis is unreachable or not serving right now, as opposed to a bad command. */
 export function isRedisUnavailable(err: unknown): boolean {
@@ -45,6 +49,9 @@ function failureKind(err: Error): string {
   if (typeof code === 'string') return code;
   const inner = (err as { originalError?: { code?: unknown } }).originalError;
   if (typeof inner?.code === 'string') return inner.code;
+  // A server reply starts with its code in capitals (`WRONGPASS invalid username-password pair…`): that alone.
+  const reply = /^[A-Z]{3,}(?= )/.exec(err.message);
+  if (reply) return reply[0];
   return err.message.split(/[.:]/)[0] ?? err.message;
 }
 
