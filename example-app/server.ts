@@ -1,6 +1,6 @@
 // Entry point of the example app: reads the environment, opens the store, seeds the demo, listens.
 import type { AddressInfo } from 'node:net';
-import { createStoreFromUrl, DEFAULT_STORE_URL } from 'express-oauth-router';
+import { createStoreFromUrl, DEFAULT_STORE_URL, describeStoreError } from 'express-oauth-router';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createApp } from './app.js';
 import { createAppLogger, storeLogger } from './audit-log.js';
@@ -86,14 +86,15 @@ async function main(): Promise<void> {
   const stop = (signal: NodeJS.Signals): void => {
     if (stopping) return;
     stopping = true;
-    process.stdout.write(`${signal}: shutting down\n`);
+    // A JSON line like every other after the banner, so a log collector reads the shutdown too.
+    log.info({ signal }, 'shutting down');
     // From now on every response says Connection: close, so keep-alive clients reconnect instead of being cut.
     connections.drain();
     server.close(() => {
       void closeStores().then(
         () => process.exit(0),
         (error: unknown) => {
-          console.error(`Closing the store failed: ${error instanceof Error ? error.message : String(error)}`);
+          log.error({ error: describeStoreError(error) }, 'closing the store failed');
           process.exit(1);
         },
       );

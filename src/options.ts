@@ -138,8 +138,9 @@ export interface LegacyOptions {
 /** Session settings for the login and consent pages. */
 export interface SessionOptions {
   /** Cookie-signing secret(s). When absent a random one is made per process (sessions then do not survive a
-   * restart nor span instances), with a warning. */
-  readonly secret?: string | readonly string[];
+   * restart nor span instances), with a warning. `undefined` counts as absent, so `process.env.SESSION_SECRET`
+   * can be given as it is under `exactOptionalPropertyTypes`. */
+  readonly secret?: string | readonly string[] | undefined;
   /**
    * Any express-session store. Default: a MemorySessionStore (one process; bounded, expired sessions swept).
    * Under NODE_ENV=production, express-session's own MemoryStore is refused: it never sweeps.
