@@ -110,6 +110,21 @@ describe('sqlite store specifics', () => {
     await expect(store.codes.consumeCode(code.codeHash)).rejects.toBeInstanceOf(StoreUnavailableError);
   });
 
+  it('a store opened by a relative path keeps saving after the host changes its working directory', async () => {
+    const file = tempFile(dirs);
+    mkdirSync(dirname(file), { recursive: true });
+    const before = process.cwd();
+    process.chdir(dirname(file));
+    let store: SqliteStore;
+    try {
+      store = open('oauth.sqlite');
+    } finally {
+      process.chdir(before);
+    }
+    const pair = buildTokenPair();
+    expect(await store.tokens.saveTokens(pair.access, pair.refresh, { authorizedAt: now() })).toBe(true);
+  });
+
   it('data survives close and reopen of the same file (process restart)', async () => {
     const file = tempFile(dirs);
     const first = open(file);

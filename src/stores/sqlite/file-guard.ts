@@ -1,5 +1,6 @@
 // Tells whether the file the store's connection has open is still the database at its path.
 import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { StoreUnavailableError } from '../store-unavailable-error.js';
 
 /** What the guard reads of a better-sqlite3 connection: its file, and whether it has one. */
@@ -18,8 +19,9 @@ export interface SqliteFileInfo {
  * @see DESIGN §2 (what a response confirmed survives), RFC 6749 §5.2 (`temporarily_unavailable`).
  */
 export function createFileGuard(db: SqliteFileInfo): () => void {
-  const path = db.name;
-  if (db.memory === true || path === undefined || path === '' || path === ':memory:') return () => {};
+  if (db.memory === true || db.name === undefined || db.name === '' || db.name === ':memory:') return () => {};
+  // Absolute now: a host that changes its working directory later must not make the file look replaced.
+  const path = resolve(db.name);
   const opened = statSync(path, { throwIfNoEntry: false });
   if (!opened) return () => {};
   return () => {
