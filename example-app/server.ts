@@ -8,7 +8,7 @@ import { formatBanner } from './banner.js';
 import { closeConnectionsOnDrain } from './close-connections-on-drain.js';
 import { seedDemoClients } from './seed.js';
 import { createSessionStore } from './session-store.js';
-import { parseTrustProxy } from './trust-proxy.js';
+import { parseTrustProxy, trustProxyWarning } from './trust-proxy.js';
 import { parseMetricsAccess } from './metrics-access.js';
 import { createDemoPassword, createDemoUserAuth } from './users.js';
 
@@ -38,6 +38,8 @@ async function main(): Promise<void> {
 
   // One logger for everything, so the stores' connection warnings are JSON lines on stdout like the rest.
   const log = createAppLogger();
+  const proxyWarning = trustProxyWarning(trustProxy);
+  if (proxyWarning) log.warn({ trustProxy }, proxyWarning);
   const store = await createStoreFromUrl(storeUrl, { logger: storeLogger(log) });
   const sessions = await createSessionStore(storeUrl, { logger: storeLogger(log) });
   const closeStores = (): Promise<unknown> => Promise.all([sessions.close(), store.close?.()]);

@@ -22,3 +22,16 @@ export function parseTrustProxy(value: string | undefined): TrustProxySetting | 
   }
   return value;
 }
+
+/**
+ * What the app says at start-up about a setting that lets clients pick their own address: `true` trusts every
+ * `X-Forwarded-For`, so a client that reaches the app directly chooses the source the sign-in and
+ * client-authentication limits count, and the `ip` of every audit event. The README says never `true` then;
+ * behind proxies that always overwrite the header it is safe, hence a warning and not a refusal.
+ * @see RFC 7239 §8.3 (forwarded addresses are only as good as the proxies that wrote them).
+ */
+export function trustProxyWarning(setting: TrustProxySetting | undefined): string | null {
+  return setting === true
+    ? 'TRUST_PROXY=true trusts every X-Forwarded-For: a client reaching the app directly picks its own address for the rate limits and the audit log; set the number of proxy hops or their addresses instead'
+    : null;
+}

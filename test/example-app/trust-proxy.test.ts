@@ -5,7 +5,7 @@ import { registerClient } from 'express-oauth-router';
 import { createMemoryStore } from 'express-oauth-router/stores/memory';
 import { createApp } from '../../example-app/app.js';
 import { createDemoUserAuth } from '../../example-app/users.js';
-import { parseTrustProxy } from '../../example-app/trust-proxy.js';
+import { parseTrustProxy, trustProxyWarning } from '../../example-app/trust-proxy.js';
 
 describe('TRUST_PROXY', () => {
   it('is unset by default, a hop count when a whole number, a boolean for true or false, else an address list', () => {
@@ -40,4 +40,13 @@ describe('TRUST_PROXY', () => {
       await store.close?.();
     });
   }
+});
+
+describe('TRUST_PROXY=true at start-up', () => {
+  it('is warned about (every client could choose its own address), and no other setting is', () => {
+    expect(trustProxyWarning(parseTrustProxy('true'))).toMatch(/^TRUST_PROXY=true trusts every X-Forwarded-For/);
+    for (const value of [undefined, 'false', '1', 'loopback', '10.0.0.0/8, loopback']) {
+      expect(trustProxyWarning(parseTrustProxy(value)), String(value)).toBeNull();
+    }
+  });
 });
