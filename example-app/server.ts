@@ -5,6 +5,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createApp } from './app.js';
 import { createAppLogger, storeLogger } from './audit-log.js';
 import { formatBanner } from './banner.js';
+import { redactStoreUrl } from './redact-store-url.js';
 import { closeConnectionsOnDrain } from './close-connections-on-drain.js';
 import { seedDemoClients } from './seed.js';
 import { createSessionStore } from './session-store.js';
@@ -21,6 +22,16 @@ function parsePort(value: string): number {
   const port = Number(value);
   if (!/^\d+$/.test(value) || port > 65535) throw new TypeError(`PORT must be a port number, got ${JSON.stringify(value)}`);
   return port;
+}
+
+/** The OAuth store of OAUTH_STORE; a failure to open it names the store (its password redacted) and the cause. */
+async function openStore(storeUrl: string, log: ReturnType<typeof createAppLogger>) {
+  try {
+    return await createStoreFromUrl(storeUrl, { logger: storeLogger(log) });
+  } catch (error) {
+    const cause = error instanceof Error ? error.message : String(error);
+    throw new (error instanceof TypeError ? TypeError : Error)(`Cannot open the store ${redactStoreUrl(storeUrl)}: ${cause}`);
+  }
 }
 
 async function main(): Promise<void> {
@@ -40,7 +51,7 @@ async function main(): Promise<void> {
   const log = createAppLogger();
   const proxyWarning = trustProxyWarning(trustProxy);
   if (proxyWarning) log.warn({ trustProxy }, proxyWarning);
-  const store = await createStoreFromUrl(storeUrl, { logger: storeLogger(log) });
+  const store = await openStore(storeUrl, log);
   const sessions = await createSessionStore(storeUrl, { logger: storeLogger(log) });
   const closeStores = (): Promise<unknown> => Promise.all([sessions.close(), store.close?.()]);
   const demo = await seedDemoClients(store, redirectUri);

@@ -1,7 +1,12 @@
-// The banner's store line never shows a password, whatever form OAUTH_STORE takes (src/stores/from-url.ts).
+// The banner's store line, and a failure to open the store, never show a password, whatever form OAUTH_STORE takes.
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatBanner } from '../../example-app/banner.js';
 import { redactStoreUrl } from '../../example-app/redact-store-url.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const SERVER = resolve(ROOT, 'example-app/dist/server.js');
 
 describe('redactStoreUrl: every password in OAUTH_STORE becomes ***, everything else stays as written', () => {
   it.each([
@@ -35,5 +40,20 @@ describe('the banner', () => {
     });
     expect(banner).toContain('  store:           redis+cluster://default:***@h1:7000,h2:7000');
     expect(banner).not.toContain('CLUSTER-PW');
+  });
+});
+
+describe('a store the app cannot open at start-up', () => {
+  it('exits 1 with one line naming the store, its password redacted, and the cause', async () => {
+    const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [SERVER], {
+        cwd: ROOT, env: { ...process.env, PORT: '0', OAUTH_STORE: 'postgres://audit:s3cret-pass@127.0.0.1:1/test' },
+      });
+      let err = '';
+      child.stderr.on('data', (chunk: Buffer) => { err += chunk.toString(); });
+      child.on('exit', (exitCode) => resolve({ code: exitCode, stderr: err }));
+    });
+    expect(code).toBe(1);
+    expect(stderr).toBe('Cannot open the store postgres://audit:***@127.0.0.1:1/test: PostgreSQL store unavailable (ECONNREFUSED)\n');
   });
 });
