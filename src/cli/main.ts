@@ -1,6 +1,10 @@
 #!/usr/bin/env node
 // Entry point of the oauth-admin command (package.json "bin").
-import { runCli } from './run-cli.js';
+import { runCli, wantsJson } from './run-cli.js';
+import { printWarningsAsJson } from './json-warnings.js';
+
+const argv = process.argv.slice(2);
+if (wantsJson(argv)) printWarningsAsJson();
 
 // exitCode rather than process.exit(): pending stdout writes are flushed before the process ends.
-process.exitCode = await runCli(process.argv.slice(2));
+process.exitCode = await runCli(argv);

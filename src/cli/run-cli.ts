@@ -9,7 +9,7 @@ import { StoreCapabilityError, UnknownClientError } from '../clients/client-erro
  * Whether `--json` was given as an option (before any `--`). Read from the raw arguments because it must
  * also shape the errors of a command line that commander could not parse.
  */
-function wantsJson(argv: readonly string[]): boolean {
+export function wantsJson(argv: readonly string[]): boolean {
   const end = argv.indexOf('--');
   return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
 }

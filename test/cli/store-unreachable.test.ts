@@ -53,3 +53,13 @@ describe.skipIf(REFUSED.length === 0)('oauth-admin when the store\'s server refu
     expect(result.stderr).not.toContain('not-the-password');
   });
 });
+
+describe('oauth-admin --json when a driver warns (node-postgres on sslmode=require)', () => {
+  it('stderr holds JSON lines only: the warning as {"warning", "message"}, then the error', async () => {
+    const result = await runAgainst('postgres://postgres@127.0.0.1:1/test?sslmode=require', ['clients', 'list', '--json']);
+    expect(result.code).toBe(1);
+    const lines = result.stderr.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, string>);
+    expect(lines[0]).toMatchObject({ warning: 'Warning', message: expect.stringContaining('SECURITY WARNING') });
+    expect(lines.at(-1)).toEqual({ error: 'store_unavailable', message: 'PostgreSQL store unavailable (ECONNREFUSED)' });
+  });
+});
