@@ -1,18 +1,37 @@
 #!/usr/bin/env bash
 # Starts a three-master Redis Cluster on 127.0.0.1:7000-7002 from Debian's redis-server; idempotent.
 # Used by .ci/run (and by hand) for the Redis Cluster suites (OAUTH_TEST_REDIS_CLUSTER_NODES).
-# REDIS_CLUSTER_PASSWORD makes every node require it (requirepass, masterauth): .ci/run starts a second cluster
-# so, on other ports and in another directory, for the password-protected cluster suite.
+# REDIS_CLUSTER_PASSWORD makes every node require it (requirepass, masterauth); REDIS_CLUSTER_TLS=1 makes every
+# node speak only TLS, with a private CA made in the directory ($DIR/ca.crt). .ci/run starts one cluster of each
+# so, on other ports and in other directories, for the password-protected and the rediss+cluster:// suites.
 set -euo pipefail
 PORTS="${REDIS_CLUSTER_PORTS:-7000 7001 7002}"
 DIR="${REDIS_CLUSTER_DIR:-/tmp/express-oauth-router-redis-cluster}"
 PASSWORD="${REDIS_CLUSTER_PASSWORD:-}"
+TLS="${REDIS_CLUSTER_TLS:-}"
 mkdir -p "$DIR"
 
-# redis-cli, authenticated when the cluster has a password (REDISCLI_AUTH keeps it off the command line).
-cli() { if [ -n "$PASSWORD" ]; then REDISCLI_AUTH="$PASSWORD" redis-cli "$@"; else redis-cli "$@"; fi; }
-auth_args=()
-if [ -n "$PASSWORD" ]; then auth_args=(--requirepass "$PASSWORD" --masterauth "$PASSWORD"); fi
+server_args=()
+cli_args=()
+if [ -n "$PASSWORD" ]; then server_args+=(--requirepass "$PASSWORD" --masterauth "$PASSWORD"); fi
+if [ -n "$TLS" ]; then
+  # A CA and one certificate for 127.0.0.1, made once (two days outlast any CI run).
+  if [ ! -f "$DIR/node.crt" ]; then
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$DIR/ca.key" -out "$DIR/ca.crt" -days 2 -subj "/CN=test CA" 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -keyout "$DIR/node.key" -out "$DIR/node.csr" -subj "/CN=127.0.0.1" 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' > "$DIR/ext.cnf"
+    openssl x509 -req -in "$DIR/node.csr" -CA "$DIR/ca.crt" -CAkey "$DIR/ca.key" -CAcreateserial -out "$DIR/node.crt" \
+      -days 2 -extfile "$DIR/ext.cnf" 2>/dev/null
+  fi
+  cli_args=(--tls --cacert "$DIR/ca.crt")
+  server_args+=(--tls-cluster yes --tls-replication yes --tls-auth-clients no --tls-cert-file "$DIR/node.crt"
+    --tls-key-file "$DIR/node.key" --tls-ca-cert-file "$DIR/ca.crt")
+fi
+
+# redis-cli, over TLS and authenticated as the cluster needs (REDISCLI_AUTH keeps a password off the command line).
+cli() { if [ -n "$PASSWORD" ]; then REDISCLI_AUTH="$PASSWORD" redis-cli "${cli_args[@]}" "$@"; else redis-cli "${cli_args[@]}" "$@"; fi; }
+# With TLS the node listens on its port for TLS only (--port 0 --tls-port PORT).
+listen_args() { if [ -n "$TLS" ]; then echo "--port 0 --tls-port $1"; else echo "--port $1"; fi; }
 
 state_ok() { cli -h 127.0.0.1 -p "${PORTS%% *}" cluster info 2>/dev/null | grep -q '^cluster_state:ok'; }
 if state_ok; then exit 0; fi
@@ -20,7 +39,8 @@ if state_ok; then exit 0; fi
 nodes=""
 for port in $PORTS; do
   if ! cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1; then
-    redis-server "${auth_args[@]}" --bind 127.0.0.1 --port "$port" --cluster-enabled yes \
+    # shellcheck disable=SC2046 # two or four words
+    redis-server "${server_args[@]}" $(listen_args "$port") --bind 127.0.0.1 --cluster-enabled yes \
       --cluster-config-file "$DIR/nodes-$port.conf" --dir "$DIR" \
       --save "" --appendonly no --daemonize yes --logfile "$DIR/redis-$port.log"
   fi

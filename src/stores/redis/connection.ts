@@ -133,12 +133,18 @@ export interface ResilientRedisClusterConnection {
   close(): Promise<void>;
 }
 
+/** Whether the cluster's root nodes are given as `rediss://` URLs: then every node connection uses TLS. */
+function usesTls(rootNodes: readonly string[]): boolean {
+  return rootNodes.some((url) => /^rediss:/i.test(url));
+}
+
 /**
  * Connects a node-redis cluster client (`createCluster`) with the same outage behaviour as
  * connectResilientRedis for every node: no offline queue, a connect timeout, keep-alive PINGs, a socket
  * timeout, and reconnection with backoff once connected. node-redis follows MOVED/ASK redirects and
  * re-reads the slot map itself, so a failover or resharding costs retries, not errors. The user and password
- * of the first root-node URL that has them authenticate every node connection (see clusterCredentials).
+ * of the first root-node URL that has them authenticate every node connection (see clusterCredentials), and
+ * `rediss://` root nodes make every node connection TLS (Node's trust store: NODE_EXTRA_CA_CERTS for a private CA).
  * @throws the driver's error when no root node can be reached; Error "The Redis store needs redis: …"
  *   when the driver is not installed.
  * @see https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/
@@ -163,6 +169,8 @@ export async function connectResilientRedisCluster(options: {
       disableOfflineQueue: true,
       pingInterval: timeoutMs,
       socket: {
+        // Every node connection is made from these defaults, not from a root URL: `rediss://` roots mean TLS to all.
+        ...(usesTls(options.rootNodes) ? { tls: true as const } : {}),
         connectTimeout: timeoutMs,
         socketTimeout: timeoutMs * 3,
         reconnectStrategy: (retries: number, cause: Error) => (connected ? Math.min(50 * 2 ** retries, 2000) : cause),
