@@ -1,5 +1,6 @@
 // Router options: their types, defaults and start-up validation (bad options throw here, never later).
 import type { SessionStoreLike } from './http/session-store-like.js';
+import { contrastWithWhite } from './views/contrast-with-white.js';
 import { OptionsError } from './options-error.js';
 import { resolveLoginRateLimit, type LoginRateLimitOptions, type ResolvedLoginRateLimit } from './http/login-rate-limit.js';
 import {
@@ -341,6 +342,11 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
   }
   if (options.brandColor !== undefined && (typeof options.brandColor !== 'string' || !/^#[0-9a-fA-F]{6}$/.test(options.brandColor))) {
     throw new OptionsError('brandColor', 'must be a #rrggbb colour');
+  }
+  // The pages write white on it (Sign in, Allow) and it on white (Deny, the focus ring): unreadable below 4.5:1.
+  if (options.brandColor !== undefined && contrastWithWhite(options.brandColor) < 4.5) {
+    throw new OptionsError('brandColor', `has a contrast of ${contrastWithWhite(options.brandColor).toFixed(2)}:1 with white, and the pages' buttons `
+      + 'need 4.5:1 (WCAG 1.4.3): choose a darker colour');
   }
   if (options.rememberConsent !== undefined && typeof options.rememberConsent !== 'boolean') {
     throw new OptionsError('rememberConsent', 'must be a boolean');

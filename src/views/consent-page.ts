@@ -27,7 +27,7 @@ export function consentPageBody(model: ConsentPageModel): string {
     ? `<p><strong>It asks for full access to your account:</strong> it will be able to do everything you can do in ${escapeHtml(model.productName)}, on your behalf.</p>`
     : model.scope.length > 0
       ? `<p>It asks for these permissions:</p>\n<ul>${model.scope.map((s) => `<li>${escapeHtml(s)}</li>`).join('')}</ul>`
-      : '<p>It asks to access the signature API on your behalf.</p>';
+      : `<p>It asks to access ${escapeHtml(model.productName)} on your behalf.</p>`;
   return `<h1>Allow ${escapeHtml(model.clientName)}?</h1>
 <p><strong>${escapeHtml(model.clientName)}</strong> wants to access your account.</p>
 ${scopes}

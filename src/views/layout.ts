@@ -7,21 +7,21 @@ export interface PageFrame {
   readonly productName: string;
   /** CSP nonce of the one inline stylesheet. */
   readonly nonce: string;
-  /** Accent colour, `#rrggbb` (validated at start-up). */
+  /** Accent colour, `#rrggbb`, at least 4.5:1 against white (validated at start-up). */
   readonly brandColor: string;
   readonly body: string;
 }
 
 const STYLE = `
-:root{--ink:#1b1f24;--muted:#57606a;--line:#d0d7de;--bg:#f6f8fa;--danger:#b42318}
+:root{--ink:#1b1f24;--muted:#57606a;--line:#d0d7de;--field:#848d97;--bg:#f6f8fa;--danger:#b42318}
 *{box-sizing:border-box}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);background:var(--bg)}
 header{padding:16px 24px;background:#fff;border-bottom:1px solid var(--line);font-weight:600}
-main{max-width:440px;margin:32px auto;padding:24px;background:#fff;border:1px solid var(--line);border-radius:8px}
+main{max-width:440px;margin:32px auto;padding:24px;background:#fff;border:1px solid var(--line);border-radius:8px;overflow-wrap:anywhere}
 h1{font-size:1.4rem;margin:0 0 12px}
 p{margin:0 0 12px}
 label{display:block;font-weight:600;margin:12px 0 4px}
-input[type=text],input[type=password]{width:100%;padding:10px 12px;font:inherit;border:1px solid var(--line);border-radius:6px}
+input[type=text],input[type=password]{width:100%;padding:10px 12px;font:inherit;border:1px solid var(--field);border-radius:6px}
 input:focus-visible,button:focus-visible{outline:3px solid var(--brand);outline-offset:2px}
 .actions{display:flex;gap:12px;margin-top:20px;flex-wrap:wrap}
 button{flex:1 1 120px;padding:10px 16px;font:inherit;font-weight:600;border-radius:6px;border:1px solid var(--brand);cursor:pointer}

@@ -26,7 +26,7 @@ ${error}
 <label for="username">Username</label>
 <input type="text" id="username" name="username" autocomplete="username" autocapitalize="none" spellcheck="false" required value="${escapeHtml(model.username)}"${model.error ? ' aria-describedby="login-error"' : ''} autofocus>
 <label for="password">Password</label>
-<input type="password" id="password" name="password" autocomplete="current-password" required>
+<input type="password" id="password" name="password" autocomplete="current-password" required${model.error ? ' aria-describedby="login-error"' : ''}>
 <div class="actions"><button type="submit" class="primary">Sign in</button></div>
 </form>`;
 }

@@ -271,6 +271,19 @@ describe.skipIf(!CHROMIUM)('authorization code flow in headless Chromium (exampl
     expect(pageErrors).toEqual([]);
   });
 
+  it('reflows at 320 px (WCAG 1.4.10): an integration name with no space to break at wraps instead of scrolling sideways', async () => {
+    const name = `Procurement-integration-${'x'.repeat(60)}`;
+    const client = await newIntegration(name);
+    const { page, pageErrors } = await newPage({ width: 320, height: 640 }, true);
+    await page.goto(authorizationRequest(client.clientId).url);
+    await expect.poll(() => page.getByRole('heading', { name: 'Sign in' }).count()).toBe(1);
+    await expectNoHorizontalScroll(page, 320);
+    await signInWithLabels(page);
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toContain(name);
+    await expectNoHorizontalScroll(page, 320);
+    expect(pageErrors).toEqual([]);
+  });
+
   it('fits a phone-sized window (390×844): no sideways scrolling, Allow reachable; screenshots of login and consent', async () => {
     const client = await newIntegration('Acme CRM (browser test, phone)');
     const { page, pageErrors } = await newPage(PHONE, true);

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveOptions, OptionsError } from '../../src/options.js';
 import { createOAuthRouter } from '../../src/router.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
+import { contrastWithWhite } from '../../src/views/contrast-with-white.js';
 
 const userAuth = { verifyCredentials: async () => null };
 
@@ -37,6 +38,8 @@ describe('createOAuthRouter options', () => {
     [{ issuer: 'https://x', accessTokenTtl: 1e13 }, 'accessTokenTtl'],
     [{ issuer: 'https://x', refreshTokenTtl: 10 * 365 * 24 * 3600 + 1 }, 'refreshTokenTtl'],
     [{ issuer: 'https://x', session: { absoluteTtl: 9e12 } }, 'session.absoluteTtl'],
+    [{ issuer: 'https://x', brandColor: '#ffeb3b' }, 'brandColor'],
+    [{ issuer: 'https://x', brandColor: '#2196f3' }, 'brandColor'],
   ])('rejects %j naming %s', (options, key) => {
     expect(() => resolveOptions(options as never)).toThrow(OptionsError);
     expect(() => resolveOptions(options as never)).toThrow(`"${key}"`);
@@ -45,6 +48,15 @@ describe('createOAuthRouter options', () => {
   it('takes lifetimes up to ten years, which every store and a JWT exp can hold', () => {
     const tenYears = 10 * 365 * 24 * 3600;
     expect(resolveOptions({ issuer: 'https://x', accessTokenTtl: tenYears, refreshTokenTtl: tenYears }).refreshTokenTtl).toBe(tenYears);
+  });
+
+  it('takes a brandColor the pages can write white on, 4.5:1 or more (WCAG 1.4.3), and says the contrast of one they cannot', () => {
+    expect(resolveOptions({ issuer: 'https://x', brandColor: '#1f4fd1' }).brandColor).toBe('#1f4fd1');
+    expect(resolveOptions({ issuer: 'https://x', brandColor: '#767676' }).brandColor).toBe('#767676');
+    expect(() => resolveOptions({ issuer: 'https://x', brandColor: '#ffeb3b' })).toThrow('has a contrast of 1.22:1 with white');
+    expect(contrastWithWhite('#ffffff')).toBe(1);
+    expect(contrastWithWhite('#000000')).toBe(21);
+    expect(contrastWithWhite('#2196f3')).toBeCloseTo(3.12, 2);
   });
 
   it('suggests the right key for a likely typo', () => {
