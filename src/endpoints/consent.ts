@@ -2,7 +2,7 @@
 import type { Request, Response } from 'express';
 import type { PageContext } from './page-context.js';
 import { isValidCsrfToken } from '../http/csrf.js';
-import { deletePendingRequest, findPendingRequest } from '../http/pending-requests.js';
+import { deletePendingRequest, findExpiredPendingRequest, findPendingRequest } from '../http/pending-requests.js';
 import { findCurrentUser } from '../http/current-user.js';
 import { isSessionOf } from '../http/session-owner.js';
 import { errorRedirectUri } from '../http/error-redirect-uri.js';
@@ -17,7 +17,9 @@ import { reportErrorAnswer } from '../metrics/channels.js';
  * counts after it), and each pending request is answered once.
  * - allow: a 256-bit code (stored hashed, single use, bound to client, user, redirect_uri, PKCE challenge
  *   and issuer, living `authorizationCodeTtl` seconds) → 302 to redirect_uri with `code`, `state`, `iss`;
- * - deny: 302 with `error=access_denied`.
+ * - deny: 302 with `error=access_denied`;
+ * - a form open longer than its pending request lives (ten minutes): 303 to the authorization endpoint with the
+ *   request's validated query, so it is asked again with every check re-run rather than refused (WCAG 2.2.1).
  * An approval is reported as `consent.granted` (a remembered consent skips this page and is not reported again).
  * @see RFC 6749 §4.1.2, §4.1.2.1, §10.5, §10.12; RFC 9207; SPEC §4.1.
  */
@@ -32,6 +34,13 @@ export function createConsentEndpoint(context: PageContext) {
     }
     const requestId = typeof body.request_id === 'string' ? body.request_id : '';
     const pending = findPendingRequest(req, requestId);
+    const expired = pending ? null : findExpiredPendingRequest(req, requestId);
+    if (expired && expired.issuer === issuer.issuer) {
+      // Open longer than a pending request lives: asked again from the start (every check re-run), not refused.
+      deletePendingRequest(req, requestId);
+      res.redirect(303, `${context.paths.authorize}?${expired.query}`);
+      return;
+    }
     if (!pending || pending.issuer !== issuer.issuer) {
       renderError(res, context, 400, 'invalid_request', 'This authorization request has expired. Go back to the application and start again.');
       return;

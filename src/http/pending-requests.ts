@@ -34,6 +34,17 @@ export function findPendingRequest(req: Request, id: unknown): PendingAuthorizat
   return pending;
 }
 
+/**
+ * A pending request kept in the session but past its ten minutes, or `null`. Not to be answered (findPendingRequest
+ * refuses it): the consent form only starts it afresh from its validated query, so a user who read the page slowly
+ * is shown it again rather than an error (WCAG 2.2.1: a time limit the user can extend).
+ */
+export function findExpiredPendingRequest(req: Request, id: unknown): PendingAuthorization | null {
+  if (typeof id !== 'string' || !REQUEST_ID.test(id)) return null;
+  const pending = readOAuthSession(req)?.pending?.[id];
+  return pending && Date.now() - pending.createdAt >= MAX_AGE_MS ? pending : null;
+}
+
 /** Removes a pending request: each is answered once. */
 export function deletePendingRequest(req: Request, id: string): void {
   const data = readOAuthSession(req);

@@ -1,10 +1,10 @@
 // Remembered consent, its withdrawal (API and page), the host app's own login, and page content and branding.
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import express from 'express';
 import session from 'express-session';
 import request from 'supertest';
 import { basic, createTestApp, REDIRECT_URI, USER, type TestApp } from '../helpers/app.js';
-import { authorize, authorizeQuery, hiddenField, obtainCode, signIn } from '../helpers/browser-flow.js';
+import { authorize, authorizeQuery, hiddenField, obtainCode, signIn, signInAndGetConsent } from '../helpers/browser-flow.js';
 import { createOAuthRouter } from '../../src/router.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { registerClient } from '../../src/clients/register-client.js';
@@ -251,3 +251,31 @@ describe('withdrawal reaches codes not yet redeemed', () => {
 async function waitForClockToPass(ms: number): Promise<void> {
   while (Date.now() <= ms) await new Promise((resolve) => setImmediate(resolve));
 }
+
+describe('a consent page left open past the ten minutes a pending request lives (WCAG 2.2.1)', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('is shown afresh, every check run again, rather than refused; its answer then counts once', async () => {
+    const t = await createTestApp();
+    const agent = request.agent(t.app);
+    const consent = await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient, { state: 'slow-reader' }));
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + 11 * 60 * 1000);
+    const form = { csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), decision: 'allow' };
+    const late = await agent.post('/oauth2/consent').type('form').send(form);
+    expect(late.status).toBe(303);
+    expect(late.headers.location).toMatch(/^\/oauth2\/authorize\?/);
+    expect(new URL(late.headers.location!, 'http://x').searchParams.get('state')).toBe('slow-reader');
+    const again = await agent.get(late.headers.location!);
+    expect(again.status).toBe(200);
+    expect(hiddenField(again.text, 'request_id')).not.toBe(form.request_id);
+    const allowed = await agent.post('/oauth2/consent').type('form')
+      .send({ ...form, csrf_token: hiddenField(again.text, 'csrf_token'), request_id: hiddenField(again.text, 'request_id') });
+    expect(allowed.status).toBe(302);
+    expect(new URL(allowed.headers.location!).searchParams.get('code')).toBeTruthy();
+    // The old form is spent: sent again, it is refused, not restarted.
+    expect((await agent.post('/oauth2/consent').type('form').send(form)).status).toBe(400);
+  });
+});
