@@ -7,3 +7,13 @@ export class OptionsError extends TypeError {
     this.name = 'OptionsError';
   }
 }
+
+/**
+ * Refuses a key of an option object that is not one of `known`, as a misspelt top-level option is refused.
+ * @throws OptionsError naming `option.key`.
+ */
+export function onlyKnownKeys(option: string, value: object, known: readonly string[]): void {
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key)) throw new OptionsError(`${option}.${key}`, `is not an option (known: ${known.join(', ')})`);
+  }
+}

@@ -1,7 +1,7 @@
 // Router options: their types, defaults and start-up validation (bad options throw here, never later).
 import type { SessionStoreLike } from './http/session-store-like.js';
 import { contrastWithWhite } from './views/contrast-with-white.js';
-import { OptionsError } from './options-error.js';
+import { OptionsError, onlyKnownKeys } from './options-error.js';
 import { resolveLoginRateLimit, type LoginRateLimitOptions, type ResolvedLoginRateLimit } from './http/login-rate-limit.js';
 import {
   resolveClientAuthRateLimit, type ClientAuthRateLimitOptions, type ResolvedClientAuthRateLimit,
@@ -254,13 +254,6 @@ function resolveIssuer(key: string, value: unknown, legacy: boolean): ResolvedIs
  * (a token minted with `accessTokenTtl: 1e13` was refused by every check). Ten years. */
 const LONGEST_TTL = 10 * 365 * 24 * 3600;
 
-/** Refuses a key of a nested option object that is not one of `known`, as a misspelt top-level option is refused. */
-function onlyKnownKeys(option: string, value: object, known: readonly string[]): void {
-  for (const key of Object.keys(value)) {
-    if (!known.includes(key)) throw new OptionsError(`${option}.${key}`, `is not an option (known: ${known.join(', ')})`);
-  }
-}
-
 function positiveInteger(key: string, value: unknown, fallback: number, max = LONGEST_TTL): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0 || value > max) {
@@ -344,8 +337,9 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
     throw new OptionsError('brandColor', 'must be a #rrggbb colour');
   }
   // The pages write white on it (Sign in, Allow) and it on white (Deny, the focus ring): unreadable below 4.5:1.
-  if (options.brandColor !== undefined && contrastWithWhite(options.brandColor) < 4.5) {
-    throw new OptionsError('brandColor', `has a contrast of ${contrastWithWhite(options.brandColor).toFixed(2)}:1 with white, and the pages' buttons `
+  const contrast = options.brandColor === undefined ? Infinity : contrastWithWhite(options.brandColor);
+  if (contrast < 4.5) {
+    throw new OptionsError('brandColor', `has a contrast of ${contrast.toFixed(2)}:1 with white, and the pages' buttons `
       + 'need 4.5:1 (WCAG 1.4.3): choose a darker colour');
   }
   if (options.rememberConsent !== undefined && typeof options.rememberConsent !== 'boolean') {

@@ -26,12 +26,18 @@ export function savePendingRequest(req: Request, pending: PendingAuthorization):
   return id;
 }
 
+/** The request stored under `id` in this session, whatever its age, or `null`. */
+function storedPendingRequest(req: Request, id: unknown): PendingAuthorization | null {
+  if (typeof id !== 'string' || !REQUEST_ID.test(id)) return null;
+  return readOAuthSession(req)?.pending?.[id] ?? null;
+}
+
+const isExpired = (pending: PendingAuthorization): boolean => Date.now() - pending.createdAt >= MAX_AGE_MS;
+
 /** The pending request, or `null` when unknown or older than ten minutes. */
 export function findPendingRequest(req: Request, id: unknown): PendingAuthorization | null {
-  if (typeof id !== 'string' || !REQUEST_ID.test(id)) return null;
-  const pending = readOAuthSession(req)?.pending?.[id];
-  if (!pending || Date.now() - pending.createdAt >= MAX_AGE_MS) return null;
-  return pending;
+  const pending = storedPendingRequest(req, id);
+  return pending && !isExpired(pending) ? pending : null;
 }
 
 /**
@@ -40,9 +46,8 @@ export function findPendingRequest(req: Request, id: unknown): PendingAuthorizat
  * is shown it again rather than an error (WCAG 2.2.1: a time limit the user can extend).
  */
 export function findExpiredPendingRequest(req: Request, id: unknown): PendingAuthorization | null {
-  if (typeof id !== 'string' || !REQUEST_ID.test(id)) return null;
-  const pending = readOAuthSession(req)?.pending?.[id];
-  return pending && Date.now() - pending.createdAt >= MAX_AGE_MS ? pending : null;
+  const pending = storedPendingRequest(req, id);
+  return pending && isExpired(pending) ? pending : null;
 }
 
 /** Removes a pending request: each is answered once. */

@@ -1,5 +1,5 @@
 // Start-up validation shared by the loginRateLimit and clientAuthRateLimit options.
-import { OptionsError } from '../options-error.js';
+import { OptionsError, onlyKnownKeys } from '../options-error.js';
 
 /**
  * The option as an object (`undefined` gives `{}`), refusing keys it does not know, like the top level does.
@@ -9,9 +9,7 @@ import { OptionsError } from '../options-error.js';
 export function limitOptionsObject<T extends object>(option: string, value: T | undefined, known: readonly string[]): Partial<T> {
   if (value === undefined) return {};
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new OptionsError(option, 'must be an object or false');
-  for (const key of Object.keys(value)) {
-    if (!known.includes(key)) throw new OptionsError(`${option}.${key}`, `is not an option (known: ${known.join(', ')})`);
-  }
+  onlyKnownKeys(option, value, known);
   return value;
 }
 
