@@ -4,6 +4,7 @@ import type { PageContext } from './page-context.js';
 import { findCurrentUser, findSignIn, type SignIn } from '../http/current-user.js';
 import { hostLogoutUrl } from '../http/host-logout-url.js';
 import { csrfTokenFor, isValidCsrfToken } from '../http/csrf.js';
+import { oauthSession, readOAuthSession } from '../http/oauth-session.js';
 import { bindSessionToUser, isSessionOf } from '../http/session-owner.js';
 import { sendPage } from '../http/send-page.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
@@ -35,7 +36,15 @@ export function createConsentsEndpoints(context: PageContext) {
     return href === null ? null : { href };
   }
 
-  async function show(req: Request, res: Response, notice: string | null): Promise<void> {
+  /** The withdrawal's confirmation, said once: a reload of the page does not repeat it. */
+  function takeNotice(req: Request): string | null {
+    const data = readOAuthSession(req);
+    const notice = data?.notice ?? null;
+    if (data && notice !== null) delete data.notice;
+    return notice;
+  }
+
+  async function show(req: Request, res: Response): Promise<void> {
     const signIn = await findSignIn(req, userAuth, options);
     if (!signIn) {
       if (userAuth.loginUrl && !userAuth.verifyCredentials) {
@@ -47,6 +56,7 @@ export function createConsentsEndpoints(context: PageContext) {
     }
     const { user } = signIn;
     bindSessionToUser(req, user);
+    const notice = takeNotice(req);
     const consents = await requireConsents(store, 'consentsPage').consents.listConsents(user.id);
     const rows: ConsentRow[] = [];
     for (const consent of consents) {
@@ -73,7 +83,7 @@ export function createConsentsEndpoints(context: PageContext) {
   return {
     async consentsPage(req: Request, res: Response): Promise<void> {
       try {
-        await show(req, res, null);
+        await show(req, res);
       } catch (err) {
         const oauthError = toOAuthError(err, options.logger);
         renderError(res, context, oauthError.status, oauthError.error, 'This page is not available right now. Please try again later.');
@@ -97,6 +107,9 @@ export function createConsentsEndpoints(context: PageContext) {
           return;
         }
         await withdrawConsent(store, user.id, body.client_id, { events: options.events, issuer: context.issuer.issuer, ip: req.ip ?? null });
+        // Post/redirect/get: the page after the redirect says what was done (WCAG 3.3.4, a status message).
+        const client = await store.clients.findClient(body.client_id);
+        oauthSession(req).notice = `${client?.name ?? 'The application'} no longer has access to your account.`;
         res.redirect(303, context.paths.consents);
       } catch (err) {
         const oauthError = toOAuthError(err, options.logger);

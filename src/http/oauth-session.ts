@@ -39,6 +39,8 @@ export interface OAuthSessionData {
   userId?: string;
   csrf?: string;
   pending?: Record<string, PendingAuthorization>;
+  /** Said once on the next page shown (post/redirect/get): what the form the user sent did. */
+  notice?: string;
 }
 
 const KEY = 'expressOAuthRouter';

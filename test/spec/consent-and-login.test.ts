@@ -96,8 +96,11 @@ describe('withdrawing consent', () => {
     expect(withdrawn.status).toBe(303);
     expect((await request(t.app).get('/api/v1/me').set('Authorization', `Bearer ${tokens.access_token}`)).status).toBe(401);
     const after = await agent.get('/oauth2/consents');
-    expect(after.text).not.toContain('Acme CRM');
     expect(after.text).toContain('No application has access');
+    expect(after.text).toContain('<p role="status">Acme CRM no longer has access to your account.</p>');
+    const reloaded = await agent.get('/oauth2/consents');
+    expect(reloaded.text).not.toContain('Acme CRM');
+    expect(reloaded.text).not.toContain('role="status"');
   });
 
   it('leaves the tokens of other integrations alone', async () => {
