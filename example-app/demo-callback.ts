@@ -61,6 +61,6 @@ export function createDemoCallback(options: DemoCallbackOptions): RequestHandler
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>Acme Sign demo callback</title>
 <style>body{font-family:system-ui,sans-serif;max-width:50rem;margin:2rem auto;padding:0 1rem;overflow-wrap:anywhere}
 code,pre{overflow-wrap:anywhere;word-break:break-word}pre{background:#f4f4f4;padding:1rem;white-space:pre-wrap;max-width:100%;box-sizing:border-box}</style>
-</head><body>${body}</body></html>`);
+</head><body><main>${body}</main></body></html>`);
   };
 }

@@ -61,6 +61,8 @@ describe.skipIf(!CHROMIUM)('demo callback page on a 390 px phone screen (headles
     const page = await phonePage();
     await page.goto(`${base}/demo/callback?${new URLSearchParams({ code: CODE, state: STATE })}`);
     await expect.poll(() => page.getByRole('heading', { name: 'Authorization code received' }).count()).toBe(1);
+    // The content sits in the main landmark, where a screen reader's "skip to main" lands (WCAG 1.3.1).
+    expect(await page.getByRole('main').getByRole('heading', { name: 'Authorization code received' }).count()).toBe(1);
     await page.screenshot({ path: `${ARTIFACTS}demo-callback-phone.png`, fullPage: true });
     expect(await scrollWidth(page)).toBeLessThanOrEqual(PHONE.width);
     // Wrapped, not cut: the whole code and the whole curl are on the page.
