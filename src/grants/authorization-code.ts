@@ -18,14 +18,15 @@ function scopeRequestedAtAuthorization(granted: readonly string[], registered: r
 }
 
 /**
- * Reports a replayed code and the revocation of its grant. The code's record is gone, so its client is the one
- * that presented it (authenticated), which is the code's own but for a stolen code tried elsewhere.
+ * Reports a replayed code and the revocation of its grant. The code's record is not returned, so its client is
+ * the one that presented it (authenticated), which is the code's own but for a stolen code tried elsewhere; its
+ * user is the store's word when the store gives it (`null` otherwise).
  * @see RFC 6749 §4.1.2, RFC 9700 §4.14.
  */
-function publishReplay(context: GrantContext, grantId: string): void {
+function publishReplay(context: GrantContext, grantId: string, userId: string | undefined): void {
   const { options, issuer, client, req } = context;
   options.events.publish({ type: 'code.replayed', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, clientId: client.clientId, grantId });
-  publishGrantRevoked(context, 'code_replay', grantId, null);
+  publishGrantRevoked(context, 'code_replay', grantId, userId ?? null);
 }
 
 /**
@@ -99,7 +100,7 @@ export const authorizationCodeGrant: GrantHandler = {
     if (result.kind === 'replayed') {
       await context.lookedUp?.();
       await store.tokens.revokeGrant(result.grantId);
-      publishReplay(context, result.grantId);
+      publishReplay(context, result.grantId, result.userId);
       throw new InvalidGrantError('authorization code has already been used');
     }
     try {

@@ -169,12 +169,13 @@ export interface AuthorizationCodeRecord {
 /**
  * Outcome of `consumeCode`.
  * - `consumed`: this call won; the code is now used.
- * - `replayed`: the code exists, is not expired, and was already used.
+ * - `replayed`: the code exists, is not expired, and was already used. `userId` (optional: a store may
+ *   leave it out) is the code's user, so the revocation the replay causes is reported with it.
  * - `not_found`: unknown or expired.
  */
 export type ConsumeResult<T> =
   | { readonly kind: 'consumed'; readonly record: T }
-  | { readonly kind: 'replayed'; readonly grantId: string }
+  | { readonly kind: 'replayed'; readonly grantId: string; readonly userId?: string }
   | { readonly kind: 'not_found' };
 
 /** Authorization codes. */

@@ -1,7 +1,20 @@
 // Conformance rules for authorization codes: round trip, expiry, and single use (the race is in conformance-races).
 import assert from 'node:assert/strict';
+import type { AuthorizationCodeRecord, ConsumeResult } from '../stores/contract.js';
 import type { ConformanceRule } from './conformance-types.js';
 import { buildCode, buildTokenPair, justExpired, saveTokens } from './conformance-fixtures.js';
+
+/**
+ * Asserts a replay's answer: the code's grant, and its user when the store gives one (optional in the contract,
+ * so a store that leaves it out still passes; one that gives another user does not).
+ * @see RFC 6749 §4.1.2.
+ */
+export function assertReplayed(result: ConsumeResult<AuthorizationCodeRecord>, code: AuthorizationCodeRecord, where?: string): void {
+  const expected = result.kind === 'replayed' && 'userId' in result
+    ? { kind: 'replayed', grantId: code.grantId, userId: code.userId }
+    : { kind: 'replayed', grantId: code.grantId };
+  assert.deepEqual(result, expected, where);
+}
 
 /**
  * The CodeStore rules (required tier). RFC 6749 §4.1.2: "The client MUST NOT use the authorization code
@@ -45,13 +58,13 @@ export const codeRules: readonly ConformanceRule[] = [
   },
   {
     tier: 'required',
-    name: 'a consumed code reads as replayed, with its grantId, to every later consumeCode until it expires',
+    name: 'a consumed code reads as replayed, with its grantId (and its userId, if given), to every later consumeCode until it expires',
     async run({ store }) {
       const code = buildCode();
       await store.codes.saveCode(code);
       assert.equal((await store.codes.consumeCode(code.codeHash)).kind, 'consumed');
       for (let i = 0; i < 3; i++) {
-        assert.deepEqual(await store.codes.consumeCode(code.codeHash), { kind: 'replayed', grantId: code.grantId });
+        assertReplayed(await store.codes.consumeCode(code.codeHash), code);
       }
     },
   },
@@ -77,7 +90,7 @@ export const codeRules: readonly ConformanceRule[] = [
       const { access, refresh } = buildTokenPair({ grantId: code.grantId, clientId: code.clientId });
       assert.equal(await saveTokens(store, access, refresh, code.issuedAt), true);
       await store.tokens.revokeGrant(code.grantId);
-      assert.deepEqual(await store.codes.consumeCode(code.codeHash), { kind: 'replayed', grantId: code.grantId });
+      assertReplayed(await store.codes.consumeCode(code.codeHash), code);
     },
   },
 ];

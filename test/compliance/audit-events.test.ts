@@ -182,7 +182,7 @@ describe('audit events', () => {
     expectNoSecrets(h);
   });
 
-  it('a replayed code reports code.replayed and token.revoked (code_replay) for its grant, once', async () => {
+  it('a replayed code reports code.replayed and token.revoked (code_replay) for its grant and user, once', async () => {
     const h = await harness();
     const { code } = await browse(h);
     expect((await exchange(h, code)).status).toBe(200);
@@ -192,9 +192,22 @@ describe('audit events', () => {
     const grantId = eventsOf(h, 'token.issued')[0]!.grantId;
     expect(eventsOf(h, 'code.replayed')).toEqual([{ type: 'code.replayed', ...fromHttp, clientId: h.codeClient.clientId, grantId }]);
     expect(eventsOf(h, 'token.revoked')).toEqual([{
-      type: 'token.revoked', ...fromHttp, cause: 'code_replay', extent: 'grant', clientId: h.codeClient.clientId, userId: null, grantId,
+      type: 'token.revoked', ...fromHttp, cause: 'code_replay', extent: 'grant', clientId: h.codeClient.clientId, userId: USER.id, grantId,
     }]);
     expectNoSecrets(h);
+  });
+
+  it('a replay answered without the code\'s user (a store may leave userId out) reports token.revoked with userId null', async () => {
+    const h = await harness();
+    const consumeCode = h.store.codes.consumeCode.bind(h.store.codes);
+    h.store.codes.consumeCode = async (codeHash) => {
+      const result = await consumeCode(codeHash);
+      return result.kind === 'replayed' ? { kind: 'replayed', grantId: result.grantId } : result;
+    };
+    const { code } = await browse(h);
+    expect((await exchange(h, code)).status).toBe(200);
+    expect((await exchange(h, code)).body.error).toBe('invalid_grant');
+    expect(eventsOf(h, 'token.revoked')).toEqual([expect.objectContaining({ cause: 'code_replay', userId: null })]);
   });
 
   it('a code whose user is gone reports token.revoked (user_deleted) for its grant instead of token.issued', async () => {

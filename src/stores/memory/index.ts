@@ -109,7 +109,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
           codes.delete(codeHash);
           return { kind: 'not_found' };
         }
-        if (stored.consumedAt !== null) return { kind: 'replayed', grantId: stored.record.grantId };
+        if (stored.consumedAt !== null) return { kind: 'replayed', grantId: stored.record.grantId, userId: stored.record.userId };
         codes.set(codeHash, encode({ record: stored.record, consumedAt: now } satisfies StoredCode));
         return { kind: 'consumed', record: stored.record };
       },

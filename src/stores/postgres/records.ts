@@ -183,7 +183,7 @@ export function createPostgresClientStore(
   };
 }
 
-/** A consume's row: its outcome, the code, and the record as a JSON row (`codeRecord`; a replay's, its grant only). */
+/** A consume's row: its outcome, the code, and the record as a JSON row (`codeRecord`; a replay's, its grant, client and user only). */
 interface CodeRow {
   outcome: 'consumed' | 'replayed';
   code_hash: string;
@@ -225,7 +225,7 @@ const RELAXED_COMMIT = "set_config('synchronous_commit', 'off', true) AS relaxed
  */
 export function createPostgresCodeStore(db: PostgresRunner, t: PostgresTables, batching: BatcherLimits): CodeStore {
   const save = prepareSql(`INSERT INTO ${t.codes} (${CODE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`);
-  // A replay reads only the grant: the first value of its JSON row, as of a consumed one.
+  // A replay reads only the grant, client and user: the first values of its JSON row, as of a consumed one.
   const consume = prepareSql(
     `WITH won AS (
        UPDATE ${t.codes} SET consumed_at = $2
@@ -233,7 +233,7 @@ export function createPostgresCodeStore(db: PostgresRunner, t: PostgresTables, b
        RETURNING code_hash, ${codeRecord('')} AS r)
      SELECT 'consumed' AS outcome, code_hash, r FROM won, ${RELAXED_COMMIT}
      UNION ALL
-     SELECT 'replayed' AS outcome, code_hash, json_build_array(grant_id)::text AS r FROM ${t.codes}
+     SELECT 'replayed' AS outcome, code_hash, json_build_array(grant_id, client_id, user_id)::text AS r FROM ${t.codes}
      WHERE code_hash = $1 AND expires_at > $2 AND NOT EXISTS (SELECT 1 FROM won)`,
   );
   // The keys as one array the UPDATE and the replay branch both match with = ANY: no join, no CTE of keys, so
@@ -246,7 +246,7 @@ export function createPostgresCodeStore(db: PostgresRunner, t: PostgresTables, b
        RETURNING c.code_hash, ${codeRecord('c.')} AS r)
      SELECT 'consumed' AS outcome, code_hash, r FROM won, ${RELAXED_COMMIT}
      UNION ALL
-     SELECT 'replayed' AS outcome, c.code_hash, json_build_array(c.grant_id)::text AS r FROM ${t.codes} c
+     SELECT 'replayed' AS outcome, c.code_hash, json_build_array(c.grant_id, c.client_id, c.user_id)::text AS r FROM ${t.codes} c
      WHERE c.code_hash = ANY($1::text[]) AND c.expires_at > $2
        AND NOT EXISTS (SELECT 1 FROM won WHERE won.code_hash = c.code_hash)`,
   );
@@ -272,7 +272,7 @@ export function createPostgresCodeStore(db: PostgresRunner, t: PostgresTables, b
       if (!row) return { ok: true, value: { kind: 'not_found' } };
       const first = !answered.has(hash);
       answered.add(hash);
-      return { ok: true, value: first ? toConsumeResult(row) : { kind: 'replayed', grantId: parseJsonRow(row.r)[0] as string } };
+      return { ok: true, value: first ? toConsumeResult(row) : replayOf(parseJsonRow(row.r)) };
     });
   }, batching);
   return {
@@ -294,10 +294,16 @@ export function createPostgresCodeStore(db: PostgresRunner, t: PostgresTables, b
   };
 }
 
+/** A replay's answer from the grant, client and user its row leads with, as a consumed code's row does. */
+function replayOf(values: readonly unknown[]): ConsumeResult<AuthorizationCodeRecord> {
+  return { kind: 'replayed', grantId: values[0] as string, userId: values[2] as string };
+}
+
 /** The answer of one consume from its row. */
 function toConsumeResult(row: CodeRow): ConsumeResult<AuthorizationCodeRecord> {
-  const [grantId, clientId, userId, redirectUri, scope, codeChallenge, issuer, issuedAt, expiresAt] = parseJsonRow(row.r);
-  if (row.outcome === 'replayed') return { kind: 'replayed', grantId: grantId as string };
+  const values = parseJsonRow(row.r);
+  if (row.outcome === 'replayed') return replayOf(values);
+  const [grantId, clientId, userId, redirectUri, scope, codeChallenge, issuer, issuedAt, expiresAt] = values;
   return {
     kind: 'consumed',
     record: {

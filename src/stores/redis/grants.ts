@@ -54,7 +54,12 @@ export function createRedisCodeStore(keys: RedisKeys, run: RunScript): CodeStore
     async consumeCode(codeHash): Promise<ConsumeResult<AuthorizationCodeRecord>> {
       const reply = (await run(CONSUME_CODE, [keys.code(codeHash)], [String(Date.now())])) as string[];
       if (reply[0] === 'consumed' && reply[1] !== undefined) return { kind: 'consumed', record: decodeCode(reply[1]) };
-      if (reply[0] === 'replayed' && reply[1] !== undefined) return { kind: 'replayed', grantId: reply[1] };
+      if (reply[0] === 'replayed' && reply[1] !== undefined) {
+        // The code's user, for the report of the revocation the replay causes; a record written without one
+        // (never, by this store) leaves it out, as the contract allows.
+        const userId = reply[2] === undefined ? undefined : decodeCode(reply[2]).userId;
+        return userId === undefined ? { kind: 'replayed', grantId: reply[1] } : { kind: 'replayed', grantId: reply[1], userId };
+      }
       return { kind: 'not_found' };
     },
   };

@@ -64,12 +64,12 @@ return 1`);
  * one sees the code without its `c` field and sets it. The key stays until its own expiry, so later calls
  * report a replay; `x` is compared with the caller's clock too, since a key can outlive its expiry by
  * up to a few ms before Redis evicts it. KEYS code; ARGV nowMs.
- * Returns {'consumed', json} | {'replayed', grantId} | {'not_found'}.
+ * Returns {'consumed', json} | {'replayed', grantId, json} | {'not_found'}.
  */
 export const CONSUME_CODE = script(`
 local v = redis.call('HMGET', KEYS[1], 'x', 'c', 'g', 'd')
 if not v[1] or tonumber(v[1]) <= tonumber(ARGV[1]) then return {'not_found'} end
-if v[2] then return {'replayed', v[3]} end
+if v[2] then return {'replayed', v[3], v[4]} end
 redis.call('HSET', KEYS[1], 'c', ARGV[1])
 return {'consumed', v[4]}`);
 
