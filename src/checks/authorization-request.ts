@@ -6,8 +6,10 @@ import type { PendingAuthorization } from '../http/oauth-session.js';
 import { issuerForClient, wrongAddressMessage } from './issuer.js';
 import { grantScope } from './grant-scope.js';
 import { checkCodeChallenge } from './pkce.js';
-import { parameterLabel } from './parameter-label.js';
+import { isKnownParameter, parameterLabel } from './parameter-label.js';
 import { resumeQuery } from '../http/resume-query.js';
+import { queryValueOctets } from '../http/query-value-octets.js';
+import { responseParameterIn } from './registered-redirect-uri.js';
 import {
   InvalidRedirectTargetError, InvalidRequestError, UnauthorizedClientError, UnsupportedResponseTypeError,
 } from '../errors.js';
@@ -16,37 +18,49 @@ import {
 export interface AuthorizationTarget {
   readonly client: OAuthClient;
   readonly redirectUri: string;
-  /** The state to echo in an error redirect: absent when the request sent none, repeated it, or sent one too long. */
+  /** The state to echo in an error redirect, as received; absent when the request sent none. */
   readonly state: string | undefined;
+  /**
+   * A state whose octets are not UTF-8 (so `state` holds none), percent-encoded octet for octet: echoed as it
+   * came, since the parser's string could not be (RFC 6749 §4.1.2.1, "the exact value received").
+   */
+  readonly stateOctets?: string;
 }
 
 const MAX_STATE_LENGTH = 2048;
 
 /**
- * Whether a state can be echoed as "the exact value received" (RFC 6749 §4.1.2): not over-long, and no U+FFFD, which
- * is what the query's parser made of octets that are not UTF-8 (`%E9` alone), so echoing it would send other bytes.
+ * Whether a state's string is "the exact value received" (RFC 6749 §4.1.2): no U+FFFD, which is what the query's
+ * parser made of octets that are not UTF-8 (`%E9` alone), so encoding the string again would send other bytes.
  */
 function echoable(state: string): boolean {
-  return state.length <= MAX_STATE_LENGTH && !state.includes('\uFFFD');
+  return !state.includes('\uFFFD');
 }
 
+/** The values of `name` that are not empty: "Parameters sent without a value MUST be treated as if they were omitted". */
+function sent(query: URLSearchParams, name: string): string[] {
+  return query.getAll(name).filter((value) => value !== '');
+}
+
+/** The value of a parameter already checked not to be repeated. */
 function single(query: URLSearchParams, name: string): string | undefined {
-  const values = query.getAll(name);
-  return values.length === 0 || values[0] === '' ? undefined : values[0];
+  return sent(query, name)[0];
 }
 
 /**
  * Phase 1: client_id and redirect_uri. Any failure here must not redirect ("If the request fails due to a
  * missing, invalid, or mismatching redirection URI, or if the client identifier is missing or invalid, the
  * authorization server SHOULD inform the resource owner of the error and MUST NOT automatically redirect").
+ * A state that no error redirect could echo exactly (sent twice, or longer than any callback should carry) is
+ * refused here too: the client could not match such an error to its request, and a stateless one breaks §4.1.2.1.
  * @throws InvalidRedirectTargetError.
  * @see RFC 6749 §4.1.2.1, §3.1.2.3 (exact match, RFC 9700 §2.1), SPEC §9.
  */
 export async function checkAuthorizationTarget(
-  store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, query: URLSearchParams,
+  store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, query: URLSearchParams, rawQuery = '',
 ): Promise<AuthorizationTarget> {
   for (const name of ['client_id', 'redirect_uri']) {
-    if (query.getAll(name).length > 1) throw new InvalidRedirectTargetError('invalid_request', `parameter ${name} is repeated`);
+    if (sent(query, name).length > 1) throw new InvalidRedirectTargetError('invalid_request', `parameter ${name} is repeated`);
   }
   const clientId = single(query, 'client_id');
   if (clientId === undefined) throw new InvalidRedirectTargetError('invalid_request', 'missing required parameter: client_id');
@@ -59,13 +73,20 @@ export async function checkAuthorizationTarget(
   if (!client.redirectUris.includes(redirectUri)) {
     throw new InvalidRedirectTargetError('invalid_request', 'redirect_uri is not registered for this client');
   }
-  const states = query.getAll('state');
-  // An over-long or mis-encoded state is refused (phase 2), and not echoed either: RFC 6749 §4.1.2.1 asks for "the
-  // exact value received", which a cut or re-encoded copy would not be, and sending kilobytes of request input back into the client's
-  // callback serves only whoever crafted the link. Without state, the client cannot match the error to a
-  // request of its own, which is the right outcome for a request it did not make this way.
-  const state = states.length === 1 && states[0] !== '' && echoable(states[0]!) ? states[0] : undefined;
-  return { client, redirectUri, state };
+  // Registered before registration refused these (or by a tool writing the store): every answer would repeat one.
+  const taken = responseParameterIn(redirectUri);
+  if (taken !== null) {
+    throw new InvalidRedirectTargetError('invalid_request', `the registered redirect_uri has ${taken} in its query, which the response adds; register it without`);
+  }
+  const states = sent(query, 'state');
+  if (states.length > 1) throw new InvalidRedirectTargetError('invalid_request', 'parameter state is repeated');
+  const state = states[0];
+  // Kilobytes of request input echoed into the callback's Location would overflow common proxies' header
+  // buffers (nginx: 4–8 KB), and a cut copy is not "the exact value received": no redirect at all.
+  if (state !== undefined && state.length > MAX_STATE_LENGTH) throw new InvalidRedirectTargetError('invalid_request', 'state is too long');
+  if (state === undefined || echoable(state)) return { client, redirectUri, state };
+  const stateOctets = queryValueOctets(rawQuery, 'state');
+  return stateOctets === undefined ? { client, redirectUri, state: undefined } : { client, redirectUri, state: undefined, stateOctets };
 }
 
 /**
@@ -77,11 +98,11 @@ export function checkAuthorizationParameters(
   options: ResolvedOptions, issuer: ResolvedIssuer, target: AuthorizationTarget, query: URLSearchParams,
   startedAt: number,
 ): PendingAuthorization {
+  // Unrecognized parameters are ignored, repeated or not (§3.1).
   for (const name of new Set(query.keys())) {
-    if (query.getAll(name).length > 1) throw new InvalidRequestError(`${parameterLabel(name)} is repeated`);
+    if (isKnownParameter(name) && sent(query, name).length > 1) throw new InvalidRequestError(`${parameterLabel(name)} is repeated`);
   }
   const state = single(query, 'state');
-  if (state !== undefined && state.length > MAX_STATE_LENGTH) throw new InvalidRequestError('state is too long');
   if (state !== undefined && !echoable(state)) {
     throw new InvalidRequestError('state must be UTF-8 once percent-decoded: octets that are not cannot be echoed exactly');
   }

@@ -8,6 +8,14 @@ const KNOWN = new Set([
 ]);
 
 /**
+ * Whether this server reads a parameter of this name. Others are ignored, repeated or not (RFC 6749 §3.1: "The
+ * authorization server MUST ignore unrecognized request parameters"; RFC 8707 repeats `resource`, say).
+ */
+export function isKnownParameter(name: string): boolean {
+  return KNOWN.has(name);
+}
+
+/**
  * `parameter grant_type` for a parameter this server knows, `a parameter` for any other name: a name the
  * request made up is input, and error descriptions never echo input.
  * @see RFC 6749 §5.2 (error_description is for the client developer, not a mirror of the request).

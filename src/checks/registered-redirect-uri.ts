@@ -2,10 +2,27 @@
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
+/** What the authorization endpoint adds to a redirect URI (RFC 6749 §4.1.2, §4.1.2.1; RFC 9207 §2). */
+const RESPONSE_PARAMETERS = ['code', 'state', 'iss', 'error', 'error_description', 'error_uri'];
+
+/**
+ * The first response parameter that `uri`'s own query already carries, or `null`. The endpoint appends its
+ * parameters to the registered query (RFC 6749 §3.1.2), so such a URI would make each one appear twice, and a
+ * client reading the first value would take the registered one: a fixed code, state or issuer.
+ * @see RFC 6749 §3.1 ("MUST NOT be included more than once"), RFC 9207 §2.4.
+ */
+export function responseParameterIn(uri: string): string | null {
+  const query = uri.indexOf('?');
+  if (query < 0) return null;
+  const names = new URLSearchParams(uri.slice(query + 1).split('#')[0]);
+  return RESPONSE_PARAMETERS.find((name) => names.has(name)) ?? null;
+}
+
 /**
  * Throws unless `uri` is an absolute https URL (or http on a loopback host), without a fragment
- * (RFC 6749 §3.1.2: "The endpoint URI MUST NOT include a fragment component") and without credentials.
- * @see RFC 9700 §2.1 (exact matching; https), RFC 8252 §7.3 (loopback).
+ * (RFC 6749 §3.1.2: "The endpoint URI MUST NOT include a fragment component"), without credentials, and
+ * without a response parameter in its query (`responseParameterIn`).
+ * @see RFC 9700 §2.1 (exact matching; https), RFC 8252 §7.3 (loopback), RFC 6749 §3.1.
  */
 export function checkRegisteredRedirectUri(uri: string): void {
   let url: URL;
@@ -16,6 +33,10 @@ export function checkRegisteredRedirectUri(uri: string): void {
   }
   if (uri.includes('#')) throw new TypeError(`redirect URI ${uri} must not have a fragment (RFC 6749 §3.1.2)`);
   if (url.username || url.password) throw new TypeError(`redirect URI ${uri} must not carry credentials`);
+  const taken = responseParameterIn(uri);
+  if (taken !== null) {
+    throw new TypeError(`redirect URI ${uri} has ${taken} in its query, which the authorization response adds: it would be sent twice (RFC 6749 §3.1)`);
+  }
   // No DNS name has a '*': one written there expects a pattern, which exact matching never applies.
   if (url.hostname.includes('*')) {
     throw new TypeError(`redirect URI ${uri} has a wildcard; redirect URIs match exactly, so register each one (RFC 9700 §2.1)`);

@@ -16,6 +16,12 @@ import { consentCovers } from '../checks/grant-scope.js';
 import { isConsentCurrent } from '../checks/consent-current.js';
 import { reportErrorAnswer } from '../metrics/channels.js';
 
+/** Whether the request's prompt (sent once: checked before) lists `consent`. */
+function asksForConsent(query: URLSearchParams): boolean {
+  const prompt = query.getAll('prompt').find((value) => value !== '');
+  return prompt !== undefined && prompt.split(' ').includes('consent');
+}
+
 /**
  * The authorization endpoint of one base address.
  * 1. client_id and redirect_uri: on failure an error page, never a redirect (RFC 6749 §4.1.2.1);
@@ -31,10 +37,11 @@ export function createAuthorizeEndpoint(context: PageContext) {
   return async function authorizeEndpoint(req: Request, res: Response): Promise<void> {
     // Taken before the integration or the consent is read: the issuedAt of the code this request leads to.
     const startedAt = Date.now();
-    const query = new URL(req.originalUrl, 'http://localhost').searchParams;
+    const url = new URL(req.originalUrl, 'http://localhost');
+    const query = url.searchParams;
     let target;
     try {
-      target = await checkAuthorizationTarget(store, options, issuer, query);
+      target = await checkAuthorizationTarget(store, options, issuer, query, url.search.slice(1));
     } catch (err) {
       const oauthError = toOAuthError(err, options.logger);
       const description = oauthError.expose ? oauthError.message : 'the server encountered an unexpected condition';
@@ -64,9 +71,10 @@ export function createAuthorizeEndpoint(context: PageContext) {
       // A user the host's login just signed in finds nothing made before it (session fixation).
       bindSessionToUser(req, user);
       // A returning user who already approved this integration for (at least) these scopes is not asked again,
-      // unless the client asks for the consent page with prompt=consent. A read-only approval never stands in
-      // for an all-access request, nor a consent given to a deleted integration that had the same client_id.
-      if (options.rememberConsent && store.consents && query.get('prompt') !== 'consent') {
+      // unless the client asks for the consent page: `consent` among prompt's space-delimited values (OpenID
+      // Connect Core §3.1.2.1, whose `prompt=login consent` must not skip it). A read-only approval never stands
+      // in for an all-access request, nor a consent given to a deleted integration that had the same client_id.
+      if (options.rememberConsent && store.consents && !asksForConsent(query)) {
         const consent = await store.consents.findConsent(user.id, target.client.clientId);
         if (consent && isConsentCurrent(consent, target.client) && consentCovers(consent.scope, pending.scope, options)) {
           res.redirect(302, await issueCodeRedirect(context, pending, user));
@@ -82,6 +90,7 @@ export function createAuthorizeEndpoint(context: PageContext) {
         error: oauthError.error,
         description: oauthError.expose ? oauthError.message : undefined,
         state: target.state,
+        stateOctets: target.stateOctets,
         issuer: issuer.issuer,
       }));
     }

@@ -7,8 +7,10 @@ export interface RedirectedError {
   readonly error: string;
   /** Omitted when the error's details must not reach the client (a server error). */
   readonly description?: string | undefined;
-  /** The request's state as accepted (never one refused as over-long), or absent. */
+  /** The request's state as received, or absent. */
   readonly state: string | undefined;
+  /** Instead of `state`: one whose octets are not UTF-8, already percent-encoded octet for octet. */
+  readonly stateOctets?: string | undefined;
   readonly issuer: string;
 }
 
@@ -21,7 +23,7 @@ export function errorRedirectUri(redirectUri: string, error: RedirectedError): s
   return redirectUriWithParams(redirectUri, [
     ['error', error.error],
     ['error_description', error.description === undefined ? undefined : toErrorDescription(error.description)],
-    ['state', error.state],
+    ['state', error.stateOctets === undefined ? error.state : { encoded: error.stateOctets }],
     ['iss', error.issuer],
   ]);
 }

@@ -4,26 +4,38 @@ import { InvalidRequestError, UnreadableBodyError } from '../errors.js';
 import { startBodyDeadline } from './body-deadline.js';
 import { checkFormBodyEncoding, decodeFormBody } from './form-body-encoding.js';
 import { isBodyAlreadyRead, preParsedFields } from './pre-parsed-body.js';
-import { parameterLabel } from '../checks/parameter-label.js';
+import { isKnownParameter, parameterLabel } from '../checks/parameter-label.js';
 
 /** The most a token, revoke or introspect request can need; larger bodies are refused. */
 export const FORM_BODY_LIMIT = 8 * 1024;
 
-/** A parsed form: each parameter at most once; empty values dropped (RFC 6749 §3.1). */
+/** A parsed form: the parameters this server reads, each at most once; empty values dropped (RFC 6749 §3.1). */
 export type FormParams = ReadonlyMap<string, string>;
+
+/**
+ * A host parser's array (a name sent more than once) as its non-empty items: none is `''`, one is that item. A
+ * one-item array is left an array (refused): only bracket syntax (`a[]=x`) makes one, which is not a plain parameter.
+ */
+function withoutEmpty(value: unknown): unknown {
+  if (!Array.isArray(value) || value.length < 2) return value;
+  const filled = value.filter((item) => item !== '');
+  return filled.length === 0 ? '' : filled.length === 1 ? filled[0] : filled;
+}
 
 function toParams(entries: Iterable<[string, unknown]>): Map<string, string> {
   const params = new Map<string, string>();
-  const seen = new Set<string>();
-  for (const [name, value] of entries) {
-    if (seen.has(name) || Array.isArray(value)) {
+  for (const [name, raw] of entries) {
+    // RFC 6749 §3.1: unrecognized parameters are ignored, repeated or not; "Parameters sent without a value MUST
+    // be treated as if they were omitted", so `grant_type=&grant_type=…` names it once.
+    if (!isKnownParameter(name)) continue;
+    const value = withoutEmpty(raw);
+    if (value === '') continue;
+    if (params.has(name) || Array.isArray(value)) {
       // RFC 6749 §3.1: "Request and response parameters MUST NOT be included more than once."
       throw new InvalidRequestError(`${parameterLabel(name)} is repeated`);
     }
-    seen.add(name);
     if (typeof value !== 'string') throw new InvalidRequestError(`${parameterLabel(name)} is malformed`);
-    // RFC 6749 §3.1: "Parameters sent without a value MUST be treated as if they were omitted."
-    if (value !== '') params.set(name, value);
+    params.set(name, value);
   }
   return params;
 }

@@ -271,11 +271,15 @@ describe('RFC 6749 §4.1.2.1: other errors are redirected to the trusted redirec
     expect(callback.searchParams.get('state')).toBe('xyz-123');
   });
 
-  it('redirects error=invalid_request for a repeated state, echoing neither value', async () => {
-    const callback = expectRedirectTo(await getAuthorize(t.app, `${authorizeQuery(t.codeClient)}&state=other`));
-    expect(callback.searchParams.get('error')).toBe('invalid_request');
-    expect(callback.searchParams.has('state')).toBe(false);
-    expect(callback.searchParams.has('code')).toBe(false);
+  it('shows an error page for a repeated state: no error redirect could echo "the exact value received"', async () => {
+    const page = expectErrorPage(await getAuthorize(t.app, `${authorizeQuery(t.codeClient)}&state=other`));
+    expect(page).toContain('parameter state is repeated');
+  });
+
+  it('treats empty values as omitted (§3.1): scope= twice is no scope, not a repeated one', async () => {
+    const res = await getAuthorize(t.app, `${authorizeQuery(t.codeClient, { scope: undefined })}&scope=&scope=`);
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('name="password"');
   });
 
   it('redirects error=invalid_request with state for a repeated scope', async () => {
@@ -290,6 +294,13 @@ describe('RFC 6749 §4.1.2.1: other errors are redirected to the trusted redirec
     const callback = expectRedirectTo(res, QUERY_REDIRECT_URI);
     expect(callback.searchParams.get('tenant')).toBe('a b');
     expect(callback.searchParams.get('error')).toBe('unsupported_response_type');
+  });
+
+  it('shows an error page, never a redirect, for a redirect_uri stored with state in its query (a tool writing the store): the answer would repeat it', async () => {
+    const fixed = 'https://client.example.com/fixed?state=fixed';
+    await t.store.clients.updateClient!(t.codeClient.clientId, { redirectUris: [REDIRECT_URI, fixed] });
+    const page = expectErrorPage(await getAuthorize(t.app, authorizeQuery(t.codeClient, { redirect_uri: fixed })));
+    expect(page).toContain('has state in its query');
   });
 
   it('redirects the error before showing the login page: a signed-out browser is not asked to sign in for a bad request', async () => {

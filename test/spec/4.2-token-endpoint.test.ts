@@ -40,6 +40,14 @@ describe('SPEC §4.2 token endpoint: common rules', () => {
     expect(res.body.error).toBe('invalid_request');
   });
 
+  it('an empty value beside a real one is omitted, not a repetition (RFC 6749 §3.1), in either order', async () => {
+    for (const body of ['grant_type=&grant_type=client_credentials', 'grant_type=client_credentials&grant_type=', `client_id=&grant_type=client_credentials&client_id=${encodeURIComponent(t.credentialsClient.clientId)}`]) {
+      const res = await token().set('Authorization', basic(t.credentialsClient)).type('form').send(body);
+      expect(res.status, body).toBe(200);
+      expect(res.body.access_token, body).toEqual(expect.any(String));
+    }
+  });
+
   it('refuses a repeated parameter with invalid_request (RFC 6749 §3.1)', async () => {
     const res = await token().set('Authorization', basic(t.credentialsClient)).type('form')
       .send('grant_type=client_credentials&grant_type=client_credentials');

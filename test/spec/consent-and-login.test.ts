@@ -36,10 +36,11 @@ describe('remembered consent', () => {
     expect(page.text).toContain('name="decision"');
   });
 
-  it('asks again when the client sends prompt=consent', async () => {
+  it.each(['consent', 'login consent', 'consent login', 'select_account consent'])('asks again when the client sends prompt=%s (consent among its space-delimited values)', async (prompt) => {
     await obtainCode(t.app, t.codeClient);
-    const page = await signIn(request.agent(t.app), '', authorizeQuery(t.codeClient, { prompt: 'consent' }));
+    const page = await signIn(request.agent(t.app), '', authorizeQuery(t.codeClient, { prompt }));
     expect(page.status).toBe(200);
+    expect(page.text).toContain('name="decision"');
   });
 
   it('always asks when rememberConsent is false', async () => {

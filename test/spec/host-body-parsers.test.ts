@@ -82,6 +82,11 @@ describe.each(HOSTS)('a host with %s', (_name, parsers, extended) => {
     expect(res.body).toEqual({ error: 'invalid_request', error_description: 'parameter grant_type is repeated' });
   });
 
+  it('token endpoint: an empty value beside a real one is omitted, whoever parsed the body (RFC 6749 §3.1)', async () => {
+    const res = await token('grant_type=&grant_type=client_credentials');
+    expect(res.status).toBe(200);
+  });
+
   it('token endpoint: bracketed parameters are never a 500: refused when parsed into arrays or objects, else unknown', async () => {
     // Without grant_type under its plain name, these fail either way.
     for (const body of ['grant_type[]=client_credentials', 'grant_type[x]=client_credentials']) {

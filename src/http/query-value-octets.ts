@@ -1,0 +1,43 @@
+// A query parameter's value as the octets the request sent, for echoing one that is not UTF-8.
+
+const HEX = '0123456789ABCDEF';
+
+/** RFC 3986 §2.3: the characters a percent-encoding never needs to escape. */
+function isUnreserved(byte: number): boolean {
+  return (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a)
+    || byte === 0x2d || byte === 0x2e || byte === 0x5f || byte === 0x7e;
+}
+
+/** The octets of one raw `application/x-www-form-urlencoded` token: `+` is a space, `%XX` an octet, else UTF-8. */
+function octetsOf(raw: string): Buffer {
+  const bytes: number[] = [];
+  for (let i = 0; i < raw.length; i++) {
+    const char = raw[i]!;
+    if (char === '+') bytes.push(0x20);
+    else if (char === '%' && /^[0-9A-Fa-f]{2}$/.test(raw.slice(i + 1, i + 3))) {
+      bytes.push(parseInt(raw.slice(i + 1, i + 3), 16));
+      i += 2;
+    } else bytes.push(...Buffer.from(char));
+  }
+  return Buffer.from(bytes);
+}
+
+/**
+ * The first non-empty value of `name` in `rawQuery` (a request target's query, as received), each octet but the
+ * unreserved percent-encoded: the same octets the client sent, where a parsed string holds U+FFFD for octets that
+ * are not UTF-8. `undefined` when the name has no non-empty value. Names are compared as octets, as the parser does.
+ * @see RFC 6749 §4.1.2.1 (`state`: "the exact value received from the client"), WHATWG URL §5.1, RFC 3986 §2.1.
+ */
+export function queryValueOctets(rawQuery: string, name: string): string | undefined {
+  const wanted = Buffer.from(name);
+  for (const pair of rawQuery.split('&')) {
+    const equals = pair.indexOf('=');
+    if (equals < 0 || !octetsOf(pair.slice(0, equals)).equals(wanted)) continue;
+    const value = octetsOf(pair.slice(equals + 1));
+    if (value.length === 0) continue;
+    let encoded = '';
+    for (const byte of value) encoded += isUnreserved(byte) ? String.fromCharCode(byte) : `%${HEX[byte >> 4]}${HEX[byte & 15]}`;
+    return encoded;
+  }
+  return undefined;
+}
