@@ -34,6 +34,15 @@ describe('RFC 9068 §4 / RFC 7519 §2: hostile JWT access tokens are 401 invalid
     expect(Number.isNaN(Date.parse(res.body.expiresAt))).toBe(false);
   });
 
+  it('typ at+jwt or application/at+jwt, in any case, and an aud array containing the audience are accepted (RFC 9068 §4, RFC 2045 §5.1)', async () => {
+    for (const typ of ['application/at+jwt', 'AT+JWT', 'Application/At+Jwt']) {
+      expect((await callApi(t.app, forgeJwt({ ...header(), typ }, claims, key))).status, typ).toBe(200);
+    }
+    expect((await callApi(t.app, forgeJwt(header(), { ...claims, aud: ['https://other.example', claims.aud] }, key))).status).toBe(200);
+    await expectRefused(forgeJwt({ ...header(), typ: 'JWT' }, claims, key));
+    await expectRefused(forgeJwt(header(), { ...claims, aud: ['https://other.example'] }, key));
+  });
+
   it('exp beyond the range of a Date (1e20), beyond the year 9999, fractional, negative or a string', async () => {
     for (const exp of [1e20, 253_402_300_800, Number.MAX_SAFE_INTEGER, (claims.exp as number) + 0.5, -1, String(claims.exp)]) {
       await expectRefused(forgeJwt(header(), { ...claims, exp }, key));
