@@ -10,6 +10,7 @@ import { toOAuthError } from '../http/to-oauth-error.js';
 import { renderError } from './render.js';
 import { issueCodeRedirect } from './issue-code.js';
 import { reportErrorAnswer } from '../metrics/channels.js';
+import { checkAuthorizationTarget } from '../checks/authorization-request.js';
 
 /**
  * Builds the consent handler. The decision is taken only with a valid CSRF token, for a request this session
@@ -20,6 +21,9 @@ import { reportErrorAnswer } from '../metrics/channels.js';
  * - deny: 302 with `error=access_denied`;
  * - a form open longer than its pending request lives (ten minutes): 303 to the authorization endpoint with the
  *   request's validated query, so it is asked again with every check re-run rather than refused (WCAG 2.2.1).
+ * Either answer first checks the integration again as GET /oauth2/authorize did (it exists, is enabled, belongs
+ * to this base address and still registers the redirect_uri): one disabled or deleted while the page was open
+ * gets the error page, so no code, consent or redirect goes to it.
  * An approval is reported as `consent.granted` (a remembered consent skips this page and is not reported again).
  * @see RFC 6749 §4.1.2, §4.1.2.1, §10.5, §10.12; RFC 9207; SPEC §4.1.
  */
@@ -62,6 +66,14 @@ export function createConsentEndpoint(context: PageContext) {
         return;
       }
       deletePendingRequest(req, requestId);
+      try {
+        await checkAuthorizationTarget(context.store, options, issuer, new URLSearchParams(pending.query));
+      } catch (err) {
+        const oauthError = toOAuthError(err, options.logger);
+        reportErrorAnswer(options.events, 'authorization', oauthError.error, oauthError.status);
+        renderError(res, context, oauthError.status, oauthError.error, oauthError.expose ? oauthError.message : 'This page is not available right now. Please try again later.');
+        return;
+      }
       if (decision === 'deny') {
         reportErrorAnswer(options.events, 'authorization', 'access_denied', 302);
         res.redirect(302, errorRedirectUri(pending.redirectUri, {

@@ -235,6 +235,26 @@ describe('RFC 6749 §4.1.2.1: an invalid client or redirect_uri shows an error p
     expectErrorPage(res);
   });
 
+  it.each([
+    ['disabled', { disabled: true }],
+    ['no longer registering the redirect_uri', { redirectUris: ['https://client.example.com/other'] }],
+  ] as const)('shows an error page at Allow or Deny for an integration %s while the consent page was open: no code, consent or redirect', async (_label, change) => {
+    for (const decision of ['allow', 'deny']) {
+      const fresh = await createTestApp({ rememberConsent: true });
+      const { agent, consent } = await signedInAtConsent(fresh.app, fresh.codeClient);
+      await fresh.store.clients.updateClient!(fresh.codeClient.clientId, change);
+      const page = expectErrorPage(await postConsent(agent, '', { csrf_token: consent.csrfToken, request_id: consent.requestId, decision }));
+      expect(page, decision).not.toContain('code=');
+      expect(await fresh.store.consents!.findConsent(USER.id, fresh.codeClient.clientId), decision).toBeNull();
+    }
+  });
+
+  it('shows an error page at Allow for an integration deleted while the consent page was open', async () => {
+    const { agent, consent } = await signedInAtConsent(t.app, t.codeClient);
+    await t.store.clients.deleteClient!(t.codeClient.clientId);
+    expectErrorPage(await postConsent(agent, '', { csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'allow' }));
+  });
+
   it('checks client_id and redirect_uri before anything else: a bad response_type with a bad redirect_uri still gets the page', async () => {
     const res = await getAuthorize(t.app, authorizeQuery(t.codeClient, { response_type: 'token', redirect_uri: 'https://attacker.example/' }));
     expectErrorPage(res);
