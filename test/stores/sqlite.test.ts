@@ -1,6 +1,6 @@
 // The SQLite store passes the conformance suite and keeps its promises across files, connections, processes and versions.
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -108,6 +108,31 @@ describe('sqlite store specifics', () => {
     const results = await Promise.allSettled(two.map((pair) => store.tokens.saveTokens(pair.access, pair.refresh, { authorizedAt: now() })));
     expect(results.map((r) => r.status === 'rejected' && r.reason instanceof StoreUnavailableError)).toEqual([true, true]);
     await expect(store.codes.consumeCode(code.codeHash)).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
+
+  it('a new database file, its -wal and -shm files and the folders made for it are private to the owner (0600, 0700), whatever the umask', async () => {
+    const file = join(tempFile(dirs), 'made', 'oauth.sqlite');
+    const umask = process.umask(0o022);
+    let store: SqliteStore;
+    try {
+      store = open(file);
+    } finally {
+      process.umask(umask);
+    }
+    const pair = buildTokenPair();
+    expect(await store.tokens.saveTokens(pair.access, pair.refresh, { authorizedAt: now() })).toBe(true);
+    const mode = (path: string): number => statSync(path).mode & 0o777;
+    expect([file, `${file}-wal`, `${file}-shm`].map(mode)).toEqual([0o600, 0o600, 0o600]);
+    expect([dirname(file), dirname(dirname(file))].map(mode)).toEqual([0o700, 0o700]);
+  });
+
+  it('an existing database file keeps the mode its owner gave it', async () => {
+    const file = tempFile(dirs);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, '', { mode: 0o640 });
+    chmodSync(file, 0o640);
+    open(file);
+    expect(statSync(file).mode & 0o777).toBe(0o640);
   });
 
   it('a store opened by a relative path keeps saving after the host changes its working directory', async () => {

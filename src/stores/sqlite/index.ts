@@ -1,5 +1,5 @@
 // The embedded default Store: one SQLite file (better-sqlite3, WAL), survives restarts, shared with the CLI.
-import { existsSync, mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { isSqliteDatabase, loadBetterSqlite3, type SqliteConnection, type SqliteDatabase } from './driver.js';
 import type { AuthorizationCodeRecord, CompleteStore, ConsentRecord, ConsumeResult } from '../contract.js';
@@ -27,7 +27,9 @@ export { sqliteLockWaitChannel, type SqliteLockWaitMessage } from './lock-wait.j
 export interface SqliteStoreOptions {
   /**
    * Path of the database file, relative to the working directory or absolute. Missing parent
-   * directories are created (unless `fileMustExist`). `':memory:'` gives a private database that dies with the store.
+   * directories are created (unless `fileMustExist`), readable by the owner only (0700), as is a new file (0600) and
+   * the -wal and -shm files SQLite makes beside it; an existing file or folder keeps its mode. `':memory:'` gives a
+   * private database that dies with the store.
    */
   readonly filename: string;
   /**
@@ -100,7 +102,10 @@ function openDatabase(filename: string, mustExist: boolean): SqliteConnection {
   if (filename === ':memory:') return new Database(filename);
   const path = resolve(filename);
   if (!mustExist) {
-    mkdirSync(dirname(path), { recursive: true });
+    // Private from the start: the file holds signing keys (JWT mode) and imported scrypt or bcrypt secrets, and
+    // SQLite gives its -wal and -shm files the database file's mode. A file or folder that exists keeps its own.
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    closeSync(openSync(path, 'a', 0o600));
     return new Database(filename);
   }
   // Checked here because better-sqlite3 reports a missing file as SQLITE_CANTOPEN, a missing directory as a
