@@ -366,7 +366,8 @@ export interface RateLimitStore {
   get(key: string, now: Date): Promise<RateLimitCount | null>;
   /**
    * Takes back one hit of the window that ends at `resetAt` (an attempt that turned out not to count),
-   * atomically; never below zero, and nothing when that window has since been replaced.
+   * atomically; never below zero, and nothing when that window has since been replaced. A window released to
+   * zero may be dropped (`get` then answers `null`), since the next hit counts 1 either way.
    */
   release(key: string, resetAt: Date): Promise<void>;
   /** Forgets the key. Idempotent. */

@@ -88,7 +88,7 @@ export const rateLimitRules: readonly ConformanceRule[] = [
   },
   {
     tier: 'rateLimits',
-    name: 'release takes back one hit of the window ending at resetAt, never below zero, and nothing from a later window',
+    name: 'release takes back one hit of the window ending at resetAt, never below zero (a window at zero may be dropped), and nothing from a later window',
     async run({ store }) {
       const counters = rateLimitsOf(store);
       const key = freshKey();
@@ -98,7 +98,8 @@ export const rateLimitRules: readonly ConformanceRule[] = [
       assert.equal((await counters.get(key, now))?.count, 1);
       await counters.release(key, first.resetAt);
       await counters.release(key, first.resetAt);
-      assert.equal((await counters.get(key, now))?.count, 0, 'never below zero');
+      // Nothing left: a window of 0, or none (a store may drop a window released to zero, as the memory one does).
+      assert.equal((await counters.get(key, now))?.count ?? 0, 0, 'never below zero');
       assert.equal((await counters.hit(key, WINDOW_MS, now)).count, 1, 'a hit after releases counts from what is left');
       const next = later(now, WINDOW_MS);
       await hits(counters, key, 2, next);
