@@ -140,6 +140,19 @@ function verifiesCurrentOrPrevious(
   return gate(client.clientId, final, check);
 }
 
+/**
+ * The secrets `verifiesCurrentOrPrevious` compares with when one of them is slow (scrypt, bcrypt), as one string;
+ * `null` when both are fast. Two records with the same key give the same verdict for the same presented secret.
+ */
+function slowSecretsOf(client: OAuthClient): string | null {
+  const expiresAt = client.previousClientSecretExpiresAt;
+  const previous = client.previousClientSecretHash;
+  const inGrace = previous != null && expiresAt instanceof Date && expiresAt.getTime() > Date.now();
+  const previousHash = inGrace ? previous : DUMMY_HASH;
+  if (!isSlowSecretHash(client.clientSecretHash) && !isSlowSecretHash(previousHash)) return null;
+  return `${client.clientSecretHash}\n${previousHash}`;
+}
+
 /** An authenticated integration, and the revision of the store's copy it was read from, when it was. */
 export interface AuthenticatedClient {
   readonly client: OAuthClient;
@@ -172,7 +185,9 @@ function refusal(client: OAuthClient | null, verified: boolean, method: TokenEnd
  *   them, a copy that authenticates the request is used without a lookup; anything else (no copy, a copy that
  *   refuses) is looked up and judged afresh, so a copy never refuses anyone: a re-enabled integration or a
  *   new secret counts at once. The presented secret is compared once against the copy, or against the dummy
- *   hash when there is none, so every failure costs one comparison more and one lookup, whoever is known.
+ *   hash when there is none, so every failure costs one comparison more and one lookup, whoever is known;
+ *   but a slow (scrypt, bcrypt) check is not run again when the looked-up record has the copy's secrets: its
+ *   verdict is known, and a burst of wrong secrets must not cost two slow checks each.
  * - With `gate` (the client-authentication limit), a slow check that would start a new scrypt or bcrypt waits
  *   its turn there, so a burst of wrong secrets cannot run more checks than the limit allows.
  * @throws InvalidClientError (401) or InvalidRequestError.
@@ -189,14 +204,19 @@ export async function authenticateClient(
   const { clientId, clientSecret, method } = readClientCredentials(authorization, params, allowed);
   // An id no store could hold (a NUL byte, a megabyte) never reaches the store; the answer is the same.
   const storable = isStoreId(clientId);
+  let copyVerdict: { readonly secrets: string; readonly matches: boolean } | null = null;
   if (copies && store.clientCopies) {
     const copy = storable ? store.clientCopies.find(clientId) : undefined;
     const checked = verifiesCurrentOrPrevious(copy?.client ?? null, clientSecret, gate, false);
     const matches = typeof checked === 'boolean' ? checked : await checked;
     if (copy && refusal(copy.client, matches, method) === null) return { client: copy.client, revision: copy.revision };
+    const secrets = copy ? slowSecretsOf(copy.client) : null;
+    if (secrets !== null) copyVerdict = { secrets, matches };
   }
   const client = storable ? await store.clients.findClient(clientId) : null;
-  const checked = verifiesCurrentOrPrevious(client, clientSecret, gate);
+  const checked = copyVerdict && client && slowSecretsOf(client) === copyVerdict.secrets
+    ? copyVerdict.matches
+    : verifiesCurrentOrPrevious(client, clientSecret, gate);
   const matches = typeof checked === 'boolean' ? checked : await checked;
   const refused = refusal(client, matches, method);
   if (refused) throw refused;
