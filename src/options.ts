@@ -147,7 +147,7 @@ export interface SessionOptions {
    * Under NODE_ENV=production, express-session's own MemoryStore is refused: it never sweeps.
    */
   readonly store?: SessionStoreLike;
-  /** Cookie name. Default `oauth.sid`. */
+  /** Cookie name. Default `oauth.sid`; `__Host-` prefixed on an https issuer unless it already starts with `__`. */
   readonly cookieName?: string;
   /**
    * Idle lifetime of a sign-in through the router's login page: unused this long, the user signs in again.

@@ -10,6 +10,7 @@ import { signedOutPageBody, stillSignedInPageBody } from '../views/signed-out-pa
 import { findHostUser } from '../http/current-user.js';
 import { hostLogoutUrl } from '../http/host-logout-url.js';
 import { renderError } from './render.js';
+import { sessionCookieName } from '../http/page-cookies.js';
 
 /**
  * Builds the sign-out handler. With the session's CSRF token (a forged cross-site POST must not sign anybody
@@ -23,7 +24,7 @@ import { renderError } from './render.js';
  */
 export function createLogoutEndpoint(context: PageContext) {
   const { options } = context;
-  const cookieName = options.session.cookieName ?? 'oauth.sid';
+  const cookieName = sessionCookieName(options);
 
   const signedOut = (res: Response): void => sendPage(res, {
     status: 200,

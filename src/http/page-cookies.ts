@@ -16,6 +16,17 @@ export function pageCookieName(options: ResolvedOptions, cookie: PageCookie): st
   return `${options.main.secure ? '__Host-' : ''}${options.session.cookieName ?? 'oauth.sid'}.${cookie}`;
 }
 
+/**
+ * The session cookie's name: `session.cookieName` (default `oauth.sid`), `__Host-` prefixed on an https issuer, as
+ * the page cookies are, so a sibling subdomain cannot plant a signed-in session of its own (the cookie is Secure,
+ * Path=/ and has no Domain, which the prefix requires); a name that already has a `__` prefix is kept as given.
+ * @see RFC 6265bis §4.1.3.2, RFC 6819 §4.4.1.4 (session fixation).
+ */
+export function sessionCookieName(options: ResolvedOptions): string {
+  const name = options.session.cookieName ?? 'oauth.sid';
+  return options.main.secure && !name.startsWith('__') ? `__Host-${name}` : name;
+}
+
 /** The first value the browser sent for the cookie, or undefined. */
 export function readPageCookie(req: Request, options: ResolvedOptions, cookie: PageCookie): string | undefined {
   const name = pageCookieName(options, cookie);

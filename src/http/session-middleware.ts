@@ -4,6 +4,7 @@ import session from 'express-session';
 import type { ResolvedOptions } from '../options.js';
 import { createRandomToken } from '../crypto/random-token.js';
 import { MemorySessionStore } from './memory-session-store.js';
+import { sessionCookieName } from './page-cookies.js';
 
 // Requests whose session the router made itself (none came from the host app): the host-login loop check
 // words its diagnosis by it.
@@ -31,7 +32,7 @@ export function createSessionMiddleware(options: ResolvedOptions): RequestHandle
   let warnAboutSecret = configured === undefined;
   const secure = options.main.secure;
   const middleware = session({
-    name: config.cookieName ?? 'oauth.sid',
+    name: sessionCookieName(options),
     secret: configured ?? createRandomToken(),
     resave: false,
     saveUninitialized: false,

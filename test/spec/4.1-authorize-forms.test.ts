@@ -134,7 +134,7 @@ describe('Session cookie and page headers (RFC 6749 §10.13, RFC 6819 §4.4.1.9)
     expect(attributes).not.toContain('secure');
   });
 
-  it('sets the cookies Secure on an https issuer behind a TLS-terminating proxy, the login form\'s __Host- prefixed', async () => {
+  it('sets the cookies Secure on an https issuer behind a TLS-terminating proxy, the session\'s and the login form\'s __Host- prefixed', async () => {
     const secure = await createTestApp({ issuer: 'https://auth.test', legacy: false });
     const browser = new CookieBrowser(secure.app, { 'X-Forwarded-Proto': 'https' });
     const login = await browser.get(`/oauth2/authorize?${authorizeQuery(secure.codeClient)}`);
@@ -146,7 +146,18 @@ describe('Session cookie and page headers (RFC 6749 §10.13, RFC 6819 §4.4.1.9)
       username: USER.username, password: USER.password,
     });
     expect(posted.status).toBe(303);
-    expect(attributesOf(setCookieLine(posted))).toContain('secure');
+    // RFC 6265bis §4.1.3.2: Secure, Path=/, no Domain; a sibling subdomain cannot plant a signed-in session.
+    expect(setCookieLine(posted), 'no unprefixed session cookie').toBeUndefined();
+    const sessionLine = setCookieLine(posted, `__Host-${SESSION_COOKIE}`);
+    expect(attributesOf(sessionLine)).toEqual(expect.arrayContaining(['secure', 'path=/', 'httponly']));
+    expect(sessionLine).not.toMatch(/domain=/i);
+    // The prefixed cookie is the session: the consent page that follows is answered for the signed-in user.
+    const consent = await browser.get(posted.headers.location!);
+    expect(consent.text).toContain('name="decision"');
+    // Sign-out clears the cookie under the name it was set with.
+    const page = await browser.get('/oauth2/consents');
+    const out = await browser.post('/oauth2/logout', { csrf_token: hiddenField(page.text, 'csrf_token') });
+    expect(setCookieLine(out, `__Host-${SESSION_COOKIE}`)).toMatch(/Expires=Thu, 01 Jan 1970/);
   });
 
   it('refuses a sign-in that reached an https issuer over plain http, where the Secure session cookie cannot be set, and warns once', async () => {
