@@ -60,19 +60,25 @@ export function createRevocationLockKeys(namespace: string): RevocationLockKeys 
   };
 }
 
+/** Tokens an integration-wide (or user-wide) revocation deletes per statement: each stays well inside `queryTimeoutMs`. */
+export const POSTGRES_REVOCATION_CHUNK = 10_000;
+
 /**
  * The statements of the revocations. `mark*` record the tombstones: the integration's or the user's
- * (revoked_at keeps the latest moment), and one per grant of which a refresh token is about to be deleted, in
- * grant order (so two revocations lock shared grant rows in one order); `delete*` remove the tokens.
- * Parameters: $1 the integration or grant, $2 the moment, $3 the tombstone's expiry, $4 the user.
+ * (revoked_at keeps the latest moment); `take*` then, a chunk of tokens at a time, the grant of each refresh token
+ * about to be deleted, in grant order (so two revocations lock shared grant rows in one order), answering the
+ * chunk's token keys, which `deleteTokens` removes. Parameters: $1 the integration or grant, $2 the moment, $3 the
+ * tombstone's expiry, $4 the user (mark), $4 the chunk size and $5 the user (take).
  */
 function revocationStatements(t: PostgresTables, notify: string) {
-  const markGrants = (where: string): string =>
-    `INSERT INTO ${t.grants} AS g (grant_id, revoked_at, expires_at)
-     SELECT DISTINCT grant_id, $2::timestamptz, $3::timestamptz FROM ${t.tokens}
-     WHERE ${where} AND kind = 'refresh' ORDER BY grant_id
-     ON CONFLICT (grant_id) DO UPDATE SET revoked_at = COALESCE(g.revoked_at, EXCLUDED.revoked_at),
-       expires_at = GREATEST(g.expires_at, EXCLUDED.expires_at)`;
+  const takeChunk = (where: string): string =>
+    `WITH chunk AS (SELECT token_hash, grant_id, kind FROM ${t.tokens} WHERE ${where} LIMIT $4),
+     marked AS (
+       INSERT INTO ${t.grants} AS g (grant_id, revoked_at, expires_at)
+       SELECT DISTINCT grant_id, $2::timestamptz, $3::timestamptz FROM chunk WHERE kind = 'refresh' ORDER BY grant_id
+       ON CONFLICT (grant_id) DO UPDATE SET revoked_at = COALESCE(g.revoked_at, EXCLUDED.revoked_at),
+         expires_at = GREATEST(g.expires_at, EXCLUDED.expires_at))
+     SELECT COALESCE(json_agg(token_hash), '[]')::text AS hashes FROM chunk`;
   const latest = `revoked_at = GREATEST(r.revoked_at, EXCLUDED.revoked_at),
        expires_at = GREATEST(r.expires_at, EXCLUDED.expires_at)`;
   return {
@@ -82,16 +88,13 @@ function revocationStatements(t: PostgresTables, notify: string) {
     // Each delete also NOTIFYs the revocation feed's channel, delivered to listeners at COMMIT, in the same
     // round trip (a data-modifying CTE runs whether or not the SELECT reads it).
     deleteGrant: prepareSql(`WITH gone AS (DELETE FROM ${t.tokens} WHERE grant_id = $1) SELECT ${notify}`),
-    markClient: prepareSql(`WITH client AS (
-        INSERT INTO ${t.clientRevocations} AS r (client_id, revoked_at, expires_at) VALUES ($1, $2, $3)
-        ON CONFLICT (client_id) DO UPDATE SET ${latest})
-      ${markGrants('client_id = $1')}`),
-    deleteClient: prepareSql(`WITH gone AS (DELETE FROM ${t.tokens} WHERE client_id = $1) SELECT ${notify}`),
-    markUser: prepareSql(`WITH client_user AS (
-        INSERT INTO ${t.userRevocations} AS r (client_id, user_id, revoked_at, expires_at) VALUES ($1, $4, $2, $3)
-        ON CONFLICT (client_id, user_id) DO UPDATE SET ${latest})
-      ${markGrants('client_id = $1 AND user_id = $4')}`),
-    deleteUser: prepareSql(`WITH gone AS (DELETE FROM ${t.tokens} WHERE client_id = $1 AND user_id = $2) SELECT ${notify}`),
+    markClient: prepareSql(`INSERT INTO ${t.clientRevocations} AS r (client_id, revoked_at, expires_at) VALUES ($1, $2, $3)
+        ON CONFLICT (client_id) DO UPDATE SET ${latest}`),
+    takeClient: prepareSql(takeChunk('client_id = $1')),
+    markUser: prepareSql(`INSERT INTO ${t.userRevocations} AS r (client_id, user_id, revoked_at, expires_at) VALUES ($1, $4, $2, $3)
+        ON CONFLICT (client_id, user_id) DO UPDATE SET ${latest}`),
+    takeUser: prepareSql(takeChunk('client_id = $1 AND user_id = $5')),
+    deleteTokens: prepareSql(`WITH gone AS (DELETE FROM ${t.tokens} WHERE token_hash = ANY($1::text[])) SELECT ${notify}`),
   };
 }
 
@@ -144,9 +147,10 @@ type SaveResult = 'saved' | 'refused' | 'busy';
  *   key a revocation holds comes back 'busy' and is sent again on its own, waiting for the lock as above,
  *   so it is judged after that revocation commits while the rest of its batch goes on.
  * - `revokeClientTokens(clientId[, userId])`: BEGIN and `pg_advisory_xact_lock` (exclusive) on the
- *   integration's key, or on the (integration, user) key, in one round trip; then the tombstones; then the
- *   DELETE; then COMMIT. A save holding the shared lock commits before the revocation is granted its lock,
- *   so the DELETE, whose snapshot is taken after that, removes its tokens; a save that asks for the lock
+ *   integration's key, or on the (integration, user) key, in one round trip; then the tombstone; then, a chunk of
+ *   `POSTGRES_REVOCATION_CHUNK` tokens at a time (two statements each: the chunk's grant tombstones, then its
+ *   DELETE), until a chunk comes back short; then COMMIT. A save holding the shared lock commits before the
+ *   revocation is granted its lock, so the DELETEs, whose snapshots are taken after that, remove its tokens; a save that asks for the lock
  *   after the revocation got it waits for the revocation's COMMIT, and its check then sees the tombstone.
  * - `revokeGrant`: the grant row's lock does the same. The revocation marks the row revoked (waiting for a
  *   save that holds the row) and then, in a new statement, deletes the grant's tokens; a save that comes
@@ -283,12 +287,17 @@ export function createPostgresTokenStore(
       const moment = [new Date(now), new Date(now + STORE_POLICY.revocationRetentionMs)];
       await revoking(() => db.transaction(
         async (tx) => {
-          if (userId === undefined) {
-            await tx.query(revocations.markClient, [clientId, ...moment]);
-            await tx.query(revocations.deleteClient, [clientId]);
-          } else {
-            await tx.query(revocations.markUser, [clientId, ...moment, userId]);
-            await tx.query(revocations.deleteUser, [clientId, userId]);
+          if (userId === undefined) await tx.query(revocations.markClient, [clientId, ...moment]);
+          else await tx.query(revocations.markUser, [clientId, ...moment, userId]);
+          // A chunk per statement, all in this transaction: one DELETE of millions of tokens outlasted
+          // queryTimeoutMs and rolled back, tombstone and all, leaving every token working.
+          const take = userId === undefined ? revocations.takeClient : revocations.takeUser;
+          const params = userId === undefined ? [clientId, ...moment, POSTGRES_REVOCATION_CHUNK] : [clientId, ...moment, POSTGRES_REVOCATION_CHUNK, userId];
+          for (;;) {
+            const { rows } = await tx.query<{ hashes: string }>(take, params);
+            const hashes = parseJsonRow(rows[0]?.hashes) as string[];
+            if (hashes.length > 0) await tx.query(revocations.deleteTokens, [hashes]);
+            if (hashes.length < POSTGRES_REVOCATION_CHUNK) break;
           }
         },
         { exclusive: [userId === undefined ? keys.client(clientId) : keys.user(clientId, userId)] },
