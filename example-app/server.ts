@@ -1,5 +1,5 @@
 // Entry point of the example app: reads the environment, opens the store, seeds the demo, listens.
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { createStoreFromUrl, DEFAULT_STORE_URL, describeStoreError } from 'express-oauth-router';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createApp } from './app.js';
@@ -12,6 +12,9 @@ import { createSessionStore } from './session-store.js';
 import { parseTrustProxy, trustProxyWarning } from './trust-proxy.js';
 import { parseMetricsAccess } from './metrics-access.js';
 import { createDemoPassword, createDemoUserAuth } from './users.js';
+
+/** How long a keep-alive connection idle at shutdown may still send a request (answered with Connection: close). */
+const IDLE_GRACE_MS = 1000;
 
 function env(name: string): string | undefined {
   const value = process.env[name]?.trim();
@@ -103,7 +106,9 @@ async function main(): Promise<void> {
     log.info({ signal }, 'shutting down');
     // From now on every response says Connection: close, so keep-alive clients reconnect instead of being cut.
     connections.drain();
-    server.close(() => {
+    // Stop listening only: http.Server's close() also closes every idle keep-alive connection at once, and a busy
+    // client's next request, already on its way on one of them, was reset (ECONNRESET on every wrk connection).
+    net.Server.prototype.close.call(server, () => {
       void closeStores().then(
         () => process.exit(0),
         (error: unknown) => {
@@ -112,8 +117,11 @@ async function main(): Promise<void> {
         },
       );
     });
-    // Idle keep-alive connections would hold close() open for seconds; a stuck request, for ever.
-    server.closeIdleConnections();
+    // A connection still idle after IDLE_GRACE_MS sent nothing more and is closed; one that did got Connection:
+    // close with its answer. A stuck request is cut at 5 s.
+    setTimeout(() => {
+      server.closeIdleConnections();
+    }, IDLE_GRACE_MS).unref();
     setTimeout(() => {
       server.closeAllConnections();
     }, 5000).unref();

@@ -47,6 +47,19 @@ function slowTokenRequest(agent: Agent, port: number, authorization: string, gap
   });
 }
 
+/** GET `path` through `agent`: its status and Connection header, or the error code of the connection. */
+function get(agent: Agent, port: number, path: string): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const req = request({ agent, host: '127.0.0.1', port, path }, (res) => {
+      res.resume();
+      res.once('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body: '' }));
+      res.once('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message }));
+    });
+    req.once('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message }));
+    req.end();
+  });
+}
+
 describe('example app graceful shutdown', () => {
   const dirs: string[] = [];
   afterEach(async () => {
@@ -92,6 +105,40 @@ describe('example app graceful shutdown', () => {
     const shutdown = stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>)
       .find((line) => line['msg'] === 'shutting down');
     expect(shutdown).toMatchObject({ signal: 'SIGTERM', level: 30 });
+  });
+
+  it('16 keep-alive connections each sending request after request (as wrk does) see no reset at SIGTERM: answers, then ECONNREFUSED', { timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'graceful-'));
+    dirs.push(dir);
+    const port = await freePort();
+    const app = await startAppProcess(port, { OAUTH_STORE: `sqlite:${join(dir, 'oauth.sqlite')}`, DEMO_PASSWORD: 'demo-password-for-tests' });
+    const exited = new Promise<number | null>((resolve) => app.child.once('exit', (code) => resolve(code)));
+    const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+    try {
+      let signalled = false;
+      const loop = async (): Promise<Outcome[]> => {
+        const outcomes: Outcome[] = [];
+        const until = Date.now() + 15_000;
+        while (Date.now() < until) {
+          const outcome = await get(agent, port, '/health/live');
+          outcomes.push(outcome);
+          if ('error' in outcome && signalled) break;
+        }
+        return outcomes;
+      };
+      const loops = Array.from({ length: 16 }, loop);
+      // Sequencing only: the signal goes once every connection is busy.
+      await pause(500);
+      signalled = true;
+      app.child.kill('SIGTERM');
+      const outcomes = (await Promise.all(loops)).flat();
+      const errors = outcomes.filter((o): o is { error: string } => 'error' in o).map((o) => o.error);
+      expect(outcomes.filter((o) => !('error' in o)).length, 'requests answered').toBeGreaterThan(16);
+      expect(new Set(errors), 'refused once it stopped listening, never reset').toEqual(new Set(['ECONNREFUSED']));
+      expect(await exited).toBe(0);
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('a busy keep-alive client is told Connection: close during the drain, so its next request is refused cleanly, never cut (README "requests in flight finish")', { timeout: 60_000 }, async () => {
