@@ -10,7 +10,7 @@ import { disableClient } from '../clients/disable-client.js';
 import { enableClient } from '../clients/enable-client.js';
 import { deleteOAuthClient } from '../clients/delete-client.js';
 import { revokeTokens, type RevokedTokens, type RevokeTokensTarget } from '../clients/revoke-tokens.js';
-import { UnknownClientError } from '../clients/client-errors.js';
+import { RevocationIncompleteError, UnknownClientError } from '../clients/client-errors.js';
 import { importClients, type ImportClientsOptions, type ImportReport } from '../clients/import-clients.js';
 import type { ImportRecord } from '../clients/import-file.js';
 
@@ -88,7 +88,14 @@ export function createOAuthAdmin(store: Store, options: OAuthAdminOptions = {}):
       return updated;
     },
     async rotateSecret(clientId, rotateOptions) {
-      const rotated = await rotateClientSecretWithGrace(store, clientId, rotateOptions);
+      let rotated: RotatedSecret;
+      try {
+        rotated = await rotateClientSecretWithGrace(store, clientId, rotateOptions);
+      } catch (error) {
+        // The secret did change: that is recorded; the revocation that failed is not.
+        if (error instanceof RevocationIncompleteError) lifecycle('client.secret_rotated', clientId, { previousSecretValidUntil: null });
+        throw error;
+      }
       lifecycle('client.secret_rotated', clientId, { previousSecretValidUntil: rotated.previousSecretValidUntil });
       if (rotated.tokensRevoked) revoked('client_secret_rotated', 'client', clientId, null);
       return rotated;

@@ -4,6 +4,8 @@ import { printJson } from './client-json.js';
 import { CliError, EXIT_USAGE } from './cli-error.js';
 import { parseDuration } from './parse-duration.js';
 import { withAdmin } from './with-admin.js';
+import { RevocationIncompleteError } from '../clients/client-errors.js';
+import type { RotatedSecret } from '../clients/rotate-client-secret.js';
 
 /**
  * Adds `rotate-secret CLIENT_ID [--grace DURATION]` to the `clients` command, a thin layer over
@@ -25,7 +27,16 @@ export function addClientsRotateSecretCommand(clients: Command): void {
       if (grace === 0) {
         throw new CliError('--grace must be more than 0; for a rotation that stops the old secret at once, leave --grace out', EXIT_USAGE);
       }
-      const rotated = await withAdmin((admin) => admin.rotateSecret(clientId, grace === undefined ? {} : { gracePeriodSeconds: grace }));
+      let rotated: RotatedSecret;
+      try {
+        rotated = await withAdmin((admin) => admin.rotateSecret(clientId, grace === undefined ? {} : { gracePeriodSeconds: grace }));
+      } catch (error) {
+        // The new secret is printed all the same (it exists nowhere else), then the error: exit 1.
+        if (!(error instanceof RevocationIncompleteError)) throw error;
+        if (options.json) printJson({ client_id: clientId, client_secret: error.clientSecret, previous_secret_valid_until: null, tokens_revoked: false });
+        else process.stdout.write(`New secret for ${clientId} (the old one no longer works):\n  client_secret: ${error.clientSecret}\n`);
+        throw error;
+      }
       const until = rotated.previousSecretValidUntil;
       if (options.json) {
         printJson({

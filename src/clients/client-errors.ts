@@ -21,3 +21,19 @@ export class StoreCapabilityError extends Error {
     this.name = 'StoreCapabilityError';
   }
 }
+
+/**
+ * A rotation replaced the secret, but revoking what the old one obtained failed (the store timed out, say): the
+ * new secret, which exists nowhere else, is in `clientSecret`, and the old tokens work until revoked again.
+ * @see RFC 6749 §10.1, RFC 7009 §2.1.
+ */
+export class RevocationIncompleteError extends Error {
+  constructor(readonly clientId: string, readonly clientSecret: string, cause: unknown) {
+    super(
+      `the secret of ${JSON.stringify(clientId)} was replaced, but revoking the tokens obtained before failed` +
+        ` (${cause instanceof Error ? cause.message : String(cause)}); they work until revoked: revoke them again (oauth-admin tokens revoke --client)`,
+      { cause },
+    );
+    this.name = 'RevocationIncompleteError';
+  }
+}

@@ -3,7 +3,7 @@ import type { Store } from '../stores/contract.js';
 import { createRandomToken } from '../crypto/random-token.js';
 import { hashSecret } from '../crypto/hash-secret.js';
 import { requireAdministration } from '../stores/check-store.js';
-import { StoreCapabilityError, UnknownClientError } from './client-errors.js';
+import { RevocationIncompleteError, StoreCapabilityError, UnknownClientError } from './client-errors.js';
 
 /** The longest grace period a rotation may give the old secret: 30 days. */
 export const MAX_SECRET_GRACE_SECONDS = 30 * 24 * 60 * 60;
@@ -45,7 +45,8 @@ function checkGrace(seconds: number | undefined): number {
  *   The old hash is written first, on its own, and read back: a store that does not keep it (one written
  *   for contract v1) is refused with `StoreCapabilityError` before the secret changes, never silently
  *   cutting off the old secret. The secret field is then written on its own, so a concurrent disable stays.
- * @throws UnknownClientError, StoreCapabilityError, TypeError (a bad grace period).
+ * @throws UnknownClientError, StoreCapabilityError, TypeError (a bad grace period), RevocationIncompleteError (the
+ * secret changed, the revocation failed: the new secret is in the error).
  * @see RFC 6749 §2.3.1 (client password), §10.1; RFC 6819 §5.2.3.7; RFC 7009 §2.1.
  */
 export async function rotateClientSecretWithGrace(
@@ -59,7 +60,13 @@ export async function rotateClientSecretWithGrace(
   if (grace === 0) {
     const changes = { clientSecretHash: hashSecret(clientSecret), previousClientSecretHash: null, previousClientSecretExpiresAt: null };
     if (!(await admin.clients.updateClient(clientId, changes))) throw new UnknownClientError(clientId);
-    await admin.tokens.revokeClientTokens(clientId);
+    // The secret changed first, so nothing the old one obtains after the revocation's moment survives; a failed
+    // revocation must then still hand the new secret over, which exists nowhere else.
+    try {
+      await admin.tokens.revokeClientTokens(clientId);
+    } catch (error) {
+      throw new RevocationIncompleteError(clientId, clientSecret, error);
+    }
     return { clientSecret, previousSecretValidUntil: null, tokensRevoked: true };
   }
   const current = await admin.clients.findClient(clientId);

@@ -1,0 +1,59 @@
+// oauth-admin clients rotate-secret when the revocation after the secret change fails (PostgreSQL, a lock held
+// past queryTimeoutMs): the new secret is still printed, since it exists nowhere else, and the exit says what failed.
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCliWith } from '../helpers/run-cli.js';
+import { createPostgresTables } from '../../src/stores/postgres/schema.js';
+import { lockKey } from '../../src/stores/postgres/query.js';
+import { createPostgresStore } from '../../src/stores/postgres/index.js';
+import { hashSecret } from '../../src/crypto/hash-secret.js';
+
+const url = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
+if (!url) console.info('rotate-secret revocation failure test skipped: set OAUTH_TEST_POSTGRES_URL to run it');
+
+describe.skipIf(!url)('oauth-admin clients rotate-secret, the revocation failing after the secret changed (RFC 6749 §10.1)', () => {
+  const schema = `oauth_rot${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  const env = { ...process.env, OAUTH_STORE: `${url}${url.includes('?') ? '&' : '?'}schema=${schema}` };
+  const admin = url ? new pg.Client({ connectionString: url }) : null;
+
+  afterAll(async () => {
+    if (!admin) return;
+    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await admin.end();
+  });
+
+  it('prints the new secret (text and --json), exits 1 with revocation_incomplete, and the new secret is the one stored', { timeout: 60_000 }, async () => {
+    await admin!.connect();
+    const created = await runCliWith(['clients', 'create', '--name', 'Acme', '--flow', 'client_credentials', '--json'], { env });
+    expect(created.code, created.stderr).toBe(0);
+    const clientId = (JSON.parse(created.stdout) as { client_id: string }).client_id;
+    // The revocation's exclusive lock on the integration, held elsewhere past the CLI's query timeout (5 s).
+    const key = lockKey(createPostgresTables(schema, '').tokens, 'client', clientId);
+    await admin!.query('SELECT pg_advisory_lock($1::bigint)', [key.toString()]);
+    let json: { client_id: string; client_secret: string; tokens_revoked: boolean };
+    let text: string;
+    try {
+      const rotated = await runCliWith(['clients', 'rotate-secret', clientId, '--json'], { env });
+      expect(rotated.code).toBe(1);
+      json = JSON.parse(rotated.stdout) as typeof json;
+      expect(json).toMatchObject({ client_id: clientId, tokens_revoked: false });
+      expect(JSON.parse(rotated.stderr.trim().split('\n').at(-1)!)).toMatchObject({ error: 'revocation_incomplete' });
+      const again = await runCliWith(['clients', 'rotate-secret', clientId], { env });
+      expect(again.code).toBe(1);
+      text = again.stdout;
+      expect(again.stderr).toMatch(/revoking the tokens obtained before failed/);
+    } finally {
+      await admin!.query('SELECT pg_advisory_unlock($1::bigint)', [key.toString()]);
+    }
+    const secret = /client_secret: (\S+)/.exec(text)![1]!;
+    expect(secret).not.toBe(json.client_secret);
+    const store = await createPostgresStore({ connectionString: url, schema, sweepIntervalSeconds: 0 });
+    try {
+      expect((await store.clients.findClient(clientId))!.clientSecretHash).toBe(hashSecret(secret));
+    } finally {
+      await store.close();
+    }
+    // With the lock gone the revocation goes through.
+    expect((await runCliWith(['tokens', 'revoke', '--client', clientId], { env })).code).toBe(0);
+  });
+});
