@@ -2,6 +2,7 @@
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createPostgresStore, type PostgresStore } from '../../src/stores/postgres/index.js';
+import { disposeOpened, type OpenedPostgresStore } from '../helpers/postgres-opened.js';
 import { createPostgresTables } from '../../src/stores/postgres/schema.js';
 import { createRevocationLockKeys } from '../../src/stores/postgres/tokens.js';
 import { buildClient, buildCode, buildToken, buildTokenPair, justExpired, secondsFromNow } from '../../src/testing/conformance-fixtures.js';
@@ -10,7 +11,7 @@ const url = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
 if (!url) console.info('PostgreSQL batching tests skipped: set OAUTH_TEST_POSTGRES_URL to run them');
 
 const admin = url ? new pg.Pool({ connectionString: url, max: 4 }) : null;
-const opened: { store: PostgresStore; pool: pg.Pool; schema: string }[] = [];
+const opened: OpenedPostgresStore[] = [];
 
 /** The statements a store sent, by what they call: its pool is the host's, counted on the way out. */
 interface Counted {
@@ -46,11 +47,7 @@ function track<T>(promise: Promise<T>): { done: () => boolean; promise: Promise<
 
 describe.skipIf(!url)('PostgreSQL store, batched calls (DESIGN §3a, RFC 7009 §2.1)', () => {
   afterEach(async () => {
-    for (const { store, pool, schema } of opened.splice(0)) {
-      await store.close();
-      await pool.end();
-      await admin!.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    }
+    await disposeOpened(opened, admin!);
   });
   afterAll(async () => {
     await admin?.end();

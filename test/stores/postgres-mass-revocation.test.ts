@@ -3,6 +3,7 @@
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createPostgresStore, type PostgresStore } from '../../src/stores/postgres/index.js';
+import { disposeOpened, type OpenedPostgresStore } from '../helpers/postgres-opened.js';
 import { POSTGRES_REVOCATION_CHUNK } from '../../src/stores/postgres/tokens.js';
 import { buildTokenPair } from '../../src/testing/conformance-fixtures.js';
 
@@ -10,7 +11,7 @@ const url = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
 if (!url) console.info('PostgreSQL mass revocation tests skipped: set OAUTH_TEST_POSTGRES_URL to run them');
 
 const admin = url ? new pg.Pool({ connectionString: url, max: 2 }) : null;
-const opened: { store: PostgresStore; pool: pg.Pool; schema: string }[] = [];
+const opened: OpenedPostgresStore[] = [];
 
 /** A store whose connections record every statement's text, and a schema of its own. */
 async function open(): Promise<{ store: PostgresStore; schema: string; texts: string[] }> {
@@ -47,11 +48,7 @@ async function count(schema: string, where: string, values: unknown[]): Promise<
 
 describe.skipIf(!url)('PostgreSQL store: revocations of many tokens (RFC 7009 §2.1)', () => {
   afterEach(async () => {
-    for (const { store, pool, schema } of opened.splice(0)) {
-      await store.close();
-      await pool.end();
-      await admin!.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    }
+    await disposeOpened(opened, admin!);
   });
   afterAll(async () => {
     await admin?.end();
