@@ -46,7 +46,8 @@ export function createAuthorizeEndpoint(context: PageContext) {
       const oauthError = toOAuthError(err, options.logger);
       const description = oauthError.expose ? oauthError.message : 'the server encountered an unexpected condition';
       reportErrorAnswer(options.events, 'authorization', oauthError.error, oauthError.status);
-      renderError(res, context, oauthError.status, oauthError.error, description);
+      // Only a rejected request is the integration's doing; a store that failed is said as it is.
+      renderError(res, context, oauthError.status, oauthError.error, description, oauthError.expose && oauthError.status < 500 ? 'developer' : 'user');
       return;
     }
     try {

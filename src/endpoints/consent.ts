@@ -71,7 +71,8 @@ export function createConsentEndpoint(context: PageContext) {
       } catch (err) {
         const oauthError = toOAuthError(err, options.logger);
         reportErrorAnswer(options.events, 'authorization', oauthError.error, oauthError.status);
-        renderError(res, context, oauthError.status, oauthError.error, oauthError.expose ? oauthError.message : 'This page is not available right now. Please try again later.');
+        const expose = oauthError.expose && oauthError.status < 500;
+        renderError(res, context, oauthError.status, oauthError.error, expose ? oauthError.message : 'This page is not available right now. Please try again later.', expose ? 'developer' : 'user');
         return;
       }
       if (decision === 'deny') {

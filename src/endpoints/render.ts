@@ -59,13 +59,19 @@ export function renderConsent(
   });
 }
 
-/** Shows an error that must not be redirected (RFC 6749 §4.1.2.1). */
-export function renderError(res: Response, context: PageContext, status: number, error: string, description: string): void {
+/**
+ * Shows an error that must not be redirected (RFC 6749 §4.1.2.1). `audience`: `developer` for a description
+ * written for the integration's developer (a bad client_id or redirect_uri), which the page puts in plain words
+ * for the user first.
+ */
+export function renderError(
+  res: Response, context: PageContext, status: number, error: string, description: string, audience: 'user' | 'developer' = 'user',
+): void {
   sendPage(res, {
     status,
     title: 'Request cannot be completed',
     productName: context.options.productName,
     brandColor: context.options.brandColor,
-    body: errorPageBody(error, description),
+    body: errorPageBody(error, description, audience),
   });
 }

@@ -174,9 +174,11 @@ describe('RFC 6749 §4.1.2.1: an invalid client or redirect_uri shows an error p
   // "If the request fails due to a missing, invalid, or mismatching redirection URI, or if the client
   // identifier is missing or invalid, the authorization server SHOULD inform the resource owner of the error
   // and MUST NOT automatically redirect the user-agent to the invalid redirection URI."
-  it('shows an error page for an unknown client_id', async () => {
+  it('shows an error page for an unknown client_id: in plain words for the user first, the protocol details after, to pass on', async () => {
     const res = await getAuthorize(t.app, authorizeQuery({ clientId: 'no-such-client', clientSecret: 'x' }));
-    expect(expectErrorPage(res)).toContain('invalid_client');
+    const page = expectErrorPage(res);
+    expect(page).toContain('<p class="error" role="alert">The application that sent you here made a request this service cannot accept, so you have not been sent back to it.</p>');
+    expect(page).toContain('contact its support with these details: <code>invalid_client</code>: unknown client_id.');
   });
 
   it('shows an error page for a missing client_id', async () => {
