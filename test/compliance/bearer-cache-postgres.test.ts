@@ -23,6 +23,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+/** What the stores warned, in order. */
+const warned: string[] = [];
+
 let counter = 0;
 /** A schema (and so a notification channel) no other test or test file uses. */
 function freshSchema(): string {
@@ -36,7 +39,7 @@ async function openStore(schema: string, connectionString = url): Promise<Postgr
     schema,
     sweepIntervalSeconds: 0,
     queryTimeoutMs: 2000,
-    logger: { warn: () => undefined },
+    logger: { warn: (message: string) => void warned.push(message) },
   });
   cleanups.push(() => store.close());
   return store;
@@ -99,6 +102,7 @@ describe.skipIf(!url)('requireBearer cache on PostgreSQL, revoked by another ins
     const pids = await listenerPids(schema);
     expect(pids).toHaveLength(2);
     // Both instances' listeners go (pg_terminate_backend, as a server restart or a failover would).
+    warned.length = 0;
     await admin!.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [pids]);
     await expect.poll(() => a.feed.mark(), NOTIFIED).toBeNull();
     const lookups = a.lookups();
@@ -113,6 +117,9 @@ describe.skipIf(!url)('requireBearer cache on PostgreSQL, revoked by another ins
     await expectRefused(a, revoked);
     await useUntilCached(a, kept);
     expect(await listenerPids(schema)).toHaveLength(2);
+    // The operator hears of the loss and of its end, once each per instance.
+    await expect.poll(() => warned.filter((m) => m.includes('revocation feed back')).length, RECONNECTED).toBe(2);
+    expect(warned.filter((m) => m.includes('revocation feed lost'))).toHaveLength(2);
   });
 
   it('a listener whose link goes silent (no reset) stops vouching within 2 s + the ping timeout, then recovers with a new epoch', async () => {

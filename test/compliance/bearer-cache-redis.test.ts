@@ -32,8 +32,11 @@ async function deletePrefix(prefix: string): Promise<void> {
   }
 }
 
+/** What the stores warned, in order. */
+const warned: string[] = [];
+
 async function openStore(prefix: string, client?: RedisCommandClient, commandTimeoutMs = 2000): Promise<CompleteStore> {
-  const logger = { warn: () => undefined };
+  const logger = { warn: (message: string) => void warned.push(message) };
   const store = await createRedisStore(client ? { client, prefix, commandTimeoutMs, logger } : { url, prefix, commandTimeoutMs, logger });
   cleanups.push(() => store.close?.());
   return store;
@@ -102,6 +105,7 @@ describe.skipIf(!url)('the Redis revocation feed when its subscriber connection 
     // Both instances' subscribers: instance B's reconnects too, unseen.
     const ids = await subscriberIds(prefix);
     expect(ids).toHaveLength(2);
+    warned.length = 0;
     for (const id of ids) await admin.sendCommand(['CLIENT', 'KILL', 'ID', id]);
     // null meanwhile (too briefly to catch here: the outage case below holds it down), then a new epoch.
     await expect.poll(() => { const now = a.feed.mark(); return now !== null && epochOf(now) !== epochOf(mark); }, NOTIFIED).toBe(true);
@@ -109,6 +113,9 @@ describe.skipIf(!url)('the Redis revocation feed when its subscriber connection 
     expect((await me(a.app, token)).status).toBe(200);
     expect(a.lookups(), 'a cache built before the gap is not trusted').toBe(before + 1);
     await useUntilCached(a, token);
+    // The operator hears of the loss and of its end, once each per instance.
+    await expect.poll(() => warned.filter((m) => m.includes('revocation feed back')).length, NOTIFIED).toBe(2);
+    expect(warned.filter((m) => m.includes('revocation feed lost'))).toHaveLength(2);
   });
 
   /** A host whose client sends commands straight to Redis and whose feed's duplicate goes through a fault proxy. */

@@ -130,6 +130,10 @@ export async function startPostgresRevocationFeed(options: {
     epoch += 1;
     lapsed = false;
     listening = true;
+    // An operator told of the loss is told of the end of it: lookups every time stop here.
+    // (A loss held back while the store opened is dropped instead: it is over before anyone was told.)
+    if (reported && held !== null) held = null;
+    else if (reported && !closed) logger.warn('express-oauth-router: PostgreSQL revocation feed back; bearer checks use the cache again');
     reported = false;
     retryMs = RETRY_FIRST_MS;
     firstLive();

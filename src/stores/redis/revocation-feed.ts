@@ -82,6 +82,8 @@ export async function startRedisRevocationFeed(options: {
     epoch += 1;
     heardAt = Date.now();
     live = true;
+    // An operator told of the loss is told of the end of it: lookups every time stop here.
+    if (reported) logger.warn('express-oauth-router: Redis revocation feed back; bearer checks use the cache again');
     reported = false;
     firstLive();
   }
