@@ -14,6 +14,8 @@ import type { ClientAuthRateLimit } from '../checks/client-auth-rate-limit.js';
  * revoked, or another client's token — is `{"active":false}` and nothing more (§2.2: "the authorization
  * server … SHOULD NOT include any additional information about an inactive token").
  * `limit` is the router's `clientAuthRateLimit`, or null when it is off.
+ * A refresh token is described without `token_type` (RFC 6749 §5.1 types access tokens only) and with
+ * `token_use: "refresh_token"`.
  * @see RFC 7662 §2.1, §2.2, §4.
  */
 export function createIntrospectionEndpoint(store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, limit: ClientAuthRateLimit | null) {
@@ -32,7 +34,10 @@ export function createIntrospectionEndpoint(store: Store, options: ResolvedOptio
         // §2.2: scope is OPTIONAL; a token without a scope has none to list (all-access: allAccessWithoutScopes).
         ...(record.scope.length > 0 ? { scope: record.scope.join(' ') } : {}),
         client_id: record.clientId,
-        token_type: found.kind === 'access_token' ? 'Bearer' : 'refresh_token',
+        // §2.2: token_type is a type of RFC 6749 §5.1, which only an access token has. A refresh token says what it
+        // is in `token_use` (an extension field, §2.2, as Ory Hydra names it), so a resource server that accepts
+        // only `token_type: "Bearer"` never takes one for an access token.
+        ...(found.kind === 'access_token' ? { token_type: 'Bearer' } : { token_use: 'refresh_token' }),
         exp: Math.floor(record.expiresAt.getTime() / 1000),
         ...(record.userId !== null ? { sub: record.userId } : {}),
         iss: record.issuer,

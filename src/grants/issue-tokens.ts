@@ -75,8 +75,8 @@ function publishIssued(context: GrantContext, request: IssueRequest): void {
     : { type: 'token.issued', grantType, ...common });
 }
 
-/** `ms` rounded down to the whole second. */
-const wholeSecond = (ms: number): number => Math.floor(ms / 1000) * 1000;
+/** `ms` rounded up to the whole second: a token lives at least the `expires_in` it is issued with (RFC 6749 §5.1). */
+const wholeSecond = (ms: number): number => Math.ceil(ms / 1000) * 1000;
 
 /**
  * Issues an access token (and a refresh token when asked) of `grantId`, saved hashed in one store call.
@@ -92,6 +92,7 @@ export async function issueTokens(context: GrantContext, request: IssueRequest):
   const now = Date.now();
   // Expiries fall on a whole second, as a JWT's `exp` and introspection's `exp` state them (RFC 7519 §2
   // NumericDate): a record kept to the millisecond would stay active up to 999 ms past the `exp` its token shows.
+  // Rounded up, not down: rounded down, a token lived up to 999 ms less than the `expires_in` it was issued with.
   const expiresAt = wholeSecond(now + options.accessTokenTtl * 1000);
   const accessToken = options.accessTokenFormat === 'jwt' && context.keyRing
     ? signAccessToken(await context.keyRing.signer(), {

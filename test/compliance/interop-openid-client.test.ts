@@ -112,7 +112,8 @@ describe('interoperability with openid-client (discovery, RFC 8414 algorithm "oa
       const access = await client.tokenIntrospection(config, tokens.access_token);
       expect(access).toMatchObject({ active: true, client_id: code(t).clientId, token_type: 'Bearer', sub: USER.id, iss: at() });
       const refresh = await client.tokenIntrospection(config, tokens.refresh_token!, { token_type_hint: 'refresh_token' });
-      expect(refresh).toMatchObject({ active: true, token_type: 'refresh_token' });
+      expect(refresh).toMatchObject({ active: true, token_use: 'refresh_token' });
+      expect(refresh).not.toHaveProperty('token_type');
       const cc = await discover(at(), credentials(t));
       const ccToken = (await client.clientCredentialsGrant(cc)).access_token;
       const described = await client.tokenIntrospection(cc, ccToken);

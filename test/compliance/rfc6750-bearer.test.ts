@@ -65,7 +65,7 @@ describe('RFC 6750 bearer token usage (requireBearer)', () => {
   });
 
   it('answers 401 invalid_token for an expired token', async () => {
-    const short = await createTestApp({ accessTokenTtl: 2 });
+    const short = await createTestApp({ accessTokenTtl: 1 });
     const token = (await request(short.app).post('/oauth2/token').set('Authorization', basic(short.credentialsClient))
       .type('form').send({ grant_type: 'client_credentials' })).body.access_token as string;
     expect((await request(short.app).get('/api/v1/me').set('Authorization', `Bearer ${token}`)).status).toBe(200);

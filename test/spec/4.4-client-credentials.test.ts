@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { basic, createTestApp, type TestApp } from '../helpers/app.js';
 import { registerSpecClient } from '../helpers/spec-client.js';
+import { hashToken } from '../../src/crypto/hash-token.js';
 
 describe('SPEC §4.4 client_credentials grant', () => {
   let t: TestApp;
@@ -19,6 +20,19 @@ describe('SPEC §4.4 client_credentials grant', () => {
     expect(Object.keys(res.body)).toEqual(['access_token', 'expires_in', 'token_type']);
     expect(res.body.refresh_token).toBeUndefined();
     expect(res.body).toMatchObject({ expires_in: 3600, token_type: 'Bearer' });
+  });
+
+  it('a token lives at least the expires_in it was issued with (RFC 6749 §5.1: "the lifetime in seconds"), at most a second more', async () => {
+    for (let i = 0; i < 5; i++) {
+      const before = Date.now();
+      const res = await token({ grant_type: 'client_credentials' });
+      const after = Date.now();
+      const record = await t.store.tokens.findAccessToken(hashToken(res.body.access_token as string));
+      const expiresAt = record!.expiresAt.getTime();
+      expect(expiresAt % 1000, 'on a whole second, as exp states it').toBe(0);
+      expect(expiresAt).toBeGreaterThanOrEqual(before + res.body.expires_in * 1000);
+      expect(expiresAt).toBeLessThan(after + res.body.expires_in * 1000 + 1000);
+    }
   });
 
   it('grants a scoped integration its registered default when none is asked, and names it in scope (RFC 6749 §3.3, §5.1)', async () => {

@@ -84,7 +84,8 @@ describe('SPEC §4.5 refresh_token grant', () => {
     const code = await obtainCode(short.app, short.codeClient);
     const issued = await request(short.app).post('/oauth2/token').set('Authorization', basic(short.codeClient)).type('form')
       .send({ grant_type: 'authorization_code', redirect_uri: REDIRECT_URI, code });
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    // refreshTokenTtl 1 rounded up to a whole second: it lives 1 to 2 s.
+    await new Promise((resolve) => setTimeout(resolve, 2100));
     const res = await request(short.app).post('/oauth2/token').set('Authorization', basic(short.codeClient)).type('form')
       .send({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token });
     expect(res.body.error).toBe('invalid_grant');
