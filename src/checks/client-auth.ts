@@ -118,14 +118,19 @@ export function readClientCredentials(
  */
 export type SlowCheckGate = (clientId: string, final: boolean, check: () => Promise<boolean>) => Promise<boolean>;
 
-function verifiesCurrentOrPrevious(
-  client: OAuthClient | null, presented: string, gate?: SlowCheckGate, final = true,
-): boolean | Promise<boolean> {
+/** The two hashes a presented secret is compared with: the current one and, while a grace period runs, the previous
+ * one; the dummy hash stands in for either that is absent. */
+function comparedHashes(client: OAuthClient | null): { currentHash: string; previousHash: string; inGrace: boolean } {
   const expiresAt = client?.previousClientSecretExpiresAt;
   const previous = client?.previousClientSecretHash;
   const inGrace = previous != null && expiresAt instanceof Date && expiresAt.getTime() > Date.now();
-  const currentHash = client ? client.clientSecretHash : DUMMY_HASH;
-  const previousHash = inGrace ? previous : DUMMY_HASH;
+  return { currentHash: client ? client.clientSecretHash : DUMMY_HASH, previousHash: inGrace ? previous : DUMMY_HASH, inGrace };
+}
+
+function verifiesCurrentOrPrevious(
+  client: OAuthClient | null, presented: string, gate?: SlowCheckGate, final = true,
+): boolean | Promise<boolean> {
+  const { currentHash, previousHash, inGrace } = comparedHashes(client);
   // `&& inGrace`: the dummy hash matches its own phrase, which must never authenticate anyone.
   if (!isSlowSecretHash(currentHash) && !isSlowSecretHash(previousHash)) {
     const digest = hashSecret(presented);
@@ -145,12 +150,9 @@ function verifiesCurrentOrPrevious(
  * `null` when both are fast. Two records with the same key give the same verdict for the same presented secret.
  */
 function slowSecretsOf(client: OAuthClient): string | null {
-  const expiresAt = client.previousClientSecretExpiresAt;
-  const previous = client.previousClientSecretHash;
-  const inGrace = previous != null && expiresAt instanceof Date && expiresAt.getTime() > Date.now();
-  const previousHash = inGrace ? previous : DUMMY_HASH;
-  if (!isSlowSecretHash(client.clientSecretHash) && !isSlowSecretHash(previousHash)) return null;
-  return `${client.clientSecretHash}\n${previousHash}`;
+  const { currentHash, previousHash } = comparedHashes(client);
+  if (!isSlowSecretHash(currentHash) && !isSlowSecretHash(previousHash)) return null;
+  return `${currentHash}\n${previousHash}`;
 }
 
 /** An authenticated integration, and the revision of the store's copy it was read from, when it was. */

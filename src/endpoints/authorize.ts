@@ -9,7 +9,7 @@ import { bindSessionToUser } from '../http/session-owner.js';
 import { encodeLoginRequest } from '../http/login-request.js';
 import { issueCodeRedirect } from './issue-code.js';
 import { errorRedirectUri } from '../http/error-redirect-uri.js';
-import { renderConsent, renderError, renderLogin } from './render.js';
+import { renderConsent, renderLogin, renderTargetError } from './render.js';
 import { markSentToHostLogin, takeHostLoginMark } from '../http/host-login-mark.js';
 import { renderHostLoginLoop } from './host-login-loop.js';
 import { consentCovers } from '../checks/grant-scope.js';
@@ -43,11 +43,7 @@ export function createAuthorizeEndpoint(context: PageContext) {
     try {
       target = await checkAuthorizationTarget(store, options, issuer, query, url.search.slice(1));
     } catch (err) {
-      const oauthError = toOAuthError(err, options.logger);
-      const description = oauthError.expose ? oauthError.message : 'the server encountered an unexpected condition';
-      reportErrorAnswer(options.events, 'authorization', oauthError.error, oauthError.status);
-      // Only a rejected request is the integration's doing; a store that failed is said as it is.
-      renderError(res, context, oauthError.status, oauthError.error, description, oauthError.expose && oauthError.status < 500 ? 'developer' : 'user');
+      renderTargetError(res, context, err);
       return;
     }
     try {

@@ -7,7 +7,7 @@ import { findCurrentUser } from '../http/current-user.js';
 import { isSessionOf } from '../http/session-owner.js';
 import { errorRedirectUri } from '../http/error-redirect-uri.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
-import { renderError } from './render.js';
+import { renderError, renderTargetError } from './render.js';
 import { issueCodeRedirect } from './issue-code.js';
 import { reportErrorAnswer } from '../metrics/channels.js';
 import { checkAuthorizationTarget } from '../checks/authorization-request.js';
@@ -69,10 +69,7 @@ export function createConsentEndpoint(context: PageContext) {
       try {
         await checkAuthorizationTarget(context.store, options, issuer, new URLSearchParams(pending.query));
       } catch (err) {
-        const oauthError = toOAuthError(err, options.logger);
-        reportErrorAnswer(options.events, 'authorization', oauthError.error, oauthError.status);
-        const expose = oauthError.expose && oauthError.status < 500;
-        renderError(res, context, oauthError.status, oauthError.error, expose ? oauthError.message : 'This page is not available right now. Please try again later.', expose ? 'developer' : 'user');
+        renderTargetError(res, context, err, 'This page is not available right now. Please try again later.');
         return;
       }
       if (decision === 'deny') {

@@ -11,6 +11,8 @@ import { loginPageBody } from '../views/login-page.js';
 import { consentPageBody } from '../views/consent-page.js';
 import { errorPageBody } from '../views/error-page.js';
 import { isAllAccess } from '../checks/grant-scope.js';
+import { toOAuthError } from '../http/to-oauth-error.js';
+import { reportErrorAnswer } from '../metrics/channels.js';
 
 /**
  * Shows the sign-in form for a pending request (status 200, or 401 after a failed attempt). `redirectUri` is
@@ -74,4 +76,17 @@ export function renderError(
     brandColor: context.options.brandColor,
     body: errorPageBody(error, description, audience),
   });
+}
+
+/**
+ * Shows why an authorization request's integration or redirect_uri was refused (never redirected, RFC 6749
+ * §4.1.2.1), and counts the answer. A refusal is the integration's doing, said for its developer; a failure of
+ * the service (5xx) is said to the user: as `serviceText` when given, else as the error says it.
+ */
+export function renderTargetError(res: Response, context: PageContext, err: unknown, serviceText?: string): void {
+  const oauthError = toOAuthError(err, context.options.logger);
+  reportErrorAnswer(context.options.events, 'authorization', oauthError.error, oauthError.status);
+  const refused = oauthError.expose && oauthError.status < 500;
+  const said = oauthError.expose ? oauthError.message : 'the server encountered an unexpected condition';
+  renderError(res, context, oauthError.status, oauthError.error, refused ? said : serviceText ?? said, refused ? 'developer' : 'user');
 }
