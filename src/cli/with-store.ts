@@ -17,7 +17,7 @@ export interface WithStoreOptions {
   /**
    * Fail with `no_store` (exit 1) instead of creating a store that does not exist yet: every command but
    * `clients create` works on integrations that must already be there, and must not leave an empty
-   * SQLite file (or a `data/` directory) behind in the wrong folder.
+   * SQLite file (or a `data/` directory) behind in the wrong folder, nor PostgreSQL tables under a mistyped schema.
    */
   readonly mustExist?: boolean;
 }
@@ -47,13 +47,15 @@ export async function withStore<T>(work: (store: Store) => Promise<T>, options: 
   try {
     store = await createStoreFromUrl(url, { mustExist: options.mustExist === true });
   } catch (error) {
-    if (options.mustExist !== true || !isMissingFile(error)) throw error;
-    // Only sqlite: URLs get here, and they carry no password, so the URL can be shown.
+    const sqlite = /^sqlite:/i.test(url);
+    // PostgreSQL's missing tables name their schema in `path`; an ENOENT without one (a missing socket) is no such thing.
+    if (options.mustExist !== true || !isMissingFile(error) || (!sqlite && typeof error.path !== 'string')) throw error;
     const where = typeof error.path === 'string' ? error.path : url;
-    const chosen = process.env['OAUTH_STORE']?.trim() ? `OAUTH_STORE=${url}` : `OAUTH_STORE unset, default ${url}`;
+    // A sqlite: URL carries no password, so it can be shown; a PostgreSQL one may, so only its schema is.
+    const chosen = !sqlite ? 'OAUTH_STORE' : process.env['OAUTH_STORE']?.trim() ? `OAUTH_STORE=${url}` : `OAUTH_STORE unset, default ${url}`;
     throw new CliError(
       `no store at ${where} (${chosen}); create an integration first (oauth-admin clients create), ` +
-        'or set OAUTH_STORE to the store your app uses',
+        `or set OAUTH_STORE to the store your app uses${sqlite ? '' : ' (its ?schema= and ?table_prefix=)'}`,
       EXIT_FAILURE,
       'no_store',
     );

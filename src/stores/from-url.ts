@@ -13,8 +13,10 @@ const SUPPORTED = 'sqlite:PATH, memory:, postgres://…, postgresql://…, redis
 export interface StoreFromUrlOptions {
   /**
    * Open an existing store only: for `sqlite:` no file or directory is created and a missing file throws an
-   * Error with `code: 'ENOENT'` (see `SqliteStoreOptions.fileMustExist`). The other schemes name a server or
-   * a fresh in-memory store, and ignore it. Default false.
+   * Error with `code: 'ENOENT'` (see `SqliteStoreOptions.fileMustExist`); for PostgreSQL no schema or table
+   * is created, and a schema and prefix without the store's tables throw an Error with `code: 'ENOENT'`
+   * (`PostgresStoreOptions.mustExist`). Redis keeps nothing until the first write, and `memory:` is fresh:
+   * they ignore it. Default false.
    */
   readonly mustExist?: boolean;
   /**
@@ -89,6 +91,25 @@ function takeParam(url: string, scheme: string, name: string): { url: string; va
   return { url: parsed.toString(), value: values[0] };
 }
 
+/** Parameter names that mean one of the stores' own options, once `_`/`-` are dropped and case folded. */
+const STORE_PARAMETERS = new Set(['schema', 'tableprefix', 'prefix', 'keyprefix']);
+
+/**
+ * Refuses a parameter that names a store option this scheme does not take (`tablePrefix`, `prefix` on a
+ * PostgreSQL URL, `schema` on a Redis one): the driver would take it as its own and ignore it, and the store
+ * would open its default tables or keys. Every other parameter (`sslmode`, `application_name`, …) is the
+ * driver's and is left alone.
+ */
+function refuseOtherStoresParameters(url: string, scheme: string, own: readonly string[]): void {
+  const query = url.indexOf('?');
+  if (query === -1) return;
+  for (const name of new URLSearchParams(url.slice(query + 1).split('#')[0]).keys()) {
+    if (!own.includes(name) && STORE_PARAMETERS.has(name.toLowerCase().replace(/[-_]/g, ''))) {
+      throw new TypeError(`OAUTH_STORE: unknown ${scheme}: parameter "${name}"; this store's own are ${own.join(', ')}`);
+    }
+  }
+}
+
 /**
  * Opens the store a URL names:
  * - `sqlite:./data/oauth.sqlite`, `sqlite:/abs/path.sqlite` — the SQLite store on that file (created if
@@ -96,8 +117,10 @@ function takeParam(url: string, scheme: string, name: string): { url: string; va
  *   `SqliteStoreOptions.synchronous` and `.lockTimeoutMs` (a `?` therefore always starts the query);
  * - `memory:` — a fresh in-memory store (tests, demos: nothing survives the process);
  * - `postgres://…`, `postgresql://…`, `redis://…`, `rediss://…` — shared stores for several instances.
- *   `?schema=NAME` picks the PostgreSQL schema (default `oauth`), `?prefix=STR` the Redis key prefix
- *   (default `oauth:`), so several deployments (or test runs) can share one server;
+ *   `?schema=NAME` picks the PostgreSQL schema (default `oauth`) and `?table_prefix=STR` its table prefix
+ *   (default none), `?prefix=STR` the Redis key prefix (default `oauth:`), so several deployments (or test
+ *   runs) can share one server; another store's parameter (`prefix` on PostgreSQL, `schema` on Redis, a
+ *   misspelt `tablePrefix`) is refused, not passed on to the driver to be ignored;
  * - `redis+cluster://host:port,host:port?prefix=STR` (`rediss+cluster://` for TLS) — the Redis store on a
  *   Redis Cluster, given some of its nodes.
  *
@@ -135,19 +158,29 @@ export async function createStoreFromUrl(url: string, options: StoreFromUrlOptio
     // The PostgreSQL store: `pg` is an optional peer dependency, loaded only when chosen.
     case 'postgres':
     case 'postgresql': {
+      refuseOtherStoresParameters(trimmed, scheme, ['schema', 'table_prefix']);
       const { createPostgresStore } = await import('./postgres/index.js');
-      const { url: connectionString, value: schema } = takeParam(trimmed, scheme, 'schema');
-      return createPostgresStore({ connectionString, ...(schema !== undefined ? { schema } : {}), ...logger });
+      const { url: withoutSchema, value: schema } = takeParam(trimmed, scheme, 'schema');
+      const { url: connectionString, value: tablePrefix } = takeParam(withoutSchema, scheme, 'table_prefix');
+      return createPostgresStore({
+        connectionString,
+        ...(schema !== undefined ? { schema } : {}),
+        ...(tablePrefix !== undefined ? { tablePrefix } : {}),
+        ...(options.mustExist === true ? { mustExist: true } : {}),
+        ...logger,
+      });
     }
     // The Redis store: `redis` is an optional peer dependency, loaded only when chosen.
     case 'redis':
     case 'rediss': {
+      refuseOtherStoresParameters(trimmed, scheme, ['prefix']);
       const { createRedisStore } = await import('./redis/index.js');
       const { url: redisUrl, value: prefix } = takeParam(trimmed, scheme, 'prefix');
       return createRedisStore({ url: redisUrl, ...(prefix !== undefined ? { prefix } : {}), ...logger });
     }
     case 'redis+cluster':
     case 'rediss+cluster': {
+      refuseOtherStoresParameters(trimmed, scheme, ['prefix']);
       const [{ createRedisStore }, { parseRedisClusterUrl }] = await Promise.all([
         import('./redis/index.js'),
         import('./redis/cluster-url.js'),

@@ -110,3 +110,62 @@ describe('clients create', () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 });
+
+const postgresUrl = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
+
+describe.skipIf(!postgresUrl)('a command that needs a store, on a PostgreSQL schema and prefix without one', () => {
+  const schema = `oauth_cli_nostore_${process.pid}`;
+  /** The test database's URL with a password (trust auth ignores it) and the given store parameters. */
+  const storeUrl = (params: string): string => `${postgresUrl.replace('://postgres@', '://postgres:pw-never-shown@')}${postgresUrl.includes('?') ? '&' : '?'}${params}`;
+
+  async function schemaTables(): Promise<string[]> {
+    const { default: pg } = await import('pg');
+    const admin = new pg.Pool({ connectionString: postgresUrl, max: 1 });
+    try {
+      const { rows } = await admin.query<{ name: string }>(
+        'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1', [schema]);
+      return rows.map((row) => row.name);
+    } finally {
+      await admin.end();
+    }
+  }
+
+  afterEach(async () => {
+    const { default: pg } = await import('pg');
+    const admin = new pg.Pool({ connectionString: postgresUrl, max: 1 });
+    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).finally(() => admin.end());
+  });
+
+  it('clients list exits 1 with no_store naming the schema and prefix, never the URL, and creates no table', async () => {
+    const result = await runInFolder(['clients', 'list'], storeUrl(`schema=${schema}&table_prefix=ah_`));
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `oauth-admin: no store at PostgreSQL schema "${schema}" with table prefix "ah_" (OAUTH_STORE); ` +
+        'create an integration first (oauth-admin clients create), or set OAUTH_STORE to the store your app uses (its ?schema= and ?table_prefix=)\n',
+    });
+    expect(await schemaTables()).toEqual([]);
+  });
+
+  it('clients create makes the prefixed tables, which list then reads; another prefix is still no store', async () => {
+    const created = await runInFolder(['clients', 'create', '--name', 'Prefixed', '--flow', 'client_credentials', '--json'], storeUrl(`schema=${schema}&table_prefix=ah_`));
+    expect(created.code, created.stderr).toBe(0);
+    const tables = await schemaTables();
+    expect(tables).toContain('ah_clients');
+    expect(tables.filter((name) => !name.startsWith('ah_'))).toEqual([]);
+    const listed = await runInFolder(['clients', 'list', '--json'], storeUrl(`schema=${schema}&table_prefix=ah_`));
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ name: 'Prefixed' })]);
+    const unprefixed = await runInFolder(['clients', 'list', '--json'], storeUrl(`schema=${schema}`));
+    expect(unprefixed.code).toBe(1);
+    expect(JSON.parse(unprefixed.stderr)).toMatchObject({ error: 'no_store' });
+    expect((await schemaTables()).filter((name) => !name.startsWith('ah_'))).toEqual([]);
+  });
+
+  it('a parameter the store does not take (tablePrefix) is a usage error, not an empty store', async () => {
+    const result = await runInFolder(['clients', 'list'], storeUrl(`schema=${schema}&tablePrefix=ah_`));
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('oauth-admin: OAUTH_STORE: unknown postgres: parameter "tablePrefix"; this store\'s own are schema, table_prefix\n');
+    expect(await schemaTables()).toEqual([]);
+  });
+});

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import pg from 'pg';
 import { createClient } from 'redis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createStoreFromUrl, DEFAULT_STORE_URL } from '../../src/stores/from-url.js';
 import { buildClient } from '../../src/testing/conformance-fixtures.js';
 import type { CompleteStore, Store } from '../../src/stores/contract.js';
@@ -145,6 +145,22 @@ describe('createStoreFromUrl', () => {
     await expect(createStoreFromUrl('redis://127.0.0.1:1?prefix=')).rejects.toThrow(/"prefix" parameter once/);
     // Spliced into SQL: only plain identifiers pass, checked before any connection is made.
     await expect(createStoreFromUrl('postgres://127.0.0.1:1/db?schema=x%22%3Bdrop')).rejects.toThrow(/option "schema"/);
+    await expect(createStoreFromUrl('postgres://127.0.0.1:1/db?table_prefix=a&table_prefix=b')).rejects.toThrow(/"table_prefix" parameter once/);
+    await expect(createStoreFromUrl('postgres://127.0.0.1:1/db?table_prefix=x-y')).rejects.toThrow(/option "tablePrefix"/);
+  });
+
+  it.each([
+    ['postgres://127.0.0.1:1/db?schema=a&tablePrefix=ah_', 'tablePrefix', 'schema, table_prefix'],
+    ['postgresql://127.0.0.1:1/db?table-prefix=ah_', 'table-prefix', 'schema, table_prefix'],
+    ['postgres://127.0.0.1:1/db?prefix=ah_', 'prefix', 'schema, table_prefix'],
+    ['redis://127.0.0.1:1?schema=oauth', 'schema', 'prefix'],
+    ['rediss://127.0.0.1:1?key_prefix=x:', 'key_prefix', 'prefix'],
+    ['redis+cluster://127.0.0.1:1,127.0.0.1:2?table_prefix=x', 'table_prefix', 'prefix'],
+  ])('another store\'s parameter is refused by name before connecting, not left to the driver to ignore: %s', async (url, name, own) => {
+    const scheme = url.slice(0, url.indexOf(':'));
+    await expect(createStoreFromUrl(url)).rejects.toThrow(
+      new TypeError(`OAUTH_STORE: unknown ${scheme}: parameter "${name}"; this store's own are ${own}`),
+    );
   });
 });
 
@@ -167,6 +183,48 @@ describe.skipIf(!pgUrl)('createStoreFromUrl: postgres://…?schema=NAME', () => 
       await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await admin.end();
     }
+  });
+});
+
+describe.skipIf(!pgUrl)('createStoreFromUrl: postgres://…?table_prefix=STR, and { mustExist }', () => {
+  const schema = `oauth_url_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = new pg.Pool({ connectionString: pgUrl, max: 1 });
+  afterAll(async () => {
+    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await admin.end();
+  });
+
+  /** The tables of the test's schema, by name. */
+  async function tablesOfSchema(): Promise<string[]> {
+    const { rows } = await admin.query<{ name: string }>(
+      'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1', [schema]);
+    return rows.map((row) => row.name);
+  }
+
+  it('mustExist on a schema without the store\'s tables rejects with ENOENT naming the schema and prefix, and creates nothing', async () => {
+    const url = withParam(withParam(pgUrl, `schema=${schema}`), 'table_prefix=ah_');
+    const failure = await createStoreFromUrl(url, { mustExist: true }).then(() => undefined, (err: unknown) => err);
+    expect(failure).toBeInstanceOf(Error);
+    expect(failure).toMatchObject({ code: 'ENOENT', path: `PostgreSQL schema "${schema}" with table prefix "ah_"` });
+    const { rows } = await admin.query('SELECT 1 FROM information_schema.schemata WHERE schema_name = $1', [schema]);
+    expect(rows).toEqual([]);
+  });
+
+  it('table_prefix names the tables; mustExist then opens them, and a store under another prefix is still refused', async () => {
+    const url = withParam(withParam(pgUrl, `schema=${schema}`), 'table_prefix=ah_');
+    const store = await open(url);
+    const { client } = buildClient();
+    await store.clients.createClient!(client);
+    expect(await tablesOfSchema()).toContain('ah_clients');
+    expect((await tablesOfSchema()).filter((name) => !name.startsWith('ah_'))).toEqual([]);
+    const existing = await open(url);
+    await existing.close?.();
+    const reopened = await createStoreFromUrl(url, { mustExist: true });
+    opened.push(reopened);
+    expect((await reopened.clients.findClient(client.clientId))?.name).toBe(client.name);
+    await expect(createStoreFromUrl(withParam(pgUrl, `schema=${schema}`), { mustExist: true }))
+      .rejects.toMatchObject({ code: 'ENOENT', path: `PostgreSQL schema "${schema}"` });
+    expect((await tablesOfSchema()).filter((name) => !name.startsWith('ah_'))).toEqual([]);
   });
 });
 

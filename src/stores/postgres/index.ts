@@ -1,11 +1,11 @@
 // PostgreSQL Store: shared state for many API instances, schema migrated by the store on start.
-import { createPostgresPool, type PostgresPool, type PostgresPoolConnection } from './driver.js';
+import { createPostgresPool, type PostgresClient, type PostgresPool, type PostgresPoolConnection } from './driver.js';
 import type { ClientCopies, CompleteStore, RevocationFeed } from '../contract.js';
 import { createRevisionCopies } from '../revision-copies.js';
 import { createPostgresCodeStore, createPostgresClientStore, createPostgresConsentStore } from './records.js';
 import { rethrowPostgresError } from './errors.js';
 import { createPostgresRunner } from './query.js';
-import { createPostgresTables, migratePostgresSchema } from './schema.js';
+import { createPostgresTables, migratePostgresSchema, type PostgresTables } from './schema.js';
 import { startPostgresSweeper, type StoreLogger } from './sweeper.js';
 import { consoleStoreLogger } from '../console-store-logger.js';
 import { createPostgresTokenStore, createRevocationLockKeys } from './tokens.js';
@@ -36,14 +36,25 @@ export interface PostgresStoreOptions {
    * `connectionTimeoutMillis`; without one the store still races every call against `2 × queryTimeoutMs`.
    */
   readonly pool?: PostgresPool;
-  /** `postgres://user@host:5432/db`: the store makes and owns its pool; `close()` ends it. */
-  readonly connectionString?: string;
+  /**
+   * `postgres://user@host:5432/db`: the store makes and owns its pool; `close()` ends it. `undefined` counts
+   * as not given, so `connectionString: process.env.DATABASE_URL` type-checks under `exactOptionalPropertyTypes`.
+   */
+  readonly connectionString?: string | undefined;
   /** Pool size when the store makes the pool. Default 10 (node-postgres' default). */
   readonly maxConnections?: number;
   /** Schema holding the tables; created if missing. Default `'oauth'`. */
   readonly schema?: string;
   /** Prefix for every table name (letters, digits, `_`). Default `''`. */
   readonly tablePrefix?: string;
+  /**
+   * Open only a store whose tables are there: no schema or table is created, and a schema and prefix without
+   * them reject with an Error whose `code` is `'ENOENT'` and whose `path` names them (never the connection
+   * string). For tools that only read or change what an app made (`oauth-admin`): a mistyped schema or prefix
+   * must not leave an empty store behind and report no integrations. Tables of an older version are migrated
+   * as usual. Default false.
+   */
+  readonly mustExist?: boolean;
   /** Seconds between background sweeps of expired rows (1000 per DELETE); `0` disables the timer (`sweepExpired()` still runs one). Default 60. */
   readonly sweepIntervalSeconds?: number;
   /**
@@ -73,6 +84,17 @@ function checkNonNegative(name: string, value: number | undefined, fallback: num
     throw new TypeError(`createPostgresStore: option "${name}" must be a non-negative number (got ${String(value)})`);
   }
   return value;
+}
+
+/**
+ * Rejects with an ENOENT Error when the schema and prefix hold no migrations table (`PostgresStoreOptions.mustExist`).
+ * The `path` names the schema and prefix only: the connection string may carry a password.
+ */
+async function requireExistingTables(client: PostgresClient, tables: PostgresTables, schema: string, tablePrefix: string): Promise<void> {
+  const { rows } = await client.query<{ present: boolean }>('SELECT to_regclass($1) IS NOT NULL AS present', [tables.migrations]);
+  if (rows[0]?.present === true) return;
+  const path = `PostgreSQL schema "${schema}"${tablePrefix === '' ? '' : ` with table prefix "${tablePrefix}"`}`;
+  throw Object.assign(new Error(`no express-oauth-router tables in ${path}`), { code: 'ENOENT', path });
 }
 
 /**
@@ -132,6 +154,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     const client = await db.connect();
     let failure: Error | undefined;
     try {
+      if (options.mustExist === true) await requireExistingTables(client, tables, schema, tablePrefix);
       await migratePostgresSchema(client, tables, `express-oauth-router:${schema}`, tablePrefix);
       // Outside a transaction block this is the level each single statement of the pool runs at.
       const { rows } = await client.query<{ level: string }>(`SELECT current_setting('transaction_isolation') AS level`);

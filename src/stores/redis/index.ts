@@ -100,8 +100,11 @@ export type RedisStore = CompleteStore & {
 export interface RedisStoreOptions {
   /** An already-connected node-redis v5 client the host owns; `close()` leaves it open. */
   readonly client?: RedisCommandClient;
-  /** `redis://host:6379` or `rediss://…`: the store makes, connects and owns its client. */
-  readonly url?: string;
+  /**
+   * `redis://host:6379` or `rediss://…`: the store makes, connects and owns its client. `undefined` counts as
+   * not given, so `url: process.env.REDIS_URL` type-checks under `exactOptionalPropertyTypes`.
+   */
+  readonly url?: string | undefined;
   /**
    * A Redis Cluster the store connects to and owns: `rootNodes` are `redis://host:port` URLs of some of
    * its nodes (the rest are discovered). The first that carries `user:password@` authenticates every node,
