@@ -26,11 +26,16 @@ export interface SessionStoreOptions {
   readonly logger?: StoreWarningLogger;
 }
 
-/** Table of the PostgreSQL sessions, in the OAuth store's schema (`?schema=`, default `oauth`). */
+/**
+ * Table of the PostgreSQL sessions, in the OAuth store's schema (`?schema=`, default `oauth`), after its table
+ * prefix (`?table_prefix=`, default none), so two deployments that share a schema keep their sessions apart too.
+ */
 export const SESSION_TABLE = 'sessions';
 /** Appended to the OAuth store's Redis prefix (`?prefix=`, default `oauth:`): keys `oauth:sess:<sid>`. */
 export const SESSION_KEY_SUFFIX = 'sess:';
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+/** The OAuth store's own rule for `tablePrefix` (createPostgresTables). */
+const TABLE_PREFIX = /^[A-Za-z0-9_]{0,20}$/;
 
 /** An Error the router recognises by name (`StoreUnavailableError`) and answers 503 for, never 500. */
 function unavailable(message: string, cause?: unknown): Error {
@@ -39,7 +44,7 @@ function unavailable(message: string, cause?: unknown): Error {
   return error;
 }
 
-/** The URL without the parameter the OAuth store reads (`schema`, `prefix`), and that parameter's value. */
+/** The URL without a parameter the OAuth store reads (`schema`, `table_prefix`, `prefix`), and that parameter's value. */
 function splitUrl(url: string, name: string): { url: string; value: string | undefined } {
   const parsed = new URL(url);
   const value = parsed.searchParams.get(name) ?? undefined;
@@ -110,18 +115,18 @@ class GuardedSessionStore extends SessionStore {
  * `createTableIfMissing` caches a failed check for the life of the process, so a first request during an
  * outage would break sessions until a restart; it is therefore left off.)
  */
-async function ensureSessionTable(pool: pg.Pool, schema: string): Promise<void> {
+async function ensureSessionTable(pool: pg.Pool, schema: string, table: string): Promise<void> {
   const client = await pool.connect();
   let failure: Error | undefined;
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`example-app:sessions:${schema}`]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-    await client.query(`CREATE TABLE IF NOT EXISTS "${schema}"."${SESSION_TABLE}" (
+    await client.query(`CREATE TABLE IF NOT EXISTS "${schema}"."${table}" (
       "sid" varchar NOT NULL COLLATE "default" PRIMARY KEY,
       "sess" json NOT NULL,
       "expire" timestamp(6) NOT NULL)`);
-    await client.query(`CREATE INDEX IF NOT EXISTS "${SESSION_TABLE}_expire_idx" ON "${schema}"."${SESSION_TABLE}" ("expire")`);
+    await client.query(`CREATE INDEX IF NOT EXISTS "${table}_expire_idx" ON "${schema}"."${table}" ("expire")`);
     await client.query('COMMIT');
   } catch (err) {
     failure = err instanceof Error ? err : new Error(String(err));
@@ -133,9 +138,12 @@ async function ensureSessionTable(pool: pg.Pool, schema: string): Promise<void> 
 }
 
 async function createPostgresSessionStore(storeUrl: string, timeoutMs: number, logger: SessionStoreOptions['logger'] & object): Promise<AppSessionStore> {
-  const { url, value } = splitUrl(storeUrl, 'schema');
+  const { url: withoutSchema, value } = splitUrl(storeUrl, 'schema');
+  const { url, value: tablePrefix = '' } = splitUrl(withoutSchema, 'table_prefix');
   const schema = value ?? 'oauth';
   if (!IDENTIFIER.test(schema)) throw new TypeError('OAUTH_STORE: the "schema" parameter must be a plain identifier');
+  if (!TABLE_PREFIX.test(tablePrefix)) throw new TypeError('OAUTH_STORE: the "table_prefix" parameter must be letters, digits and _');
+  const table = `${tablePrefix}${SESSION_TABLE}`;
   const pool = new pg.Pool({
     connectionString: url,
     max: 5,
@@ -147,7 +155,7 @@ async function createPostgresSessionStore(storeUrl: string, timeoutMs: number, l
   // Without a listener an idle connection's error (database restart) would crash the process.
   pool.on('error', (err) => logger.warn('example app: idle PostgreSQL session connection lost', err));
   try {
-    await ensureSessionTable(pool, schema);
+    await ensureSessionTable(pool, schema, table);
   } catch (err) {
     await pool.end().catch(() => undefined);
     throw err;
@@ -156,7 +164,7 @@ async function createPostgresSessionStore(storeUrl: string, timeoutMs: number, l
   const inner = new PgSession({
     pool,
     schemaName: schema,
-    tableName: SESSION_TABLE,
+    tableName: table,
     createTableIfMissing: false,
     errorLog: (message: string, err?: unknown) => logger.warn(`example app: ${message}`, err),
   });
@@ -164,7 +172,7 @@ async function createPostgresSessionStore(storeUrl: string, timeoutMs: number, l
   return {
     // A failed query is released with its error, so node-postgres drops that connection by itself.
     store: new GuardedSessionStore(inner, timeoutMs, () => undefined),
-    description: `postgres (table "${schema}"."${SESSION_TABLE}")`,
+    description: `postgres (table "${schema}"."${table}")`,
     shared: true,
     async close() {
       if (closed) return;
