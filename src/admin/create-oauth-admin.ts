@@ -13,6 +13,7 @@ import { revokeTokens, type RevokedTokens, type RevokeTokensTarget } from '../cl
 import { RevocationIncompleteError, UnknownClientError } from '../clients/client-errors.js';
 import { importClients, type ImportClientsOptions, type ImportReport } from '../clients/import-clients.js';
 import type { ImportRecord } from '../clients/import-file.js';
+import { copyClient } from '../stores/copy-client.js';
 
 /** Options of `createOAuthAdmin`. */
 export interface OAuthAdminOptions {
@@ -78,8 +79,13 @@ export function createOAuthAdmin(store: Store, options: OAuthAdminOptions = {}):
       lifecycle('client.created', registered.client.clientId);
       return registered;
     },
-    listClients: () => requireAdministration(store, 'listClients').clients.listClients(),
-    getClient: (clientId) => store.clients.findClient(clientId),
+    // Copies: a host that trims what it shows (deleting `clientSecretHash`, say) must not be changing the object
+    // a store keeps, which a store may hand out as it is (the router itself changes no record it reads).
+    listClients: async () => (await requireAdministration(store, 'listClients').clients.listClients()).map(copyClient),
+    async getClient(clientId) {
+      const client = await store.clients.findClient(clientId);
+      return client && copyClient(client);
+    },
     async updateClient(clientId, update) {
       const updated = await updateClientSettings(store, clientId, update);
       // An update that changed nothing is not an event: an audit trail lists what changed.

@@ -390,7 +390,9 @@ export type RevocationMark = number | string | null;
  * `revokeClientTokens`, and any write by another connection the store cannot tell apart from those. A
  * cached token verified by a lookup that began after `mark()` returned `m` stays valid only while `mark()`
  * still returns `m`; so a feed that is down, reconnecting or unsure returns `null` (never equal to anything),
- * and the caller falls back to store lookups, never to trusting its cache. A feed may change its mark more
+ * and the caller falls back to store lookups, never to trusting its cache. The mark moves when the revocation's
+ * deletion commits, or after it, never before: a lookup between a move and the delete would find the token and
+ * cache it under the new mark, which nothing moves again. A feed may change its mark more
  * often than needed (every commit by another process, say): that costs cache misses, never exactness.
  *
  * How each engine keeps it: the memory store bumps a counter in every revocation; SQLite pairs a counter
@@ -426,7 +428,8 @@ export type StoreTier = 'required' | 'administration' | 'consents' | 'signingKey
  * - **optional**: `close`, and `clientCopies.find` (integration copies whose revision `saveTokens` checks).
  * `createOAuthRouter` checks the tiers its enabled features need and names every missing method.
  *
- * Every method but `revocations.mark` is async and resolves with a record or `null`, never `undefined`. Expiry is part of the
+ * Every method but `revocations.mark` and `clientCopies.find` (both synchronous) is async and resolves with a record or
+ * `null`, never `undefined`. Expiry is part of the
  * contract: a record whose `expiresAt` is past reads as absent. Dates round-trip as `Date`, to the
  * millisecond. Ids (client ids, user ids, grant ids, hashes, kids) are compared exactly: ids that differ
  * only in case or by a trailing space are different records (no case-insensitive or space-padding

@@ -31,6 +31,53 @@ async function movesAcross(store: Store, what: string, revoke: (pair: ReturnType
   assertMoved(before, feed.mark(), what);
 }
 
+/** Lets a turn of the event loop pass, so that a store whose revocation waits on I/O or a timer gets to run it. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Runs `revoke` on a saved live token pair while looking the access token up over and over as `requireBearer`'s
+ * cache does (the mark read before the lookup and again after it; an unchanged mark vouches for what was found),
+ * and checks that no mark that vouched for the token is the mark once the revocation has resolved. A mark that
+ * moves before the token is gone (at the call's start, or before its delete commits) fails: a lookup in between
+ * caches the token under the new mark, and nothing moves it again.
+ */
+async function goneBeforeMoved(store: Store, what: string, revoke: (pair: ReturnType<typeof buildTokenPair>) => Promise<void>): Promise<void> {
+  const feed = feedOf(store);
+  if (!feed) return;
+  const pair = buildTokenPair();
+  assert.equal(await saveTokens(store, pair.access, pair.refresh), true);
+  const vouched = new Set<RevocationMark>();
+  let resolved = false;
+  const lookUp = async (): Promise<void> => {
+    const before = feed.mark();
+    const found = await store.tokens.findAccessToken(pair.access.tokenHash);
+    if (before !== null && found !== null && feed.mark() === before) vouched.add(before);
+  };
+  const polling = (async () => {
+    // Lookups back to back, so that a store whose round trips are microtasks interleaves with them too, and a
+    // turn of the event loop every eighth, so that a store whose revocation waits on I/O is never starved.
+    for (let n = 1; !resolved; n++) {
+      await lookUp();
+      if (n % 8 === 0) await nextTurn();
+    }
+    // One whole lookup that starts after the call resolved: a delete still pending then is caught too.
+    await lookUp();
+  })();
+  try {
+    await revoke(pair);
+  } finally {
+    resolved = true;
+    await polling;
+  }
+  const after = feed.mark();
+  assert.ok(
+    after === null || !vouched.has(after),
+    `revocations.mark() moved before ${what} removed the token: a lookup found the token under the mark the feed still ` +
+      'shows after the call resolved, so a cached token would outlive the revocation (move the mark as the delete ' +
+      'commits, or after it, never before)',
+  );
+}
+
 /**
  * The `revocationFeed` rules: `mark()` is synchronous, and it moves across every revocation, so that
  * `requireBearer`'s cache never serves a token revoked through this store.
@@ -70,6 +117,25 @@ export const revocationFeedRules: readonly ConformanceRule[] = [
       const revoke = revokeClientTokensOf(store);
       await movesAcross(store, 'revokeClientTokens(clientId)', (pair) => revoke(pair.access.clientId));
       await movesAcross(store, 'revokeClientTokens(clientId, userId)', (pair) => revoke(pair.access.clientId, pair.access.userId!));
+    },
+  },
+  {
+    tier: 'revocationFeed',
+    name: 'revocations.mark() moves no earlier than revokeAccessToken and revokeGrant remove the token: no mark a lookup found it under outlives the call',
+    async run({ store }) {
+      await goneBeforeMoved(store, 'revokeAccessToken', (pair) => store.tokens.revokeAccessToken(pair.access.tokenHash));
+      await goneBeforeMoved(store, 'revokeGrant', (pair) => store.tokens.revokeGrant(pair.access.grantId));
+    },
+  },
+  {
+    tier: 'revocationFeed',
+    needs: ['store.revocations.mark', 'store.tokens.revokeClientTokens'],
+    name: 'revocations.mark() moves no earlier than revokeClientTokens removes the tokens: no mark a lookup found one under outlives the call',
+    async run({ store }) {
+      if (!feedOf(store)) return;
+      const revoke = revokeClientTokensOf(store);
+      await goneBeforeMoved(store, 'revokeClientTokens(clientId)', (pair) => revoke(pair.access.clientId));
+      await goneBeforeMoved(store, 'revokeClientTokens(clientId, userId)', (pair) => revoke(pair.access.clientId, pair.access.userId!));
     },
   },
 ];

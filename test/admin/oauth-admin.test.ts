@@ -9,7 +9,28 @@ import { OAuthEvents } from '../../src/events/oauth-events.js';
 import type { OAuthEvent } from '../../src/events/event-types.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { StoreCapabilityError, UnknownClientError } from '../../src/clients/client-errors.js';
-import type { ClientChanges, Store } from '../../src/stores/contract.js';
+import type { ClientChanges, OAuthClient, Store } from '../../src/stores/contract.js';
+
+/** A store that hands out the very objects it keeps, as a plain-JS store may: findClient and listClients share them. */
+function sharedObjectStore(): Store {
+  const inner = createMemoryStore();
+  const kept = new Map<string, OAuthClient>();
+  const keep = (client: OAuthClient): OAuthClient => {
+    if (!kept.has(client.clientId)) kept.set(client.clientId, client);
+    return kept.get(client.clientId)!;
+  };
+  return {
+    ...inner,
+    clients: {
+      ...inner.clients,
+      findClient: async (clientId: string) => {
+        const client = await inner.clients.findClient(clientId);
+        return client && keep(client);
+      },
+      listClients: async () => (await inner.clients.listClients!()).map(keep),
+    },
+  };
+}
 
 /** A store as written for contract v1: it knows neither deleteClient nor the previous secret's fields. */
 function contractV1Store(): Store {
@@ -153,6 +174,22 @@ describe('createOAuthAdmin (RFC 6749 §2, RFC 7009 §2.1)', () => {
     await expect(admin.rotateSecret(client.clientId, { gracePeriodSeconds: 3600 })).rejects.toBeInstanceOf(StoreCapabilityError);
     expect(await tokenStatus(host.app, client)).toBe(200);
     await clientCredentialsToken(host.app, client);
+  });
+
+  it('listClients and getClient answer copies: a host trimming them for display leaves the integration working', async () => {
+    const store = sharedObjectStore();
+    const host = await createTestApp({}, store);
+    const admin = createOAuthAdmin(store);
+    const client = host.credentialsClient;
+    for (const shown of [...await admin.listClients(), await admin.getClient(client.clientId)]) {
+      const record = shown as { -readonly [K in keyof OAuthClient]?: OAuthClient[K] } & { redirectUris?: string[] };
+      delete record.clientSecretHash;
+      record.redirectUris?.push('https://attacker.example/cb');
+    }
+    const stored = await store.clients.findClient(client.clientId);
+    expect(stored?.clientSecretHash).toMatch(/./);
+    expect(stored?.redirectUris).not.toContain('https://attacker.example/cb');
+    expect(await tokenStatus(host.app, client)).toBe(200);
   });
 
   it('a store without deleteClient refuses delete with StoreCapabilityError and leaves the integration as it was', async () => {

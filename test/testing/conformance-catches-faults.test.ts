@@ -77,6 +77,11 @@ const CASES: { fault: Fault; settings: ToyStoreOptions[]; fails: string[] }[] = 
   },
   { fault: 'save-ignores-client-revision', settings: [{}], fails: CLIENT_COPIES.slice(1) },
   { fault: 'new-grant-skips-grant-tombstone', settings: [{}], fails: [rule('newGrant is a hint, not a pass')] },
+  {
+    fault: 'feed-moves-before-the-delete',
+    settings: [{ turn: 'macrotask' }, { turn: 'microtask' }],
+    fails: [rule('revocations.mark() moves no earlier than revokeAccessToken'), rule('revocations.mark() moves no earlier than revokeClientTokens')],
+  },
   { fault: 'rate-limit-hit-reads-then-writes', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent hits on one key')] },
 ];
 

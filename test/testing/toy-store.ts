@@ -43,7 +43,9 @@ export type Fault =
   /** clientCopies is offered, but saveTokens ignores `clientRevision` (a stale copy gets tokens). */
   | 'save-ignores-client-revision'
   /** saveTokens given `newGrant` takes the hint as a pass and skips the grant's tombstone. */
-  | 'new-grant-skips-grant-tombstone';
+  | 'new-grant-skips-grant-tombstone'
+  /** every revocation moves the feed's mark three round trips before it deletes (an announcement sent ahead of the commit). */
+  | 'feed-moves-before-the-delete';
 
 export interface ToyStoreOptions {
   readonly faults?: readonly Fault[];
@@ -113,6 +115,12 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
   const windows = new Map<string, { count: number; resetAt: number }>();
   // The revocation feed: moves in the same synchronous block as every deletion it announces.
   let revocationMark = 0;
+  /** With the fault, moves the mark, then lets round trips pass before the revocation deletes anything. */
+  async function announcedAhead(): Promise<void> {
+    if (!has('feed-moves-before-the-delete')) return;
+    revocationMark += 1;
+    for (let n = 0; n < 3; n++) await turn();
+  }
 
   function refused(token: TokenRecord, since: number, newGrant = false): boolean {
     if (!(newGrant && has('new-grant-skips-grant-tombstone')) && revokedGrants.has(key(token.grantId))) return true;
@@ -214,17 +222,20 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
       },
       async revokeAccessToken(tokenHash) {
         await turn();
+        await announcedAhead();
         if (tokens.get(key(tokenHash))?.kind === 'access') tokens.delete(key(tokenHash));
-        revocationMark += 1;
+        if (!has('feed-moves-before-the-delete')) revocationMark += 1;
       },
       async revokeGrant(grantId) {
         await turn();
+        await announcedAhead();
         revokedGrants.add(key(grantId));
         for (const [hash, { record }] of tokens) if (key(record.grantId) === key(grantId)) tokens.delete(hash);
-        revocationMark += 1;
+        if (!has('feed-moves-before-the-delete')) revocationMark += 1;
       },
       async revokeClientTokens(clientId, userId) {
         await turn();
+        await announcedAhead();
         const now = Date.now();
         const tombstones = !has('revoke-client-tokens-without-tombstones');
         if (tombstones && userId === undefined) remember(clientRevokedAt, key(clientId), now);
@@ -235,7 +246,7 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
           if (kind === 'refresh' && tombstones && !has('revoke-client-tokens-without-grant-tombstones')) revokedGrants.add(key(record.grantId));
           tokens.delete(hash);
         }
-        revocationMark += 1;
+        if (!has('feed-moves-before-the-delete')) revocationMark += 1;
       },
     },
     clientCopies: {
