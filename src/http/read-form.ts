@@ -5,6 +5,7 @@ import { startBodyDeadline } from './body-deadline.js';
 import { checkFormBodyEncoding, decodeFormBody } from './form-body-encoding.js';
 import { isBodyAlreadyRead, preParsedFields } from './pre-parsed-body.js';
 import { isKnownParameter, parameterLabel } from '../checks/parameter-label.js';
+import { requireSingleHeader } from './authorization-header.js';
 
 /** The most a token, revoke or introspect request can need; larger bodies are refused. */
 export const FORM_BODY_LIMIT = 8 * 1024;
@@ -107,11 +108,13 @@ function readBody(req: Request, timeoutSeconds: number): Promise<Buffer> {
  * way (a host's `express.urlencoded({ limit: '1mb' })` does not lift the 8 KB limit); arrays and objects that an
  * extended parser made of `a[]=` or `a[b]=` are refused as repeated or malformed parameters. The router's own
  * read decodes only identity-encoded UTF-8 or ISO-8859-1 bodies, and waits at most `timeoutSeconds` for them.
- * @throws InvalidRequestError for a wrong content type or a repeated parameter; UnreadableBodyError for an
+ * @throws InvalidRequestError for a wrong or repeated content type, or a repeated parameter; UnreadableBodyError for an
  * oversized, compressed, wrongly encoded or late body.
  * @see RFC 6749 §3.2 ("MUST use the HTTP POST method", "application/x-www-form-urlencoded"), §3.1, Appendix B.
  */
 export async function readForm(req: Request, timeoutSeconds: number): Promise<FormParams> {
+  // Node reads the first of two Content-Type headers, a proxy may read the last: the body's meaning is not settled.
+  requireSingleHeader(req, 'content-type', 'Content-Type');
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/x-www-form-urlencoded') {
     throw new InvalidRequestError('the request body must be application/x-www-form-urlencoded');

@@ -226,6 +226,18 @@ describe('hostile bodies and headers', () => {
       }
     });
 
+    it.each(ENDPOINTS)('%s: two Content-Type headers, whichever is first, are 400 invalid_request too (RFC 9110 §5.3)', async (path) => {
+      const body = bodyFor(path);
+      for (const [first, second] of [[FORM, 'application/json'], ['application/json', FORM], [FORM, FORM]] as const) {
+        const res = await rawRequest(server.port, [
+          `POST ${path} HTTP/1.1`, 'Host: auth.test', `Authorization: ${basic(t.credentialsClient)}`,
+          `Content-Type: ${first}`, `content-type: ${second}`, `Content-Length: ${body.length}`, 'Connection: close',
+        ].join('\r\n'), body);
+        expect(res.status).toBe(400);
+        expect(JSON.parse(res.body)).toEqual({ error: 'invalid_request', error_description: 'the request carries more than one Content-Type header' });
+      }
+    });
+
     it('requireBearer: two Bearer headers, even both valid, are 400 with a Bearer challenge', async () => {
       const token = await clientCredentialsToken(t.app, t.credentialsClient);
       const res = await rawRequest(server.port, [
