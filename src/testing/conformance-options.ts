@@ -1,7 +1,7 @@
 // Checks the conformance suite's options before any store is made, and picks the rules `only` selects.
 import type { ConformanceRule, StoreConformanceOptions } from './conformance-types.js';
 
-const KNOWN = new Set(['name', 'createStore', 'destroyStore', 'simulateOutage', 'rounds', 'only', 'timeoutMs']);
+const KNOWN = new Set(['name', 'createStore', 'destroyStore', 'simulateOutage', 'openPeer', 'rounds', 'only', 'timeoutMs']);
 
 /**
  * Refuses options the suite would otherwise ignore or trip over later: an unknown key (a typo such as `roundz`
@@ -17,6 +17,9 @@ export function checkConformanceOptions(options: StoreConformanceOptions): void 
     throw new TypeError(`unknown conformance option ${unknown.map((key) => `'${key}'`).join(', ')}; known: ${[...KNOWN].join(', ')}`);
   }
   if (typeof options.createStore !== 'function') throw new TypeError('createStore must be a function returning a fresh store');
+  if (options.openPeer !== undefined && typeof options.openPeer !== 'function') {
+    throw new TypeError('openPeer must be a function returning a second store on the backend of the store it is given');
+  }
   for (const key of ['rounds', 'timeoutMs'] as const) {
     const value = options[key];
     if (value !== undefined && !(Number.isInteger(value) && value > 0)) throw new TypeError(`${key} must be a positive integer`);

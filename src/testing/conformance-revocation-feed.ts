@@ -79,6 +79,62 @@ async function goneBeforeMoved(store: Store, what: string, revoke: (pair: Return
 }
 
 /**
+ * How long a revocation made through a peer may take to move the store's mark: the notification latency of a
+ * networked store (milliseconds; the README states it), with room for a loaded test machine.
+ */
+export const PEER_LATENCY_LIMIT_MS = 2_000;
+
+/**
+ * Saves a token pair through `peer`, keeps looking the access token up through `store` (as an instance serving
+ * it would, its mark read before and after each lookup) while `revoke` runs through `peer`, then waits up to
+ * `PEER_LATENCY_LIMIT_MS` for `store`'s mark to leave every mark under which it found the token (or turn `null`).
+ */
+async function reachesFromPeer(store: Store, peer: Store, what: string, revoke: (pair: ReturnType<typeof buildTokenPair>) => Promise<void>): Promise<void> {
+  const feed = feedOf(store);
+  if (!feed) return;
+  const pair = buildTokenPair();
+  assert.equal(await saveTokens(peer, pair.access, pair.refresh), true);
+  const vouched = new Set<RevocationMark>();
+  let seen = false;
+  const lookUp = async (): Promise<void> => {
+    const before = feed.mark();
+    const found = await store.tokens.findAccessToken(pair.access.tokenHash);
+    seen ||= found !== null;
+    if (before !== null && found !== null && feed.mark() === before) vouched.add(before);
+  };
+  // The save through the peer may itself move the mark (another connection's commit): let it settle first.
+  for (let n = 0; n < 20 && vouched.size === 0; n++) {
+    await lookUp();
+    await nextTurn();
+  }
+  assert.ok(seen, 'the store did not find a token saved through its peer: openPeer must open the same backend');
+  let resolved = false;
+  const polling = (async () => {
+    for (let n = 1; !resolved; n++) {
+      await lookUp();
+      if (n % 8 === 0) await nextTurn();
+    }
+  })();
+  try {
+    await revoke(pair);
+  } finally {
+    resolved = true;
+    await polling;
+  }
+  const deadline = Date.now() + PEER_LATENCY_LIMIT_MS;
+  let mark = feed.mark();
+  while (mark !== null && vouched.has(mark) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    mark = feed.mark();
+  }
+  assert.ok(
+    mark === null || !vouched.has(mark),
+    `revocations.mark() did not move within ${PEER_LATENCY_LIMIT_MS} ms of ${what} made through another store on the same ` +
+      'backend: a token revoked by another instance (or the CLI) would stay in this instance\'s cache',
+  );
+}
+
+/**
  * The `revocationFeed` rules: `mark()` is synchronous, and it moves across every revocation, so that
  * `requireBearer`'s cache never serves a token revoked through this store.
  * @see RFC 7009 §2.1, RFC 6750 §3.1 (a revoked token is `invalid_token` from then on).
@@ -136,6 +192,31 @@ export const revocationFeedRules: readonly ConformanceRule[] = [
       const revoke = revokeClientTokensOf(store);
       await goneBeforeMoved(store, 'revokeClientTokens(clientId)', (pair) => revoke(pair.access.clientId));
       await goneBeforeMoved(store, 'revokeClientTokens(clientId, userId)', (pair) => revoke(pair.access.clientId, pair.access.userId!));
+    },
+  },
+  {
+    tier: 'revocationFeed',
+    needsPeer: true,
+    name: 'revocations.mark() moves for revokeAccessToken and revokeGrant made through another store on the same backend (openPeer)',
+    async run({ store, withPeer }) {
+      await withPeer!(async (peer) => {
+        await reachesFromPeer(store, peer, 'a revokeAccessToken', (pair) => peer.tokens.revokeAccessToken(pair.access.tokenHash));
+        await reachesFromPeer(store, peer, 'a revokeGrant', (pair) => peer.tokens.revokeGrant(pair.access.grantId));
+      });
+    },
+  },
+  {
+    tier: 'revocationFeed',
+    needsPeer: true,
+    needs: ['store.revocations.mark', 'store.tokens.revokeClientTokens'],
+    name: 'revocations.mark() moves for revokeClientTokens made through another store on the same backend (openPeer)',
+    async run({ store, withPeer }) {
+      if (!feedOf(store)) return;
+      await withPeer!(async (peer) => {
+        const revoke = revokeClientTokensOf(peer);
+        await reachesFromPeer(store, peer, 'a revokeClientTokens(clientId)', (pair) => revoke(pair.access.clientId));
+        await reachesFromPeer(store, peer, 'a revokeClientTokens(clientId, userId)', (pair) => revoke(pair.access.clientId, pair.access.userId!));
+      });
     },
   },
 ];

@@ -34,6 +34,14 @@ export interface StoreConformanceOptions {
    */
   simulateOutage?: SimulateOutage;
   /**
+   * Opens a second store on the backend of `store` (one `createStore` made), as another instance of your app,
+   * or the CLI, would open it: the same database, schema and prefix. Enables the rules that revoke through it
+   * and check that `store`'s revocation feed moves (a feed that counts only its own process's revocations
+   * keeps a token revoked elsewhere alive in every other instance's cache). The suite closes it with
+   * `close()` before `store` is destroyed. Without it those rules are skipped, saying so.
+   */
+  openPeer?(store: Store): Promise<Store> | Store;
+  /**
    * Rounds of each race rule on one store. Default `DEFAULT_RACE_ROUNDS` (118): every interleaving of the
    * sweep (`RACE_SCHEDULES`) once. That is what makes the suite fail an in-process store with an `await`
    * between a check and its write on every run: the event loop is deterministic, so the round whose offset
@@ -67,6 +75,11 @@ export interface RuleContext {
   withFreshStore<T>(use: (store: Store) => Promise<T>): Promise<T>;
   /** The outage hook, for the one rule that needs it (`needsOutageHook`); `null` when not supplied. */
   readonly simulateOutage: SimulateOutage | null;
+  /**
+   * Runs `use` on a second store on `store`'s backend (`openPeer`), closed as soon as `use` settles; `null`
+   * when `openPeer` is not supplied (the rules that need it, `needsPeer`, are then skipped).
+   */
+  readonly withPeer: (<T>(use: (peer: Store) => Promise<T>) => Promise<T>) | null;
 }
 
 /**
@@ -85,6 +98,8 @@ export interface ConformanceRule {
   readonly needs?: readonly string[];
   /** The rule needs `simulateOutage` and is skipped, loudly, without it. */
   readonly needsOutageHook?: boolean;
+  /** The rule needs `openPeer` and is skipped without it. */
+  readonly needsPeer?: boolean;
   run(context: RuleContext): Promise<void>;
 }
 

@@ -35,6 +35,7 @@ export function shapeOf(store: Store): StoreShape {
  */
 export function skipReason(rule: ConformanceRule, options: StoreConformanceOptions, shape: StoreShape | null): string | null {
   if (rule.needsOutageHook && !options.simulateOutage) return OUTAGE_SKIPPED_REASON;
+  if (rule.needsPeer && !options.openPeer) return PEER_SKIPPED_REASON;
   if (shape === null) return null;
   const lacking = new Set(Object.values(shape).flat());
   if (rule.needs) {
@@ -43,6 +44,21 @@ export function skipReason(rule: ConformanceRule, options: StoreConformanceOptio
   }
   if (rule.tier === 'required' || shape[rule.tier].length === 0) return null;
   return `the store lacks tier "${rule.tier}" (${shape[rule.tier].join(', ')})`;
+}
+
+/** Why a rule that needs `openPeer` is skipped without it. @see RFC 7009 §2.1 (revoked means refused, everywhere) */
+export const PEER_SKIPPED_REASON =
+  'no openPeer hook: nothing checks that a revocation made through another instance moves this store\'s revocation feed';
+
+/** Opens a peer of `store` with `options.openPeer`, runs `use` on it and closes it, whatever `use` does. */
+async function withPeerOf<T>(options: StoreConformanceOptions, store: Store, use: (peer: Store) => Promise<T>): Promise<T> {
+  const peer = await options.openPeer!(store);
+  if (peer === null || typeof peer !== 'object') throw new TypeError(`openPeer() resolved ${String(peer)}, not a store`);
+  try {
+    return await use(peer);
+  } finally {
+    await peer.close?.();
+  }
 }
 
 async function destroy(options: StoreConformanceOptions, store: Store): Promise<void> {
@@ -97,6 +113,7 @@ export async function runRule(rule: ConformanceRule, options: StoreConformanceOp
       rounds: options.rounds ?? DEFAULT_RACE_ROUNDS,
       withFreshStore: (use) => withStore(options, use),
       simulateOutage: options.simulateOutage ?? null,
+      withPeer: options.openPeer ? (use) => withPeerOf(options, store, use) : null,
     };
     return rule.run(context);
   });

@@ -64,6 +64,8 @@ function insideSkippedSuite(): boolean {
  * - `simulateOutage(store)`: start an outage of that store's backend (e.g. a TCP proxy that drops
  *   connections), resolve once it is in effect, and resolve a function that ends it. Without it the outage
  *   rule is registered as skipped under a name that says so, and a warning is printed.
+ * - `openPeer(store)`: a second store on that store's backend, as another instance opens it; enables the rules
+ *   that revoke through it and watch the first store's revocation feed (skipped, saying so, without it).
  * Rules of a tier the store lacks are registered as skipped, with the missing methods in their name.
  *
  * @example

@@ -64,6 +64,8 @@ describe.skipIf(!url)('PostgreSQL store', () => {
       proxyOf.set(store, proxy);
       return store;
     },
+    // Another instance on the same schema, connected directly: its revocations reach the store by NOTIFY only.
+    openPeer: (store) => createPostgresStore({ connectionString: url, schema: schemaOf.get(store)!, sweepIntervalSeconds: 0 }),
     async destroyStore(store: Store) {
       await store.close?.();
       await proxyOf.get(store)?.close();

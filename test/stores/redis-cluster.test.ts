@@ -134,6 +134,8 @@ describe.skipIf(CLUSTER_NODES.length === 0)('Redis store on a three-master Redis
       proxiesOf.set(store, proxies);
       return store;
     },
+    // Another instance on the same prefix, connected to the nodes directly: its revocations reach the store by pub/sub only.
+    openPeer: (store) => openStore(prefixOf.get(store)!),
     async destroyStore(store: Store) {
       await store.close?.();
       await Promise.all((proxiesOf.get(store) ?? []).map((p) => p.close()));

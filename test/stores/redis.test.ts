@@ -77,6 +77,8 @@ describe.skipIf(!url)('Redis store', () => {
       proxyOf.set(store, proxy);
       return store;
     },
+    // Another instance on the same prefix, connected directly: its revocations reach the store by pub/sub only.
+    openPeer: (store) => openStore(prefixOf.get(store)!),
     async destroyStore(store: Store) {
       await store.close?.();
       await proxyOf.get(store)?.close();

@@ -52,6 +52,8 @@ runStoreConformance({
     handles.set(store, { db, dir });
     return store;
   },
+  // Another connection to the same file, as a second process (another instance, the CLI) opens it.
+  openPeer: (store) => createSqliteStore(new Database(handles.get(store)!.db.name), { lockTimeoutMs: 50 }),
   async destroyStore(store) {
     await store.close?.();
     const handle = handles.get(store);

@@ -45,7 +45,9 @@ export type Fault =
   /** saveTokens given `newGrant` takes the hint as a pass and skips the grant's tombstone. */
   | 'new-grant-skips-grant-tombstone'
   /** every revocation moves the feed's mark three round trips before it deletes (an announcement sent ahead of the commit). */
-  | 'feed-moves-before-the-delete';
+  | 'feed-moves-before-the-delete'
+  /** the feed's mark counts this store's own revocations only: a peer's revocations never move it. */
+  | 'feed-counts-own-revocations-only';
 
 export interface ToyStoreOptions {
   readonly faults?: readonly Fault[];
@@ -76,11 +78,41 @@ export const simulateToyOutage: SimulateOutage = async (store) => {
 
 const copy = <T>(value: T): T => structuredClone(value);
 
+/** What a toy backend holds: every store opened on it (`openToyPeer`) shares it, as instances share a database. */
+interface ToyBackendState {
+  readonly backend: Backend;
+  readonly clients: Map<string, OAuthClient>;
+  readonly revisions: Map<string, string>;
+  readonly codes: Map<string, { record: AuthorizationCodeRecord; used: boolean }>;
+  readonly tokens: Map<string, { kind: 'access' | 'refresh'; record: TokenRecord }>;
+  readonly revokedGrants: Set<string>;
+  readonly clientRevokedAt: Map<string, number>;
+  readonly userRevokedAt: Map<string, number>;
+  readonly consents: Map<string, ConsentRecord>;
+  readonly keys: Map<string, SigningKeyRecord>;
+  readonly windows: Map<string, { count: number; resetAt: number }>;
+  /** Every write (integration revisions) and every revocation (the feed's mark) on the backend. */
+  readonly counters: { writes: number; mark: number };
+}
+
+const opened = new WeakMap<Store, { readonly options: ToyStoreOptions; readonly state: ToyBackendState }>();
+
+/** A second toy store on the backend of `store`, with the same options, as another instance would open it. */
+export function openToyPeer(store: Store): Store {
+  const { options, state } = opened.get(store)!;
+  return createToyStore(options, state);
+}
+
 /** Creates a toy store: Maps of records, one `turn()` per round trip, and the faults asked for. */
-export function createToyStore(options: ToyStoreOptions = {}): Store {
+export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBackendState): Store {
   const faults = new Set(options.faults ?? []);
   const has = (fault: Fault) => faults.has(fault);
-  const backend: Backend = { out: false, wasOut: false };
+  const state: ToyBackendState = shared ?? {
+    backend: { out: false, wasOut: false }, clients: new Map(), revisions: new Map(), codes: new Map(), tokens: new Map(),
+    revokedGrants: new Set(), clientRevokedAt: new Map(), userRevokedAt: new Map(), consents: new Map(), keys: new Map(),
+    windows: new Map(), counters: { writes: 0, mark: 0 },
+  };
+  const { backend, clients, revisions, codes, tokens, revokedGrants, clientRevokedAt, userRevokedAt, consents, keys, windows } = state;
   const key = (id: string): string => {
     let folded = id;
     if (has('ids-ignore-case')) folded = folded.toLowerCase();
@@ -99,26 +131,16 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
     }
   }
 
-  const clients = new Map<string, OAuthClient>();
-  // Each integration's revision (a counter of every write, so a re-created id gets a new one) and its copy.
-  const revisions = new Map<string, string>();
+  // Each integration's revision (a counter of every write, so a re-created id gets a new one) and, per store, its copy.
   const copies = new Map<string, ClientCopy>();
-  let writes = 0;
-  const revise = (clientId: string): void => { revisions.set(key(clientId), String((writes += 1))); };
-  const codes = new Map<string, { record: AuthorizationCodeRecord; used: boolean }>();
-  const tokens = new Map<string, { kind: 'access' | 'refresh'; record: TokenRecord }>();
-  const revokedGrants = new Set<string>();
-  const clientRevokedAt = new Map<string, number>();
-  const userRevokedAt = new Map<string, number>();
-  const consents = new Map<string, ConsentRecord>();
-  const keys = new Map<string, SigningKeyRecord>();
-  const windows = new Map<string, { count: number; resetAt: number }>();
-  // The revocation feed: moves in the same synchronous block as every deletion it announces.
-  let revocationMark = 0;
+  const revise = (clientId: string): void => { revisions.set(key(clientId), String((state.counters.writes += 1))); };
+  // The revocation feed: moves in the same synchronous block as every deletion it announces, on the backend (every
+  // store on it sees it), or with the fault on this store only.
+  const feed = has('feed-counts-own-revocations-only') ? { mark: 0 } : state.counters;
   /** With the fault, moves the mark, then lets round trips pass before the revocation deletes anything. */
   async function announcedAhead(): Promise<void> {
     if (!has('feed-moves-before-the-delete')) return;
-    revocationMark += 1;
+    feed.mark += 1;
     for (let n = 0; n < 3; n++) await turn();
   }
 
@@ -224,14 +246,14 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
         await turn();
         await announcedAhead();
         if (tokens.get(key(tokenHash))?.kind === 'access') tokens.delete(key(tokenHash));
-        if (!has('feed-moves-before-the-delete')) revocationMark += 1;
+        if (!has('feed-moves-before-the-delete')) feed.mark += 1;
       },
       async revokeGrant(grantId) {
         await turn();
         await announcedAhead();
         revokedGrants.add(key(grantId));
         for (const [hash, { record }] of tokens) if (key(record.grantId) === key(grantId)) tokens.delete(hash);
-        if (!has('feed-moves-before-the-delete')) revocationMark += 1;
+        if (!has('feed-moves-before-the-delete')) feed.mark += 1;
       },
       async revokeClientTokens(clientId, userId) {
         await turn();
@@ -246,7 +268,7 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
           if (kind === 'refresh' && tombstones && !has('revoke-client-tokens-without-grant-tombstones')) revokedGrants.add(key(record.grantId));
           tokens.delete(hash);
         }
-        if (!has('feed-moves-before-the-delete')) revocationMark += 1;
+        if (!has('feed-moves-before-the-delete')) feed.mark += 1;
       },
     },
     clientCopies: {
@@ -256,7 +278,7 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
       },
     },
     revocations: {
-      mark: () => revocationMark,
+      mark: () => feed.mark,
     },
     consents: {
       async findConsent(userId, clientId) {
@@ -320,5 +342,6 @@ export function createToyStore(options: ToyStoreOptions = {}): Store {
     },
   };
   backends.set(store, backend);
+  opened.set(store, { options, state });
   return store;
 }
