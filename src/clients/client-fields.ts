@@ -5,14 +5,25 @@ import { checkScopeTokens } from '../checks/scope.js';
 import { CLIENT_AUTH_METHODS, isClientAuthMethod } from '../checks/client-auth-methods.js';
 
 /**
+ * Unicode's bidirectional formatting characters (embeddings, overrides, isolates and the implicit marks): in a
+ * name they reverse or reorder what is shown, so `Notes\u202Emoc.elgooG` reads as a Google address, and an
+ * unclosed override reverses the consent page's own sentence after the name (Unicode TR #9; CVE-2021-42574's
+ * "Trojan Source" is the same trick in code).
+ */
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+/**
  * The name shown on the consent page, trimmed. Control characters are refused: a name is printed by the CLI and
- * logged, and one could move a terminal's cursor or forge a line (`\x1b]0;…`, a newline).
- * @throws TypeError unless 1–200 characters without control characters. @see RFC 6749 §2.
+ * logged, and one could move a terminal's cursor or forge a line (`\x1b]0;…`, a newline). So are bidirectional
+ * formatting characters (BIDI_CONTROLS), which let a name impersonate another or scramble the page around it; a
+ * name written in a right-to-left script needs none of them.
+ * @throws TypeError unless 1–200 characters without control or bidirectional formatting characters. @see RFC 6749 §2.
  */
 export function checkClientName(name: unknown): string {
   const trimmed = typeof name === 'string' ? name.trim() : '';
   if (!trimmed || trimmed.length > 200) throw new TypeError('name must be 1–200 characters');
   if (/[\u0000-\u001f\u007f-\u009f]/.test(trimmed)) throw new TypeError('name must not contain control characters');
+  if (BIDI_CONTROLS.test(trimmed)) throw new TypeError('name must not contain bidirectional formatting characters (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C)');
   return trimmed;
 }
 

@@ -10,7 +10,8 @@ import { toOAuthError } from '../http/to-oauth-error.js';
 import { renderError, renderTargetError } from './render.js';
 import { issueCodeRedirect } from './issue-code.js';
 import { reportErrorAnswer } from '../metrics/channels.js';
-import { checkAuthorizationTarget } from '../checks/authorization-request.js';
+import { checkAuthorizationParameters, checkAuthorizationTarget } from '../checks/authorization-request.js';
+import { decodeLoginRequest } from '../http/login-request.js';
 
 /**
  * Builds the consent handler. The decision is taken only with a valid CSRF token, for a request this session
@@ -19,8 +20,9 @@ import { checkAuthorizationTarget } from '../checks/authorization-request.js';
  * - allow: a 256-bit code (stored hashed, single use, bound to client, user, redirect_uri, PKCE challenge
  *   and issuer, living `authorizationCodeTtl` seconds) → 302 to redirect_uri with `code`, `state`, `iss`;
  * - deny: 302 with `error=access_denied`;
- * - a form open longer than its pending request lives (ten minutes): 303 to the authorization endpoint with the
- *   request's validated query, so it is asked again with every check re-run rather than refused (WCAG 2.2.1).
+ * - a form open longer than its pending request lives (ten minutes), or whose session ended meanwhile (its CSRF
+ *   token no longer matches): 303 to the authorization endpoint with the request's validated query, so it is asked
+ *   again with every check re-run rather than refused (WCAG 2.2.1).
  * Either answer first checks the integration again as GET /oauth2/authorize did (it exists, is enabled, belongs
  * to this base address and still registers the redirect_uri): one disabled or deleted while the page was open
  * gets the error page, so no code, consent or redirect goes to it.
@@ -30,10 +32,35 @@ import { checkAuthorizationTarget } from '../checks/authorization-request.js';
 export function createConsentEndpoint(context: PageContext) {
   const { userAuth, options, issuer } = context;
 
+  /** The validated query of the authorization request a consent form carries (`resume`), or null. */
+  async function restartQuery(resume: unknown): Promise<string | null> {
+    const query = decodeLoginRequest(resume);
+    if (!query) return null;
+    try {
+      const target = await checkAuthorizationTarget(context.store, options, issuer, query);
+      return checkAuthorizationParameters(options, issuer, target, query, Date.now()).query;
+    } catch (err) {
+      // A request no longer valid (its integration disabled, say) is simply not restarted; an outage is a 503.
+      if (toOAuthError(err, options.logger).status >= 500) throw err;
+      return null;
+    }
+  }
+
   return async function consentEndpoint(req: Request, res: Response): Promise<void> {
     const body = (req.body ?? {}) as Record<string, unknown>;
     if (!isValidCsrfToken(req, body.csrf_token)) {
-      renderError(res, context, 403, 'invalid_request', 'The form has expired. Go back to the application and start again.');
+      // The session ended while the page was open (idle timeout, sign-out in another tab): asked again from the
+      // start, every check re-run, rather than refused (WCAG 2.2.1). A forged POST gets only the redirect a link to
+      // the authorization endpoint would give; nothing it carries is decided on.
+      let restart: string | null;
+      try {
+        restart = await restartQuery(body.resume);
+      } catch (err) {
+        renderTargetError(res, context, err, 'This page is not available right now. Please try again later.');
+        return;
+      }
+      if (restart !== null) res.redirect(303, `${context.paths.authorize}?${restart}`);
+      else renderError(res, context, 403, 'invalid_request', 'The form has expired. Go back to the application and start again.');
       return;
     }
     const requestId = typeof body.request_id === 'string' ? body.request_id : '';

@@ -18,6 +18,7 @@ import { CONSENTS_PAGE_REQUEST } from './consents.js';
 import { reachedOverHttps } from '../http/reached-over-https.js';
 
 const GENERIC_FAILURE = 'The username or password is incorrect.';
+const FORM_EXPIRED = 'This sign-in form had expired, so you were not signed in. Please sign in again.';
 
 /** How long a refused source waits, in words: the page says when to try again, not "a few minutes". */
 function lockoutMessage(retryAfterSeconds: number): string {
@@ -79,6 +80,31 @@ export function createLoginEndpoint(context: PageContext) {
     }
   }
 
+  /**
+   * Answers a form whose CSRF token no longer matches (its cookie expired or was cleared while the page was open):
+   * the same sign-in form again, with a valid token and nothing of what was typed, when its request still
+   * resumes; the error page otherwise. Nothing of the POST is acted on, so a forged one only shows a form.
+   * @see RFC 6749 §10.12, WCAG 2.2.1 (a timed-out form continues rather than dead-ends).
+   */
+  async function refreshedForm(req: Request, res: Response, requestId: unknown): Promise<void> {
+    let resume: Resume | null = null;
+    try {
+      if (typeof requestId === 'string') resume = await resumeOf(requestId);
+    } catch (caught) {
+      const oauthError = toOAuthError(caught, options.logger);
+      renderError(res, context, oauthError.status, oauthError.error, 'Sign-in is not available right now. Please try again later.');
+      return;
+    }
+    if (!resume) {
+      renderError(res, context, 403, 'invalid_request', 'The form has expired. Go back to the application and start again.');
+      return;
+    }
+    renderLogin(req, res, context, {
+      requestId: requestId as string, clientName: resume.clientName, error: FORM_EXPIRED, username: '', status: 403,
+      ...(resume.redirectUri !== undefined ? { redirectUri: resume.redirectUri } : {}),
+    });
+  }
+
   /** Reports a refused sign-in; the username typed is left out: users type passwords into it. */
   function publishFailure(req: Request, reason: LoginFailedEvent['reason'], clientId: string | null): void {
     const common = { time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, clientId };
@@ -90,7 +116,7 @@ export function createLoginEndpoint(context: PageContext) {
     const body = (req.body ?? {}) as Record<string, unknown>;
     if (!isValidLoginCsrf(req, options, body.csrf_token)) {
       publishFailure(req, 'csrf', null);
-      renderError(res, context, 403, 'invalid_request', 'The form has expired. Go back to the application and start again.');
+      void refreshedForm(req, res, body.request_id);
       return;
     }
     if (options.main.secure && !reachedOverHttps(req)) {

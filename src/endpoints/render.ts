@@ -13,6 +13,7 @@ import { errorPageBody } from '../views/error-page.js';
 import { isAllAccess } from '../checks/grant-scope.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
 import { reportErrorAnswer } from '../metrics/channels.js';
+import { encodeLoginRequest } from '../http/login-request.js';
 
 /**
  * Shows the sign-in form for a pending request (status 200, or 401 after a failed attempt). `redirectUri` is
@@ -31,7 +32,9 @@ export function renderLogin(
     productName: context.options.productName,
     brandColor: context.options.brandColor,
     ...(redirectUri !== undefined ? { formTargets: [new URL(redirectUri).origin] } : {}),
-    body: loginPageBody({ action: context.paths.login, csrfToken: loginCsrfToken(req, res, context.options), ...model }),
+    body: loginPageBody({
+      action: context.paths.login, csrfToken: loginCsrfToken(req, res, context.options), productName: context.options.productName, ...model,
+    }),
   });
 }
 
@@ -51,12 +54,14 @@ export function renderConsent(
       action: context.paths.consent,
       csrfToken: csrfTokenFor(req),
       requestId: view.requestId,
+      resume: encodeLoginRequest(view.pending.query),
       clientName: view.client.name,
       userName: view.user.displayName,
       scope: view.pending.scope.map((scope) => context.options.scopes[scope] ?? scope),
       allAccess: isAllAccess(view.pending.scope, context.options),
       productName: context.options.productName,
       redirectOrigin,
+      consentsUrl: context.paths.consents,
     }),
   });
 }

@@ -6,6 +6,11 @@ export interface ConsentPageModel {
   readonly action: string;
   readonly csrfToken: string;
   readonly requestId: string;
+  /**
+   * The authorization request itself (`encodeLoginRequest`), so a form whose session ended while it was open
+   * is asked again from the start instead of refused.
+   */
+  readonly resume: string;
   readonly clientName: string;
   readonly userName: string;
   readonly scope: readonly string[];
@@ -14,6 +19,8 @@ export interface ConsentPageModel {
   /** Names the service on the all-access warning. */
   readonly productName: string;
   readonly redirectOrigin: string;
+  /** Where the user withdraws access later (the connected-applications page). */
+  readonly consentsUrl: string;
 }
 
 /**
@@ -28,13 +35,16 @@ export function consentPageBody(model: ConsentPageModel): string {
     : model.scope.length > 0
       ? `<p>It asks for these permissions:</p>\n<ul>${model.scope.map((s) => `<li>${escapeHtml(s)}</li>`).join('')}</ul>`
       : `<p>It asks to access ${escapeHtml(model.productName)} on your behalf.</p>`;
-  return `<h1>Allow ${escapeHtml(model.clientName)}?</h1>
-<p><strong>${escapeHtml(model.clientName)}</strong> wants to access your account.</p>
+  // <bdi>: a name in another script direction keeps to itself instead of reordering the sentence around it.
+  const client = `<bdi>${escapeHtml(model.clientName)}</bdi>`;
+  return `<h1>Allow ${client}?</h1>
+<p><strong>${client}</strong> wants to access your ${escapeHtml(model.productName)} account.</p>
 ${scopes}
-<p class="muted">Signed in as ${escapeHtml(model.userName)}. After you choose, you will be sent back to ${escapeHtml(model.redirectOrigin)}.</p>
+<p class="muted">Signed in as <bdi>${escapeHtml(model.userName)}</bdi>. After you choose, you will be sent back to ${escapeHtml(model.redirectOrigin)}. Deny shares nothing with ${client}; if you allow, you can withdraw its access at any time under <a href="${escapeHtml(model.consentsUrl)}">Connected applications</a>.</p>
 <form method="post" action="${escapeHtml(model.action)}">
 <input type="hidden" name="csrf_token" value="${escapeHtml(model.csrfToken)}">
 <input type="hidden" name="request_id" value="${escapeHtml(model.requestId)}">
+<input type="hidden" name="resume" value="${escapeHtml(model.resume)}">
 <div class="actions">
 <button type="submit" name="decision" value="allow" class="primary">Allow</button>
 <button type="submit" name="decision" value="deny" class="secondary">Deny</button>

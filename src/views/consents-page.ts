@@ -34,7 +34,7 @@ export interface ConsentsPageModel {
 export function consentsPageBody(model: ConsentsPageModel): string {
   const notice = model.notice ? `<p role="status">${escapeHtml(model.notice)}</p>` : '';
   const rows = model.rows.map((row) => `<li>
-<h2>${escapeHtml(row.clientName)}</h2>
+<h2><bdi>${escapeHtml(row.clientName)}</bdi></h2>
 ${row.allAccess ? '<p><strong>Full access to your account</strong></p>' : row.scope.length > 0 ? `<ul>${row.scope.map((s) => `<li>${escapeHtml(s)}</li>`).join('')}</ul>` : ''}
 <p class="muted">Allowed on <time datetime="${row.grantedAt.toISOString()}">${escapeHtml(row.grantedAt.toISOString().slice(0, 10))}</time></p>
 <form method="post" action="${escapeHtml(model.action)}">
@@ -44,7 +44,7 @@ ${row.allAccess ? '<p><strong>Full access to your account</strong></p>' : row.sc
 </form>
 </li>`).join('\n');
   return `<h1>Connected applications</h1>
-<p class="muted">Signed in as ${escapeHtml(model.userName)}.</p>
+<p class="muted">Signed in as <bdi>${escapeHtml(model.userName)}</bdi>.</p>
 ${notice}
 ${model.rows.length > 0 ? `<ul class="plain">${rows}</ul>` : '<p>No application has access to your account.</p>'}
 ${signOutPart(model)}`;

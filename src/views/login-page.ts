@@ -7,6 +7,8 @@ export interface LoginPageModel {
   readonly csrfToken: string;
   readonly requestId: string;
   readonly clientName: string;
+  /** The service whose account signs in: named first, so nobody takes the integration for the one asking. */
+  readonly productName: string;
   readonly error: string | null;
   readonly username: string;
 }
@@ -17,8 +19,10 @@ export interface LoginPageModel {
  */
 export function loginPageBody(model: LoginPageModel): string {
   const error = model.error ? `<p class="error" role="alert" id="login-error">${escapeHtml(model.error)}</p>` : '';
+  // <bdi>: a name in another script direction keeps to itself instead of reordering the sentence around it.
+  const onward = model.clientName === model.productName ? '' : ` to continue to <strong><bdi>${escapeHtml(model.clientName)}</bdi></strong>`;
   return `<h1>Sign in</h1>
-<p>Sign in to continue to <strong>${escapeHtml(model.clientName)}</strong>.</p>
+<p>Sign in with your <strong>${escapeHtml(model.productName)}</strong> account${onward}.</p>
 ${error}
 <form method="post" action="${escapeHtml(model.action)}">
 <input type="hidden" name="csrf_token" value="${escapeHtml(model.csrfToken)}">

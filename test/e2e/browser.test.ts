@@ -48,15 +48,26 @@ describe.skipIf(!CHROMIUM)('authorization code flow in headless Chromium (exampl
   let callbackServer: Server;
   let authUrl: string;
   let redirectUri: string;
+  let callbackOrigin: string;
   const contexts: BrowserContext[] = [];
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     // The integration's own server: just a page at redirect_uri; the test reads the browser's URL.
-    const callback = await listen((_req, res) => {
+    const callback = await listen((req, res) => {
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
+      // /link?to=URL: the integration's page with a link to its authorization request, so that following it is a
+      // navigation from another site, as it is for real users (SameSite cookies are judged by it).
+      const to = new URL(req.url ?? '/', 'http://x').searchParams.get('to');
+      if (req.url?.startsWith('/link?') && to) {
+        const href = to.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+        res.end(`<!doctype html><html lang="en"><head><title>Integration</title></head><body><a id="connect" href="${href}">Connect</a></body></html>`);
+        return;
+      }
       res.end('<!doctype html><html lang="en"><head><title>Integration callback</title></head><body><h1>Back at the integration</h1></body></html>');
     });
+    // Another site than the app's 127.0.0.1 (ports do not make sites): localhost, the same server.
+    callbackOrigin = callback.url.replace('127.0.0.1', 'localhost');
     callbackServer = callback.server;
     redirectUri = `${callback.url}/oauth/callback`;
 
@@ -198,6 +209,22 @@ describe.skipIf(!CHROMIUM)('authorization code flow in headless Chromium (exampl
     expect(remembered.searchParams.get('code')).toBeTruthy();
     // The login form's redirect chain now ends at the integration: its CSP form-action must allow that origin.
     expect(again.pageErrors).toEqual([]);
+  });
+
+  it('two authorization requests opened from the integration\'s site in two tabs: the first tab still signs in (its form was not voided by the second)', async () => {
+    const client = await newIntegration('Two tabs (browser test)');
+    const { page: first } = await newPage(DESKTOP);
+    const second = await first.context().newPage();
+    for (const tab of [first, second]) {
+      await tab.goto(`${callbackOrigin}/link?to=${encodeURIComponent(authorizationRequest(client.clientId).url)}`);
+      await tab.click('#connect');
+      await expect.poll(() => tab.getByRole('heading', { name: 'Sign in' }).count()).toBe(1);
+    }
+    await signInWithLabels(first);
+    await expect.poll(() => first.getByRole('button', { name: 'Allow' }).count()).toBe(1);
+    await first.getByRole('button', { name: 'Allow' }).click();
+    const callback = await waitForCallback(first);
+    expect(callback.searchParams.get('code')).toBeTruthy();
   });
 
   it('Deny sends the browser to redirect_uri with error=access_denied, the state and no code; no token can be had', async () => {

@@ -283,3 +283,75 @@ describe('a consent page left open past the ten minutes a pending request lives 
     expect((await agent.post('/oauth2/consent').type('form').send(form)).status).toBe(400);
   });
 });
+
+describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.1)', () => {
+  it('consent: with the session gone, Allow is sent back to the authorization request, which asks for sign-in again, not refused', async () => {
+    const t = await createTestApp();
+    const agent = request.agent(t.app);
+    const consent = await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient, { state: 'idle-reader' }));
+    const form = {
+      csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'),
+      resume: hiddenField(consent, 'resume'), decision: 'allow',
+    };
+    // A fresh browser: no session cookie, as after the idle timeout.
+    const late = await request(t.app).post('/oauth2/consent').type('form').send(form);
+    expect(late.status).toBe(303);
+    const again = new URL(late.headers.location!, 'http://x');
+    expect(again.pathname).toBe('/oauth2/authorize');
+    expect(again.searchParams.get('state')).toBe('idle-reader');
+    expect(again.searchParams.get('client_id')).toBe(t.codeClient.clientId);
+    const login = await request(t.app).get(late.headers.location!);
+    expect(login.status).toBe(200);
+    expect(login.text).toContain('name="password"');
+  });
+
+  it('consent: a form without a valid resume, or for an integration since disabled, gets the error page and no redirect', async () => {
+    const t = await createTestApp();
+    const consent = await signInAndGetConsent(request.agent(t.app), '', authorizeQuery(t.codeClient));
+    const form = { csrf_token: 'x', request_id: hiddenField(consent, 'request_id'), decision: 'allow' };
+    for (const resume of ['', 'not base64!', Buffer.from('response_type=code&client_id=nobody').toString('base64url')]) {
+      const refused = await request(t.app).post('/oauth2/consent').type('form').send({ ...form, resume });
+      expect(refused.status).toBe(403);
+      expect(refused.headers.location).toBeUndefined();
+    }
+    await t.store.clients.updateClient!(t.codeClient.clientId, { disabled: true });
+    const disabled = await request(t.app).post('/oauth2/consent').type('form').send({ ...form, resume: hiddenField(consent, 'resume') });
+    expect(disabled.status).toBe(403);
+    expect(disabled.headers.location).toBeUndefined();
+  });
+
+  it('login: a form whose CSRF cookie is gone is shown again with a valid token and nothing typed kept; that form signs in', async () => {
+    const t = await createTestApp();
+    const page = await request(t.app).get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`);
+    const form = { csrf_token: hiddenField(page.text, 'csrf_token'), request_id: hiddenField(page.text, 'request_id'), username: USER.username, password: USER.password };
+    const agent = request.agent(t.app);
+    const stale = await agent.post('/oauth2/login').type('form').send(form);
+    expect(stale.status).toBe(403);
+    expect(stale.text).toContain('This sign-in form had expired, so you were not signed in. Please sign in again.');
+    expect(stale.text).not.toContain(USER.username);
+    expect(hiddenField(stale.text, 'request_id')).toBe(form.request_id);
+    const signedIn = await agent.post('/oauth2/login').type('form').send({ ...form, csrf_token: hiddenField(stale.text, 'csrf_token') });
+    expect(signedIn.status).toBe(303);
+  });
+});
+
+describe('names on the pages', () => {
+  it('an integration name with bidirectional formatting characters is refused; a right-to-left name is kept and isolated in <bdi>', async () => {
+    const t = await createTestApp();
+    for (const name of ['Notes \u202EppA ruoY', 'Spoof \u202Emoc.elgooG\u202C test', 'a\u2066b\u2069', 'x\u200Fy']) {
+      await expect(registerClient(t.store, { name, flow: 'client_credentials' })).rejects.toThrow(/bidirectional formatting characters/);
+    }
+    const { client } = await registerClient(t.store, { name: 'تطبيق الملاحظات', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+    const page = await signIn(request.agent(t.app), '', authorizeQuery({ clientId: client.clientId, clientSecret: '' }));
+    expect(page.text).toContain('<h1>Allow <bdi>تطبيق الملاحظات</bdi>?</h1>');
+  });
+
+  it('the consent page says what Deny does and where access is withdrawn later; the login page names the account to use', async () => {
+    const t = await createTestApp();
+    const login = await request(t.app).get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`);
+    expect(login.text).toMatch(/Sign in with your <strong>[^<]+<\/strong> account to continue to <strong><bdi>[^<]+<\/bdi><\/strong>\./);
+    const consent = await signInAndGetConsent(request.agent(t.app), '', authorizeQuery(t.codeClient));
+    expect(consent).toContain('Deny shares nothing with');
+    expect(consent).toContain('<a href="/oauth2/consents">Connected applications</a>');
+  });
+});
