@@ -19,6 +19,10 @@ export interface LoginPageModel {
  */
 export function loginPageBody(model: LoginPageModel): string {
   const error = model.error ? `<p class="error" role="alert" id="login-error">${escapeHtml(model.error)}</p>` : '';
+  // After a refusal both fields are marked and tied to the message (WCAG 3.3.1); with the username kept, the
+  // cursor starts where the retry is typed.
+  const invalid = model.error ? ' aria-invalid="true" aria-describedby="login-error"' : '';
+  const passwordNext = model.error !== null && model.username !== '';
   // <bdi>: a name in another script direction keeps to itself instead of reordering the sentence around it.
   const onward = model.clientName === model.productName ? '' : ` to continue to <strong><bdi>${escapeHtml(model.clientName)}</bdi></strong>`;
   return `<h1>Sign in</h1>
@@ -28,9 +32,9 @@ ${error}
 <input type="hidden" name="csrf_token" value="${escapeHtml(model.csrfToken)}">
 <input type="hidden" name="request_id" value="${escapeHtml(model.requestId)}">
 <label for="username">Username</label>
-<input type="text" id="username" name="username" autocomplete="username" autocapitalize="none" spellcheck="false" required value="${escapeHtml(model.username)}"${model.error ? ' aria-describedby="login-error"' : ''} autofocus>
+<input type="text" id="username" name="username" autocomplete="username" autocapitalize="none" spellcheck="false" required value="${escapeHtml(model.username)}"${invalid}${passwordNext ? '' : ' autofocus'}>
 <label for="password">Password</label>
-<input type="password" id="password" name="password" autocomplete="current-password" required${model.error ? ' aria-describedby="login-error"' : ''}>
+<input type="password" id="password" name="password" autocomplete="current-password" required${invalid}${passwordNext ? ' autofocus' : ''}>
 <div class="actions"><button type="submit" class="primary">Sign in</button></div>
 </form>`;
 }

@@ -254,6 +254,9 @@ describe.skipIf(!CHROMIUM)('authorization code flow in headless Chromium (exampl
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('incorrect');
     expect(await page.getByLabel('Username').inputValue()).toBe(DEMO_USER.username);
     expect(await page.getByLabel('Username').getAttribute('aria-describedby')).toBe('login-error');
+    expect(await page.getByLabel('Password').getAttribute('aria-invalid')).toBe('true');
+    // The cursor waits in the password field, where the retry is typed.
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('password');
     // And then the right password still gets through to the consent page.
     await page.getByLabel('Password').fill(DEMO_USER.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
