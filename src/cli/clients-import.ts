@@ -64,7 +64,7 @@ function printText(report: ImportReport): void {
   const lines = report.rows.map((row) => {
     const where = `line ${row.line}`.padEnd(10);
     const outcome = row.outcome.padEnd(13);
-    return `${where}${outcome}${row.clientId ?? '(no client_id)'}${row.message ? `: ${row.message}` : ''}`;
+    return `${where}${outcome}${row.clientId ?? '(no client_id)'}${row.message ? `: ${row.message}` : ''}${row.warning ? ` (warning: ${row.warning})` : ''}`;
   });
   if (!report.refused) lines.push(summary(report));
   process.stdout.write(`${lines.join('\n')}\n`);
@@ -117,6 +117,7 @@ export function addClientsImportCommand(clients: Command): void {
           counts: counts(report),
           rows: report.rows.map((row) => ({
             line: row.line, client_id: row.clientId, outcome: row.outcome, ...(row.message ? { message: row.message } : {}),
+            ...(row.warning ? { warning: row.warning } : {}),
           })),
         });
       } else {

@@ -19,7 +19,18 @@ export interface ImportRowResult {
   readonly outcome: ImportOutcome;
   /** Why a row is invalid or in conflict. Never contains a secret or a hash. */
   readonly message?: string;
+  /**
+   * What is imported as it is but should not stay so: a plaintext secret shorter than `WEAK_SECRET_LENGTH`, which
+   * the router's own secrets (43 characters, 256 bits) never are. Never contains a secret.
+   */
+  readonly warning?: string;
 }
+
+/**
+ * Plaintext secrets shorter than this are imported (an integration keeps working across the move) with a warning:
+ * a short secret can be guessed online despite the rate limit (RFC 6819 §5.1.4.2.2: secrets with enough entropy).
+ */
+export const WEAK_SECRET_LENGTH = 16;
 
 /** How `importClients` treats bad rows and whether it writes. */
 export interface ImportClientsOptions {
@@ -151,6 +162,12 @@ export async function importClients(store: Store, records: readonly ImportRecord
     }
     planned.push({ index: results.length, record: wanted, secret });
     result('would_create');
+    if (secret.kind === 'plaintext' && secret.value.length < WEAK_SECRET_LENGTH) {
+      results[results.length - 1] = {
+        ...results[results.length - 1]!,
+        warning: `client_secret is ${secret.value.length} characters, easy to guess: rotate it (oauth-admin clients rotate-secret ID --grace 7d) once the integration has moved`,
+      };
+    }
   }
   const refused = options.skipInvalid !== true && results.some((r) => r.outcome === 'invalid' || r.outcome === 'conflict');
   const dryRun = options.dryRun === true;

@@ -77,7 +77,7 @@ interface JsonReport {
   readonly refused: boolean;
   readonly dry_run: boolean;
   readonly counts: Record<string, number>;
-  readonly rows: { line: number; client_id: string | null; outcome: string; message?: string }[];
+  readonly rows: { line: number; client_id: string | null; outcome: string; message?: string; warning?: string }[];
 }
 
 async function importJson(file: string, ...flags: string[]): Promise<{ result: CliResult; report: JsonReport }> {
@@ -142,6 +142,19 @@ describe('oauth-admin clients import: existing integrations at the right address
       const token = await redeemCode(t.app, '/legacy', LEGACY_CODE, code);
       expect(token.status, token.text).toBe(200);
     });
+  });
+
+  it('imports a plaintext secret under 16 characters as it is, with a warning naming its length and the rotation, never the secret', async () => {
+    const file = writeImport('clients.jsonl', jsonLines(rows()));
+    const { result, report } = await importJson(file, '--dry-run');
+    expect(result.code, result.stderr).toBe(0);
+    const warned = report.rows.filter((row) => row.warning !== undefined).map((row) => [row.client_id, row.warning]);
+    expect(warned).toEqual([[CURRENT_PLAIN.clientId,
+      'client_secret is 5 characters, easy to guess: rotate it (oauth-admin clients rotate-secret ID --grace 7d) once the integration has moved']]);
+    const text = await runCli(storeFile, ['clients', 'import', file]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/created +current-plain \(warning: client_secret is 5 characters, easy to guess/);
+    expect(text.stdout).not.toContain(CURRENT_PLAIN.clientSecret);
   });
 
   it('imports the same integrations from CSV (RFC 4180 quoting, space-separated lists) with the same result', async () => {
