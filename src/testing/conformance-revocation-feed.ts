@@ -35,43 +35,58 @@ async function movesAcross(store: Store, what: string, revoke: (pair: ReturnType
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
- * Runs `revoke` on a saved live token pair while looking the access token up over and over as `requireBearer`'s
- * cache does (the mark read before the lookup and again after it; an unchanged mark vouches for what was found),
- * and checks that no mark that vouched for the token is the mark once the revocation has resolved. A mark that
- * moves before the token is gone (at the call's start, or before its delete commits) fails: a lookup in between
- * caches the token under the new mark, and nothing moves it again.
+ * Looks a token up through `store` as `requireBearer`'s cache does: the mark read before the lookup and again after
+ * it, an unchanged mark vouching for what was found. Collects the marks that vouched for the token.
+ */
+function cacheLookups(store: Store, feed: RevocationFeed, tokenHash: string) {
+  const state = { vouched: new Set<RevocationMark>(), seen: false };
+  const lookUp = async (): Promise<void> => {
+    const before = feed.mark();
+    const found = await store.tokens.findAccessToken(tokenHash);
+    state.seen ||= found !== null;
+    if (before !== null && found !== null && feed.mark() === before) state.vouched.add(before);
+  };
+  return { state, lookUp };
+}
+
+/**
+ * Runs `revoke` while `lookUp` runs back to back (so that a store whose round trips are microtasks interleaves
+ * with it too), with a turn of the event loop every eighth (so that a store whose revocation waits on I/O is never
+ * starved), and once more after the call resolved (a delete still pending then is caught too).
+ */
+async function lookingUpWhile(lookUp: () => Promise<void>, revoke: () => Promise<void>): Promise<void> {
+  let resolved = false;
+  const polling = (async () => {
+    for (let n = 1; !resolved; n++) {
+      await lookUp();
+      if (n % 8 === 0) await nextTurn();
+    }
+    await lookUp();
+  })();
+  try {
+    await revoke();
+  } finally {
+    resolved = true;
+    await polling;
+  }
+}
+
+/**
+ * Runs `revoke` on a saved live token pair while looking the access token up over and over (`cacheLookups`), and
+ * checks that no mark that vouched for the token is the mark once the revocation has resolved. A mark that moves
+ * before the token is gone (at the call's start, or before its delete commits) fails: a lookup in between caches
+ * the token under the new mark, and nothing moves it again.
  */
 async function goneBeforeMoved(store: Store, what: string, revoke: (pair: ReturnType<typeof buildTokenPair>) => Promise<void>): Promise<void> {
   const feed = feedOf(store);
   if (!feed) return;
   const pair = buildTokenPair();
   assert.equal(await saveTokens(store, pair.access, pair.refresh), true);
-  const vouched = new Set<RevocationMark>();
-  let resolved = false;
-  const lookUp = async (): Promise<void> => {
-    const before = feed.mark();
-    const found = await store.tokens.findAccessToken(pair.access.tokenHash);
-    if (before !== null && found !== null && feed.mark() === before) vouched.add(before);
-  };
-  const polling = (async () => {
-    // Lookups back to back, so that a store whose round trips are microtasks interleaves with them too, and a
-    // turn of the event loop every eighth, so that a store whose revocation waits on I/O is never starved.
-    for (let n = 1; !resolved; n++) {
-      await lookUp();
-      if (n % 8 === 0) await nextTurn();
-    }
-    // One whole lookup that starts after the call resolved: a delete still pending then is caught too.
-    await lookUp();
-  })();
-  try {
-    await revoke(pair);
-  } finally {
-    resolved = true;
-    await polling;
-  }
+  const { state, lookUp } = cacheLookups(store, feed, pair.access.tokenHash);
+  await lookingUpWhile(lookUp, () => revoke(pair));
   const after = feed.mark();
   assert.ok(
-    after === null || !vouched.has(after),
+    after === null || !state.vouched.has(after),
     `revocations.mark() moved before ${what} removed the token: a lookup found the token under the mark the feed still ` +
       'shows after the call resolved, so a cached token would outlive the revocation (move the mark as the delete ' +
       'commits, or after it, never before)',
@@ -85,50 +100,31 @@ async function goneBeforeMoved(store: Store, what: string, revoke: (pair: Return
 export const PEER_LATENCY_LIMIT_MS = 2_000;
 
 /**
- * Saves a token pair through `peer`, keeps looking the access token up through `store` (as an instance serving
- * it would, its mark read before and after each lookup) while `revoke` runs through `peer`, then waits up to
- * `PEER_LATENCY_LIMIT_MS` for `store`'s mark to leave every mark under which it found the token (or turn `null`).
+ * Saves a token pair through `peer`, looks the access token up through `store` (`cacheLookups`) while `revoke`
+ * runs through `peer`, then waits up to `PEER_LATENCY_LIMIT_MS` for `store`'s mark to leave every mark under which
+ * it found the token (or turn `null`).
  */
 async function reachesFromPeer(store: Store, peer: Store, what: string, revoke: (pair: ReturnType<typeof buildTokenPair>) => Promise<void>): Promise<void> {
   const feed = feedOf(store);
   if (!feed) return;
   const pair = buildTokenPair();
   assert.equal(await saveTokens(peer, pair.access, pair.refresh), true);
-  const vouched = new Set<RevocationMark>();
-  let seen = false;
-  const lookUp = async (): Promise<void> => {
-    const before = feed.mark();
-    const found = await store.tokens.findAccessToken(pair.access.tokenHash);
-    seen ||= found !== null;
-    if (before !== null && found !== null && feed.mark() === before) vouched.add(before);
-  };
+  const { state, lookUp } = cacheLookups(store, feed, pair.access.tokenHash);
   // The save through the peer may itself move the mark (another connection's commit): let it settle first.
-  for (let n = 0; n < 20 && vouched.size === 0; n++) {
+  for (let n = 0; n < 20 && state.vouched.size === 0; n++) {
     await lookUp();
     await nextTurn();
   }
-  assert.ok(seen, 'the store did not find a token saved through its peer: openPeer must open the same backend');
-  let resolved = false;
-  const polling = (async () => {
-    for (let n = 1; !resolved; n++) {
-      await lookUp();
-      if (n % 8 === 0) await nextTurn();
-    }
-  })();
-  try {
-    await revoke(pair);
-  } finally {
-    resolved = true;
-    await polling;
-  }
+  assert.ok(state.seen, 'the store did not find a token saved through its peer: openPeer must open the same backend');
+  await lookingUpWhile(lookUp, () => revoke(pair));
   const deadline = Date.now() + PEER_LATENCY_LIMIT_MS;
   let mark = feed.mark();
-  while (mark !== null && vouched.has(mark) && Date.now() < deadline) {
+  while (mark !== null && state.vouched.has(mark) && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 1));
     mark = feed.mark();
   }
   assert.ok(
-    mark === null || !vouched.has(mark),
+    mark === null || !state.vouched.has(mark),
     `revocations.mark() did not move within ${PEER_LATENCY_LIMIT_MS} ms of ${what} made through another store on the same ` +
       'backend: a token revoked by another instance (or the CLI) would stay in this instance\'s cache',
   );
