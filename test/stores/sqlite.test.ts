@@ -93,7 +93,9 @@ describe('sqlite store specifics', () => {
   it.each([
     ['deleted', (file: string) => { for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true }); }],
     ['replaced', (file: string) => { renameSync(file, `${file}.old`); writeFileSync(file, ''); }],
-  ] as const)('a database file %s under a running store: saves and consumes fail with StoreUnavailableError, never answered as saved', async (_how, change) => {
+    // Only the WAL: the connection would go on committing into the unlinked one, lost at a crash before a checkpoint.
+    ['left, but its -wal deleted', (file: string) => { rmSync(`${file}-wal`); }],
+  ] as const)('a database file %s under a running store: saves, consumes, revocations and integration writes fail with StoreUnavailableError, never answered as done', async (_how, change) => {
     const file = tempFile(dirs);
     const store = open(file);
     const { client } = buildClient();
@@ -110,6 +112,16 @@ describe('sqlite store specifics', () => {
     const results = await Promise.allSettled(two.map((pair) => store.tokens.saveTokens(pair.access, pair.refresh, { authorizedAt: now() })));
     expect(results.map((r) => r.status === 'rejected' && r.reason instanceof StoreUnavailableError)).toEqual([true, true]);
     await expect(store.codes.consumeCode(code.codeHash)).rejects.toBeInstanceOf(StoreUnavailableError);
+    // A revocation or a disable written where no restart finds it would be undone by the next start: refused too.
+    await expect(store.tokens.revokeGrant(first.access.grantId)).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.tokens.revokeAccessToken(first.access.tokenHash)).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.tokens.revokeClientTokens(client.clientId)).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.clients.updateClient(client.clientId, { disabled: true })).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.codes.saveCode(buildCode({ clientId: client.clientId, issuedAt: now() }))).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.consents.revokeConsent('someone', client.clientId)).rejects.toBeInstanceOf(StoreUnavailableError);
+    // Nothing of it happened, as the connection itself sees it.
+    expect(await store.tokens.findAccessToken(first.access.tokenHash)).toEqual(first.access);
+    expect((await store.clients.findClient(client.clientId))?.disabled).toBe(false);
   });
 
   it('a new database file, its -wal and -shm files and the folders made for it are private to the owner (0600, 0700), whatever the umask', async () => {

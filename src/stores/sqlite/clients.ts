@@ -27,6 +27,7 @@ export function createSqliteClientStore(
   s: SqliteStatements,
   { run }: SqliteLockWait,
   watch: SqliteChangeWatch,
+  guarded: <T>(write: () => T) => T,
 ): Required<ClientStore> {
   const { own } = watch;
   // data_version read on every findClient, not once per turn: a copy is then never older than the token
@@ -40,7 +41,7 @@ export function createSqliteClientStore(
   function write<T>(operation: () => T): Promise<T> {
     return run(() => {
       try {
-        return operation();
+        return guarded(operation);
       } finally {
         own.clients += 1;
       }

@@ -1,7 +1,8 @@
-// Tells whether the file the store's connection has open is still the database at its path.
-import { statSync } from 'node:fs';
+// Tells whether the files the store's connection has open are still the database and its WAL at their paths.
+import { statSync, type Stats } from 'node:fs';
 import { resolve } from 'node:path';
 import { StoreUnavailableError } from '../store-unavailable-error.js';
+import type { SqliteConnection } from './driver.js';
 
 /** What the guard reads of a better-sqlite3 connection: its file, and whether it has one. */
 export interface SqliteFileInfo {
@@ -9,24 +10,50 @@ export interface SqliteFileInfo {
   readonly memory?: boolean;
 }
 
+const sameFile = (a: Stats | undefined, b: Stats): boolean => a !== undefined && a.ino === b.ino && a.dev === b.dev;
+
 /**
- * A check, run inside each write batch's transaction before its COMMIT, that the database file is still the one
- * opened (same device and inode at the same path). A file deleted or replaced under a running store keeps taking
- * writes into an inode nothing names: every token issued after that is gone at the next start, while clients hold
- * it. The check makes such a write fail (503) instead, one `stat` per batch. In-memory and temporary databases
- * have no path to check.
+ * A check, run inside each write transaction before its COMMIT, that the database file is still the one opened
+ * (same device and inode at the same path) and, in WAL mode, that so is its `-wal`. A file deleted or replaced
+ * under a running store keeps taking writes into an inode nothing names: every token issued after that is gone at
+ * the next start while clients hold it, and every revocation undone. The same goes for a deleted `-wal`, where the
+ * commits of the running connection go until its next checkpoint: a crash before it loses them. The check makes
+ * such a write fail (503) instead, one or two `stat` per transaction. The `-wal` is first seen by the first write
+ * (inside a write transaction it exists, since the transaction writes to it); it must then stay the same file.
+ * In-memory and temporary databases have no path to check.
  * @throws StoreUnavailableError from the returned check, for a file gone or replaced.
  * @see DESIGN §2 (what a response confirmed survives), RFC 6749 §5.2 (`temporarily_unavailable`).
  */
-export function createFileGuard(db: SqliteFileInfo): () => void {
+export function createFileGuard(db: SqliteFileInfo, wal: boolean): () => void {
   if (db.memory === true || db.name === undefined || db.name === '' || db.name === ':memory:') return () => {};
   // Absolute now: a host that changes its working directory later must not make the file look replaced.
   const path = resolve(db.name);
   const opened = statSync(path, { throwIfNoEntry: false });
   if (!opened) return () => {};
+  const walPath = `${path}-wal`;
+  let walOpened: Stats | undefined;
   return () => {
-    const now = statSync(path, { throwIfNoEntry: false });
-    if (now && now.ino === opened.ino && now.dev === opened.dev) return;
-    throw new StoreUnavailableError('SQLite store unavailable (the database file was removed or replaced while open)');
+    if (!sameFile(statSync(path, { throwIfNoEntry: false }), opened)) {
+      throw new StoreUnavailableError('SQLite store unavailable (the database file was removed or replaced while open)');
+    }
+    if (!wal) return;
+    const walNow = statSync(walPath, { throwIfNoEntry: false });
+    walOpened ??= walNow;
+    if (walOpened === undefined || !sameFile(walNow, walOpened)) {
+      throw new StoreUnavailableError('SQLite store unavailable (the -wal file was removed or replaced while open)');
+    }
   };
+}
+
+/**
+ * Runs a write in one IMMEDIATE transaction that `guard` checks before its COMMIT: a write into a file nothing
+ * names any more rolls back and fails (503) instead of being answered as done and lost at the next start.
+ */
+export function createGuardedWrite(db: SqliteConnection, guard: () => void): <T>(write: () => T) => T {
+  const transaction = db.transaction((write: () => unknown) => {
+    const result = write();
+    guard();
+    return result;
+  });
+  return <T>(write: () => T): T => transaction.immediate(write) as T;
 }

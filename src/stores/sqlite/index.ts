@@ -6,7 +6,7 @@ import type { AuthorizationCodeRecord, CompleteStore, ConsentRecord, ConsumeResu
 import { createSqliteClientStore } from './clients.js';
 import { runSqlite } from './errors.js';
 import { createGroupCommit } from './group-commit.js';
-import { createFileGuard, type SqliteFileInfo } from './file-guard.js';
+import { createFileGuard, createGuardedWrite, type SqliteFileInfo } from './file-guard.js';
 import { createSqliteKeyStore } from './keys.js';
 import { createLockWait } from './lock-wait.js';
 import { createSqliteRateLimits } from './rate-limits.js';
@@ -90,6 +90,9 @@ const DEFAULT_LOCK_TIMEOUT_MS = 5000;
  * within this VM's run-to-run swing). Pages are allocated as they are used.
  */
 const STORE_CACHE_KIB = 32 * 1024;
+
+/** The size a checkpoint truncates the WAL back to (`PRAGMA journal_size_limit`): 16 times the 4 MB a checkpoint normally leaves. */
+const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 /** SQLite's busy_timeout is a C int of milliseconds. */
 const MAX_LOCK_TIMEOUT_MS = 2_147_483_647;
 
@@ -199,6 +202,10 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
         // A host's own connection keeps the cache size the host gave it. Setting it reads the file's header,
         // so it waits for another connection's lock like the steps after it.
         if (ownsDatabase) db.pragma(`cache_size = -${STORE_CACHE_KIB}`);
+        // A reader that holds a snapshot (a shell, a slow backup) keeps checkpoints from resetting the WAL, which then
+        // grows by every commit meanwhile (an operator saw 254 MB in 15 s under load) and, without a limit, keeps that
+        // size for good: truncated back to this once a checkpoint resets it.
+        if (ownsDatabase) db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
         db.pragma('journal_mode = WAL');
         // FULL: a commit is synced before it returns, so what a response confirmed survives a power cut.
         db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
@@ -222,8 +229,12 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
   const sweeper = startSweepLoop(prepareSqliteSweep(db), sweepSeconds * 1000);
   // Code consumes and token saves: per event-loop turn, one batch of consumes, then one synced batch of the rest;
   // under FULL in WAL mode the consumes need no sync of their own, the save of their tokens covers them (group-commit.ts).
-  const relaxAhead = synchronous === 'full' && db.pragma('journal_mode', { simple: true }) === 'wal';
-  const groupCommit = createGroupCommit(db, lockWait, relaxAhead, createFileGuard(db as SqliteFileInfo));
+  const walMode = db.pragma('journal_mode', { simple: true }) === 'wal';
+  const relaxAhead = synchronous === 'full' && walMode;
+  // Every write is checked before it commits: into the files at the store's path, or not at all (file-guard.ts).
+  const guard = createFileGuard(db as SqliteFileInfo, walMode);
+  const guarded = createGuardedWrite(db, guard);
+  const groupCommit = createGroupCommit(db, lockWait, relaxAhead, guard);
   const consume = groupCommit((codeHash: string): ConsumeResult<AuthorizationCodeRecord> => {
     const now = Date.now();
     const won = s.consumeCode.get(now, codeHash, now);
@@ -235,11 +246,11 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
   }, { ahead: true });
 
   return {
-    clients: createSqliteClientStore(db, s, lockWait, watch),
+    clients: createSqliteClientStore(db, s, lockWait, watch, guarded),
 
     codes: {
       async saveCode(record: AuthorizationCodeRecord): Promise<void> {
-        await lockWait.run(() => s.insertCode.run(codeToRow(record)));
+        await lockWait.run(() => guarded(() => s.insertCode.run(codeToRow(record))));
       },
       async consumeCode(codeHash: string): Promise<ConsumeResult<AuthorizationCodeRecord>> {
         // After a lock the whole batch is rolled back and run again: the UPDATE either did nothing or won, never half.
@@ -247,7 +258,7 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
       },
     },
 
-    tokens: createSqliteTokenStore(db, s, lockWait, groupCommit, revocations.bump),
+    tokens: createSqliteTokenStore(db, s, lockWait, groupCommit, guarded, revocations.bump),
 
     revocations: revocations.feed,
 
@@ -259,17 +270,17 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
         });
       },
       async saveConsent(record: ConsentRecord): Promise<void> {
-        await lockWait.run(() => s.upsertConsent.run(consentToRow(record)));
+        await lockWait.run(() => guarded(() => s.upsertConsent.run(consentToRow(record))));
       },
       async revokeConsent(userId: string, clientId: string): Promise<void> {
-        await lockWait.run(() => s.deleteConsent.run(userId, clientId));
+        await lockWait.run(() => guarded(() => s.deleteConsent.run(userId, clientId)));
       },
       async listConsents(userId: string): Promise<readonly ConsentRecord[]> {
         return lockWait.run(() => s.listConsents.all(userId).map(rowToConsent));
       },
     },
 
-    keys: createSqliteKeyStore(db, lockWait),
+    keys: createSqliteKeyStore(db, lockWait, guarded),
 
     rateLimits: counters.rateLimits,
 

@@ -25,7 +25,7 @@ function recordToRow(record: SigningKeyRecord): SigningKeyRow {
  * processes exactly one of several first starts inserts.
  * @see RFC 9068 §4, RFC 7517 §5.
  */
-export function createSqliteKeyStore(db: SqliteConnection, { run }: SqliteLockWait): SigningKeyStore {
+export function createSqliteKeyStore(db: SqliteConnection, { run }: SqliteLockWait, guarded: <T>(write: () => T) => T): SigningKeyStore {
   const list = db.prepare<[], SigningKeyRow>('SELECT * FROM signing_keys ORDER BY created_at, kid');
   const insert = db.prepare<SigningKeyRow>(`
     INSERT INTO signing_keys (kid, algorithm, private_key_pem, created_at)
@@ -42,7 +42,7 @@ export function createSqliteKeyStore(db: SqliteConnection, { run }: SqliteLockWa
       return run(() => list.all().map(rowToRecord));
     },
     async saveSigningKey(record: SigningKeyRecord, options: SaveSigningKeyOptions = {}): Promise<boolean> {
-      return run(() => (options.onlyIfNone === true ? insertIfNone : insert).run(recordToRow(record)).changes === 1);
+      return run(() => guarded(() => (options.onlyIfNone === true ? insertIfNone : insert).run(recordToRow(record)).changes === 1));
     },
   };
 }

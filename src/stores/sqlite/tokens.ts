@@ -27,7 +27,8 @@ function authorizedAtMs(options: SaveTokensOptions | undefined): number {
  * @see RFC 6749 §4.1.2 (replay revokes the grant), §10.4 (refresh tokens), RFC 7009 §2.1 (revocation).
  */
 export function createSqliteTokenStore(
-  db: SqliteConnection, s: SqliteStatements, lockWait: SqliteLockWait, groupCommit: GroupCommit, onRevoked: () => void = () => {},
+  db: SqliteConnection, s: SqliteStatements, lockWait: SqliteLockWait, groupCommit: GroupCommit,
+  guarded: <T>(write: () => T) => T, onRevoked: () => void = () => {},
 ): Required<TokenStore> {
   const { run } = lockWait;
   /**
@@ -37,7 +38,8 @@ export function createSqliteTokenStore(
   function revoking(write: () => void): Promise<void> {
     return run(() => {
       try {
-        write();
+        // Checked before it commits (file-guard.ts): a revocation written where no restart finds it would undo itself.
+        guarded(write);
       } finally {
         onRevoked();
       }
@@ -103,10 +105,10 @@ export function createSqliteTokenStore(
       await revoking(() => s.deleteAccessToken.run(tokenHash));
     },
     async revokeGrant(grantId: string): Promise<void> {
-      await revoking(() => revokeGrant.immediate(grantId));
+      await revoking(() => revokeGrant(grantId));
     },
     async revokeClientTokens(clientId: string, userId?: string): Promise<void> {
-      await revoking(() => revokeClientTokens.immediate(clientId, userId));
+      await revoking(() => revokeClientTokens(clientId, userId));
     },
   };
 }
