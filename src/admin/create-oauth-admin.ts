@@ -107,7 +107,13 @@ export function createOAuthAdmin(store: Store, options: OAuthAdminOptions = {}):
       return rotated;
     },
     async disableClient(clientId) {
-      if (!(await disableClient(store, clientId))) throw new UnknownClientError(clientId);
+      try {
+        if (!(await disableClient(store, clientId))) throw new UnknownClientError(clientId);
+      } catch (error) {
+        // The integration is disabled: that is recorded; the revocation that failed is not.
+        if (error instanceof RevocationIncompleteError) lifecycle('client.disabled', clientId);
+        throw error;
+      }
       lifecycle('client.disabled', clientId);
       revoked('client_disabled', 'client', clientId, null);
     },

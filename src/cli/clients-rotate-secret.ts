@@ -32,7 +32,7 @@ export function addClientsRotateSecretCommand(clients: Command): void {
         rotated = await withAdmin((admin) => admin.rotateSecret(clientId, grace === undefined ? {} : { gracePeriodSeconds: grace }));
       } catch (error) {
         // The new secret is printed all the same (it exists nowhere else), then the error: exit 1.
-        if (!(error instanceof RevocationIncompleteError)) throw error;
+        if (!(error instanceof RevocationIncompleteError) || error.clientSecret === null) throw error;
         if (options.json) printJson({ client_id: clientId, client_secret: error.clientSecret, previous_secret_valid_until: null, tokens_revoked: false });
         else process.stdout.write(`New secret for ${clientId} (the old one no longer works):\n  client_secret: ${error.clientSecret}\n`);
         throw error;

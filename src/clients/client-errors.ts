@@ -23,14 +23,17 @@ export class StoreCapabilityError extends Error {
 }
 
 /**
- * A rotation replaced the secret, but revoking what the old one obtained failed (the store timed out, say): the
- * new secret, which exists nowhere else, is in `clientSecret`, and the old tokens work until revoked again.
+ * An operation changed the integration (a rotation replaced its secret, a disable, a narrowing of its scopes), but
+ * revoking what it had obtained before failed (the store timed out, its disk was full): the tokens work until revoked
+ * again, and the operation must not be reported as done, nor as not done. A rotation's new secret, which exists
+ * nowhere else, is in `clientSecret` (`null` for the others).
  * @see RFC 6749 §10.1, RFC 7009 §2.1.
  */
 export class RevocationIncompleteError extends Error {
-  constructor(readonly clientId: string, readonly clientSecret: string, cause: unknown) {
+  /** @param change what was written, for the message; by default, a rotation's. */
+  constructor(readonly clientId: string, readonly clientSecret: string | null, cause: unknown, change = `the secret of ${JSON.stringify(clientId)} was replaced`) {
     super(
-      `the secret of ${JSON.stringify(clientId)} was replaced, but revoking the tokens obtained before failed` +
+      `${change}, but revoking the tokens obtained before failed` +
         ` (${cause instanceof Error ? cause.message : String(cause)}); they work until revoked: revoke them again (oauth-admin tokens revoke --client)`,
       { cause },
     );

@@ -2,7 +2,7 @@
 import type { ClientChanges, OAuthClient, Store, TokenEndpointAuthMethod } from '../stores/contract.js';
 import { requireAdministration } from '../stores/check-store.js';
 import { checkClientAuthMethod, checkClientName, checkClientRedirectUris, checkClientScopes } from './client-fields.js';
-import { UnknownClientError } from './client-errors.js';
+import { RevocationIncompleteError, UnknownClientError } from './client-errors.js';
 
 /** What `updateClientSettings` may change; every field is optional, and at least one is needed. */
 export interface ClientUpdate {
@@ -91,7 +91,8 @@ function takesScopeAway(before: readonly string[], after: readonly string[]): bo
  * `addRedirectUris`/`removeRedirectUris` are applied to the record as read just before the write. A value the
  * integration already has is left out (a list counts as the same when it holds the same values); when none is
  * left, nothing is written and `fields` is empty.
- * @throws UnknownClientError; TypeError for a value registration would refuse, or an empty update.
+ * @throws UnknownClientError; TypeError for a value registration would refuse, or an empty update; RevocationIncompleteError
+ *   when a narrowing was written but the revocation it needs failed.
  * @see RFC 6749 §2, §3.1.2.2, §3.3, §6; RFC 7636 §4.4.1; RFC 7591 §2; RFC 9700 §2.1; RFC 7009 §2.1.
  */
 export async function updateClientSettings(store: Store, clientId: string, update: ClientUpdate): Promise<UpdatedClient> {
@@ -121,6 +122,13 @@ export async function updateClientSettings(store: Store, clientId: string, updat
   const client = await admin.clients.updateClient(clientId, changes);
   if (!client) throw new UnknownClientError(clientId);
   const narrowed = changes.allowedScopes !== undefined && takesScopeAway(current.allowedScopes, changes.allowedScopes);
-  if (narrowed) await admin.tokens.revokeClientTokens(clientId);
+  // Narrowed but not revoked: said so, since a second update finds nothing to change and would revoke nothing.
+  if (narrowed) {
+    try {
+      await admin.tokens.revokeClientTokens(clientId);
+    } catch (error) {
+      throw new RevocationIncompleteError(clientId, null, error, `the scopes of ${JSON.stringify(clientId)} were narrowed`);
+    }
+  }
   return { client, fields, tokensRevoked: narrowed };
 }

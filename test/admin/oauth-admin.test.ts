@@ -8,7 +8,10 @@ import { createOAuthAdmin } from '../../src/admin/create-oauth-admin.js';
 import { OAuthEvents } from '../../src/events/oauth-events.js';
 import type { OAuthEvent } from '../../src/events/event-types.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
-import { StoreCapabilityError, UnknownClientError } from '../../src/clients/client-errors.js';
+import { RevocationIncompleteError, StoreCapabilityError, UnknownClientError } from '../../src/clients/client-errors.js';
+import { registerClient } from '../../src/clients/register-client.js';
+import { hashToken } from '../../src/crypto/hash-token.js';
+import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 import type { ClientChanges, OAuthClient, Store } from '../../src/stores/contract.js';
 
 /** A store that hands out the very objects it keeps, as a plain-JS store may: findClient and listClients share them. */
@@ -190,6 +193,48 @@ describe('createOAuthAdmin (RFC 6749 §2, RFC 7009 §2.1)', () => {
     expect(stored?.clientSecretHash).toMatch(/./);
     expect(stored?.redirectUris).not.toContain('https://attacker.example/cb');
     expect(await tokenStatus(host.app, client)).toBe(200);
+  });
+
+  it('a disable or a narrowing whose revocation fails rejects with RevocationIncompleteError, the change made and reported, and a second disable revokes', async () => {
+    const inner = createMemoryStore();
+    let failures = 0;
+    const store: Store = {
+      ...inner,
+      tokens: {
+        ...inner.tokens,
+        revokeClientTokens: async (clientId: string, userId?: string) => {
+          if (failures > 0) {
+            failures -= 1;
+            throw new StoreUnavailableError('SQLite store unavailable (SQLITE_FULL)');
+          }
+          return inner.tokens.revokeClientTokens!(clientId, userId);
+        },
+      },
+    };
+    const events = new OAuthEvents();
+    const seen: string[] = [];
+    events.on('event', (event: OAuthEvent) => seen.push(event.type));
+    const host = await createTestApp({}, store);
+    const admin = createOAuthAdmin(store, { events });
+    const client = host.credentialsClient;
+    const token = await clientCredentialsToken(host.app, client);
+    failures = 1;
+    const disabled = await admin.disableClient(client.clientId).then(() => null, (error: unknown) => error);
+    expect(disabled).toBeInstanceOf(RevocationIncompleteError);
+    expect(disabled).toMatchObject({ clientId: client.clientId, clientSecret: null });
+    expect((disabled as Error).message).toMatch(/^".+" was disabled, but revoking the tokens obtained before failed \(SQLite store unavailable \(SQLITE_FULL\)\)/);
+    expect((await store.clients.findClient(client.clientId))?.disabled).toBe(true);
+    expect(seen).toEqual(['client.disabled']);
+    // Disabled, not revoked: the token still works until a second disable revokes it.
+    expect((await store.tokens.findAccessToken(hashToken(token)))).not.toBeNull();
+    await admin.disableClient(client.clientId);
+    expect((await store.tokens.findAccessToken(hashToken(token)))).toBeNull();
+
+    const scoped = await registerClient(store, { name: 'Scoped', flow: 'client_credentials', allowedScopes: ['envelopes:read', 'envelopes:sign'] });
+    failures = 1;
+    await expect(admin.updateClient(scoped.client.clientId, { allowedScopes: ['envelopes:read'] }))
+      .rejects.toThrow(/^the scopes of ".+" were narrowed, but revoking the tokens obtained before failed/);
+    expect((await store.clients.findClient(scoped.client.clientId))?.allowedScopes).toEqual(['envelopes:read']);
   });
 
   it('a store without deleteClient refuses delete with StoreCapabilityError and leaves the integration as it was', async () => {

@@ -1,7 +1,7 @@
 // oauth-admin clients rotate-secret when the revocation after the secret change fails (PostgreSQL, a lock held
 // past queryTimeoutMs): the new secret is still printed, since it exists nowhere else, and the exit says what failed.
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCliWith } from '../helpers/run-cli.js';
 import { createPostgresTables } from '../../src/stores/postgres/schema.js';
 import { lockKey } from '../../src/stores/postgres/query.js';
@@ -16,6 +16,10 @@ describe.skipIf(!url)('oauth-admin clients rotate-secret, the revocation failing
   const env = { ...process.env, OAUTH_STORE: `${url}${url.includes('?') ? '&' : '?'}schema=${schema}` };
   const admin = url ? new pg.Client({ connectionString: url }) : null;
 
+  beforeAll(async () => {
+    await admin?.connect();
+  });
+
   afterAll(async () => {
     if (!admin) return;
     await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
@@ -23,7 +27,6 @@ describe.skipIf(!url)('oauth-admin clients rotate-secret, the revocation failing
   });
 
   it('prints the new secret (text and --json), exits 1 with revocation_incomplete, and the new secret is the one stored', { timeout: 60_000 }, async () => {
-    await admin!.connect();
     const created = await runCliWith(['clients', 'create', '--name', 'Acme', '--flow', 'client_credentials', '--json'], { env });
     expect(created.code, created.stderr).toBe(0);
     const clientId = (JSON.parse(created.stdout) as { client_id: string }).client_id;
@@ -55,5 +58,24 @@ describe.skipIf(!url)('oauth-admin clients rotate-secret, the revocation failing
     }
     // With the lock gone the revocation goes through.
     expect((await runCliWith(['tokens', 'revoke', '--client', clientId], { env })).code).toBe(0);
+  });
+
+  it('clients disable whose revocation fails exits 1 with revocation_incomplete, not store_unavailable: the flag is written, the tokens not yet revoked', { timeout: 60_000 }, async () => {
+    const created = await runCliWith(['clients', 'create', '--name', 'Leaky', '--flow', 'client_credentials', '--json'], { env });
+    expect(created.code, created.stderr).toBe(0);
+    const clientId = (JSON.parse(created.stdout) as { client_id: string }).client_id;
+    const key = lockKey(createPostgresTables(schema, '').tokens, 'client', clientId);
+    await admin!.query('SELECT pg_advisory_lock($1::bigint)', [key.toString()]);
+    try {
+      const disabled = await runCliWith(['clients', 'disable', clientId, '--json'], { env });
+      expect(disabled.code).toBe(1);
+      const error = JSON.parse(disabled.stderr.trim().split('\n').at(-1)!) as { error: string; message: string };
+      expect(error.error).toBe('revocation_incomplete');
+      expect(error.message).toMatch(new RegExp(`^"${clientId}" was disabled, but revoking the tokens obtained before failed`));
+    } finally {
+      await admin!.query('SELECT pg_advisory_unlock($1::bigint)', [key.toString()]);
+    }
+    // A second disable, with the lock gone, revokes.
+    expect((await runCliWith(['clients', 'disable', clientId], { env })).code).toBe(0);
   });
 });
