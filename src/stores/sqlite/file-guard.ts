@@ -1,5 +1,5 @@
-// Tells whether the files the store's connection has open are still the database and its WAL at their paths.
-import { statSync, type Stats } from 'node:fs';
+// Tells whether the file the store's connection has open is still the database at its path, and its WAL there.
+import { existsSync, statSync, type Stats } from 'node:fs';
 import { resolve } from 'node:path';
 import { StoreUnavailableError } from '../store-unavailable-error.js';
 import type { SqliteConnection } from './driver.js';
@@ -14,13 +14,14 @@ const sameFile = (a: Stats | undefined, b: Stats): boolean => a !== undefined &&
 
 /**
  * A check, run inside each write transaction before its COMMIT, that the database file is still the one opened
- * (same device and inode at the same path) and, in WAL mode, that so is its `-wal`. A file deleted or replaced
+ * (same device and inode at the same path) and, in WAL mode, that its `-wal` is there. A file deleted or replaced
  * under a running store keeps taking writes into an inode nothing names: every token issued after that is gone at
  * the next start while clients hold it, and every revocation undone. The same goes for a deleted `-wal`, where the
  * commits of the running connection go until its next checkpoint: a crash before it loses them. The check makes
- * such a write fail (503) instead, one or two `stat` per transaction. The `-wal` is first seen by the first write
- * (inside a write transaction it exists, since the transaction writes to it); it must then stay the same file.
- * In-memory and temporary databases have no path to check.
+ * such a write fail (503) instead, one or two `stat` per transaction. Inside a write transaction in WAL mode the
+ * `-wal` exists (the transaction writes to it), and SQLite never unlinks it while the connection is open, so a
+ * missing one was deleted by someone else. Only its presence is checked, not its inode: the connection itself makes
+ * a new one when its journal mode goes to DELETE and back. In-memory and temporary databases have no path to check.
  * @throws StoreUnavailableError from the returned check, for a file gone or replaced.
  * @see DESIGN §2 (what a response confirmed survives), RFC 6749 §5.2 (`temporarily_unavailable`).
  */
@@ -31,16 +32,12 @@ export function createFileGuard(db: SqliteFileInfo, wal: boolean): () => void {
   const opened = statSync(path, { throwIfNoEntry: false });
   if (!opened) return () => {};
   const walPath = `${path}-wal`;
-  let walOpened: Stats | undefined;
   return () => {
     if (!sameFile(statSync(path, { throwIfNoEntry: false }), opened)) {
       throw new StoreUnavailableError('SQLite store unavailable (the database file was removed or replaced while open)');
     }
-    if (!wal) return;
-    const walNow = statSync(walPath, { throwIfNoEntry: false });
-    walOpened ??= walNow;
-    if (walOpened === undefined || !sameFile(walNow, walOpened)) {
-      throw new StoreUnavailableError('SQLite store unavailable (the -wal file was removed or replaced while open)');
+    if (wal && !existsSync(walPath)) {
+      throw new StoreUnavailableError('SQLite store unavailable (the -wal file was removed while open)');
     }
   };
 }
