@@ -10,8 +10,8 @@ import { toOAuthError } from '../http/to-oauth-error.js';
 import { renderError, renderTargetError } from './render.js';
 import { issueCodeRedirect } from './issue-code.js';
 import { reportErrorAnswer } from '../metrics/channels.js';
-import { checkAuthorizationParameters, checkAuthorizationTarget } from '../checks/authorization-request.js';
-import { decodeLoginRequest } from '../http/login-request.js';
+import { checkAuthorizationTarget } from '../checks/authorization-request.js';
+import { resumeAuthorization } from './resume-authorization.js';
 
 /**
  * Builds the consent handler. The decision is taken only with a valid CSRF token, for a request this session
@@ -32,20 +32,6 @@ import { decodeLoginRequest } from '../http/login-request.js';
 export function createConsentEndpoint(context: PageContext) {
   const { userAuth, options, issuer } = context;
 
-  /** The validated query of the authorization request a consent form carries (`resume`), or null. */
-  async function restartQuery(resume: unknown): Promise<string | null> {
-    const query = decodeLoginRequest(resume);
-    if (!query) return null;
-    try {
-      const target = await checkAuthorizationTarget(context.store, options, issuer, query);
-      return checkAuthorizationParameters(options, issuer, target, query, Date.now()).query;
-    } catch (err) {
-      // A request no longer valid (its integration disabled, say) is simply not restarted; an outage is a 503.
-      if (toOAuthError(err, options.logger).status >= 500) throw err;
-      return null;
-    }
-  }
-
   return async function consentEndpoint(req: Request, res: Response): Promise<void> {
     const body = (req.body ?? {}) as Record<string, unknown>;
     if (!isValidCsrfToken(req, body.csrf_token)) {
@@ -54,7 +40,7 @@ export function createConsentEndpoint(context: PageContext) {
       // the authorization endpoint would give; nothing it carries is decided on.
       let restart: string | null;
       try {
-        restart = await restartQuery(body.resume);
+        restart = (await resumeAuthorization(context, body.resume))?.pending.query ?? null;
       } catch (err) {
         renderTargetError(res, context, err, 'This page is not available right now. Please try again later.');
         return;

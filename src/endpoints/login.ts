@@ -6,13 +6,12 @@ import type { AuthenticatedUser } from '../user-auth.js';
 import type { PageContext } from './page-context.js';
 import type { LoginFailedEvent } from '../events/event-types.js';
 import { isValidLoginCsrf } from '../http/login-csrf.js';
-import { decodeLoginRequest } from '../http/login-request.js';
 import { startSignedInSession } from '../http/regenerate-session.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
 import { TooManyAttemptsError } from '../errors.js';
 import { isStoreId } from '../stores/store-policy.js';
 import { checkHostUser } from '../checks/host-user.js';
-import { checkAuthorizationParameters, checkAuthorizationTarget } from '../checks/authorization-request.js';
+import { resumeAuthorization } from './resume-authorization.js';
 import { renderError, renderLogin } from './render.js';
 import { CONSENTS_PAGE_REQUEST } from './consents.js';
 import { reachedOverHttps } from '../http/reached-over-https.js';
@@ -46,7 +45,7 @@ interface Resume {
  * @see RFC 6749 §3.1, §10.12 (CSRF, login CSRF), RFC 6819 §4.4.1.4 (session fixation).
  */
 export function createLoginEndpoint(context: PageContext) {
-  const { userAuth, options, store, issuer } = context;
+  const { userAuth, options, issuer } = context;
   const authenticator = new passport.Passport();
   const limit = context.loginRateLimit ?? null;
   let warnedAboutHttp = false;
@@ -65,19 +64,19 @@ export function createLoginEndpoint(context: PageContext) {
   async function resumeOf(requestId: string): Promise<Resume | null> {
     // A fixed id that no encoded authorization request can equal (it would start with response_type).
     if (requestId === CONSENTS_PAGE_REQUEST) return { url: context.paths.consents, clientName: options.productName, clientId: null };
-    const query = decodeLoginRequest(requestId);
-    if (!query) return null;
-    try {
-      const target = await checkAuthorizationTarget(store, options, issuer, query);
-      const pending = checkAuthorizationParameters(options, issuer, target, query, Date.now());
-      return {
-        url: `${context.paths.authorize}?${pending.query}`, clientName: target.client.name, redirectUri: target.redirectUri,
-        clientId: target.client.clientId,
-      };
-    } catch (err) {
-      if (toOAuthError(err, options.logger).status >= 500) throw err;
-      return null;
-    }
+    const resumed = await resumeAuthorization(context, requestId);
+    if (!resumed) return null;
+    const { target, pending } = resumed;
+    return {
+      url: `${context.paths.authorize}?${pending.query}`, clientName: target.client.name, redirectUri: target.redirectUri,
+      clientId: target.client.clientId,
+    };
+  }
+
+  /** The page of a sign-in the service cannot take now (a store outage). */
+  function unavailable(res: Response, caught: unknown): void {
+    const oauthError = toOAuthError(caught, options.logger);
+    renderError(res, context, oauthError.status, oauthError.error, 'Sign-in is not available right now. Please try again later.');
   }
 
   /**
@@ -91,8 +90,7 @@ export function createLoginEndpoint(context: PageContext) {
     try {
       if (typeof requestId === 'string') resume = await resumeOf(requestId);
     } catch (caught) {
-      const oauthError = toOAuthError(caught, options.logger);
-      renderError(res, context, oauthError.status, oauthError.error, 'Sign-in is not available right now. Please try again later.');
+      unavailable(res, caught);
       return;
     }
     if (!resume) {
@@ -130,16 +128,12 @@ export function createLoginEndpoint(context: PageContext) {
       return;
     }
     const requestId = typeof body.request_id === 'string' ? body.request_id : '';
-    const unavailable = (caught: unknown): void => {
-      const oauthError = toOAuthError(caught, options.logger);
-      renderError(res, context, oauthError.status, oauthError.error, 'Sign-in is not available right now. Please try again later.');
-    };
     void (async () => {
       let resume: Resume | null;
       try {
         resume = await resumeOf(requestId);
       } catch (caught) {
-        unavailable(caught);
+        unavailable(res, caught);
         return;
       }
       if (!resume) {
@@ -167,7 +161,7 @@ export function createLoginEndpoint(context: PageContext) {
             res.redirect(303, found.url);
           } catch (caught) {
             if (!(caught instanceof TooManyAttemptsError)) {
-              unavailable(caught);
+              unavailable(res, caught);
               return;
             }
             // The form again, with the wait: once it is over the user signs in from here, without going back.

@@ -26,16 +26,29 @@ describe.skipIf(!url)('oauth-admin clients rotate-secret, the revocation failing
     await admin.end();
   });
 
-  it('prints the new secret (text and --json), exits 1 with revocation_incomplete, and the new secret is the one stored', { timeout: 60_000 }, async () => {
-    const created = await runCliWith(['clients', 'create', '--name', 'Acme', '--flow', 'client_credentials', '--json'], { env });
+  /** Registers a client_credentials integration through the CLI; resolves its client_id. */
+  async function createIntegration(name: string): Promise<string> {
+    const created = await runCliWith(['clients', 'create', '--name', name, '--flow', 'client_credentials', '--json'], { env });
     expect(created.code, created.stderr).toBe(0);
-    const clientId = (JSON.parse(created.stdout) as { client_id: string }).client_id;
-    // The revocation's exclusive lock on the integration, held elsewhere past the CLI's query timeout (5 s).
+    return (JSON.parse(created.stdout) as { client_id: string }).client_id;
+  }
+
+  /** Runs `work` while the revocation's exclusive lock on the integration is held elsewhere, past the CLI's query timeout (5 s). */
+  async function withIntegrationLocked(clientId: string, work: () => Promise<void>): Promise<void> {
     const key = lockKey(createPostgresTables(schema, '').tokens, 'client', clientId);
     await admin!.query('SELECT pg_advisory_lock($1::bigint)', [key.toString()]);
-    let json: { client_id: string; client_secret: string; tokens_revoked: boolean };
-    let text: string;
     try {
+      await work();
+    } finally {
+      await admin!.query('SELECT pg_advisory_unlock($1::bigint)', [key.toString()]);
+    }
+  }
+
+  it('prints the new secret (text and --json), exits 1 with revocation_incomplete, and the new secret is the one stored', { timeout: 60_000 }, async () => {
+    const clientId = await createIntegration('Acme');
+    let json = { client_id: '', client_secret: '', tokens_revoked: true };
+    let text = '';
+    await withIntegrationLocked(clientId, async () => {
       const rotated = await runCliWith(['clients', 'rotate-secret', clientId, '--json'], { env });
       expect(rotated.code).toBe(1);
       json = JSON.parse(rotated.stdout) as typeof json;
@@ -45,9 +58,7 @@ describe.skipIf(!url)('oauth-admin clients rotate-secret, the revocation failing
       expect(again.code).toBe(1);
       text = again.stdout;
       expect(again.stderr).toMatch(/revoking the tokens obtained before failed/);
-    } finally {
-      await admin!.query('SELECT pg_advisory_unlock($1::bigint)', [key.toString()]);
-    }
+    });
     const secret = /client_secret: (\S+)/.exec(text)![1]!;
     expect(secret).not.toBe(json.client_secret);
     const store = await createPostgresStore({ connectionString: url, schema, sweepIntervalSeconds: 0 });
@@ -61,20 +72,14 @@ describe.skipIf(!url)('oauth-admin clients rotate-secret, the revocation failing
   });
 
   it('clients disable whose revocation fails exits 1 with revocation_incomplete, not store_unavailable: the flag is written, the tokens not yet revoked', { timeout: 60_000 }, async () => {
-    const created = await runCliWith(['clients', 'create', '--name', 'Leaky', '--flow', 'client_credentials', '--json'], { env });
-    expect(created.code, created.stderr).toBe(0);
-    const clientId = (JSON.parse(created.stdout) as { client_id: string }).client_id;
-    const key = lockKey(createPostgresTables(schema, '').tokens, 'client', clientId);
-    await admin!.query('SELECT pg_advisory_lock($1::bigint)', [key.toString()]);
-    try {
+    const clientId = await createIntegration('Leaky');
+    await withIntegrationLocked(clientId, async () => {
       const disabled = await runCliWith(['clients', 'disable', clientId, '--json'], { env });
       expect(disabled.code).toBe(1);
       const error = JSON.parse(disabled.stderr.trim().split('\n').at(-1)!) as { error: string; message: string };
       expect(error.error).toBe('revocation_incomplete');
       expect(error.message).toMatch(new RegExp(`^"${clientId}" was disabled, but revoking the tokens obtained before failed`));
-    } finally {
-      await admin!.query('SELECT pg_advisory_unlock($1::bigint)', [key.toString()]);
-    }
+    });
     // A second disable, with the lock gone, revokes.
     expect((await runCliWith(['clients', 'disable', clientId], { env })).code).toBe(0);
   });
