@@ -87,7 +87,14 @@ export function createOAuthAdmin(store: Store, options: OAuthAdminOptions = {}):
       return client && copyClient(client);
     },
     async updateClient(clientId, update) {
-      const updated = await updateClientSettings(store, clientId, update);
+      let updated: UpdatedClient;
+      try {
+        updated = await updateClientSettings(store, clientId, update);
+      } catch (error) {
+        // The settings did change: that is recorded; the revocation that failed is not.
+        if (error instanceof RevocationIncompleteError) lifecycle('client.updated', clientId, { fields: error.fields });
+        throw error;
+      }
       // An update that changed nothing is not an event: an audit trail lists what changed.
       if (updated.fields.length > 0) lifecycle('client.updated', clientId, { fields: updated.fields });
       if (updated.tokensRevoked) revoked('admin', 'client', clientId, null);

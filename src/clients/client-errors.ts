@@ -26,12 +26,21 @@ export class StoreCapabilityError extends Error {
  * An operation changed the integration (a rotation replaced its secret, a disable, a narrowing of its scopes), but
  * revoking what it had obtained before failed (the store timed out, its disk was full): the tokens work until revoked
  * again, and the operation must not be reported as done, nor as not done. A rotation's new secret, which exists
- * nowhere else, is in `clientSecret` (`null` for the others).
+ * nowhere else, is in `clientSecret` (`null` for the others); the settings an update wrote, in `fields`.
  * @see RFC 6749 §10.1, RFC 7009 §2.1.
  */
 export class RevocationIncompleteError extends Error {
-  /** @param change what was written, for the message; by default, a rotation's. */
-  constructor(readonly clientId: string, readonly clientSecret: string | null, cause: unknown, change = `the secret of ${JSON.stringify(clientId)} was replaced`) {
+  /**
+   * @param change what was written, for the message; by default, a rotation's.
+   * @param fields the settings an update wrote (camelCase, as `ClientChanges` names them); empty for the others.
+   */
+  constructor(
+    readonly clientId: string,
+    readonly clientSecret: string | null,
+    cause: unknown,
+    change = `the secret of ${JSON.stringify(clientId)} was replaced`,
+    readonly fields: readonly string[] = [],
+  ) {
     super(
       `${change}, but revoking the tokens obtained before failed` +
         ` (${cause instanceof Error ? cause.message : String(cause)}); they work until revoked: revoke them again (oauth-admin tokens revoke --client)`,

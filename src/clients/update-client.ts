@@ -127,7 +127,7 @@ export async function updateClientSettings(store: Store, clientId: string, updat
     try {
       await admin.tokens.revokeClientTokens(clientId);
     } catch (error) {
-      throw new RevocationIncompleteError(clientId, null, error, `the scopes of ${JSON.stringify(clientId)} were narrowed`);
+      throw new RevocationIncompleteError(clientId, null, error, `the scopes of ${JSON.stringify(clientId)} were narrowed`, fields);
     }
   }
   return { client, fields, tokensRevoked: narrowed };

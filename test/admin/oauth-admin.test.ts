@@ -232,9 +232,18 @@ describe('createOAuthAdmin (RFC 6749 §2, RFC 7009 §2.1)', () => {
 
     const scoped = await registerClient(store, { name: 'Scoped', flow: 'client_credentials', allowedScopes: ['envelopes:read', 'envelopes:sign'] });
     failures = 1;
-    await expect(admin.updateClient(scoped.client.clientId, { allowedScopes: ['envelopes:read'] }))
-      .rejects.toThrow(/^the scopes of ".+" were narrowed, but revoking the tokens obtained before failed/);
+    const updates: unknown[] = [];
+    events.on('event', (event: OAuthEvent) => {
+      if (event.type === 'client.updated') updates.push(event);
+    });
+    const narrowed = await admin.updateClient(scoped.client.clientId, { name: 'Scoped, read only', allowedScopes: ['envelopes:read'] })
+      .then(() => null, (error: unknown) => error);
+    expect(narrowed).toBeInstanceOf(RevocationIncompleteError);
+    expect((narrowed as Error).message).toMatch(/^the scopes of ".+" were narrowed, but revoking the tokens obtained before failed/);
+    expect((narrowed as RevocationIncompleteError).fields).toEqual(['name', 'allowedScopes']);
     expect((await store.clients.findClient(scoped.client.clientId))?.allowedScopes).toEqual(['envelopes:read']);
+    // The change was written, so the audit trail has it, as a disable whose revocation failed has its event.
+    expect(updates).toEqual([expect.objectContaining({ type: 'client.updated', clientId: scoped.client.clientId, fields: ['name', 'allowedScopes'] })]);
   });
 
   it('a store without deleteClient refuses delete with StoreCapabilityError and leaves the integration as it was', async () => {
