@@ -12,6 +12,11 @@ import { constantEquals } from '../crypto/constant-equals.js';
 export interface BasicCredentials {
   readonly clientId: string;
   readonly clientSecret: string;
+  /**
+   * A Basic header's other reading, when it has one: the id and secret as sent, not form-decoded (SPEC §2: "the
+   * Base64 encoding of client_id:client_secret"), where a `%` or `+` makes the two readings differ.
+   */
+  readonly literal?: BasicCredentials;
 }
 
 /** The credentials a request presented, and how. */
@@ -19,16 +24,23 @@ export interface PresentedCredentials extends BasicCredentials {
   readonly method: TokenEndpointAuthMethod;
 }
 
+/** What form-decoding changes: without either, the RFC's reading and SPEC's are the same string. */
+const FORM_ENCODED = /[%+]/;
+
 const MALFORMED_BASIC = 'malformed Basic credentials: expected the Base64 of client_id:client_secret';
 
 // Compared against when the client_id is unknown, so that unknown and known ids take the same time.
 const DUMMY_HASH = hashSecret('express-oauth-router: no such client');
 
 /**
- * Parses `Authorization: Basic base64(urlencode(client_id):urlencode(client_secret))`.
+ * Parses `Authorization: Basic base64(urlencode(client_id):urlencode(client_secret))`. RFC 6749 §2.3.1 form-encodes
+ * the id and secret before Base64; SPEC §2 says only "the Base64 encoding of client_id:client_secret", and curl
+ * `-u`, requests' `HTTPBasicAuth` and Authlib send them as they are. The two readings differ only where the
+ * credentials hold `%` or `+`: the form-decoded one is then the answer and the literal one its `literal`, tried
+ * when the first does not authenticate; a literal `%` that is no escape (`%zz`) leaves the literal reading alone.
  * @returns `null` when the header is absent.
  * @throws InvalidClientError when the header is present but not valid Basic credentials.
- * @see RFC 6749 §2.3.1 (form-encoding of id and secret before Base64), RFC 7617 §2.
+ * @see RFC 6749 §2.3.1 (form-encoding of id and secret before Base64), RFC 7617 §2, SPEC §2, §5.1.
  */
 export function parseBasicCredentials(header: string | undefined): BasicCredentials | null {
   if (header === undefined) return null;
@@ -48,16 +60,18 @@ export function parseBasicCredentials(header: string | undefined): BasicCredenti
   if (!isUtf8(bytes)) throw new InvalidClientError('malformed Basic credentials: not UTF-8', 'malformed_credentials');
   const decoded = bytes.toString('utf8');
   const colon = decoded.indexOf(':');
-  if (colon <= 0) throw new InvalidClientError('malformed Basic credentials', 'malformed_credentials');
+  if (colon <= 0 || colon === decoded.length - 1) throw new InvalidClientError('malformed Basic credentials', 'malformed_credentials');
+  const literal: BasicCredentials = { clientId: decoded.slice(0, colon), clientSecret: decoded.slice(colon + 1) };
+  if (!FORM_ENCODED.test(decoded)) return literal;
+  let clientId: string;
+  let clientSecret: string;
   try {
-    const clientId = decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' '));
-    const clientSecret = decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' '));
-    if (clientSecret.length === 0) throw new InvalidClientError('malformed Basic credentials', 'malformed_credentials');
-    return { clientId, clientSecret };
-  } catch (err) {
-    if (err instanceof InvalidClientError) throw err;
-    throw new InvalidClientError('malformed Basic credentials', 'malformed_credentials');
+    clientId = decodeURIComponent(literal.clientId.replace(/\+/g, ' '));
+    clientSecret = decodeURIComponent(literal.clientSecret.replace(/\+/g, ' '));
+  } catch {
+    return literal;
   }
+  return { clientId, clientSecret, literal };
 }
 
 /**
@@ -86,10 +100,18 @@ export function readClientCredentials(
   let presented: PresentedCredentials;
   if (authorization !== undefined) {
     const basic = parseBasicCredentials(authorization)!;
-    if (bodyClientId !== undefined && bodyClientId !== basic.clientId) {
+    const { literal } = basic;
+    if (bodyClientId === undefined || bodyClientId === basic.clientId) {
+      // A body client_id names the integration: the literal reading is tried only if it names the same one.
+      const alsoLiteral = literal !== undefined && (bodyClientId === undefined || literal.clientId === bodyClientId);
+      presented = alsoLiteral
+        ? { clientId: basic.clientId, clientSecret: basic.clientSecret, literal, method: 'client_secret_basic' }
+        : { clientId: basic.clientId, clientSecret: basic.clientSecret, method: 'client_secret_basic' };
+    } else if (literal !== undefined && bodyClientId === literal.clientId) {
+      presented = { clientId: literal.clientId, clientSecret: literal.clientSecret, method: 'client_secret_basic' };
+    } else {
       throw new InvalidRequestError('client_id does not match the authenticated client');
     }
-    presented = { ...basic, method: 'client_secret_basic' };
   } else if (bodySecret !== undefined) {
     if (bodyClientId === undefined) throw new InvalidRequestError('client_secret in the body needs client_id next to it');
     presented = { clientId: bodyClientId, clientSecret: bodySecret, method: 'client_secret_post' };
@@ -192,8 +214,11 @@ function refusal(client: OAuthClient | null, verified: boolean, method: TokenEnd
  *   verdict is known, and a burst of wrong secrets must not cost two slow checks each.
  * - With `gate` (the client-authentication limit), a slow check that would start a new scrypt or bcrypt waits
  *   its turn there, so a burst of wrong secrets cannot run more checks than the limit allows.
+ * - A Basic header whose credentials hold `%` or `+` is read form-decoded first (RFC 6749 §2.3.1) and, when that
+ *   reading names no integration or not its secret, as sent (SPEC §2): an imported secret such as `a+b%2F` works
+ *   for a partner whose client sends it as it is. Which reading is tried depends only on what was sent.
  * @throws InvalidClientError (401) or InvalidRequestError.
- * @see RFC 6749 §2.3.1, §3.2.1, §5.2; RFC 7591 §2 (`token_endpoint_auth_method`).
+ * @see RFC 6749 §2.3.1, §3.2.1, §5.2; RFC 7591 §2 (`token_endpoint_auth_method`); SPEC §2, §5.1.
  */
 export async function authenticateClient(
   store: Store,
@@ -203,7 +228,23 @@ export async function authenticateClient(
   copies = false,
   gate?: SlowCheckGate,
 ): Promise<AuthenticatedClient> {
-  const { clientId, clientSecret, method } = readClientCredentials(authorization, params, allowed);
+  const presented = readClientCredentials(authorization, params, allowed);
+  const { literal } = presented;
+  if (literal === undefined) return authenticatePresented(store, presented, copies, gate);
+  // SPEC §2's reading of a Basic header holding `%` or `+`, when the RFC's names no integration or not its secret.
+  try {
+    return await authenticatePresented(store, presented, copies, gate);
+  } catch (err) {
+    if (!(err instanceof InvalidClientError) || (err.reason !== 'unknown_client' && err.reason !== 'wrong_secret')) throw err;
+    return authenticatePresented(store, { ...literal, method: presented.method }, copies, gate);
+  }
+}
+
+/** `authenticateClient` for one reading of the credentials. */
+async function authenticatePresented(
+  store: Store, presented: PresentedCredentials, copies: boolean, gate: SlowCheckGate | undefined,
+): Promise<AuthenticatedClient> {
+  const { clientId, clientSecret, method } = presented;
   // An id no store could hold (a NUL byte, a megabyte) never reaches the store; the answer is the same.
   const storable = isStoreId(clientId);
   let copyVerdict: { readonly secrets: string; readonly matches: boolean } | null = null;

@@ -24,6 +24,9 @@ const run = promisify(execFile);
 
 type Json = Record<string, unknown>;
 
+/** A secret an earlier system issued: `+` and `%` read differently once form-decoded (RFC 6749 §2.3.1). */
+const IMPORTED_SECRET = 's3cret+from%2019/ok=';
+
 describe.skipIf(!ENABLED)('interoperability with the Python and Go OAuth clients Debian ships', () => {
   let host: InteropHost;
   let goBuild: string;
@@ -110,6 +113,12 @@ describe.skipIf(!ENABLED)('interoperability with the Python and Go OAuth clients
       expect(result.token_fields).toEqual(['access_token', 'expires_at', 'expires_in', 'token_type']);
       expect(result.api).toEqual(allowed(null, registered.clientId));
     });
+
+    it('client credentials grant with an imported secret holding + and %, which it sends in Basic as it is (SPEC §2)', async () => {
+      const registered = await host.registerCredentialsClient({ importedSecret: IMPORTED_SECRET });
+      const result = await client('credentials', registered);
+      expect(result.api).toEqual(allowed(null, registered.clientId));
+    });
   });
 
   describe('Python Authlib (requests OAuth2Session)', () => {
@@ -135,6 +144,12 @@ describe.skipIf(!ENABLED)('interoperability with the Python and Go OAuth clients
       expect(result.token_fields).toEqual(['access_token', 'expires_at', 'expires_in', 'token_type']);
       expect(result.api).toEqual(allowed(null, registered.clientId));
     });
+
+    it('client credentials grant with an imported secret holding + and %, which it sends in Basic as it is (SPEC §2)', async () => {
+      const registered = await host.registerCredentialsClient({ importedSecret: IMPORTED_SECRET });
+      const result = await client('credentials', registered);
+      expect(result.api).toEqual(allowed(null, registered.clientId));
+    });
   });
 
   describe('Go golang.org/x/oauth2', () => {
@@ -156,6 +171,13 @@ describe.skipIf(!ENABLED)('interoperability with the Python and Go OAuth clients
 
     it('client credentials grant: clientcredentials.Config; no refresh token', async () => {
       const registered = await host.registerCredentialsClient();
+      const result = await client('credentials', registered);
+      expect(result).toMatchObject({ token_type: 'Bearer', has_refresh_token: false });
+      expect(result.api).toEqual(allowed(null, registered.clientId));
+    });
+
+    it('client credentials grant with an imported secret holding + and %, which it form-encodes in Basic (RFC 6749 §2.3.1)', async () => {
+      const registered = await host.registerCredentialsClient({ importedSecret: IMPORTED_SECRET });
       const result = await client('credentials', registered);
       expect(result).toMatchObject({ token_type: 'Bearer', has_refresh_token: false });
       expect(result.api).toEqual(allowed(null, registered.clientId));

@@ -3,7 +3,8 @@
 import express from 'express';
 import { createOAuthRouter } from '../../src/router.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
-import { registerClient } from '../../src/clients/register-client.js';
+import { buildClientRecord, registerClient } from '../../src/clients/register-client.js';
+import { hashSecret } from '../../src/crypto/hash-secret.js';
 import type { Store } from '../../src/stores/contract.js';
 import { createTestUserAuth, REDIRECT_URI, type TestClient } from './app.js';
 import { listenLate } from './fetch-browser.js';
@@ -27,8 +28,11 @@ export interface InteropHost {
   readonly tokenRequests: readonly { readonly basic: boolean }[];
   /** A new authorization_code integration with no scopes (SPEC §2, §5), registered for `redirectUris`. */
   registerCodeClient(redirectUris?: readonly string[]): Promise<TestClient>;
-  /** A new client_credentials integration with no scopes; `legacy`: credentials issued before 2021 (SPEC §9). */
-  registerCredentialsClient(options?: { legacy?: boolean }): Promise<TestClient>;
+  /**
+   * A new client_credentials integration with no scopes; `legacy`: credentials issued before 2021 (SPEC §9);
+   * `importedSecret`: the secret an earlier system issued, kept as `oauth-admin clients import` keeps it.
+   */
+  registerCredentialsClient(options?: { legacy?: boolean; importedSecret?: string }): Promise<TestClient>;
   close(): Promise<void>;
 }
 
@@ -56,12 +60,20 @@ export async function startInteropHost(): Promise<InteropHost> {
   app.get(API_PATH, oauth.requireBearer({ scope: API_SCOPE }), (req, res) => { res.json(req.auth); });
   server.setHandler(app);
   let count = 0;
-  const register = async (flow: 'authorization_code' | 'client_credentials', redirectUris: readonly string[], legacy = false): Promise<TestClient> => {
+  const register = async (
+    flow: 'authorization_code' | 'client_credentials', redirectUris: readonly string[], legacy = false, importedSecret?: string,
+  ): Promise<TestClient> => {
     count += 1;
-    const { client, clientSecret } = await registerClient(store, {
+    const input = {
       name: `Interop ${flow === 'authorization_code' ? 'CRM' : 'Sync'} ${count}`, flow, redirectUris,
       ...(legacy ? { credentialsIssuedAt: new Date('2020-06-01T00:00:00Z') } : {}),
-    });
+    };
+    if (importedSecret !== undefined) {
+      const client = buildClientRecord(input, hashSecret(importedSecret));
+      await store.clients.createClient!(client);
+      return { clientId: client.clientId, clientSecret: importedSecret };
+    }
+    const { client, clientSecret } = await registerClient(store, input);
     return { clientId: client.clientId, clientSecret };
   };
   return {
@@ -73,7 +85,7 @@ export async function startInteropHost(): Promise<InteropHost> {
     store,
     tokenRequests,
     registerCodeClient: (redirectUris = [REDIRECT_URI]) => register('authorization_code', redirectUris),
-    registerCredentialsClient: (options = {}) => register('client_credentials', [], options.legacy),
+    registerCredentialsClient: (options = {}) => register('client_credentials', [], options.legacy, options.importedSecret),
     async close() {
       await server.close();
       await store.close?.();

@@ -3,6 +3,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { basic, createTestApp, type TestApp } from '../helpers/app.js';
 import { expectSpecHeaders } from '../helpers/spec-requests.js';
+import { buildClientRecord } from '../../src/clients/register-client.js';
+import { hashSecret } from '../../src/crypto/hash-secret.js';
 
 describe('SPEC §4.2 token endpoint: common rules', () => {
   let t: TestApp;
@@ -149,6 +151,31 @@ describe('SPEC §5.1 HTTP Basic client authentication (RFC 6749 §2.3.1, §5.2)'
   it('accepts form-urlencoded id and secret inside the Basic value (RFC 6749 §2.3.1)', async () => {
     const res = await token().set('Authorization', basic(t.credentialsClient)).send(cc());
     expect(res.status).toBe(200);
+  });
+
+  it("reads Basic as SPEC §2 writes it too: an imported id and secret holding % or + authenticate sent as they are or form-encoded", async () => {
+    // SPEC §2: "the Base64 encoding of client_id:client_secret"; curl -u, requests' HTTPBasicAuth and Authlib send that.
+    const clientId = 'partner+7%41';
+    const clientSecret = 's3cret+from%2019/ok=%zz';
+    await t.store.clients.createClient!(buildClientRecord({ name: 'Imported partner', flow: 'client_credentials', clientId }, hashSecret(clientSecret)));
+    const literal = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+    const send = (header: string, form: Record<string, string> = {}) => token().set('Authorization', header).send({ grant_type: 'client_credentials', ...form });
+    expect((await send(literal(clientId, clientSecret))).status, 'as SPEC §2 writes it').toBe(200);
+    expect((await send(basic({ clientId, clientSecret }))).status, 'form-encoded, RFC 6749 §2.3.1').toBe(200);
+    expect((await send(literal(clientId, clientSecret), { client_id: clientId })).status, 'with client_id in the body, SPEC §4.4').toBe(200);
+    // A wrong secret is a wrong secret in either reading, answered as any other.
+    const wrong = await send(literal(clientId, 'wrong+secret%2F'));
+    expectInvalidClient(wrong);
+    expect(wrong.body).toEqual({ error: 'invalid_client', error_description: 'client authentication failed' });
+    // A body client_id names one reading: the other is not tried behind it.
+    await t.store.clients.createClient!(buildClientRecord({ name: 'Plus partner', flow: 'client_credentials', clientId: 'partner+8' }, hashSecret('plus+plus+plus')));
+    expect((await send(literal('partner+8', 'plus+plus+plus'))).status).toBe(200);
+    expect((await send(literal('partner+8', 'plus+plus+plus'), { client_id: 'partner+8' })).status).toBe(200);
+    expectInvalidClient(await send(literal('partner+8', 'plus+plus+plus'), { client_id: 'partner 8' }));
+    // Where a % is no escape (%zz), the header has only the reading as sent: a body naming another id does not match it.
+    const mismatch = await send(literal(clientId, clientSecret), { client_id: 'partner 7A' });
+    expect(mismatch.status).toBe(400);
+    expect(mismatch.body.error).toBe('invalid_request');
   });
 
   it('refuses a client_secret in the body next to Basic: one authentication method per request (RFC 6749 §2.3)', async () => {
