@@ -14,6 +14,7 @@ import { isAllAccess } from '../checks/grant-scope.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
 import { reportErrorAnswer } from '../metrics/channels.js';
 import { encodeLoginRequest } from '../http/login-request.js';
+import { formActionSource } from '../http/form-action-source.js';
 
 /**
  * Shows the sign-in form for a pending request (status 200, or 401 after a failed attempt). `redirectUri` is
@@ -31,7 +32,7 @@ export function renderLogin(
     title: 'Sign in',
     productName: context.options.productName,
     brandColor: context.options.brandColor,
-    ...(redirectUri !== undefined ? { formTargets: [new URL(redirectUri).origin] } : {}),
+    ...(redirectUri !== undefined ? { formTargets: [formActionSource(redirectUri)] } : {}),
     body: loginPageBody({
       action: context.paths.login, csrfToken: loginCsrfToken(req, res, context.options), productName: context.options.productName, ...model,
     }),
@@ -49,7 +50,7 @@ export function renderConsent(
     title: `Allow ${view.client.name}?`,
     productName: context.options.productName,
     brandColor: context.options.brandColor,
-    formTargets: [redirectOrigin],
+    formTargets: [formActionSource(view.pending.redirectUri)],
     body: consentPageBody({
       action: context.paths.consent,
       csrfToken: csrfTokenFor(req),

@@ -40,6 +40,16 @@ describe('login page CSP form-action and the redirect to the client', () => {
     expect(formAction(login.res.headers['content-security-policy'])).toEqual(["'self'", 'http://localhost:8080']);
   });
 
+  it('allows an IPv6 loopback redirect_uri by its scheme, which a CSP host-source cannot name (RFC 8252 §7.3)', async () => {
+    const v6 = 'http://[::1]:8123/cb';
+    const registered = (await t.store.clients.findClient(t.codeClient.clientId))!.redirectUris;
+    await t.store.clients.updateClient!(t.codeClient.clientId, { redirectUris: [...registered, v6] });
+    const agent = request.agent(t.app);
+    const login = await openLoginForm(agent, '', authorizeQuery(t.codeClient, { redirect_uri: v6 }));
+    expect(formAction(login.res.headers['content-security-policy'])).toEqual(["'self'", 'http:']);
+    await t.store.clients.updateClient!(t.codeClient.clientId, { redirectUris: registered });
+  });
+
   it('with a remembered consent, the login form POST ends at redirect_uri, an origin its page allowed', async () => {
     await authorize(t.app, t.codeClient); // first time: consent given and remembered
     const agent = request.agent(t.app);

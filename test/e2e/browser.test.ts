@@ -28,11 +28,11 @@ const DEMO_USER = { username: 'demo', password: 'a-browser-test-password' };
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 
-/** Starts an HTTP server on 127.0.0.1 with a random port; the handler may be set after listening. */
-async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; url: string }> {
+/** Starts an HTTP server on `host` (127.0.0.1, or ::1) with a random port; the handler may be set after listening. */
+async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void, host = '127.0.0.1'): Promise<{ server: Server; url: string }> {
   const server = createServer(handler);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  return { server, url: `http://${host.includes(':') ? `[${host}]` : host}:${(server.address() as AddressInfo).port}` };
 }
 
 async function close(server: Server | undefined): Promise<void> {
@@ -225,6 +225,40 @@ describe.skipIf(!CHROMIUM)('authorization code flow in headless Chromium (exampl
     await first.getByRole('button', { name: 'Allow' }).click();
     const callback = await waitForCallback(first);
     expect(callback.searchParams.get('code')).toBeTruthy();
+  });
+
+  it('an IPv6 loopback redirect_uri (http://[::1]:port, RFC 8252 §7.3) is reached after consent, and after a remembered consent through the login form', async () => {
+    // A CSP host-source cannot name [::1]: a form-action listing it was dropped by Chromium, which then blocked the redirect.
+    const v6 = await listen((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
+      res.end('<!doctype html><html lang="en"><head><title>IPv6 callback</title></head><body><h1>Back at the IPv6 integration</h1></body></html>');
+    }, '::1');
+    try {
+      const v6Redirect = `${v6.url}/oauth/callback`;
+      const { client } = await registerClient(store, { name: 'IPv6 loopback (browser test)', flow: 'authorization_code', redirectUris: [v6Redirect] });
+      const requestUrl = () => `${authUrl}/oauth2/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.clientId, redirect_uri: v6Redirect, state: 'v6' })}`;
+      const reached = async (page: Page): Promise<URL> => {
+        await page.waitForURL((url) => url.href.startsWith(`${v6Redirect}?`), { timeout: 5000 }).catch((error: unknown) => {
+          throw new Error(`the browser did not reach ${v6Redirect}; it is at ${page.url()} (${String(error).split('\n')[0]})`);
+        });
+        return new URL(page.url());
+      };
+      const { page, pageErrors } = await newPage(DESKTOP);
+      await page.goto(requestUrl());
+      await signInWithLabels(page);
+      await expect.poll(() => page.getByRole('button', { name: 'Allow' }).count()).toBe(1);
+      await page.getByRole('button', { name: 'Allow' }).click();
+      expect((await reached(page)).searchParams.get('code')).toBeTruthy();
+      expect(pageErrors).toEqual([]);
+
+      const again = await newPage(DESKTOP);
+      await again.page.goto(requestUrl());
+      await signInWithLabels(again.page);
+      expect((await reached(again.page)).searchParams.get('code')).toBeTruthy();
+      expect(again.pageErrors).toEqual([]);
+    } finally {
+      await close(v6.server);
+    }
   });
 
   it('Deny sends the browser to redirect_uri with error=access_denied, the state and no code; no token can be had', async () => {
