@@ -68,7 +68,7 @@ export function formatBanner(input: BannerInput): string {
   } else if (cc || code) {
     lines.push(
       'Demo integrations (registered at first start; their secrets are not shown again:',
-      '`oauth-admin clients rotate-secret CLIENT_ID` issues a new one):',
+      '`npx oauth-admin clients rotate-secret CLIENT_ID` issues a new one):',
       ...(cc ? [`  client_credentials: ${cc.clientId}`] : []),
       ...(code ? [`  authorization_code: ${code.clientId}`] : []),
       '',

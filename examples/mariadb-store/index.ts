@@ -13,8 +13,8 @@ import { createMariaDbTokenStore } from './tokens.js';
 export type { MariaDbStoreFaults, MariaDbStoreOptions } from './options.js';
 
 /**
- * Creates a Store on MariaDB (tested on 10.11; MySQL 8 needs small changes, see the README) with every tier:
- * required, `administration`, `consents` and `signingKeys`, plus `close()`. Its tables are created on first
+ * Creates a Store on MariaDB (tested on 10.11; MySQL 8 needs small changes, see the README) with the tiers
+ * required, `administration`, `consents` and `signingKeys`, plus `close()` (not `rateLimits` nor `revocationFeed`). Its tables are created on first
  * use. Ids are compared exactly (`utf8mb4_nopad_bin`); codes are consumed under a row lock; `saveTokens`
  * checks the revocation tombstones and inserts in one transaction, under the tombstones' row locks; a
  * database that is unreachable, too slow or locked rejects with StoreUnavailableError.
@@ -23,7 +23,8 @@ export type { MariaDbStoreFaults, MariaDbStoreOptions } from './options.js';
  * ```ts
  * import { createOAuthRouter } from 'express-oauth-router';
  * const store = createMariaDbStore({ url: 'mysql://oauth:secret@127.0.0.1:3306/oauth' });
- * app.use(createOAuthRouter({ store, ... }));
+ * const oauth = createOAuthRouter(store, userAuth, { issuer: 'https://auth.example.com' });
+ * app.use(oauth.router);
  * ```
  * @throws TypeError for invalid options (at once); every method rejects with StoreUnavailableError while
  *   the database cannot answer.
