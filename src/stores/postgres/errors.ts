@@ -2,15 +2,17 @@
 import { NETWORK_ERROR_CODES, StoreUnavailableError } from '../store-unavailable-error.js';
 
 /**
- * SQLSTATEs of a server that is going away, not accepting connections, overloaded, or that cancelled a
- * statement on statement_timeout; and of lock contention (a deadlock broken, a lock wait given up, a
- * serialization failure under a host's stricter isolation): transient, worth a retry, never a bug. And of a
- * server that refuses the connection as configured (28000, 28P01: the credentials; 3D000: no such database):
- * the store is out of reach, a 503 and `store_unavailable`, not a bug's 500.
- * Class 08 (connection exception) is matched by prefix.
+ * SQLSTATEs of a server that is going away, not accepting connections, or that cancelled a statement on
+ * statement_timeout; of lock contention (a deadlock broken, a lock wait given up, a serialization failure under a
+ * host's stricter isolation); of a server that takes no writes (25006: a standby, or a primary demoted by a
+ * failover that the pool still reaches, or `default_transaction_read_only`) or cannot write them (58030: an I/O
+ * error): transient, worth a retry, never a bug. And of a server that refuses the connection as configured
+ * (28000, 28P01: the credentials; 3D000: no such database): the store is out of reach, a 503 and
+ * `store_unavailable`, not a bug's 500. Classes 08 (connection exception) and 53 (insufficient resources: a full
+ * disk, out of memory, too many connections) are matched by prefix.
  * @see https://www.postgresql.org/docs/current/errcodes-appendix.html
  */
-const SQLSTATES = new Set(['57P01', '57P02', '57P03', '57014', '53300', '53400', '40P01', '40001', '55P03', '28000', '28P01', '3D000']);
+const SQLSTATES = new Set(['57P01', '57P02', '57P03', '57014', '40P01', '40001', '55P03', '25006', '58030', '28000', '28P01', '3D000']);
 
 /** Messages node-postgres uses for its own timeouts and dead connections (it sets no code on them). */
 const PG_MESSAGES = [
@@ -27,7 +29,7 @@ export function isPostgresUnavailable(err: unknown): boolean {
   if (err instanceof StoreUnavailableError) return true;
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string') {
-    if (NETWORK_ERROR_CODES.has(code) || SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code)) return true;
+    if (NETWORK_ERROR_CODES.has(code) || SQLSTATES.has(code) || /^(?:08|53)[0-9A-Z]{3}$/.test(code)) return true;
   }
   // AggregateError: Node's happy-eyeballs connect reports every refused address at once.
   if (err instanceof AggregateError) return err.errors.some(isPostgresUnavailable);

@@ -22,11 +22,16 @@ const CLIENT_MESSAGES = [
 ];
 
 /**
- * Server replies of a Redis that is starting, failing over or busy: retrying later will work. And of one that
- * refuses the store's credentials (`WRONGPASS`, `NOAUTH`: a password rotated on the server first): the store is
- * out of reach as configured, a 503 and `store_unavailable`, not a bug's 500.
+ * Server replies of a Redis that is starting, failing over or busy: retrying later will work. Of one that refuses
+ * writes for now: full (`OOM`, maxmemory reached under `noeviction`, the policy the README asks for), unable to
+ * persist (`MISCONF`, a failed RDB save with `stop-writes-on-bgsave-error`) or short of replicas (`NOREPLICAS`,
+ * `min-replicas-to-write`). And of one that refuses the store's credentials (`WRONGPASS`, `NOAUTH`: a password
+ * rotated on the server first): the store is out of reach as configured. All a 503 and `store_unavailable`, not a
+ * bug's 500, and logged once per outage, not once per request.
  */
-const TRANSIENT_REPLIES = ['LOADING', 'BUSY', 'MASTERDOWN', 'TRYAGAIN', 'CLUSTERDOWN', 'READONLY', 'WRONGPASS', 'NOAUTH'];
+const TRANSIENT_REPLIES = [
+  'LOADING', 'BUSY', 'MASTERDOWN', 'TRYAGAIN', 'CLUSTERDOWN', 'READONLY', 'OOM', 'MISCONF', 'NOREPLICAS', 'WRONGPASS', 'NOAUTH',
+];
 
 /** True when `err` says Redis is unreachable or not serving right now, as opposed to a bad command. */
 export function isRedisUnavailable(err: unknown): boolean {
