@@ -141,8 +141,10 @@ function usesTls(rootNodes: readonly string[]): boolean {
 /**
  * Connects a node-redis cluster client (`createCluster`) with the same outage behaviour as
  * connectResilientRedis for every node: no offline queue, a connect timeout, keep-alive PINGs, a socket
- * timeout, and reconnection with backoff once connected. node-redis follows MOVED/ASK redirects and
- * re-reads the slot map itself, so a failover or resharding costs retries, not errors. The user and password
+ * timeout, and reconnection with backoff once connected. node-redis follows MOVED/ASK redirects and re-reads the
+ * slot map on them; a master that died sends neither, so the map is also re-read whenever a node's connection
+ * fails (`rediscoverOnNodeError`): once its replica is promoted, requests for its slots go there, where they
+ * would answer 503 until the dead node came back. The user and password
  * of the first root-node URL that has them authenticate every node connection (see clusterCredentials), and
  * `rediss://` root nodes make every node connection TLS (Node's trust store: NODE_EXTRA_CA_CERTS for a private CA).
  * @throws the driver's error when no root node can be reached; Error "The Redis store needs redis: …"
@@ -184,6 +186,7 @@ export async function connectResilientRedisCluster(options: {
   };
   cluster.on('error', report);
   cluster.on('node-error', report);
+  cluster.on('node-error', rediscoverOnNodeError(cluster));
   cluster.on('node-ready', () => {
     reported = false;
   });
@@ -211,6 +214,35 @@ export async function connectResilientRedisCluster(options: {
         // Already closed.
       }
     },
+  };
+}
+
+/** What `rediscoverOnNodeError` reads of node-redis 5's cluster: its slot manager, which it does not type. */
+interface ClusterSlotsLike {
+  readonly masters?: readonly { readonly client?: { readonly isReady?: boolean } }[];
+  readonly _slots?: { rediscover?(startWith: unknown): Promise<void> };
+}
+
+/**
+ * A `node-error` listener that makes the cluster client read the slot map again, starting from a node that is
+ * up (or, failing that, from the root nodes). node-redis 5 re-reads it only on a MOVED or ASK reply, and with no
+ * offline queue a dead master's commands fail at once, so no such reply ever comes (redis/node-redis#2806): every
+ * request for its slots answered 503 while its replica had long been promoted, until the node came back. Each
+ * failed reconnection of the dead node emits `node-error` (backoff up to 2 s), so the map is read again within
+ * that of the promotion; node-redis runs one re-read at a time, and a read before the promotion finds the old
+ * map and changes nothing. A client without the slot manager (another driver version) is left as it is.
+ * @see https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/ (failover, slot map)
+ */
+export function rediscoverOnNodeError(cluster: unknown): () => void {
+  const { _slots: slots } = cluster as ClusterSlotsLike;
+  return () => {
+    if (typeof slots?.rediscover !== 'function') return;
+    const masters = (cluster as ClusterSlotsLike).masters ?? [];
+    // A node to ask first: one that is up, else any (asking it fails, and node-redis goes on to the root nodes).
+    const start = masters.find((node) => node.client?.isReady === true)?.client ?? masters[0]?.client;
+    if (start === undefined) return;
+    // Unreachable root nodes reject; the next failed reconnection tries again.
+    slots.rediscover(start).catch(() => undefined);
   };
 }
 
