@@ -1,4 +1,5 @@
 // oauth-admin with its store's server down: one clear line (or one JSON object) and exit 1, never a hang or exit 13.
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { runCliWith } from '../helpers/run-cli.js';
 
@@ -61,5 +62,20 @@ describe('oauth-admin --json when a driver warns (node-postgres on sslmode=requi
     const lines = result.stderr.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, string>);
     expect(lines[0]).toMatchObject({ warning: 'Warning', message: expect.stringContaining('SECURITY WARNING') });
     expect(lines.at(-1)).toEqual({ error: 'store_unavailable', message: 'PostgreSQL store unavailable (ECONNREFUSED)' });
+  });
+
+  it.skipIf(!postgresUrl)('sslmode=require against a server that speaks no TLS is store_unavailable too, not a failure', async (context) => {
+    const admin = new pg.Client({ connectionString: postgresUrl });
+    await admin.connect();
+    const { rows } = await admin.query<{ ssl: string }>('SHOW ssl');
+    await admin.end();
+    // A server with TLS would get further and fail on its certificate instead: this case needs one without.
+    if (rows[0]?.ssl !== 'off') context.skip();
+    const url = new URL(postgresUrl);
+    url.searchParams.set('sslmode', 'require');
+    const result = await runAgainst(url.href, ['clients', 'list', '--json']);
+    expect(result.code).toBe(1);
+    const last = JSON.parse(result.stderr.trimEnd().split('\n').at(-1)!) as Record<string, string>;
+    expect(last).toEqual({ error: 'store_unavailable', message: 'PostgreSQL store unavailable (The server does not support SSL connections)' });
   });
 });

@@ -21,6 +21,8 @@ const PG_MESSAGES = [
   'Query read timeout',
   'Client has encountered a connection error',
   'Connection terminated due to connection timeout',
+  // `sslmode=require` against a server without TLS: out of reach as configured, like refused credentials.
+  'The server does not support SSL connections',
 ];
 
 /** True when `err` says the database is unreachable or unresponsive, as opposed to a bad query. */
