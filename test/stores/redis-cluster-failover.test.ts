@@ -2,7 +2,6 @@
 // where node-redis alone waited for a MOVED reply that a dead node never sends (503s until the node came back).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -12,19 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStore } from '../../src/stores/redis/index.js';
 import type { Store } from '../../src/stores/contract.js';
 import { basic, createTestApp } from '../helpers/app.js';
+import { freePort } from '../helpers/example-app-processes.js';
 
 // The Redis Cluster suites' switch: where it is set, redis-server and redis-cli are installed.
 const ENABLED = Boolean(process.env.OAUTH_TEST_REDIS_CLUSTER_NODES);
 const run = promisify(execFile);
 const PREFIX = 'failover:';
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -2,7 +2,6 @@
 // the store rejects with StoreUnavailableError and the token endpoint answers 503, never a 500 logged per request.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer, type AddressInfo } from 'node:net';
 import pg from 'pg';
 import { createClient } from 'redis';
 import request from 'supertest';
@@ -13,6 +12,7 @@ import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.
 import type { Store } from '../../src/stores/contract.js';
 import { buildTokenPair } from '../../src/testing/conformance-fixtures.js';
 import { basic, createTestApp } from '../helpers/app.js';
+import { freePort } from '../helpers/example-app-processes.js';
 
 const REDIS_URL = process.env.OAUTH_TEST_REDIS_URL ?? '';
 const PG_URL = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
@@ -35,13 +35,6 @@ async function refusal(store: Store): Promise<unknown> {
   return store.tokens.saveTokens(access, null, { authorizedAt: new Date() }).then(() => null, (error: unknown) => error);
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe.skipIf(!REDIS_URL)('Redis at maxmemory under noeviction (OOM): 503, not 500', () => {
   it('a save is refused with StoreUnavailableError and a token request answered 503 temporarily_unavailable', async () => {
