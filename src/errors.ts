@@ -57,6 +57,11 @@ export class InvalidRequestError extends OAuthError {
 export class InvalidClientError extends OAuthError {
   /** Why, for the server's own audit event only (`client.authentication_failed`); never sent to the client. */
   readonly reason: ClientAuthFailure;
+  /**
+   * The client_id of the credentials' reading that was refused, when a Basic header had two (SPEC §2's and RFC 6749
+   * §2.3.1's, see `parseBasicCredentials`): what the audit event and the failure count name. Unset: the one presented.
+   */
+  presentedClientId?: string;
   constructor(description = 'client authentication failed', reason: ClientAuthFailure = 'wrong_secret') {
     super('invalid_client', description, 401);
     this.reason = reason;

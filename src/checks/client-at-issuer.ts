@@ -44,9 +44,11 @@ export async function authenticateAtIssuer(
   const reportFailure = (err: unknown): never => {
     if (err instanceof InvalidClientError && options.events.active) {
       const presented = presentedClient(authorization, params);
+      // A Basic header read two ways names the reading that was refused (client-auth.ts).
+      const clientId = err.presentedClientId ?? presented.clientId;
       options.events.publish({
         type: 'client.authentication_failed', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, endpoint,
-        clientId: NAMES_AN_INTEGRATION.has(err.reason) ? presented.clientId : null, method: presented.method, reason: err.reason,
+        clientId: NAMES_AN_INTEGRATION.has(err.reason) ? clientId : null, method: presented.method, reason: err.reason,
       });
     } else if (err instanceof TooManyAttemptsError && options.events.active) {
       // Refused before any lookup, so the id presented may be anything (a secret, swapped in): not reported.
@@ -60,11 +62,18 @@ export async function authenticateAtIssuer(
   // Under the limit, a slow secret check (an imported secret) waits its source's turn: see `slowCheck`.
   const gate: SlowCheckGate | undefined = limit ? (clientId, final, check) => limit.slowCheck(req, clientId, final, check) : undefined;
   // A 429 from the gate is reported once, below, with those of the limit itself.
+  // The client_id a failure is counted against: the refused reading's, once one was refused (client-auth.ts).
+  let refusedAs: string | undefined;
   const authenticate = () => authenticateClient(store, authorization, params, options.clientAuthMethods, copies, gate)
-    .catch((err: unknown) => (err instanceof TooManyAttemptsError ? Promise.reject(err) : reportFailure(err)));
+    .catch((err: unknown) => {
+      if (err instanceof TooManyAttemptsError) return Promise.reject(err);
+      if (err instanceof InvalidClientError) refusedAs = err.presentedClientId;
+      return reportFailure(err);
+    });
   // Under `clientAuthRateLimit`, failures are counted per presented client_id and source (none presented: none counted).
+  const clientIdOf = () => refusedAs ?? presentedClientId(authorization, params, options);
   const authenticated = limit
-    ? await limit.authenticate(req, () => presentedClientId(authorization, params, options), authenticate).catch((err: unknown) => {
+    ? await limit.authenticate(req, clientIdOf, authenticate, () => literalClientId(authorization)).catch((err: unknown) => {
       if (err instanceof TooManyAttemptsError) reportFailure(err);
       throw err;
     })
@@ -79,6 +88,15 @@ export async function authenticateAtIssuer(
  * swaps its id and secret (`-u "$SECRET:$ID"`) presents its secret as the id, and events are logged as they are.
  */
 const NAMES_AN_INTEGRATION: ReadonlySet<ClientAuthFailure> = new Set(['wrong_secret', 'disabled', 'method_not_allowed', 'wrong_issuer']);
+
+/** The client_id of a Basic header's reading as sent, when it differs from its form-decoded one (client-auth.ts). */
+function literalClientId(authorization: string | undefined): string | null {
+  try {
+    return parseBasicCredentials(authorization)?.literal?.clientId ?? null;
+  } catch {
+    return null;
+  }
+}
 
 /** The client_id a request authenticates as, or null when its credentials are absent or malformed. */
 function presentedClientId(authorization: string | undefined, params: FormParams, options: ResolvedOptions): string | null {

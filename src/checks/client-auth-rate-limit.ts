@@ -45,10 +45,11 @@ export interface ClientAuthRateLimit {
    * Runs `authenticate` unless this source is blocked, for the presented client_id or altogether; counts it
    * when it throws InvalidClientError for a presented client_id (`clientIdOf()` null: no credentials to count).
    * `clientIdOf` is called only when a block is remembered or a failure is counted, so the success path pays
-   * neither a second credentials parse nor a key hash.
+   * neither a second credentials parse nor a key hash. `otherIdOf`: a second client_id the request may authenticate
+   * as (a Basic header's reading as sent, next to its form-decoded one), whose block refuses the request too.
    * @throws TooManyAttemptsError (429), or what `authenticate` throws.
    */
-  authenticate<T>(req: Request, clientIdOf: () => string | null, authenticate: () => Promise<T>): Promise<T>;
+  authenticate<T>(req: Request, clientIdOf: () => string | null, authenticate: () => Promise<T>, otherIdOf?: () => string | null): Promise<T>;
   /**
    * Runs a slow secret check (scrypt, bcrypt: an imported secret) of `clientId` for this request when its source's
    * turn comes: one at a time per source, each refused at once (429) if the source became blocked meanwhile, and a
@@ -140,16 +141,18 @@ export function createClientAuthRateLimit(
     new TooManyAttemptsError('too many failed client authentications from this address; retry later', until - now);
 
   const limit: ClientAuthRateLimit = {
-    async authenticate<T>(req: Request, clientIdOf: () => string | null, authenticate: () => Promise<T>): Promise<T> {
+    async authenticate<T>(
+      req: Request, clientIdOf: () => string | null, authenticate: () => Promise<T>, otherIdOf?: () => string | null,
+    ): Promise<T> {
       warnProxy(req);
       // Nothing blocked in this process (the usual case): no key to build, nothing to look up.
       if (blocked.size > 0 && clock().getTime() >= lastBlockEnd) blocked.clear();
       if (blocked.size > 0) {
         const at = clock().getTime();
-        const clientId = clientIdOf();
         const source = sourceOf(req);
-        const sourceKey = counterKey('client-source', source);
-        const until = blockedUntil(sourceKey, at) ?? (clientId === null ? null : blockedUntil(counterKey('client-pair', clientId, source), at));
+        const pairBlock = (clientId: string | null | undefined): number | null =>
+          (clientId == null ? null : blockedUntil(counterKey('client-pair', clientId, source), at));
+        const until = blockedUntil(counterKey('client-source', source), at) ?? pairBlock(clientIdOf()) ?? pairBlock(otherIdOf?.());
         if (until !== null) throw refuse(until, at);
       }
       try {

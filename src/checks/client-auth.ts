@@ -230,19 +230,39 @@ export async function authenticateClient(
 ): Promise<AuthenticatedClient> {
   const presented = readClientCredentials(authorization, params, allowed);
   const { literal } = presented;
-  if (literal === undefined) return authenticatePresented(store, presented, copies, gate);
-  // SPEC §2's reading of a Basic header holding `%` or `+`, when the RFC's names no integration or not its secret.
+  if (literal === undefined) return authenticatePresented(store, presented, copies, gate, true);
+  // SPEC §2's reading of a Basic header holding `%` or `+`, when the RFC's does not authenticate. The first reading's
+  // slow-check mismatch is not the request's verdict (`final` false), so a partner whose secret matches only as sent
+  // is not counted as failing by its own successes; the request's failure, if both fail, is counted once.
+  let first: InvalidClientError;
   try {
-    return await authenticatePresented(store, presented, copies, gate);
+    return await authenticatePresented(store, presented, copies, gate, false);
   } catch (err) {
-    if (!(err instanceof InvalidClientError) || (err.reason !== 'unknown_client' && err.reason !== 'wrong_secret')) throw err;
-    return authenticatePresented(store, { ...literal, method: presented.method }, copies, gate);
+    // Told only once its secret checked out, so the second reading need not run for it.
+    if (!(err instanceof InvalidClientError) || err.reason === 'method_not_allowed') throw err;
+    first = err;
   }
+  // Run for every other refusal, a disabled integration's included, so that which one it was takes the same work.
+  try {
+    return await authenticatePresented(store, { ...literal, method: presented.method }, copies, gate, true);
+  } catch (err) {
+    if (!(err instanceof InvalidClientError)) throw err;
+    // The answer, and the id its event and the limit's count name: the reading whose id is an integration's.
+    return Promise.reject(first.reason === 'unknown_client' && err.reason !== 'unknown_client'
+      ? attributed(err, literal.clientId)
+      : attributed(first, presented.clientId));
+  }
+}
+
+/** `err`, naming the client_id of the reading that was refused (`InvalidClientError.presentedClientId`). */
+function attributed(err: InvalidClientError, clientId: string): InvalidClientError {
+  err.presentedClientId = clientId;
+  return err;
 }
 
 /** `authenticateClient` for one reading of the credentials. */
 async function authenticatePresented(
-  store: Store, presented: PresentedCredentials, copies: boolean, gate: SlowCheckGate | undefined,
+  store: Store, presented: PresentedCredentials, copies: boolean, gate: SlowCheckGate | undefined, final: boolean,
 ): Promise<AuthenticatedClient> {
   const { clientId, clientSecret, method } = presented;
   // An id no store could hold (a NUL byte, a megabyte) never reaches the store; the answer is the same.
@@ -259,7 +279,7 @@ async function authenticatePresented(
   const client = storable ? await store.clients.findClient(clientId) : null;
   const checked = copyVerdict && client && slowSecretsOf(client) === copyVerdict.secrets
     ? copyVerdict.matches
-    : verifiesCurrentOrPrevious(client, clientSecret, gate);
+    : verifiesCurrentOrPrevious(client, clientSecret, gate, final);
   const matches = typeof checked === 'boolean' ? checked : await checked;
   const refused = refusal(client, matches, method);
   if (refused) throw refused;

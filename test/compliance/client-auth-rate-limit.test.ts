@@ -9,6 +9,7 @@ import type { RateLimitStore, Store } from '../../src/stores/contract.js';
 import type { OAuthRouterOptions } from '../../src/options.js';
 import { SPEC_HEADERS } from '../helpers/spec-requests.js';
 import { hashSecretScrypt } from '../../src/crypto/scrypt-secret.js';
+import { registerClient } from '../../src/clients/register-client.js';
 import { OAuthEvents } from '../../src/events/oauth-events.js';
 import type { OAuthEvent } from '../../src/events/event-types.js';
 
@@ -83,6 +84,36 @@ describe('client authentication rate limit, slow (imported) secrets: what a burs
     const partner = await post(t, 'token', imported, CLIENT_HOME);
     expect(partner.status).toBe(200);
     expect((await attack).filter((res) => res.status === 401)).toHaveLength(3);
+  });
+});
+
+describe('client authentication rate limit and a Basic header read two ways (SPEC §2 as sent, RFC 6749 §2.3.1 form-decoded)', () => {
+  /** The Basic header as SPEC §2 writes it: the Base64 of client_id:client_secret, nothing encoded. */
+  const literal = (clientId: string, secret: string) => `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`;
+  const sendAs = (t: TestApp, header: string, source: string) => request(t.app).post('/oauth2/token').type('form')
+    .set('X-Forwarded-For', source).set('Authorization', header).send({ grant_type: 'client_credentials' });
+
+  it('a partner whose imported (scrypt) secret holds + and %, sent as it is, is not counted as failing by its own successes', async () => {
+    const { t, imported } = await hostWithImportedSecret({ clientAuthRateLimit: { max: 3, maxPerSource: 3 } });
+    const secret = 's3cret+from%2019/ok=';
+    await t.store.clients.updateClient!(imported.clientId, { clientSecretHash: await hashSecretScrypt(secret) });
+    // Each request's form-decoded reading fails its scrypt check first; only the request's verdict may count.
+    expect(await statuses(() => sendAs(t, literal(imported.clientId, secret), CLIENT_HOME), 8)).toEqual(Array(8).fill(200));
+  });
+
+  it('a failure of both readings is counted and reported once, against the id an integration has', async () => {
+    const seen: OAuthEvent[] = [];
+    const events = new OAuthEvents();
+    events.on('event', (event) => seen.push(event));
+    const t = await hostBehindProxy({ clientAuthRateLimit: { max: 2 }, events });
+    // Only the id as sent exists; its form-decoded reading, "solo x", names no integration.
+    const { client, clientSecret } = await registerClient(t.store, { name: 'Solo', flow: 'client_credentials', clientId: 'solo+x' });
+    expect(await statuses(() => sendAs(t, literal('solo+x', 'wrong+guess'), ATTACKER), 2)).toEqual([401, 401]);
+    const failed = seen.filter((event) => event.type === 'client.authentication_failed');
+    expect(failed.map((event) => (event as { clientId: string | null }).clientId)).toEqual(['solo+x', 'solo+x']);
+    // Counted against solo+x: from that source even its right secret now waits out the window.
+    expect((await sendAs(t, literal(client.clientId, clientSecret), ATTACKER)).status).toBe(429);
+    expect((await sendAs(t, literal(client.clientId, clientSecret), CLIENT_HOME)).status).toBe(200);
   });
 });
 

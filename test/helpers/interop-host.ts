@@ -30,7 +30,8 @@ export interface InteropHost {
   registerCodeClient(redirectUris?: readonly string[]): Promise<TestClient>;
   /**
    * A new client_credentials integration with no scopes; `legacy`: credentials issued before 2021 (SPEC §9);
-   * `importedSecret`: the secret an earlier system issued, kept as `oauth-admin clients import` keeps it.
+   * `importedSecret`: the secret an earlier system issued, with its SHA-256 hash (`clients import` keeps a plaintext
+   * one as scrypt: test/compliance/client-auth-rate-limit.test.ts covers that case).
    */
   registerCredentialsClient(options?: { legacy?: boolean; importedSecret?: string }): Promise<TestClient>;
   close(): Promise<void>;

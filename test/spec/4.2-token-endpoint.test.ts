@@ -5,6 +5,7 @@ import { basic, createTestApp, type TestApp } from '../helpers/app.js';
 import { expectSpecHeaders } from '../helpers/spec-requests.js';
 import { buildClientRecord } from '../../src/clients/register-client.js';
 import { hashSecret } from '../../src/crypto/hash-secret.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
 
 describe('SPEC §4.2 token endpoint: common rules', () => {
   let t: TestApp;
@@ -176,6 +177,27 @@ describe('SPEC §5.1 HTTP Basic client authentication (RFC 6749 §2.3.1, §5.2)'
     const mismatch = await send(literal(clientId, clientSecret), { client_id: 'partner 7A' });
     expect(mismatch.status).toBe(400);
     expect(mismatch.body.error).toBe('invalid_request');
+  });
+
+  it('a disabled integration and a wrong secret take the same work when the header has two readings: both are tried', async () => {
+    const inner = createMemoryStore();
+    let lookups = 0;
+    const store = { ...inner, clients: { ...inner.clients, findClient: (id: string) => { lookups += 1; return inner.clients.findClient(id); } } };
+    const app = (await createTestApp({}, store)).app;
+    const secret = 'disabled+partner/secret';
+    await inner.clients.createClient(buildClientRecord({ name: 'Disabled partner', flow: 'client_credentials', clientId: 'off-1' }, hashSecret(secret)));
+    await inner.clients.updateClient('off-1', { disabled: true });
+    // Form-encoded (RFC 6749 §2.3.1), so each header also has a reading as sent: the right secret's first reading
+    // finds the integration disabled, a wrong one's finds a wrong secret; either way the second reading runs too.
+    const lookupsFor = async (presented: string): Promise<number> => {
+      lookups = 0;
+      const res = await request(app).post('/oauth2/token').type('form')
+        .set('Authorization', basic({ clientId: 'off-1', clientSecret: presented })).send({ grant_type: 'client_credentials' });
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ error: 'invalid_client', error_description: 'client authentication failed' });
+      return lookups;
+    };
+    expect(await lookupsFor(secret)).toBe(await lookupsFor('wrong+partner/secret'));
   });
 
   it('refuses a client_secret in the body next to Basic: one authentication method per request (RFC 6749 §2.3)', async () => {
