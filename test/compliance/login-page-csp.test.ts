@@ -50,6 +50,16 @@ describe('login page CSP form-action and the redirect to the client', () => {
     await t.store.clients.updateClient!(t.codeClient.clientId, { redirectUris: registered });
   });
 
+  it('keeps the origin of any other IPv6 literal: the scheme fallback is for this machine\'s loopback only', async () => {
+    const elsewhere = 'https://[2001:db8::1]/cb';
+    const registered = (await t.store.clients.findClient(t.codeClient.clientId))!.redirectUris;
+    await t.store.clients.updateClient!(t.codeClient.clientId, { redirectUris: [...registered, elsewhere] });
+    const agent = request.agent(t.app);
+    const login = await openLoginForm(agent, '', authorizeQuery(t.codeClient, { redirect_uri: elsewhere }));
+    expect(formAction(login.res.headers['content-security-policy'])).toEqual(["'self'", 'https://[2001:db8::1]']);
+    await t.store.clients.updateClient!(t.codeClient.clientId, { redirectUris: registered });
+  });
+
   it('with a remembered consent, the login form POST ends at redirect_uri, an origin its page allowed', async () => {
     await authorize(t.app, t.codeClient); // first time: consent given and remembered
     const agent = request.agent(t.app);

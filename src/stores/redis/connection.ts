@@ -186,7 +186,9 @@ export async function connectResilientRedisCluster(options: {
   };
   cluster.on('error', report);
   cluster.on('node-error', report);
-  cluster.on('node-error', rediscoverOnNodeError(cluster));
+  let closed = false;
+  const rediscovery = rediscoverOnNodeError(cluster, () => closed || !connected);
+  cluster.on('node-error', rediscovery.onNodeError);
   cluster.on('node-ready', () => {
     reported = false;
   });
@@ -201,12 +203,13 @@ export async function connectResilientRedisCluster(options: {
     }
     throw err;
   }
-  let closed = false;
   return {
     cluster,
     async close() {
       if (closed) return;
       closed = true;
+      // A re-read under way would connect to the nodes of the map it reads after the close: let it end first.
+      await withDeadline(rediscovery.settled(), timeoutMs).catch(() => undefined);
       await withDeadline(cluster.isOpen ? cluster.close() : Promise.resolve(), timeoutMs).catch(() => undefined);
       try {
         if (cluster.isOpen) cluster.destroy();
@@ -229,20 +232,31 @@ interface ClusterSlotsLike {
  * offline queue a dead master's commands fail at once, so no such reply ever comes (redis/node-redis#2806): every
  * request for its slots answered 503 while its replica had long been promoted, until the node came back. Each
  * failed reconnection of the dead node emits `node-error` (backoff up to 2 s), so the map is read again within
- * that of the promotion; node-redis runs one re-read at a time, and a read before the promotion finds the old
- * map and changes nothing. A client without the slot manager (another driver version) is left as it is.
+ * that of the promotion; one re-read runs at a time, and a read before the promotion finds the old map and changes
+ * nothing. None starts while `stopped()` (before the connection is made, or once its close began: node-redis would
+ * connect the nodes of the map it read to a closed client), and `settled()` lets a close wait for the one under way.
+ * A client without the slot manager (another driver version) is left as it is.
  * @see https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/ (failover, slot map)
  */
-export function rediscoverOnNodeError(cluster: unknown): () => void {
+export function rediscoverOnNodeError(
+  cluster: unknown, stopped: () => boolean,
+): { readonly onNodeError: () => void; settled(): Promise<void> } {
   const { _slots: slots } = cluster as ClusterSlotsLike;
-  return () => {
-    if (typeof slots?.rediscover !== 'function') return;
-    const masters = (cluster as ClusterSlotsLike).masters ?? [];
-    // A node to ask first: one that is up, else any (asking it fails, and node-redis goes on to the root nodes).
-    const start = masters.find((node) => node.client?.isReady === true)?.client ?? masters[0]?.client;
-    if (start === undefined) return;
-    // Unreachable root nodes reject; the next failed reconnection tries again.
-    slots.rediscover(start).catch(() => undefined);
+  let running: Promise<void> | undefined;
+  return {
+    onNodeError() {
+      // Not before the cluster is connected, nor once its close began: node-redis would connect the nodes it reads.
+      if (running !== undefined || stopped() || typeof slots?.rediscover !== 'function') return;
+      const masters = (cluster as ClusterSlotsLike).masters ?? [];
+      // A node to ask first: one that is up, else any (asking it fails, and node-redis goes on to the root nodes).
+      const start = masters.find((node) => node.client?.isReady === true)?.client ?? masters[0]?.client;
+      if (start === undefined) return;
+      // Unreachable root nodes reject; the next failed reconnection tries again.
+      running = slots.rediscover(start).catch(() => undefined).finally(() => {
+        running = undefined;
+      });
+    },
+    settled: () => running ?? Promise.resolve(),
   };
 }
 
