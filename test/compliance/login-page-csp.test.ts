@@ -40,24 +40,24 @@ describe('login page CSP form-action and the redirect to the client', () => {
     expect(formAction(login.res.headers['content-security-policy'])).toEqual(["'self'", 'http://localhost:8080']);
   });
 
-  it('allows an IPv6 loopback redirect_uri by its scheme, which a CSP host-source cannot name (RFC 8252 §7.3)', async () => {
-    const v6 = 'http://[::1]:8123/cb';
+  /** The login page's form-action for an authorization request to `redirectUri`, registered for the test's duration. */
+  async function formActionFor(redirectUri: string): Promise<string[]> {
     const registered = (await t.store.clients.findClient(t.codeClient.clientId))!.redirectUris;
-    await t.store.clients.updateClient!(t.codeClient.clientId, { redirectUris: [...registered, v6] });
-    const agent = request.agent(t.app);
-    const login = await openLoginForm(agent, '', authorizeQuery(t.codeClient, { redirect_uri: v6 }));
-    expect(formAction(login.res.headers['content-security-policy'])).toEqual(["'self'", 'http:']);
-    await t.store.clients.updateClient!(t.codeClient.clientId, { redirectUris: registered });
+    await t.store.clients.updateClient!(t.codeClient.clientId, { redirectUris: [...registered, redirectUri] });
+    try {
+      const login = await openLoginForm(request.agent(t.app), '', authorizeQuery(t.codeClient, { redirect_uri: redirectUri }));
+      return formAction(login.res.headers['content-security-policy']);
+    } finally {
+      await t.store.clients.updateClient!(t.codeClient.clientId, { redirectUris: registered });
+    }
+  }
+
+  it('allows an IPv6 loopback redirect_uri by its scheme, which a CSP host-source cannot name (RFC 8252 §7.3)', async () => {
+    expect(await formActionFor('http://[::1]:8123/cb')).toEqual(["'self'", 'http:']);
   });
 
   it('keeps the origin of any other IPv6 literal: the scheme fallback is for this machine\'s loopback only', async () => {
-    const elsewhere = 'https://[2001:db8::1]/cb';
-    const registered = (await t.store.clients.findClient(t.codeClient.clientId))!.redirectUris;
-    await t.store.clients.updateClient!(t.codeClient.clientId, { redirectUris: [...registered, elsewhere] });
-    const agent = request.agent(t.app);
-    const login = await openLoginForm(agent, '', authorizeQuery(t.codeClient, { redirect_uri: elsewhere }));
-    expect(formAction(login.res.headers['content-security-policy'])).toEqual(["'self'", 'https://[2001:db8::1]']);
-    await t.store.clients.updateClient!(t.codeClient.clientId, { redirectUris: registered });
+    expect(await formActionFor('https://[2001:db8::1]/cb')).toEqual(["'self'", 'https://[2001:db8::1]']);
   });
 
   it('with a remembered consent, the login form POST ends at redirect_uri, an origin its page allowed', async () => {
