@@ -231,12 +231,15 @@ export async function authenticateClient(
   const presented = readClientCredentials(authorization, params, allowed);
   const { literal } = presented;
   if (literal === undefined) return authenticatePresented(store, presented, copies, gate, true);
-  // SPEC §2's reading of a Basic header holding `%` or `+`, when the RFC's does not authenticate. The first reading's
-  // slow-check mismatch is not the request's verdict (`final` false), so a partner whose secret matches only as sent
-  // is not counted as failing by its own successes; the request's failure, if both fail, is counted once.
+  // SPEC §2's reading of a Basic header holding `%` or `+`, and RFC 6749 §2.3.1's: the one that authenticated this
+  // id last time first (a secret imported as scrypt costs a check per mismatch, and a partner sends it one way), then
+  // the other. The first one's slow-check mismatch is not the request's verdict (`final` false), so a partner is
+  // never counted as failing by its own successes; the request's failure, if both fail, is counted once.
+  const asSent: PresentedCredentials = { ...literal, method: presented.method };
+  const [a, b] = READ_AS_SENT.has(presented.clientId) ? [asSent, presented] : [presented, asSent];
   let first: InvalidClientError;
   try {
-    return await authenticatePresented(store, presented, copies, gate, false);
+    return remember(presented.clientId, a === asSent, await authenticatePresented(store, a, copies, gate, false));
   } catch (err) {
     // Told only once its secret checked out, so the second reading need not run for it.
     if (!(err instanceof InvalidClientError) || err.reason === 'method_not_allowed') throw err;
@@ -244,14 +247,28 @@ export async function authenticateClient(
   }
   // Run for every other refusal, a disabled integration's included, so that which one it was takes the same work.
   try {
-    return await authenticatePresented(store, { ...literal, method: presented.method }, copies, gate, true);
+    return remember(presented.clientId, b === asSent, await authenticatePresented(store, b, copies, gate, true));
   } catch (err) {
     if (!(err instanceof InvalidClientError)) throw err;
     // The answer, and the id its event and the limit's count name: the reading whose id is an integration's.
     return Promise.reject(first.reason === 'unknown_client' && err.reason !== 'unknown_client'
-      ? attributed(err, literal.clientId)
-      : attributed(first, presented.clientId));
+      ? attributed(err, b.clientId)
+      : attributed(first, a.clientId));
   }
+}
+
+/** Form-decoded client_ids whose header last authenticated as sent (SPEC §2): tried that way first. Bounded. */
+const READ_AS_SENT = new Set<string>();
+const MAX_READ_AS_SENT = 10_000;
+
+/** Notes which reading of `clientId`'s header authenticated, and passes the result on. */
+function remember(clientId: string, asSent: boolean, result: AuthenticatedClient): AuthenticatedClient {
+  if (!asSent) READ_AS_SENT.delete(clientId);
+  else if (!READ_AS_SENT.has(clientId)) {
+    if (READ_AS_SENT.size >= MAX_READ_AS_SENT) READ_AS_SENT.clear();
+    READ_AS_SENT.add(clientId);
+  }
+  return result;
 }
 
 /** `err`, naming the client_id of the reading that was refused (`InvalidClientError.presentedClientId`). */
