@@ -80,25 +80,37 @@ export function createLoginEndpoint(context: PageContext) {
   }
 
   /**
+   * The request the form resumes, or `null` once the answer is sent: the outage page, or `status` with `expired`
+   * when the request no longer validates.
+   */
+  async function resumeOrAnswer(res: Response, requestId: string, status: number, expired: string): Promise<Resume | null> {
+    let resume: Resume | null;
+    try {
+      resume = await resumeOf(requestId);
+    } catch (caught) {
+      unavailable(res, caught);
+      return null;
+    }
+    if (!resume) renderError(res, context, status, 'invalid_request', expired);
+    return resume;
+  }
+
+  /**
    * Answers a form whose CSRF token no longer matches (its cookie expired or was cleared while the page was open):
    * the same sign-in form again, with a valid token and nothing of what was typed, when its request still
    * resumes; the error page otherwise. Nothing of the POST is acted on, so a forged one only shows a form.
    * @see RFC 6749 §10.12, WCAG 2.2.1 (a timed-out form continues rather than dead-ends).
    */
   async function refreshedForm(req: Request, res: Response, requestId: unknown): Promise<void> {
-    let resume: Resume | null = null;
-    try {
-      if (typeof requestId === 'string') resume = await resumeOf(requestId);
-    } catch (caught) {
-      unavailable(res, caught);
+    const expired = 'The form has expired. Go back to the application and start again.';
+    if (typeof requestId !== 'string') {
+      renderError(res, context, 403, 'invalid_request', expired);
       return;
     }
-    if (!resume) {
-      renderError(res, context, 403, 'invalid_request', 'The form has expired. Go back to the application and start again.');
-      return;
-    }
+    const resume = await resumeOrAnswer(res, requestId, 403, expired);
+    if (!resume) return;
     renderLogin(req, res, context, {
-      requestId: requestId as string, clientName: resume.clientName, error: FORM_EXPIRED, username: '', status: 403,
+      requestId, clientName: resume.clientName, error: FORM_EXPIRED, username: '', status: 403,
       ...(resume.redirectUri !== undefined ? { redirectUri: resume.redirectUri } : {}),
     });
   }
@@ -129,18 +141,8 @@ export function createLoginEndpoint(context: PageContext) {
     }
     const requestId = typeof body.request_id === 'string' ? body.request_id : '';
     void (async () => {
-      let resume: Resume | null;
-      try {
-        resume = await resumeOf(requestId);
-      } catch (caught) {
-        unavailable(res, caught);
-        return;
-      }
-      if (!resume) {
-        renderError(res, context, 400, 'invalid_request', 'This sign-in request has expired. Go back to the application and start again.');
-        return;
-      }
-      const found = resume;
+      const found = await resumeOrAnswer(res, requestId, 400, 'This sign-in request has expired. Go back to the application and start again.');
+      if (!found) return;
       const authenticate = authenticator.authenticate('local', { session: false }, (err: unknown, user: AuthenticatedUser | false) => {
         void (async () => {
           try {
