@@ -195,6 +195,7 @@ export async function connectResilientRedisCluster(options: {
   try {
     await cluster.connect();
     connected = true;
+    reopenGivenUpNodes(cluster);
   } catch (err) {
     try {
       cluster.destroy();
@@ -220,9 +221,31 @@ export async function connectResilientRedisCluster(options: {
   };
 }
 
+/**
+ * Reconnects, in the background, every master whose connection gave up while the cluster client connected. A master
+ * that is down when the store starts fails its first connection, which the reconnect strategy then refuses to retry
+ * (before the store is connected, failing is what makes an unreachable cluster reject at once); node-redis still
+ * connects when another root node answers, and keeps that closed connection for the master's slots: every request
+ * for them answered 503 "The client is closed" for as long as the process ran, the replica's promotion and the
+ * node's return included, since a closed connection emits no `node-error` and so no re-read of the slot map. Reopened
+ * now that the strategy backs off, it fails like any lost node: commands for its slots fail at once (503), each
+ * failed attempt emits `node-error` (the map is read again, so a promoted replica takes over), and the node's return
+ * serves them again.
+ * @see https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/ (failover, slot map)
+ */
+function reopenGivenUpNodes(cluster: unknown): void {
+  for (const node of (cluster as ClusterSlotsLike).masters ?? []) {
+    const client = node.client;
+    // Failed attempts are reported through `node-error`; the promise itself has nothing more to say.
+    if (client !== undefined && client.isOpen === false && typeof client.connect === 'function') client.connect().catch(() => undefined);
+  }
+}
+
 /** What `rediscoverOnNodeError` reads of node-redis 5's cluster: its slot manager, which it does not type. */
 interface ClusterSlotsLike {
-  readonly masters?: readonly { readonly client?: { readonly isReady?: boolean } }[];
+  readonly masters?: readonly {
+    readonly client?: { readonly isReady?: boolean; readonly isOpen?: boolean; connect?(): Promise<unknown> };
+  }[];
   readonly _slots?: { rediscover?(startWith: unknown): Promise<void> };
 }
 
