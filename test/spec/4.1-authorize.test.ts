@@ -1,10 +1,10 @@
 // SPEC §4.1 "Get authorization code" with RFC 6749 §4.1.1, §4.1.2 and §4.1.2.1: login, consent, redirect, errors.
 import { describe, it, expect, beforeEach } from 'vitest';
 import request from 'supertest';
-import { createTestApp, ISSUER, REDIRECT_URI, USER, type TestApp } from '../helpers/app.js';
-import { authorize, authorizeQuery, hiddenField, obtainCode } from '../helpers/browser-flow.js';
+import { basic, createTestApp, ISSUER, REDIRECT_URI, USER, type TestApp } from '../helpers/app.js';
+import { authorize, authorizeQuery, hiddenField, obtainCode, signIn } from '../helpers/browser-flow.js';
 import {
-  getAuthorize, signedInAtConsent, expectErrorPage, expectRedirectTo, openLoginForm, postConsent, postLogin, redeemCode,
+  createPkcePair, getAuthorize, signedInAtConsent, expectErrorPage, expectRedirectTo, openLoginForm, postConsent, postLogin, redeemCode,
 } from '../helpers/spec-requests.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import type { AuthorizationCodeRecord, Store } from '../../src/stores/contract.js';
@@ -113,6 +113,37 @@ describe('RFC 6749 §4.1.2: the authorization response', () => {
     const callback = await authorize(t.app, t.codeClient, { query: { state } });
     expect(callback.searchParams.getAll('state')).toEqual([state]);
     expect(callback.searchParams.getAll('code')).toHaveLength(1);
+  });
+
+  it('keeps state, the PKCE challenge and scope across the sign-in when an empty value of each came first (§3.1: an empty value is omitted)', async () => {
+    const pkce = createPkcePair();
+    const query = [
+      `response_type=code&client_id=${encodeURIComponent(t.codeClient.clientId)}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}`,
+      'state=&state=s1', `code_challenge=&code_challenge=${pkce.challenge}`, 'code_challenge_method=&code_challenge_method=S256',
+      'scope=&scope=envelopes:read',
+    ].join('&');
+    const signedOutFlow = async (): Promise<URL> => {
+      const agent = request.agent(t.app);
+      const page = await signIn(agent, '', query);
+      // The second time, the remembered consent skips the consent page.
+      if (page.status === 302) return expectRedirectTo(page);
+      return expectRedirectTo(await agent.post('/oauth2/consent').type('form').send({
+        csrf_token: hiddenField(page.text, 'csrf_token'), request_id: hiddenField(page.text, 'request_id'), decision: 'allow',
+      }));
+    };
+    const first = await signedOutFlow();
+    expect(first.searchParams.getAll('state')).toEqual(['s1']);
+    // RFC 7636 §4.6: the code is bound to the challenge the request carried, so a redemption without its verifier fails.
+    const without = await redeemCode(t.app, '', t.codeClient, first.searchParams.get('code')!);
+    expect(without.status).toBe(400);
+    expect(without.body.error).toBe('invalid_grant');
+    const second = await signedOutFlow();
+    const redeemed = await redeemCode(t.app, '', t.codeClient, second.searchParams.get('code')!, { code_verifier: pkce.verifier });
+    expect(redeemed.status).toBe(200);
+    // The scope asked for, not the integration's default (both of its scopes).
+    const introspected = await request(t.app).post('/oauth2/introspect').type('form')
+      .set('Authorization', basic(t.codeClient)).send({ token: redeemed.body.access_token });
+    expect(introspected.body.scope).toBe('envelopes:read');
   });
 
   it('sends no state when the request had none', async () => {
