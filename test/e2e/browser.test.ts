@@ -49,12 +49,22 @@ describe.skipIf(!CHROMIUM)('authorization code flow in headless Chromium (exampl
   let authUrl: string;
   let redirectUri: string;
   let callbackOrigin: string;
+  /** The callback server on 127.0.0.1: the app's site, another origin. */
+  let callbackServerUrl: string;
   const contexts: BrowserContext[] = [];
+  /** What the callback server's /attack page answers: a cookie it sets and its HTML. */
+  let attack: { setCookie: string; html: string } | null = null;
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     // The integration's own server: just a page at redirect_uri; the test reads the browser's URL.
     const callback = await listen((req, res) => {
+      // /attack: a page of another origin on the app's site (ports do not make sites), as a test sets it up.
+      if (req.url === '/attack' && attack) {
+        res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store', 'Set-Cookie': attack.setCookie });
+        res.end(attack.html);
+        return;
+      }
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
       // /link?to=URL: the integration's page with a link to its authorization request, so that following it is a
       // navigation from another site, as it is for real users (SameSite cookies are judged by it).
@@ -69,6 +79,7 @@ describe.skipIf(!CHROMIUM)('authorization code flow in headless Chromium (exampl
     // Another site than the app's 127.0.0.1 (ports do not make sites): localhost, the same server.
     callbackOrigin = callback.url.replace('127.0.0.1', 'localhost');
     callbackServer = callback.server;
+    callbackServerUrl = callback.url;
     redirectUri = `${callback.url}/oauth/callback`;
 
     // The example app needs its own address before it is built: listen first, then plug the app in.
@@ -276,6 +287,38 @@ describe.skipIf(!CHROMIUM)('authorization code flow in headless Chromium (exampl
     expect(callback.searchParams.get('iss')).toBe(authUrl);
     expect(callback.searchParams.get('code')).toBeNull();
     expect(pageErrors).toEqual([]);
+  });
+
+  it('a login form posted from another origin of the same site, with a double-submit cookie it planted, signs nobody in (login CSRF, RFC 6749 §10.12)', async () => {
+    const client = await newIntegration('Planted Cookie Co.');
+    const { page } = await newPage(DESKTOP);
+    // The victim has opened a real authorization request: it holds the genuine cookie.
+    await page.goto(authorizationRequest(client.clientId).url);
+    const genuine = (await page.context().cookies(authUrl)).find((cookie) => cookie.name.endsWith('.csrf'));
+    expect(genuine).toBeDefined();
+    // Another port of 127.0.0.1 (ports do not make sites) plants a value it knows, on a longer path, so the browser
+    // sends it first, and posts the sign-in form with it and the attacker's own credentials.
+    const planted = 'B'.repeat(43);
+    attack = {
+      setCookie: `${genuine!.name}=${planted}; Path=/oauth2/login`,
+      html: `<!doctype html><html lang="en"><head><title>Win a prize</title></head><body>
+        <form id="f" method="post" action="${authUrl}/oauth2/login">
+          <input name="csrf_token" value="${planted}"><input name="request_id" value="consents">
+          <input name="username" value="${DEMO_USER.username}"><input name="password" value="${DEMO_USER.password}">
+        </form><script>document.getElementById('f').submit()</script></body></html>`,
+    };
+    try {
+      const refused = page.waitForResponse((response) => response.url() === `${authUrl}/oauth2/login`);
+      await page.goto(`${callbackServerUrl}/attack`);
+      const response = await refused;
+      expect((await response.request().allHeaders())['sec-fetch-site']).toBe('same-site');
+      expect(response.status()).toBe(403);
+    } finally {
+      attack = null;
+    }
+    // Nobody is signed in: the connected-applications page asks for a sign-in.
+    await page.goto(`${authUrl}/oauth2/consents`);
+    await expect.poll(() => page.getByRole('heading', { name: 'Sign in' }).count()).toBe(1);
   });
 
   it('a wrong password shows the error on the login page, linked to the username field, and keeps the username', async () => {
