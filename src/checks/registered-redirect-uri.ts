@@ -19,12 +19,26 @@ export function responseParameterIn(uri: string): string | null {
 }
 
 /**
- * Throws unless `uri` is an absolute https URL (or http on a loopback host), without a fragment
+ * A character RFC 3986 keeps out of URIs (controls, space, `\\ < > " { } | ^` and the backquote) or a `%` that starts
+ * no escape. URL parsers disagree on them: WHATWG's (browsers') reads `https://good.example\\@evil.example/cb` as a
+ * path on good.example, RFC 3986's as userinfo before evil.example; it drops a tab or newline where others keep it; and
+ * the redirect's encoding escapes a lone `%`, so the callback would reach another path than the one registered.
+ * Non-ASCII characters are left to the URL parser (internationalized names and paths, RFC 3987).
+ */
+const OUTSIDE_URI = /[\x00-\x20\x7f\\<>"{}|^`]|%(?![0-9A-Fa-f]{2})/;
+
+/**
+ * Throws unless `uri` is an absolute https URL (or http on a loopback host) of URI characters only, without a fragment
  * (RFC 6749 §3.1.2: "The endpoint URI MUST NOT include a fragment component"), without credentials, and
  * without a response parameter in its query (`responseParameterIn`).
- * @see RFC 9700 §2.1 (exact matching; https), RFC 8252 §7.3 (loopback), RFC 6749 §3.1.
+ * @see RFC 9700 §2.1 (exact matching; https), RFC 8252 §7.3 (loopback), RFC 6749 §3.1, §3.1.2 (an absolute URI,
+ *   RFC 3986 §4.3).
  */
 export function checkRegisteredRedirectUri(uri: string): void {
+  const outside = OUTSIDE_URI.exec(uri);
+  if (outside) {
+    throw new TypeError(`redirect URI ${JSON.stringify(uri)} has ${JSON.stringify(outside[0])}, which a URI may not hold (RFC 3986 §2): percent-encode it`);
+  }
   let url: URL;
   try {
     url = new URL(uri);

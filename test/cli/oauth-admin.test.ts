@@ -120,6 +120,10 @@ describe('oauth-admin clients create', () => {
     ['a client_credentials client with a redirect URI', ['--name', 'X', '--flow', 'client_credentials', '--redirect-uri', 'https://a.example/cb'], /redirect URI/],
     ['a plain-http non-loopback redirect URI', ['--name', 'X', '--flow', 'authorization_code', '--redirect-uri', 'http://a.example/cb'], /https/],
     ['a redirect URI with a fragment', ['--name', 'X', '--flow', 'authorization_code', '--redirect-uri', 'https://a.example/cb#x'], /fragment/],
+    // URL parsers disagree on it: a browser reads good.example, an RFC 3986 parser userinfo before evil.example.
+    ['a redirect URI with a backslash (RFC 3986 §2)', ['--name', 'X', '--flow', 'authorization_code', '--redirect-uri', 'https://good.example\\@evil.example/cb'], /has "\\\\", which a URI may not hold/],
+    ['a redirect URI with a space', ['--name', 'X', '--flow', 'authorization_code', '--redirect-uri', 'https://a.example/c b'], /has " ", which a URI may not hold/],
+    ['a redirect URI with a % that starts no escape', ['--name', 'X', '--flow', 'authorization_code', '--redirect-uri', 'https://a.example/100%'], /has "%"/],
     ['a redirect URI whose query has state (RFC 6749 §3.1: it would be sent twice)', ['--name', 'X', '--flow', 'authorization_code', '--redirect-uri', 'https://a.example/cb?state=fixed'], /has state in its query/],
     ['a redirect URI whose query has code', ['--name', 'X', '--flow', 'authorization_code', '--redirect-uri', 'https://a.example/cb?tab=1&code=c0'], /has code in its query/],
     ['a redirect URI whose query has iss', ['--name', 'X', '--flow', 'authorization_code', '--redirect-uri', 'https://a.example/cb?iss=x'], /has iss in its query/],
