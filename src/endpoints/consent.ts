@@ -12,6 +12,15 @@ import { issueCodeRedirect } from './issue-code.js';
 import { reportErrorAnswer } from '../metrics/channels.js';
 import { checkAuthorizationTarget } from '../checks/authorization-request.js';
 import { resumeAuthorization } from './resume-authorization.js';
+import { encodeLoginRequest } from '../http/login-request.js';
+
+/** `query` with `consent` among its prompt values: the consent page is shown even where a consent is remembered. */
+function withConsentPrompt(query: string): string {
+  const params = new URLSearchParams(query);
+  const prompt = params.get('prompt') ?? '';
+  if (!prompt.split(' ').includes('consent')) params.set('prompt', prompt === '' ? 'consent' : `${prompt} consent`);
+  return params.toString();
+}
 
 /**
  * Builds the consent handler. The decision is taken only with a valid CSRF token, for a request this session
@@ -20,9 +29,14 @@ import { resumeAuthorization } from './resume-authorization.js';
  * - allow: a 256-bit code (stored hashed, single use, bound to client, user, redirect_uri, PKCE challenge
  *   and issuer, living `authorizationCodeTtl` seconds) → 302 to redirect_uri with `code`, `state`, `iss`;
  * - deny: 302 with `error=access_denied`;
- * - a form open longer than its pending request lives (ten minutes), or whose session ended meanwhile (its CSRF
- *   token no longer matches): 303 to the authorization endpoint with the request's validated query, so it is asked
- *   again with every check re-run rather than refused (WCAG 2.2.1).
+ * - a form that cannot be decided as this session's own (open longer than its pending request lives, answered
+ *   already, its request dropped for newer ones, or its session ended or replaced meanwhile, so its CSRF token no
+ *   longer matches) is not refused into a dead end: the request it carries (`resume`) is validated again in full
+ *   and a Deny is sent to its redirect_uri as `access_denied` (a refusal gives nothing away, and the integration
+ *   hears it, RFC 6749 §4.1.2.1), while an Allow goes back to the authorization endpoint (303) with every check
+ *   re-run (WCAG 2.2.1). An Allow whose session changed asks for consent again there (`prompt=consent`): the page
+ *   it answered named a user who may no longer be the one signed in, and a remembered consent of the new one must
+ *   not turn that click, or a Deny, into a code for them.
  * Either answer first checks the integration again as GET /oauth2/authorize did (it exists, is enabled, belongs
  * to this base address and still registers the redirect_uri): one disabled or deleted while the page was open
  * gets the error page, so no code, consent or redirect goes to it.
@@ -32,21 +46,41 @@ import { resumeAuthorization } from './resume-authorization.js';
 export function createConsentEndpoint(context: PageContext) {
   const { userAuth, options, issuer } = context;
 
+  /**
+   * Answers a form that cannot be decided as this session's own from the request it carries: a Deny to its
+   * redirect_uri, an Allow back to the authorization endpoint (asking for consent again when `askAgain`). A forged
+   * POST gets only what a link could give: the endpoint's own answer, or an `access_denied` at a registered address.
+   */
+  async function answerStale(res: Response, body: Record<string, unknown>, askAgain: boolean, status: number, message: string): Promise<void> {
+    let resumed;
+    try {
+      resumed = await resumeAuthorization(context, body.resume);
+    } catch (err) {
+      renderTargetError(res, context, err, 'This page is not available right now. Please try again later.');
+      return;
+    }
+    if (resumed === null) {
+      renderError(res, context, status, 'invalid_request', message);
+      return;
+    }
+    if (body.decision === 'deny') {
+      const { target } = resumed;
+      reportErrorAnswer(options.events, 'authorization', 'access_denied', 302);
+      res.redirect(302, errorRedirectUri(target.redirectUri, {
+        error: 'access_denied', description: 'the user denied the request', state: target.state, stateOctets: target.stateOctets, issuer: issuer.issuer,
+      }));
+      return;
+    }
+    const query = resumed.pending.query;
+    res.redirect(303, `${context.paths.authorize}?${askAgain ? withConsentPrompt(query) : query}`);
+  }
+
   return async function consentEndpoint(req: Request, res: Response): Promise<void> {
     const body = (req.body ?? {}) as Record<string, unknown>;
     if (!isValidCsrfToken(req, body.csrf_token)) {
-      // The session ended while the page was open (idle timeout, sign-out in another tab): asked again from the
-      // start, every check re-run, rather than refused (WCAG 2.2.1). A forged POST gets only the redirect a link to
-      // the authorization endpoint would give; nothing it carries is decided on.
-      let restart: string | null;
-      try {
-        restart = (await resumeAuthorization(context, body.resume))?.pending.query ?? null;
-      } catch (err) {
-        renderTargetError(res, context, err, 'This page is not available right now. Please try again later.');
-        return;
-      }
-      if (restart !== null) res.redirect(303, `${context.paths.authorize}?${restart}`);
-      else renderError(res, context, 403, 'invalid_request', 'The form has expired. Go back to the application and start again.');
+      // The session ended or was replaced while the page was open (idle timeout, sign-out or another sign-in in
+      // another tab): nothing this form says is decided on as this session's.
+      await answerStale(res, body, true, 403, 'The form has expired. Go back to the application and start again.');
       return;
     }
     const requestId = typeof body.request_id === 'string' ? body.request_id : '';
@@ -55,11 +89,13 @@ export function createConsentEndpoint(context: PageContext) {
     if (expired && expired.issuer === issuer.issuer) {
       // Open longer than a pending request lives: asked again from the start (every check re-run), not refused.
       deletePendingRequest(req, requestId);
-      res.redirect(303, `${context.paths.authorize}?${expired.query}`);
+      await answerStale(res, { ...body, resume: encodeLoginRequest(expired.query) }, false, 400,
+        'This authorization request has expired. Go back to the application and start again.');
       return;
     }
     if (!pending || pending.issuer !== issuer.issuer) {
-      renderError(res, context, 400, 'invalid_request', 'This authorization request has expired. Go back to the application and start again.');
+      // Answered already (a second tap of Allow whose first answer the browser dropped), or dropped for newer ones.
+      await answerStale(res, body, false, 400, 'This authorization request has expired. Go back to the application and start again.');
       return;
     }
     const decision = body.decision;
@@ -70,12 +106,13 @@ export function createConsentEndpoint(context: PageContext) {
     try {
       const user = await findCurrentUser(req, userAuth, options);
       if (!user) {
-        renderError(res, context, 401, 'access_denied', 'You are no longer signed in. Go back to the application and start again.');
+        // Signed out by the host's login meanwhile: a Deny still reaches the integration, an Allow signs in again.
+        await answerStale(res, body, true, 401, 'You are no longer signed in. Go back to the application and start again.');
         return;
       }
-      // Made for somebody else, or before the host's login signed this user in: a planted form.
+      // Made for somebody else, or before the host's login signed this user in: a planted form, or another tab's sign-in.
       if (!isSessionOf(req, user)) {
-        renderError(res, context, 403, 'invalid_request', 'The form has expired. Go back to the application and start again.');
+        await answerStale(res, body, true, 403, 'The form has expired. Go back to the application and start again.');
         return;
       }
       deletePendingRequest(req, requestId);

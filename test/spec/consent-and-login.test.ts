@@ -3,7 +3,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import express from 'express';
 import session from 'express-session';
 import request from 'supertest';
-import { basic, createTestApp, REDIRECT_URI, USER, type TestApp } from '../helpers/app.js';
+import { basic, createTestApp, ISSUER, REDIRECT_URI, USER, type TestApp } from '../helpers/app.js';
+import { expectRedirectTo } from '../helpers/spec-requests.js';
 import { authorize, authorizeQuery, hiddenField, obtainCode, signIn, signInAndGetConsent } from '../helpers/browser-flow.js';
 import { createOAuthRouter } from '../../src/router.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
@@ -303,6 +304,66 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
     const login = await request(t.app).get(late.headers.location!);
     expect(login.status).toBe(200);
     expect(login.text).toContain('name="password"');
+  });
+
+  it('consent: with the session gone, Deny still reaches the integration as access_denied with its state (RFC 6749 §4.1.2.1)', async () => {
+    const t = await createTestApp();
+    const consent = await signInAndGetConsent(request.agent(t.app), '', authorizeQuery(t.codeClient, { state: 'gone-reader' }));
+    const form = {
+      csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'),
+      resume: hiddenField(consent, 'resume'), decision: 'deny',
+    };
+    const denied = await request(t.app).post('/oauth2/consent').type('form').send(form);
+    const callback = expectRedirectTo(denied);
+    expect(callback.searchParams.get('error')).toBe('access_denied');
+    expect(callback.searchParams.get('state')).toBe('gone-reader');
+    expect(callback.searchParams.get('iss')).toBe(ISSUER);
+    expect(callback.searchParams.has('code')).toBe(false);
+  });
+
+  it('consent: a form answered under a session since replaced never becomes a code: Deny is access_denied, Allow asks for consent again', async () => {
+    const t = await createTestApp();
+    const old = await signInAndGetConsent(request.agent(t.app), '', authorizeQuery(t.codeClient, { state: 'tab-a' }));
+    const form = { csrf_token: hiddenField(old, 'csrf_token'), request_id: hiddenField(old, 'request_id'), resume: hiddenField(old, 'resume') };
+    // Another tab signs in afresh and allows the same integration, which remembers that consent.
+    const browser = request.agent(t.app);
+    const fresh = await signInAndGetConsent(browser, '', authorizeQuery(t.codeClient, { state: 'tab-b' }));
+    const allowed = await browser.post('/oauth2/consent').type('form')
+      .send({ csrf_token: hiddenField(fresh, 'csrf_token'), request_id: hiddenField(fresh, 'request_id'), decision: 'allow' });
+    expect(expectRedirectTo(allowed).searchParams.get('code')).toBeTruthy();
+    // The first tab's Deny: refused access, not a code of the session now signed in.
+    const denied = expectRedirectTo(await browser.post('/oauth2/consent').type('form').send({ ...form, decision: 'deny' }));
+    expect(denied.searchParams.get('error')).toBe('access_denied');
+    expect(denied.searchParams.get('state')).toBe('tab-a');
+    expect(denied.searchParams.has('code')).toBe(false);
+    // Its Allow: the consent page again, naming who is signed in now, though a consent is remembered.
+    const restarted = await browser.post('/oauth2/consent').type('form').send({ ...form, decision: 'allow' });
+    expect(restarted.status).toBe(303);
+    const again = new URL(restarted.headers.location!, 'http://x');
+    expect(again.searchParams.get('prompt')).toBe('consent');
+    expect(again.searchParams.get('state')).toBe('tab-a');
+    const page = await browser.get(restarted.headers.location!);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('name="decision"');
+  });
+
+  it('consent: a second Allow of a request already answered (its first answer lost) resumes the request instead of a dead end; a Deny then is access_denied', async () => {
+    const t = await createTestApp();
+    const agent = request.agent(t.app);
+    const consent = await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient, { state: 'double-tap' }));
+    const form = {
+      csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), resume: hiddenField(consent, 'resume'),
+    };
+    expect(expectRedirectTo(await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'allow' })).searchParams.get('code')).toBeTruthy();
+    const second = await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'allow' });
+    expect(second.status).toBe(303);
+    expect(new URL(second.headers.location!, 'http://x').searchParams.has('prompt')).toBe(false);
+    // The consent just given is remembered: the request completes.
+    const completed = expectRedirectTo(await agent.get(second.headers.location!));
+    expect(completed.searchParams.get('code')).toBeTruthy();
+    expect(completed.searchParams.get('state')).toBe('double-tap');
+    const denied = expectRedirectTo(await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'deny' }));
+    expect(denied.searchParams.get('error')).toBe('access_denied');
   });
 
   it('consent: a form without a valid resume, or for an integration since disabled, gets the error page and no redirect', async () => {
