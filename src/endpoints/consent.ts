@@ -12,6 +12,7 @@ import { issueCodeRedirect } from './issue-code.js';
 import { reportErrorAnswer } from '../metrics/channels.js';
 import { checkAuthorizationTarget } from '../checks/authorization-request.js';
 import { resumeAuthorization } from './resume-authorization.js';
+import type { PendingAuthorization } from '../http/oauth-session.js';
 import { encodeLoginRequest } from '../http/login-request.js';
 
 /** `query` with `consent` among its prompt values: the consent page is shown even where a consent is remembered. */
@@ -75,6 +76,59 @@ export function createConsentEndpoint(context: PageContext) {
     res.redirect(303, `${context.paths.authorize}?${askAgain ? withConsentPrompt(query) : query}`);
   }
 
+  /** Each pending request's answer under way in this process (its redirect, or null): see the double POST below. */
+  const answering = new Map<string, Promise<string | null>>();
+
+  /**
+   * Decides a pending request of this session: Allow issues a code, Deny refuses; the 302's Location, or null when
+   * the answer was a page (the form was stale after all, or the integration was refused).
+   */
+  async function decide(
+    req: Request, res: Response, body: Record<string, unknown>, pending: PendingAuthorization, requestId: string, decision: 'allow' | 'deny',
+  ): Promise<string | null> {
+    const redirect = (location: string): string => {
+      res.redirect(302, location);
+      return location;
+    };
+    try {
+      const user = await findCurrentUser(req, userAuth, options);
+      if (!user) {
+        // Signed out by the host's login meanwhile: a Deny still reaches the integration, an Allow signs in again.
+        await answerStale(res, body, true, 401, 'You are no longer signed in. Go back to the application and start again.');
+        return null;
+      }
+      // Made for somebody else, or before the host's login signed this user in: a planted form, or another tab's sign-in.
+      if (!isSessionOf(req, user)) {
+        await answerStale(res, body, true, 403, 'The form has expired. Go back to the application and start again.');
+        return null;
+      }
+      deletePendingRequest(req, requestId);
+      try {
+        await checkAuthorizationTarget(context.store, options, issuer, new URLSearchParams(pending.query));
+      } catch (err) {
+        renderTargetError(res, context, err, 'This page is not available right now. Please try again later.');
+        return null;
+      }
+      if (decision === 'deny') {
+        reportErrorAnswer(options.events, 'authorization', 'access_denied', 302);
+        return redirect(errorRedirectUri(pending.redirectUri, {
+          error: 'access_denied', description: 'the user denied the request', state: pending.state, issuer: issuer.issuer,
+        }));
+      }
+      const callback = await issueCodeRedirect(context, pending, user);
+      options.events.publish({
+        type: 'consent.granted', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null,
+        userId: user.id, clientId: pending.clientId, scope: pending.scope,
+      });
+      return redirect(callback);
+    } catch (err) {
+      const oauthError = toOAuthError(err, options.logger);
+      // The redirect_uri is trusted here, so RFC 6749 §4.1.2.1 server_error / temporarily_unavailable apply.
+      reportErrorAnswer(options.events, 'authorization', oauthError.error, 302);
+      return redirect(errorRedirectUri(pending.redirectUri, { error: oauthError.error, state: pending.state, issuer: issuer.issuer }));
+    }
+  }
+
   return async function consentEndpoint(req: Request, res: Response): Promise<void> {
     const body = (req.body ?? {}) as Record<string, unknown>;
     if (!isValidCsrfToken(req, body.csrf_token)) {
@@ -103,43 +157,20 @@ export function createConsentEndpoint(context: PageContext) {
       renderError(res, context, 400, 'invalid_request', 'Choose Allow or Deny.');
       return;
     }
-    try {
-      const user = await findCurrentUser(req, userAuth, options);
-      if (!user) {
-        // Signed out by the host's login meanwhile: a Deny still reaches the integration, an Allow signs in again.
-        await answerStale(res, body, true, 401, 'You are no longer signed in. Go back to the application and start again.');
-        return;
-      }
-      // Made for somebody else, or before the host's login signed this user in: a planted form, or another tab's sign-in.
-      if (!isSessionOf(req, user)) {
-        await answerStale(res, body, true, 403, 'The form has expired. Go back to the application and start again.');
-        return;
-      }
-      deletePendingRequest(req, requestId);
-      try {
-        await checkAuthorizationTarget(context.store, options, issuer, new URLSearchParams(pending.query));
-      } catch (err) {
-        renderTargetError(res, context, err, 'This page is not available right now. Please try again later.');
-        return;
-      }
-      if (decision === 'deny') {
-        reportErrorAnswer(options.events, 'authorization', 'access_denied', 302);
-        res.redirect(302, errorRedirectUri(pending.redirectUri, {
-          error: 'access_denied', description: 'the user denied the request', state: pending.state, issuer: issuer.issuer,
-        }));
-        return;
-      }
-      const callback = await issueCodeRedirect(context, pending, user);
-      options.events.publish({
-        type: 'consent.granted', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null,
-        userId: user.id, clientId: pending.clientId, scope: pending.scope,
-      });
-      res.redirect(302, callback);
-    } catch (err) {
-      const oauthError = toOAuthError(err, options.logger);
-      // The redirect_uri is trusted here, so RFC 6749 §4.1.2.1 server_error / temporarily_unavailable apply.
-      reportErrorAnswer(options.events, 'authorization', oauthError.error, 302);
-      res.redirect(302, errorRedirectUri(pending.redirectUri, { error: oauthError.error, state: pending.state, issuer: issuer.issuer }));
+    // A second POST of this request while the first is being answered (a double tap, Allow then Deny): both loaded
+    // the session before either saved it, so both found the request pending. It gets the first's answer, so the
+    // request is answered once: one code, one consent, and the integration and the consent store agree.
+    const first = answering.get(requestId);
+    if (first !== undefined) {
+      const location = await first;
+      if (location !== null) res.redirect(302, location);
+      else await answerStale(res, body, false, 400, 'This authorization request has expired. Go back to the application and start again.');
+      return;
     }
+    const answer = decide(req, res, body, pending, requestId, decision);
+    answering.set(requestId, answer);
+    // Kept until this response is sent: express-session saves the session (the request no longer pending) first.
+    res.once('close', () => answering.delete(requestId));
+    await answer;
   };
 }

@@ -8,6 +8,7 @@ import { expectRedirectTo } from '../helpers/spec-requests.js';
 import { authorize, authorizeQuery, hiddenField, obtainCode, signIn, signInAndGetConsent } from '../helpers/browser-flow.js';
 import { createOAuthRouter } from '../../src/router.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
+import { OAuthEvents } from '../../src/events/oauth-events.js';
 import { registerClient } from '../../src/clients/register-client.js';
 import type { UserAuth } from '../../src/user-auth.js';
 
@@ -364,6 +365,41 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
     expect(completed.searchParams.get('state')).toBe('double-tap');
     const denied = expectRedirectTo(await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'deny' }));
     expect(denied.searchParams.get('error')).toBe('access_denied');
+  });
+
+  it('consent: Allow and then Deny of one request, the second sent while the first is answered, get one answer: one code, one consent', async () => {
+    // The code's save waits until the Deny has loaded the session (so both found the request pending), or has come back.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    let reachedSave!: () => void;
+    const atSave = new Promise<void>((resolve) => { reachedSave = resolve; });
+    const memory = createMemoryStore();
+    const store = { ...memory, codes: { ...memory.codes, saveCode: async (record: Parameters<typeof memory.codes.saveCode>[0]) => {
+      reachedSave();
+      await gate;
+      return memory.codes.saveCode(record);
+    } } };
+    const events = new OAuthEvents();
+    const granted: unknown[] = [];
+    events.on('event', (event: { type: string }) => { if (event.type === 'consent.granted') granted.push(event); });
+    const t = await createTestApp({ events }, store);
+    const agent = request.agent(t.app);
+    const consent = await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient, { state: 'two-taps' }));
+    const form = {
+      csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), resume: hiddenField(consent, 'resume'),
+    };
+    const allow = agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'allow' }).then((res) => res);
+    await atSave;
+    const deny = agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'deny' }).then((res) => res);
+    // Answered at once without the fix; waited for with it (the fallback only bounds the test).
+    await Promise.race([deny, new Promise((resolve) => setTimeout(resolve, 300))]);
+    release();
+    const [allowed, denied] = await Promise.all([allow, deny]);
+    const callback = expectRedirectTo(allowed);
+    expect(callback.searchParams.get('code')).toBeTruthy();
+    expect(denied.status).toBe(302);
+    expect(denied.headers.location).toBe(allowed.headers.location);
+    expect(granted).toHaveLength(1);
   });
 
   it('consent: a form without a valid resume, or for an integration since disabled, gets the error page and no redirect', async () => {
