@@ -15,6 +15,8 @@ import { resumeAuthorization } from './resume-authorization.js';
 import { renderError, renderLogin } from './render.js';
 import { CONSENTS_PAGE_REQUEST } from './consents.js';
 import { reachedOverHttps } from '../http/reached-over-https.js';
+import { errorRedirectUri } from '../http/error-redirect-uri.js';
+import { reportErrorAnswer } from '../metrics/channels.js';
 
 const GENERIC_FAILURE = 'The username or password is incorrect.';
 const FORM_EXPIRED = 'This sign-in form had expired, so you were not signed in. Please sign in again.';
@@ -32,6 +34,8 @@ interface Resume {
   readonly redirectUri?: string;
   /** The integration of the authorization request, for the audit events; null for the consents page. */
   readonly clientId: string | null;
+  /** Where a Cancel sends the browser: the request's redirect_uri with `access_denied` and its state. */
+  readonly cancelled?: string;
 }
 
 /**
@@ -70,6 +74,10 @@ export function createLoginEndpoint(context: PageContext) {
     return {
       url: `${context.paths.authorize}?${pending.query}`, clientName: target.client.name, redirectUri: target.redirectUri,
       clientId: target.client.clientId,
+      cancelled: errorRedirectUri(target.redirectUri, {
+        error: 'access_denied', description: 'the user cancelled the sign-in', state: target.state, stateOctets: target.stateOctets,
+        issuer: issuer.issuer,
+      }),
     };
   }
 
@@ -143,6 +151,12 @@ export function createLoginEndpoint(context: PageContext) {
     void (async () => {
       const found = await resumeOrAnswer(res, requestId, 400, 'This sign-in request has expired. Go back to the application and start again.');
       if (!found) return;
+      // Cancel: the user will not sign in; the integration hears it (RFC 6749 §4.1.2.1) instead of waiting for ever.
+      if (body.cancel !== undefined && found.cancelled !== undefined) {
+        reportErrorAnswer(options.events, 'authorization', 'access_denied', 302);
+        res.redirect(302, found.cancelled);
+        return;
+      }
       const authenticate = authenticator.authenticate('local', { session: false }, (err: unknown, user: AuthenticatedUser | false) => {
         void (async () => {
           try {

@@ -34,7 +34,8 @@ export function renderLogin(
     brandColor: context.options.brandColor,
     ...(redirectUri !== undefined ? { formTargets: [formActionSource(redirectUri)] } : {}),
     body: loginPageBody({
-      action: context.paths.login, csrfToken: loginCsrfToken(req, res, context.options), productName: context.options.productName, ...model,
+      action: context.paths.login, csrfToken: loginCsrfToken(req, res, context.options), productName: context.options.productName,
+      cancellable: redirectUri !== undefined, ...model,
     }),
   });
 }

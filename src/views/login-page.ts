@@ -11,11 +11,16 @@ export interface LoginPageModel {
   readonly productName: string;
   readonly error: string | null;
   readonly username: string;
+  /** The form resumes an authorization request, whose integration a Cancel answers with `access_denied`. */
+  readonly cancellable: boolean;
 }
 
 /**
- * The login form. Contract for outside tests: inputs named `username` and `password`, a hidden CSRF token.
- * @see RFC 6749 §3.1 (the server authenticates the resource owner), RFC 6819 §4.4.1.4 (CSRF on forms).
+ * The login form. Contract for outside tests: inputs named `username` and `password`, a hidden CSRF token. For an
+ * authorization request, a Cancel button (after Sign in, so Enter still signs in; `formnovalidate`, so it needs no
+ * password) by which a user who will not sign in sends the integration `access_denied` rather than leaving it waiting.
+ * @see RFC 6749 §3.1 (the server authenticates the resource owner), §4.1.2.1 (access_denied), RFC 6819 §4.4.1.4
+ *   (CSRF on forms).
  */
 export function loginPageBody(model: LoginPageModel): string {
   const error = model.error ? `<p class="error" role="alert" id="login-error">${escapeHtml(model.error)}</p>` : '';
@@ -35,6 +40,7 @@ ${error}
 <input type="text" id="username" name="username" autocomplete="username" autocapitalize="none" spellcheck="false" required value="${escapeHtml(model.username)}"${invalid}${passwordNext ? '' : ' autofocus'}>
 <label for="password">Password</label>
 <input type="password" id="password" name="password" autocomplete="current-password" required${invalid}${passwordNext ? ' autofocus' : ''}>
-<div class="actions"><button type="submit" class="primary">Sign in</button></div>
+<div class="actions"><button type="submit" class="primary">Sign in</button>${model.cancellable
+    ? `\n<button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>` : ''}</div>
 </form>`;
 }

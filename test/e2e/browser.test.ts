@@ -321,6 +321,19 @@ describe.skipIf(!CHROMIUM)('authorization code flow in headless Chromium (exampl
     await expect.poll(() => page.getByRole('heading', { name: 'Sign in' }).count()).toBe(1);
   });
 
+  it('Cancel on the sign-in page, with nothing typed, sends the browser to redirect_uri with error=access_denied and the state', async () => {
+    const client = await newIntegration('Not Now Ltd.');
+    const { page, pageErrors } = await newPage(DESKTOP);
+    const request = authorizationRequest(client.clientId);
+    await page.goto(request.url);
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    const callback = await waitForCallback(page);
+    expect(callback.searchParams.get('error')).toBe('access_denied');
+    expect(callback.searchParams.get('state')).toBe(request.state);
+    expect(callback.searchParams.get('code')).toBeNull();
+    expect(pageErrors).toEqual([]);
+  });
+
   it('a wrong password shows the error on the login page, linked to the username field, and keeps the username', async () => {
     const client = await newIntegration('Typo Tester');
     const { page } = await newPage(DESKTOP);

@@ -286,6 +286,36 @@ describe('a consent page left open past the ten minutes a pending request lives 
   });
 });
 
+describe('the sign-in page\'s Cancel (RFC 6749 §4.1.2.1)', () => {
+  it('sends the integration access_denied with the state and iss, without a password, and signs nobody in', async () => {
+    const t = await createTestApp();
+    const agent = request.agent(t.app);
+    const page = await agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { state: 'not-today' })}`);
+    expect(page.text).toMatch(/<button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel<\/button>/);
+    const cancelled = await agent.post('/oauth2/login').type('form')
+      .send({ csrf_token: hiddenField(page.text, 'csrf_token'), request_id: hiddenField(page.text, 'request_id'), cancel: '1' });
+    const callback = expectRedirectTo(cancelled);
+    expect(callback.searchParams.get('error')).toBe('access_denied');
+    expect(callback.searchParams.get('state')).toBe('not-today');
+    expect(callback.searchParams.get('iss')).toBe(ISSUER);
+    expect(callback.searchParams.has('code')).toBe(false);
+    // Still signed out: the same request shows the sign-in page again.
+    expect((await agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`)).text).toContain('name="password"');
+  });
+
+  it('is refused like any sign-in without its CSRF token, and is not offered for the connected-applications page', async () => {
+    const t = await createTestApp();
+    const page = await request(t.app).get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`);
+    const forged = await request(t.app).post('/oauth2/login').type('form')
+      .send({ csrf_token: hiddenField(page.text, 'csrf_token'), request_id: hiddenField(page.text, 'request_id'), cancel: '1' });
+    expect(forged.status).toBe(403);
+    expect(forged.headers.location).toBeUndefined();
+    const consents = await request(t.app).get('/oauth2/consents');
+    expect(consents.text).toContain('name="password"');
+    expect(consents.text).not.toContain('name="cancel"');
+  });
+});
+
 describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.1)', () => {
   it('consent: with the session gone, Allow is sent back to the authorization request, which asks for sign-in again, not refused', async () => {
     const t = await createTestApp();
