@@ -18,15 +18,17 @@ function scopeRequestedAtAuthorization(granted: readonly string[], registered: r
 }
 
 /**
- * Reports a replayed code and the revocation of its grant. The code's record is not returned, so its client is
- * the one that presented it (authenticated), which is the code's own but for a stolen code tried elsewhere; its
- * user is the store's word when the store gives it (`null` otherwise).
+ * Reports a replayed code and the revocation of its grant. `code.replayed` names the client that presented it
+ * (authenticated), which is the code's own but for a stolen code tried elsewhere; `token.revoked` names the grant's
+ * integration and user as the store gives them (a code presented by another integration revokes a grant that is
+ * not the presenter's; a store that gives no integration leaves the presenter, and no user `null`).
  * @see RFC 6749 §4.1.2, RFC 9700 §4.14.
  */
-function publishReplay(context: GrantContext, grantId: string, userId: string | undefined): void {
+function publishReplay(context: GrantContext, replay: { grantId: string; userId?: string; clientId?: string }): void {
   const { options, issuer, client, req } = context;
+  const { grantId } = replay;
   options.events.publish({ type: 'code.replayed', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, clientId: client.clientId, grantId });
-  publishGrantRevoked(context, 'code_replay', grantId, userId ?? null);
+  publishGrantRevoked(context, 'code_replay', grantId, replay.userId ?? null, replay.clientId ?? client.clientId);
 }
 
 /**
@@ -100,7 +102,7 @@ export const authorizationCodeGrant: GrantHandler = {
     if (result.kind === 'replayed') {
       await context.lookedUp?.();
       await store.tokens.revokeGrant(result.grantId);
-      publishReplay(context, result.grantId, result.userId);
+      publishReplay(context, result);
       throw new InvalidGrantError('authorization code has already been used');
     }
     try {

@@ -28,12 +28,17 @@ export interface IssueRequest {
   readonly newGrant?: boolean;
 }
 
-/** Reports the revocation of one grant of the requesting client by the token endpoint (RFC 6749 §4.1.2, §10.4). */
-export function publishGrantRevoked(context: GrantContext, cause: RevocationCause, grantId: string, userId: string | null): void {
-  const { options, issuer, client, req } = context;
+/**
+ * Reports the revocation of one grant by the token endpoint (RFC 6749 §4.1.2, §10.4): a grant of the requesting
+ * client, or of `clientId` when the store names another (a used code another integration presented).
+ */
+export function publishGrantRevoked(
+  context: GrantContext, cause: RevocationCause, grantId: string, userId: string | null, clientId = context.client.clientId,
+): void {
+  const { options, issuer, req } = context;
   options.events.publish({
     type: 'token.revoked', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, cause, extent: 'grant',
-    clientId: client.clientId, userId, grantId,
+    clientId, userId, grantId,
   });
 }
 

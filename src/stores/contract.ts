@@ -169,13 +169,14 @@ export interface AuthorizationCodeRecord {
 /**
  * Outcome of `consumeCode`.
  * - `consumed`: this call won; the code is now used.
- * - `replayed`: the code exists, is not expired, and was already used. `userId` (optional: a store may
- *   leave it out) is the code's user, so the revocation the replay causes is reported with it.
+ * - `replayed`: the code exists, is not expired, and was already used. `userId` and `clientId` (optional: a store
+ *   may leave them out) are the code's user and integration, so the revocation the replay causes is reported against
+ *   them, also when another integration presented the code.
  * - `not_found`: unknown or expired.
  */
 export type ConsumeResult<T> =
   | { readonly kind: 'consumed'; readonly record: T }
-  | { readonly kind: 'replayed'; readonly grantId: string; readonly userId?: string }
+  | { readonly kind: 'replayed'; readonly grantId: string; readonly userId?: string; readonly clientId?: string }
   | { readonly kind: 'not_found' };
 
 /** Authorization codes. */

@@ -5,14 +5,17 @@ import type { ConformanceRule } from './conformance-types.js';
 import { buildCode, buildTokenPair, justExpired, saveTokens } from './conformance-fixtures.js';
 
 /**
- * Asserts a replay's answer: the code's grant, and its user when the store gives one (optional in the contract,
- * so a store that leaves it out still passes; one that gives another user does not).
+ * Asserts a replay's answer: the code's grant, and its user and integration when the store gives them (optional in
+ * the contract, so a store that leaves them out still passes; one that gives another user or integration does not).
  * @see RFC 6749 §4.1.2.
  */
 export function assertReplayed(result: ConsumeResult<AuthorizationCodeRecord>, code: AuthorizationCodeRecord, where?: string): void {
-  const expected = result.kind === 'replayed' && 'userId' in result
-    ? { kind: 'replayed', grantId: code.grantId, userId: code.userId }
-    : { kind: 'replayed', grantId: code.grantId };
+  const given = result.kind === 'replayed' ? result : {};
+  const expected = {
+    kind: 'replayed', grantId: code.grantId,
+    ...('userId' in given ? { userId: code.userId } : {}),
+    ...('clientId' in given ? { clientId: code.clientId } : {}),
+  };
   assert.deepEqual(result, expected, where);
 }
 
@@ -58,7 +61,7 @@ export const codeRules: readonly ConformanceRule[] = [
   },
   {
     tier: 'required',
-    name: 'a consumed code reads as replayed, with its grantId (and its userId, if given), to every later consumeCode until it expires',
+    name: 'a consumed code reads as replayed, with its grantId (and its userId and clientId, if given), to every later consumeCode until it expires',
     async run({ store }) {
       const code = buildCode();
       await store.codes.saveCode(code);

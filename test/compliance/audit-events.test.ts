@@ -197,6 +197,25 @@ describe('audit events', () => {
     expectNoSecrets(h);
   });
 
+  it('a used code presented by another integration: code.replayed names the presenter, token.revoked the code\'s integration and user', async () => {
+    const h = await harness();
+    const { code } = await browse(h);
+    expect((await exchange(h, code)).status).toBe(200);
+    const { client, clientSecret } = await registerClient(h.store, {
+      name: 'other', flow: 'authorization_code', redirectUris: [REDIRECT_URI], allowedScopes: ['envelopes:read'],
+    });
+    h.secrets.add(clientSecret);
+    const other = { clientId: client.clientId, clientSecret };
+    const replay = await token(h, other, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
+    expect(replay.body.error).toBe('invalid_grant');
+    const grantId = eventsOf(h, 'token.issued')[0]!.grantId;
+    expect(eventsOf(h, 'code.replayed')).toEqual([{ type: 'code.replayed', ...fromHttp, clientId: other.clientId, grantId }]);
+    expect(eventsOf(h, 'token.revoked')).toEqual([{
+      type: 'token.revoked', ...fromHttp, cause: 'code_replay', extent: 'grant', clientId: h.codeClient.clientId, userId: USER.id, grantId,
+    }]);
+    expectNoSecrets(h);
+  });
+
   it('a replay answered without the code\'s user (a store may leave userId out) reports token.revoked with userId null', async () => {
     const h = await harness();
     const consumeCode = h.store.codes.consumeCode.bind(h.store.codes);

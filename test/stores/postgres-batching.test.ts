@@ -114,14 +114,14 @@ describe.skipIf(!url)('PostgreSQL store, batched calls (DESIGN §3a, RFC 7009 §
     expect(results).toEqual([
       { kind: 'consumed', record: first },
       { kind: 'consumed', record: second },
-      { kind: 'replayed', grantId: first.grantId, userId: first.userId },
+      { kind: 'replayed', grantId: first.grantId, userId: first.userId, clientId: first.clientId },
       { kind: 'not_found' },
       { kind: 'not_found' },
-      { kind: 'replayed', grantId: first.grantId, userId: first.userId },
+      { kind: 'replayed', grantId: first.grantId, userId: first.userId, clientId: first.clientId },
     ]);
     expect(sent('c.code_hash = ANY($1::text[])')).toBe(1);
     // And afterwards, alone: a replay.
-    expect(await store.codes.consumeCode(second.codeHash)).toEqual({ kind: 'replayed', grantId: second.grantId, userId: second.userId });
+    expect(await store.codes.consumeCode(second.codeHash)).toEqual({ kind: 'replayed', grantId: second.grantId, userId: second.userId, clientId: second.clientId });
   });
 
   it('token lookups made while one is at the database share one SELECT; expired and unknown tokens read absent', async () => {

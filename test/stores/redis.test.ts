@@ -125,7 +125,7 @@ describe.skipIf(!url)('Redis store', () => {
         await store.codes.saveCode(code);
         expect((await store.codes.consumeCode(code.codeHash)).kind).toBe('consumed');
         expect(await admin.exists(`${prefix}code:${code.codeHash}`)).toBe(1);
-        expect(await store.codes.consumeCode(code.codeHash)).toEqual({ kind: 'replayed', grantId: code.grantId, userId: code.userId });
+        expect(await store.codes.consumeCode(code.codeHash)).toEqual({ kind: 'replayed', grantId: code.grantId, userId: code.userId, clientId: code.clientId });
       });
     });
 

@@ -182,9 +182,9 @@ describe('a lock held by another process does not block the event loop', () => {
     const results = await Promise.all(consumes);
     expect(results.map((r) => r.kind)).toEqual(['consumed', 'replayed', 'replayed']);
     expect(results[0]).toEqual({ kind: 'consumed', record: code });
-    expect(results[1]).toEqual({ kind: 'replayed', grantId: code.grantId, userId: code.userId });
+    expect(results[1]).toEqual({ kind: 'replayed', grantId: code.grantId, userId: code.userId, clientId: code.clientId });
     expect(await saved).toBe(true);
-    expect(await store.codes.consumeCode(code.codeHash)).toEqual({ kind: 'replayed', grantId: code.grantId, userId: code.userId });
+    expect(await store.codes.consumeCode(code.codeHash)).toEqual({ kind: 'replayed', grantId: code.grantId, userId: code.userId, clientId: code.clientId });
   });
 
   it('a code consume whose lock wait runs out is rejected with StoreUnavailableError and leaves the code unused', async () => {

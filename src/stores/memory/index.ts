@@ -109,7 +109,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
           codes.delete(codeHash);
           return { kind: 'not_found' };
         }
-        if (stored.consumedAt !== null) return { kind: 'replayed', grantId: stored.record.grantId, userId: stored.record.userId };
+        if (stored.consumedAt !== null) {
+          return { kind: 'replayed', grantId: stored.record.grantId, userId: stored.record.userId, clientId: stored.record.clientId };
+        }
         codes.set(codeHash, encode({ record: stored.record, consumedAt: now } satisfies StoredCode));
         return { kind: 'consumed', record: stored.record };
       },

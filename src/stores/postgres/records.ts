@@ -296,7 +296,7 @@ export function createPostgresCodeStore(db: PostgresRunner, t: PostgresTables, b
 
 /** A replay's answer from the grant, client and user its row leads with, as a consumed code's row does. */
 function replayOf(values: readonly unknown[]): ConsumeResult<AuthorizationCodeRecord> {
-  return { kind: 'replayed', grantId: values[0] as string, userId: values[2] as string };
+  return { kind: 'replayed', grantId: values[0] as string, userId: values[2] as string, clientId: values[1] as string };
 }
 
 /** The answer of one consume from its row. */

@@ -55,10 +55,11 @@ export function createRedisCodeStore(keys: RedisKeys, run: RunScript): CodeStore
       const reply = (await run(CONSUME_CODE, [keys.code(codeHash)], [String(Date.now())])) as string[];
       if (reply[0] === 'consumed' && reply[1] !== undefined) return { kind: 'consumed', record: decodeCode(reply[1]) };
       if (reply[0] === 'replayed' && reply[1] !== undefined) {
-        // The code's user, for the report of the revocation the replay causes; a record written without one
-        // (never, by this store) leaves it out, as the contract allows.
-        const userId = reply[2] === undefined ? undefined : decodeCode(reply[2]).userId;
-        return userId === undefined ? { kind: 'replayed', grantId: reply[1] } : { kind: 'replayed', grantId: reply[1], userId };
+        // The code's user and integration, for the report of the revocation the replay causes; a reply without the
+        // record (never, from this store's script) leaves them out, as the contract allows.
+        if (reply[2] === undefined) return { kind: 'replayed', grantId: reply[1] };
+        const { userId, clientId } = decodeCode(reply[2]);
+        return { kind: 'replayed', grantId: reply[1], userId, clientId };
       }
       return { kind: 'not_found' };
     },

@@ -242,7 +242,7 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
     // Not ours: either someone consumed it first (replay, still live; in this batch too, as calls of a
     // batch run one after the other) or it is unknown or expired.
     const live = s.findLiveCodeGrant.get(codeHash, now);
-    return live ? { kind: 'replayed', grantId: live.grant_id, userId: live.user_id } : { kind: 'not_found' };
+    return live ? { kind: 'replayed', grantId: live.grant_id, userId: live.user_id, clientId: live.client_id } : { kind: 'not_found' };
   }, { ahead: true });
 
   return {

@@ -46,7 +46,7 @@ export interface SqliteStatements {
   readonly insertCode: Statement<CodeRow>;
   /** The atomic consume: only the first of N racing calls matches `consumed_at IS NULL`. Raw: values by position. */
   readonly consumeCode: Statement<[consumedAt: number, codeHash: string, now: number], CodeRecordValues>;
-  readonly findLiveCodeGrant: Statement<[codeHash: string, now: number], { grant_id: string; user_id: string }>;
+  readonly findLiveCodeGrant: Statement<[codeHash: string, now: number], { grant_id: string; user_id: string; client_id: string }>;
   /** Positional (`tokenValues`): binding by name cost 2.5 µs more per token. */
   readonly insertToken: Statement<TokenValues>;
   /** Raw: values by position. */
@@ -117,7 +117,7 @@ export function prepareSqliteStatements(db: SqliteConnection): SqliteStatements 
       UPDATE codes SET consumed_at = ?
       WHERE code_hash = ? AND consumed_at IS NULL AND expires_at > ?
       RETURNING ${CODE_RECORD_COLUMNS}`).raw(),
-    findLiveCodeGrant: db.prepare('SELECT grant_id, user_id FROM codes WHERE code_hash = ? AND expires_at > ?'),
+    findLiveCodeGrant: db.prepare('SELECT grant_id, user_id, client_id FROM codes WHERE code_hash = ? AND expires_at > ?'),
     insertToken: db.prepare(`
       INSERT INTO tokens (token_hash, kind, grant_id, client_id, user_id, scope, issuer, expires_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
