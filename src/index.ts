@@ -31,7 +31,7 @@ export type {
 export type { LoginRateLimitOptions } from './http/login-rate-limit.js';
 export type { ClientAuthRateLimitOptions } from './checks/client-auth-rate-limit.js';
 export {
-  STORE_POLICY, compareIds, compareClients, compareConsents, compareSigningKeys, isStoreId,
+  STORE_POLICY, compareIds, compareClients, compareConsents, compareSigningKeys, isStoreId, checkTokenPair,
   CLIENT_CHANGE_FIELDS, definedClientChanges, applyClientChanges,
 } from './stores/store-policy.js';
 export { STORE_TIERS, checkStore, missingStoreMethods, hasStoreTier } from './stores/check-store.js';

@@ -29,9 +29,27 @@ export function checkTokenPair(access: TokenRecord, refresh: TokenRecord | null)
   }
 }
 
-/** Orders two ids by UTF-16 code unit, i.e. binary for the ASCII ids the package generates: `'B' < 'a'`. */
+/**
+ * Orders two ids by code point, which is the order of their UTF-8 bytes: SQLite's BINARY, PostgreSQL's `COLLATE "C"`
+ * and MariaDB's `utf8mb4_nopad_bin` order, so every store lists alike (`'B' < 'a'`, and `'\uFF21' < '\u{1F600}'`).
+ * JavaScript's `<` compares UTF-16 code units, which put a character past U+FFFF (a surrogate pair, D800–DFFF) before
+ * one of U+E000–U+FFFF: the memory and Redis stores listed such ids in another order than SQLite and PostgreSQL. The
+ * first differing code units decide; only when both are at or above D800 are they moved so that surrogates come last.
+ */
 export function compareIds(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+  if (a === b) return 0;
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800 && y >= 0xd800) {
+      x += x >= 0xe000 ? -0x800 : 0x2000;
+      y += y >= 0xe000 ? -0x800 : 0x2000;
+    }
+    return x - y;
+  }
+  return a.length - b.length;
 }
 
 /** `listClients` order: oldest `createdAt` first, then `clientId` (binary). */

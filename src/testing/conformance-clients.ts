@@ -156,13 +156,17 @@ export const clientRules: readonly ConformanceRule[] = [
   },
   {
     tier: 'administration',
-    name: "listClients orders by createdAt, then by clientId in binary order ('B' before 'a')",
+    name: "listClients orders by createdAt, then by clientId in binary order ('B' before 'a', U+FF21 before U+1F600)",
     async run({ store }) {
       const { clients } = administration(store);
       const early = secondsFromNow(-300);
       const late = secondsFromNow(-100);
       const suffix = freshId('').slice(1);
+      // Binary is the order of the UTF-8 bytes (code points): U+FF21 before U+1F600, where UTF-16 code units put the
+      // surrogate pair first.
       const saved = [
+        buildClient({ clientId: `\u{1F600}${suffix}`, createdAt: early }).client,
+        buildClient({ clientId: `\uFF21${suffix}`, createdAt: early }).client,
         buildClient({ clientId: `b${suffix}`, createdAt: early }).client,
         buildClient({ clientId: `late${suffix}`, createdAt: late }).client,
         buildClient({ clientId: `a${suffix}`, createdAt: early }).client,
@@ -171,7 +175,7 @@ export const clientRules: readonly ConformanceRule[] = [
       ];
       for (const client of saved) await clients.createClient(client);
       const listed = await clients.listClients();
-      assert.deepEqual(listed.map((c) => c.clientId), ['A', 'B', 'a', 'b', 'late'].map((p) => `${p}${suffix}`));
+      assert.deepEqual(listed.map((c) => c.clientId), ['A', 'B', 'a', 'b', '\uFF21', '\u{1F600}', 'late'].map((p) => `${p}${suffix}`));
       for (const client of listed) assert.ok(client.createdAt instanceof Date, 'createdAt must be a Date');
     },
   },

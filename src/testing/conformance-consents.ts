@@ -79,18 +79,19 @@ export const consentRules: readonly ConformanceRule[] = [
   },
   {
     tier: 'consents',
-    name: "listConsents returns only that user's consents, ordered by grantedAt, then clientId in binary order ('B' before 'a')",
+    name: "listConsents returns only that user's consents, ordered by grantedAt, then clientId in binary order ('B' before 'a', U+FF21 before U+1F600)",
     async run({ store }) {
       const consents = consentsOf(store);
       const tie = secondsFromNow(-100);
       const suffix = freshId('').slice(1);
       const newest = buildConsent({ userId: 'alice', grantedAt: secondsFromNow(-10) });
       const oldest = buildConsent({ userId: 'alice', grantedAt: secondsFromNow(-300) });
-      const [A, B, a, b] = ['A', 'B', 'a', 'b'].map((p) => buildConsent({ userId: 'alice', clientId: `${p}${suffix}`, grantedAt: tie }));
+      const [A, B, a, b, wide, emoji] = ['A', 'B', 'a', 'b', '\uFF21', '\u{1F600}']
+        .map((p) => buildConsent({ userId: 'alice', clientId: `${p}${suffix}`, grantedAt: tie }));
       const bobs = buildConsent({ userId: 'bob', grantedAt: secondsFromNow(-200) });
-      for (const consent of [newest, b, bobs, a, oldest, B, A]) await consents.saveConsent(consent!);
+      for (const consent of [newest, emoji, b, bobs, a, wide, oldest, B, A]) await consents.saveConsent(consent!);
       const listed = await consents.listConsents('alice');
-      assert.deepEqual(listed, [oldest, A, B, a, b, newest]);
+      assert.deepEqual(listed, [oldest, A, B, a, b, wide, emoji, newest]);
       for (const consent of listed) assert.ok(consent.grantedAt instanceof Date, 'grantedAt must be a Date');
     },
   },

@@ -36,7 +36,10 @@ async function raceSaveAgainst(
     assert.ok(
       left.every((found) => !found),
       `${describeRound(round, schedule)}: a token survived the revocation (saveTokens resolved ${String(saved)}); ` +
-        'the revocation check and the insert must be one transaction',
+        'the save and the revocation must conflict: the save\'s tombstone check and insert in one transaction (or script), and '
+        + 'that transaction and the revocation\'s (tombstone, then delete) serialised against each other, e.g. both locking '
+        + 'the same per-grant and per-integration rows or advisory locks (under READ COMMITTED a check and an insert in one '
+        + 'transaction are not enough by themselves)',
     );
   });
 }
