@@ -29,10 +29,12 @@ export function checkClientName(name: unknown): string {
 
 /**
  * The redirect URIs of an integration of `flow`, without duplicates: at least one for the authorization_code
- * flow, none for client_credentials, each absolute, https (or http on loopback), without fragment.
+ * flow, none for client_credentials, each absolute, https (or http on loopback), without fragment. URIs in `kept`
+ * (an update's, already registered) are not checked again: one registered before a rule was added stays usable, and
+ * its integration can still be changed, until it is removed.
  * @throws TypeError naming the rule broken. @see RFC 6749 §3.1.2, §3.1.2.2; RFC 9700 §2.1.
  */
-export function checkClientRedirectUris(flow: ClientFlow, uris: readonly string[] | undefined): string[] {
+export function checkClientRedirectUris(flow: ClientFlow, uris: readonly string[] | undefined, kept: readonly string[] = []): string[] {
   const redirectUris = [...new Set(uris ?? [])];
   if (flow === 'authorization_code' && redirectUris.length === 0) {
     throw new TypeError('the authorization_code flow needs at least one redirect URI (RFC 6749 §3.1.2.2)');
@@ -40,7 +42,7 @@ export function checkClientRedirectUris(flow: ClientFlow, uris: readonly string[
   if (flow === 'client_credentials' && redirectUris.length > 0) {
     throw new TypeError('the client_credentials flow has no redirect URI');
   }
-  redirectUris.forEach(checkRegisteredRedirectUri);
+  for (const uri of redirectUris) if (!kept.includes(uri)) checkRegisteredRedirectUri(uri);
   return redirectUris;
 }
 

@@ -102,7 +102,7 @@ export async function updateClientSettings(store: Store, clientId: string, updat
   const changes: { -readonly [K in keyof ClientChanges]: ClientChanges[K] } = {};
   if (update.name !== undefined) changes.name = checkClientName(update.name);
   const redirectUris = redirectUrisOf(current, update);
-  if (redirectUris !== undefined) changes.redirectUris = checkClientRedirectUris(current.flow, redirectUris);
+  if (redirectUris !== undefined) changes.redirectUris = checkClientRedirectUris(current.flow, redirectUris, current.redirectUris);
   if (update.allowedScopes !== undefined) changes.allowedScopes = checkClientScopes(update.allowedScopes);
   if (update.requirePkce !== undefined) {
     if (typeof update.requirePkce !== 'boolean') throw new TypeError('requirePkce must be true or false');

@@ -35,9 +35,13 @@ function withConsentPrompt(query: string): string {
  *   longer matches) is not refused into a dead end: the request it carries (`resume`) is validated again in full
  *   and a Deny is sent to its redirect_uri as `access_denied` (a refusal gives nothing away, and the integration
  *   hears it, RFC 6749 §4.1.2.1), while an Allow goes back to the authorization endpoint (303) with every check
- *   re-run (WCAG 2.2.1). An Allow whose session changed asks for consent again there (`prompt=consent`): the page
- *   it answered named a user who may no longer be the one signed in, and a remembered consent of the new one must
- *   not turn that click, or a Deny, into a code for them.
+ *   re-run (WCAG 2.2.1), asking for consent again there (`prompt=consent`): the page it answered named a user who
+ *   may no longer be the one signed in, and a remembered consent of another must not turn that click, or a Deny,
+ *   into a code for them;
+ * - a second POST of a request while the first is being answered (a double tap, Allow then Deny, a browser that
+ *   cancelled the first) gets the first's answer (`answering`), so the request is answered once in this process. The
+ *   first saves the session without the request before it issues anything, so once its answer is given a
+ *   resubmission finds the request answered, and is never handed the same code again.
  * Either answer first checks the integration again as GET /oauth2/authorize did (it exists, is enabled, belongs
  * to this base address and still registers the redirect_uri): one disabled or deleted while the page was open
  * gets the error page, so no code, consent or redirect goes to it.
@@ -49,10 +53,12 @@ export function createConsentEndpoint(context: PageContext) {
 
   /**
    * Answers a form that cannot be decided as this session's own from the request it carries: a Deny to its
-   * redirect_uri, an Allow back to the authorization endpoint (asking for consent again when `askAgain`). A forged
-   * POST gets only what a link could give: the endpoint's own answer, or an `access_denied` at a registered address.
+   * redirect_uri, an Allow back to the authorization endpoint, asking for consent again (`prompt=consent`) whatever
+   * consent is remembered: whoever is signed in now may not be the user the page named (a host's login can sign
+   * another user in on the same session), so the click is not taken as theirs. A forged POST gets only what a link
+   * could give: the endpoint's own answer, or an `access_denied` at a registered address.
    */
-  async function answerStale(res: Response, body: Record<string, unknown>, askAgain: boolean, status: number, message: string): Promise<void> {
+  async function answerStale(res: Response, body: Record<string, unknown>, status: number, message: string): Promise<void> {
     let resumed;
     try {
       resumed = await resumeAuthorization(context, body.resume);
@@ -72,12 +78,28 @@ export function createConsentEndpoint(context: PageContext) {
       }));
       return;
     }
-    const query = resumed.pending.query;
-    res.redirect(303, `${context.paths.authorize}?${askAgain ? withConsentPrompt(query) : query}`);
+    res.redirect(303, `${context.paths.authorize}?${withConsentPrompt(resumed.pending.query)}`);
   }
 
-  /** Each pending request's answer under way in this process (its redirect, or null): see the double POST below. */
+  /**
+   * The answers under way in this process, by session and request id: a redirect, or null when the answer was a page.
+   * An entry lasts until its answer is given (not until its connection closes: a browser cancels the first POST of a
+   * double tap), so the map holds at most the requests being decided.
+   */
   const answering = new Map<string, Promise<string | null>>();
+
+  /** A second POST of a request being answered: the first's answer, or false when none is under way. */
+  async function answerAsFirst(req: Request, res: Response, body: Record<string, unknown>, requestId: string): Promise<boolean> {
+    const first = answering.get(`${req.sessionID}\n${requestId}`);
+    if (first === undefined) return false;
+    // A copy of the session loaded before the first saved it still holds the request: without this, its save (or a
+    // store's touch) at the end of the response would write it back, pending again.
+    deletePendingRequest(req, requestId);
+    const location = await first;
+    if (location !== null) res.redirect(302, location);
+    else await answerStale(res, body, 400, 'This authorization request has expired. Go back to the application and start again.');
+    return true;
+  }
 
   /**
    * Decides a pending request of this session: Allow issues a code, Deny refuses; the 302's Location, or null when
@@ -94,15 +116,17 @@ export function createConsentEndpoint(context: PageContext) {
       const user = await findCurrentUser(req, userAuth, options);
       if (!user) {
         // Signed out by the host's login meanwhile: a Deny still reaches the integration, an Allow signs in again.
-        await answerStale(res, body, true, 401, 'You are no longer signed in. Go back to the application and start again.');
+        await answerStale(res, body, 401, 'You are no longer signed in. Go back to the application and start again.');
         return null;
       }
       // Made for somebody else, or before the host's login signed this user in: a planted form, or another tab's sign-in.
       if (!isSessionOf(req, user)) {
-        await answerStale(res, body, true, 403, 'The form has expired. Go back to the application and start again.');
+        await answerStale(res, body, 403, 'The form has expired. Go back to the application and start again.');
         return null;
       }
       deletePendingRequest(req, requestId);
+      // Saved before anything is issued: a POST of this form that loads the session from now on finds it answered.
+      await new Promise<void>((resolve, reject) => req.session.save((err: unknown) => (err ? reject(err) : resolve())));
       try {
         await checkAuthorizationTarget(context.store, options, issuer, new URLSearchParams(pending.query));
       } catch (err) {
@@ -134,7 +158,7 @@ export function createConsentEndpoint(context: PageContext) {
     if (!isValidCsrfToken(req, body.csrf_token)) {
       // The session ended or was replaced while the page was open (idle timeout, sign-out or another sign-in in
       // another tab): nothing this form says is decided on as this session's.
-      await answerStale(res, body, true, 403, 'The form has expired. Go back to the application and start again.');
+      await answerStale(res, body, 403, 'The form has expired. Go back to the application and start again.');
       return;
     }
     const requestId = typeof body.request_id === 'string' ? body.request_id : '';
@@ -143,13 +167,14 @@ export function createConsentEndpoint(context: PageContext) {
     if (expired && expired.issuer === issuer.issuer) {
       // Open longer than a pending request lives: asked again from the start (every check re-run), not refused.
       deletePendingRequest(req, requestId);
-      await answerStale(res, { ...body, resume: encodeLoginRequest(expired.query) }, false, 400,
+      await answerStale(res, { ...body, resume: encodeLoginRequest(expired.query) }, 400,
         'This authorization request has expired. Go back to the application and start again.');
       return;
     }
     if (!pending || pending.issuer !== issuer.issuer) {
+      if (await answerAsFirst(req, res, body, requestId)) return;
       // Answered already (a second tap of Allow whose first answer the browser dropped), or dropped for newer ones.
-      await answerStale(res, body, false, 400, 'This authorization request has expired. Go back to the application and start again.');
+      await answerStale(res, body, 400, 'This authorization request has expired. Go back to the application and start again.');
       return;
     }
     const decision = body.decision;
@@ -160,17 +185,10 @@ export function createConsentEndpoint(context: PageContext) {
     // A second POST of this request while the first is being answered (a double tap, Allow then Deny): both loaded
     // the session before either saved it, so both found the request pending. It gets the first's answer, so the
     // request is answered once: one code, one consent, and the integration and the consent store agree.
-    const first = answering.get(requestId);
-    if (first !== undefined) {
-      const location = await first;
-      if (location !== null) res.redirect(302, location);
-      else await answerStale(res, body, false, 400, 'This authorization request has expired. Go back to the application and start again.');
-      return;
-    }
-    const answer = decide(req, res, body, pending, requestId, decision);
-    answering.set(requestId, answer);
-    // Kept until this response is sent: express-session saves the session (the request no longer pending) first.
-    res.once('close', () => answering.delete(requestId));
+    if (await answerAsFirst(req, res, body, requestId)) return;
+    const key = `${req.sessionID}\n${requestId}`;
+    const answer = decide(req, res, body, pending, requestId, decision).finally(() => answering.delete(key));
+    answering.set(key, answer);
     await answer;
   };
 }

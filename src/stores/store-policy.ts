@@ -67,18 +67,20 @@ export function compareSigningKeys(a: SigningKeyRecord, b: SigningKeyRecord): nu
   return a.createdAt.getTime() - b.createdAt.getTime() || compareIds(a.kid, b.kid);
 }
 
-// C0 and C1 controls, NUL included: a store may reject them (PostgreSQL refuses NUL in text).
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+// C0 and C1 controls, NUL included: a store may reject them (PostgreSQL refuses NUL in text). And a lone surrogate,
+// which is no character: UTF-8 cannot encode it, so SQLite kept U+FFFD in its place and PostgreSQL and Redis merged
+// 'x\uD800' with 'x\uFFFD' (two ids, one record), and no order of code points places it.
+const UNSTORABLE = /[\u0000-\u001f\u007f-\u009f]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
  * Whether a value is an id every store must accept and keep apart from every other: a string of 1 to
- * `maxIdLength` characters without control characters. Case and spaces are significant (`'abc'`,
+ * `maxIdLength` characters without control characters or lone surrogates. Case and spaces are significant (`'abc'`,
  * `'ABC'` and `'abc '` are three ids). The router checks client ids from requests with it before any store
  * sees them, so a store never has to cope with a NUL byte or a megabyte id.
  * @see RFC 6749 §2.2 (client identifier), Appendix A.1 (client_id is VSCHAR).
  */
 export function isStoreId(value: unknown): value is string {
-  return typeof value === 'string' && value.length >= 1 && value.length <= STORE_POLICY.maxIdLength && !CONTROL.test(value);
+  return typeof value === 'string' && value.length >= 1 && value.length <= STORE_POLICY.maxIdLength && !UNSTORABLE.test(value);
 }
 
 /** The fields `updateClient` may change: every field of an integration but its id and its dates. */

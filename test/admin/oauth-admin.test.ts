@@ -57,6 +57,21 @@ function tokenStatus(app: Parameters<typeof request>[0], client: TestClient): Pr
 }
 
 describe('createOAuthAdmin (RFC 6749 §2, RFC 7009 §2.1)', () => {
+  it('an update checks only the redirect URIs it adds: one stored before a rule refused it stays, and the integration can still change', async () => {
+    const store = createMemoryStore();
+    const oauth = createOAuthRouter(store, { verifyCredentials: async () => null }, {
+      issuer: 'http://auth.test', session: { secret: 'test-session-secret-0123456789' },
+    });
+    const { client } = await oauth.admin.createClient({ name: 'Old', flow: 'authorization_code', redirectUris: ['https://good.example/cb'] });
+    // Written before registration refused backslashes (RFC 3986 §2), as a tool writing the store could.
+    const legacy = 'https://good.example\\@evil.example/cb';
+    await store.clients.updateClient!(client.clientId, { redirectUris: ['https://good.example/cb', legacy] });
+    await oauth.admin.updateClient(client.clientId, { addRedirectUris: ['https://good.example/cb2'] });
+    expect((await store.clients.findClient(client.clientId))!.redirectUris).toEqual(['https://good.example/cb', legacy, 'https://good.example/cb2']);
+    await expect(oauth.admin.updateClient(client.clientId, { addRedirectUris: ['https://good.example\\@other.example/cb'] }))
+      .rejects.toThrow(/which a URI may not hold/);
+  });
+
   it('oauth.admin publishes client.* and token.revoked events with ids and field names only, issuer and ip null', async () => {
     const events = new OAuthEvents();
     const seen: OAuthEvent[] = [];

@@ -378,7 +378,7 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
     expect(page.text).toContain('name="decision"');
   });
 
-  it('consent: a second Allow of a request already answered (its first answer lost) resumes the request instead of a dead end; a Deny then is access_denied', async () => {
+  it('consent: a second Allow of a request already answered (its first answer lost) asks again instead of a dead end; a Deny then is access_denied', async () => {
     const t = await createTestApp();
     const agent = request.agent(t.app);
     const consent = await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient, { state: 'double-tap' }));
@@ -388,9 +388,14 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
     expect(expectRedirectTo(await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'allow' })).searchParams.get('code')).toBeTruthy();
     const second = await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'allow' });
     expect(second.status).toBe(303);
-    expect(new URL(second.headers.location!, 'http://x').searchParams.has('prompt')).toBe(false);
-    // The consent just given is remembered: the request completes.
-    const completed = expectRedirectTo(await agent.get(second.headers.location!));
+    // Asked again, though the consent just given is remembered: a stale form's click is not taken as given.
+    expect(new URL(second.headers.location!, 'http://x').searchParams.get('prompt')).toBe('consent');
+    const again = await agent.get(second.headers.location!);
+    expect(again.status).toBe(200);
+    expect(again.text).toContain('name="decision"');
+    const completed = expectRedirectTo(await agent.post('/oauth2/consent').type('form').send({
+      csrf_token: hiddenField(again.text, 'csrf_token'), request_id: hiddenField(again.text, 'request_id'), decision: 'allow',
+    }));
     expect(completed.searchParams.get('code')).toBeTruthy();
     expect(completed.searchParams.get('state')).toBe('double-tap');
     const denied = expectRedirectTo(await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'deny' }));
@@ -429,6 +434,43 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
     expect(callback.searchParams.get('code')).toBeTruthy();
     expect(denied.status).toBe(302);
     expect(denied.headers.location).toBe(allowed.headers.location);
+    expect(granted).toHaveLength(1);
+    // Answered once for good: the waiting POST's copy of the session did not bring the request back.
+    const third = await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'allow' });
+    expect(third.status).toBe(303);
+    expect(granted).toHaveLength(1);
+  });
+
+  it('consent: Allow whose connection the browser dropped (a second tap cancels the first), then Deny: the Deny gets the Allow\'s answer', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    let reachedSave!: () => void;
+    const atSave = new Promise<void>((resolve) => { reachedSave = resolve; });
+    const memory = createMemoryStore();
+    const store = { ...memory, codes: { ...memory.codes, saveCode: async (record: Parameters<typeof memory.codes.saveCode>[0]) => {
+      reachedSave();
+      await gate;
+      return memory.codes.saveCode(record);
+    } } };
+    const events = new OAuthEvents();
+    const granted: unknown[] = [];
+    events.on('event', (event: { type: string }) => { if (event.type === 'consent.granted') granted.push(event); });
+    const t = await createTestApp({ events }, store);
+    const agent = request.agent(t.app);
+    const consent = await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient, { state: 'dropped' }));
+    const form = {
+      csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), resume: hiddenField(consent, 'resume'),
+    };
+    const allow = agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'allow' });
+    allow.then(() => undefined, () => undefined);
+    await atSave;
+    allow.abort();
+    const deny = agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'deny' }).then((res) => res);
+    await Promise.race([deny, new Promise((resolve) => setTimeout(resolve, 300))]);
+    release();
+    const denied = expectRedirectTo(await deny);
+    expect(denied.searchParams.get('code')).toBeTruthy();
+    expect(denied.searchParams.get('state')).toBe('dropped');
     expect(granted).toHaveLength(1);
   });
 

@@ -1,7 +1,7 @@
 // compareIds is the binary order the SQL stores use: that of the ids' UTF-8 bytes, i.e. of their code points.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareIds } from '../../src/stores/store-policy.js';
+import { compareIds, isStoreId } from '../../src/stores/store-policy.js';
 
 const sign = (n: number): number => Math.sign(n);
 
@@ -19,5 +19,10 @@ describe('compareIds: the order of the UTF-8 bytes (SQLite BINARY, PostgreSQL CO
     expect(compareIds('B', 'a')).toBeLessThan(0);
     expect(compareIds('ab', 'a')).toBeGreaterThan(0);
     expect(compareIds('same', 'same')).toBe(0);
+  });
+
+  it('is only ever asked about storable ids: isStoreId refuses a lone surrogate, which UTF-8 cannot encode', () => {
+    for (const id of ['\uD800', 'x\uD800', '\uDC00x', 'a\uDFFF\uD800b']) expect(isStoreId(id)).toBe(false);
+    for (const id of ['\u{1F600}', 'x\u{10FFFF}', '\uFF21']) expect(isStoreId(id)).toBe(true);
   });
 });
