@@ -316,6 +316,33 @@ describe('the sign-in page\'s Cancel (RFC 6749 §4.1.2.1)', () => {
   });
 });
 
+/**
+ * A signed-in browser at a consent page whose code save waits at a gate: `atSave` resolves when an Allow reaches it,
+ * `release` lets it go on; `granted` collects the consent.granted events.
+ */
+async function atConsentWithGatedCodeSave(state: string) {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => { release = resolve; });
+  let reachedSave!: () => void;
+  const atSave = new Promise<void>((resolve) => { reachedSave = resolve; });
+  const memory = createMemoryStore();
+  const store = { ...memory, codes: { ...memory.codes, saveCode: async (record: Parameters<typeof memory.codes.saveCode>[0]) => {
+    reachedSave();
+    await gate;
+    return memory.codes.saveCode(record);
+  } } };
+  const events = new OAuthEvents();
+  const granted: unknown[] = [];
+  events.on('event', (event: { type: string }) => { if (event.type === 'consent.granted') granted.push(event); });
+  const t = await createTestApp({ events }, store);
+  const agent = request.agent(t.app);
+  const consent = await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient, { state }));
+  const form = {
+    csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), resume: hiddenField(consent, 'resume'),
+  };
+  return { agent, form, atSave, release, granted };
+}
+
 describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.1)', () => {
   it('consent: with the session gone, Allow is sent back to the authorization request, which asks for sign-in again, not refused', async () => {
     const t = await createTestApp();
@@ -404,25 +431,7 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
 
   it('consent: Allow and then Deny of one request, the second sent while the first is answered, get one answer: one code, one consent', async () => {
     // The code's save waits until the Deny has loaded the session (so both found the request pending), or has come back.
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => { release = resolve; });
-    let reachedSave!: () => void;
-    const atSave = new Promise<void>((resolve) => { reachedSave = resolve; });
-    const memory = createMemoryStore();
-    const store = { ...memory, codes: { ...memory.codes, saveCode: async (record: Parameters<typeof memory.codes.saveCode>[0]) => {
-      reachedSave();
-      await gate;
-      return memory.codes.saveCode(record);
-    } } };
-    const events = new OAuthEvents();
-    const granted: unknown[] = [];
-    events.on('event', (event: { type: string }) => { if (event.type === 'consent.granted') granted.push(event); });
-    const t = await createTestApp({ events }, store);
-    const agent = request.agent(t.app);
-    const consent = await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient, { state: 'two-taps' }));
-    const form = {
-      csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), resume: hiddenField(consent, 'resume'),
-    };
+    const { agent, form, atSave, release, granted } = await atConsentWithGatedCodeSave('two-taps');
     const allow = agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'allow' }).then((res) => res);
     await atSave;
     const deny = agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'deny' }).then((res) => res);
@@ -442,25 +451,7 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
   });
 
   it('consent: Allow whose connection the browser dropped (a second tap cancels the first), then Deny: the Deny gets the Allow\'s answer', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => { release = resolve; });
-    let reachedSave!: () => void;
-    const atSave = new Promise<void>((resolve) => { reachedSave = resolve; });
-    const memory = createMemoryStore();
-    const store = { ...memory, codes: { ...memory.codes, saveCode: async (record: Parameters<typeof memory.codes.saveCode>[0]) => {
-      reachedSave();
-      await gate;
-      return memory.codes.saveCode(record);
-    } } };
-    const events = new OAuthEvents();
-    const granted: unknown[] = [];
-    events.on('event', (event: { type: string }) => { if (event.type === 'consent.granted') granted.push(event); });
-    const t = await createTestApp({ events }, store);
-    const agent = request.agent(t.app);
-    const consent = await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient, { state: 'dropped' }));
-    const form = {
-      csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), resume: hiddenField(consent, 'resume'),
-    };
+    const { agent, form, atSave, release, granted } = await atConsentWithGatedCodeSave('dropped');
     const allow = agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'allow' });
     allow.then(() => undefined, () => undefined);
     await atSave;
