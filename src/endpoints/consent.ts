@@ -14,6 +14,7 @@ import { checkAuthorizationTarget } from '../checks/authorization-request.js';
 import { resumeAuthorization } from './resume-authorization.js';
 import type { PendingAuthorization } from '../http/oauth-session.js';
 import { encodeLoginRequest } from '../http/login-request.js';
+import { saveSession } from '../http/save-session.js';
 
 /** `query` with `consent` among its prompt values: the consent page is shown even where a consent is remembered. */
 function withConsentPrompt(query: string): string {
@@ -51,6 +52,14 @@ function withConsentPrompt(query: string): string {
 export function createConsentEndpoint(context: PageContext) {
   const { userAuth, options, issuer } = context;
 
+  /** A Deny's redirect to the integration (RFC 6749 §4.1.2.1 `access_denied`), counted as the answer it is. */
+  function deniedUri(to: { readonly redirectUri: string; readonly state?: string | undefined; readonly stateOctets?: string }): string {
+    reportErrorAnswer(options.events, 'authorization', 'access_denied', 302);
+    return errorRedirectUri(to.redirectUri, {
+      error: 'access_denied', description: 'the user denied the request', state: to.state, stateOctets: to.stateOctets, issuer: issuer.issuer,
+    });
+  }
+
   /**
    * Answers a form that cannot be decided as this session's own from the request it carries: a Deny to its
    * redirect_uri, an Allow back to the authorization endpoint, asking for consent again (`prompt=consent`) whatever
@@ -71,11 +80,7 @@ export function createConsentEndpoint(context: PageContext) {
       return;
     }
     if (body.decision === 'deny') {
-      const { target } = resumed;
-      reportErrorAnswer(options.events, 'authorization', 'access_denied', 302);
-      res.redirect(302, errorRedirectUri(target.redirectUri, {
-        error: 'access_denied', description: 'the user denied the request', state: target.state, stateOctets: target.stateOctets, issuer: issuer.issuer,
-      }));
+      res.redirect(302, deniedUri(resumed.target));
       return;
     }
     res.redirect(303, `${context.paths.authorize}?${withConsentPrompt(resumed.pending.query)}`);
@@ -87,10 +92,11 @@ export function createConsentEndpoint(context: PageContext) {
    * double tap), so the map holds at most the requests being decided.
    */
   const answering = new Map<string, Promise<string | null>>();
+  const answerKey = (req: Request, requestId: string): string => `${req.sessionID}\n${requestId}`;
 
   /** A second POST of a request being answered: the first's answer, or false when none is under way. */
   async function answerAsFirst(req: Request, res: Response, body: Record<string, unknown>, requestId: string): Promise<boolean> {
-    const first = answering.get(`${req.sessionID}\n${requestId}`);
+    const first = answering.get(answerKey(req, requestId));
     if (first === undefined) return false;
     // A copy of the session loaded before the first saved it still holds the request: without this, its save (or a
     // store's touch) at the end of the response would write it back, pending again.
@@ -126,19 +132,14 @@ export function createConsentEndpoint(context: PageContext) {
       }
       deletePendingRequest(req, requestId);
       // Saved before anything is issued: a POST of this form that loads the session from now on finds it answered.
-      await new Promise<void>((resolve, reject) => req.session.save((err: unknown) => (err ? reject(err) : resolve())));
+      await saveSession(req);
       try {
         await checkAuthorizationTarget(context.store, options, issuer, new URLSearchParams(pending.query));
       } catch (err) {
         renderTargetError(res, context, err, 'This page is not available right now. Please try again later.');
         return null;
       }
-      if (decision === 'deny') {
-        reportErrorAnswer(options.events, 'authorization', 'access_denied', 302);
-        return redirect(errorRedirectUri(pending.redirectUri, {
-          error: 'access_denied', description: 'the user denied the request', state: pending.state, issuer: issuer.issuer,
-        }));
-      }
+      if (decision === 'deny') return redirect(deniedUri(pending));
       const callback = await issueCodeRedirect(context, pending, user);
       options.events.publish({
         type: 'consent.granted', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null,
@@ -186,7 +187,7 @@ export function createConsentEndpoint(context: PageContext) {
     // the session before either saved it, so both found the request pending. It gets the first's answer, so the
     // request is answered once: one code, one consent, and the integration and the consent store agree.
     if (await answerAsFirst(req, res, body, requestId)) return;
-    const key = `${req.sessionID}\n${requestId}`;
+    const key = answerKey(req, requestId);
     const answer = decide(req, res, body, pending, requestId, decision).finally(() => answering.delete(key));
     answering.set(key, answer);
     await answer;

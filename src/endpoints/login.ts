@@ -34,8 +34,8 @@ interface Resume {
   readonly redirectUri?: string;
   /** The integration of the authorization request, for the audit events; null for the consents page. */
   readonly clientId: string | null;
-  /** Where a Cancel sends the browser: the request's redirect_uri with `access_denied` and its state. */
-  readonly cancelled?: string;
+  /** Where a Cancel sends the browser: the request's redirect_uri with `access_denied` and its state (built on a Cancel only). */
+  readonly cancelled?: () => string;
 }
 
 /**
@@ -74,7 +74,7 @@ export function createLoginEndpoint(context: PageContext) {
     return {
       url: `${context.paths.authorize}?${pending.query}`, clientName: target.client.name, redirectUri: target.redirectUri,
       clientId: target.client.clientId,
-      cancelled: errorRedirectUri(target.redirectUri, {
+      cancelled: () => errorRedirectUri(target.redirectUri, {
         error: 'access_denied', description: 'the user cancelled the sign-in', state: target.state, stateOctets: target.stateOctets,
         issuer: issuer.issuer,
       }),
@@ -154,7 +154,7 @@ export function createLoginEndpoint(context: PageContext) {
       // Cancel: the user will not sign in; the integration hears it (RFC 6749 §4.1.2.1) instead of waiting for ever.
       if (body.cancel !== undefined && found.cancelled !== undefined) {
         reportErrorAnswer(options.events, 'authorization', 'access_denied', 302);
-        res.redirect(302, found.cancelled);
+        res.redirect(302, found.cancelled());
         return;
       }
       const authenticate = authenticator.authenticate('local', { session: false }, (err: unknown, user: AuthenticatedUser | false) => {

@@ -11,6 +11,7 @@ import { findHostUser } from '../http/current-user.js';
 import { hostLogoutUrl } from '../http/host-logout-url.js';
 import { renderError } from './render.js';
 import { sessionCookieName } from '../http/page-cookies.js';
+import { saveSession } from '../http/save-session.js';
 
 /**
  * Builds the sign-out handler. With the session's CSRF token (a forged cross-site POST must not sign anybody
@@ -65,7 +66,7 @@ export function createLogoutEndpoint(context: PageContext) {
           res.clearCookie(cookieName, { path: '/', httpOnly: true, sameSite: 'lax', secure: options.main.secure });
         } else {
           clearOAuthSession(req);
-          await new Promise<void>((resolve, reject) => req.session.save((err: unknown) => (err ? reject(err) : resolve())));
+          await saveSession(req);
         }
       }
       await answer(req, res);

@@ -3,6 +3,7 @@ import type { Request } from 'express';
 import type { AuthenticatedUser } from '../user-auth.js';
 import { createRandomToken } from '../crypto/random-token.js';
 import { isOAuthSessionKey, oauthSession } from './oauth-session.js';
+import { saveSession } from './save-session.js';
 
 /**
  * Regenerates the session id and saves, so the new cookie is in place before the redirect that follows. Of the
@@ -25,5 +26,5 @@ export async function startSignedInSession(req: Request, user: AuthenticatedUser
     lastSeenAt: now,
     csrf: createRandomToken(),
   });
-  await new Promise<void>((resolve, reject) => req.session.save((err: unknown) => (err ? reject(err) : resolve())));
+  await saveSession(req);
 }
