@@ -1,4 +1,5 @@
 // Runs the Store conformance rules outside any test runner and reports which pass, fail or do not apply.
+import type { Store } from '../stores/contract.js';
 import type { ConformanceReport, StoreConformanceOptions } from './conformance-types.js';
 import { checkConformanceOptions, selectRules } from './conformance-options.js';
 import { CONFORMANCE_RULES } from './conformance-rules.js';
@@ -27,9 +28,9 @@ import { probeStore, runRule, skipReason, type StoreShape } from './run-rule.js'
  * ```
  * @see RFC 6749 §4.1.2, §10.3–10.5, RFC 7009 §2.1 (what the rules hold a store to).
  */
-export async function checkStoreConformance(options: StoreConformanceOptions): Promise<ConformanceReport> {
+export async function checkStoreConformance<S extends Store>(typed: StoreConformanceOptions<S>): Promise<ConformanceReport> {
   const report: ConformanceReport = { passed: [], failed: [], skipped: [] };
-  checkConformanceOptions(options);
+  const options = checkConformanceOptions(typed);
   const rules = selectRules(CONFORMANCE_RULES, options);
   if (rules.length === 0) return report;
   let shape: StoreShape | null;

@@ -1,4 +1,5 @@
 // Checks the conformance suite's options before any store is made, and picks the rules `only` selects.
+import type { Store } from '../stores/contract.js';
 import type { ConformanceRule, StoreConformanceOptions } from './conformance-types.js';
 
 const KNOWN = new Set(['name', 'createStore', 'destroyStore', 'simulateOutage', 'openPeer', 'rounds', 'only', 'timeoutMs']);
@@ -6,11 +7,13 @@ const KNOWN = new Set(['name', 'createStore', 'destroyStore', 'simulateOutage', 
 /**
  * Refuses options the suite would otherwise ignore or trip over later: an unknown key (a typo such as `roundz`
  * would silently run the default), a missing `createStore`, a `rounds` or `timeoutMs` that is not a positive
- * integer, an `only` that is neither a list of strings nor a function.
+ * integer, an `only` that is neither a list of strings nor a function. Returns the options as the suite runs them,
+ * over `Store`: the suite hands `destroyStore`, `simulateOutage` and `openPeer` only stores `createStore` made, so
+ * each still gets the `S` it was typed for.
  * @throws TypeError naming the option.
  * @see RFC 6749 §10.3–10.5 (what the suite holds a store to).
  */
-export function checkConformanceOptions(options: StoreConformanceOptions): void {
+export function checkConformanceOptions<S extends Store>(options: StoreConformanceOptions<S>): StoreConformanceOptions {
   if (options === null || typeof options !== 'object') throw new TypeError('the conformance suite needs an options object');
   const unknown = Object.keys(options).filter((key) => !KNOWN.has(key));
   if (unknown.length > 0) {
@@ -28,6 +31,7 @@ export function checkConformanceOptions(options: StoreConformanceOptions): void 
   if (only !== undefined && typeof only !== 'function' && !(Array.isArray(only) && only.every((part) => typeof part === 'string'))) {
     throw new TypeError('only must be a list of strings (a rule runs when its name contains one) or a function of the rule name');
   }
+  return options as unknown as StoreConformanceOptions;
 }
 
 /** The rules `options.only` selects: all without it; with a list, those whose name contains one of its strings. */

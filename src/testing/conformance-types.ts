@@ -8,13 +8,14 @@ import type { Store, StoreTier } from '../stores/contract.js';
  * store object afterwards, so it must reconnect by itself.
  * @see RFC 6749 §4.1.2.1, §5.2 (`temporarily_unavailable`), RFC 9110 §15.6.4 (503).
  */
-export type SimulateOutage = (store: Store) => Promise<() => Promise<void>>;
+export type SimulateOutage<S extends Store = Store> = (store: S) => Promise<() => Promise<void>>;
 
 /**
- * Options of `runStoreConformance` and `checkStoreConformance`.
+ * Options of `runStoreConformance` and `checkStoreConformance`, typed by the store `createStore` makes, which is
+ * the store `destroyStore`, `simulateOutage` and `openPeer` are handed.
  * @see RFC 6749 §4.1.2, §10.3–10.5, RFC 7009 §2.1 (what the suite holds a store to).
  */
-export interface StoreConformanceOptions {
+export interface StoreConformanceOptions<S extends Store = Store> {
   /** Names the suite in the test report, e.g. `'mariadb'`. */
   readonly name: string;
   /**
@@ -22,17 +23,17 @@ export interface StoreConformanceOptions {
    * an empty store), so no rule depends on another's data or on the order in which they run. Each store it
    * returns must be independent of the others: its own database, schema, table prefix or key prefix.
    */
-  createStore(): Promise<Store> | Store;
+  createStore(): Promise<S> | S;
   /**
    * Called with every store `createStore` returned once the rule is done with it, e.g. to close it and
    * drop its schema. Default: `store.close?.()`. When given, it replaces the default: close the store here.
    */
-  destroyStore?(store: Store): Promise<void> | void;
+  destroyStore?(store: S): Promise<void> | void;
   /**
    * Enables the outage rule (see `SimulateOutage`). Without it the rule is reported as skipped, loudly:
    * a store that throws raw driver errors makes the router answer 500 instead of 503.
    */
-  simulateOutage?: SimulateOutage;
+  simulateOutage?: SimulateOutage<S>;
   /**
    * Opens a second store on the backend of `store` (one `createStore` made), as another instance of your app,
    * or the CLI, would open it: the same database, schema and prefix. Enables the rules that revoke through it
@@ -40,7 +41,7 @@ export interface StoreConformanceOptions {
    * keeps a token revoked elsewhere alive in every other instance's cache). The suite closes it with
    * `close()` before `store` is destroyed. Without it those rules are skipped, saying so.
    */
-  openPeer?(store: Store): Promise<Store> | Store;
+  openPeer?(store: S): Promise<Store> | Store;
   /**
    * Rounds of each race rule on one store. Default `DEFAULT_RACE_ROUNDS` (118): every interleaving of the
    * sweep (`RACE_SCHEDULES`) once. That is what makes the suite fail an in-process store with an `await`

@@ -1,6 +1,6 @@
 // Registers the Store conformance rules as vitest tests, one per rule, grouped by tier.
 import { describe, it, TestRunner } from 'vitest';
-import type { StoreTier } from '../stores/contract.js';
+import type { Store, StoreTier } from '../stores/contract.js';
 import type { StoreConformanceOptions } from './conformance-types.js';
 import { checkConformanceOptions, selectRules } from './conformance-options.js';
 import { CONFORMANCE_RULES, TIER_ORDER } from './conformance-rules.js';
@@ -82,8 +82,8 @@ function insideSkippedSuite(): boolean {
  * @see RFC 6749 §4.1.2 (single-use codes; replay revokes the grant's tokens), §10.3–10.5,
  * RFC 7009 §2.1 (revocation), RFC 9068 §4 (signing keys).
  */
-export function runStoreConformance(options: StoreConformanceOptions): void {
-  checkConformanceOptions(options);
+export function runStoreConformance<S extends Store>(typed: StoreConformanceOptions<S>): void {
+  const options = checkConformanceOptions(typed);
   const rules = selectRules(CONFORMANCE_RULES, options);
   describe(`Store conformance: ${options.name}`, async () => {
     const skipped = insideSkippedSuite();

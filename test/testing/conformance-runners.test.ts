@@ -73,6 +73,36 @@ describe('checkStoreConformance', () => {
     expect(open.size).toBe(0);
   });
 
+  it('hands destroyStore, simulateOutage and openPeer the store type createStore made, without casts', async () => {
+    // A store that carries its own handle, as a custom store's connection or schema name would be.
+    type HandledStore = Store & { readonly handle: { closed: boolean; peers: number } };
+    const made: HandledStore[] = [];
+    const report = await checkStoreConformance({
+      name: 'typed',
+      createStore: (): HandledStore => {
+        const store = Object.assign(createMemoryStore(), { handle: { closed: false, peers: 0 } });
+        made.push(store);
+        return store;
+      },
+      destroyStore: async (store) => {
+        store.handle.closed = true; // compiles only if `store` is a HandledStore
+        await store.close?.();
+      },
+      simulateOutage: async (store) => {
+        expect(store.handle.closed).toBe(false);
+        return async () => undefined;
+      },
+      openPeer: (store) => {
+        store.handle.peers += 1;
+        return createMemoryStore();
+      },
+      only: ['findClient resolves null'],
+    });
+    expect(report.passed).toHaveLength(1);
+    expect(made.length).toBeGreaterThan(0);
+    expect(made.every((store) => store.handle.closed)).toBe(true);
+  });
+
   it('`only` as a list runs the rules whose name contains one of its strings', async () => {
     const report = await checkStoreConformance({ name: 'memory', createStore: () => createMemoryStore(), only: ['consumeCode'] });
     const expected = CONFORMANCE_RULES.map((rule) => rule.name).filter((name) => name.includes('consumeCode'));
