@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import type { PageContext } from './page-context.js';
 import { checkAuthorizationParameters, checkAuthorizationTarget } from '../checks/authorization-request.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
-import { findCurrentUser } from '../http/current-user.js';
+import { findSignIn } from '../http/current-user.js';
 import { savePendingRequest } from '../http/pending-requests.js';
 import { bindSessionToUser } from '../http/session-owner.js';
 import { encodeLoginRequest } from '../http/login-request.js';
@@ -48,9 +48,9 @@ export function createAuthorizeEndpoint(context: PageContext) {
     }
     try {
       const pending = checkAuthorizationParameters(options, issuer, target, query, startedAt);
-      const user = await findCurrentUser(req, userAuth, options);
+      const signIn = await findSignIn(req, userAuth, options);
       const backFromHostLogin = userAuth.loginUrl && !userAuth.verifyCredentials ? takeHostLoginMark(req, res, options, pending.query) : false;
-      if (!user) {
+      if (!signIn) {
         if (userAuth.loginUrl && !userAuth.verifyCredentials) {
           // Back from the host's login for this very request and still signed out: sending it there again
           // would loop for ever (typically oauth.router mounted before the host's session and passport).
@@ -65,6 +65,7 @@ export function createAuthorizeEndpoint(context: PageContext) {
         renderLogin(req, res, context, { requestId: encodeLoginRequest(pending.query), clientName: target.client.name, error: null, username: '', redirectUri: target.redirectUri });
         return;
       }
+      const { user } = signIn;
       // A user the host's login just signed in finds nothing made before it (session fixation).
       bindSessionToUser(req, user);
       // A returning user who already approved this integration for (at least) these scopes is not asked again,
@@ -79,7 +80,7 @@ export function createAuthorizeEndpoint(context: PageContext) {
         }
       }
       const requestId = savePendingRequest(req, pending);
-      renderConsent(req, res, context, { requestId, client: target.client, pending, user });
+      renderConsent(req, res, context, { requestId, client: target.client, pending, signIn });
     } catch (err) {
       const oauthError = toOAuthError(err, options.logger);
       reportErrorAnswer(options.events, 'authorization', oauthError.error, 302);

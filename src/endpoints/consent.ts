@@ -3,7 +3,8 @@ import type { Request, Response } from 'express';
 import type { PageContext } from './page-context.js';
 import { isValidCsrfToken } from '../http/csrf.js';
 import { deletePendingRequest, findExpiredPendingRequest, findPendingRequest } from '../http/pending-requests.js';
-import { findCurrentUser } from '../http/current-user.js';
+import { findCurrentUser, findSignIn } from '../http/current-user.js';
+import { endRouterSignIn } from '../http/end-router-sign-in.js';
 import { isSessionOf } from '../http/session-owner.js';
 import { errorRedirectUri } from '../http/error-redirect-uri.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
@@ -31,6 +32,8 @@ function withConsentPrompt(query: string): string {
  * - allow: a 256-bit code (stored hashed, single use, bound to client, user, redirect_uri, PKCE challenge
  *   and issuer, living `authorizationCodeTtl` seconds) → 302 to redirect_uri with `code`, `state`, `iss`;
  * - deny: 302 with `error=access_denied`;
+ * - switch ("use another account", offered after the router's own sign-in): signs the browser out and sends it back
+ *   to the authorization request (303), which asks for a sign-in again: the request is neither allowed nor denied;
  * - a form that cannot be decided as this session's own (open longer than its pending request lives, answered
  *   already, its request dropped for newer ones, or its session ended or replaced meanwhile, so its CSRF token no
  *   longer matches) is not refused into a dead end: the request it carries (`resume`) is validated again in full
@@ -154,6 +157,31 @@ export function createConsentEndpoint(context: PageContext) {
     }
   }
 
+  /**
+   * "Use another account": ends the router's own sign-in and sends the browser back to the authorization request,
+   * whose sign-in page then asks who is there; the request is neither allowed nor denied. A host's sign-in is the
+   * host's to end (the page offers no switch then): a forged or replayed switch only asks for consent again.
+   */
+  async function switchAccount(req: Request, res: Response, pending: PendingAuthorization, requestId: string): Promise<string | null> {
+    try {
+      const signIn = await findSignIn(req, userAuth, options);
+      if (signIn?.byHost) {
+        const again = `${context.paths.authorize}?${withConsentPrompt(pending.query)}`;
+        res.redirect(303, again);
+        return again;
+      }
+      deletePendingRequest(req, requestId);
+      await endRouterSignIn(req, res, options);
+      const restart = `${context.paths.authorize}?${pending.query}`;
+      res.redirect(303, restart);
+      return restart;
+    } catch (err) {
+      const oauthError = toOAuthError(err, options.logger);
+      renderError(res, context, oauthError.status, oauthError.error, 'Signing out is not available right now. Please try again later.');
+      return null;
+    }
+  }
+
   return async function consentEndpoint(req: Request, res: Response): Promise<void> {
     const body = (req.body ?? {}) as Record<string, unknown>;
     if (!isValidCsrfToken(req, body.csrf_token)) {
@@ -179,7 +207,7 @@ export function createConsentEndpoint(context: PageContext) {
       return;
     }
     const decision = body.decision;
-    if (decision !== 'allow' && decision !== 'deny') {
+    if (decision !== 'allow' && decision !== 'deny' && decision !== 'switch') {
       renderError(res, context, 400, 'invalid_request', 'Choose Allow or Deny.');
       return;
     }
@@ -188,7 +216,8 @@ export function createConsentEndpoint(context: PageContext) {
     // request is answered once: one code, one consent, and the integration and the consent store agree.
     if (await answerAsFirst(req, res, body, requestId)) return;
     const key = answerKey(req, requestId);
-    const answer = decide(req, res, body, pending, requestId, decision).finally(() => answering.delete(key));
+    const answer = (decision === 'switch' ? switchAccount(req, res, pending, requestId) : decide(req, res, body, pending, requestId, decision))
+      .finally(() => answering.delete(key));
     answering.set(key, answer);
     await answer;
   };

@@ -2,16 +2,14 @@
 import type { Request, Response } from 'express';
 import type { PageContext } from './page-context.js';
 import { isValidCsrfToken } from '../http/csrf.js';
-import { clearOAuthSession, readOAuthSession } from '../http/oauth-session.js';
-import { hasRouterOwnSession } from '../http/session-middleware.js';
+import { readOAuthSession } from '../http/oauth-session.js';
 import { sendPage } from '../http/send-page.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
 import { signedOutPageBody, stillSignedInPageBody } from '../views/signed-out-page.js';
 import { findHostUser } from '../http/current-user.js';
 import { hostLogoutUrl } from '../http/host-logout-url.js';
 import { renderError } from './render.js';
-import { sessionCookieName } from '../http/page-cookies.js';
-import { saveSession } from '../http/save-session.js';
+import { endRouterSignIn } from '../http/end-router-sign-in.js';
 
 /**
  * Builds the sign-out handler. With the session's CSRF token (a forged cross-site POST must not sign anybody
@@ -25,7 +23,6 @@ import { saveSession } from '../http/save-session.js';
  */
 export function createLogoutEndpoint(context: PageContext) {
   const { options } = context;
-  const cookieName = sessionCookieName(options);
 
   const signedOut = (res: Response): void => sendPage(res, {
     status: 200,
@@ -61,13 +58,7 @@ export function createLogoutEndpoint(context: PageContext) {
           renderError(res, context, 403, 'invalid_request', 'The form has expired. Reload the page and try again.');
           return;
         }
-        if (hasRouterOwnSession(req)) {
-          await new Promise<void>((resolve, reject) => req.session.destroy((err: unknown) => (err ? reject(err) : resolve())));
-          res.clearCookie(cookieName, { path: '/', httpOnly: true, sameSite: 'lax', secure: options.main.secure });
-        } else {
-          clearOAuthSession(req);
-          await saveSession(req);
-        }
+        await endRouterSignIn(req, res, options);
       }
       await answer(req, res);
     } catch (err) {

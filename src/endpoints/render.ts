@@ -1,7 +1,7 @@
 // Renders the login, consent and error pages of one base address.
 import type { Request, Response } from 'express';
 import type { OAuthClient } from '../stores/contract.js';
-import type { AuthenticatedUser } from '../user-auth.js';
+import type { SignIn } from '../http/current-user.js';
 import type { PendingAuthorization } from '../http/oauth-session.js';
 import type { PageContext } from './page-context.js';
 import { sendPage } from '../http/send-page.js';
@@ -43,8 +43,9 @@ export function renderLogin(
 /** Shows the consent form for a pending request. */
 export function renderConsent(
   req: Request, res: Response, context: PageContext,
-  view: { requestId: string; client: OAuthClient; pending: PendingAuthorization; user: AuthenticatedUser },
+  view: { requestId: string; client: OAuthClient; pending: PendingAuthorization; signIn: SignIn },
 ): void {
+  const { user } = view.signIn;
   const redirectOrigin = new URL(view.pending.redirectUri).origin;
   sendPage(res, {
     status: 200,
@@ -58,12 +59,13 @@ export function renderConsent(
       requestId: view.requestId,
       resume: encodeLoginRequest(view.pending.query),
       clientName: view.client.name,
-      userName: view.user.displayName,
+      userName: user.displayName,
       scope: view.pending.scope.map((scope) => context.options.scopes[scope] ?? scope),
       allAccess: isAllAccess(view.pending.scope, context.options),
       productName: context.options.productName,
       redirectOrigin,
       consentsUrl: context.paths.consents,
+      switchAccount: !view.signIn.byHost,
     }),
   });
 }

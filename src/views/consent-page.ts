@@ -21,10 +21,16 @@ export interface ConsentPageModel {
   readonly redirectOrigin: string;
   /** Where the user withdraws access later (the connected-applications page). */
   readonly consentsUrl: string;
+  /**
+   * Offer "use another account": the user signed in through the router's own form, which the router can end. A
+   * host's sign-in (`currentUser`) is the host's to end, so its users are not offered it.
+   */
+  readonly switchAccount: boolean;
 }
 
 /**
- * The consent form. Contract for outside tests: submit buttons named `decision` with values `allow` and `deny`.
+ * The consent form. Contract for outside tests: submit buttons named `decision` with values `allow` and `deny`, and
+ * `switch` ("use another account") when `switchAccount`.
  * @see RFC 6749 §4.1.1 ("the authorization server … establishes whether the resource owner grants or denies
  * the client's access request"), RFC 6819 §4.4.1.4 (CSRF protection).
  */
@@ -48,6 +54,7 @@ ${scopes}
 <div class="actions">
 <button type="submit" name="decision" value="allow" class="primary">Allow</button>
 <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
-</div>
+</div>${model.switchAccount
+    ? `\n<p class="muted">Not <bdi>${escapeHtml(model.userName)}</bdi>? <button type="submit" name="decision" value="switch" class="link">Use another account</button></p>` : ''}
 </form>`;
 }

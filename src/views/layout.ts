@@ -27,6 +27,7 @@ input:focus-visible,button:focus-visible{outline:3px solid var(--brand);outline-
 button{flex:1 1 120px;padding:10px 16px;font:inherit;font-weight:600;border-radius:6px;border:1px solid var(--brand);cursor:pointer}
 button.primary{background:var(--brand);color:#fff}
 button.secondary{background:#fff;color:var(--brand)}
+button.link{flex:none;min-height:24px;padding:2px 0;border:0;background:none;color:var(--brand);font-weight:400;text-decoration:underline}
 ul{margin:0 0 12px;padding-left:20px}
 ul.plain{list-style:none;padding:0}ul.plain>li{border-top:1px solid var(--line);padding:12px 0}
 h2{font-size:1.1rem;margin:0 0 8px}

@@ -334,6 +334,27 @@ describe.skipIf(!CHROMIUM)('authorization code flow in headless Chromium (exampl
     expect(pageErrors).toEqual([]);
   });
 
+  it('"Use another account" on the consent page signs out and asks who is there, then the same request completes', async () => {
+    const client = await newIntegration('Shared Laptop Inc.');
+    const { page, pageErrors } = await newPage(DESKTOP);
+    const request = authorizationRequest(client.clientId);
+    await page.goto(request.url);
+    await signInWithLabels(page);
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toContain('Shared Laptop Inc.');
+    const switchButton = page.getByRole('button', { name: 'Use another account' });
+    // WCAG 2.5.8: a target at least 24 CSS px high.
+    expect((await switchButton.boundingBox())!.height).toBeGreaterThanOrEqual(24);
+    await switchButton.click();
+    await signInWithLabels(page);
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toContain('Shared Laptop Inc.');
+    await page.getByRole('button', { name: 'Allow' }).click();
+    const callback = await waitForCallback(page);
+    expect(callback.searchParams.get('state')).toBe(request.state);
+    const tokens = await exchangeCode(client, callback.searchParams.get('code')!, request.verifier);
+    expect((await me(tokens.access_token as string)).status).toBe(200);
+    expect(pageErrors).toEqual([]);
+  });
+
   it('a wrong password shows the error on the login page, linked to the username field, and keeps the username', async () => {
     const client = await newIntegration('Typo Tester');
     const { page } = await newPage(DESKTOP);

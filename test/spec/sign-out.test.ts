@@ -152,6 +152,80 @@ describe('sign-out: POST /oauth2/logout (RFC 6749 §10.12, RFC 6819 §4.4.1.4)',
   });
 });
 
+describe('"use another account" on the consent page (RFC 6749 §3.1: the resource owner\'s identity, verified anew)', () => {
+  beforeEach(async () => { await createApp({ rememberConsent: false }); });
+
+  const consentForm = (page: PageResponse, decision: string) => ({
+    csrf_token: hiddenField(page.text, 'csrf_token'), request_id: hiddenField(page.text, 'request_id'), decision,
+  });
+
+  it('is offered after the router\'s own sign-in, naming who is signed in', async () => {
+    const page = await authorizePage(await signedIn());
+    expect(isConsentPage(page)).toBe(true);
+    expect(page.text).toContain(`Not <bdi>${USER.displayName}</bdi>? <button type="submit" name="decision" value="switch" class="link">Use another account</button>`);
+  });
+
+  it('signs the browser out and sends it back to the same authorization request, which asks who is there', async () => {
+    const browser = await signedIn();
+    const page = await authorizePage(browser);
+    expect(sessions.size).toBe(1);
+    const res = await browser.post('/oauth2/consent', consentForm(page, 'switch'));
+    expect(res.status).toBe(303);
+    expect(res.headers.location).toBe(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`);
+    expect(setCookieLine(res)).toMatch(/Expires=Thu, 01 Jan 1970/);
+    expect(sessions.size).toBe(0);
+    const next = await browser.get(res.headers.location!);
+    expect(isLoginPage(next)).toBe(true);
+    // Neither answer went to the integration: signing in again reaches the consent page of the same request.
+    const again = await browser.post('/oauth2/login', {
+      csrf_token: hiddenField(next.text, 'csrf_token'), request_id: hiddenField(next.text, 'request_id'),
+      username: USER.username, password: USER.password,
+    });
+    expect(again.status).toBe(303);
+    expect(isConsentPage(await browser.get(again.headers.location!))).toBe(true);
+  });
+
+  it('keeps the request\'s parameters (state, PKCE, scope, prompt) across the switch, byte for byte', async () => {
+    const browser = await signedIn();
+    const query = authorizeQuery(t.codeClient, { state: 'a b&c', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256', prompt: 'consent' });
+    const page = await browser.get(`/oauth2/authorize?${query}`);
+    const res = await browser.post('/oauth2/consent', consentForm(page, 'switch'));
+    expect(res.headers.location).toBe(`/oauth2/authorize?${new URLSearchParams(query).toString()}`);
+  });
+
+  it('signs nobody out on a form whose CSRF token is not the session\'s: the request is asked again, signed in', async () => {
+    const browser = await signedIn();
+    const page = await authorizePage(browser);
+    const res = await browser.post('/oauth2/consent', { ...consentForm(page, 'switch'), csrf_token: 'A'.repeat(43), resume: hiddenField(page.text, 'resume') });
+    expect(res.status).toBe(303);
+    expect(new URL(res.headers.location!, 'http://auth.test').searchParams.get('prompt')).toBe('consent');
+    expect(sessions.size).toBe(1);
+    expect(isConsentPage(await browser.get(res.headers.location!))).toBe(true);
+  });
+
+  it('is not offered after the host\'s sign-in (currentUser), which only the host can end; a forged switch only asks again', async () => {
+    const { default: express } = await import('express');
+    const { createOAuthRouter } = await import('../../src/router.js');
+    const oauth = createOAuthRouter(t.store, {
+      currentUser: async () => ({ id: 'host-7', displayName: 'Host Seven' }),
+      loginUrl: (_req, returnTo) => `/account/login?return_to=${encodeURIComponent(returnTo)}`,
+    }, { issuer: 'http://auth.test', rememberConsent: false, session: { secret: 'test-session-secret-0123456789' }, logger: { warn() {}, error() {} } });
+    const app = express();
+    app.use(oauth.router);
+    const browser = new CookieBrowser(app);
+    const page = await browser.get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`);
+    expect(isConsentPage(page)).toBe(true);
+    expect(page.text).toContain('Host Seven');
+    expect(page.text).not.toContain('value="switch"');
+    const res = await browser.post('/oauth2/consent', consentForm(page, 'switch'));
+    expect(res.status).toBe(303);
+    expect(new URL(res.headers.location!, 'http://auth.test').searchParams.get('prompt')).toBe('consent');
+    const again = await browser.get(res.headers.location!);
+    expect(isConsentPage(again)).toBe(true);
+    expect(again.text).toContain('Host Seven');
+  });
+});
+
 describe('session lifetimes: session.idleTtl and session.absoluteTtl (OWASP idle and absolute timeouts)', () => {
   // The test clock: only Date moves; the server's own checks, not the cookie's expiry, end the sign-in (the
   // test browser replays its cookies whatever their Expires says).
