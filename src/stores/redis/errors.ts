@@ -33,6 +33,16 @@ const TRANSIENT_REPLIES = [
   'LOADING', 'BUSY', 'MASTERDOWN', 'TRYAGAIN', 'CLUSTERDOWN', 'READONLY', 'OOM', 'MISCONF', 'NOREPLICAS', 'WRONGPASS', 'NOAUTH',
 ];
 
+/**
+ * The reply a command inside a script met, as Redis before 7 wraps it: `ERR Error running script (call to f_<sha>):
+ * @user_script:41: @user_script: 41: -OOM command not allowed when used memory > 'maxmemory'.` gives `OOM …`.
+ * Redis 7 passes the inner reply on as the script's own (`OOM command not allowed …`).
+ */
+function innerScriptReply(message: string): string | null {
+  const match = /^ERR Error running script \(call to f_[0-9a-f]+\): (?:@user_script:\s*\d+:\s*)+-(.*)$/s.exec(message);
+  return match ? match[1]! : null;
+}
+
 /** True when `err` says Redis is unreachable or not serving right now, as opposed to a bad command. */
 export function isRedisUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
@@ -43,8 +53,9 @@ export function isRedisUnavailable(err: unknown): boolean {
   // ReconnectStrategyError wraps the socket error that made the strategy give up.
   if ('originalError' in err && isRedisUnavailable((err as { originalError: unknown }).originalError)) return true;
   const message = err.message;
+  const reply = innerScriptReply(message) ?? message;
   return (
-    CLIENT_MESSAGES.some((m) => message.startsWith(m)) || TRANSIENT_REPLIES.some((m) => message.startsWith(`${m} `))
+    CLIENT_MESSAGES.some((m) => message.startsWith(m)) || TRANSIENT_REPLIES.some((m) => reply.startsWith(`${m} `))
   );
 }
 
@@ -55,7 +66,7 @@ function failureKind(err: Error): string {
   const inner = (err as { originalError?: { code?: unknown } }).originalError;
   if (typeof inner?.code === 'string') return inner.code;
   // A server reply starts with its code in capitals (`WRONGPASS invalid username-password pair…`): that alone.
-  const reply = /^[A-Z]{3,}(?= )/.exec(err.message);
+  const reply = /^[A-Z]{3,}(?= )/.exec(innerScriptReply(err.message) ?? err.message);
   if (reply) return reply[0];
   return err.message.split(/[.:]/)[0] ?? err.message;
 }
