@@ -17,6 +17,12 @@ import type { PendingAuthorization } from '../http/oauth-session.js';
 import { encodeLoginRequest } from '../http/login-request.js';
 import { saveSession } from '../http/save-session.js';
 
+/** How a consent POST was answered: the redirect's Location (null: a page), and whether it ended the sign-in. */
+interface Answer {
+  readonly location: string | null;
+  readonly signedOut: boolean;
+}
+
 /** `query` with `consent` among its prompt values: the consent page is shown even where a consent is remembered. */
 function withConsentPrompt(query: string): string {
   const params = new URLSearchParams(query);
@@ -90,24 +96,37 @@ export function createConsentEndpoint(context: PageContext) {
   }
 
   /**
-   * The answers under way in this process, by session and request id: a redirect, or null when the answer was a page.
-   * An entry lasts until its answer is given (not until its connection closes: a browser cancels the first POST of a
-   * double tap), so the map holds at most the requests being decided.
+   * The answers under way in this process, by session and request id: a redirect (or null when the answer was a page),
+   * and whether it ended the sign-in. An entry lasts until its answer is given (not until its connection closes: a
+   * browser cancels the first POST of a double tap), so the map holds at most the requests being decided.
    */
-  const answering = new Map<string, Promise<string | null>>();
+  const answering = new Map<string, Promise<Answer>>();
   const answerKey = (req: Request, requestId: string): string => `${req.sessionID}\n${requestId}`;
 
   /** A second POST of a request being answered: the first's answer, or false when none is under way. */
   async function answerAsFirst(req: Request, res: Response, body: Record<string, unknown>, requestId: string): Promise<boolean> {
     const first = answering.get(answerKey(req, requestId));
     if (first === undefined) return false;
-    // A copy of the session loaded before the first saved it still holds the request: without this, its save (or a
-    // store's touch) at the end of the response would write it back, pending again.
-    deletePendingRequest(req, requestId);
-    const location = await first;
+    const { location, signedOut } = await first;
+    // A copy of the session loaded before the first changed it: without this, its save (or a store's touch) at the end
+    // of the response would write it back, the request pending again, or the sign-in the first ended alive again.
+    if (!signedOut) deletePendingRequest(req, requestId);
+    else if (!(await signOut(req, res))) return true;
     if (location !== null) res.redirect(302, location);
     else await answerStale(res, body, 400, 'This authorization request has expired. Go back to the application and start again.');
     return true;
+  }
+
+  /** Ends the router's sign-in (`endRouterSignIn`); false, with the error page sent, when the session store failed. */
+  async function signOut(req: Request, res: Response): Promise<boolean> {
+    try {
+      await endRouterSignIn(req, res, options);
+      return true;
+    } catch (err) {
+      const oauthError = toOAuthError(err, options.logger);
+      renderError(res, context, oauthError.status, oauthError.error, 'Signing out is not available right now. Please try again later.');
+      return false;
+    }
   }
 
   /**
@@ -162,24 +181,25 @@ export function createConsentEndpoint(context: PageContext) {
    * whose sign-in page then asks who is there; the request is neither allowed nor denied. A host's sign-in is the
    * host's to end (the page offers no switch then): a forged or replayed switch only asks for consent again.
    */
-  async function switchAccount(req: Request, res: Response, pending: PendingAuthorization, requestId: string): Promise<string | null> {
+  async function switchAccount(req: Request, res: Response, pending: PendingAuthorization, requestId: string): Promise<Answer> {
+    let signIn;
     try {
-      const signIn = await findSignIn(req, userAuth, options);
-      if (signIn?.byHost) {
-        const again = `${context.paths.authorize}?${withConsentPrompt(pending.query)}`;
-        res.redirect(303, again);
-        return again;
-      }
-      deletePendingRequest(req, requestId);
-      await endRouterSignIn(req, res, options);
-      const restart = `${context.paths.authorize}?${pending.query}`;
-      res.redirect(303, restart);
-      return restart;
+      signIn = await findSignIn(req, userAuth, options);
     } catch (err) {
       const oauthError = toOAuthError(err, options.logger);
-      renderError(res, context, oauthError.status, oauthError.error, 'Signing out is not available right now. Please try again later.');
-      return null;
+      renderError(res, context, oauthError.status, oauthError.error, 'This page is not available right now. Please try again later.');
+      return { location: null, signedOut: false };
     }
+    if (signIn?.byHost) {
+      const again = `${context.paths.authorize}?${withConsentPrompt(pending.query)}`;
+      res.redirect(303, again);
+      return { location: again, signedOut: false };
+    }
+    deletePendingRequest(req, requestId);
+    if (!(await signOut(req, res))) return { location: null, signedOut: false };
+    const restart = `${context.paths.authorize}?${pending.query}`;
+    res.redirect(303, restart);
+    return { location: restart, signedOut: true };
   }
 
   return async function consentEndpoint(req: Request, res: Response): Promise<void> {
@@ -216,7 +236,9 @@ export function createConsentEndpoint(context: PageContext) {
     // request is answered once: one code, one consent, and the integration and the consent store agree.
     if (await answerAsFirst(req, res, body, requestId)) return;
     const key = answerKey(req, requestId);
-    const answer = (decision === 'switch' ? switchAccount(req, res, pending, requestId) : decide(req, res, body, pending, requestId, decision))
+    const answer = (decision === 'switch'
+      ? switchAccount(req, res, pending, requestId)
+      : decide(req, res, body, pending, requestId, decision).then((location) => ({ location, signedOut: false })))
       .finally(() => answering.delete(key));
     answering.set(key, answer);
     await answer;

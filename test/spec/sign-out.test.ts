@@ -203,6 +203,34 @@ describe('"use another account" on the consent page (RFC 6749 §3.1: the resourc
     expect(isConsentPage(await browser.get(res.headers.location!))).toBe(true);
   });
 
+  it('an Allow sent while the switch is answered gets the switch\'s answer: no code, and the sign-in stays ended', async () => {
+    // The switch's session destroy waits until the Allow has loaded the session (so both found the request pending).
+    let reached!: () => void;
+    const atDestroy = new Promise<void>((resolve) => { reached = resolve; });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    const browser = await signedIn();
+    const page = await authorizePage(browser);
+    const destroy = sessions.destroy.bind(sessions);
+    sessions.destroy = (sid, callback) => {
+      reached();
+      void gate.then(() => destroy(sid, callback));
+    };
+    const switched = browser.post('/oauth2/consent', consentForm(page, 'switch'));
+    await atDestroy;
+    const allow = browser.post('/oauth2/consent', consentForm(page, 'allow'));
+    // Answered at once, with a code, without the guard; waited for with it (the fallback only bounds the test).
+    await Promise.race([allow, new Promise((resolve) => setTimeout(resolve, 300))]);
+    release();
+    const [first, second] = await Promise.all([switched, allow]);
+    expect(first.status).toBe(303);
+    expect(second.status).toBe(302);
+    expect(second.headers.location).toBe(first.headers.location);
+    // The waiting POST's copy of the session did not bring the sign-in back.
+    expect(sessions.size).toBe(0);
+    expect(isLoginPage(await browser.get(first.headers.location!))).toBe(true);
+  });
+
   it('is not offered after the host\'s sign-in (currentUser), which only the host can end; a forged switch only asks again', async () => {
     const { default: express } = await import('express');
     const { createOAuthRouter } = await import('../../src/router.js');
