@@ -81,6 +81,27 @@ describe('RFC 9068 §4 / RFC 7519 §2: hostile JWT access tokens are 401 invalid
     await expectRefused(twin);
   });
 
+  it('another text of the same bytes (a segment\'s last character with its unused bits set, RFC 4648 §3.5): one token, one text', async () => {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const token = await clientCredentialsToken(t.app, t.credentialsClient);
+    expect((await callApi(t.app, token)).status).toBe(200);
+    const segments = token.split('.');
+    let twins = 0;
+    for (const [n, segment] of segments.entries()) {
+      const unused = { 0: 0, 2: 0b1111, 3: 0b11 }[segment.length % 4 as 0 | 2 | 3];
+      const last = alphabet.indexOf(segment.at(-1)!);
+      for (let bits = 1; bits <= unused; bits += 1) {
+        const twin = `${segment.slice(0, -1)}${alphabet[last | bits]}`;
+        expect(Buffer.from(twin, 'base64url').equals(Buffer.from(segment, 'base64url'))).toBe(true);
+        await expectRefused(segments.map((s, i) => (i === n ? twin : s)).join('.'));
+        twins += 1;
+      }
+    }
+    // An ES256 signature is 86 characters: 15 twins at least.
+    expect(twins).toBeGreaterThanOrEqual(15);
+    expect((await callApi(t.app, token)).status).toBe(200);
+  });
+
   it('every token the server signs is low-S (OpenSSL picks either form at random; about half would be high-S)', async () => {
     for (let i = 0; i < 40; i += 1) {
       const token = await clientCredentialsToken(t.app, t.credentialsClient);
