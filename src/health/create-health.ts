@@ -3,7 +3,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { Store } from '../stores/contract.js';
 import type { KeyRing } from '../jwt/key-ring.js';
 import type { Logger } from '../options.js';
-import { sendNoStoreJson } from '../http/json-response.js';
+import { sendHostRouteJson } from '../http/json-response.js';
 import { createReadinessCheck, type ReadinessOptions, type ReadinessReport } from './check-readiness.js';
 
 /** `oauth.health`: the checks behind `/health/ready` and `/health/live`, wherever the host mounts them. */
@@ -30,15 +30,15 @@ export function createHealth(store: Store, keyRing: KeyRing | undefined, logger:
     check,
     readiness(_req: Request, res: Response): Promise<void> {
       return check().then(
-        (report) => sendNoStoreJson(res, report.status === 'ready' ? 200 : 503, report),
+        (report) => sendHostRouteJson(res, report.status === 'ready' ? 200 : 503, report),
         (err: unknown) => {
           logger.error(`express-oauth-router: readiness check failed: ${(err as Error)?.message ?? String(err)}`);
-          sendNoStoreJson(res, 503, { status: 'not_ready' });
+          sendHostRouteJson(res, 503, { status: 'not_ready' });
         },
       );
     },
     liveness(_req: Request, res: Response): void {
-      sendNoStoreJson(res, 200, { status: 'ok' });
+      sendHostRouteJson(res, 200, { status: 'ok' });
     },
   };
 }

@@ -4,7 +4,7 @@ import type { RevocationMark, Store } from '../stores/contract.js';
 import type { ResolvedOptions } from '../options.js';
 import type { BearerAuth, RequireBearerOptions } from '../types.js';
 import { hashToken } from '../crypto/hash-token.js';
-import { sendNoStoreJson } from '../http/json-response.js';
+import { sendHostRouteJson } from '../http/json-response.js';
 import { bearerChallenge } from '../http/www-authenticate.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
 import { oauthErrorBody, toErrorBody } from '../errors.js';
@@ -33,7 +33,7 @@ const ANY_BEARER = /^Bearer(\s|$)/i;
 /** Sends the refusal and reports it; `missing_token` stands for RFC 6750 §3.1's "no error code" answer. */
 function reject(source: OAuthEvents, res: Response, status: number, challenge: string | null, body: Record<string, string>): void {
   reportErrorAnswer(source, 'bearer', body.error ?? 'missing_token', status);
-  sendNoStoreJson(res, status, body, challenge ? [['WWW-Authenticate', challenge]] : undefined);
+  sendHostRouteJson(res, status, body, challenge ? [['WWW-Authenticate', challenge]] : undefined);
 }
 
 /**

@@ -105,6 +105,29 @@ describe('RFC 6750 bearer token usage (requireBearer)', () => {
     expect(res.headers['cache-control']).toContain('no-store');
   });
 
+  it('leaves the host\'s own security headers as the host set them (no HSTS, framing or XSS header of the token endpoint\'s)', async () => {
+    const { default: express } = await import('express');
+    const { createTestRouter } = await import('../helpers/app.js');
+    const oauth = createTestRouter(t.store);
+    const host = express();
+    // A host that chose no HSTS and the modern X-XSS-Protection: 0, as helmet sets it.
+    host.use((_req, res, next) => { res.setHeader('X-XSS-Protection', '0'); res.setHeader('X-Frame-Options', 'SAMEORIGIN'); next(); });
+    host.get('/api/v1/me', oauth.requireBearer(), (_req, res) => { res.json({}); });
+    host.get('/health/ready', oauth.health.readiness);
+    for (const res of [
+      await request(host).get('/api/v1/me'),
+      await request(host).get('/api/v1/me').set('Authorization', 'Bearer unknown-token'),
+      await request(host).get('/health/ready'),
+    ]) {
+      expect([200, 401]).toContain(res.status);
+      expect(res.headers['strict-transport-security']).toBeUndefined();
+      expect(res.headers['x-xss-protection']).toBe('0');
+      expect(res.headers['x-frame-options']).toBe('SAMEORIGIN');
+      expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.headers['content-type']).toBe('application/json;charset=UTF-8');
+    }
+  });
+
   it('answers 503 temporarily_unavailable, without internals, when the store fails', async () => {
     const { default: express } = await import('express');
     const { createOAuthRouter } = await import('../../src/router.js');
