@@ -1,4 +1,5 @@
 // POST /oauth2/login: the sign-in form, checked by passport-local over the host's verifyCredentials.
+import { callHostHook } from '../http/call-host-hook.js';
 import type { NextFunction, Request, Response } from 'express';
 import passport from 'passport';
 import { Strategy as LocalStrategy } from 'passport-local';
@@ -58,7 +59,8 @@ export function createLoginEndpoint(context: PageContext) {
     // wrong password, without reaching the host's database, where it could only be an error.
     if (!userAuth.verifyCredentials || !isStoreId(username)) return done(null, false);
     // Called on its object, never detached: a host's UserAuth may be a class whose methods read `this`.
-    const check = () => userAuth.verifyCredentials!(username, password).then((user) => checkHostUser(user, 'verifyCredentials'));
+    const check = () => callHostHook('verifyCredentials', () => userAuth.verifyCredentials!(username, password))
+      .then((user) => checkHostUser(user, 'verifyCredentials'));
     // Under loginRateLimit the password is checked only if the limit lets this attempt through, and counted.
     (limit ? limit.attempt(req, username, check) : check())
       .then((user) => done(null, user ?? false), (err: unknown) => done(err));

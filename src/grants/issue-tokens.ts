@@ -1,4 +1,5 @@
 // Makes and saves the tokens of one grant, and shapes the token response.
+import { callHostHook } from '../http/call-host-hook.js';
 import type { GrantContext, TokenResponseBody } from './grant-context.js';
 import type { GrantType, TokenRecord } from '../stores/contract.js';
 import type { RevocationCause } from '../events/event-types.js';
@@ -62,7 +63,7 @@ export function requireScopeStillAllowed(context: GrantContext, scope: readonly 
  */
 export async function requireGrantUser(context: GrantContext, grantId: string, userId: string): Promise<void> {
   // Called on its object: a host's UserAuth may be a class whose findUser reads `this`.
-  if (!context.userAuth.findUser || (await context.userAuth.findUser(userId))) return;
+  if (!context.userAuth.findUser || (await callHostHook('findUser', () => context.userAuth.findUser!(userId)))) return;
   await context.store.tokens.revokeGrant(grantId);
   publishGrantRevoked(context, 'user_deleted', grantId, userId);
   throw new InvalidGrantError('the user who granted access no longer exists');

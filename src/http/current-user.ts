@@ -4,6 +4,7 @@ import type { AuthenticatedUser, UserAuth } from '../user-auth.js';
 import type { ResolvedOptions } from '../options.js';
 import { signedInUser } from './session-lifetime.js';
 import { checkHostUser } from '../checks/host-user.js';
+import { callHostHook } from './call-host-hook.js';
 
 /**
  * The signed-in user or `null`. A host `currentUser(req)` takes precedence over the router's own session,
@@ -31,5 +32,5 @@ export async function findSignIn(req: Request, userAuth: UserAuth, options: Reso
 
 /** The user the host signs in for this request (`currentUser`), or `null`; reads nothing of the router's session. */
 export async function findHostUser(req: Request, userAuth: UserAuth): Promise<AuthenticatedUser | null> {
-  return userAuth.currentUser ? checkHostUser(await userAuth.currentUser(req), 'currentUser') : null;
+  return userAuth.currentUser ? checkHostUser(await callHostHook('currentUser', () => userAuth.currentUser!(req)), 'currentUser') : null;
 }

@@ -1,0 +1,92 @@
+// UserAuth hooks throw only on outages (README, "The UserAuth contract"): what they throw is answered as one, 503
+// temporarily_unavailable, logged once per outage, never a bug's 500; and a refresh refused so is not a revocation.
+import express from 'express';
+import request from 'supertest';
+import { describe, expect, it } from 'vitest';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
+import { createOAuthRouter } from '../../src/router.js';
+import { registerClient } from '../../src/clients/register-client.js';
+import type { UserAuth } from '../../src/user-auth.js';
+import { basic, REDIRECT_URI, USER } from '../helpers/app.js';
+import { authorizeQuery, hiddenField, obtainCode } from '../helpers/browser-flow.js';
+import { expectSpecHeaders } from '../helpers/spec-requests.js';
+
+/** A host whose user directory can be taken down: while down, every hook throws as a driver would. */
+async function createHost(withCurrentUser = false) {
+  const directory = { down: false };
+  const outage = (): never => { throw Object.assign(new Error('connect ECONNREFUSED 10.0.0.7:5432'), { code: 'ECONNREFUSED' }); };
+  const alice = { id: USER.id, displayName: USER.displayName };
+  const userAuth: UserAuth = withCurrentUser
+    ? { currentUser: async () => (directory.down ? outage() : alice), loginUrl: () => '/login' }
+    : {
+      verifyCredentials: async (username, password) => (directory.down ? outage() : username === USER.username && password === USER.password ? alice : null),
+      findUser: async (id) => (directory.down ? outage() : id === USER.id ? alice : null),
+    };
+  const logged: string[] = [];
+  const store = createMemoryStore();
+  const oauth = createOAuthRouter(store, userAuth, {
+    issuer: 'http://auth.test', session: { secret: 'test-session-secret-0123456789' }, rememberConsent: false,
+    logger: { warn: () => {}, error: (line: string) => { logged.push(line); } },
+  });
+  const app = express();
+  app.use(oauth.router);
+  const { client, clientSecret } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+  return { app, directory, logged, client: { clientId: client.clientId, clientSecret } };
+}
+
+describe('UserAuth hooks that throw are an outage: 503 temporarily_unavailable (RFC 6749 §5.2, §4.1.2.1)', () => {
+  it('findUser at the code exchange: 503 with the SPEC §4.2 headers, no token, one log line naming the hook', async () => {
+    const host = await createHost();
+    const code = await obtainCode(host.app, host.client);
+    host.directory.down = true;
+    const res = await request(host.app).post('/oauth2/token').set('Authorization', basic(host.client)).type('form')
+      .send({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({ error: 'temporarily_unavailable', error_description: expect.any(String) });
+    expectSpecHeaders(res);
+    expect(host.logged).toEqual([expect.stringContaining('UserAuth.findUser threw Error: connect ECONNREFUSED')]);
+  });
+
+  it('findUser at a refresh: 503, and once the directory is back the same refresh token works (nothing was revoked)', async () => {
+    const host = await createHost();
+    const code = await obtainCode(host.app, host.client);
+    const issued = await request(host.app).post('/oauth2/token').set('Authorization', basic(host.client)).type('form')
+      .send({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
+    expect(issued.status).toBe(200);
+    const refresh = () => request(host.app).post('/oauth2/token').set('Authorization', basic(host.client)).type('form')
+      .send({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token });
+    host.directory.down = true;
+    const refused = await refresh();
+    expect(refused.status).toBe(503);
+    expect(refused.body.error).toBe('temporarily_unavailable');
+    host.directory.down = false;
+    expect((await refresh()).status).toBe(200);
+  });
+
+  it('verifyCredentials at the sign-in: a 503 page saying to try again later, not a 500', async () => {
+    const host = await createHost();
+    const agent = request.agent(host.app);
+    const login = await agent.get(`/oauth2/authorize?${authorizeQuery(host.client)}`);
+    host.directory.down = true;
+    const res = await agent.post('/oauth2/login').type('form').send({
+      csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'),
+      username: USER.username, password: USER.password,
+    });
+    expect(res.status).toBe(503);
+    expect(res.text).toContain('temporarily_unavailable');
+    expect(res.text).not.toContain('ECONNREFUSED');
+    expect(host.logged).toEqual([expect.stringContaining('UserAuth.verifyCredentials threw Error')]);
+  });
+
+  it('currentUser at the authorization endpoint: the integration hears temporarily_unavailable with its state, not server_error', async () => {
+    const host = await createHost(true);
+    host.directory.down = true;
+    const res = await request(host.app).get(`/oauth2/authorize?${authorizeQuery(host.client, { state: 'try-later' })}`);
+    expect(res.status).toBe(302);
+    const callback = new URL(res.headers.location!);
+    expect(`${callback.origin}${callback.pathname}`).toBe(REDIRECT_URI);
+    expect(callback.searchParams.get('error')).toBe('temporarily_unavailable');
+    expect(callback.searchParams.get('state')).toBe('try-later');
+    expect(host.logged).toEqual([expect.stringContaining('UserAuth.currentUser threw Error')]);
+  });
+});
