@@ -24,7 +24,7 @@ function unreadable(err: unknown): unknown {
 /** Each field once and a string; browsers' forms never repeat or nest these fields. */
 function onlyStrings(entries: ReadonlyArray<readonly [string, unknown]>): Record<string, string> {
   for (const [name, value] of entries) {
-    if (Array.isArray(value)) throw new InvalidRequestError(`${parameterLabel(name)} is repeated`);
+    if (Array.isArray(value) && value.length > 1) throw new InvalidRequestError(`${parameterLabel(name)} is repeated`);
     if (typeof value !== 'string') throw new InvalidRequestError(`${parameterLabel(name)} is malformed`);
   }
   return Object.fromEntries(entries) as Record<string, string>;

@@ -31,10 +31,9 @@ function toParams(entries: Iterable<[string, unknown]>): Map<string, string> {
     if (!isKnownParameter(name)) continue;
     const value = withoutEmpty(raw);
     if (value === '') continue;
-    if (params.has(name) || Array.isArray(value)) {
-      // RFC 6749 §3.1: "Request and response parameters MUST NOT be included more than once."
-      throw new InvalidRequestError(`${parameterLabel(name)} is repeated`);
-    }
+    // RFC 6749 §3.1: "Request and response parameters MUST NOT be included more than once." A one-item array is
+    // bracket syntax (`grant_type[]=x`), sent once: malformed, not repeated.
+    if (params.has(name) || (Array.isArray(value) && value.length > 1)) throw new InvalidRequestError(`${parameterLabel(name)} is repeated`);
     if (typeof value !== 'string') throw new InvalidRequestError(`${parameterLabel(name)} is malformed`);
     params.set(name, value);
   }
