@@ -158,6 +158,14 @@ export interface SessionOptions {
   readonly absoluteTtl?: number;
   /** Former name of `idleTtl`, still accepted. */
   readonly ttl?: number;
+  /**
+   * `true`: your app's express-session, mounted before the router, holds the router's sign-ins, and the router mounts
+   * no session of its own, so it needs no `secret`, `store` or `cookieName` (giving one is an OptionsError), and
+   * NODE_ENV=production does not ask for them. A request that reaches the router without `req.session` is then a
+   * mounting mistake: a 500 page, logged once. Default `false`: the router uses the host's session when a request
+   * has one, and mounts its own otherwise.
+   */
+  readonly hostSession?: boolean;
 }
 
 /** Session settings after defaults (seconds). */
@@ -307,7 +315,15 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
   }
   const session = options.session ?? {};
   if (typeof session !== 'object' || session === null) throw new OptionsError('session', 'must be an object');
-  onlyKnownKeys('session', session, ['secret', 'store', 'cookieName', 'idleTtl', 'absoluteTtl', 'ttl']);
+  onlyKnownKeys('session', session, ['secret', 'store', 'cookieName', 'idleTtl', 'absoluteTtl', 'ttl', 'hostSession']);
+  if (session.hostSession !== undefined && typeof session.hostSession !== 'boolean') throw new OptionsError('session.hostSession', 'must be a boolean');
+  if (session.hostSession === true) {
+    for (const key of ['secret', 'store', 'cookieName'] as const) {
+      if (session[key] !== undefined) {
+        throw new OptionsError(`session.${key}`, "configures the router's own session, which session.hostSession: true does not mount: set it on your express-session");
+      }
+    }
+  }
   if (session.secret !== undefined) {
     const secrets = typeof session.secret === 'string' ? [session.secret] : session.secret;
     if (!Array.isArray(secrets) || secrets.length === 0 || secrets.some((s) => typeof s !== 'string' || s.length < 16)) {

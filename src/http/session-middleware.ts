@@ -5,6 +5,7 @@ import type { ResolvedOptions } from '../options.js';
 import { createRandomToken } from '../crypto/random-token.js';
 import { MemorySessionStore } from './memory-session-store.js';
 import { sessionCookieName } from './page-cookies.js';
+import { ServerError } from '../errors.js';
 
 // Requests whose session the router made itself (none came from the host app): the host-login loop check
 // words its diagnosis by it.
@@ -28,6 +29,7 @@ export function hasRouterOwnSession(req: Request): boolean {
  */
 export function createSessionMiddleware(options: ResolvedOptions): RequestHandler {
   const config = options.session;
+  if (config.hostSession === true) return hostSessionOnly(options);
   const configured = config.secret === undefined ? undefined : typeof config.secret === 'string' ? config.secret : [...config.secret];
   let warnAboutSecret = configured === undefined;
   const secure = options.main.secure;
@@ -54,5 +56,27 @@ export function createSessionMiddleware(options: ResolvedOptions): RequestHandle
     }
     ownSessionRequests.add(req);
     middleware(req, res, next);
+  };
+}
+
+/**
+ * With `session.hostSession`: the host's express-session must have run. A request without `req.session` reached the
+ * router before it (mounted first, or on a path the host's session does not cover): a 500 page, and one log line
+ * naming the fix, rather than sign-ins kept nowhere.
+ */
+function hostSessionOnly(options: ResolvedOptions): RequestHandler {
+  let logged = false;
+  return function hostSessionCheck(req, _res, next) {
+    if ((req as { session?: unknown }).session) {
+      next();
+      return;
+    }
+    if (!logged) {
+      logged = true;
+      options.logger.error('express-oauth-router: session.hostSession is set, but a request reached the router without req.session: '
+        + 'mount your express-session before the router, on every path the router serves');
+    }
+    // An OAuthError: the page error handler shows it without logging it again per request.
+    next(new ServerError('the router is mounted before the host app\'s express-session'));
   };
 }

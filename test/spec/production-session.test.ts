@@ -49,3 +49,50 @@ describe('where the production check does not apply', () => {
     expect(() => create(ownLogin, {})).not.toThrow();
   });
 });
+
+describe('session.hostSession: the host\'s own express-session holds the router\'s sign-ins', () => {
+  it('starts in production without a secret of the router\'s, whose own session is never mounted; the refusal names the option', () => {
+    vi.stubEnv('NODE_ENV', 'production');
+    expect(() => create(ownLogin, {})).toThrow(/or, if your app runs its own express-session in front of the router, set session\.hostSession: true/);
+    expect(() => create(ownLogin, { hostSession: true })).not.toThrow();
+  });
+
+  it('refuses a secret, store or cookie name beside it, which would configure nothing', () => {
+    for (const extra of [{ secret: SECRET }, { store: new MemorySessionStore() }, { cookieName: 'x' }]) {
+      expect(() => create(ownLogin, { hostSession: true, ...extra })).toThrow(/configures the router's own session, which session\.hostSession: true does not mount/);
+    }
+    expect(() => create(ownLogin, { hostSession: 'yes' as never })).toThrow(/"session\.hostSession" must be a boolean/);
+  });
+
+  it('signs in through the host\'s express-session; a request that reaches the router without one is a 500 page, logged once', async () => {
+    const { default: express } = await import('express');
+    const { default: request } = await import('supertest');
+    const { authorizeQuery, hiddenField } = await import('../helpers/browser-flow.js');
+    const { registerClient } = await import('../../src/clients/register-client.js');
+    const { REDIRECT_URI, USER } = await import('../helpers/app.js');
+    vi.stubEnv('NODE_ENV', 'production');
+    const store = createMemoryStore();
+    const errors: string[] = [];
+    const oauth = createOAuthRouter(store, ownLogin, {
+      issuer: 'http://auth.test', session: { hostSession: true }, logger: { warn() {}, error: (line: string) => { errors.push(line); } },
+    });
+    const { client, clientSecret } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+    const query = authorizeQuery({ clientId: client.clientId, clientSecret });
+    const host = express();
+    host.use(session({ secret: SECRET, resave: false, saveUninitialized: false }));
+    host.use(oauth.router);
+    const agent = request.agent(host);
+    const login = await agent.get(`/oauth2/authorize?${query}`);
+    const signedIn = await agent.post('/oauth2/login').type('form').send({
+      csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'), username: USER.username, password: USER.password,
+    });
+    expect(signedIn.status).toBe(303);
+    expect(([] as string[]).concat(signedIn.headers['set-cookie'] ?? []).some((c) => c.startsWith('connect.sid='))).toBe(true);
+    expect((await agent.get(signedIn.headers.location!)).text).toContain('name="decision"');
+    // Mounted before the host's session: nothing to keep a sign-in in.
+    const early = express();
+    early.use(oauth.router);
+    for (let i = 0; i < 2; i += 1) expect((await request(early).get(`/oauth2/authorize?${query}`)).status).toBe(500);
+    expect(errors).toEqual([expect.stringContaining('session.hostSession is set, but a request reached the router without req.session')]);
+  });
+});
