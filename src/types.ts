@@ -1,5 +1,5 @@
 // Types shared by the router and its host app.
-import type { RequestHandler, Router } from 'express';
+import type { ErrorRequestHandler, RequestHandler, Router } from 'express';
 import type { ResolvedOptions } from './options.js';
 import type { OAuthEvents } from './events/oauth-events.js';
 import type { OAuthAdmin } from './admin/create-oauth-admin.js';
@@ -68,6 +68,14 @@ export interface OAuthRouter {
    * host to mount where it chooses: `app.get('/health/ready', oauth.health.readiness)`.
    */
   readonly health: OAuthHealth;
+  /**
+   * An error handler to mount after your body parsers and the router, before your own: what your parsers refused
+   * on the router's addresses (malformed JSON, a body over your limit, a charset) is answered as the router answers
+   * it, RFC 6749 §5.2 JSON at the token, revocation and introspection endpoints and an error page on the login and
+   * consent forms, rather than by your handler's format. Errors on your other routes pass on untouched.
+   * `app.use(express.json()); app.use(oauth.router); app.use(oauth.errorHandler); app.use(yourErrorHandler)`.
+   */
+  readonly errorHandler: ErrorRequestHandler;
 }
 
 declare module 'express-serve-static-core' {

@@ -1,6 +1,7 @@
 // The form body of the login, consent and withdraw pages, with the same limits whether the router or the host parsed it.
 import express, { type Request, type RequestHandler } from 'express';
 import { InvalidRequestError, UnreadableBodyError } from '../errors.js';
+import { fromBodyParser } from './from-body-parser.js';
 import { startBodyDeadline } from './body-deadline.js';
 import { FORM_BODY_LIMIT } from './read-form.js';
 import { isBodyAlreadyRead, preParsedFields } from './pre-parsed-body.js';
@@ -9,17 +10,6 @@ import { parameterLabel } from '../checks/parameter-label.js';
 
 /** The most fields a page form can carry (the login form has five). */
 export const PAGE_FORM_FIELD_LIMIT = 20;
-
-/** A body-parser refusal as the request error it is: 413 too large or too many fields, 415 charset or encoding. */
-function unreadable(err: unknown): unknown {
-  const { status, type } = (err ?? {}) as { status?: unknown; type?: unknown };
-  if (typeof status !== 'number' || status >= 500) return err;
-  if (type === 'entity.too.large') return new UnreadableBodyError('request body too large', 413);
-  if (type === 'parameters.too.many') return new UnreadableBodyError('too many parameters', 413);
-  if (type === 'charset.unsupported') return new UnreadableBodyError('the charset of the form is not supported', 415);
-  if (type === 'encoding.unsupported') return new UnreadableBodyError('Content-Encoding is not supported', 415);
-  return new InvalidRequestError('request body could not be read');
-}
 
 /** Each field once and a string; browsers' forms never repeat or nest these fields. */
 function onlyStrings(entries: ReadonlyArray<readonly [string, unknown]>): Record<string, string> {
@@ -67,7 +57,7 @@ export function createPageFormBody(timeoutSeconds: number): RequestHandler {
         if (settled) return;
         settled = true;
         cancelDeadline();
-        if (err) next(unreadable(err));
+        if (err) next(fromBodyParser(err));
         else accept(Object.entries((req.body ?? {}) as Record<string, unknown>));
       });
       return;

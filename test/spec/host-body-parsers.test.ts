@@ -187,3 +187,55 @@ describe.each(HOSTS)('a host with %s', (_name, parsers, extended) => {
     });
   });
 });
+
+describe('oauth.errorHandler: what a host parser refused on the router\'s addresses is answered the router\'s way', () => {
+  async function createHost(withOAuthErrors: boolean) {
+    const { createTestRouter } = await import('../helpers/app.js');
+    const { createMemoryStore } = await import('../../src/stores/memory/index.js');
+    const oauth = createTestRouter(createMemoryStore(), { legacy: { issuer: 'http://auth.test/legacy' } });
+    const app = express();
+    app.use(express.json({ limit: '1kb' }));
+    app.use(express.urlencoded({ extended: false, limit: '1kb' }));
+    app.use(oauth.router);
+    app.post('/api/v1/envelopes', (_req, res) => { res.json({ ok: true }); });
+    if (withOAuthErrors) app.use(oauth.errorHandler);
+    // A naive host handler, as many apps have: HTML with the error's stack.
+    app.use((err: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+      res.status(500).type('html').send(`<pre>${err.stack}</pre>`);
+    });
+    return app;
+  }
+
+  it('malformed JSON and a body over the host\'s limit at the token, revocation and introspection endpoints: 400 invalid_request JSON', async () => {
+    const app = await createHost(true);
+    for (const path of ['/oauth2/token', '/oauth2/revoke', '/oauth2/introspect', '/legacy/oauth2/token', '/OAuth2/Token/']) {
+      const malformed = await request(app).post(path).set('Content-Type', 'application/json').send('{"grant_type":');
+      expect(malformed.status, path).toBe(400);
+      expect(malformed.body, path).toEqual({ error: 'invalid_request', error_description: 'request body could not be read' });
+      expect(malformed.headers['cache-control'], path).toBe('no-cache, no-store, max-age=0, must-revalidate');
+      const large = await request(app).post(path).type('form').send(`grant_type=client_credentials&padding=${'a'.repeat(2048)}`);
+      expect(large.status, path).toBe(400);
+      expect(large.body, path).toEqual({ error: 'invalid_request', error_description: 'request body too large' });
+    }
+  });
+
+  it('a login form in a charset the host parser does not read: the 415 page, no stack trace', async () => {
+    const app = await createHost(true);
+    const res = await request(app).post('/oauth2/login').set('Content-Type', 'application/x-www-form-urlencoded; charset=utf-16').send('a=b');
+    expect(res.status).toBe(415);
+    expect(res.text).toContain('The form was sent in an encoding this page does not read.');
+    expect(res.text).not.toContain('at ');
+    expect(res.headers['x-frame-options']).toBe('DENY');
+  });
+
+  it('passes on errors of the host\'s own routes, and every error when not mounted (the host\'s format, as before)', async () => {
+    const app = await createHost(true);
+    const own = await request(app).post('/api/v1/envelopes').set('Content-Type', 'application/json').send('{');
+    expect(own.status).toBe(500);
+    expect(own.text).toContain('<pre>');
+    const without = await createHost(false);
+    const token = await request(without).post('/oauth2/token').set('Content-Type', 'application/json').send('{');
+    expect(token.status).toBe(500);
+    expect(token.text).toContain('<pre>');
+  });
+});
