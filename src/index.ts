@@ -76,6 +76,6 @@ export { consoleStoreLogger } from './stores/console-store-logger.js';
 export type { StoreWarningLogger } from './stores/console-store-logger.js';
 export { describeStoreError } from './stores/describe-store-error.js';
 export type { StoreErrorSummary } from './stores/describe-store-error.js';
-export { StoreUnavailableError } from './stores/store-unavailable-error.js';
+export { NETWORK_ERROR_CODES, StoreUnavailableError } from './stores/store-unavailable-error.js';
 export { combineStores } from './stores/combine-stores.js';
 export type { StoreParts } from './stores/combine-stores.js';

@@ -470,7 +470,11 @@ export interface ConsentsStore extends Store {
   readonly tokens: Required<TokenStore>;
 }
 
-/** A Store with every tier, as each built-in store is (each also has `deleteClient`). */
+/**
+ * A Store with every tier but the revocation feed, as each built-in store is (each also has `deleteClient`). The feed
+ * stays optional (`revocations?`): a store offers it only where it can vouch for it (the Redis store on a host's
+ * cluster client, whose node addresses it does not know, has none); a custom store's own type may require it.
+ */
 export interface CompleteStore extends Store {
   readonly clients: AdministrationClientStore;
   readonly tokens: Required<TokenStore>;

@@ -2,6 +2,7 @@
 export { checkStoreConformance } from './check-store-conformance.js';
 export { CONFORMANCE_RULES } from './conformance-rules.js';
 export { DEFAULT_RACE_ROUNDS, RACE_SCHEDULES } from './interleave.js';
+export { PEER_LATENCY_LIMIT_MS } from './conformance-revocation-feed.js';
 export type { RaceSchedule } from './interleave.js';
 export type {
   ConformanceReport,

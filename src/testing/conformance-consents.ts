@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import type { ConformanceRule } from './conformance-types.js';
 import { buildConsent, secondsFromNow } from './conformance-fixtures.js';
-import { freshId, longestId, nearTwins, nonAsciiUserId } from './conformance-ids.js';
+import { freshId, longestId, nearTwins, nonAsciiUserId, splitPairs } from './conformance-ids.js';
 import { consentsOf } from './conformance-parts.js';
 
 /**
@@ -114,6 +114,25 @@ export const consentRules: readonly ConformanceRule[] = [
       await consents.revokeConsent(twins[0]!.userId, twins[0]!.clientId);
       assert.deepEqual(await consents.findConsent(consent.userId, consent.clientId), consent);
       for (const twin of twins.slice(1)) assert.deepEqual(await consents.findConsent(twin.userId, twin.clientId), twin);
+    },
+  },
+  {
+    tier: 'consents',
+    name: "consents keep apart (user, client) pairs whose ids join to the same string: ('X:a', 'b') is not ('X', 'a:b')",
+    async run({ store }) {
+      const consents = consentsOf(store);
+      for (const { separator, one, other } of splitPairs()) {
+        const label = `${JSON.stringify(one)} and ${JSON.stringify(other)} (joined by ${JSON.stringify(separator)})`;
+        const first = buildConsent({ userId: one[0], clientId: one[1], scope: ['first'] });
+        await consents.saveConsent(first);
+        assert.equal(await consents.findConsent(other[0], other[1]), null, `${label}: one found under the other`);
+        const second = buildConsent({ userId: other[0], clientId: other[1], scope: ['second'] });
+        await consents.saveConsent(second);
+        assert.deepEqual(await consents.findConsent(one[0], one[1]), first, `${label}: saving one replaced the other`);
+        await consents.revokeConsent(other[0], other[1]);
+        assert.deepEqual(await consents.findConsent(one[0], one[1]), first, `${label}: revoking one removed the other`);
+        assert.equal(await consents.findConsent(other[0], other[1]), null);
+      }
     },
   },
   {

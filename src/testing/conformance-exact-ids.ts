@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import type { ConformanceRule } from './conformance-types.js';
 import { buildClient, buildCode, buildToken, buildTokenPair, findable, saveTokens } from './conformance-fixtures.js';
-import { freshId, longestId, nearTwins, nonAsciiUserId } from './conformance-ids.js';
+import { freshId, longestId, nearTwins, nonAsciiUserId, splitPairs } from './conformance-ids.js';
 import { administration, revokeClientTokensOf } from './conformance-parts.js';
 
 /**
@@ -123,6 +123,25 @@ export const exactIdRules: readonly ConformanceRule[] = [
       assert.equal(await saveTokens(store, sameGrant, null, authorizedBefore), true, 'revoking a near-twin client or user refuses saves');
       await revoke(wide.access.clientId, userId);
       assert.deepEqual(await findable(store, [wide.access], [wide.refresh]), [false, false], 'a long non-ASCII user id was not matched');
+    },
+  },
+  {
+    tier: 'administration',
+    needs: ['store.tokens.revokeClientTokens'],
+    name: "revokeClientTokens(clientId, userId) keeps apart pairs whose ids join to the same string: ('X:a', 'b') is not ('X', 'a:b')",
+    async run({ store }) {
+      const revoke = revokeClientTokensOf(store);
+      const pairs = splitPairs();
+      const kept = pairs.map(({ other: [clientId, userId] }) => buildTokenPair({ clientId, userId }));
+      for (const pair of kept) await saveTokens(store, pair.access, pair.refresh);
+      const authorizedBefore = new Date();
+      for (const { one: [clientId, userId] } of pairs) await revoke(clientId, userId);
+      for (const [n, { separator, other }] of pairs.entries()) {
+        const label = `revoking ${JSON.stringify(pairs[n]!.one)} (joined by ${JSON.stringify(separator)}) reached ${JSON.stringify(other)}`;
+        assert.deepEqual(await findable(store, [kept[n]!.access], [kept[n]!.refresh]), [true, true], `${label}: its tokens were removed`);
+        const sameGrant = buildToken({ grantId: kept[n]!.access.grantId, clientId: other[0], userId: other[1] });
+        assert.equal(await saveTokens(store, sameGrant, null, authorizedBefore), true, `${label}: its saves are refused`);
+      }
     },
   },
 ];

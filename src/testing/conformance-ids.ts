@@ -40,3 +40,19 @@ export function longestId(prefix = 'Long'): string {
 export function nonAsciiUserId(): string {
   return `Zoë Ørsted 名前 😀 ${randomBytes(6).toString('hex')}`.padEnd(STORE_POLICY.maxIdLength, 'é');
 }
+
+/** Characters a store might join two ids with into one key (`${clientId}:${userId}`). */
+const SEPARATORS = [':', '|', '/', '#', ',', '.', ' ', '-', '_', '~'] as const;
+
+/**
+ * Two (first, second) id pairs per separator that a key made by joining them with it cannot tell apart:
+ * `('X:a', 'b')` and `('X', 'a:b')` both join to `'X:a:b'`. A store must key such pairs so they stay two records
+ * (separate columns, a length prefix, JSON), or one user's revocation or consent reaches another's.
+ * @see RFC 6749 §2.2 (client identifiers are unique strings), RFC 7009 §2.1 (revoke only what is named).
+ */
+export function splitPairs(): ReadonlyArray<{ readonly separator: string; readonly one: readonly [string, string]; readonly other: readonly [string, string] }> {
+  return SEPARATORS.map((separator) => {
+    const [head, middle, tail] = [freshId('Head'), freshId('Mid'), freshId('Tail')];
+    return { separator, one: [`${head}${separator}${middle}`, tail], other: [head, `${middle}${separator}${tail}`] };
+  });
+}

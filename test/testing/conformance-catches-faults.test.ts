@@ -64,7 +64,8 @@ const CASES: { fault: Fault; settings: ToyStoreOptions[]; fails: string[]; runs?
   { fault: 'ids-ignore-case', settings: [{}], fails: [...EXACT_IDS, ...BINARY_ORDER] },
   { fault: 'ids-ignore-trailing-spaces', settings: [{}], fails: EXACT_IDS },
   { fault: 'raw-errors-in-outage', settings: [{}], fails: OUTAGE },
-  { fault: 'no-recovery-after-outage', settings: [{}], fails: OUTAGE },
+  // No race, and each run waits out the suite's recovery time (5 s): two runs.
+  { fault: 'no-recovery-after-outage', settings: [{}], fails: OUTAGE, runs: 2 },
   { fault: 'only-if-none-checks-a-turn-before-inserting', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent onlyIfNone saves')] },
   { fault: 'update-client-reads-then-writes-whole-record', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('updateClient disabling racing')] },
   { fault: 'consume-code-checks-a-turn-before-marking', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent consumeCode calls')] },
@@ -95,6 +96,11 @@ const CASES: { fault: Fault; settings: ToyStoreOptions[]; fails: string[]; runs?
     fails: PEER_FEED,
     // No race: a feed deaf to the peer fails the same way every time, after waiting PEER_LATENCY_LIMIT_MS per rule.
     runs: 2,
+  },
+  {
+    fault: 'pair-keys-joined-by-colon',
+    settings: [{}],
+    fails: [rule("revokeClientTokens(clientId, userId) keeps apart pairs"), rule('consents keep apart (user, client) pairs')],
   },
   { fault: 'rate-limit-hit-reads-then-writes', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent hits on one key')] },
 ];

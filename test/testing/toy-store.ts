@@ -47,7 +47,9 @@ export type Fault =
   /** every revocation moves the feed's mark three round trips before it deletes (an announcement sent ahead of the commit). */
   | 'feed-moves-before-the-delete'
   /** the feed's mark counts this store's own revocations only: a peer's revocations never move it. */
-  | 'feed-counts-own-revocations-only';
+  | 'feed-counts-own-revocations-only'
+  /** (client, user) and (user, client) pairs keyed by joining the ids with ':' (`${clientId}:${userId}`). */
+  | 'pair-keys-joined-by-colon';
 
 export interface ToyStoreOptions {
   readonly faults?: readonly Fault[];
@@ -119,7 +121,7 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
     if (has('ids-ignore-trailing-spaces')) folded = folded.replace(/ +$/, '');
     return folded;
   };
-  const pair = (a: string, b: string) => JSON.stringify([key(a), key(b)]);
+  const pair = (a: string, b: string) => (has('pair-keys-joined-by-colon') ? `${key(a)}:${key(b)}` : JSON.stringify([key(a), key(b)]));
   const order = (a: string, b: string) => compareIds(key(a), key(b)) || compareIds(a, b);
 
   async function turn(): Promise<void> {
