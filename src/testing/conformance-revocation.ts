@@ -69,9 +69,10 @@ export const revocationRules: readonly ConformanceRule[] = [
       const authorizedAfter = await momentAfterNow();
       const overtaken = buildTokenPair({ clientId, userId: 'alice' });
       const machine = buildToken({ clientId, userId: null });
-      assert.equal(await saveTokens(store, overtaken.access, overtaken.refresh, authorizedBefore), false, 'a token authorized before the revocation was saved');
-      assert.equal(await saveTokens(store, machine, null, authorizedBefore), false, 'a client_credentials token authorized before the revocation was saved');
-      assert.deepEqual(await findable(store, [overtaken.access, machine], [overtaken.refresh]), [false, false, false]);
+      assert.equal(await saveTokens(store, overtaken.access, overtaken.refresh, authorizedBefore), false, 'a token authorized at or before the revocation (a moment equal to it counts as at) was saved');
+      assert.equal(await saveTokens(store, machine, null, authorizedBefore), false, 'a client_credentials token authorized at or before the revocation (a moment equal to it counts as at) was saved');
+      assert.deepEqual(await findable(store, [overtaken.access, machine], [overtaken.refresh]), [false, false, false],
+        'findable after a refused save ([access, client_credentials access, refresh]): a refused save must write nothing');
       const fresh = buildTokenPair({ clientId, userId: 'alice' });
       assert.equal(await saveTokens(store, fresh.access, fresh.refresh, authorizedAfter), true, 'a token authorized after the revocation was refused');
       assert.deepEqual(await findable(store, [fresh.access], [fresh.refresh]), [true, true]);
@@ -89,10 +90,12 @@ export const revocationRules: readonly ConformanceRule[] = [
       await revokeClientTokensOf(store)(clientId);
       const authorizedAfter = await momentAfterNow();
       const overtaken = buildToken({ clientId, userId: null });
-      assert.equal(await store.tokens.saveTokens(overtaken, null, { authorizedAt: authorizedBefore, newGrant: true }), false);
-      assert.deepEqual(await findable(store, [overtaken], []), [false]);
+      assert.equal(await store.tokens.saveTokens(overtaken, null, { authorizedAt: authorizedBefore, newGrant: true }), false,
+        'a save with newGrant authorized at or before revokeClientTokens(clientId) was accepted: newGrant only says no revokeGrant can race it');
+      assert.deepEqual(await findable(store, [overtaken], []), [false], 'a refused save with newGrant wrote its token');
       const fresh = buildToken({ clientId, userId: null });
-      assert.equal(await store.tokens.saveTokens(fresh, null, { authorizedAt: authorizedAfter, newGrant: true }), true);
+      assert.equal(await store.tokens.saveTokens(fresh, null, { authorizedAt: authorizedAfter, newGrant: true }), true,
+        'a save with newGrant authorized after the revocation was refused');
       await revokeClientTokensOf(store)(clientId);
       assert.deepEqual(await findable(store, [fresh], []), [false], 'revokeClientTokens left a token saved with newGrant');
     },
@@ -107,8 +110,8 @@ export const revocationRules: readonly ConformanceRule[] = [
       await revokeClientTokensOf(store)(clientId, 'alice');
       const authorizedAfter = await momentAfterNow();
       const overtaken = buildTokenPair({ clientId, userId: 'alice' });
-      assert.equal(await saveTokens(store, overtaken.access, overtaken.refresh, authorizedBefore), false, 'a token authorized before the revocation was saved');
-      assert.deepEqual(await findable(store, [overtaken.access], [overtaken.refresh]), [false, false]);
+      assert.equal(await saveTokens(store, overtaken.access, overtaken.refresh, authorizedBefore), false, 'a token authorized at or before the revocation (a moment equal to it counts as at) was saved');
+      assert.deepEqual(await findable(store, [overtaken.access], [overtaken.refresh]), [false, false], 'findable after a refused save ([access, refresh])');
       const fresh = buildTokenPair({ clientId, userId: 'alice' });
       assert.equal(await saveTokens(store, fresh.access, fresh.refresh, authorizedAfter), true, 'a token authorized after the revocation was refused');
       assert.deepEqual(await findable(store, [fresh.access], [fresh.refresh]), [true, true]);
