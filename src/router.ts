@@ -8,7 +8,7 @@ import { resolveOptions, type OAuthRouterOptions, type ResolvedIssuer } from './
 import { checkStore } from './stores/check-store.js';
 import { checkUserAuth } from './check-user-auth.js';
 import { createSessionMiddleware } from './http/session-middleware.js';
-import { createRouterErrorHandler } from './http/router-error-handler.js';
+import { createRouterErrorHandler, type RouterAddress } from './http/router-error-handler.js';
 import { createPageFormBody } from './http/page-form-body.js';
 import { noStore } from './http/no-store.js';
 import { issuerForRequest } from './checks/issuer.js';
@@ -124,7 +124,7 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
 
   // Two issuers may share a path (two host names): the Host header then picks one per request.
   const direct: DirectRoute[] = [];
-  const addresses = { json: new Map<string, 'token' | 'revocation' | 'introspection'>(), pages: new Set<string>() };
+  const addresses = new Map<string, RouterAddress>();
   const prefixes = [...new Set(issuers.map((issuer) => issuer.pathPrefix))];
   for (const prefix of prefixes) {
     const candidates = issuers.filter((issuer) => issuer.pathPrefix === prefix);
@@ -136,7 +136,7 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     // A POST to their exact paths is then served without walking the stack at all (serveDirectly, below).
     for (const name of ['token', 'revoke', 'introspect'] as const) {
       const path = `${base}/${name}`;
-      addresses.json.set(path, name === 'token' ? 'token' : name === 'revoke' ? 'revocation' : 'introspection');
+      addresses.set(path, { method: 'POST', kind: name === 'token' ? 'token' : name === 'revoke' ? 'revocation' : 'introspection' });
       const handler = dispatch(name);
       direct.push({ path, route: router.route(path).post(handler).all(methodNotAllowed), handler });
     }
@@ -150,7 +150,9 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
       router.route(`${base}/consents/withdraw`).post(pageForm, sessionMiddleware, formBody, dispatch('withdraw'), pageError)
         .all(pageHeaders, onlyPost);
     }
-    for (const page of ['authorize', 'login', 'consent', 'logout', 'consents', 'consents/withdraw']) addresses.pages.add(`${base}/${page}`);
+    const pages: ReadonlyArray<readonly [string, RouterAddress['method']]> = [['authorize', 'GET'], ['login', 'POST'], ['consent', 'POST'],
+      ['logout', 'POST'], ...(resolved.consentsPage ? [['consents', 'GET'], ['consents/withdraw', 'POST']] as const : [])];
+    for (const [page, method] of pages) addresses.set(`${base}/${page}`, { method, kind: 'page' });
     // Both issuers publish the same keys, so no dispatch by issuer is needed.
     if (jwks) router.get(`${base}/jwks`, jwks);
     // RFC 8414 §3.1 inserts the well-known segment before the issuer's path; the appended form is what many

@@ -1,50 +1,52 @@
 // The host-mountable error handler: what a host's body parser refused on the router's addresses, answered the router's way.
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { ResolvedOptions } from '../options.js';
-import { fromBodyParser } from './from-body-parser.js';
+import { fromBodyParser, isBodyParserRefusal } from './from-body-parser.js';
 import { sendTokenEndpointError } from './send-token-endpoint-error.js';
 
-/** The router's addresses by how they answer, as paths (`/oauth2/token`, `/legacy/oauth2/login`, …). */
-export interface RouterAddresses {
-  /** Token, revocation and introspection endpoints: RFC 6749 §5.2 JSON. */
-  readonly json: ReadonlyMap<string, 'token' | 'revocation' | 'introspection'>;
-  /** Login, consent, sign-out and connected-applications forms: error pages. */
-  readonly pages: ReadonlySet<string>;
+/** How one of the router's routes answers, and to which method it is served. */
+export interface RouterAddress {
+  readonly method: 'GET' | 'POST';
+  /** `page`: login, consent, sign-out and connected-applications forms; else an RFC 6749 §5.2 JSON endpoint. */
+  readonly kind: 'page' | 'token' | 'revocation' | 'introspection';
 }
 
-/** A path as Express routes it by default: case-insensitive, one trailing slash ignored. */
-function routeKey(path: string): string {
+/**
+ * A path as the router's routes match it: the request's own path, not normalised (no dot segments resolved, no
+ * percent-decoding, `//` kept), compared without case and with one trailing slash ignored, as Express does by
+ * default; null for a request target that is not an origin-form path.
+ */
+function routeKey(url: string): string | null {
+  const end = url.search(/[?#]/);
+  const path = end === -1 ? url : url.slice(0, end);
+  if (!path.startsWith('/')) return null;
   const lower = path.toLowerCase();
   return lower.length > 1 && lower.endsWith('/') ? lower.slice(0, -1) : lower;
 }
 
 /**
- * Builds `oauth.errorHandler`. An error a host's parser (express.json, express.urlencoded, body-parser) raised
- * before the router saw a request for one of its addresses is answered as the router answers an unreadable body:
- * 400 `invalid_request` JSON with the SPEC §4.2 headers at the JSON endpoints, the error page (413, 415, 400) on
- * the page forms. Errors on any other path, errors after a response has started, and errors that are no parser's
- * refusal (a host bug: 500 from the host's own handler) pass on to the next error handler untouched.
+ * Builds `oauth.errorHandler`. A refusal a host's body parser (express.json, express.urlencoded, body-parser) raised
+ * before the router saw a request to one of its routes (its path and method) is answered as the router answers an
+ * unreadable body: 400 `invalid_request` JSON with the SPEC §4.2 headers at the JSON endpoints, the error page (413,
+ * 415, 400) on the forms. Every other error passes on to the host's handler untouched: one on another path or
+ * method, one raised after the response started, and one that is no body parser's refusal (a host's 401, 403 or
+ * 429, a bug).
  * @see RFC 6749 §5.2, RFC 7009 §2.2.1, RFC 7662 §2.3, RFC 6749 §4.1.2.1 (errors shown, never redirected).
  */
 export function createRouterErrorHandler(
-  options: ResolvedOptions, addresses: RouterAddresses, pageError: ErrorRequestHandler, pageHeaders: readonly RequestHandler[],
+  options: ResolvedOptions, addresses: ReadonlyMap<string, RouterAddress>, pageError: ErrorRequestHandler, pageHeaders: readonly RequestHandler[],
 ): ErrorRequestHandler {
-  const json = new Map([...addresses.json].map(([path, endpoint]) => [routeKey(path), endpoint]));
-  const pages = new Set([...addresses.pages].map(routeKey));
+  const routes = new Map([...addresses].map(([path, address]) => [routeKey(path)!, address]));
   return function oauthErrorHandler(err, req, res, next) {
+    const key = res.headersSent || !isBodyParserRefusal(err) ? null : routeKey(req.originalUrl);
+    const address = key === null ? undefined : routes.get(key);
+    if (address === undefined || address.method !== req.method) {
+      next(err);
+      return;
+    }
     const refusal = fromBodyParser(err);
-    if (res.headersSent || refusal === err) {
-      next(err);
-      return;
-    }
-    const path = routeKey(new URL(req.originalUrl, 'http://host.invalid').pathname);
-    const endpoint = json.get(path);
-    if (endpoint !== undefined) {
-      sendTokenEndpointError(res, refusal, options, endpoint);
-      return;
-    }
-    if (!pages.has(path)) {
-      next(err);
+    if (address.kind !== 'page') {
+      sendTokenEndpointError(res, refusal, options, address.kind);
       return;
     }
     // The pages' own headers (frame, referrer, no-store) first, as their routes would have set them.

@@ -189,11 +189,13 @@ describe.each(HOSTS)('a host with %s', (_name, parsers, extended) => {
 });
 
 describe('oauth.errorHandler: what a host parser refused on the router\'s addresses is answered the router\'s way', () => {
-  async function createHost(withOAuthErrors: boolean) {
+  async function createHost(withOAuthErrors: boolean, consentsPage = true) {
     const { createTestRouter } = await import('../helpers/app.js');
     const { createMemoryStore } = await import('../../src/stores/memory/index.js');
-    const oauth = createTestRouter(createMemoryStore(), { legacy: { issuer: 'http://auth.test/legacy' } });
+    const oauth = createTestRouter(createMemoryStore(), { legacy: { issuer: 'http://auth.test/legacy' }, consentsPage });
     const app = express();
+    // A host's own refusal before its parsers: a 403 of its access control, with no body-parser type.
+    app.use('/oauth2/token', (req, _res, next) => { next(req.headers['x-blocked'] ? Object.assign(new Error('blocked'), { status: 403 }) : undefined); });
     app.use(express.json({ limit: '1kb' }));
     app.use(express.urlencoded({ extended: false, limit: '1kb' }));
     app.use(oauth.router);
@@ -226,6 +228,24 @@ describe('oauth.errorHandler: what a host parser refused on the router\'s addres
     expect(res.text).toContain('The form was sent in an encoding this page does not read.');
     expect(res.text).not.toContain('at ');
     expect(res.headers['x-frame-options']).toBe('DENY');
+  });
+
+  it('passes on what is no body-parser refusal (a host\'s 403), and refusals on paths or methods the router does not route', async () => {
+    const app = await createHost(true);
+    const blocked = await request(app).post('/oauth2/token').set('X-Blocked', '1').type('form').send('grant_type=client_credentials');
+    expect(blocked.status).toBe(500);
+    expect(blocked.text).toContain('<pre>Error: blocked');
+    // Paths Express does not route to the token endpoint (dot segments, encoded dots, a doubled slash),
+    // and a method it answers with 405: the host's handler, as for any other route.
+    for (const path of ['/oauth2/./token', '/oauth2/x/../token', '/oauth2/%2e/token', '//evil/oauth2/token']) {
+      const res = await request(app).post(path).set('Content-Type', 'application/json').send('{');
+      expect(res.text, path).toContain('<pre>');
+    }
+    const get = await request(app).get('/oauth2/token').set('Content-Type', 'application/json').send('{');
+    expect(get.text).toContain('<pre>');
+    const withoutConsents = await createHost(true, false);
+    const consents = await request(withoutConsents).post('/oauth2/consents/withdraw').type('form').send(`a=${'b'.repeat(2048)}`);
+    expect(consents.text).toContain('<pre>');
   });
 
   it('passes on errors of the host\'s own routes, and every error when not mounted (the host\'s format, as before)', async () => {
