@@ -1,21 +1,24 @@
-// A UserAuth hook that throws is an outage of the host's user directory, as the contract says: 503, not a bug's 500.
-import { OAuthError } from '../errors.js';
-import { isStoreUnavailableError, StoreUnavailableError } from '../stores/store-unavailable-error.js';
+// A UserAuth hook's outage (a StoreUnavailableError, a socket error) answered as one: 503, not a bug's 500.
+import { isStoreUnavailableError, NETWORK_ERROR_CODES, StoreUnavailableError } from '../stores/store-unavailable-error.js';
 
 /**
- * Calls a host's UserAuth hook (`verifyCredentials`, `currentUser`, `findUser`), which the README asks to throw only
- * on outages, and turns what it throws into a StoreUnavailableError: the endpoints answer 503
- * `temporarily_unavailable` (a token request may be retried, a page says "try again later") and log it once per
- * outage, as a store outage, with the hook's name and the error's name and message (no request data). An answer
- * the hook gives that breaks the contract (an invalid user) is still the host's bug, a 500, judged by the caller.
- * @see RFC 6749 §4.1.2.1 and §5.2 (temporarily_unavailable), RFC 9110 §15.6.4 (503).
+ * Calls a host's UserAuth hook (`verifyCredentials`, `currentUser`, `findUser`). What it throws that says its user
+ * directory is out of reach, a StoreUnavailableError or an error with a socket code (`ECONNREFUSED`, `ETIMEDOUT`:
+ * NETWORK_ERROR_CODES), is rethrown as a StoreUnavailableError naming the hook, the error's name and its code only
+ * (its message may quote what the user typed, or a connection string): the endpoints answer 503
+ * `temporarily_unavailable` and log it once per outage, as a store outage. Anything else it throws is a bug of the
+ * host's, left as it is: a 500, logged as any unexpected error.
+ * @see RFC 6749 §4.1.2.1 (temporarily_unavailable), RFC 9110 §15.6.4 (503); at the token endpoint the same 503 a store
+ * outage gets (RFC 6749 §5.2 names no code for it).
  */
 export async function callHostHook<T>(hook: 'verifyCredentials' | 'currentUser' | 'findUser', call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
-    if (err instanceof OAuthError || isStoreUnavailableError(err)) throw err;
-    const what = err instanceof Error ? `${err.name}: ${err.message}` : typeof err;
-    throw new StoreUnavailableError(`UserAuth.${hook} threw ${what}`, { cause: err });
+    const code = (err as { code?: unknown } | null)?.code;
+    const outage = isStoreUnavailableError(err) || (typeof code === 'string' && NETWORK_ERROR_CODES.has(code));
+    if (!outage || err instanceof StoreUnavailableError) throw err;
+    const name = err instanceof Error ? err.name : typeof err;
+    throw new StoreUnavailableError(`UserAuth.${hook} unavailable: ${name}${typeof code === 'string' ? ` (${code})` : ''}`, { cause: err });
   }
 }

@@ -1,5 +1,6 @@
-// UserAuth hooks throw only on outages (README, "The UserAuth contract"): what they throw is answered as one, 503
-// temporarily_unavailable, logged once per outage, never a bug's 500; and a refresh refused so is not a revocation.
+// UserAuth hooks throw only on outages (README, "The UserAuth contract"): an outage they throw (a socket error, a
+// StoreUnavailableError) is answered as one, 503 temporarily_unavailable, logged once per outage without its message,
+// and a refresh refused so is not a revocation; anything else they throw is a bug, a 500.
 import express from 'express';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
@@ -13,8 +14,8 @@ import { expectSpecHeaders } from '../helpers/spec-requests.js';
 
 /** A host whose user directory can be taken down: while down, every hook throws as a driver would. */
 async function createHost(withCurrentUser = false) {
-  const directory = { down: false };
-  const outage = (): never => { throw Object.assign(new Error('connect ECONNREFUSED 10.0.0.7:5432'), { code: 'ECONNREFUSED' }); };
+  const directory = { down: false, fault: (): Error => Object.assign(new Error('connect ECONNREFUSED 10.0.0.7:5432'), { code: 'ECONNREFUSED' }) };
+  const outage = (): never => { throw directory.fault(); };
   const alice = { id: USER.id, displayName: USER.displayName };
   const userAuth: UserAuth = withCurrentUser
     ? { currentUser: async () => (directory.down ? outage() : alice), loginUrl: () => '/login' }
@@ -44,7 +45,9 @@ describe('UserAuth hooks that throw are an outage: 503 temporarily_unavailable (
     expect(res.status).toBe(503);
     expect(res.body).toEqual({ error: 'temporarily_unavailable', error_description: expect.any(String) });
     expectSpecHeaders(res);
-    expect(host.logged).toEqual([expect.stringContaining('UserAuth.findUser threw Error: connect ECONNREFUSED')]);
+    expect(host.logged).toEqual([expect.stringContaining('UserAuth.findUser unavailable: Error (ECONNREFUSED)')]);
+    // Its message may quote what the user typed or a connection string: only the name and the code are logged.
+    expect(host.logged[0]).not.toContain('10.0.0.7');
   });
 
   it('findUser at a refresh: 503, and once the directory is back the same refresh token works (nothing was revoked)', async () => {
@@ -75,7 +78,7 @@ describe('UserAuth hooks that throw are an outage: 503 temporarily_unavailable (
     expect(res.status).toBe(503);
     expect(res.text).toContain('temporarily_unavailable');
     expect(res.text).not.toContain('ECONNREFUSED');
-    expect(host.logged).toEqual([expect.stringContaining('UserAuth.verifyCredentials threw Error')]);
+    expect(host.logged).toEqual([expect.stringContaining('UserAuth.verifyCredentials unavailable: Error (ECONNREFUSED)')]);
   });
 
   it('currentUser at the authorization endpoint: the integration hears temporarily_unavailable with its state, not server_error', async () => {
@@ -87,6 +90,24 @@ describe('UserAuth hooks that throw are an outage: 503 temporarily_unavailable (
     expect(`${callback.origin}${callback.pathname}`).toBe(REDIRECT_URI);
     expect(callback.searchParams.get('error')).toBe('temporarily_unavailable');
     expect(callback.searchParams.get('state')).toBe('try-later');
-    expect(host.logged).toEqual([expect.stringContaining('UserAuth.currentUser threw Error')]);
+    expect(host.logged).toEqual([expect.stringContaining('UserAuth.currentUser unavailable: Error (ECONNREFUSED)')]);
+  });
+
+  it('a StoreUnavailableError the hook throws is an outage too; any other error is the host\'s bug: 500 server_error, logged', async () => {
+    const { StoreUnavailableError } = await import('../../src/stores/store-unavailable-error.js');
+    const host = await createHost();
+    const code = await obtainCode(host.app, host.client);
+    const issued = await request(host.app).post('/oauth2/token').set('Authorization', basic(host.client)).type('form')
+      .send({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
+    const refresh = () => request(host.app).post('/oauth2/token').set('Authorization', basic(host.client)).type('form')
+      .send({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token });
+    host.directory.down = true;
+    host.directory.fault = () => new StoreUnavailableError('user directory failing over');
+    expect((await refresh()).status).toBe(503);
+    host.directory.fault = () => new TypeError("Cannot read properties of undefined (reading 'id')");
+    const bug = await refresh();
+    expect(bug.status).toBe(500);
+    expect(bug.body.error).toBe('server_error');
+    expect(host.logged.at(-1)).toContain("unexpected TypeError: Cannot read properties of undefined (reading 'id')");
   });
 });
