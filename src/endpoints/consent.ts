@@ -15,7 +15,7 @@ import { checkAuthorizationTarget } from '../checks/authorization-request.js';
 import { resumeAuthorization } from './resume-authorization.js';
 import type { PendingAuthorization } from '../http/oauth-session.js';
 import { encodeLoginRequest } from '../http/login-request.js';
-import { saveSession } from '../http/save-session.js';
+import { reloadSession, saveSession } from '../http/save-session.js';
 
 /** How a consent POST was answered: the redirect's Location (null: a page), and whether it ended the sign-in. */
 interface Answer {
@@ -204,6 +204,21 @@ export function createConsentEndpoint(context: PageContext) {
 
   return async function consentEndpoint(req: Request, res: Response): Promise<void> {
     const body = (req.body ?? {}) as Record<string, unknown>;
+    // This request loaded the session before it read the form: a sign-out or a "use another account" may have ended
+    // it since (a slow body, another instance). Decided on its copy, an Allow would issue a code for the user who
+    // left and save the ended session back, signing them in again.
+    let live;
+    try {
+      live = await reloadSession(req);
+    } catch (err) {
+      const oauthError = toOAuthError(err, options.logger);
+      renderError(res, context, oauthError.status, oauthError.error, 'This page is not available right now. Please try again later.');
+      return;
+    }
+    if (!live) {
+      await answerStale(res, body, 403, 'The form has expired. Go back to the application and start again.');
+      return;
+    }
     if (!isValidCsrfToken(req, body.csrf_token)) {
       // The session ended or was replaced while the page was open (idle timeout, sign-out or another sign-in in
       // another tab): nothing this form says is decided on as this session's.

@@ -231,6 +231,44 @@ describe('"use another account" on the consent page (RFC 6749 §3.1: the resourc
     expect(isLoginPage(await browser.get(first.headers.location!))).toBe(true);
   });
 
+  it('an Allow whose session was loaded before the switch ended it (its body still arriving) issues nothing and signs nobody back in', async () => {
+    const { createConnection } = await import('node:net');
+    const browser = await signedIn();
+    const page = await authorizePage(browser);
+    const server = t.app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      let loads = 0;
+      const get = sessions.get.bind(sessions);
+      sessions.get = (sid, callback) => { loads += 1; get(sid, callback); };
+      // The Allow's headers and the first bytes of its body: the router loads the session, then waits for the form.
+      const allowBody = new URLSearchParams({ ...consentForm(page, 'allow'), resume: hiddenField(page.text, 'resume') }).toString();
+      const socket = createConnection(port, '127.0.0.1');
+      let answer = '';
+      socket.on('data', (chunk) => { answer += chunk; });
+      await new Promise((resolve) => socket.once('connect', resolve));
+      socket.write(`POST /oauth2/consent HTTP/1.1\r\nHost: auth.test\r\nConnection: close\r\nCookie: ${SESSION_COOKIE}=${browser.cookies.get(SESSION_COOKIE)}\r\n`
+        + `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${allowBody.length}\r\n\r\n${allowBody.slice(0, 10)}`);
+      await vi.waitFor(() => { expect(loads).toBe(1); });
+      const switched = await browser.post('/oauth2/consent', consentForm(page, 'switch'));
+      expect(switched.status).toBe(303);
+      expect(sessions.size).toBe(0);
+      socket.write(allowBody.slice(10));
+      await new Promise((resolve) => socket.once('close', resolve));
+      const [head] = answer.split('\r\n\r\n');
+      // Answered as a form whose session has ended: asked again from the start, no code, no cookie, nothing saved.
+      expect(head).toMatch(/^HTTP\/1\.1 303 /);
+      expect(head).not.toMatch(/code=/);
+      expect(head).not.toMatch(/set-cookie: oauth\.sid=/i);
+      expect(sessions.size).toBe(0);
+      expect(isLoginPage(await browser.get(switched.headers.location!))).toBe(true);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('is not offered after the host\'s sign-in (currentUser), which only the host can end; a forged switch only asks again', async () => {
     const { default: express } = await import('express');
     const { createOAuthRouter } = await import('../../src/router.js');
