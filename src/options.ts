@@ -160,8 +160,9 @@ export interface SessionOptions {
   readonly ttl?: number;
   /**
    * `true`: your app's express-session, mounted before the router, holds the router's sign-ins, and the router mounts
-   * no session of its own, so it needs no `secret`, `store` or `cookieName` (giving one is an OptionsError), and
-   * NODE_ENV=production does not ask for them. A request that reaches the router without `req.session` is then a
+   * no session of its own, so it needs no `secret` or `store` (giving one is an OptionsError), and NODE_ENV=production
+   * does not ask for them (it checks, at the first request, that your store is not express-session's MemoryStore).
+   * `cookieName` then names only the router's own page cookies (`<cookieName>.csrf`, …). A request that reaches the router without `req.session` is then a
    * mounting mistake: a 500 page, logged once. Default `false`: the router uses the host's session when a request
    * has one, and mounts its own otherwise.
    */
@@ -318,7 +319,7 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
   onlyKnownKeys('session', session, ['secret', 'store', 'cookieName', 'idleTtl', 'absoluteTtl', 'ttl', 'hostSession']);
   if (session.hostSession !== undefined && typeof session.hostSession !== 'boolean') throw new OptionsError('session.hostSession', 'must be a boolean');
   if (session.hostSession === true) {
-    for (const key of ['secret', 'store', 'cookieName'] as const) {
+    for (const key of ['secret', 'store'] as const) {
       if (session[key] !== undefined) {
         throw new OptionsError(`session.${key}`, "configures the router's own session, which session.hostSession: true does not mount: set it on your express-session");
       }

@@ -74,7 +74,7 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
   const keyRing = resolved.accessTokenFormat === 'jwt' ? createKeyRing(store, resolved) : undefined;
   const jwks = keyRing ? createJwksEndpoint(keyRing, resolved.logger) : null;
   const router = express.Router();
-  const sessionMiddleware = createSessionMiddleware(resolved);
+  const sessionMiddleware = createSessionMiddleware(resolved, process.env.NODE_ENV === 'production' && typeof userAuth.verifyCredentials === 'function');
   // helmet's Referrer-Policy (no-referrer) keeps the query of the authorize page out of Referer headers;
   // noStore keeps the redirects carrying a code or an error out of caches.
   const pageHeaders = [helmet({

@@ -190,7 +190,9 @@ export function createConsentEndpoint(context: PageContext) {
       renderError(res, context, oauthError.status, oauthError.error, 'This page is not available right now. Please try again later.');
       return { location: null, signedOut: false };
     }
-    if (signIn?.byHost) {
+    // The host's sign-in, or a host-login-only set-up whose user the host signed out meanwhile: nothing of the router's
+    // to end, so the form is only asked again.
+    if (signIn?.byHost || (userAuth.currentUser && !userAuth.verifyCredentials)) {
       const again = `${context.paths.authorize}?${withConsentPrompt(pending.query)}`;
       res.redirect(303, again);
       return { location: again, signedOut: false };

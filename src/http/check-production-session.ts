@@ -5,7 +5,7 @@ import type { UserAuth } from '../user-auth.js';
 import { OptionsError } from '../options-error.js';
 
 /** express-session's MemoryStore, from this copy of express-session or the host's own. */
-function isExpressSessionMemoryStore(store: unknown): boolean {
+export function isExpressSessionMemoryStore(store: unknown): boolean {
   return store instanceof session.MemoryStore || (store as { constructor?: { name?: string } } | null)?.constructor?.name === 'MemoryStore';
 }
 

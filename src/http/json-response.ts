@@ -20,6 +20,8 @@ const NO_STORE_HEADERS: ReadonlyArray<readonly [string, string]> = [
 const HOST_ROUTE_HEADERS: ReadonlyArray<readonly [string, string]> = [
   ['Cache-Control', 'no-store'],
   ['Content-Type', 'application/json;charset=UTF-8'],
+  // Not a policy a host could have chosen otherwise: the body is JSON, never to be sniffed as anything else.
+  ['X-Content-Type-Options', 'nosniff'],
 ];
 
 function sendJson(
@@ -47,7 +49,7 @@ export function sendNoStoreJson(res: Response, status: number, body: unknown, ex
 }
 
 /**
- * Writes `body` as JSON on a host's route with `Cache-Control: no-store` and Content-Type only, leaving every
+ * Writes `body` as JSON on a host's route with `Cache-Control: no-store`, Content-Type and `nosniff` only, leaving every
  * security header the host set (HSTS, X-Frame-Options, X-XSS-Protection) as it is: SPEC §4.2's header set belongs to
  * the token endpoint, and an HSTS header there would pin a host that chose none to HTTPS for a year.
  * @see RFC 6750 §3 (the error response), RFC 9111 §5.2.2.5 (no-store).

@@ -6,6 +6,7 @@ import { createRandomToken } from '../crypto/random-token.js';
 import { MemorySessionStore } from './memory-session-store.js';
 import { sessionCookieName } from './page-cookies.js';
 import { ServerError } from '../errors.js';
+import { isExpressSessionMemoryStore } from './check-production-session.js';
 
 // Requests whose session the router made itself (none came from the host app): the host-login loop check
 // words its diagnosis by it.
@@ -27,9 +28,9 @@ export function hasRouterOwnSession(req: Request): boolean {
  * that really uses the router's own session: a host running its own express-session never gets it.
  * @see RFC 6749 §10.12, RFC 6819 §4.4.1.4.
  */
-export function createSessionMiddleware(options: ResolvedOptions): RequestHandler {
+export function createSessionMiddleware(options: ResolvedOptions, productionOwnLogin = false): RequestHandler {
   const config = options.session;
-  if (config.hostSession === true) return hostSessionOnly(options);
+  if (config.hostSession === true) return hostSessionOnly(options, productionOwnLogin);
   const configured = config.secret === undefined ? undefined : typeof config.secret === 'string' ? config.secret : [...config.secret];
   let warnAboutSecret = configured === undefined;
   const secure = options.main.secure;
@@ -62,12 +63,22 @@ export function createSessionMiddleware(options: ResolvedOptions): RequestHandle
 /**
  * With `session.hostSession`: the host's express-session must have run. A request without `req.session` reached the
  * router before it (mounted first, or on a path the host's session does not cover): a 500 page, and one log line
- * naming the fix, rather than sign-ins kept nowhere.
+ * naming the fix, rather than sign-ins kept nowhere. With `productionOwnLogin` (NODE_ENV=production, the router's own
+ * login), the first request's session store is checked as checkProductionSession checks the router's own: express-session's
+ * MemoryStore, which never sweeps, is logged as an error once (the host's store is not known at start-up).
  */
-function hostSessionOnly(options: ResolvedOptions): RequestHandler {
+function hostSessionOnly(options: ResolvedOptions, productionOwnLogin: boolean): RequestHandler {
   let logged = false;
+  let storeChecked = !productionOwnLogin;
   return function hostSessionCheck(req, _res, next) {
     if ((req as { session?: unknown }).session) {
+      if (!storeChecked) {
+        storeChecked = true;
+        if (isExpressSessionMemoryStore((req as { sessionStore?: unknown }).sessionStore)) {
+          options.logger.error("express-oauth-router: NODE_ENV=production and your express-session keeps sign-ins in express-session's "
+            + 'MemoryStore, which never sweeps expired sessions and grows without bound: give it a shared store such as connect-redis');
+        }
+      }
       next();
       return;
     }

@@ -125,6 +125,7 @@ describe('RFC 6750 bearer token usage (requireBearer)', () => {
       expect(res.headers['x-frame-options']).toBe('SAMEORIGIN');
       expect(res.headers['cache-control']).toBe('no-store');
       expect(res.headers['content-type']).toBe('application/json;charset=UTF-8');
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
     }
   });
 

@@ -57,8 +57,9 @@ describe('session.hostSession: the host\'s own express-session holds the router\
     expect(() => create(ownLogin, { hostSession: true })).not.toThrow();
   });
 
-  it('refuses a secret, store or cookie name beside it, which would configure nothing', () => {
-    for (const extra of [{ secret: SECRET }, { store: new MemorySessionStore() }, { cookieName: 'x' }]) {
+  it('refuses a secret or store beside it, which would configure nothing; a cookie name still names its page cookies', () => {
+    expect(() => create(ownLogin, { hostSession: true, cookieName: 'acme.sid' })).not.toThrow();
+    for (const extra of [{ secret: SECRET }, { store: new MemorySessionStore() }]) {
       expect(() => create(ownLogin, { hostSession: true, ...extra })).toThrow(/configures the router's own session, which session\.hostSession: true does not mount/);
     }
     expect(() => create(ownLogin, { hostSession: 'yes' as never })).toThrow(/"session\.hostSession" must be a boolean/);
@@ -93,6 +94,10 @@ describe('session.hostSession: the host\'s own express-session holds the router\
     const early = express();
     early.use(oauth.router);
     for (let i = 0; i < 2; i += 1) expect((await request(early).get(`/oauth2/authorize?${query}`)).status).toBe(500);
-    expect(errors).toEqual([expect.stringContaining('session.hostSession is set, but a request reached the router without req.session')]);
+    expect(errors).toEqual([
+      // The host's express-session above keeps its sessions in express-session's MemoryStore: said once, in production.
+      expect.stringContaining("your express-session keeps sign-ins in express-session's MemoryStore"),
+      expect.stringContaining('session.hostSession is set, but a request reached the router without req.session'),
+    ]);
   });
 });

@@ -272,8 +272,9 @@ describe('"use another account" on the consent page (RFC 6749 §3.1: the resourc
   it('is not offered after the host\'s sign-in (currentUser), which only the host can end; a forged switch only asks again', async () => {
     const { default: express } = await import('express');
     const { createOAuthRouter } = await import('../../src/router.js');
+    let hostUser: { id: string; displayName: string } | null = { id: 'host-7', displayName: 'Host Seven' };
     const oauth = createOAuthRouter(t.store, {
-      currentUser: async () => ({ id: 'host-7', displayName: 'Host Seven' }),
+      currentUser: async () => hostUser,
       loginUrl: (_req, returnTo) => `/account/login?return_to=${encodeURIComponent(returnTo)}`,
     }, { issuer: 'http://auth.test', rememberConsent: false, session: { secret: 'test-session-secret-0123456789' }, logger: { warn() {}, error() {} } });
     const app = express();
@@ -289,6 +290,11 @@ describe('"use another account" on the consent page (RFC 6749 §3.1: the resourc
     const again = await browser.get(res.headers.location!);
     expect(isConsentPage(again)).toBe(true);
     expect(again.text).toContain('Host Seven');
+    // Signed out by the host meanwhile: still nothing of the router's to end, the request is only asked again.
+    hostUser = null;
+    const afterHostSignOut = await browser.post('/oauth2/consent', consentForm(again, 'switch'));
+    expect(afterHostSignOut.status).toBe(303);
+    expect(new URL(afterHostSignOut.headers.location!, 'http://auth.test').searchParams.get('prompt')).toBe('consent');
   });
 });
 
