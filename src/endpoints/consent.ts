@@ -69,6 +69,12 @@ export function createConsentEndpoint(context: PageContext) {
     });
   }
 
+  /** What a session store or a host hook threw, as the error page (503 for an outage, 500 for a bug, logged). */
+  function renderFailure(res: Response, err: unknown, text: string): void {
+    const oauthError = toOAuthError(err, options.logger);
+    renderError(res, context, oauthError.status, oauthError.error, text);
+  }
+
   /**
    * Answers a form that cannot be decided as this session's own from the request it carries: a Deny to its
    * redirect_uri, an Allow back to the authorization endpoint, asking for consent again (`prompt=consent`) whatever
@@ -123,8 +129,7 @@ export function createConsentEndpoint(context: PageContext) {
       await endRouterSignIn(req, res, options);
       return true;
     } catch (err) {
-      const oauthError = toOAuthError(err, options.logger);
-      renderError(res, context, oauthError.status, oauthError.error, 'Signing out is not available right now. Please try again later.');
+      renderFailure(res, err, 'Signing out is not available right now. Please try again later.');
       return false;
     }
   }
@@ -186,8 +191,7 @@ export function createConsentEndpoint(context: PageContext) {
     try {
       signIn = await findSignIn(req, userAuth, options);
     } catch (err) {
-      const oauthError = toOAuthError(err, options.logger);
-      renderError(res, context, oauthError.status, oauthError.error, 'This page is not available right now. Please try again later.');
+      renderFailure(res, err, 'This page is not available right now. Please try again later.');
       return { location: null, signedOut: false };
     }
     // The host's sign-in, or a host-login-only set-up whose user the host signed out meanwhile: nothing of the router's
@@ -213,8 +217,7 @@ export function createConsentEndpoint(context: PageContext) {
     try {
       live = await reloadSession(req);
     } catch (err) {
-      const oauthError = toOAuthError(err, options.logger);
-      renderError(res, context, oauthError.status, oauthError.error, 'This page is not available right now. Please try again later.');
+      renderFailure(res, err, 'This page is not available right now. Please try again later.');
       return;
     }
     if (!live) {
