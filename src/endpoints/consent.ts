@@ -47,7 +47,8 @@ function withConsentPrompt(query: string): string {
  *   hears it, RFC 6749 §4.1.2.1), while an Allow goes back to the authorization endpoint (303) with every check
  *   re-run (WCAG 2.2.1), asking for consent again there (`prompt=consent`): the page it answered named a user who
  *   may no longer be the one signed in, and a remembered consent of another must not turn that click, or a Deny,
- *   into a code for them;
+ *   into a code for them; a switch on this session's own form (its CSRF token valid) whose request was answered or
+ *   expired still signs out;
  * - a second POST of a request while the first is being answered (a double tap, Allow then Deny, a browser that
  *   cancelled the first) gets the first's answer (`answering`), so the request is answered once in this process. The
  *   first saves the session without the request before it issues anything, so once its answer is given a
@@ -82,7 +83,7 @@ export function createConsentEndpoint(context: PageContext) {
    * another user in on the same session), so the click is not taken as theirs. A forged POST gets only what a link
    * could give: the endpoint's own answer, or an `access_denied` at a registered address.
    */
-  async function answerStale(res: Response, body: Record<string, unknown>, status: number, message: string): Promise<void> {
+  async function answerStale(res: Response, body: Record<string, unknown>, status: number, message: string, ownForm?: Request): Promise<void> {
     let resumed;
     try {
       resumed = await resumeAuthorization(context, body.resume);
@@ -96,6 +97,12 @@ export function createConsentEndpoint(context: PageContext) {
     }
     if (body.decision === 'deny') {
       res.redirect(302, deniedUri(resumed.target));
+      return;
+    }
+    // This session's own form (its CSRF token checked), whose request is no longer pending (answered, expired,
+    // dropped): "use another account" still means it, and signs out as from a fresh page.
+    if (body.decision === 'switch' && ownForm !== undefined) {
+      await switchAccount(ownForm, res, resumed.pending, '');
       return;
     }
     res.redirect(303, `${context.paths.authorize}?${withConsentPrompt(resumed.pending.query)}`);
@@ -237,13 +244,13 @@ export function createConsentEndpoint(context: PageContext) {
       // Open longer than a pending request lives: asked again from the start (every check re-run), not refused.
       deletePendingRequest(req, requestId);
       await answerStale(res, { ...body, resume: encodeLoginRequest(expired.query) }, 400,
-        'This authorization request has expired. Go back to the application and start again.');
+        'This authorization request has expired. Go back to the application and start again.', req);
       return;
     }
     if (!pending || pending.issuer !== issuer.issuer) {
       if (await answerAsFirst(req, res, body, requestId)) return;
       // Answered already (a second tap of Allow whose first answer the browser dropped), or dropped for newer ones.
-      await answerStale(res, body, 400, 'This authorization request has expired. Go back to the application and start again.');
+      await answerStale(res, body, 400, 'This authorization request has expired. Go back to the application and start again.', req);
       return;
     }
     const decision = body.decision;

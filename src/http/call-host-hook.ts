@@ -7,7 +7,8 @@ import { isStoreUnavailableError, NETWORK_ERROR_CODES, StoreUnavailableError } f
  * NETWORK_ERROR_CODES), is rethrown as a StoreUnavailableError naming the hook, the error's name and its code only
  * (its message may quote what the user typed, or a connection string): the endpoints answer 503
  * `temporarily_unavailable` and log it once per outage, as a store outage. Anything else it throws is a bug of the
- * host's, left as it is: a 500, logged as any unexpected error.
+ * host's: a 500, logged as unexpected with the hook, the error's name and code, not its message (the thrown error is
+ * the `cause`).
  * @see RFC 6749 §4.1.2.1 (temporarily_unavailable), RFC 9110 §15.6.4 (503); at the token endpoint the same 503 a store
  * outage gets (RFC 6749 §5.2 names no code for it).
  */
@@ -16,9 +17,19 @@ export async function callHostHook<T>(hook: 'verifyCredentials' | 'currentUser' 
     return await call();
   } catch (err) {
     const code = (err as { code?: unknown } | null)?.code;
-    const outage = isStoreUnavailableError(err) || (typeof code === 'string' && NETWORK_ERROR_CODES.has(code));
-    if (!outage || err instanceof StoreUnavailableError) throw err;
+    if (err instanceof StoreUnavailableError) throw err;
     const name = err instanceof Error ? err.name : typeof err;
-    throw new StoreUnavailableError(`UserAuth.${hook} unavailable: ${name}${typeof code === 'string' ? ` (${code})` : ''}`, { cause: err });
+    const what = `${name}${typeof code === 'string' ? ` (${code})` : ''}`;
+    if (isStoreUnavailableError(err) || (typeof code === 'string' && NETWORK_ERROR_CODES.has(code))) {
+      throw new StoreUnavailableError(`UserAuth.${hook} unavailable: ${what}`, { cause: err });
+    }
+    // Logged by toOAuthError as unexpected: its name and code, not its message, which may quote what the user typed
+    // (a driver's "invalid input syntax for type uuid: \"<the password typed as a username>\"").
+    throw new HostHookError(`UserAuth.${hook} threw ${what}`, { cause: err });
   }
+}
+
+/** What a UserAuth hook threw that is no outage: a bug of the host's, named without the original message. */
+export class HostHookError extends Error {
+  override readonly name = 'HostHookError';
 }

@@ -7,10 +7,15 @@ const REFUSALS = new Set([
   'request.aborted', 'request.size.invalid',
 ]);
 
+/** A body whose Content-Encoding did not inflate: body-parser passes zlib's error on as a 400 with zlib's `code`. */
+function isBadCompression(code: unknown): boolean {
+  return typeof code === 'string' && code.startsWith('Z_');
+}
+
 /** True when `err` is a body parser's refusal of the request body (body-parser's 4xx errors and their `type`). */
 export function isBodyParserRefusal(err: unknown): boolean {
-  const { status, type } = (err ?? {}) as { status?: unknown; type?: unknown };
-  return typeof status === 'number' && status >= 400 && status < 500 && typeof type === 'string' && REFUSALS.has(type);
+  const { status, type, code } = (err ?? {}) as { status?: unknown; type?: unknown; code?: unknown };
+  return typeof status === 'number' && status >= 400 && status < 500 && ((typeof type === 'string' && REFUSALS.has(type)) || isBadCompression(code));
 }
 
 /**
@@ -22,10 +27,10 @@ export function isBodyParserRefusal(err: unknown): boolean {
  */
 export function fromBodyParser(err: unknown): unknown {
   if (!isBodyParserRefusal(err)) return err;
-  const { type } = err as { type: string };
+  const { type, code } = err as { type?: string; code?: unknown };
   if (type === 'entity.too.large') return new UnreadableBodyError('request body too large', 413);
   if (type === 'parameters.too.many') return new UnreadableBodyError('too many parameters', 413);
-  if (type === 'charset.unsupported') return new UnreadableBodyError('the charset of the form is not supported', 415);
-  if (type === 'encoding.unsupported') return new UnreadableBodyError('Content-Encoding is not supported', 415);
+  if (type === 'charset.unsupported') return new UnreadableBodyError('the charset of the body is not supported', 415);
+  if (type === 'encoding.unsupported' || isBadCompression(code)) return new UnreadableBodyError('Content-Encoding is not supported', 415);
   return new InvalidRequestError('request body could not be read');
 }

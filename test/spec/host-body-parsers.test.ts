@@ -221,6 +221,19 @@ describe('oauth.errorHandler: what a host parser refused on the router\'s addres
     }
   });
 
+  it('a body that does not inflate (Content-Encoding: gzip, not gzip): 400 invalid_request JSON, the 415 page on a form', async () => {
+    const app = await createHost(true);
+    const garbage = Buffer.from('not gzip at all');
+    const token = await request(app).post('/oauth2/token').set('Content-Type', 'application/x-www-form-urlencoded')
+      .set('Content-Encoding', 'gzip').serialize(asIs).send(garbage);
+    expect(token.status).toBe(400);
+    expect(token.body).toEqual({ error: 'invalid_request', error_description: 'Content-Encoding is not supported' });
+    const login = await request(app).post('/oauth2/login').set('Content-Type', 'application/x-www-form-urlencoded')
+      .set('Content-Encoding', 'gzip').serialize(asIs).send(garbage);
+    expect(login.status).toBe(415);
+    expect(login.text).not.toContain('<pre>');
+  });
+
   it('a login form in a charset the host parser does not read: the 415 page, no stack trace', async () => {
     const app = await createHost(true);
     const res = await request(app).post('/oauth2/login').set('Content-Type', 'application/x-www-form-urlencoded; charset=utf-16').send('a=b');

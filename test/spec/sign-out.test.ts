@@ -185,6 +185,18 @@ describe('"use another account" on the consent page (RFC 6749 §3.1: the resourc
     expect(isConsentPage(await browser.get(again.headers.location!))).toBe(true);
   });
 
+  it('still signs out from this session\'s own form whose request was answered meanwhile (Back after Allow)', async () => {
+    const browser = await signedIn();
+    const page = await authorizePage(browser);
+    const allowed = await browser.post('/oauth2/consent', consentForm(page, 'allow'));
+    expect(new URL(allowed.headers.location!).searchParams.get('code')).toBeTruthy();
+    const res = await browser.post('/oauth2/consent', { ...consentForm(page, 'switch'), resume: hiddenField(page.text, 'resume') });
+    expect(res.status).toBe(303);
+    expect(res.headers.location).toBe(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`);
+    expect(sessions.size).toBe(0);
+    expect(isLoginPage(await browser.get(res.headers.location!))).toBe(true);
+  });
+
   it('keeps the request\'s parameters (state, PKCE, scope, prompt) across the switch, byte for byte', async () => {
     const browser = await signedIn();
     const query = authorizeQuery(t.codeClient, { state: 'a b&c', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256', prompt: 'consent' });
