@@ -1,4 +1,8 @@
-// Integration copies (PostgreSQL, Redis): the token endpoint skips the lookup, and any change counts from its commit.
+// Integration copies (SQLite, PostgreSQL, Redis): the token endpoint skips the lookup, and any change counts from its commit.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import pg from 'pg';
 import { createClient } from 'redis';
 import request from 'supertest';
@@ -8,6 +12,7 @@ import { apiStatus, codeTokens, refresh } from '../helpers/token-requests.js';
 import { obtainCode } from '../helpers/browser-flow.js';
 import { createPostgresStore } from '../../src/stores/postgres/index.js';
 import { createRedisStore } from '../../src/stores/redis/index.js';
+import { createSqliteStore } from '../../src/stores/sqlite/index.js';
 import { createRedisKeys } from '../../src/stores/redis/codec.js';
 import { hashSecret } from '../../src/crypto/hash-secret.js';
 import type { CompleteStore, OAuthClient, Store } from '../../src/stores/contract.js';
@@ -76,6 +81,40 @@ function postgres(): Engine {
   };
 }
 
+/** SQLite: the raw writes come from a connection of their own, as the previous version's CLI or a DBA's shell. */
+function sqlite(): Engine {
+  let file = '';
+  let raw: Database.Database | undefined;
+  const connection = (): Database.Database => (raw ??= new Database(file));
+  return {
+    async open() {
+      const dir = mkdtempSync(join(tmpdir(), 'oauth-copies-'));
+      file = join(dir, 'oauth.sqlite');
+      raw = undefined;
+      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+      const make = async () => {
+        const store = createSqliteStore({ filename: file, sweepIntervalSeconds: 0 });
+        cleanups.push(() => store.close());
+        return store;
+      };
+      const store = await make();
+      cleanups.push(() => raw?.close());
+      return { store, other: make };
+    },
+    async write(clientId, field, value) {
+      const stored = typeof value === 'boolean' ? Number(value) : Array.isArray(value) ? JSON.stringify(value) : value;
+      const { changes } = connection().prepare(`UPDATE clients SET ${COLUMNS[field]} = ? WHERE client_id = ?`).run(stored, clientId);
+      expect(changes).toBe(1);
+    },
+    async remove(clientId) {
+      connection().prepare('DELETE FROM clients WHERE client_id = ?').run(clientId);
+    },
+    async tokensOf(clientId) {
+      return connection().prepare('SELECT count(*) FROM tokens WHERE client_id = ?').pluck().get(clientId) as number;
+    },
+  };
+}
+
 function redisEngine(): Engine {
   let prefix = '';
   return {
@@ -133,6 +172,7 @@ const REFUSING_CHANGES = [
 ] as const;
 
 const ENGINES = [
+  ['SQLite', true, sqlite],
   ['PostgreSQL', postgresUrl !== '', postgres],
   ['Redis', redisUrl !== '', redisEngine],
 ] as const;

@@ -17,7 +17,8 @@ export interface ClientCopies {
  * integration, so the answer must reflect every change committed before the call. SQLite's data_version is
  * exact and costs 1.4 µs; a notification feed (PostgreSQL, Redis) lags by its latency, and a copy served
  * within it would let a request that began after a disable or a rotation get a token no tombstone refuses,
- * which is why only this store keeps copies. `null` (the file cannot be read): nothing is served from, or
+ * which is why only this store's `findClient` answers from copies it trusts (the token endpoint's copies, in
+ * every store, are checked by the save instead: revision-copies.ts). `null` (the file cannot be read): nothing is served from, or
  * kept in, the copies. A loaded row is kept
  * only if the mark read before the load still holds after it, so a change racing the load is never hidden;
  * unknown ids are never kept, so probing random ids fills nothing.

@@ -2,7 +2,7 @@
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { isSqliteDatabase, loadBetterSqlite3, type SqliteConnection, type SqliteDatabase } from './driver.js';
-import type { AuthorizationCodeRecord, CompleteStore, ConsentRecord, ConsumeResult } from '../contract.js';
+import type { AuthorizationCodeRecord, ClientCopies, CompleteStore, ConsentRecord, ConsumeResult } from '../contract.js';
 import { createSqliteClientStore } from './clients.js';
 import { runSqlite } from './errors.js';
 import { createGroupCommit } from './group-commit.js';
@@ -17,6 +17,7 @@ import { prepareSqliteStatements } from './statements.js';
 import { createSqliteTokenStore } from './tokens.js';
 import { createSqliteRevocationFeed } from './revocation-feed.js';
 import { createSqliteChangeWatch } from './change-watch.js';
+import { createRevisionCopies } from '../revision-copies.js';
 import { prepareSqliteSweep } from './sweeper.js';
 import { startSweepLoop } from '../sweep-loop.js';
 
@@ -74,6 +75,7 @@ export type SqliteConnectionOptions = Pick<SqliteStoreOptions, 'sweepIntervalSec
 
 /** The SQLite store: every tier of the contract, and `close()`. @see RFC 6749 §10.3–10.5, RFC 7009 §2.1. */
 export type SqliteStore = CompleteStore & {
+  readonly clientCopies: ClientCopies;
   close(): Promise<void>;
   /** Runs a sweep of expired rows now, in batches like the timer's; resolves when it is done. */
   sweepExpired(): Promise<void>;
@@ -159,7 +161,9 @@ function checkLockTimeout(ms: number): number {
  * - `saveTokens` checks the revocation tombstones inside the transaction that inserts the tokens; every
  *   revocation records its tombstone and deletes in one transaction (see `createSqliteTokenStore`).
  * - `updateClient` is one `UPDATE` of the given columns only, so concurrent updates of different fields
- *   all take effect.
+ *   all take effect. Triggers move each integration's `revision` on every insert and update, by any writer:
+ *   `clientCopies` hands the token endpoint integrations without a read, and a save served from one is
+ *   refused, inside its write transaction, once the integration is at another revision or gone.
  * - `revocations.mark()` (the `revocationFeed` tier) moves with `PRAGMA data_version`, which changes when
  *   another connection commits (the CLI, another instance), and with every revocation on this connection,
  *   so `requireBearer` may cache verified tokens and still refuse a revoked one on the next request. A
@@ -245,8 +249,10 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
     return live ? { kind: 'replayed', grantId: live.grant_id, userId: live.user_id, clientId: live.client_id } : { kind: 'not_found' };
   }, { ahead: true });
 
+  const copies = createRevisionCopies();
   return {
-    clients: createSqliteClientStore(db, s, lockWait, watch, guarded),
+    clients: createSqliteClientStore(db, s, lockWait, watch, guarded, copies),
+    clientCopies: { find: copies.get },
 
     codes: {
       async saveCode(record: AuthorizationCodeRecord): Promise<void> {

@@ -17,6 +17,9 @@ export type RefusalValues = [
   clientId: string, userId: string | null, authorizedAt: number, now: number,
 ];
 
+/** `RefusalValues`, then the integration's id and the revision its copy holds (`isRefusedAtRevision`). */
+export type RevisionRefusalValues = [...RefusalValues, clientId: string, revision: number];
+
 /** Parameters of an integration's revocation tombstone: its moment and until when it is kept, in ms. @see RFC 7009 §2.1. */
 export interface RevocationParams {
   readonly client_id: string;
@@ -57,6 +60,8 @@ export interface SqliteStatements {
   readonly deleteClientUserTokens: Statement<[clientId: string, userId: string]>;
   /** 1 when a live tombstone (grant, integration or user at it, the latter two at or after authorizedAt) refuses the token. */
   readonly isRefused: Statement<RefusalValues, number>;
+  /** `isRefused`, or the integration is gone or no longer at the revision a copy of it holds (schema version 8). */
+  readonly isRefusedAtRevision: Statement<RevisionRefusalValues, number>;
   readonly upsertRevokedGrant: Statement<[grantId: string, expiresAt: number]>;
   /** A grant tombstone for each grant of which the client has a refresh token (before they are deleted). */
   readonly revokeClientRefreshGrants: Statement<[expiresAt: number, clientId: string]>;
@@ -134,6 +139,13 @@ export function prepareSqliteStatements(db: SqliteConnection): SqliteStatements 
                        AND revoked_at >= ? AND expires_at > ?)
           OR EXISTS (SELECT 1 FROM revoked_client_users WHERE client_id = ? AND user_id = ?
                        AND revoked_at >= ? AND expires_at > ?)`).pluck(),
+    isRefusedAtRevision: db.prepare<RevisionRefusalValues, number>(`
+      SELECT EXISTS (SELECT 1 FROM revoked_grants WHERE grant_id = ? AND expires_at > ?)
+          OR EXISTS (SELECT 1 FROM revoked_clients WHERE client_id = ?
+                       AND revoked_at >= ? AND expires_at > ?)
+          OR EXISTS (SELECT 1 FROM revoked_client_users WHERE client_id = ? AND user_id = ?
+                       AND revoked_at >= ? AND expires_at > ?)
+          OR NOT EXISTS (SELECT 1 FROM clients WHERE client_id = ? AND revision = ?)`).pluck(),
     upsertRevokedGrant: db.prepare(`
       INSERT INTO revoked_grants (grant_id, expires_at) VALUES (?, ?)
       ON CONFLICT (grant_id) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)`),

@@ -15,6 +15,18 @@ function authorizedAtMs(options: SaveTokensOptions | undefined): number {
 }
 
 /**
+ * The integration revision a save served from a copy must still find (`SaveTokensOptions.clientRevision`), or
+ * null when the request looked its integration up. A revision this store never gave (not the decimal of a safe
+ * integer) is -1, which no row holds: the save is refused, as for a stale copy.
+ */
+function revisionOf(options: SaveTokensOptions): number | null {
+  const given = options.clientRevision;
+  if (given === undefined) return null;
+  const revision = /^(?:0|[1-9][0-9]{0,15})$/.test(given) ? Number(given) : -1;
+  return Number.isSafeInteger(revision) ? revision : -1;
+}
+
+/**
  * Tokens in the `tokens` table; revocations leave tombstones in `revoked_grants`, `revoked_clients` and
  * `revoked_client_users`, kept for `STORE_POLICY.revocationRetentionMs`.
  *
@@ -45,14 +57,16 @@ export function createSqliteTokenStore(
       }
     });
   }
-  function refused(token: TokenRecord, authorizedAt: number, now: number): boolean {
+  function refused(token: TokenRecord, authorizedAt: number, revision: number | null, now: number): boolean {
     const { grantId, clientId, userId } = token;
-    return s.isRefused.get(grantId, now, clientId, authorizedAt, now, clientId, userId, authorizedAt, now) === 1;
+    return (revision === null
+      ? s.isRefused.get(grantId, now, clientId, authorizedAt, now, clientId, userId, authorizedAt, now)
+      : s.isRefusedAtRevision.get(grantId, now, clientId, authorizedAt, now, clientId, userId, authorizedAt, now, clientId, revision)) === 1;
   }
 
-  const save = groupCommit((access: TokenRecord, refresh: TokenRecord | null, authorizedAt: number) => {
+  const save = groupCommit((access: TokenRecord, refresh: TokenRecord | null, authorizedAt: number, revision: number | null) => {
     // The refresh token shares the access token's grant, integration and user (checkTokenPair): one check.
-    if (refused(access, authorizedAt, Date.now())) return false;
+    if (refused(access, authorizedAt, revision, Date.now())) return false;
     s.insertToken.run(...tokenValues('access', access));
     if (refresh !== null) s.insertToken.run(...tokenValues('refresh', refresh));
     return true;
@@ -87,7 +101,7 @@ export function createSqliteTokenStore(
   return {
     async saveTokens(access: TokenRecord, refresh: TokenRecord | null, options: SaveTokensOptions): Promise<boolean> {
       checkTokenPair(access, refresh);
-      return save(access, refresh, authorizedAtMs(options));
+      return save(access, refresh, authorizedAtMs(options), revisionOf(options));
     },
     async findAccessToken(tokenHash: string): Promise<TokenRecord | null> {
       return run(() => {
