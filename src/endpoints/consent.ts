@@ -36,8 +36,8 @@ function withConsentPrompt(query: string): string {
  * started, by the signed-in user the token and the request were made for (nothing from before a sign-in
  * counts after it), and each pending request is answered once.
  * - allow: a 256-bit code (stored hashed, single use, bound to client, user, redirect_uri, PKCE challenge
- *   and issuer, living `authorizationCodeTtl` seconds) → 302 to redirect_uri with `code`, `state`, `iss`;
- * - deny: 302 with `error=access_denied`;
+ *   and issuer, living `authorizationCodeTtl` seconds) → 303 to redirect_uri with `code`, `state`, `iss`;
+ * - deny: 303 with `error=access_denied`;
  * - switch ("use another account", offered after the router's own sign-in): signs the browser out and sends it back
  *   to the authorization request (303), which asks for a sign-in again: the request is neither allowed nor denied;
  * - a form that cannot be decided as this session's own (open longer than its pending request lives, answered
@@ -64,7 +64,7 @@ export function createConsentEndpoint(context: PageContext) {
 
   /** A Deny's redirect to the integration (RFC 6749 §4.1.2.1 `access_denied`), counted as the answer it is. */
   function deniedUri(to: { readonly redirectUri: string; readonly state?: string | undefined; readonly stateOctets?: string }): string {
-    reportErrorAnswer(options.events, 'authorization', 'access_denied', 302);
+    reportErrorAnswer(options.events, 'authorization', 'access_denied', 303);
     return errorRedirectUri(to.redirectUri, {
       error: 'access_denied', description: 'the user denied the request', state: to.state, stateOctets: to.stateOctets, issuer: issuer.issuer,
     });
@@ -96,7 +96,7 @@ export function createConsentEndpoint(context: PageContext) {
       return;
     }
     if (body.decision === 'deny') {
-      res.redirect(302, deniedUri(resumed.target));
+      res.redirect(303, deniedUri(resumed.target));
       return;
     }
     // This session's own form (its CSRF token checked), whose request is no longer pending (answered, expired,
@@ -125,7 +125,7 @@ export function createConsentEndpoint(context: PageContext) {
     // of the response would write it back, the request pending again, or the sign-in the first ended alive again.
     if (!signedOut) deletePendingRequest(req, requestId);
     else if (!(await signOut(req, res))) return true;
-    if (location !== null) res.redirect(302, location);
+    if (location !== null) res.redirect(303, location);
     else await answerStale(res, body, 400, 'This authorization request has expired. Go back to the application and start again.');
     return true;
   }
@@ -142,21 +142,23 @@ export function createConsentEndpoint(context: PageContext) {
   }
 
   /**
-   * Decides a pending request of this session: Allow issues a code, Deny refuses; the 302's Location, or null when
+   * Decides a pending request of this session: Allow issues a code, Deny refuses; the 303's Location, or null when
    * the answer was a page (the form was stale after all, or the integration was refused).
    */
   async function decide(
     req: Request, res: Response, body: Record<string, unknown>, pending: PendingAuthorization, requestId: string, decision: 'allow' | 'deny',
   ): Promise<string | null> {
+    // 303, not 302: the answer to a POST goes on as a GET, whatever the browser (RFC 9700 §4.12.2).
     const redirect = (location: string): string => {
-      res.redirect(302, location);
+      res.redirect(303, location);
       return location;
     };
     try {
       const user = await findCurrentUser(req, userAuth, options);
       if (!user) {
         // Signed out by the host's login meanwhile: a Deny still reaches the integration, an Allow signs in again.
-        await answerStale(res, body, 401, 'You are no longer signed in. Go back to the application and start again.');
+        // 403 as for an expired form: a 401 would owe a WWW-Authenticate scheme (RFC 9110 §15.5.2) a page has not.
+        await answerStale(res, body, 403, 'You are no longer signed in. Go back to the application and start again.');
         return null;
       }
       // Made for somebody else, or before the host's login signed this user in: a planted form, or another tab's sign-in.
@@ -183,7 +185,7 @@ export function createConsentEndpoint(context: PageContext) {
     } catch (err) {
       const oauthError = toOAuthError(err, options.logger);
       // The redirect_uri is trusted here, so RFC 6749 §4.1.2.1 server_error / temporarily_unavailable apply.
-      reportErrorAnswer(options.events, 'authorization', oauthError.error, 302);
+      reportErrorAnswer(options.events, 'authorization', oauthError.error, 303);
       return redirect(errorRedirectUri(pending.redirectUri, { error: oauthError.error, state: pending.state, issuer: issuer.issuer }));
     }
   }

@@ -155,8 +155,9 @@ export function createLoginEndpoint(context: PageContext) {
       if (!found) return;
       // Cancel: the user will not sign in; the integration hears it (RFC 6749 §4.1.2.1) instead of waiting for ever.
       if (body.cancel !== undefined && found.cancelled !== undefined) {
-        reportErrorAnswer(options.events, 'authorization', 'access_denied', 302);
-        res.redirect(302, found.cancelled());
+        // 303: the POST carried the password fields; the redirect must not resend them (RFC 9700 §4.12.2).
+        reportErrorAnswer(options.events, 'authorization', 'access_denied', 303);
+        res.redirect(303, found.cancelled());
         return;
       }
       const authenticate = authenticator.authenticate('local', { session: false }, (err: unknown, user: AuthenticatedUser | false) => {

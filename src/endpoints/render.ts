@@ -17,7 +17,8 @@ import { encodeLoginRequest } from '../http/login-request.js';
 import { formActionSource } from '../http/form-action-source.js';
 
 /**
- * Shows the sign-in form for a pending request (status 200, or 401 after a failed attempt). `redirectUri` is
+ * Shows the sign-in form for a pending request (status 200, or 400 after a failed attempt: not 401, which HTTP
+ * reserves for answers that name an authentication scheme in `WWW-Authenticate`, RFC 9110 §15.5.2). `redirectUri` is
  * the pending request's: when the user already consented, the login form's redirect chain ends there, and
  * browsers apply CSP form-action to every redirect after a form submission. Its CSRF token is the login
  * cookie's (no session exists yet); `requestId` carries the request itself.
@@ -28,7 +29,7 @@ export function renderLogin(
 ): void {
   const { redirectUri, status, ...model } = view;
   sendPage(res, {
-    status: status ?? (view.error ? 401 : 200),
+    status: status ?? (view.error ? 400 : 200),
     title: 'Sign in',
     productName: context.options.productName,
     brandColor: context.options.brandColor,

@@ -97,7 +97,7 @@ async function browse(h: Harness, client: TestClient = h.codeClient): Promise<{ 
     const decided = await agent.post('/oauth2/consent').type('form').send({
       csrf_token: hiddenField(page.text, 'csrf_token'), request_id: hiddenField(page.text, 'request_id'), decision: 'allow',
     });
-    expect(decided.status).toBe(302);
+    expect(decided.status).toBe(303);
     location = decided.headers.location!;
   }
   const code = new URL(location).searchParams.get('code')!;
@@ -318,7 +318,7 @@ describe('audit events', () => {
     const form = { csrf_token: hiddenField(page.text, 'csrf_token'), request_id: hiddenField(page.text, 'request_id'), username: USER.username };
     const typedPassword = 'my-old-password-typed-wrongly';
     h.secrets.add(typedPassword);
-    expect((await agent.post('/oauth2/login').type('form').send({ ...form, password: typedPassword })).status).toBe(401);
+    expect((await agent.post('/oauth2/login').type('form').send({ ...form, password: typedPassword })).status).toBe(400);
     expect((await agent.post('/oauth2/login').type('form').send({ ...form, password: USER.password })).status).toBe(429);
     expect((await agent.post('/oauth2/login').type('form').send({ ...form, csrf_token: 'forged', password: USER.password })).status).toBe(403);
     const clientId = h.codeClient.clientId;

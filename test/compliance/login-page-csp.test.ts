@@ -29,7 +29,7 @@ describe('login page CSP form-action and the redirect to the client', () => {
     const agent = request.agent(t.app);
     const login = await openLoginForm(agent, '', authorizeQuery(t.codeClient));
     const failed = await postLogin(agent, '', { csrf_token: login.csrfToken, request_id: login.requestId, password: 'wrong' });
-    expect(failed.status).toBe(401);
+    expect(failed.status).toBe(400);
     expect(formAction(failed.headers['content-security-policy'])).toEqual(["'self'", new URL(REDIRECT_URI).origin]);
   });
 

@@ -174,7 +174,7 @@ describe('redirects carrying a code or an error are not stored (RFC 6749 §10.5,
     const agent = request.agent(t.app);
     const consent = consentForm(await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient)));
     const res = await postConsent(agent, '', { csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'allow' });
-    expect(res.status).toBe(302);
+    expect(res.status).toBe(303);
     expect(new URL(res.headers.location!).searchParams.get('code')).toBeTruthy();
     expectNotStored(res);
   });

@@ -118,7 +118,7 @@ for (const backend of sharedStoreBackends('scale')) {
         ...form({ csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), decision: 'allow' }),
         headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: cookie },
       });
-      expect(decided.status).toBe(302);
+      expect(decided.status).toBe(303);
       const callback = new URL(decided.headers.get('location')!);
       expect(`${callback.origin}${callback.pathname}`).toBe(REDIRECT_URI);
       expect(callback.searchParams.get('iss')).toBe(a!.base);

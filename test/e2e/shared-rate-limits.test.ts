@@ -56,8 +56,8 @@ for (const backend of backends) {
       const limits = { loginRateLimit: { max: 3 }, clientAuthRateLimit: { max: 3 } };
       const a = await createTestApp(limits, await open());
       const b = await createTestApp(limits, await open());
-      expect([await loginAttempt(a, 'wrong'), await loginAttempt(a, 'wrong')]).toEqual([401, 401]);
-      expect([await loginAttempt(b, 'wrong'), await loginAttempt(b, USER.password)]).toEqual([401, 429]);
+      expect([await loginAttempt(a, 'wrong'), await loginAttempt(a, 'wrong')]).toEqual([400, 400]);
+      expect([await loginAttempt(b, 'wrong'), await loginAttempt(b, USER.password)]).toEqual([400, 429]);
 
       const { clientId } = a.credentialsClient;
       for (const t of [a, a, b]) expect(await tokenAttempt(t, clientId, 'wrong')).toBe(401);

@@ -130,7 +130,7 @@ describe('example app audit log', () => {
       secrets.add(form.csrf_token);
       const wrongPassword = `${PASSWORD}-wrong`;
       secrets.add(wrongPassword);
-      expect((await browser.go('/oauth2/login', { ...form, password: wrongPassword })).status).toBe(401);
+      expect((await browser.go('/oauth2/login', { ...form, password: wrongPassword })).status).toBe(400);
       expect((await browser.go('/oauth2/login', { ...form, csrf_token: 'forged', password: PASSWORD })).status).toBe(403);
       const signedIn = await browser.go('/oauth2/login', { ...form, password: PASSWORD });
       expect(signedIn.status).toBe(303);
@@ -143,7 +143,7 @@ describe('example app audit log', () => {
       const html = await page.text();
       secrets.add(hidden(html, 'csrf_token'));
       const decided = await browser.go('/oauth2/consent', { csrf_token: hidden(html, 'csrf_token'), request_id: hidden(html, 'request_id'), decision: 'allow' });
-      expect(decided.status).toBe(302);
+      expect(decided.status).toBe(303);
       location = decided.headers.get('location')!;
     }
     const code = new URL(location).searchParams.get('code');

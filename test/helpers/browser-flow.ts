@@ -54,7 +54,7 @@ export async function authorize(
     csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'),
     decision: options.decision ?? 'allow',
   });
-  expect(decided.status).toBe(302);
+  expect(decided.status, 'a form POST is answered 303 (RFC 9700 §4.12.2)').toBe(303);
   return new URL(decided.headers.location!);
 }
 

@@ -94,6 +94,6 @@ export async function browseAuthorization(authorizationUrl: URL, options: Browse
     csrf_token: hiddenField(consentHtml, 'csrf_token'), request_id: hiddenField(consentHtml, 'request_id'),
     decision: options.decision ?? 'allow',
   });
-  expect(decided.status).toBe(302);
+  expect(decided.status, 'a form POST is answered 303 (RFC 9700 §4.12.2)').toBe(303);
   return new URL(decided.headers.get('location')!);
 }

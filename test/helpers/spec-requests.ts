@@ -95,9 +95,13 @@ export function expectErrorPage(res: request.Response, status = 400): string {
   return res.text;
 }
 
-/** Asserts a 302 to `redirectUri` and returns the callback URL. */
+/**
+ * Asserts a redirect to `redirectUri` and returns the callback URL: 302 from the authorization endpoint's GET,
+ * 303 from a form's POST (RFC 9700 §4.12.2).
+ */
 export function expectRedirectTo(res: request.Response, redirectUri = REDIRECT_URI): URL {
-  expect(res.status).toBe(302);
+  const method = (res as unknown as { req: { method: string } }).req.method;
+  expect(res.status).toBe(method === 'POST' ? 303 : 302);
   const location = res.headers.location;
   expect(location).toBeDefined();
   expect(location!.startsWith(`${redirectUri}${redirectUri.includes('?') ? '&' : '?'}`)).toBe(true);

@@ -140,7 +140,7 @@ describe('Prometheus metrics', () => {
     expect(errors('introspection', 'invalid_request', 400)).toBe(1);
     expect(errors('authorization', 'invalid_client', 400)).toBe(1);
     expect(errors('authorization', 'unsupported_response_type', 302)).toBe(1);
-    expect(errors('authorization', 'access_denied', 302)).toBe(1);
+    expect(errors('authorization', 'access_denied', 303)).toBe(1);
     expect(errors('bearer', 'missing_token', 401)).toBe(1);
     expect(errors('bearer', 'invalid_token', 401)).toBe(1);
     expect(errors('bearer', 'insufficient_scope', 403)).toBe(1);

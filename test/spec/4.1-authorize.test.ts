@@ -36,7 +36,7 @@ describe('SPEC §4.1 / RFC 6749 §4.1.1: the resource owner signs in', () => {
     const query = authorizeQuery(t.codeClient);
     const login = await openLoginForm(agent, '', query);
     const res = await postLogin(agent, '', { csrf_token: login.csrfToken, request_id: login.requestId, password: 'wrong password' });
-    expect(res.status).toBe(401);
+    expect(res.status).toBe(400);
     expect(res.headers.location).toBeUndefined();
     expect(res.text).toContain('role="alert"');
     expect(res.text).toContain('The username or password is incorrect.');
@@ -53,7 +53,7 @@ describe('SPEC §4.1 / RFC 6749 §4.1.1: the resource owner signs in', () => {
     const agent = request.agent(t.app);
     const login = await openLoginForm(agent, '', authorizeQuery(t.codeClient));
     const res = await postLogin(agent, '', { csrf_token: login.csrfToken, request_id: login.requestId, username: 'mallory' });
-    expect(res.status).toBe(401);
+    expect(res.status).toBe(400);
     expect(res.text).toContain('The username or password is incorrect.');
   });
 

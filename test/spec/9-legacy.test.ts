@@ -173,7 +173,7 @@ describe('SPEC §9: the authorization code flow at {legacy_auth_url}', () => {
     expectErrorPage(res, 400);
     // The request is still pending at its own address.
     const own = await postConsent(agent, '/legacy', { csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'allow' });
-    expect(own.status).toBe(302);
+    expect(own.status).toBe(303);
     expect(new URL(own.headers.location!).searchParams.get('iss')).toBe(LEGACY_ISSUER);
   });
 
@@ -284,7 +284,7 @@ describe('SPEC §9 with two host names on the same path (legacy issuer http://le
     const decided = await agent.post('/oauth2/consent').set('Host', host).type('form').send({
       csrf_token: hiddenField(consent.text, 'csrf_token'), request_id: hiddenField(consent.text, 'request_id'), decision: 'allow',
     });
-    expect(decided.status).toBe(302);
+    expect(decided.status).toBe(303);
     const callback = new URL(decided.headers.location!);
     expect(callback.searchParams.get('iss')).toBe(LEGACY_HOST_ISSUER);
     const code = callback.searchParams.get('code')!;

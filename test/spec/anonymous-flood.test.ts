@@ -67,7 +67,7 @@ describe('anonymous authorization requests create no session (RFC 6749 §10.12 w
       csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'),
       username: USER.username, password: 'wrong',
     });
-    expect(failed.status).toBe(401);
+    expect(failed.status).toBe(400);
     expect(cookieValue(failed)).toBeUndefined();
     const forged = await request(t.app).post('/oauth2/login').type('form').send({ csrf_token: 'x', request_id: 'y' });
     expect(forged.status).toBe(403);
@@ -98,7 +98,7 @@ describe('what a signed-in session keeps is bounded', () => {
     const oldest = await agent.post('/oauth2/consent').type('form').send({ csrf_token: csrf, request_id: forms[0], decision: 'allow' });
     expect(oldest.status).toBe(400);
     const newest = await agent.post('/oauth2/consent').type('form').send({ csrf_token: csrf, request_id: hiddenField(consentPage.text, 'request_id'), decision: 'allow' });
-    expect(newest.status).toBe(302);
+    expect(newest.status).toBe(303);
   });
 
   it('keeps at most maxSessions sessions in the memory store under a flood of sign-ins, the newest signed in', async () => {

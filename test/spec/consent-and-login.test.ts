@@ -279,7 +279,7 @@ describe('a consent page left open past the ten minutes a pending request lives 
     expect(hiddenField(again.text, 'request_id')).not.toBe(form.request_id);
     const allowed = await agent.post('/oauth2/consent').type('form')
       .send({ ...form, csrf_token: hiddenField(again.text, 'csrf_token'), request_id: hiddenField(again.text, 'request_id') });
-    expect(allowed.status).toBe(302);
+    expect(allowed.status).toBe(303);
     expect(new URL(allowed.headers.location!).searchParams.get('code')).toBeTruthy();
     // The old form is spent: sent again, it is refused, not restarted.
     expect((await agent.post('/oauth2/consent').type('form').send(form)).status).toBe(400);
@@ -441,7 +441,7 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
     const [allowed, denied] = await Promise.all([allow, deny]);
     const callback = expectRedirectTo(allowed);
     expect(callback.searchParams.get('code')).toBeTruthy();
-    expect(denied.status).toBe(302);
+    expect(denied.status).toBe(303);
     expect(denied.headers.location).toBe(allowed.headers.location);
     expect(granted).toHaveLength(1);
     // Answered once for good: the waiting POST's copy of the session did not bring the request back.

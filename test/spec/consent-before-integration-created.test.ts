@@ -111,7 +111,7 @@ describe.each(STORES)('on the %s store', (_name, available, open) => {
     const decided = await agent.post('/oauth2/consent').type('form').send({
       csrf_token: hiddenField(page.text, 'csrf_token'), request_id: hiddenField(page.text, 'request_id'), decision: 'allow',
     });
-    expect(decided.status).toBe(302);
+    expect(decided.status).toBe(303);
     // The consent given to the integration as it is now counts as before.
     expect((await signIn(request.agent(t.app), '', authorizeQuery(again))).status).toBe(302);
   });

@@ -103,7 +103,7 @@ describe('the router mounted after the host\'s session and passport middleware (
     const decided = await agent.post('/oauth2/consent').type('form').send({
       csrf_token: hiddenField(consent.text, 'csrf_token'), request_id: hiddenField(consent.text, 'request_id'), decision: 'allow',
     });
-    expect(decided.status).toBe(302);
+    expect(decided.status).toBe(303);
     const code = new URL(decided.headers.location!).searchParams.get('code')!;
     const token = await request(app).post('/oauth2/token').set('Authorization', basic(client)).type('form')
       .send({ grant_type: 'authorization_code', redirect_uri: REDIRECT_URI, code });

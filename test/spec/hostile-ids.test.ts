@@ -145,7 +145,7 @@ describe('identifiers that never reach the host or a store', () => {
         csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'),
         username, password: USER.password,
       });
-      expect(res.status).toBe(401);
+      expect(res.status).toBe(400);
       expect(res.text).toContain('The username or password is incorrect.');
     }
     expect(host.lookups).toEqual([]);

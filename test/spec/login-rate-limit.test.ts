@@ -41,7 +41,7 @@ async function statuses(attempt: (password: string, username?: string) => reques
 describe('login rate limit: one source guessing one account', () => {
   it('answers 429 with Retry-After within the window once the failed attempts of the window are used up', async () => {
     const attempt = await loginForm(await createTestApp({ loginRateLimit: { max: 3, windowSeconds: 60 } }));
-    expect(await statuses(attempt, 3)).toEqual([401, 401, 401]);
+    expect(await statuses(attempt, 3)).toEqual([400, 400, 400]);
     const limited = await attempt('wrong');
     expect(limited.status).toBe(429);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
@@ -51,7 +51,7 @@ describe('login rate limit: one source guessing one account', () => {
 
   it('the 429 is the sign-in form again, saying when to try, so the user signs in from it once the window ends', async () => {
     const attempt = await loginForm(await createTestApp({ loginRateLimit: { max: 1, windowSeconds: 1 } }));
-    expect((await attempt('wrong')).status).toBe(401);
+    expect((await attempt('wrong')).status).toBe(400);
     const limited = await attempt('wrong');
     expect(limited.status).toBe(429);
     expect(limited.headers['retry-after']).toBe('1');
@@ -70,37 +70,37 @@ describe('login rate limit: one source guessing one account', () => {
 
   it("a successful sign-in clears that source's failures for the account", async () => {
     const attempt = await loginForm(await createTestApp({ loginRateLimit: { max: 2, windowSeconds: 60 } }));
-    expect((await attempt('wrong')).status).toBe(401);
+    expect((await attempt('wrong')).status).toBe(400);
     expect((await attempt(USER.password)).status).toBe(303);
-    expect(await statuses(attempt, 3)).toEqual([401, 401, 429]);
+    expect(await statuses(attempt, 3)).toEqual([400, 400, 429]);
   });
 
   it('allows 10 failed attempts per 15 minutes by default', async () => {
     const attempt = await loginForm(await createTestApp());
-    expect(await statuses(attempt, 11)).toEqual([...Array(10).fill(401), 429]);
+    expect(await statuses(attempt, 11)).toEqual([...Array(10).fill(400), 429]);
   });
 
   it('counts an account however its name is cased, padded or width-encoded', async () => {
     const attempt = await loginForm(await createTestApp({ loginRateLimit: { max: 2 } }));
-    expect((await attempt('wrong', 'ALICE ')).status).toBe(401);
-    expect((await attempt('wrong', 'ａｌｉｃｅ')).status).toBe(401);
+    expect((await attempt('wrong', 'ALICE ')).status).toBe(400);
+    expect((await attempt('wrong', 'ａｌｉｃｅ')).status).toBe(400);
     expect((await attempt(USER.password, 'alice')).status).toBe(429);
   });
 
   it('concurrent attempts cannot slip past the limit: of 12 at once, exactly max are checked', async () => {
     const attempt = await loginForm(await createTestApp({ loginRateLimit: { max: 3 } }));
     const all = await Promise.all(Array.from({ length: 12 }, () => attempt('wrong')));
-    expect(all.map((res) => res.status).sort()).toEqual([...Array(3).fill(401), ...Array(9).fill(429)]);
+    expect(all.map((res) => res.status).sort()).toEqual([...Array(3).fill(400), ...Array(9).fill(429)]);
   });
 
   it('one source hammering an account gets 429 while the real user signs in from a source never seen before', async () => {
     const t = await hostBehindProxy({ loginRateLimit: { max: 3, maxPerAccount: 5 } });
     const attacker = await loginForm(t, ATTACKER);
-    expect(await statuses(attacker, 30)).toEqual([401, 401, 401, ...Array(27).fill(429)]);
+    expect(await statuses(attacker, 30)).toEqual([400, 400, 400, ...Array(27).fill(429)]);
     // The 27 refused attempts were never checked, so they are not counted against the account: another
     // source still has the account's remaining budget (5 - 3), and the right password signs in.
     const user = await loginForm(t, NEW_PLACE);
-    expect((await user('typo')).status).toBe(401);
+    expect((await user('typo')).status).toBe(400);
     expect((await user(USER.password)).status).toBe(303);
   });
 });
@@ -112,11 +112,11 @@ describe('login rate limit: many sources, one account (a distributed attack)', (
   it('past maxPerAccount, new sources are refused even with the right password; the known source signs in', async () => {
     const t = await hostBehindProxy({ loginRateLimit: { max: 3, maxPerAccount: 6 } });
     expect((await (await loginForm(t, USER_HOME))(USER.password)).status).toBe(303);
-    for (const n of [1, 2, 3]) expect(await statuses(await loginForm(t, `203.0.113.${n}`), 2)).toEqual([401, 401]);
+    for (const n of [1, 2, 3]) expect(await statuses(await loginForm(t, `203.0.113.${n}`), 2)).toEqual([400, 400]);
     expect((await (await loginForm(t, '203.0.113.4'))('wrong')).status).toBe(429);
     expect((await (await loginForm(t, NEW_PLACE))(USER.password)).status).toBe(429);
     const home = await loginForm(t, USER_HOME);
-    expect((await home('wrong')).status).toBe(401);
+    expect((await home('wrong')).status).toBe(400);
     expect((await home(USER.password)).status).toBe(303);
   });
 
@@ -132,7 +132,7 @@ describe('login rate limit: many sources, one account (a distributed attack)', (
     };
     const t = await hostBehindProxy({ loginRateLimit: { max: 20, maxPerAccount: 4 } }, [], store);
     expect((await (await loginForm(t, USER_HOME))(USER.password)).status).toBe(303);
-    for (const n of [1, 2]) expect(await statuses(await loginForm(t, `203.0.113.${n}`), 2)).toEqual([401, 401]);
+    for (const n of [1, 2]) expect(await statuses(await loginForm(t, `203.0.113.${n}`), 2)).toEqual([400, 400]);
     expect((await (await loginForm(t, NEW_PLACE))(USER.password)).status, 'the account is over its limit for new sources').toBe(429);
     // Six users behind the office's address, each signing in eight times in a row: their attempts overlap.
     const user = async (): Promise<number[]> => {
@@ -148,7 +148,7 @@ describe('login rate limit: many sources, one account (a distributed attack)', (
     const t = await hostBehindProxy({ loginRateLimit: { max: 2 } });
     const seen: number[] = [];
     for (const suffix of ['1', '2', '3']) seen.push((await (await loginForm(t, `2001:db8:0:1::${suffix}`))('wrong')).status);
-    expect(seen).toEqual([401, 401, 429]);
+    expect(seen).toEqual([400, 400, 429]);
   });
 });
 
@@ -159,7 +159,7 @@ describe('login rate limit: one source, many accounts (password spraying)', () =
     const sprayer = await loginForm(t, USER_HOME);
     const sprayed: number[] = [];
     for (const name of ['bob', 'carol', 'dave', 'erin', 'frank']) sprayed.push((await sprayer('Password1', name)).status);
-    expect(sprayed).toEqual([401, 401, 401, 401, 429]);
+    expect(sprayed).toEqual([400, 400, 400, 400, 429]);
     expect((await sprayer(USER.password)).status).toBe(303);
   });
 });
@@ -169,16 +169,16 @@ describe('login rate limit: counters', () => {
     const store = createMemoryStore();
     const one = await createTestApp({ loginRateLimit: { max: 3 } }, store);
     const two = await createTestApp({ loginRateLimit: { max: 3 } }, store);
-    expect(await statuses(await loginForm(one), 2)).toEqual([401, 401]);
-    expect(await statuses(await loginForm(two), 2)).toEqual([401, 429]);
+    expect(await statuses(await loginForm(one), 2)).toEqual([400, 400]);
+    expect(await statuses(await loginForm(two), 2)).toEqual([400, 429]);
   });
 
   it('loginRateLimit.store, an express-rate-limit Store, still holds the failure counters', async () => {
     const shared = new ExpressRateLimitMemoryStore();
     const one = await createTestApp({ loginRateLimit: { max: 3, store: shared } });
     const two = await createTestApp({ loginRateLimit: { max: 3, store: shared } });
-    expect(await statuses(await loginForm(one), 2)).toEqual([401, 401]);
-    expect(await statuses(await loginForm(two), 2)).toEqual([401, 429]);
+    expect(await statuses(await loginForm(one), 2)).toEqual([400, 400]);
+    expect(await statuses(await loginForm(two), 2)).toEqual([400, 429]);
     shared.shutdown();
   });
 
@@ -192,7 +192,7 @@ describe('login rate limit: counters', () => {
 
   it('can be turned off with loginRateLimit: false', async () => {
     const attempt = await loginForm(await createTestApp({ loginRateLimit: false }));
-    expect(new Set(await statuses(attempt, 12))).toEqual(new Set([401]));
+    expect(new Set(await statuses(attempt, 12))).toEqual(new Set([400]));
   });
 
   it('rejects a bad option at start-up, naming the key', async () => {

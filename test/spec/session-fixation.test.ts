@@ -78,7 +78,7 @@ describe('session fixation with CSRF carry-over (RFC 6749 §10.12, RFC 6819 §4.
   it('still lets the victim answer the one request being resumed', async () => {
     const { victim, consent } = await plantedSignIn();
     const allowed = await victim.post('/oauth2/consent', { csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'allow' });
-    expect(allowed.status).toBe(302);
+    expect(allowed.status).toBe(303);
     expect(allowed.headers.location).toMatch(/^https:\/\/client\.example\/callback\?code=/);
   });
 });

@@ -236,7 +236,7 @@ describe('"use another account" on the consent page (RFC 6749 §3.1: the resourc
     release();
     const [first, second] = await Promise.all([switched, allow]);
     expect(first.status).toBe(303);
-    expect(second.status).toBe(302);
+    expect(second.status).toBe(303);
     expect(second.headers.location).toBe(first.headers.location);
     // The waiting POST's copy of the session did not bring the sign-in back.
     expect(sessions.size).toBe(0);
