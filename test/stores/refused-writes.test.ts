@@ -111,3 +111,35 @@ describe.skipIf(!PG_URL)('PostgreSQL taking no writes (25006: a standby, a demot
     expect(res.body.error).toBe('temporarily_unavailable');
   });
 });
+
+describe.skipIf(!PG_URL)('PostgreSQL database taking no connections (55000: ALLOW_CONNECTIONS false, a maintenance window): 503, not 500', () => {
+  it('a call on a new connection is refused with StoreUnavailableError and a token request answered 503 temporarily_unavailable', { timeout: 30_000 }, async () => {
+    const database = `oauth_no_connections_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: PG_URL });
+    await admin.connect();
+    cleanups.push(() => admin.end());
+    await admin.query(`CREATE DATABASE ${database}`);
+    cleanups.push(() => admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`));
+    const url = new URL(PG_URL);
+    url.pathname = `/${database}`;
+    const store = await createPostgresStore({ connectionString: url.href, logger: { warn() {} } });
+    cleanups.push(() => store.close());
+    const tokenRequest = await tokenRequestOn(store);
+    expect((await tokenRequest()).status).toBe(200);
+
+    await admin.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS false`);
+    cleanups.push(() => admin.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS true`));
+    await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [database]);
+    let error: unknown = null;
+    // The first calls may meet a connection the server just ended (also a 503); then every new one meets 55000.
+    for (let tries = 0; tries < 10; tries += 1) {
+      error = await refusal(store);
+      if ((error as { cause?: { code?: unknown } } | null)?.cause?.code === '55000') break;
+    }
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as { cause?: { code?: unknown } }).cause?.code).toBe('55000');
+    const res = await tokenRequest();
+    expect(res.status, res.text).toBe(503);
+    expect(res.body.error).toBe('temporarily_unavailable');
+  });
+});

@@ -32,6 +32,10 @@ export function isPostgresUnavailable(err: unknown): boolean {
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string') {
     if (NETWORK_ERROR_CODES.has(code) || SQLSTATES.has(code) || /^(?:08|53)[0-9A-Z]{3}$/.test(code)) return true;
+    // A database that takes no connections for now (ALLOW_CONNECTIONS false, a maintenance window): 55000 is also
+    // what some statements' misuse raises, so only the one the server's session start sends counts (its routine,
+    // unlike its message, is never translated).
+    if (code === '55000' && (err as { routine?: unknown }).routine === 'CheckMyDatabase') return true;
   }
   // AggregateError: Node's happy-eyeballs connect reports every refused address at once.
   if (err instanceof AggregateError) return err.errors.some(isPostgresUnavailable);
