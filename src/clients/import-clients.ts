@@ -8,6 +8,7 @@ import { verifyClientSecret } from '../crypto/verify-client-secret.js';
 import { buildClientRecord } from './register-client.js';
 import { readImportRow, type ImportedSecret, type ImportFields } from './import-row.js';
 import type { ImportRecord } from './import-file.js';
+import { CLIENT_AUTH_METHODS } from '../checks/client-auth-methods.js';
 
 /** What happened to a row. `would_create`: valid and new, but not written (a dry run or a refused file). */
 export type ImportOutcome = 'created' | 'would_create' | 'unchanged' | 'conflict' | 'invalid';
@@ -93,6 +94,9 @@ async function compareWithStore(existing: OAuthClient, wanted: OAuthClient, secr
   return { outcome: 'conflict', message: `already registered with a different ${changed.join(', ')}` };
 }
 
+/** Values the registration rules name in their own messages: flows, authentication methods, booleans. */
+const RULE_WORDS: ReadonlySet<string> = new Set(['true', 'false', 'authorization_code', 'client_credentials', ...CLIENT_AUTH_METHODS]);
+
 /**
  * A row's refusal with each of the row's cells (and list items) shown as its field's name: the registration rules
  * quote what they refuse (a redirect URI), and a file whose columns are out of place may hold a secret in any cell,
@@ -102,7 +106,8 @@ function withoutCells(message: string, fields: ImportFields): string {
   const cells: [string, string][] = [];
   for (const [field, value] of Object.entries(fields)) {
     for (const item of Array.isArray(value) ? value : [value]) {
-      if (typeof item !== 'string' || item.length < 3) continue;
+      // The rules' own words ("must be true or false") stay: a cell holding one is nobody's secret.
+      if (typeof item !== 'string' || item.length < 3 || RULE_WORDS.has(item)) continue;
       cells.push([field, item], [field, JSON.stringify(item).slice(1, -1)]);
     }
   }

@@ -359,6 +359,14 @@ describe('oauth-admin clients import: whole-file semantics, idempotence, report'
     ]);
   });
 
+  it("keeps the rules' own words in a message: a require_pkce of \"true\" as text is \"must be true or false\", not a placeholder", async () => {
+    const row = { client_id: 'jsonl-text-bool', client_secret: 'Partner-Pa55word-0x7f', name: 'Text', flow: 'client_credentials', require_pkce: 'true', credentials_issued_at: '2020-01-01' };
+    const report = await runCli(storeFile, ['clients', 'import', writeImport('text-bool.jsonl', jsonLines([row as unknown as Row])), '--json']);
+    expect(report.code).toBe(2);
+    expect((JSON.parse(report.stdout) as JsonReport).rows.map((r) => r.message)).toEqual(['require_pkce must be true or false']);
+    expect(report.stdout).not.toContain('Partner-Pa55word-0x7f');
+  });
+
   it('refuses a CSV file with an unknown column as a whole, naming the column', async () => {
     const text = 'client_id,client_secret,name,flow,credential_issued_at\nx,y,X,client_credentials,2020-01-01\n';
     const result = await runCli(storeFile, ['clients', 'import', writeImport('clients.csv', text), '--json']);
