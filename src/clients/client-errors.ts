@@ -49,3 +49,16 @@ export class RevocationIncompleteError extends Error {
     this.name = 'RevocationIncompleteError';
   }
 }
+
+/**
+ * A rotation with a grace period could not keep the previous secret, because other rotations of the integration
+ * kept replacing the secret while it ran: nothing was changed but that no previous secret is kept (a stopped one
+ * must never come back as previous). Run it again once the others are done.
+ * @see RFC 6749 §2.3.1, §10.1.
+ */
+export class ConcurrentRotationError extends Error {
+  constructor(readonly clientId: string) {
+    super(`the secret of ${JSON.stringify(clientId)} kept changing while a rotation with a grace period ran (other rotations at the same time); nothing was changed: rotate again`);
+    this.name = 'ConcurrentRotationError';
+  }
+}

@@ -1,9 +1,12 @@
 // Replaces an integration's secret: at once (revoking what the old one obtained), or after a grace period.
-import type { Store } from '../stores/contract.js';
+import type { OAuthClient, Store } from '../stores/contract.js';
 import { createRandomToken } from '../crypto/random-token.js';
 import { hashSecret } from '../crypto/hash-secret.js';
 import { requireAdministration } from '../stores/check-store.js';
-import { RevocationIncompleteError, StoreCapabilityError, UnknownClientError } from './client-errors.js';
+import { ConcurrentRotationError, RevocationIncompleteError, StoreCapabilityError, UnknownClientError } from './client-errors.js';
+
+/** Reads and writes of the previous secret tried while other rotations keep changing the secret. */
+const MAX_ATTEMPTS = 5;
 
 /** The longest grace period a rotation may give the old secret: 30 days. */
 export const MAX_SECRET_GRACE_SECONDS = 30 * 24 * 60 * 60;
@@ -69,14 +72,29 @@ export async function rotateClientSecretWithGrace(
     }
     return { clientSecret, previousSecretValidUntil: null, tokensRevoked: true };
   }
-  const current = await admin.clients.findClient(clientId);
-  if (!current) throw new UnknownClientError(clientId);
   const validUntil = new Date(Date.now() + grace * 1000);
-  const kept = await admin.clients.updateClient(clientId, {
-    previousClientSecretHash: current.clientSecretHash,
-    previousClientSecretExpiresAt: validUntil,
-  });
-  if (!kept) throw new UnknownClientError(clientId);
+  let current: OAuthClient | null = null;
+  let kept: OAuthClient | null = null;
+  // The hash kept as previous must be the secret's hash at the moment it is written: one read before, then changed
+  // by a rotation running meanwhile (a leak's, which ended every grace period), would bring the secret that
+  // rotation stopped back for the whole grace period. The write answers the record after it: if the secret is
+  // no longer the one read, the read is taken again and the previous hash written again, over the stale one.
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
+    current = await admin.clients.findClient(clientId);
+    if (!current) throw new UnknownClientError(clientId);
+    kept = await admin.clients.updateClient(clientId, {
+      previousClientSecretHash: current.clientSecretHash,
+      previousClientSecretExpiresAt: validUntil,
+    });
+    if (!kept) throw new UnknownClientError(clientId);
+    if (kept.clientSecretHash === current.clientSecretHash) break;
+  }
+  if (current === null || kept === null) throw new UnknownClientError(clientId);
+  if (kept.clientSecretHash !== current.clientSecretHash) {
+    // Still changing under it: no previous secret is better than one that may be a stopped one.
+    await admin.clients.updateClient(clientId, { previousClientSecretHash: null, previousClientSecretExpiresAt: null });
+    throw new ConcurrentRotationError(clientId);
+  }
   if (kept.previousClientSecretHash !== current.clientSecretHash) {
     throw new StoreCapabilityError(
       'this store does not keep a previous client secret (a store written for contract v1), so the old secret ' +
