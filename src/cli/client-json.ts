@@ -13,9 +13,9 @@ export interface ClientJson {
   readonly credentials_issued_at: string;
   readonly created_at: string;
   readonly disabled: boolean;
-  /** RFC 7591 §2's name. Present only when the integration is restricted to one method; absent, it may use any
-   * method the server allows. */
-  readonly token_endpoint_auth_method?: TokenEndpointAuthMethod;
+  /** RFC 7591 §2's name: the one method the integration is restricted to, or `null` when it may use any method the
+   * server allows. Always present, so every integration printed has the same keys. */
+  readonly token_endpoint_auth_method: TokenEndpointAuthMethod | null;
   /** ISO 8601 while a rotation's grace period runs (until then the previous secret works too), else `null`:
    * always present, as in `rotate-secret`'s output, so a script reads one shape. */
   readonly previous_secret_valid_until: string | null;
@@ -43,7 +43,7 @@ export function toClientJson(client: OAuthClient): ClientJson {
     credentials_issued_at: client.credentialsIssuedAt.toISOString(),
     created_at: client.createdAt.toISOString(),
     disabled: client.disabled,
-    ...(client.tokenEndpointAuthMethod == null ? {} : { token_endpoint_auth_method: client.tokenEndpointAuthMethod }),
+    token_endpoint_auth_method: client.tokenEndpointAuthMethod ?? null,
     previous_secret_valid_until: grace === null ? null : grace.toISOString(),
   };
 }

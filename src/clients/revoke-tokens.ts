@@ -1,6 +1,7 @@
 // Revokes every token of an integration, of a user at one integration, or of a user at every integration.
 import type { Store } from '../stores/contract.js';
 import { requireAdministration } from '../stores/check-store.js';
+import { STORE_POLICY, isStoreId } from '../stores/store-policy.js';
 import { UnknownClientError } from './client-errors.js';
 
 /** Whose tokens `revokeTokens` revokes: `clientId`, `userId`, or both; at least one. */
@@ -34,7 +35,11 @@ export async function revokeTokens(store: Store, target: RevokeTokensTarget): Pr
   const admin = requireAdministration(store, 'revokeTokens');
   const { clientId, userId } = target;
   if (clientId === undefined && userId === undefined) throw new TypeError('give a clientId, a userId, or both');
-  if (userId !== undefined && (typeof userId !== 'string' || userId.length === 0)) throw new TypeError('userId must be a non-empty string');
+  // No user the router signs in has any other id (UserAuth ids are store ids): a revocation under it would be
+  // written at every integration and revoke nothing.
+  if (userId !== undefined && !isStoreId(userId)) {
+    throw new TypeError(`the user id must be 1 to ${STORE_POLICY.maxIdLength} characters without control characters`);
+  }
   if (clientId !== undefined) {
     if (!(await admin.clients.findClient(clientId))) throw new UnknownClientError(clientId);
     await (userId === undefined ? admin.tokens.revokeClientTokens(clientId) : admin.tokens.revokeClientTokens(clientId, userId));

@@ -28,13 +28,13 @@ async function createJson(args: readonly string[]): Promise<Record<string, unkno
 }
 
 describe('oauth-admin clients create --auth-method', () => {
-  it('stores the method, shows it as token_endpoint_auth_method, and leaves it out when not given', async () => {
+  it('stores the method, shows it as token_endpoint_auth_method, and null when not given (any method)', async () => {
     const restricted = await createJson(['--auth-method', 'client_secret_post']);
     expect(restricted['token_endpoint_auth_method']).toBe('client_secret_post');
     const open = await createJson([]);
-    expect(open).not.toHaveProperty('token_endpoint_auth_method');
+    expect(open).toHaveProperty('token_endpoint_auth_method', null);
     const listed = JSON.parse((await runCli(storeFile, ['clients', 'list', '--json'])).stdout) as Record<string, unknown>[];
-    expect(listed.map((c) => c['token_endpoint_auth_method'])).toEqual(['client_secret_post', undefined]);
+    expect(listed.map((c) => c['token_endpoint_auth_method'])).toEqual(['client_secret_post', null]);
   });
 
   it('prints the method in the text output', async () => {
