@@ -2,7 +2,7 @@
 import type { Store } from '../stores/contract.js';
 import type { ConformanceRule, StoreConformanceOptions } from './conformance-types.js';
 
-const KNOWN = new Set(['name', 'createStore', 'destroyStore', 'simulateOutage', 'openPeer', 'rounds', 'only', 'timeoutMs']);
+const KNOWN = new Set(['name', 'createStore', 'destroyStore', 'simulateOutage', 'openPeer', 'outageSparesPeer', 'rounds', 'only', 'timeoutMs']);
 
 /**
  * Refuses options the suite would otherwise ignore or trip over later: an unknown key (a typo such as `roundz`

@@ -1,7 +1,8 @@
 // The outage rule: a failing backend rejects with StoreUnavailableError, and the same store recovers after.
 import assert from 'node:assert/strict';
 import { isStoreUnavailableError } from '../stores/store-unavailable-error.js';
-import type { ConformanceRule } from './conformance-types.js';
+import type { ConformanceRule, SimulateOutage } from './conformance-types.js';
+import type { RevocationFeed, RevocationMark, Store } from '../stores/contract.js';
 import { buildCode, buildTokenPair, saveTokens } from './conformance-fixtures.js';
 import { everyMethodCall } from './every-method-call.js';
 
@@ -61,33 +62,75 @@ export const outageRules: readonly ConformanceRule[] = [
     tier: 'required',
     needsOutageHook: true,
     name: 'outage: while the backend is out every method rejects with StoreUnavailableError, and once it is back the same store serves again',
-    async run({ store, simulateOutage }) {
+    async run({ store, simulateOutage, withPeer, outageSparesPeer }) {
       assert.ok(simulateOutage, 'the outage rule needs simulateOutage');
-      const before = buildTokenPair();
-      const code = buildCode();
-      assert.equal(await saveTokens(store, before.access, before.refresh), true);
-      await store.codes.saveCode(code);
-      const endOutage = await simulateOutage(store);
-      let outcomes: PromiseSettledResult<unknown>[];
-      const calls = everyMethodCall(store);
-      try {
-        // All at once: a store that waits for a timeout per call must not make the rule wait for each in turn.
-        outcomes = await Promise.allSettled(calls.map(([, call]) => Promise.resolve().then(call)));
-      } finally {
-        await endOutage();
-      }
-      const wrong = calls.flatMap(([name], i) => {
-        const problem = wrongOutcome(outcomes[i]!);
-        return problem ? [`store.${name} ${problem}`] : [];
-      });
-      // One list in the message, not a diff of it against [] as well.
-      assert.ok(wrong.length === 0, `during the outage, every method must reject with StoreUnavailableError:\n${wrong.join('\n')}`);
-      assert.deepEqual(await once('findAccessToken', () => store.tokens.findAccessToken(before.access.tokenHash)), before.access);
-      assert.deepEqual(await store.tokens.findRefreshToken(before.refresh.tokenHash), before.refresh);
-      assert.deepEqual(await store.codes.consumeCode(code.codeHash), { kind: 'consumed', record: code });
-      const after = buildTokenPair();
-      assert.equal(await saveTokens(store, after.access, after.refresh), true);
-      assert.deepEqual(await store.tokens.findAccessToken(after.access.tokenHash), after.access);
+      const feed = typeof store.revocations?.mark === 'function' ? store.revocations : null;
+      // With a feed and a peer the hook spares, the gap is checked too: a revocation made through the peer meanwhile.
+      if (feed && withPeer && outageSparesPeer) await withPeer((peer) => outageWith(store, simulateOutage, { feed, peer }));
+      else await outageWith(store, simulateOutage, null);
     },
   },
 ];
+
+/** A mark the feed answers within RECOVERY_MS, or null if it answers none (which trusts no cache: allowed). */
+async function settledMark(feed: RevocationFeed): Promise<RevocationMark> {
+  const deadline = Date.now() + RECOVERY_MS;
+  let mark = feed.mark();
+  while (mark === null && Date.now() < deadline) {
+    await new Promise<void>((resolve) => setTimeout(resolve, RECOVERY_PAUSE_MS));
+    mark = feed.mark();
+  }
+  return mark;
+}
+
+/**
+ * The outage rule's body. With `gap`, a grant is also revoked through the peer while this store is out (when the
+ * peer still reaches the backend): this store's feed, which heard nothing of it, must not answer after the outage a
+ * mark it gave before, or a token cached before the gap would be trusted although revoked.
+ */
+async function outageWith(store: Store, simulateOutage: SimulateOutage, gap: { feed: RevocationFeed; peer: Store } | null): Promise<void> {
+  const before = buildTokenPair();
+  const code = buildCode();
+  assert.equal(await saveTokens(store, before.access, before.refresh), true);
+  await store.codes.saveCode(code);
+  const revoked = buildTokenPair();
+  assert.equal(await saveTokens(store, revoked.access, revoked.refresh), true);
+  const markBefore = gap ? await settledMark(gap.feed) : null;
+  let peerRevoked = false;
+  const endOutage = await simulateOutage(store);
+  let outcomes: PromiseSettledResult<unknown>[];
+  const calls = everyMethodCall(store);
+  try {
+    // All at once: a store that waits for a timeout per call must not make the rule wait for each in turn.
+    outcomes = await Promise.allSettled(calls.map(([, call]) => Promise.resolve().then(call)));
+    if (gap && markBefore !== null) {
+      await gap.peer.tokens.revokeGrant(revoked.access.grantId).catch((err: unknown) => {
+        throw new Error('outageSparesPeer is set, but the peer could not revoke during the outage: ' + String(err), { cause: err });
+      });
+      peerRevoked = true;
+    }
+  } finally {
+    await endOutage();
+  }
+  const wrong = calls.flatMap(([name], i) => {
+    const problem = wrongOutcome(outcomes[i]!);
+    return problem ? [`store.${name} ${problem}`] : [];
+  });
+  // One list in the message, not a diff of it against [] as well.
+  assert.ok(wrong.length === 0, `during the outage, every method must reject with StoreUnavailableError:\n${wrong.join('\n')}`);
+  assert.deepEqual(await once('findAccessToken', () => store.tokens.findAccessToken(before.access.tokenHash)), before.access);
+  assert.deepEqual(await store.tokens.findRefreshToken(before.refresh.tokenHash), before.refresh);
+  assert.deepEqual(await store.codes.consumeCode(code.codeHash), { kind: 'consumed', record: code });
+  const after = buildTokenPair();
+  assert.equal(await saveTokens(store, after.access, after.refresh), true);
+  assert.deepEqual(await store.tokens.findAccessToken(after.access.tokenHash), after.access);
+  if (gap && peerRevoked) {
+    const markAfter = await settledMark(gap.feed);
+    assert.ok(
+      markAfter === null || markAfter !== markBefore,
+      'after an outage in which another instance revoked a grant, revocations.mark() answered the mark it gave before the '
+        + 'outage: a token cached before the gap would still be served although revoked. Answer null from the moment the '
+        + "feed's connection drops until it listens again, and then a mark it never gave before (a new epoch)",
+    );
+  }
+}

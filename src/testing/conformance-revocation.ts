@@ -184,4 +184,39 @@ export const revocationRules: readonly ConformanceRule[] = [
       assert.equal(await saveTokens(store, buildToken({ clientId: userClientId, userId: 'alice' }), null, betweenUser), false, 'the second user revocation was not recorded');
     },
   },
+  {
+    tier: 'administration',
+    needs: NEEDS,
+    name: 'a revocation whose moment is earlier than the one recorded (two processes, committed out of clock order) leaves the latest moment',
+    async run({ store }) {
+      const revoke = revokeClientTokensOf(store);
+      const clientId = freshId('client');
+      const userClientId = freshId('client');
+      // A token request that began just before the first revocations: they refuse what it would save.
+      const between = new Date(Date.now());
+      await revoke(clientId);
+      await revoke(userClientId, 'alice');
+      // The next calls take their moment (Date.now(), as the contract says) 10 s back: a process whose call began
+      // before the first's, and committed after it. The recorded moment must stay the latest, not the last written.
+      await withClockBack(10_000, async () => {
+        await revoke(clientId);
+        await revoke(userClientId, 'alice');
+      });
+      assert.equal(await saveTokens(store, buildToken({ clientId, userId: 'bob' }), null, between), false,
+        'an earlier revocation moment replaced the latest one: a token authorized between the two was saved (keep the greater moment, e.g. ON CONFLICT … SET revoked_at = greatest(revoked_at, excluded.revoked_at))');
+      assert.equal(await saveTokens(store, buildToken({ clientId: userClientId, userId: 'alice' }), null, between), false,
+        "an earlier user revocation moment replaced the latest one: the user's token authorized between the two was saved");
+    },
+  },
 ];
+
+/** Runs `body` with `Date.now()` answering `ms` earlier than the clock, and puts it back whatever happens. */
+async function withClockBack(ms: number, body: () => Promise<void>): Promise<void> {
+  const real = Date.now;
+  Date.now = () => real.call(Date) - ms;
+  try {
+    await body();
+  } finally {
+    Date.now = real;
+  }
+}

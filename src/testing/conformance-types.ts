@@ -43,6 +43,14 @@ export interface StoreConformanceOptions<S extends Store = Store> {
    */
   openPeer?(store: S): Promise<Store> | Store;
   /**
+   * Set when `simulateOutage` cuts only the store it is given (a proxy in front of it, say) and a store from
+   * `openPeer` still reaches the backend meanwhile. The outage rule then also revokes a grant through the peer during
+   * the outage, and checks that `store`'s revocation feed, which heard nothing of it, does not answer after the
+   * outage a mark it gave before (a token cached before the gap would be served although revoked). Leave it unset
+   * when the hook stops the whole backend, or when a peer cannot stay open across it.
+   */
+  readonly outageSparesPeer?: boolean;
+  /**
    * Rounds of each race rule on one store. Default `DEFAULT_RACE_ROUNDS` (118): every interleaving of the
    * sweep (`RACE_SCHEDULES`) once. That is what makes the suite fail an in-process store with an `await`
    * between a check and its write on every run: the event loop is deterministic, so the round whose offset
@@ -81,6 +89,8 @@ export interface RuleContext {
    * when `openPeer` is not supplied (the rules that need it, `needsPeer`, are then skipped).
    */
   readonly withPeer: (<T>(use: (peer: Store) => Promise<T>) => Promise<T>) | null;
+  /** `StoreConformanceOptions.outageSparesPeer`: a peer still reaches the backend while `simulateOutage` cuts `store`. */
+  readonly outageSparesPeer: boolean;
 }
 
 /**

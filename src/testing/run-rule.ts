@@ -114,6 +114,7 @@ export async function runRule(rule: ConformanceRule, options: StoreConformanceOp
       withFreshStore: (use) => withStore(options, use),
       simulateOutage: options.simulateOutage ?? null,
       withPeer: options.openPeer ? (use) => withPeerOf(options, store, use) : null,
+      outageSparesPeer: options.outageSparesPeer === true,
     };
     return rule.run(context);
   });

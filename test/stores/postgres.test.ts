@@ -66,6 +66,8 @@ describe.skipIf(!url)('PostgreSQL store', () => {
     },
     // Another instance on the same schema, connected directly: its revocations reach the store by NOTIFY only.
     openPeer: (store) => createPostgresStore({ connectionString: url, schema: schemaOf.get(store)!, sweepIntervalSeconds: 0 }),
+    // The peer connects directly, past the proxy the outage hook cuts: it can revoke during the outage.
+    outageSparesPeer: true,
     async destroyStore(store: Store) {
       await store.close?.();
       await proxyOf.get(store)?.close();

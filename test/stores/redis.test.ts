@@ -79,6 +79,8 @@ describe.skipIf(!url)('Redis store', () => {
     },
     // Another instance on the same prefix, connected directly: its revocations reach the store by pub/sub only.
     openPeer: (store) => openStore(prefixOf.get(store)!),
+    // The peer connects directly, past the proxy the outage hook cuts: it can revoke during the outage.
+    outageSparesPeer: true,
     async destroyStore(store: Store) {
       await store.close?.();
       await proxyOf.get(store)?.close();

@@ -37,6 +37,7 @@ const CLIENT_TOMBSTONES = [
   rule('after revokeClientTokens(clientId), a save with newGrant'),
   rule("after revokeClientTokens(clientId, userId), saveTokens refuses"),
   rule('a later revokeClientTokens moves the revocation moment forward'),
+  rule('a revocation whose moment is earlier than the one recorded'),
   rule('saveTokens racing revokeClientTokens(clientId),'),
   rule('saveTokens racing revokeClientTokens(clientId, userId)'),
 ];
@@ -81,6 +82,9 @@ const CASES: { fault: Fault; settings: ToyStoreOptions[]; fails: string[]; runs?
     settings: [{}],
     fails: [rule('revokeClientTokens(clientId, userId) leaves saves'), rule('revokeClientTokens compares client and user ids exactly')],
   },
+  // Only when the hook cuts this store alone can a peer revoke meanwhile; cutting the whole backend checks no gap.
+  { fault: 'feed-keeps-mark-through-outage', settings: [{ outageCutsStoreOnly: true }], fails: OUTAGE },
+  { fault: 'revocation-overwrites-moment', settings: [{}], fails: [rule('a revocation whose moment is earlier than the one recorded')] },
   { fault: 'save-ignores-client-revision', settings: [{}], fails: CLIENT_COPIES.slice(1) },
   { fault: 'new-grant-skips-grant-tombstone', settings: [{}], fails: [rule('newGrant is a hint, not a pass')] },
   {
@@ -106,7 +110,10 @@ const CASES: { fault: Fault; settings: ToyStoreOptions[]; fails: string[]; runs?
 ];
 
 function toyOptions(settings: ToyStoreOptions, faults: Fault[]): StoreConformanceOptions {
-  return { name: 'toy', createStore: () => createToyStore({ ...settings, faults }), simulateOutage: simulateToyOutage, openPeer: openToyPeer };
+  return {
+    name: 'toy', createStore: () => createToyStore({ ...settings, faults }), simulateOutage: simulateToyOutage, openPeer: openToyPeer,
+    outageSparesPeer: settings.outageCutsStoreOnly === true,
+  };
 }
 
 describe('the conformance suite catches each fault on every run', () => {
@@ -140,7 +147,9 @@ describe('the conformance suite passes correct stores', () => {
     expect(report.passed).toHaveLength(CONFORMANCE_RULES.length - 1 - CLIENT_COPIES.length - PEER_FEED.length);
   });
 
-  for (const setting of [{ turn: 'macrotask' }, { turn: 'microtask' }, { turn: 'macrotask', saveLeadingTurns: 12 }] as ToyStoreOptions[]) {
+  for (const setting of [
+    { turn: 'macrotask' }, { turn: 'microtask' }, { turn: 'macrotask', saveLeadingTurns: 12 }, { turn: 'macrotask', outageCutsStoreOnly: true },
+  ] as ToyStoreOptions[]) {
     it(`the toy store without faults ${JSON.stringify(setting)} passes every rule, the outage rule included`, async () => {
       const report = await checkStoreConformance(toyOptions(setting, []));
       expect(report.failed.map((f) => `${f.rule}: ${f.error.message}`)).toEqual([]);

@@ -36,6 +36,8 @@ export type Fault =
   | 'revoke-client-tokens-without-grant-tombstones'
   /** a repeated revokeClientTokens keeps the first moment instead of the latest. */
   | 'revocation-keeps-first-moment'
+  /** a repeated revokeClientTokens writes its own moment over the recorded one, earlier or not (last write wins). */
+  | 'revocation-overwrites-moment'
   /** a user revocation also refuses other users' and client_credentials saves at that client. */
   | 'user-revocation-refuses-whole-client'
   /** rateLimits.hit reads the count in one round trip and writes count + 1 in the next. */
@@ -48,6 +50,8 @@ export type Fault =
   | 'feed-moves-before-the-delete'
   /** the feed's mark counts this store's own revocations only: a peer's revocations never move it. */
   | 'feed-counts-own-revocations-only'
+  /** the feed goes on answering its mark while its connection is cut, and never hears what was revoked meanwhile. */
+  | 'feed-keeps-mark-through-outage'
   /** (client, user) and (user, client) pairs keyed by joining the ids with ':' (`${clientId}:${userId}`). */
   | 'pair-keys-joined-by-colon';
 
@@ -60,21 +64,29 @@ export interface ToyStoreOptions {
    * with the check-then-insert fault, the window then opens only when the revocation starts that much later.
    */
   readonly saveLeadingTurns?: number;
+  /**
+   * The outage hook cuts this store's own connection only, as a proxy in front of one instance would: a peer still
+   * reaches the backend (and may revoke while this store hears nothing). Default: the whole backend is out.
+   */
+  readonly outageCutsStoreOnly?: boolean;
 }
 
 interface Backend {
   out: boolean;
   wasOut: boolean;
 }
-const backends = new WeakMap<Store, Backend>();
+const backends = new WeakMap<Store, { backend: Backend; link: Backend; storeOnly: boolean; cutAt: () => void; restored: () => void }>();
 
 /** The outage hook of toy stores. */
 export const simulateToyOutage: SimulateOutage = async (store) => {
-  const backend = backends.get(store)!;
-  backend.out = true;
-  backend.wasOut = true;
+  const { backend, link, storeOnly, cutAt, restored } = backends.get(store)!;
+  const cut = storeOnly ? link : backend;
+  cut.out = true;
+  cut.wasOut = true;
+  cutAt();
   return async () => {
-    backend.out = false;
+    cut.out = false;
+    restored();
   };
 };
 
@@ -115,6 +127,8 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
     windows: new Map(), counters: { writes: 0, mark: 0 },
   };
   const { backend, clients, revisions, codes, tokens, revokedGrants, clientRevokedAt, userRevokedAt, consents, keys, windows } = state;
+  // This store's own connection: cut alone by the outage hook with `outageCutsStoreOnly`.
+  const link: Backend = { out: false, wasOut: false };
   const key = (id: string): string => {
     let folded = id;
     if (has('ids-ignore-case')) folded = folded.toLowerCase();
@@ -127,7 +141,7 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
   async function turn(): Promise<void> {
     if (options.turn === 'microtask') await Promise.resolve();
     else await new Promise<void>((resolve) => setImmediate(resolve));
-    if (backend.out || (has('no-recovery-after-outage') && backend.wasOut)) {
+    if (backend.out || link.out || (has('no-recovery-after-outage') && (backend.wasOut || link.wasOut))) {
       if (has('raw-errors-in-outage')) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:3306'), { code: 'ECONNREFUSED' });
       throw new StoreUnavailableError('the toy backend is unreachable');
     }
@@ -139,6 +153,9 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
   // The revocation feed: moves in the same synchronous block as every deletion it announces, on the backend (every
   // store on it sees it), or with the fault on this store only.
   const feed = has('feed-counts-own-revocations-only') ? { mark: 0 } : state.counters;
+  // The mark when this store's connection was last cut, and (with the fault) the revocations it never heard.
+  let heardUpTo = 0;
+  let unheard = 0;
   /** With the fault, moves the mark, then lets round trips pass before the revocation deletes anything. */
   async function announcedAhead(): Promise<void> {
     if (!has('feed-moves-before-the-delete')) return;
@@ -163,7 +180,7 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
 
   function remember(map: Map<string, number>, at: string, now: number): void {
     if (has('revocation-keeps-first-moment') && map.has(at)) return;
-    map.set(at, Math.max(now, map.get(at) ?? -Infinity));
+    map.set(at, has('revocation-overwrites-moment') ? now : Math.max(now, map.get(at) ?? -Infinity));
   }
 
   const store: Store = {
@@ -280,7 +297,12 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
       },
     },
     revocations: {
-      mark: () => feed.mark,
+      // While its connection is cut the feed hears nothing: null, as the contract asks; with the fault it goes on
+      // answering the mark it had, and never hears what was revoked meanwhile.
+      mark: () => {
+        if (!link.out) return feed.mark - unheard;
+        return has('feed-keeps-mark-through-outage') ? heardUpTo - unheard : null;
+      },
     },
     consents: {
       async findConsent(userId, clientId) {
@@ -343,7 +365,11 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
       },
     },
   };
-  backends.set(store, backend);
+  backends.set(store, {
+    backend, link, storeOnly: options.outageCutsStoreOnly === true,
+    cutAt: () => { heardUpTo = feed.mark; },
+    restored: () => { if (has('feed-keeps-mark-through-outage')) unheard += feed.mark - heardUpTo; },
+  });
   opened.set(store, { options, state });
   return store;
 }
