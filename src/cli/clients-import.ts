@@ -100,7 +100,9 @@ export function addClientsImportCommand(clients: Command): void {
         createOAuthAdmin(store, events ? { events } : {}).importClients(records, { skipInvalid: options.skipInvalid === true, dryRun });
       const dryRun = options.dryRun === true;
       // Each integration created is a `client.created` event with `imported: true` (OAUTH_AUDIT_LOG); a dry run creates none.
-      const report = await withAuditLog(async (events) => {
+      // A dry run records nothing, so it needs no audit file (README: dry runs record nothing).
+      const audited = dryRun ? <R>(work: (events: OAuthEvents | undefined) => Promise<R>) => work(undefined) : withAuditLog;
+      const report = await audited(async (events) => {
         // Where there is no store yet, the file is checked against an empty one first: a dry run (the README's first
         // step) then creates none, and neither does a file refused as a whole.
         return withStore((store) => run(store, dryRun, events), { mustExist: true }).catch(async (error: unknown) => {

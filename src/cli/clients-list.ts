@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { previousSecretValidUntil, printJson, toClientJson } from './client-json.js';
 import { formatTable } from './format-table.js';
-import { withAdmin } from './with-admin.js';
+import { withReadingAdmin } from './with-admin.js';
 
 /**
  * Adds `list` to the `clients` command. Prints ids, names, flows, issue dates, status and redirect URIs;
@@ -15,7 +15,7 @@ export function addClientsListCommand(clients: Command): void {
     .description('list the registered integrations (never their secrets); creates no store')
     .option('--json', 'print a JSON array instead of a table')
     .action(async (options: { readonly json?: boolean }) => {
-      const list = await withAdmin((admin) => admin.listClients());
+      const list = await withReadingAdmin((admin) => admin.listClients());
       if (options.json) {
         printJson(list.map(toClientJson));
         return;

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { unknownClientError } from './cli-error.js';
 import { printJson, toClientJson } from './client-json.js';
 import { formatTable } from './format-table.js';
-import { withAdmin } from './with-admin.js';
+import { withReadingAdmin } from './with-admin.js';
 
 /**
  * Adds `show CLIENT_ID` to the `clients` command: a read through `OAuthAdmin.getClient`. Read-only, so it
@@ -17,7 +17,7 @@ export function addClientsShowCommand(clients: Command): void {
     .argument('<client_id>', 'the integration')
     .option('--json', 'print one JSON object instead of text')
     .action(async (clientId: string, options: { readonly json?: boolean }) => {
-      const client = await withAdmin((admin) => admin.getClient(clientId));
+      const client = await withReadingAdmin((admin) => admin.getClient(clientId));
       if (client === null) throw unknownClientError(clientId);
       const shown = toClientJson(client);
       if (options.json) {

@@ -13,3 +13,11 @@ import { withStore, type WithStoreOptions } from './with-store.js';
 export function withAdmin<T>(work: (admin: OAuthAdmin) => Promise<T>, options: WithStoreOptions = { mustExist: true }): Promise<T> {
   return withAuditLog((events) => withStore((store) => work(createOAuthAdmin(store, events ? { events } : {})), options));
 }
+
+/**
+ * `withAdmin` for a command that only reads (`list`, `show`): it records nothing, so it neither opens the
+ * OAUTH_AUDIT_LOG file nor fails when that file cannot be written (README: reads record nothing).
+ */
+export function withReadingAdmin<T>(work: (admin: OAuthAdmin) => Promise<T>): Promise<T> {
+  return withStore((store) => work(createOAuthAdmin(store)), { mustExist: true });
+}

@@ -99,6 +99,18 @@ describe('oauth-admin audit log (README "Audit events": every security-relevant 
     expect(existsSync(storeFile)).toBe(false);
   });
 
+  it('reads and dry runs record nothing, so a path that cannot be opened does not fail them: list, show, import --dry-run', async () => {
+    const created = await ok(undefined, 'clients', 'create', '--name', 'Acme', '--flow', 'client_credentials');
+    const unwritable = join(dir, 'no-such-dir', 'audit.log');
+    expect(await ok(unwritable, 'clients', 'list')).toEqual([expect.objectContaining({ client_id: created['client_id'] })]);
+    expect(await ok(unwritable, 'clients', 'show', String(created['client_id']))).toMatchObject({ client_id: created['client_id'] });
+    const file = join(dir, 'clients.jsonl');
+    writeFileSync(file, `${JSON.stringify({ client_id: 'imported-two', client_secret: 'imported-secret-0123456789abcdef', name: 'Imported', flow: 'client_credentials', credentials_issued_at: '2020-06-01' })}\n`);
+    expect(await ok(unwritable, 'clients', 'import', file, '--dry-run')).toMatchObject({ dry_run: true });
+    // A change still needs the file.
+    expect((await run(unwritable, 'clients', 'disable', String(created['client_id']), '--json')).code).toBe(1);
+  });
+
   it('without OAUTH_AUDIT_LOG nothing new is printed: stdout is the result alone, stderr stays empty', async () => {
     const created = await run(undefined, 'clients', 'create', '--name', 'Acme', '--flow', 'client_credentials', '--json');
     expect(created.stderr).toBe('');
