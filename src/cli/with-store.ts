@@ -8,8 +8,15 @@ import { CliError, EXIT_FAILURE, EXIT_USAGE } from './cli-error.js';
  * or the embedded default. The example app reads the same variable, so both see the same integrations.
  */
 export function storeUrlFromEnv(env: NodeJS.ProcessEnv = process.env): string {
-  const url = env['OAUTH_STORE']?.trim();
-  return url ? url : DEFAULT_STORE_URL;
+  const given = env['OAUTH_STORE'];
+  if (given === undefined) return DEFAULT_STORE_URL;
+  const url = given.trim();
+  // Set but empty is most often a variable that expanded to nothing (OAUTH_STORE=$STORE_URL): the default store
+  // would then be created or changed where nobody meant it.
+  if (url === '') {
+    throw new CliError(`OAUTH_STORE is set but empty; unset it for the default (${DEFAULT_STORE_URL}), or name the store your app uses`, EXIT_USAGE);
+  }
+  return url;
 }
 
 /** How a command opens the store. */

@@ -62,6 +62,13 @@ describe('a command that needs a store, in a folder without one', () => {
 });
 
 describe('clients create', () => {
+  it.each(['', '  '])('with OAUTH_STORE set but empty (%j: a variable that expanded to nothing) is a usage error and creates no store', async (empty) => {
+    const result = await runInFolder(['clients', 'create', '--name', 'First', '--flow', 'client_credentials', '--json'], empty);
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stderr)).toEqual({ error: 'usage_error', message: expect.stringContaining('OAUTH_STORE is set but empty') });
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
   it('creates the default store, which the other commands then use', async () => {
     const created = await runInFolder(['clients', 'create', '--name', 'First', '--flow', 'client_credentials', '--json']);
     expect(created.code).toBe(0);
