@@ -16,7 +16,9 @@ export type OAuthErrorCode =
   | 'temporarily_unavailable'
   | 'invalid_token'
   | 'insufficient_scope'
-  | 'unsupported_token_type';
+  | 'unsupported_token_type'
+  | 'login_required'
+  | 'consent_required';
 
 /**
  * Base class. `status` is the HTTP status; `expose` says whether `error_description` may reach the client
@@ -138,6 +140,17 @@ export class UnsupportedResponseTypeError extends OAuthError {
 export class InvalidRedirectTargetError extends OAuthError {
   override readonly allowRedirect = false;
   constructor(error: OAuthErrorCode, description: string) {
+    super(error, description, 400);
+  }
+}
+
+/**
+ * An authorization request with `prompt=none` that would need a page: `login_required` (nobody is signed in) or
+ * `consent_required` (no remembered consent covers it). The codes OpenID Connect Core §3.1.2.6 defines and the IANA
+ * OAuth Extensions Error Registry lists, which clients checking silently already handle.
+ */
+export class InteractionRequiredError extends OAuthError {
+  constructor(error: 'login_required' | 'consent_required', description: string) {
     super(error, description, 400);
   }
 }

@@ -15,11 +15,12 @@ import { renderHostLoginLoop } from './host-login-loop.js';
 import { consentCovers } from '../checks/grant-scope.js';
 import { isConsentCurrent } from '../checks/consent-current.js';
 import { reportErrorAnswer } from '../metrics/channels.js';
+import { InteractionRequiredError, InvalidRequestError } from '../errors.js';
 
-/** Whether the request's prompt (sent once: checked before) lists `consent`. */
-function asksForConsent(query: URLSearchParams): boolean {
+/** The request's prompt values (sent once: checked before), space-delimited. */
+function promptValues(query: URLSearchParams): readonly string[] {
   const prompt = query.getAll('prompt').find((value) => value !== '');
-  return prompt !== undefined && prompt.split(' ').includes('consent');
+  return prompt === undefined ? [] : prompt.split(' ').filter((value) => value !== '');
 }
 
 /**
@@ -28,7 +29,9 @@ function asksForConsent(query: URLSearchParams): boolean {
  * 2. the other parameters: on failure a redirect with `error`, `error_description`, `state` and `iss`;
  * 3. nobody signed in: the login page (or the host's login URL, but not twice in a row for one request: see
  *    renderHostLoginLoop), which carries the request itself, so a signed-out browser gets no server-side
- *    session; signed in: the consent page, its request kept in the user's session.
+ *    session; signed in: the consent page, its request kept in the user's session. With `prompt=none`, no page:
+ *    a code when the user is signed in and a remembered consent covers the request, else a redirect with
+ *    `login_required` or `consent_required` (OpenID Connect Core §3.1.2.1, §3.1.2.6).
  * @see RFC 6749 §4.1.1, §4.1.2.1, RFC 9207, SPEC §4.1.
  */
 export function createAuthorizeEndpoint(context: PageContext) {
@@ -48,7 +51,12 @@ export function createAuthorizeEndpoint(context: PageContext) {
     }
     try {
       const pending = checkAuthorizationParameters(options, issuer, target, query, startedAt);
+      const prompts = promptValues(query);
+      // `prompt=none` (OpenID Connect Core §3.1.2.1): answer at once, without a page, or say which page it would take.
+      const silent = prompts.includes('none');
+      if (silent && prompts.length > 1) throw new InvalidRequestError('prompt=none cannot be combined with other prompt values');
       const signIn = await findSignIn(req, userAuth, options);
+      if (!signIn && silent) throw new InteractionRequiredError('login_required', 'the user is not signed in');
       const backFromHostLogin = userAuth.loginUrl && !userAuth.verifyCredentials ? takeHostLoginMark(req, res, options, pending.query) : false;
       if (!signIn) {
         if (userAuth.loginUrl && !userAuth.verifyCredentials) {
@@ -72,13 +80,14 @@ export function createAuthorizeEndpoint(context: PageContext) {
       // unless the client asks for the consent page: `consent` among prompt's space-delimited values (OpenID
       // Connect Core §3.1.2.1, whose `prompt=login consent` must not skip it). A read-only approval never stands
       // in for an all-access request, nor a consent given to a deleted integration that had the same client_id.
-      if (options.rememberConsent && store.consents && !asksForConsent(query)) {
+      if (options.rememberConsent && store.consents && !prompts.includes('consent')) {
         const consent = await store.consents.findConsent(user.id, target.client.clientId);
         if (consent && isConsentCurrent(consent, target.client) && consentCovers(consent.scope, pending.scope, options)) {
           res.redirect(302, await issueCodeRedirect(context, pending, user));
           return;
         }
       }
+      if (silent) throw new InteractionRequiredError('consent_required', 'the user has not approved this request');
       const requestId = savePendingRequest(req, pending);
       renderConsent(req, res, context, { requestId, client: target.client, pending, signIn });
     } catch (err) {
