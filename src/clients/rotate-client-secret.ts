@@ -79,22 +79,38 @@ export async function rotateClientSecretWithGrace(
   // by a rotation running meanwhile (a leak's, which ended every grace period), would bring the secret that
   // rotation stopped back for the whole grace period. The write answers the record after it: if the secret is
   // no longer the one read, the read is taken again and the previous hash written again, over the stale one.
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
-    current = await admin.clients.findClient(clientId);
-    if (!current) throw new UnknownClientError(clientId);
-    kept = await admin.clients.updateClient(clientId, {
-      previousClientSecretHash: current.clientSecretHash,
-      previousClientSecretExpiresAt: validUntil,
-    });
-    if (!kept) throw new UnknownClientError(clientId);
-    if (kept.clientSecretHash === current.clientSecretHash) break;
+  const noPrevious = { previousClientSecretHash: null, previousClientSecretExpiresAt: null };
+  // True from a write that kept a hash the secret no longer had until that hash is taken out again.
+  let stale = false;
+  try {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
+      current = await admin.clients.findClient(clientId);
+      if (!current) throw new UnknownClientError(clientId);
+      kept = await admin.clients.updateClient(clientId, {
+        previousClientSecretHash: current.clientSecretHash,
+        previousClientSecretExpiresAt: validUntil,
+      });
+      if (!kept) throw new UnknownClientError(clientId);
+      if (kept.clientSecretHash === current.clientSecretHash) break;
+      // Taken out at once, before anything else can fail: until then a stopped secret authenticates.
+      stale = true;
+      await admin.clients.updateClient(clientId, noPrevious);
+      stale = false;
+    }
+  } catch (error) {
+    if (!stale) throw error;
+    // Once more, whatever failed; if this fails too, say what may still work.
+    const cleared = await admin.clients.updateClient(clientId, noPrevious).then(() => true, () => false);
+    if (cleared) throw error;
+    throw new Error(
+      `rotating the secret of ${JSON.stringify(clientId)} failed while another rotation changed it, and the previous secret it kept may be one that ` +
+        'rotation stopped: rotate again without a grace period (oauth-admin clients rotate-secret ID)',
+      { cause: error },
+    );
   }
   if (current === null || kept === null) throw new UnknownClientError(clientId);
-  if (kept.clientSecretHash !== current.clientSecretHash) {
-    // Still changing under it: no previous secret is better than one that may be a stopped one.
-    await admin.clients.updateClient(clientId, { previousClientSecretHash: null, previousClientSecretExpiresAt: null });
-    throw new ConcurrentRotationError(clientId);
-  }
+  // Still changing under it after every try: its previous hash is already out, and none is kept.
+  if (kept.clientSecretHash !== current.clientSecretHash) throw new ConcurrentRotationError(clientId);
   if (kept.previousClientSecretHash !== current.clientSecretHash) {
     throw new StoreCapabilityError(
       'this store does not keep a previous client secret (a store written for contract v1), so the old secret ' +

@@ -6,6 +6,7 @@ import { rotateClientSecretWithGrace } from '../../src/clients/rotate-client-sec
 import { ConcurrentRotationError } from '../../src/clients/client-errors.js';
 import { hashSecret } from '../../src/crypto/hash-secret.js';
 import type { CompleteStore, OAuthClient } from '../../src/stores/contract.js';
+import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 
 /** A store whose next `findClient` answers, then runs `meanwhile` before the caller sees the answer. */
 function interleaved(inner: CompleteStore, meanwhile: () => Promise<void>, times = 1): CompleteStore {
@@ -45,6 +46,28 @@ describe('rotate-secret with a grace period, while a rotation for a leak runs (R
     expect(stored.clientSecretHash).toBe(hashSecret(planned.clientSecret));
     expect(stored.previousClientSecretHash, 'the leaked secret is not the previous one').not.toBe(hashSecret(leaked));
     expect(stored.previousClientSecretHash, "the leak rotation's secret works through the grace period").toBe(hashSecret(leakRotation));
+  });
+
+  it('when the store fails right after a leak rotation overtook it, the stopped secret is not left as the previous one', async () => {
+    const inner = createMemoryStore();
+    const { clientId, clientSecret: leaked } = await registered(inner);
+    let reads = 0;
+    const store: CompleteStore = {
+      ...inner,
+      clients: {
+        ...inner.clients,
+        async findClient(id: string): Promise<OAuthClient | null> {
+          reads += 1;
+          if (reads === 2) throw new StoreUnavailableError('the store went away');
+          const found = await inner.clients.findClient(id);
+          if (reads === 1) await rotateClientSecretWithGrace(inner, clientId);
+          return found;
+        },
+      },
+    };
+    await expect(rotateClientSecretWithGrace(store, clientId, { gracePeriodSeconds: 30 * 86_400 })).rejects.toBeInstanceOf(StoreUnavailableError);
+    const stored = (await inner.clients.findClient(clientId))!;
+    expect(stored.previousClientSecretHash ?? null, 'the leaked secret does not authenticate for 30 days').not.toBe(hashSecret(leaked));
   });
 
   it('when the secret keeps changing under it, it gives up with ConcurrentRotationError and keeps no previous secret', async () => {

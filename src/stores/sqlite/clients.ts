@@ -6,6 +6,7 @@ import type { SqliteLockWait } from './lock-wait.js';
 import { clientChangesToRow, clientToRow, rowToClient } from './rows.js';
 import { createClientCopies } from './client-copies.js';
 import type { RevisionCopies } from '../revision-copies.js';
+import { clientRevisionOf } from './client-revision.js';
 import type { SqliteStatements } from './statements.js';
 
 /**
@@ -22,12 +23,14 @@ import type { SqliteStatements } from './statements.js';
  * `createClientCopies` for what is kept and when. Saves the SELECT and the row's decoding (about 5 %
  * of a client_credentials request's busy samples; the pragma read that replaces them is 1.4 µs).
  *
- * Each row it reads is also kept in `revisions` with its `revision` (the store's `clientCopies` part), for the
- * token endpoint: a request authenticated from that copy reads nothing at all, not even data_version, and its
- * save checks the revision inside the batch's write transaction (`isRefusedAtRevision`), so a change committed
- * by any connection before the save refuses it and the router asks again with a lookup. Those copies are not
- * dropped when another connection commits (another process's token saves, on a file several share), only
- * replaced by the next lookup of the id or forgotten on this store's own write of it.
+ * Each row it reads is also kept in `revisions` (the store's `clientCopies` part), its revision being the row's
+ * own values (client-revision.ts), for the token endpoint: a request authenticated from that copy reads nothing
+ * at all, not even data_version, and its save compares the row with those values inside the batch's write
+ * transaction (`isRefusedAtRevision`), so a change committed by any writer before the save (another process, the
+ * CLI, a DBA's SQL, a restored file) refuses it and the router asks again with a lookup. No trigger, version column
+ * or counter is involved, so none can be dropped, set back or written over. Those copies are not dropped when
+ * another connection commits (another process's token saves, on a file several share), only replaced by the next
+ * lookup of the id or forgotten on this store's own write of it.
  * @see RFC 6749 §2 (client registration), §2.3.1 (only the secret's hash is kept).
  */
 export function createSqliteClientStore(
@@ -71,7 +74,7 @@ export function createSqliteClientStore(
         const row = s.findClient.get(clientId);
         if (!row) return null;
         const client = rowToClient(row);
-        if (row.revision !== undefined) revisions.keep(client, String(row.revision));
+        revisions.keep(client, clientRevisionOf(row));
         return client;
       }));
     },
@@ -80,7 +83,6 @@ export function createSqliteClientStore(
       return write(() => s.insertClient.run(clientToRow(client)).changes === 1);
     },
     async updateClient(clientId: string, changes: ClientChanges): Promise<OAuthClient | null> {
-      // RETURNING reports the row before the trigger moved its revision: nothing is kept from it.
       revisions.forget(clientId);
       return write(() => {
         const row = s.updateClient.get(clientChangesToRow(clientId, changes));

@@ -161,9 +161,8 @@ function checkLockTimeout(ms: number): number {
  * - `saveTokens` checks the revocation tombstones inside the transaction that inserts the tokens; every
  *   revocation records its tombstone and deletes in one transaction (see `createSqliteTokenStore`).
  * - `updateClient` is one `UPDATE` of the given columns only, so concurrent updates of different fields
- *   all take effect. Triggers move each integration's `revision` on every insert and update, by any writer:
- *   `clientCopies` hands the token endpoint integrations without a read, and a save served from one is
- *   refused, inside its write transaction, once the integration is at another revision or gone.
+ *   all take effect. `clientCopies` hands the token endpoint integrations without a read, and a save served
+ *   from one is refused, inside its write transaction, once the integration's row holds other values or is gone.
  * - `revocations.mark()` (the `revocationFeed` tier) moves with `PRAGMA data_version`, which changes when
  *   another connection commits (the CLI, another instance), and with every revocation on this connection,
  *   so `requireBearer` may cache verified tokens and still refuse a revoked one on the next request. A

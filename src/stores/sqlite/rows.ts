@@ -30,8 +30,6 @@ export interface ClientRow {
   /** Both NULL: no previous secret in its grace period (schema version 6). */
   readonly previous_client_secret_hash: string | null;
   readonly previous_client_secret_expires_at: number | null;
-  /** Moved by triggers on every insert and update, whoever writes (schema version 8); never written by the store. */
-  readonly revision?: number;
 }
 
 /**

@@ -136,28 +136,6 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX codes_client_id ON codes (client_id);
   CREATE INDEX consents_client_id ON consents (client_id);
   `,
-  // 8: each integration's revision, which token saves served from a copy of it check (the store's `clientCopies`
-  // part). Written by triggers, not by the store's statements, so that every writer moves it: a process of the
-  // previous version still serving from this file, the CLI of either, a host's own SQL. Values come from one
-  // counter, so an integration deleted and created again under its id never gets back a revision a copy holds;
-  // rows already there keep 0 until their first change. The nested UPDATE does not fire the update trigger again
-  // (SQLite's recursive_triggers is off by default, and its WHEN sees the revision moved).
-  `
-  ALTER TABLE clients ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
-  CREATE TABLE client_revision_counter (
-    one INTEGER PRIMARY KEY CHECK (one = 1),
-    value INTEGER NOT NULL
-  ) STRICT;
-  INSERT INTO client_revision_counter (one, value) VALUES (1, 0);
-  CREATE TRIGGER clients_revision_on_insert AFTER INSERT ON clients BEGIN
-    UPDATE client_revision_counter SET value = value + 1 WHERE one = 1;
-    UPDATE clients SET revision = (SELECT value FROM client_revision_counter WHERE one = 1) WHERE client_id = NEW.client_id;
-  END;
-  CREATE TRIGGER clients_revision_on_update AFTER UPDATE ON clients WHEN NEW.revision IS OLD.revision BEGIN
-    UPDATE client_revision_counter SET value = value + 1 WHERE one = 1;
-    UPDATE clients SET revision = (SELECT value FROM client_revision_counter WHERE one = 1) WHERE client_id = NEW.client_id;
-  END;
-  `,
 ];
 
 /** What migrating needs: no statement is prepared, so a better-sqlite3 `Database` fits as typed by its own package. */

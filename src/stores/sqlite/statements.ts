@@ -1,4 +1,5 @@
 // Every SQL statement of the SQLite store, prepared once when the store is created.
+import type { ClientRowValues } from './client-revision.js';
 import type { SqliteConnection, SqliteStatement } from './driver.js';
 import { CODE_RECORD_COLUMNS, TOKEN_RECORD_COLUMNS } from './rows.js';
 import type { ClientChangesRow, ClientRow, CodeRecordValues, CodeRow, ConsentRow, TokenRecordValues, TokenValues } from './rows.js';
@@ -17,8 +18,8 @@ export type RefusalValues = [
   clientId: string, userId: string | null, authorizedAt: number, now: number,
 ];
 
-/** `RefusalValues`, then the integration's id and the revision its copy holds (`isRefusedAtRevision`). */
-export type RevisionRefusalValues = [...RefusalValues, clientId: string, revision: number];
+/** `RefusalValues`, then every column of the integration's row as its copy holds it (`isRefusedAtRevision`). */
+export type RevisionRefusalValues = [...RefusalValues, ...ClientRowValues];
 
 /** Parameters of an integration's revocation tombstone: its moment and until when it is kept, in ms. @see RFC 7009 §2.1. */
 export interface RevocationParams {
@@ -60,7 +61,7 @@ export interface SqliteStatements {
   readonly deleteClientUserTokens: Statement<[clientId: string, userId: string]>;
   /** 1 when a live tombstone (grant, integration or user at it, the latter two at or after authorizedAt) refuses the token. */
   readonly isRefused: Statement<RefusalValues, number>;
-  /** `isRefused`, or the integration is gone or no longer at the revision a copy of it holds (schema version 8). */
+  /** `isRefused`, or the integration is gone or its row no longer holds every value a copy of it holds. */
   readonly isRefusedAtRevision: Statement<RevisionRefusalValues, number>;
   readonly upsertRevokedGrant: Statement<[grantId: string, expiresAt: number]>;
   /** A grant tombstone for each grant of which the client has a refresh token (before they are deleted). */
@@ -145,7 +146,10 @@ export function prepareSqliteStatements(db: SqliteConnection): SqliteStatements 
                        AND revoked_at >= ? AND expires_at > ?)
           OR EXISTS (SELECT 1 FROM revoked_client_users WHERE client_id = ? AND user_id = ?
                        AND revoked_at >= ? AND expires_at > ?)
-          OR NOT EXISTS (SELECT 1 FROM clients WHERE client_id = ? AND revision = ?)`).pluck(),
+          OR NOT EXISTS (SELECT 1 FROM clients WHERE client_id = ? AND client_secret_hash = ? AND name = ? AND flow = ?
+                           AND redirect_uris = ? AND allowed_scopes = ? AND require_pkce = ? AND credentials_issued_at = ?
+                           AND created_at = ? AND disabled = ? AND token_endpoint_auth_method IS ?
+                           AND previous_client_secret_hash IS ? AND previous_client_secret_expires_at IS ?)`).pluck(),
     upsertRevokedGrant: db.prepare(`
       INSERT INTO revoked_grants (grant_id, expires_at) VALUES (?, ?)
       ON CONFLICT (grant_id) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)`),

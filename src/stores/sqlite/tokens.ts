@@ -6,6 +6,7 @@ import type { GroupCommit } from './group-commit.js';
 import type { SqliteLockWait } from './lock-wait.js';
 import { tokenValues, valuesToToken } from './rows.js';
 import type { SqliteStatements } from './statements.js';
+import { clientRowValuesOf } from './client-revision.js';
 
 /** The `authorizedAt` of `saveTokens` in ms; refuses a missing or invalid Date, which would disable the check. */
 function authorizedAtMs(options: SaveTokensOptions | undefined): number {
@@ -14,17 +15,6 @@ function authorizedAtMs(options: SaveTokensOptions | undefined): number {
   return ms;
 }
 
-/**
- * The integration revision a save served from a copy must still find (`SaveTokensOptions.clientRevision`), or
- * null when the request looked its integration up. A revision this store never gave (not the decimal of a safe
- * integer) is -1, which no row holds: the save is refused, as for a stale copy.
- */
-function revisionOf(options: SaveTokensOptions): number | null {
-  const given = options.clientRevision;
-  if (given === undefined) return null;
-  const revision = /^(?:0|[1-9][0-9]{0,15})$/.test(given) ? Number(given) : -1;
-  return Number.isSafeInteger(revision) ? revision : -1;
-}
 
 /**
  * Tokens in the `tokens` table; revocations leave tombstones in `revoked_grants`, `revoked_clients` and
@@ -57,14 +47,19 @@ export function createSqliteTokenStore(
       }
     });
   }
-  function refused(token: TokenRecord, authorizedAt: number, revision: number | null, now: number): boolean {
+  /**
+   * Whether a tombstone refuses the save, or, for a request served from a copy (`revision`, the copy's row values:
+   * client-revision.ts), the integration's row no longer holds those values, or a revision this store never gave.
+   */
+  function refused(token: TokenRecord, authorizedAt: number, revision: string | undefined, now: number): boolean {
     const { grantId, clientId, userId } = token;
-    return (revision === null
-      ? s.isRefused.get(grantId, now, clientId, authorizedAt, now, clientId, userId, authorizedAt, now)
-      : s.isRefusedAtRevision.get(grantId, now, clientId, authorizedAt, now, clientId, userId, authorizedAt, now, clientId, revision)) === 1;
+    if (revision === undefined) return s.isRefused.get(grantId, now, clientId, authorizedAt, now, clientId, userId, authorizedAt, now) === 1;
+    const row = clientRowValuesOf(revision);
+    if (row === null || row[0] !== clientId) return true;
+    return s.isRefusedAtRevision.get(grantId, now, clientId, authorizedAt, now, clientId, userId, authorizedAt, now, ...row) === 1;
   }
 
-  const save = groupCommit((access: TokenRecord, refresh: TokenRecord | null, authorizedAt: number, revision: number | null) => {
+  const save = groupCommit((access: TokenRecord, refresh: TokenRecord | null, authorizedAt: number, revision: string | undefined) => {
     // The refresh token shares the access token's grant, integration and user (checkTokenPair): one check.
     if (refused(access, authorizedAt, revision, Date.now())) return false;
     s.insertToken.run(...tokenValues('access', access));
@@ -101,7 +96,7 @@ export function createSqliteTokenStore(
   return {
     async saveTokens(access: TokenRecord, refresh: TokenRecord | null, options: SaveTokensOptions): Promise<boolean> {
       checkTokenPair(access, refresh);
-      return save(access, refresh, authorizedAtMs(options), revisionOf(options));
+      return save(access, refresh, authorizedAtMs(options), options.clientRevision);
     },
     async findAccessToken(tokenHash: string): Promise<TokenRecord | null> {
       return run(() => {
