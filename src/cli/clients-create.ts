@@ -2,10 +2,12 @@
 import { Option, type Command } from 'commander';
 import type { ClientFlow, TokenEndpointAuthMethod } from '../stores/contract.js';
 import { CLIENT_AUTH_METHODS } from '../checks/client-auth-methods.js';
+import { buildClientRecord, type RegisterClientInput } from '../clients/register-client.js';
 import { CliError, EXIT_USAGE } from './cli-error.js';
 import { printJson, toClientJson } from './client-json.js';
 import { parseIssuedAt } from './parse-issued-at.js';
 import { withAdmin } from './with-admin.js';
+import { collect } from './repeated-options.js';
 
 interface CreateOptions {
   readonly name: string;
@@ -18,9 +20,6 @@ interface CreateOptions {
   readonly json?: boolean;
 }
 
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
-}
 
 /**
  * Adds `create` to the `clients` command. The secret exists only in this process's output: the store keeps
@@ -48,24 +47,27 @@ export function addClientsCreateCommand(clients: Command): void {
     .option('--json', 'print one JSON object instead of text')
     .action(async (options: CreateOptions) => {
       const issuedAt = options.issuedAt === undefined ? undefined : parseIssuedAt(options.issuedAt);
+      const input: RegisterClientInput = {
+        name: options.name,
+        flow: options.flow,
+        redirectUris: options.redirectUri,
+        allowedScopes: options.scope,
+        requirePkce: options.requirePkce === true,
+        ...(issuedAt ? { credentialsIssuedAt: issuedAt } : {}),
+        ...(options.authMethod ? { tokenEndpointAuthMethod: options.authMethod } : {}),
+      };
+      // Checked before the store is opened: a refused registration creates no store file (nothing done, exit 2).
+      // registerClient throws TypeError for input that fails validation: that is a usage error.
+      const usage = (error: unknown): never => {
+        throw error instanceof TypeError ? new CliError(error.message, EXIT_USAGE) : error;
+      };
+      try {
+        buildClientRecord(input, '');
+      } catch (error) {
+        usage(error);
+      }
       // Through the admin API, so the registration is a `client.created` event (OAUTH_AUDIT_LOG); creates the store.
-      const { client, clientSecret } = await withAdmin(async (admin) => {
-        try {
-          return await admin.createClient({
-            name: options.name,
-            flow: options.flow,
-            redirectUris: options.redirectUri,
-            allowedScopes: options.scope,
-            requirePkce: options.requirePkce === true,
-            ...(issuedAt ? { credentialsIssuedAt: issuedAt } : {}),
-            ...(options.authMethod ? { tokenEndpointAuthMethod: options.authMethod } : {}),
-          });
-        } catch (error) {
-          // registerClient throws TypeError for input that fails validation: that is a usage error.
-          if (error instanceof TypeError) throw new CliError(error.message, EXIT_USAGE);
-          throw error;
-        }
-      }, { mustExist: false });
+      const { client, clientSecret } = await withAdmin((admin) => admin.createClient(input).catch(usage), { mustExist: false });
       if (options.json) {
         printJson({ ...toClientJson(client), client_secret: clientSecret });
         return;

@@ -5,6 +5,7 @@ import type { ClientUpdate } from '../clients/update-client.js';
 import { CLIENT_AUTH_METHODS } from '../checks/client-auth-methods.js';
 import { printJson, toClientJson } from './client-json.js';
 import { withAdmin } from './with-admin.js';
+import { collect } from './repeated-options.js';
 
 interface UpdateOptions {
   readonly name?: string;
@@ -17,9 +18,6 @@ interface UpdateOptions {
   readonly json?: boolean;
 }
 
-function collect(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), value];
-}
 
 /** The options given, as the admin API's update (absent options are absent fields). */
 function toUpdate(o: UpdateOptions): ClientUpdate {

@@ -13,6 +13,7 @@ import { addClientsShowCommand } from './clients-show.js';
 import { explainDashClientIds } from './client-id-hint.js';
 import { printJson } from './client-json.js';
 import { packageVersion } from './package-version.js';
+import { refuseRepeatedOptions } from './repeated-options.js';
 
 /** How `runCli` wants the program to write what commander writes itself. */
 export interface ProgramSettings {
@@ -88,5 +89,6 @@ export function createProgram(settings: ProgramSettings = {}): Command {
   for (const command of clients.commands) {
     if (command.registeredArguments.some((argument) => argument.name() === 'client_id')) explainDashClientIds(command);
   }
+  refuseRepeatedOptions(program);
   return program;
 }

@@ -47,6 +47,21 @@ export function checkClientRedirectUris(flow: ClientFlow, uris: readonly string[
 }
 
 /**
+ * Whether the integration requires PKCE: only an authorization_code integration can, since PKCE binds an
+ * authorization request to its code exchange and a client_credentials integration makes neither. Accepted there,
+ * the setting would be stored, shown by the CLI and checked nowhere: a promise the server does not keep.
+ * @throws TypeError for a non-boolean, or `true` on a client_credentials integration. @see RFC 7636 §1, §4.4.1.
+ */
+export function checkClientRequirePkce(flow: ClientFlow, requirePkce: unknown): boolean {
+  if (requirePkce === undefined) return false;
+  if (typeof requirePkce !== 'boolean') throw new TypeError('requirePkce must be true or false');
+  if (requirePkce && flow === 'client_credentials') {
+    throw new TypeError('requirePkce applies to the authorization_code flow only: a client_credentials integration makes no authorization request (RFC 7636 §1)');
+  }
+  return requirePkce;
+}
+
+/**
  * The scopes an integration may be granted, without duplicates.
  * @throws TypeError for a token that is not a scope-token. @see RFC 6749 §3.3.
  */

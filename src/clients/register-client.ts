@@ -3,7 +3,7 @@ import type { ClientFlow, OAuthClient, Store, TokenEndpointAuthMethod } from '..
 import { createRandomToken } from '../crypto/random-token.js';
 import { createRandomClientId } from '../crypto/random-client-id.js';
 import { hashSecret } from '../crypto/hash-secret.js';
-import { checkClientAuthMethod, checkClientName, checkClientRedirectUris, checkClientScopes } from './client-fields.js';
+import { checkClientAuthMethod, checkClientName, checkClientRedirectUris, checkClientRequirePkce, checkClientScopes } from './client-fields.js';
 import { requireAdministration } from '../stores/check-store.js';
 import { isStoreId } from '../stores/store-policy.js';
 
@@ -48,7 +48,7 @@ export interface RegisteredClient {
  * Validates a registration and builds the record `registerClient` would save, without saving it: the one
  * place the rules of registration live (an import checks every row with it before writing any).
  * @param clientSecretHash the stored form of the secret (`hashSecret`, or an imported hash format).
- * @throws TypeError for a bad name, flow, redirect URI, scope, date, client_id or authentication method.
+ * @throws TypeError for a bad name, flow, redirect URI, scope, PKCE setting, date, client_id or authentication method.
  * @see RFC 6749 §2 (client registration), §2.2 (client identifier), §3.1.2.2 (registration requirements);
  *   RFC 7591 §2 (`token_endpoint_auth_method`); SPEC §9 (issue date).
  */
@@ -59,6 +59,7 @@ export function buildClientRecord(input: RegisterClientInput, clientSecretHash: 
   }
   const redirectUris = checkClientRedirectUris(input.flow, input.redirectUris);
   const allowedScopes = checkClientScopes(input.allowedScopes);
+  const requirePkce = checkClientRequirePkce(input.flow, input.requirePkce);
   const issuedAt = input.credentialsIssuedAt ?? new Date();
   if (Number.isNaN(issuedAt.getTime())) throw new TypeError('credentialsIssuedAt must be a valid date');
   // A future issue date is a typo (2012 → 2021) that would silently pick the wrong base address (SPEC §9).
@@ -74,7 +75,7 @@ export function buildClientRecord(input: RegisterClientInput, clientSecretHash: 
     flow: input.flow,
     redirectUris,
     allowedScopes,
-    requirePkce: input.requirePkce ?? false,
+    requirePkce,
     credentialsIssuedAt: issuedAt,
     createdAt: new Date(),
     disabled: false,

@@ -1,7 +1,7 @@
 // Changes an integration's settings with the rules of registration, and revokes what narrower scopes no longer allow.
 import type { ClientChanges, OAuthClient, Store, TokenEndpointAuthMethod } from '../stores/contract.js';
 import { requireAdministration } from '../stores/check-store.js';
-import { checkClientAuthMethod, checkClientName, checkClientRedirectUris, checkClientScopes } from './client-fields.js';
+import { checkClientAuthMethod, checkClientName, checkClientRedirectUris, checkClientRequirePkce, checkClientScopes } from './client-fields.js';
 import { RevocationIncompleteError, UnknownClientError } from './client-errors.js';
 
 /** What `updateClientSettings` may change; every field is optional, and at least one is needed. */
@@ -104,10 +104,7 @@ export async function updateClientSettings(store: Store, clientId: string, updat
   const redirectUris = redirectUrisOf(current, update);
   if (redirectUris !== undefined) changes.redirectUris = checkClientRedirectUris(current.flow, redirectUris, current.redirectUris);
   if (update.allowedScopes !== undefined) changes.allowedScopes = checkClientScopes(update.allowedScopes);
-  if (update.requirePkce !== undefined) {
-    if (typeof update.requirePkce !== 'boolean') throw new TypeError('requirePkce must be true or false');
-    changes.requirePkce = update.requirePkce;
-  }
+  if (update.requirePkce !== undefined) changes.requirePkce = checkClientRequirePkce(current.flow, update.requirePkce);
   if (update.tokenEndpointAuthMethod !== undefined) {
     changes.tokenEndpointAuthMethod = update.tokenEndpointAuthMethod === null ? null : checkClientAuthMethod(update.tokenEndpointAuthMethod)!;
   }

@@ -81,9 +81,9 @@ describe('createOAuthAdmin (RFC 6749 §2, RFC 7009 §2.1)', () => {
       issuer: 'http://auth.test', session: { secret: 'test-session-secret-0123456789' }, events,
     });
     const { client, clientSecret } = await oauth.admin.createClient({ name: 'Acme', flow: 'client_credentials' });
-    await oauth.admin.updateClient(client.clientId, { name: 'Acme 2', requirePkce: true });
+    await oauth.admin.updateClient(client.clientId, { name: 'Acme 2', tokenEndpointAuthMethod: 'client_secret_basic' });
     // Values it has already: no change, so no event.
-    expect(await oauth.admin.updateClient(client.clientId, { name: 'Acme 2', requirePkce: true })).toMatchObject({ fields: [], tokensRevoked: false });
+    expect(await oauth.admin.updateClient(client.clientId, { name: 'Acme 2', tokenEndpointAuthMethod: 'client_secret_basic' })).toMatchObject({ fields: [], tokensRevoked: false });
     const rotated = await oauth.admin.rotateSecret(client.clientId, { gracePeriodSeconds: 60 });
     await oauth.admin.rotateSecret(client.clientId);
     await oauth.admin.disableClient(client.clientId);
@@ -104,7 +104,7 @@ describe('createOAuthAdmin (RFC 6749 §2, RFC 7009 §2.1)', () => {
       ['token.revoked', 'client_deleted', 'client'],
       ['client.deleted', null, null],
     ]);
-    expect(seen[1]).toMatchObject({ clientId: client.clientId, fields: ['name', 'requirePkce'] });
+    expect(seen[1]).toMatchObject({ clientId: client.clientId, fields: ['name', 'tokenEndpointAuthMethod'] });
     expect(seen[2]).toMatchObject({ previousSecretValidUntil: rotated.previousSecretValidUntil });
     expect(seen[3]).toMatchObject({ previousSecretValidUntil: null });
     expect(seen[8]).toMatchObject({ clientId: null, userId: 'user-alice', grantId: null });
@@ -139,9 +139,9 @@ describe('createOAuthAdmin (RFC 6749 §2, RFC 7009 §2.1)', () => {
     const sameUris = await admin.updateClient(web.clientId, { redirectUris: ['https://acme.example/b', 'https://acme.example/a'] });
     expect(sameUris).toEqual({ client: web, fields: [], tokensRevoked: false });
     expect(writes, 'nothing written').toEqual([]);
-    const partly = await admin.updateClient(client.clientId, { name: 'Acme', requirePkce: !client.requirePkce });
-    expect(partly.fields, 'only what changed').toEqual(['requirePkce']);
-    expect(writes).toEqual([{ requirePkce: !client.requirePkce }]);
+    const partly = await admin.updateClient(client.clientId, { name: 'Acme', tokenEndpointAuthMethod: 'client_secret_basic' });
+    expect(partly.fields, 'only what changed').toEqual(['tokenEndpointAuthMethod']);
+    expect(writes).toEqual([{ tokenEndpointAuthMethod: 'client_secret_basic' }]);
     const guarded = await request(host.app).get('/api/v1/me').set('Authorization', `Bearer ${String(token.body.access_token)}`);
     expect(guarded.status, 'the token still works').toBe(200);
   });
