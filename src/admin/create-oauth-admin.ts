@@ -97,7 +97,7 @@ export function createOAuthAdmin(store: Store, options: OAuthAdminOptions = {}):
       }
       // An update that changed nothing is not an event: an audit trail lists what changed.
       if (updated.fields.length > 0) lifecycle('client.updated', clientId, { fields: updated.fields });
-      if (updated.tokensRevoked) revoked('admin', 'client', clientId, null);
+      if (updated.tokensRevoked) revoked('client_scopes_narrowed', 'client', clientId, null);
       return updated;
     },
     async rotateSecret(clientId, rotateOptions) {

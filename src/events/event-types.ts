@@ -46,6 +46,7 @@ export type RevocationCause =
   | 'consent_withdrawn'
   | 'client_disabled'
   | 'client_secret_rotated'
+  | 'client_scopes_narrowed' // an update took a scope away, or scoped an all-access integration
   | 'client_deleted'
   | 'user_deleted' // the user behind a grant is gone (`userAuth.findUser`)
   | 'admin';

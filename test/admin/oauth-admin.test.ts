@@ -84,6 +84,8 @@ describe('createOAuthAdmin (RFC 6749 §2, RFC 7009 §2.1)', () => {
     await oauth.admin.updateClient(client.clientId, { name: 'Acme 2', tokenEndpointAuthMethod: 'client_secret_basic' });
     // Values it has already: no change, so no event.
     expect(await oauth.admin.updateClient(client.clientId, { name: 'Acme 2', tokenEndpointAuthMethod: 'client_secret_basic' })).toMatchObject({ fields: [], tokensRevoked: false });
+    // Scoping an all-access integration narrows it: its tokens go, for a cause of their own (not `admin`'s revokeTokens).
+    expect(await oauth.admin.updateClient(client.clientId, { allowedScopes: ['envelopes:read'] })).toMatchObject({ tokensRevoked: true });
     const rotated = await oauth.admin.rotateSecret(client.clientId, { gracePeriodSeconds: 60 });
     await oauth.admin.rotateSecret(client.clientId);
     await oauth.admin.disableClient(client.clientId);
@@ -94,6 +96,8 @@ describe('createOAuthAdmin (RFC 6749 §2, RFC 7009 §2.1)', () => {
     expect(summary).toEqual([
       ['client.created', null, null],
       ['client.updated', null, null],
+      ['client.updated', null, null],
+      ['token.revoked', 'client_scopes_narrowed', 'client'],
       ['client.secret_rotated', null, null],
       ['client.secret_rotated', null, null],
       ['token.revoked', 'client_secret_rotated', 'client'],
@@ -105,9 +109,11 @@ describe('createOAuthAdmin (RFC 6749 §2, RFC 7009 §2.1)', () => {
       ['client.deleted', null, null],
     ]);
     expect(seen[1]).toMatchObject({ clientId: client.clientId, fields: ['name', 'tokenEndpointAuthMethod'] });
-    expect(seen[2]).toMatchObject({ previousSecretValidUntil: rotated.previousSecretValidUntil });
-    expect(seen[3]).toMatchObject({ previousSecretValidUntil: null });
-    expect(seen[8]).toMatchObject({ clientId: null, userId: 'user-alice', grantId: null });
+    expect(seen[2]).toMatchObject({ clientId: client.clientId, fields: ['allowedScopes'] });
+    expect(seen[3]).toMatchObject({ clientId: client.clientId, userId: null, grantId: null });
+    expect(seen[4]).toMatchObject({ previousSecretValidUntil: rotated.previousSecretValidUntil });
+    expect(seen[5]).toMatchObject({ previousSecretValidUntil: null });
+    expect(seen[10]).toMatchObject({ clientId: null, userId: 'user-alice', grantId: null });
     for (const event of seen) {
       expect(event).toMatchObject({ issuer: null, ip: null });
       expect(event.time).toBeInstanceOf(Date);
