@@ -2,7 +2,7 @@
 import type { Request, Response } from 'express';
 import type { PageContext } from './page-context.js';
 import { isValidCsrfToken } from '../http/csrf.js';
-import { deletePendingRequest, findExpiredPendingRequest, findPendingRequest } from '../http/pending-requests.js';
+import { answeredDecision, deletePendingRequest, findExpiredPendingRequest, findPendingRequest, markRequestAnswered } from '../http/pending-requests.js';
 import { findCurrentUser, findSignIn } from '../http/current-user.js';
 import { endRouterSignIn } from '../http/end-router-sign-in.js';
 import { isSessionOf } from '../http/session-owner.js';
@@ -16,6 +16,14 @@ import { resumeAuthorization } from './resume-authorization.js';
 import type { PendingAuthorization } from '../http/oauth-session.js';
 import { encodeLoginRequest } from '../http/login-request.js';
 import { reloadSession, saveSession } from '../http/save-session.js';
+
+/** What a Deny of a request already allowed is told: where access is taken back, when this server offers it. */
+function alreadyAllowed(consentsPage: boolean): string {
+  const where = consentsPage
+    ? 'To take it back, withdraw your consent on the page that lists the applications you allowed.'
+    : 'To take it back, ask the application, or this service, to remove its access.';
+  return `You already allowed this request, and the application has received access. ${where}`;
+}
 
 /** How a consent POST was answered: the redirect's Location (null: a page), and whether it ended the sign-in. */
 interface Answer {
@@ -49,6 +57,9 @@ function withConsentPrompt(query: string): string {
  *   may no longer be the one signed in, and a remembered consent of another must not turn that click, or a Deny,
  *   into a code for them; a switch on this session's own form (its CSRF token valid) whose request was answered or
  *   expired still signs out;
+ * - a Deny of a request this session already allowed (its form again, from Back or another tab) is not sent to the
+ *   integration as `access_denied`, which would contradict the code it was given and the consent remembered: a 409 page
+ *   says where access is taken back;
  * - a second POST of a request while the first is being answered (a double tap, Allow then Deny, a browser that
  *   cancelled the first) gets the first's answer (`answering`), so the request is answered once in this process. The
  *   first saves the session without the request before it issues anything, so once its answer is given a
@@ -167,6 +178,7 @@ export function createConsentEndpoint(context: PageContext) {
         return null;
       }
       deletePendingRequest(req, requestId);
+      markRequestAnswered(req, requestId, decision);
       // Saved before anything is issued: a POST of this form that loads the session from now on finds it answered.
       await saveSession(req);
       try {
@@ -251,6 +263,13 @@ export function createConsentEndpoint(context: PageContext) {
     }
     if (!pending || pending.issuer !== issuer.issuer) {
       if (await answerAsFirst(req, res, body, requestId)) return;
+      // A Deny of a request this session allowed (Back to the page, another tab): the integration holds a code, or
+      // tokens, and a remembered consent stands, so telling it access_denied would contradict both (RFC 6749 §10.12).
+      // The user is told where taking it back is done instead.
+      if (body.decision === 'deny' && answeredDecision(req, requestId) === 'allow') {
+        renderError(res, context, 409, 'invalid_request', alreadyAllowed(options.consentsPage && options.rememberConsent));
+        return;
+      }
       // Answered already (a second tap of Allow whose first answer the browser dropped), or dropped for newer ones.
       await answerStale(res, body, 400, 'This authorization request has expired. Go back to the application and start again.', req);
       return;

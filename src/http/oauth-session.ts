@@ -39,6 +39,8 @@ export interface OAuthSessionData {
   userId?: string;
   csrf?: string;
   pending?: Record<string, PendingAuthorization>;
+  /** The last requests this session answered on the consent page: id → the decision and when (ms). */
+  answered?: Record<string, { decision: 'allow' | 'deny'; at: number }>;
   /** Said once on the next page shown (post/redirect/get): what the form the user sent did. */
   notice?: string;
 }

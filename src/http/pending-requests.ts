@@ -55,3 +55,25 @@ export function deletePendingRequest(req: Request, id: string): void {
   const data = readOAuthSession(req);
   if (data?.pending) delete data.pending[id];
 }
+
+/**
+ * Records that this session answered request `id` (Allow or Deny), as it leaves the pending ones: a later POST of its
+ * form (a Back button, a second tab) can then tell "answered, this way" from "expired" or "dropped". Bounded as the
+ * pending requests are: the newest MAX_PENDING of the last ten minutes.
+ */
+export function markRequestAnswered(req: Request, id: string, decision: 'allow' | 'deny'): void {
+  const data = oauthSession(req);
+  const now = Date.now();
+  const kept = Object.entries(data.answered ?? {})
+    .filter(([, a]) => now - a.at < MAX_AGE_MS)
+    .sort(([, a], [, b]) => a.at - b.at)
+    .slice(-(MAX_PENDING - 1));
+  data.answered = Object.fromEntries([...kept, [id, { decision, at: now }]]);
+}
+
+/** How this session answered request `id` in the last ten minutes, or `null`. */
+export function answeredDecision(req: Request, id: unknown): 'allow' | 'deny' | null {
+  if (typeof id !== 'string' || !REQUEST_ID.test(id)) return null;
+  const answered = readOAuthSession(req)?.answered?.[id];
+  return answered && Date.now() - answered.at < MAX_AGE_MS ? answered.decision : null;
+}

@@ -78,7 +78,7 @@ describe('RFC 6749 §10.12: CSRF protection of the login and consent forms', () 
     expectErrorPage(res, 400);
   });
 
-  it('answers a request_id once: a second consent POST for the same id gets 400 and no second code', async () => {
+  it('answers a request_id once: a second consent POST for the same id gets 400 and no second code, a Deny after the Allow 409', async () => {
     const { agent, consent } = await signedInAtConsent(t.app, t.codeClient);
     const fields = { csrf_token: consent.csrfToken, request_id: consent.requestId, decision: 'allow' };
     const first = await postConsent(agent, '', fields);
@@ -86,7 +86,7 @@ describe('RFC 6749 §10.12: CSRF protection of the login and consent forms', () 
     const second = await postConsent(agent, '', fields);
     expectErrorPage(second, 400);
     const afterDeny = await postConsent(agent, '', { ...fields, decision: 'deny' });
-    expectErrorPage(afterDeny, 400);
+    expect(expectErrorPage(afterDeny, 409)).toContain('You already allowed this request');
   });
 
   it('refuses a form the browser marks Sec-Fetch-Site: cross-site or same-site with 403, valid token and all; same-origin passes', async () => {

@@ -405,7 +405,7 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
     expect(page.text).toContain('name="decision"');
   });
 
-  it('consent: a second Allow of a request already answered (its first answer lost) asks again instead of a dead end; a Deny then is access_denied', async () => {
+  it('consent: a second Allow of a request already answered (its first answer lost) asks again instead of a dead end', async () => {
     const t = await createTestApp();
     const agent = request.agent(t.app);
     const consent = await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient, { state: 'double-tap' }));
@@ -425,8 +425,49 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
     }));
     expect(completed.searchParams.get('code')).toBeTruthy();
     expect(completed.searchParams.get('state')).toBe('double-tap');
-    const denied = expectRedirectTo(await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'deny' }));
-    expect(denied.searchParams.get('error')).toBe('access_denied');
+  });
+
+  it('consent: a Deny of a request this session allowed (Back, another tab) is not sent as access_denied: a 409 page says where access is withdrawn (RFC 6749 §10.12)', async () => {
+    const t = await createTestApp();
+    const agent = request.agent(t.app);
+    const consent = await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient, { state: 'tap' }));
+    const form = {
+      csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), resume: hiddenField(consent, 'resume'),
+    };
+    const allowed = expectRedirectTo(await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'allow' }));
+    expect(allowed.searchParams.get('code')).toBeTruthy();
+    const denied = await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'deny' });
+    // The integration holds a code for state "tap": an access_denied for the same state would contradict it.
+    expect(denied.status).toBe(409);
+    expect(denied.headers.location).toBeUndefined();
+    expect(denied.text).toContain('You already allowed this request');
+    expect(denied.text).toContain('the page that lists the applications you allowed');
+    expect(denied.headers['cache-control']).toBe('no-store');
+    // What the page says stands: the code works, and the consent is remembered.
+    expect((await exchange(t, allowed.searchParams.get('code')!)).status).toBe(200);
+    const later = expectRedirectTo(await agent.get('/oauth2/authorize').query(authorizeQuery(t.codeClient, { state: 'later' })));
+    expect(later.searchParams.get('code')).toBeTruthy();
+  });
+
+  it('consent: a Deny sent again after a Deny, or for a request never answered (dropped for newer ones), still reaches the integration as access_denied', async () => {
+    const t = await createTestApp({ rememberConsent: false });
+    const agent = request.agent(t.app);
+    const consent = await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient, { state: 'first' }));
+    const form = {
+      csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), resume: hiddenField(consent, 'resume'),
+    };
+    for (let i = 0; i < 2; i += 1) {
+      const denied = expectRedirectTo(await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'deny' }));
+      expect(denied.searchParams.get('error')).toBe('access_denied');
+      expect(denied.searchParams.get('state')).toBe('first');
+    }
+    // Ten newer requests drop the oldest pending one: its Deny was never decided, so it is sent as access_denied.
+    const oldest = await agent.get('/oauth2/authorize').query(authorizeQuery(t.codeClient, { state: 'dropped' }));
+    const dropped = { csrf_token: hiddenField(oldest.text, 'csrf_token'), request_id: hiddenField(oldest.text, 'request_id'), resume: hiddenField(oldest.text, 'resume') };
+    for (let i = 0; i < 10; i += 1) expect((await agent.get('/oauth2/authorize').query(authorizeQuery(t.codeClient, { state: `newer-${i}` }))).status).toBe(200);
+    const late = expectRedirectTo(await agent.post('/oauth2/consent').type('form').send({ ...dropped, decision: 'deny' }));
+    expect(late.searchParams.get('error')).toBe('access_denied');
+    expect(late.searchParams.get('state')).toBe('dropped');
   });
 
   it('consent: Allow and then Deny of one request, the second sent while the first is answered, get one answer: one code, one consent', async () => {
