@@ -16,6 +16,7 @@ import { consentCovers } from '../checks/grant-scope.js';
 import { isConsentCurrent } from '../checks/consent-current.js';
 import { reportErrorAnswer } from '../metrics/channels.js';
 import { InteractionRequiredError, InvalidRequestError } from '../errors.js';
+import { maxAgeOf, needsSignInAgain, takeSignInFor } from '../http/reauthentication.js';
 
 /** The request's prompt values (sent once: checked before), space-delimited. */
 function promptValues(query: URLSearchParams): readonly string[] {
@@ -31,7 +32,10 @@ function promptValues(query: URLSearchParams): readonly string[] {
  *    renderHostLoginLoop), which carries the request itself, so a signed-out browser gets no server-side
  *    session; signed in: the consent page, its request kept in the user's session. With `prompt=none`, no page:
  *    a code when the user is signed in and a remembered consent covers the request, else a redirect with
- *    `login_required` or `consent_required` (OpenID Connect Core §3.1.2.1, §3.1.2.6).
+ *    `login_required` or `consent_required` (OpenID Connect Core §3.1.2.1, §3.1.2.6). `prompt=login`, or a
+ *    router sign-in older than `max_age` seconds, shows the login page again, and a sign-in made there for this
+ *    request satisfies it; with the host's sign-in, which the router cannot ask for again, `prompt=login` is
+ *    `login_required` (§3.1.2.1) and `max_age` is left to the host.
  * @see RFC 6749 §4.1.1, §4.1.2.1, RFC 9207, SPEC §4.1.
  */
 export function createAuthorizeEndpoint(context: PageContext) {
@@ -55,6 +59,7 @@ export function createAuthorizeEndpoint(context: PageContext) {
       // `prompt=none` (OpenID Connect Core §3.1.2.1): answer at once, without a page, or say which page it would take.
       const silent = prompts.includes('none');
       if (silent && prompts.length > 1) throw new InvalidRequestError('prompt=none cannot be combined with other prompt values');
+      const maxAge = maxAgeOf(query);
       const signIn = await findSignIn(req, userAuth, options);
       if (!signIn && silent) throw new InteractionRequiredError('login_required', 'the user is not signed in');
       const backFromHostLogin = userAuth.loginUrl && !userAuth.verifyCredentials ? takeHostLoginMark(req, res, options, pending.query) : false;
@@ -70,6 +75,15 @@ export function createAuthorizeEndpoint(context: PageContext) {
           res.redirect(303, userAuth.loginUrl(req, `${context.paths.authorize}?${pending.query}`));
           return;
         }
+        renderLogin(req, res, context, { requestId: encodeLoginRequest(pending.query), clientName: target.client.name, error: null, username: '', redirectUri: target.redirectUri });
+        return;
+      }
+      if (signIn.byHost) {
+        // The host's sign-in: the router can neither ask for it again nor tell its age, so max_age is the host's to
+        // honour, and a prompt=login is answered as OpenID Connect Core §3.1.2.1 says when it cannot be.
+        if (prompts.includes('login')) throw new InteractionRequiredError('login_required', 'the user cannot be asked to sign in again here');
+      } else if (needsSignInAgain(req, prompts, maxAge, takeSignInFor(req, pending.query))) {
+        if (silent) throw new InteractionRequiredError('login_required', 'the sign-in is older than max_age');
         renderLogin(req, res, context, { requestId: encodeLoginRequest(pending.query), clientName: target.client.name, error: null, username: '', redirectUri: target.redirectUri });
         return;
       }

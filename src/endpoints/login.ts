@@ -35,6 +35,8 @@ interface Resume {
   readonly redirectUri?: string;
   /** The integration of the authorization request, for the audit events; null for the consents page. */
   readonly clientId: string | null;
+  /** The authorization request's validated query, for which this sign-in is then made (`prompt=login`, `max_age`). */
+  readonly query?: string;
   /** Where a Cancel sends the browser: the request's redirect_uri with `access_denied` and its state (built on a Cancel only). */
   readonly cancelled?: () => string;
 }
@@ -75,7 +77,7 @@ export function createLoginEndpoint(context: PageContext) {
     const { target, pending } = resumed;
     return {
       url: `${context.paths.authorize}?${pending.query}`, clientName: target.client.name, redirectUri: target.redirectUri,
-      clientId: target.client.clientId,
+      clientId: target.client.clientId, query: pending.query,
       cancelled: () => errorRedirectUri(target.redirectUri, {
         error: 'access_denied', description: 'the user cancelled the sign-in', state: target.state, stateOctets: target.stateOctets,
         issuer: issuer.issuer,
@@ -173,7 +175,7 @@ export function createLoginEndpoint(context: PageContext) {
               });
               return;
             }
-            await startSignedInSession(req, user);
+            await startSignedInSession(req, user, Date.now(), found.query);
             options.events.publish({
               type: 'login.succeeded', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, userId: user.id, clientId: found.clientId,
             });

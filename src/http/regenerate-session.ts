@@ -10,10 +10,11 @@ import { saveSession } from './save-session.js';
  * old session only the host app's own keys are kept (a host's express-session in front of the router); the
  * router's corner starts afresh with the user, a new CSRF token and no pending request, so that nothing an
  * attacker planted with a session cookie before the sign-in (a CSRF token, an authorization request for his
- * own integration) is honoured after it. The request being resumed travels in the redirect that follows.
+ * own integration) is honoured after it. The request being resumed travels in the redirect that follows;
+ * `signedInFor` (its query) marks this sign-in as the re-authentication that request may ask for.
  * @see RFC 6819 §4.4.1.4, RFC 6749 §10.12; OWASP Session Management (a new id whenever the privilege changes).
  */
-export async function startSignedInSession(req: Request, user: AuthenticatedUser, now = Date.now()): Promise<void> {
+export async function startSignedInSession(req: Request, user: AuthenticatedUser, now = Date.now(), signedInFor?: string): Promise<void> {
   const session = req.session;
   const hostData: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(session)) if (key !== 'cookie' && !isOAuthSessionKey(key)) hostData[key] = value;
@@ -25,6 +26,7 @@ export async function startSignedInSession(req: Request, user: AuthenticatedUser
     signedInAt: now,
     lastSeenAt: now,
     csrf: createRandomToken(),
+    ...(signedInFor === undefined ? {} : { signedInFor }),
   });
   await saveSession(req);
 }

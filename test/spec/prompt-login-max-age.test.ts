@@ -1,0 +1,158 @@
+// prompt=login and max_age (OpenID Connect Core §3.1.2.1): a request that asks for a fresh sign-in gets one, or login_required.
+import express from 'express';
+import session from 'express-session';
+import request from 'supertest';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { ISSUER, REDIRECT_URI, USER, createTestApp, type TestApp } from '../helpers/app.js';
+import { authorize, authorizeQuery, hiddenField, signIn } from '../helpers/browser-flow.js';
+import { createOAuthRouter } from '../../src/router.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
+import { registerClient } from '../../src/clients/register-client.js';
+import type { UserAuth } from '../../src/user-auth.js';
+
+let t: TestApp;
+beforeEach(async () => { t = await createTestApp(); });
+
+/** A browser signed in through the router's login form, with the integration's consent remembered. */
+async function signedInWithConsent(): Promise<request.Agent> {
+  await authorize(t.app, t.codeClient);
+  const agent = request.agent(t.app);
+  expect((await signIn(agent, '', authorizeQuery(t.codeClient))).status).toBe(302);
+  return agent;
+}
+
+function isLoginPage(res: request.Response): boolean {
+  return res.status === 200 && res.text.includes('name="password"');
+}
+
+/** Signs in on the login page `page` and returns where the 303 sends the browser. */
+async function signInOn(agent: request.Agent, page: request.Response): Promise<string> {
+  const posted = await agent.post('/oauth2/login').type('form').send({
+    csrf_token: hiddenField(page.text, 'csrf_token'), request_id: hiddenField(page.text, 'request_id'),
+    username: USER.username, password: USER.password,
+  });
+  expect(posted.status).toBe(303);
+  return posted.headers.location!;
+}
+
+function codeOf(res: request.Response): string | null {
+  expect(res.status, res.text).toBe(302);
+  return new URL(res.headers.location!).searchParams.get('code');
+}
+
+function errorOf(res: request.Response): string | null {
+  expect(res.status, res.text).toBe(302);
+  const location = new URL(res.headers.location!);
+  expect(`${location.origin}${location.pathname}`).toBe(REDIRECT_URI);
+  expect(location.searchParams.get('iss')).toBe(ISSUER);
+  expect(location.searchParams.has('code')).toBe(false);
+  return location.searchParams.get('error');
+}
+
+describe('prompt=login: the user signs in again, even when signed in with a consent remembered', () => {
+  it('shows the login page instead of a code; the sign-in made there answers the request with a code, once', async () => {
+    const agent = await signedInWithConsent();
+    const url = `/oauth2/authorize?${authorizeQuery(t.codeClient, { prompt: 'login', state: 'fresh' })}`;
+    const page = await agent.get(url);
+    expect(isLoginPage(page), 'the login page, not a code').toBe(true);
+    const back = await signInOn(agent, page);
+    const answered = await agent.get(back);
+    expect(codeOf(answered)).toBeTruthy();
+    expect(new URL(answered.headers.location!).searchParams.get('state')).toBe('fresh');
+    // The same request again (a reload, a replayed link): that sign-in has answered it; another one is asked for.
+    expect(isLoginPage(await agent.get(url))).toBe(true);
+  });
+
+  it('signed out: one login page, then the request goes on (no second login page)', async () => {
+    const agent = request.agent(t.app);
+    const page = await agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { prompt: 'login' })}`);
+    expect(isLoginPage(page)).toBe(true);
+    const next = await agent.get(await signInOn(agent, page));
+    expect(next.status).toBe(200);
+    expect(next.text).toContain('name="decision"');
+  });
+
+  it('a sign-in made for another request does not count: prompt=login of a request with another state asks again', async () => {
+    const agent = request.agent(t.app);
+    const page = await agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { state: 'first' })}`);
+    await signInOn(agent, page);
+    expect(isLoginPage(await agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { prompt: 'login', state: 'second' })}`))).toBe(true);
+  });
+
+  it('prompt=login consent: the login page, then the consent page though a consent is remembered', async () => {
+    const agent = await signedInWithConsent();
+    const page = await agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { prompt: 'login consent' })}`);
+    expect(isLoginPage(page)).toBe(true);
+    const next = await agent.get(await signInOn(agent, page));
+    expect(next.status).toBe(200);
+    expect(next.text).toContain('name="decision"');
+  });
+});
+
+describe('max_age: a sign-in older than max_age seconds is asked for again', () => {
+  it('a sign-in within max_age stands: a code at once', async () => {
+    const agent = await signedInWithConsent();
+    expect(codeOf(await agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { max_age: '3600' })}`))).toBeTruthy();
+  });
+
+  it('max_age=0 after the sign-in: the login page, and the sign-in made there answers it', async () => {
+    const agent = await signedInWithConsent();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const page = await agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { max_age: '0' })}`);
+    expect(isLoginPage(page)).toBe(true);
+    expect(codeOf(await agent.get(await signInOn(agent, page)))).toBeTruthy();
+  });
+
+  it('with prompt=none, a sign-in older than max_age is login_required, never a page', async () => {
+    const agent = await signedInWithConsent();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(errorOf(await agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { prompt: 'none', max_age: '0' })}`))).toBe('login_required');
+  });
+
+  it.each(['-1', 'abc', '1.5', '1e3', '99999999999'])('max_age=%s is invalid_request', async (maxAge) => {
+    const agent = await signedInWithConsent();
+    expect(errorOf(await agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { max_age: maxAge })}`))).toBe('invalid_request');
+  });
+
+  it('max_age sent twice is invalid_request (RFC 6749 §3.1: parameters MUST NOT be included more than once)', async () => {
+    const agent = await signedInWithConsent();
+    expect(errorOf(await agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}&max_age=60&max_age=0`))).toBe('invalid_request');
+  });
+});
+
+describe('the host app\'s own sign-in, which the router cannot ask for again', () => {
+  async function hostSignedIn() {
+    const store = createMemoryStore();
+    const { client } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+    const userAuth: UserAuth = {
+      async currentUser(req) {
+        const hostUser = (req.session as unknown as { hostUser?: string }).hostUser;
+        return hostUser ? { id: hostUser, displayName: `Host user ${hostUser}` } : null;
+      },
+      loginUrl: (_req, returnTo) => `/account/login?return_to=${encodeURIComponent(returnTo)}`,
+    };
+    const app = express();
+    app.use(session({ secret: 'host-session-secret-0123456789', resave: false, saveUninitialized: false }));
+    app.post('/account/login', (req, res) => {
+      (req.session as unknown as { hostUser?: string }).hostUser = 'host-42';
+      res.status(204).end();
+    });
+    const oauth = createOAuthRouter(store, userAuth, { issuer: ISSUER, logger: { warn() {}, error() {} } });
+    app.use(oauth.router);
+    const agent = request.agent(app);
+    expect((await agent.post('/account/login')).status).toBe(204);
+    return { agent, client: { clientId: client.clientId, clientSecret: '' } };
+  }
+
+  it('prompt=login is login_required (OpenID Connect Core §3.1.2.1: an error when it cannot re-authenticate)', async () => {
+    const { agent, client } = await hostSignedIn();
+    expect(errorOf(await agent.get(`/oauth2/authorize?${authorizeQuery(client, { prompt: 'login' })}`))).toBe('login_required');
+  });
+
+  it('max_age is left to the host: the consent page, as without it', async () => {
+    const { agent, client } = await hostSignedIn();
+    const page = await agent.get(`/oauth2/authorize?${authorizeQuery(client, { max_age: '0' })}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('name="decision"');
+  });
+});
