@@ -6,7 +6,7 @@ import type { PendingAuthorization } from '../http/oauth-session.js';
 import { issuerForClient, wrongAddressMessage } from './issuer.js';
 import { grantScope } from './grant-scope.js';
 import { checkCodeChallenge } from './pkce.js';
-import { isKnownParameter, parameterLabel } from './parameter-label.js';
+import { AUTHORIZATION_PARAMETERS, parameterLabel } from './parameter-label.js';
 import { resumeQuery } from '../http/resume-query.js';
 import { queryValueOctets } from '../http/query-value-octets.js';
 import { responseParameterIn } from './registered-redirect-uri.js';
@@ -98,9 +98,9 @@ export function checkAuthorizationParameters(
   options: ResolvedOptions, issuer: ResolvedIssuer, target: AuthorizationTarget, query: URLSearchParams,
   startedAt: number,
 ): PendingAuthorization {
-  // Unrecognized parameters are ignored, repeated or not (§3.1).
+  // Parameters the endpoint does not read are ignored, repeated or not (§3.1).
   for (const name of new Set(query.keys())) {
-    if (isKnownParameter(name) && sent(query, name).length > 1) throw new InvalidRequestError(`${parameterLabel(name)} is repeated`);
+    if (AUTHORIZATION_PARAMETERS.has(name) && sent(query, name).length > 1) throw new InvalidRequestError(`${parameterLabel(name)} is repeated`);
   }
   const state = single(query, 'state');
   if (state !== undefined && !echoable(state)) {

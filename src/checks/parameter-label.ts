@@ -1,19 +1,26 @@
 // How an error message names a request parameter without echoing what the request sent.
 
-// The parameters of RFC 6749, RFC 7009, RFC 7636, RFC 7662 and of the router's own forms: server vocabulary.
-const KNOWN = new Set([
-  'response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'prompt',
-  'grant_type', 'code', 'code_verifier', 'refresh_token', 'client_secret', 'token', 'token_type_hint',
-  'csrf_token', 'request_id', 'username', 'password', 'decision',
+/**
+ * What GET /oauth2/authorize reads: RFC 6749 §4.1.1, RFC 7636 §4.3, and OpenID Connect Core §3.1.2.1's `prompt`
+ * and `max_age`.
+ */
+export const AUTHORIZATION_PARAMETERS: ReadonlySet<string> = new Set([
+  'response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'prompt', 'max_age',
 ]);
 
-/**
- * Whether this server reads a parameter of this name. Others are ignored, repeated or not (RFC 6749 §3.1: "The
- * authorization server MUST ignore unrecognized request parameters"; RFC 8707 repeats `resource`, say).
- */
-export function isKnownParameter(name: string): boolean {
-  return KNOWN.has(name);
-}
+/** What POST /oauth2/token reads: RFC 6749 §2.3.1, §4.1.3, §4.4.2, §6; RFC 7636 §4.5. */
+export const TOKEN_PARAMETERS: ReadonlySet<string> = new Set([
+  'grant_type', 'code', 'redirect_uri', 'code_verifier', 'refresh_token', 'scope', 'client_id', 'client_secret',
+]);
+
+/** What the revocation and introspection endpoints read: RFC 7009 §2.1, RFC 7662 §2.1, RFC 6749 §2.3.1. */
+export const TOKEN_MANAGEMENT_PARAMETERS: ReadonlySet<string> = new Set(['token', 'token_type_hint', 'client_id', 'client_secret']);
+
+// Every name this server reads somewhere, its own forms' fields included: server vocabulary, safe to name in a message.
+const KNOWN = new Set([
+  ...AUTHORIZATION_PARAMETERS, ...TOKEN_PARAMETERS, ...TOKEN_MANAGEMENT_PARAMETERS,
+  'csrf_token', 'request_id', 'username', 'password', 'decision',
+]);
 
 /**
  * `parameter grant_type` for a parameter this server knows, `a parameter` for any other name: a name the

@@ -5,6 +5,7 @@ import type { UserAuth } from '../user-auth.js';
 import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
 import type { KeyRing } from '../jwt/key-ring.js';
 import { GRANTS } from '../grants/index.js';
+import { TOKEN_PARAMETERS } from '../checks/parameter-label.js';
 import { readForm, type FormParams } from '../http/read-form.js';
 import type { GrantContext, GrantHandler } from '../grants/grant-context.js';
 import { sendNoStoreJson } from '../http/json-response.js';
@@ -61,7 +62,7 @@ export function createTokenEndpoint(
     let grantLabel = 'unknown';
     let outcome: TokenRequestMessage['outcome'] = 'success';
     try {
-      const params = await readForm(req, options.bodyTimeout);
+      const params = await readForm(req, options.bodyTimeout, TOKEN_PARAMETERS);
       const grantType = params.get('grant_type');
       if (grantType === undefined) throw new InvalidRequestError('missing required parameter: grant_type');
       const grant = GRANTS.get(grantType);

@@ -4,13 +4,13 @@ import { InvalidRequestError, UnreadableBodyError } from '../errors.js';
 import { startBodyDeadline } from './body-deadline.js';
 import { checkFormBodyEncoding, decodeFormBody } from './form-body-encoding.js';
 import { isBodyAlreadyRead, preParsedFields } from './pre-parsed-body.js';
-import { isKnownParameter, parameterLabel } from '../checks/parameter-label.js';
+import { parameterLabel } from '../checks/parameter-label.js';
 import { requireSingleHeader } from './authorization-header.js';
 
 /** The most a token, revoke or introspect request can need; larger bodies are refused. */
 export const FORM_BODY_LIMIT = 8 * 1024;
 
-/** A parsed form: the parameters this server reads, each at most once; empty values dropped (RFC 6749 §3.1). */
+/** A parsed form: the parameters the endpoint reads, each at most once; empty values dropped (RFC 6749 §3.1). */
 export type FormParams = ReadonlyMap<string, string>;
 
 /**
@@ -23,12 +23,13 @@ function withoutEmpty(value: unknown): unknown {
   return filled.length === 0 ? '' : filled.length === 1 ? filled[0] : filled;
 }
 
-function toParams(entries: Iterable<[string, unknown]>): Map<string, string> {
+function toParams(entries: Iterable<[string, unknown]>, reads: ReadonlySet<string>): Map<string, string> {
   const params = new Map<string, string>();
   for (const [name, raw] of entries) {
-    // RFC 6749 §3.1: unrecognized parameters are ignored, repeated or not; "Parameters sent without a value MUST
-    // be treated as if they were omitted", so `grant_type=&grant_type=…` names it once.
-    if (!isKnownParameter(name)) continue;
+    // RFC 6749 §3.1: parameters the endpoint does not read are ignored, repeated or not (a `state` sent twice to the
+    // token endpoint, RFC 8707's repeated `resource`); "Parameters sent without a value MUST be treated as if they
+    // were omitted", so `grant_type=&grant_type=…` names it once.
+    if (!reads.has(name)) continue;
     const value = withoutEmpty(raw);
     if (value === '') continue;
     // RFC 6749 §3.1: "Request and response parameters MUST NOT be included more than once." A one-item array is
@@ -102,7 +103,8 @@ function readBody(req: Request, timeoutSeconds: number): Promise<Buffer> {
 }
 
 /**
- * Parses the form body of a POST to the token (or revocation, introspection) endpoint.
+ * Parses the form body of a POST to the token (or revocation, introspection) endpoint, keeping the parameters it
+ * `reads` (parameter-label.ts).
  * Works whether or not the host app already ran a body parser before the router, with the same limits either
  * way (a host's `express.urlencoded({ limit: '1mb' })` does not lift the 8 KB limit); arrays and objects that an
  * extended parser made of `a[]=` or `a[b]=` are refused as repeated or malformed parameters. The router's own
@@ -111,7 +113,7 @@ function readBody(req: Request, timeoutSeconds: number): Promise<Buffer> {
  * oversized, compressed, wrongly encoded or late body.
  * @see RFC 6749 §3.2 ("MUST use the HTTP POST method", "application/x-www-form-urlencoded"), §3.1, Appendix B.
  */
-export async function readForm(req: Request, timeoutSeconds: number): Promise<FormParams> {
+export async function readForm(req: Request, timeoutSeconds: number, reads: ReadonlySet<string>): Promise<FormParams> {
   // Node reads the first of two Content-Type headers, a proxy may read the last: the body's meaning is not settled.
   requireSingleHeader(req, 'content-type', 'Content-Type');
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
@@ -121,10 +123,10 @@ export async function readForm(req: Request, timeoutSeconds: number): Promise<Fo
   // Before anything is read: a compressed or wrongly encoded body gets the same answer whoever read it.
   const charset = checkFormBodyEncoding(req);
   // A host parser read the body first (its own, larger limits): hold what it parsed to ours.
-  if (isBodyAlreadyRead(req)) return toParams(preParsedFields(req, { bytes: FORM_BODY_LIMIT }));
+  if (isBodyAlreadyRead(req)) return toParams(preParsedFields(req, { bytes: FORM_BODY_LIMIT }), reads);
   // This runs in the 'request' event, which Node's parser emits before it parses the body; the parser pushes
   // the rest of the packet before any promise continues, so after one turn of the microtask queue a body that
   // came with the headers is buffered.
   if (req.readableLength === 0) await Promise.resolve();
-  return toParams(decodeFormBody(bufferedBody(req) ?? (await readBody(req, timeoutSeconds)), charset));
+  return toParams(decodeFormBody(bufferedBody(req) ?? (await readBody(req, timeoutSeconds)), charset), reads);
 }

@@ -89,6 +89,23 @@ describe('RFC 6749 §5.2: error_description never echoes request input and stays
     expect(res.status).toBe(200);
   });
 
+  it('§3.1: a parameter the endpoint does not read is ignored repeated, though another endpoint reads it', async () => {
+    // state, username, code_challenge are read by the authorization endpoint or the login form, not the token endpoint.
+    for (const name of ['state', 'username', 'code_challenge', 'csrf_token', 'token', 'max_age']) {
+      const res = await request(t.app).post('/oauth2/token').set('Authorization', basic(t.credentialsClient)).type('form')
+        .send(`grant_type=client_credentials&${name}=a&${name}=b`);
+      expect(res.status, name).toBe(200);
+    }
+    // And at the revocation endpoint, which reads token and token_type_hint: grant_type or scope twice is nothing to it.
+    const revoked = await request(t.app).post('/oauth2/revoke').set('Authorization', basic(t.credentialsClient)).type('form')
+      .send('token=unknown&grant_type=a&grant_type=b&scope=x&scope=y');
+    expect(revoked.status).toBe(200);
+    // The authorization endpoint: grant_type and refresh_token twice are not its parameters.
+    const page = await request(t.app).get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}&grant_type=a&grant_type=b&refresh_token=1&refresh_token=2`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('name="password"');
+  });
+
   it('a known parameter is still named when repeated (server vocabulary, not input)', async () => {
     const res = await request(t.app).post('/oauth2/token').set('Authorization', basic(t.credentialsClient)).type('form')
       .send('grant_type=client_credentials&scope=a&scope=b');
