@@ -16,14 +16,19 @@ const REQUEST_ID = /^[A-Za-z0-9_-]{43}$/;
  */
 export function savePendingRequest(req: Request, pending: PendingAuthorization): string {
   const data = oauthSession(req);
-  const now = Date.now();
-  const kept = Object.entries(data.pending ?? {})
-    .filter(([, p]) => now - p.createdAt < MAX_AGE_MS)
-    .sort(([, a], [, b]) => a.createdAt - b.createdAt)
-    .slice(-(MAX_PENDING - 1));
   const id = createRandomToken();
-  data.pending = Object.fromEntries([...kept, [id, pending]]);
+  data.pending = withNewest(data.pending, id, pending, (p) => p.createdAt);
   return id;
+}
+
+/** `entries` with `value` added under `id`: only the newest MAX_PENDING of the last ten minutes, by `at`. */
+function withNewest<T>(entries: Record<string, T> | undefined, id: string, value: T, at: (entry: T) => number): Record<string, T> {
+  const now = Date.now();
+  const kept = Object.entries(entries ?? {})
+    .filter(([, entry]) => now - at(entry) < MAX_AGE_MS)
+    .sort(([, a], [, b]) => at(a) - at(b))
+    .slice(-(MAX_PENDING - 1));
+  return Object.fromEntries([...kept, [id, value]]);
 }
 
 /** The request stored under `id` in this session, whatever its age, or `null`. */
@@ -63,12 +68,7 @@ export function deletePendingRequest(req: Request, id: string): void {
  */
 export function markRequestAnswered(req: Request, id: string, decision: 'allow' | 'deny'): void {
   const data = oauthSession(req);
-  const now = Date.now();
-  const kept = Object.entries(data.answered ?? {})
-    .filter(([, a]) => now - a.at < MAX_AGE_MS)
-    .sort(([, a], [, b]) => a.at - b.at)
-    .slice(-(MAX_PENDING - 1));
-  data.answered = Object.fromEntries([...kept, [id, { decision, at: now }]]);
+  data.answered = withNewest(data.answered, id, { decision, at: Date.now() }, (a) => a.at);
 }
 
 /** How this session answered request `id` in the last ten minutes, or `null`. */

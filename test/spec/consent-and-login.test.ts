@@ -10,7 +10,7 @@ import { createOAuthRouter } from '../../src/router.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { OAuthEvents } from '../../src/events/oauth-events.js';
 import { registerClient } from '../../src/clients/register-client.js';
-import type { UserAuth } from '../../src/user-auth.js';
+import { hostSessionUserAuth } from '../helpers/host-login.js';
 
 async function exchange(t: TestApp, code: string) {
   return request(t.app).post('/oauth2/token').set('Authorization', basic(t.codeClient)).type('form')
@@ -123,13 +123,7 @@ describe('the host app\'s own login (currentUser and loginUrl)', () => {
   async function createHostApp() {
     const store = createMemoryStore();
     const { client, clientSecret } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
-    const userAuth: UserAuth = {
-      async currentUser(req) {
-        const hostUser = (req.session as unknown as { hostUser?: string }).hostUser;
-        return hostUser ? { id: hostUser, displayName: `Host user ${hostUser}` } : null;
-      },
-      loginUrl: (_req, returnTo) => `/account/login?return_to=${encodeURIComponent(returnTo)}`,
-    };
+    const userAuth = hostSessionUserAuth();
     const app = express();
     app.use(session({ secret: 'host-session-secret-0123456789', resave: false, saveUninitialized: false }));
     app.post('/account/login', express.urlencoded({ extended: false }), (req, res) => {

@@ -8,7 +8,7 @@ import { authorize, authorizeQuery, hiddenField, signIn } from '../helpers/brows
 import { createOAuthRouter } from '../../src/router.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { registerClient } from '../../src/clients/register-client.js';
-import type { UserAuth } from '../../src/user-auth.js';
+import { hostSessionUserAuth } from '../helpers/host-login.js';
 
 let t: TestApp;
 beforeEach(async () => { t = await createTestApp(); });
@@ -124,13 +124,7 @@ describe('the host app\'s own sign-in, which the router cannot ask for again', (
   async function hostSignedIn() {
     const store = createMemoryStore();
     const { client } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
-    const userAuth: UserAuth = {
-      async currentUser(req) {
-        const hostUser = (req.session as unknown as { hostUser?: string }).hostUser;
-        return hostUser ? { id: hostUser, displayName: `Host user ${hostUser}` } : null;
-      },
-      loginUrl: (_req, returnTo) => `/account/login?return_to=${encodeURIComponent(returnTo)}`,
-    };
+    const userAuth = hostSessionUserAuth();
     const app = express();
     app.use(session({ secret: 'host-session-secret-0123456789', resave: false, saveUninitialized: false }));
     app.post('/account/login', (req, res) => {

@@ -4,12 +4,12 @@ import session from 'express-session';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createOAuthRouter } from '../../src/router.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
-import type { UserAuth } from '../../src/user-auth.js';
 import { createTestApp, type TestApp, type TestClient } from '../helpers/app.js';
 import { authorizeQuery, hiddenField } from '../helpers/browser-flow.js';
 import { CookieBrowser, type PageResponse } from '../helpers/cookie-browser.js';
 import { USER } from '../helpers/app.js';
 import { registerClient } from '../../src/clients/register-client.js';
+import { hostSessionUserAuth } from '../helpers/host-login.js';
 
 const ATTACKER_REDIRECT = 'https://attacker.example/cb';
 
@@ -91,13 +91,7 @@ describe('session fixation through the host\'s own login (currentUser and loginU
       const { client, clientSecret } = await registerClient(store, { name, flow: 'authorization_code', redirectUris: [redirectUri] });
       return { clientId: client.clientId, clientSecret };
     };
-    const userAuth: UserAuth = {
-      async currentUser(req) {
-        const hostUser = (req.session as unknown as { hostUser?: string }).hostUser;
-        return hostUser ? { id: hostUser, displayName: `Host user ${hostUser}` } : null;
-      },
-      loginUrl: (_req, returnTo) => `/account/login?return_to=${encodeURIComponent(returnTo)}`,
-    };
+    const userAuth = hostSessionUserAuth();
     const app = express();
     app.use(session({ secret: 'host-session-secret-0123456789', resave: false, saveUninitialized: false }));
     app.post('/account/login', express.urlencoded({ extended: false }), (req, res) => {
