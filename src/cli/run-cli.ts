@@ -3,6 +3,7 @@ import { CommanderError } from 'commander';
 import { isStoreUnavailableError } from '../stores/store-unavailable-error.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE, type CliErrorCode } from './cli-error.js';
 import { createProgram } from './create-program.js';
+import { inCliWords } from './cli-words.js';
 import { RevocationIncompleteError, StoreCapabilityError, UnknownClientError } from '../clients/client-errors.js';
 
 /**
@@ -56,8 +57,10 @@ export async function runCli(argv: readonly string[]): Promise<number> {
       if (json) writeJsonError('usage_error', commanderMessage(error, written));
       return EXIT_USAGE;
     }
-    const message = error instanceof Error ? error.message : String(error);
     const { code, exitCode } = classify(error);
+    const text = error instanceof Error ? error.message : String(error);
+    // A usage error comes from the admin API's rules, which name its fields; the operator typed options.
+    const message = code === 'usage_error' ? inCliWords(text) : text;
     if (json) writeJsonError(code, message);
     else process.stderr.write(`oauth-admin: ${message}\n`);
     return exitCode;

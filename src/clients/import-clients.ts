@@ -97,6 +97,19 @@ async function compareWithStore(existing: OAuthClient, wanted: OAuthClient, secr
 /** Values the registration rules name in their own messages: flows, authentication methods, booleans. */
 const RULE_WORDS: ReadonlySet<string> = new Set(['true', 'false', 'authorization_code', 'client_credentials', ...CLIENT_AUTH_METHODS]);
 
+/** The registration rules' field names (the admin API's) → the file's columns, for a row's message. */
+const FILE_WORDS: ReadonlyArray<readonly [RegExp, string]> = [
+  [/\brequirePkce\b/g, 'require_pkce'],
+  [/\btokenEndpointAuthMethod\b/g, 'token_endpoint_auth_method'],
+  [/\bcredentialsIssuedAt\b/g, 'credentials_issued_at'],
+  [/\bclientId\b/g, 'client_id'],
+];
+
+/** `message` naming the file's columns where the rules name the admin API's fields (`requirePkce` → `require_pkce`). */
+function inFileWords(message: string): string {
+  return FILE_WORDS.reduce((text, [field, column]) => text.replace(field, column), message);
+}
+
 /**
  * A row's refusal with each of the row's cells (and list items) shown as its field's name: the registration rules
  * quote what they refuse (a redirect URI), and a file whose columns are out of place may hold a secret in any cell,
@@ -150,7 +163,7 @@ export async function importClients(store: Store, records: readonly ImportRecord
       wanted = buildClientRecord(row.input, secret.kind === 'hash' ? secret.value : PLACEHOLDER_HASH);
     } catch (error) {
       if (!(error instanceof TypeError)) throw error;
-      result('invalid', withoutCells(error.message, record.fields));
+      result('invalid', inFileWords(withoutCells(error.message, record.fields)));
       continue;
     }
     const earlier = seen.get(wanted.clientId);

@@ -100,7 +100,8 @@ describe('RFC 7636 §1: PKCE belongs to the authorization request, which a clien
   it('clients create --flow client_credentials --require-pkce: exit 2, nothing registered', async () => {
     const result = await run(['clients', 'create', '--name', 'Batch', '--flow', 'client_credentials', '--require-pkce', '--json']);
     expect(result.code).toBe(2);
-    expect(JSON.parse(result.stderr)).toMatchObject({ error: 'usage_error', message: expect.stringContaining('authorization_code flow only') });
+    // Said in the command line's words: the option typed, not the admin API's field.
+    expect(JSON.parse(result.stderr)).toMatchObject({ error: 'usage_error', message: expect.stringMatching(/^--require-pkce applies to the authorization_code flow only/) });
     expect((await run(['clients', 'list', '--json'])).code).toBe(1);
   });
 
@@ -127,8 +128,25 @@ describe('RFC 7636 §1: PKCE belongs to the authorization request, which a clien
     const report = JSON.parse(result.stdout) as { refused: boolean; rows: { client_id: string; outcome: string; message?: string }[] };
     expect(report.refused).toBe(true);
     expect(report.rows).toEqual([
-      { line: 1, client_id: 'batch-1', outcome: 'invalid', message: expect.stringContaining('authorization_code flow only') },
+      { line: 1, client_id: 'batch-1', outcome: 'invalid', message: expect.stringMatching(/^require_pkce applies to the authorization_code flow only/) },
       expect.objectContaining({ line: 2, client_id: 'batch-2', outcome: 'would_create' }),
     ]);
+  });
+});
+
+describe('usage errors name the options typed, not the admin API fields', () => {
+  it('update without options, a replacement with an edit, --grace out of range, tokens revoke without a target', async () => {
+    const client = await created(['--name', 'Web', '--flow', 'authorization_code', '--redirect-uri', 'https://web.example/cb']);
+    const id = client['client_id'] as string;
+    const said = async (args: readonly string[]): Promise<string> => {
+      const result = await run(args);
+      expect(result.code, args.join(' ')).toBe(2);
+      return result.stderr;
+    };
+    expect(await said(['clients', 'update', id])).toBe('oauth-admin: nothing to update: give at least one option\n');
+    expect(await said(['clients', 'update', id, '--redirect-uri', 'https://a.example/cb', '--add-redirect-uri', 'https://b.example/cb']))
+      .toBe('oauth-admin: give either --redirect-uri (a replacement) or --add-redirect-uri/--remove-redirect-uri, not both\n');
+    expect(await said(['clients', 'rotate-secret', id, '--grace', '999d'])).toMatch(/^oauth-admin: --grace must be/);
+    expect(await said(['tokens', 'revoke'])).toBe('oauth-admin: give --client, --user, or both\n');
   });
 });
