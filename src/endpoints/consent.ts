@@ -29,6 +29,8 @@ function alreadyAllowed(consentsPage: boolean): string {
 interface Answer {
   readonly location: string | null;
   readonly signedOut: boolean;
+  /** What the request was answered with, once a code or an access_denied went out (markRequestAnswered). */
+  readonly answered?: 'allow' | 'deny';
 }
 
 /** `query` with `consent` among its prompt values: the consent page is shown even where a consent is remembered. */
@@ -131,10 +133,14 @@ export function createConsentEndpoint(context: PageContext) {
   async function answerAsFirst(req: Request, res: Response, body: Record<string, unknown>, requestId: string): Promise<boolean> {
     const first = answering.get(answerKey(req, requestId));
     if (first === undefined) return false;
-    const { location, signedOut } = await first;
+    const { location, signedOut, answered } = await first;
     // A copy of the session loaded before the first changed it: without this, its save (or a store's touch) at the end
-    // of the response would write it back, the request pending again, or the sign-in the first ended alive again.
-    if (!signedOut) deletePendingRequest(req, requestId);
+    // of the response would write it back, the request pending again (and not marked answered), or the sign-in the
+    // first ended alive again.
+    if (!signedOut) {
+      deletePendingRequest(req, requestId);
+      if (answered !== undefined) markRequestAnswered(req, requestId, answered);
+    }
     else if (!(await signOut(req, res))) return true;
     if (location !== null) res.redirect(303, location);
     else await answerStale(res, body, 400, 'This authorization request has expired. Go back to the application and start again.');
@@ -178,7 +184,6 @@ export function createConsentEndpoint(context: PageContext) {
         return null;
       }
       deletePendingRequest(req, requestId);
-      markRequestAnswered(req, requestId, decision);
       // Saved before anything is issued: a POST of this form that loads the session from now on finds it answered.
       await saveSession(req);
       try {
@@ -187,8 +192,13 @@ export function createConsentEndpoint(context: PageContext) {
         renderTargetError(res, context, err, 'This page is not available right now. Please try again later.');
         return null;
       }
-      if (decision === 'deny') return redirect(deniedUri(pending));
+      // Marked once the answer is certain (saved with the response): a refused integration or an outage answered nothing.
+      if (decision === 'deny') {
+        markRequestAnswered(req, requestId, 'deny');
+        return redirect(deniedUri(pending));
+      }
       const callback = await issueCodeRedirect(context, pending, user);
+      markRequestAnswered(req, requestId, 'allow');
       options.events.publish({
         type: 'consent.granted', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null,
         userId: user.id, clientId: pending.clientId, scope: pending.scope,
@@ -286,7 +296,10 @@ export function createConsentEndpoint(context: PageContext) {
     const key = answerKey(req, requestId);
     const answer = (decision === 'switch'
       ? switchAccount(req, res, pending, requestId)
-      : decide(req, res, body, pending, requestId, decision).then((location) => ({ location, signedOut: false })))
+      : decide(req, res, body, pending, requestId, decision).then((location): Answer => {
+        const answered = answeredDecision(req, requestId);
+        return { location, signedOut: false, ...(answered === null ? {} : { answered }) };
+      }))
       .finally(() => answering.delete(key));
     answering.set(key, answer);
     await answer;

@@ -11,6 +11,7 @@ import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { OAuthEvents } from '../../src/events/oauth-events.js';
 import { registerClient } from '../../src/clients/register-client.js';
 import { hostSessionUserAuth } from '../helpers/host-login.js';
+import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 
 async function exchange(t: TestApp, code: string) {
   return request(t.app).post('/oauth2/token').set('Authorization', basic(t.codeClient)).type('form')
@@ -483,6 +484,30 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
     const third = await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'allow' });
     expect(third.status).toBe(303);
     expect(granted).toHaveLength(1);
+    // Nor did it lose the mark of the Allow, saved after the first's: a Deny now is the 409 page, not access_denied.
+    const fourth = await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'deny' });
+    expect(fourth.status).toBe(409);
+  });
+
+  it('consent: an Allow that issued nothing (the store out) is not marked allowed: a Deny afterwards still reaches the integration', async () => {
+    const memory = createMemoryStore();
+    let out = true;
+    const store = { ...memory, codes: { ...memory.codes, saveCode: async (record: Parameters<typeof memory.codes.saveCode>[0]) => {
+      if (out) throw new StoreUnavailableError('codes out for the test');
+      return memory.codes.saveCode(record);
+    } } };
+    const t = await createTestApp({ logger: { warn() {}, error() {} } }, store);
+    const agent = request.agent(t.app);
+    const consent = await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient, { state: 'outage' }));
+    const form = {
+      csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), resume: hiddenField(consent, 'resume'),
+    };
+    const failed = expectRedirectTo(await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'allow' }));
+    expect(failed.searchParams.get('error')).toBe('temporarily_unavailable');
+    out = false;
+    const denied = expectRedirectTo(await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'deny' }));
+    expect(denied.searchParams.get('error')).toBe('access_denied');
+    expect(denied.searchParams.get('state')).toBe('outage');
   });
 
   it('consent: Allow whose connection the browser dropped (a second tap cancels the first), then Deny: the Deny gets the Allow\'s answer', async () => {
