@@ -34,8 +34,8 @@ function promptValues(query: URLSearchParams): readonly string[] {
  *    a code when the user is signed in and a remembered consent covers the request, else a redirect with
  *    `login_required` or `consent_required` (OpenID Connect Core §3.1.2.1, §3.1.2.6). `prompt=login`, or a
  *    router sign-in older than `max_age` seconds, shows the login page again, and a sign-in made there for this
- *    request satisfies it; with the host's sign-in, which the router cannot ask for again, `prompt=login` is
- *    `login_required` (§3.1.2.1) and `max_age` is left to the host.
+ *    request satisfies it; with the host's sign-in, either sends the browser to the host's login (`loginUrl`), and
+ *    coming back from there for this request satisfies it; `login_required` where no page can be shown.
  * @see RFC 6749 §4.1.1, §4.1.2.1, RFC 9207, SPEC §4.1.
  */
 export function createAuthorizeEndpoint(context: PageContext) {
@@ -62,29 +62,39 @@ export function createAuthorizeEndpoint(context: PageContext) {
       const maxAge = maxAgeOf(query);
       const signIn = await findSignIn(req, userAuth, options);
       if (!signIn && silent) throw new InteractionRequiredError('login_required', 'the user is not signed in');
-      const backFromHostLogin = userAuth.loginUrl && !userAuth.verifyCredentials ? takeHostLoginMark(req, res, options, pending.query) : false;
+      const hostLoginOnly = userAuth.loginUrl !== undefined && !userAuth.verifyCredentials;
+      const backFromHostLogin = hostLoginOnly ? takeHostLoginMark(req, res, options, pending.query) : false;
+      const sendToHostLogin = (): void => {
+        markSentToHostLogin(res, options, pending.query);
+        res.redirect(303, userAuth.loginUrl!(req, `${context.paths.authorize}?${pending.query}`));
+      };
+      const showLogin = (): void => renderLogin(req, res, context, {
+        requestId: encodeLoginRequest(pending.query), clientName: target.client.name, error: null, username: '', redirectUri: target.redirectUri,
+      });
       if (!signIn) {
-        if (userAuth.loginUrl && !userAuth.verifyCredentials) {
+        if (hostLoginOnly) {
           // Back from the host's login for this very request and still signed out: sending it there again
           // would loop for ever (typically oauth.router mounted before the host's session and passport).
-          if (backFromHostLogin) {
-            renderHostLoginLoop(req, res, context);
-            return;
-          }
-          markSentToHostLogin(res, options, pending.query);
-          res.redirect(303, userAuth.loginUrl(req, `${context.paths.authorize}?${pending.query}`));
+          if (backFromHostLogin) renderHostLoginLoop(req, res, context);
+          else sendToHostLogin();
           return;
         }
-        renderLogin(req, res, context, { requestId: encodeLoginRequest(pending.query), clientName: target.client.name, error: null, username: '', redirectUri: target.redirectUri });
+        showLogin();
         return;
       }
       if (signIn.byHost) {
-        // The host's sign-in: the router can neither ask for it again nor tell its age, so max_age is the host's to
-        // honour, and a prompt=login is answered as OpenID Connect Core §3.1.2.1 says when it cannot be.
-        if (prompts.includes('login')) throw new InteractionRequiredError('login_required', 'the user cannot be asked to sign in again here');
+        // The host's sign-in, whose age the router cannot tell: a request asking for a fresh one (prompt=login, or
+        // any max_age) is sent to the host's login, which gets both in its returnTo and decides; back from there
+        // for this very request, it stands. Where there is no such page to send it to, or no page may be shown,
+        // OpenID Connect Core §3.1.2.1 says what to answer: login_required.
+        if ((prompts.includes('login') || maxAge !== undefined) && !backFromHostLogin) {
+          if (silent || !hostLoginOnly) throw new InteractionRequiredError('login_required', 'the user cannot be asked to sign in again here');
+          sendToHostLogin();
+          return;
+        }
       } else if (needsSignInAgain(req, prompts, maxAge, takeSignInFor(req, pending.query))) {
         if (silent) throw new InteractionRequiredError('login_required', 'the sign-in is older than max_age');
-        renderLogin(req, res, context, { requestId: encodeLoginRequest(pending.query), clientName: target.client.name, error: null, username: '', redirectUri: target.redirectUri });
+        showLogin();
         return;
       }
       const { user } = signIn;

@@ -273,7 +273,7 @@ export function createConsentEndpoint(context: PageContext) {
     }
     if (!pending || pending.issuer !== issuer.issuer) {
       if (await answerAsFirst(req, res, body, requestId)) return;
-      // A Deny of a request this session allowed (Back to the page, another tab): the integration holds a code, or
+      // A Deny of a request this session allowed (its form again: a duplicated tab, a restored page): the integration holds a code, or
       // tokens, and a remembered consent stands, so telling it access_denied would contradict both (RFC 6749 §10.12).
       // The user is told where taking it back is done instead.
       if (body.decision === 'deny' && answeredDecision(req, requestId) === 'allow') {

@@ -43,7 +43,7 @@ export interface OAuthSessionData {
    * The authorization request (its validated query) the last sign-in through the login form was made for: it counts
    * as the re-authentication that request's `prompt=login` or `max_age` asked for, once (reauthentication.ts).
    */
-  signedInFor?: string;
+  signedInFor?: { query: string; at: number };
   /** The last requests this session answered on the consent page: id → the decision and when (ms). */
   answered?: Record<string, { decision: 'allow' | 'deny'; at: number }>;
   /** Said once on the next page shown (post/redirect/get): what the form the user sent did. */

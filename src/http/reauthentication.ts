@@ -11,24 +11,31 @@ const MAX_AGE = /^[0-9]{1,10}$/;
  * @throws InvalidRequestError unless a non-negative integer, sent once. @see OpenID Connect Core §3.1.2.1.
  */
 export function maxAgeOf(query: URLSearchParams): number | undefined {
-  const values = query.getAll('max_age');
-  if (values.length === 0 || (values.length === 1 && values[0] === '')) return undefined;
+  // RFC 6749 §3.1: a parameter sent without a value is omitted, so `max_age=&max_age=60` is max_age 60.
+  const values = query.getAll('max_age').filter((value) => value !== '');
+  if (values.length === 0) return undefined;
   if (values.length > 1) throw new InvalidRequestError('max_age must be sent once');
   if (!MAX_AGE.test(values[0]!)) throw new InvalidRequestError('max_age must be a non-negative number of seconds');
   return Number(values[0]);
 }
 
 /**
+ * How long the mark of a sign-in answers its request: the 303 back to the authorization endpoint is followed at once,
+ * and a mark left by one that never was (a closed tab) must not make an old sign-in count as fresh later.
+ */
+const SIGNED_IN_FOR_MS = 60_000;
+
+/**
  * Takes the mark of a sign-in made through the login form for the request with this validated query (the login POST
  * sets it, `startSignedInSession`), and whether it was there. Taken whatever the request asks, so a mark serves the
- * request that led to the sign-in, once, and not a later copy of it.
+ * request that led to the sign-in, once, within a minute, and not a later copy of it.
  */
-export function takeSignInFor(req: Request, query: string): boolean {
+export function takeSignInFor(req: Request, query: string, now = Date.now()): boolean {
   const data = readOAuthSession(req);
   if (data?.signedInFor === undefined) return false;
-  const mine = data.signedInFor === query;
+  const { query: signedInFor, at } = data.signedInFor;
   delete data.signedInFor;
-  return mine;
+  return signedInFor === query && now - at >= 0 && now - at < SIGNED_IN_FOR_MS;
 }
 
 /**

@@ -26,7 +26,7 @@ export async function startSignedInSession(req: Request, user: AuthenticatedUser
     signedInAt: now,
     lastSeenAt: now,
     csrf: createRandomToken(),
-    ...(signedInFor === undefined ? {} : { signedInFor }),
+    ...(signedInFor === undefined ? {} : { signedInFor: { query: signedInFor, at: now } }),
   });
   await saveSession(req);
 }

@@ -1,5 +1,5 @@
 // The authorization request as it is kept and resumed: its validated parameters only, never the raw query.
-const KEPT = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'prompt'] as const;
+const KEPT = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'prompt', 'max_age'] as const;
 
 /**
  * Rebuilds the query of an authorization request from the parameters this server reads, dropping every other

@@ -18,7 +18,7 @@ const CHANGES: readonly ClientChanges[] = [
   { name: 'Renamed integration' },
   { redirectUris: ['https://app.example.com/callback'] },
   { allowedScopes: ['envelopes:read'] },
-  { requirePkce: false },
+  { requirePkce: true }, // a store keeps what it is given: registration's rules (no PKCE for client_credentials) are not its to check
   { disabled: true },
   { tokenEndpointAuthMethod: 'client_secret_basic' },
   { previousClientSecretHash: hashSecret('previous'), previousClientSecretExpiresAt: secondsFromNow(600) },

@@ -53,7 +53,8 @@ export function buildClient(overrides: Partial<OAuthClient> = {}): { client: OAu
     flow: 'authorization_code',
     redirectUris: ['https://app.example.com/callback', 'http://localhost:8080/cb'],
     allowedScopes: ['envelopes:read', 'envelopes:write'],
-    requirePkce: true,
+    // As registration allows it: PKCE only for an integration that makes authorization requests.
+    requirePkce: overrides.flow !== 'client_credentials',
     credentialsIssuedAt: new Date('2020-06-01T12:34:56.789Z'),
     createdAt: secondsFromNow(-60),
     disabled: false,

@@ -120,33 +120,65 @@ describe('max_age: a sign-in older than max_age seconds is asked for again', () 
   });
 });
 
-describe('the host app\'s own sign-in, which the router cannot ask for again', () => {
-  async function hostSignedIn() {
+describe('the host app\'s own sign-in, whose age the router cannot tell', () => {
+  /** A host whose login (`/account/login`) signs in `host-42` and goes back to `return_to`; signed in already unless `signedOut`. */
+  async function hostApp(options: { signedOut?: boolean; routerLogin?: boolean } = {}) {
     const store = createMemoryStore();
     const { client } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
-    const userAuth = hostSessionUserAuth();
+    const { currentUser, loginUrl } = hostSessionUserAuth();
+    const returns: string[] = [];
     const app = express();
     app.use(session({ secret: 'host-session-secret-0123456789', resave: false, saveUninitialized: false }));
     app.post('/account/login', (req, res) => {
       (req.session as unknown as { hostUser?: string }).hostUser = 'host-42';
-      res.status(204).end();
+      const returnTo = typeof req.query['return_to'] === 'string' ? req.query['return_to'] : '';
+      returns.push(returnTo);
+      if (returnTo.startsWith('/oauth2/')) res.redirect(303, returnTo);
+      else res.status(204).end();
     });
-    const oauth = createOAuthRouter(store, userAuth, { issuer: ISSUER, logger: { warn() {}, error() {} } });
+    // With the router's own login beside the host's (verifyCredentials), the host's sign-in has no page of its own here.
+    const userAuth = options.routerLogin ? { currentUser: currentUser!, verifyCredentials: async () => null } : { currentUser: currentUser!, loginUrl: loginUrl! };
+    const oauth = createOAuthRouter(store, userAuth, {
+      issuer: ISSUER, logger: { warn() {}, error() {} },
+    });
     app.use(oauth.router);
     const agent = request.agent(app);
-    expect((await agent.post('/account/login')).status).toBe(204);
-    return { agent, client: { clientId: client.clientId, clientSecret: '' } };
+    if (!options.signedOut) expect((await agent.post('/account/login')).status).toBe(204);
+    return { agent, returns, client: { clientId: client.clientId, clientSecret: '' } };
   }
 
-  it('prompt=login is login_required (OpenID Connect Core §3.1.2.1: an error when it cannot re-authenticate)', async () => {
-    const { agent, client } = await hostSignedIn();
-    expect(errorOf(await agent.get(`/oauth2/authorize?${authorizeQuery(client, { prompt: 'login' })}`))).toBe('login_required');
-  });
+  /** Follows the router's 303 to the host's login, signs in there, and follows the way back. */
+  async function throughHostLogin(agent: request.Agent, res: request.Response): Promise<request.Response> {
+    expect(res.status, res.text).toBe(303);
+    const login = new URL(res.headers.location!, ISSUER);
+    expect(login.pathname).toBe('/account/login');
+    const back = await agent.post(`${login.pathname}${login.search}`);
+    expect(back.status).toBe(303);
+    return agent.get(back.headers.location!);
+  }
 
-  it('max_age is left to the host: the consent page, as without it', async () => {
-    const { agent, client } = await hostSignedIn();
-    const page = await agent.get(`/oauth2/authorize?${authorizeQuery(client, { max_age: '0' })}`);
+  it.each([['prompt=login', { prompt: 'login' }], ['max_age=0', { max_age: '0' }], ['max_age=3600', { max_age: '3600' }]])(
+    '%s, signed in: sent to the host\'s login, which gets it in return_to; back from there, the request goes on', async (_name, extra) => {
+      const { agent, returns, client } = await hostApp();
+      const page = await throughHostLogin(agent, await agent.get(`/oauth2/authorize?${authorizeQuery(client, extra)}`));
+      expect(page.status).toBe(200);
+      expect(page.text).toContain('name="decision"');
+      const [name, value] = Object.entries(extra)[0]!;
+      expect(new URLSearchParams(new URL(returns.at(-1)!, ISSUER).search).get(name)).toBe(value);
+    });
+
+  it('prompt=login, signed out: one trip to the host\'s login, not two', async () => {
+    const { agent, client } = await hostApp({ signedOut: true });
+    const page = await throughHostLogin(agent, await agent.get(`/oauth2/authorize?${authorizeQuery(client, { prompt: 'login' })}`));
     expect(page.status).toBe(200);
     expect(page.text).toContain('name="decision"');
+  });
+
+  it('with the router\'s login beside the host\'s (no host page to send it to), or with prompt=none: login_required', async () => {
+    const { agent, client } = await hostApp({ routerLogin: true });
+    expect(errorOf(await agent.get(`/oauth2/authorize?${authorizeQuery(client, { prompt: 'login' })}`))).toBe('login_required');
+    expect(errorOf(await agent.get(`/oauth2/authorize?${authorizeQuery(client, { max_age: '60' })}`))).toBe('login_required');
+    const withLogin = await hostApp();
+    expect(errorOf(await withLogin.agent.get(`/oauth2/authorize?${authorizeQuery(withLogin.client, { prompt: 'none', max_age: '60' })}`))).toBe('login_required');
   });
 });
