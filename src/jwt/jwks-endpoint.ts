@@ -4,6 +4,9 @@ import type { Logger } from '../options.js';
 import type { KeyRing } from './key-ring.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
 
+/** How long a resource server may keep a JWK Set it fetched (`Cache-Control: max-age`), in ms. */
+export const JWKS_MAX_AGE_MS = 60_000;
+
 /**
  * Serves `{ "keys": [ … ] }`: every published key (the signer and keys still inside their retirement
  * window) as a public JWK with kty, crv/x/y or n/e, kid, alg and use "sig". Never a private member.
@@ -16,7 +19,7 @@ export function createJwksEndpoint(keys: KeyRing, logger: Logger) {
       const published = await keys.publishedKeys();
       const body = Buffer.from(JSON.stringify({ keys: published.map((key) => key.publicJwk) }), 'utf8');
       res.setHeader('Content-Type', 'application/json; charset=utf-8');
-      res.setHeader('Cache-Control', 'public, max-age=60');
+      res.setHeader('Cache-Control', `public, max-age=${JWKS_MAX_AGE_MS / 1000}`);
       res.setHeader('Access-Control-Allow-Origin', '*');
       res.setHeader('Content-Length', body.length);
       res.end(body);

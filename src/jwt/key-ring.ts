@@ -12,7 +12,7 @@ export interface KeyRing {
   findKey(kid: string): Promise<SigningKey | null>;
   /** Every key a token may currently be signed with: the JWKS. */
   publishedKeys(): Promise<readonly SigningKey[]>;
-  /** Makes a new ES256 key the signer; older keys keep verifying until retired. */
+  /** Publishes a new ES256 key, which signs once every instance and cache has it; older keys keep verifying until retired. */
   rotate(): Promise<{ readonly kid: string }>;
 }
 
@@ -25,7 +25,7 @@ function createHostKeyRing(keys: readonly SigningKey[]): KeyRing {
     findKey: async (kid) => byKid.get(kid) ?? null,
     publishedKeys: async () => keys,
     rotate: async () => {
-      throw new Error('express-oauth-router: jwt.signingKeys are supplied by the host; rotate by putting the new key first in jwt.signingKeys');
+      throw new Error('express-oauth-router: jwt.signingKeys are supplied by the host; rotate by adding the new key second in jwt.signingKeys, then moving it first');
     },
   };
 }

@@ -5,6 +5,7 @@ import type { Logger } from '../options.js';
 import type { KeyRing } from './key-ring.js';
 import { toSigningKey, type SigningKey } from './signing-key.js';
 import { generateSigningKeyRecord } from './generate-signing-key.js';
+import { JWKS_MAX_AGE_MS } from './jwks-endpoint.js';
 
 /** How long a loaded key set is trusted for signing before it is re-read (picks up another instance's rotation). */
 const SIGNER_REFRESH_MS = 60_000;
@@ -18,13 +19,34 @@ const UNKNOWN_KID_REFRESH_MS = 5_000;
  * its next refresh (SIGNER_REFRESH_MS), plus a minute for clock skew between instances.
  */
 const RETIREMENT_MARGIN_MS = SIGNER_REFRESH_MS + 60_000;
+/**
+ * How long a new key is published before it signs: every instance's JWKS lists it after its next refresh
+ * (SIGNER_REFRESH_MS), a resource server's cached JWK Set has expired one max-age later (JWKS_MAX_AGE_MS), plus a
+ * minute for clock skew between instances. A token signed sooner could meet a resource server that cannot verify it.
+ */
+export const PUBLICATION_DELAY_MS = SIGNER_REFRESH_MS + JWKS_MAX_AGE_MS + 60_000;
+
+interface LoadedKey {
+  readonly key: SigningKey;
+  readonly createdAt: number;
+  /** When it starts signing: at once for the first key of a store, PUBLICATION_DELAY_MS after its creation for any later one. */
+  readonly signsFrom: number;
+  /** The instant after which it no longer verifies. */
+  readonly verifyUntil: number;
+}
 
 interface LoadedKeys {
-  readonly signer: SigningKey;
-  readonly signerCreatedAt: number;
-  /** kid → key and the instant after which it no longer verifies. */
-  readonly byKid: ReadonlyMap<string, { readonly key: SigningKey; readonly verifyUntil: number }>;
+  /** Oldest first. */
+  readonly keys: readonly LoadedKey[];
+  readonly byKid: ReadonlyMap<string, LoadedKey>;
   readonly loadedAt: number;
+}
+
+/** The newest key that signs by now; the oldest live one where none does yet (its successor is still being published). */
+function signerAt(keys: LoadedKeys, now: number): LoadedKey {
+  let signer = keys.keys[0]!;
+  for (const entry of keys.keys) if (entry.signsFrom <= now) signer = entry;
+  return signer;
 }
 
 function byAge(a: SigningKeyRecord, b: SigningKeyRecord): number {
@@ -32,9 +54,11 @@ function byAge(a: SigningKeyRecord, b: SigningKeyRecord): number {
 }
 
 /**
- * A KeyRing over `store.keys`. The newest key (createdAt, then kid) signs; a key superseded at instant S
- * verifies until S + accessTokenTtl + margin, so rotation never cuts short a token already issued. Two
- * instances on an empty store insert with `onlyIfNone` and re-read, so they converge on one key.
+ * A KeyRing over `store.keys`. Every live key is published at once; the newest key (createdAt, then kid) signs once
+ * it has been published for PUBLICATION_DELAY_MS (a store's first key at once), so no resource server meets a token
+ * whose key its cached JWK Set lacks. A key superseded at instant S (when the next one starts signing) verifies
+ * until S + accessTokenTtl + margin, so rotation never cuts short a token already issued. Two instances on an empty
+ * store insert with `onlyIfNone` and re-read, so they converge on one key.
  * @see RFC 9068 §4, RFC 7517 §5 (JWK Set), RFC 7638 (kid).
  */
 export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: number, logger: Logger): KeyRing {
@@ -69,19 +93,18 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
     }
     const now = Date.now();
     const sorted = [...records].sort(byAge);
-    const byKid = new Map<string, { key: SigningKey; verifyUntil: number }>();
-    let signer: { key: SigningKey; createdAt: number } | null = null;
+    // The store's first key signs from its creation (there is no other); every later one PUBLICATION_DELAY_MS after.
+    const signsFrom = (i: number): number => sorted[i]!.createdAt.getTime() + (i === 0 ? 0 : PUBLICATION_DELAY_MS);
+    const keys: LoadedKey[] = [];
     for (const [i, record] of sorted.entries()) {
-      const next = sorted[i + 1];
-      const verifyUntil = next ? next.createdAt.getTime() + ttlMs + RETIREMENT_MARGIN_MS : Number.POSITIVE_INFINITY;
+      const verifyUntil = i + 1 < sorted.length ? signsFrom(i + 1) + ttlMs + RETIREMENT_MARGIN_MS : Number.POSITIVE_INFINITY;
       if (verifyUntil <= now) continue;
       const key = parse(record);
       if (!key) continue;
-      byKid.set(key.kid, { key, verifyUntil });
-      signer = { key, createdAt: record.createdAt.getTime() };
+      keys.push({ key, createdAt: record.createdAt.getTime(), signsFrom: signsFrom(i), verifyUntil });
     }
-    if (!signer) throw new Error('express-oauth-router: the store holds no usable signing key');
-    return { signer: signer.key, signerCreatedAt: signer.createdAt, byKid, loadedAt: now };
+    if (keys.length === 0) throw new Error('express-oauth-router: the store holds no usable signing key');
+    return { keys, byKid: new Map(keys.map((entry) => [entry.key.kid, entry])), loadedAt: now };
   }
 
   /** One load at a time: concurrent callers share it. */
@@ -110,7 +133,7 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
 
   return {
     async signer() {
-      return (await fresh()).signer;
+      return signerAt(await fresh(), Date.now()).key;
     },
     async findKey(kid) {
       const keys = loaded ?? (await reload());
@@ -129,8 +152,9 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
     },
     async rotate() {
       const current = loaded ?? (await reload());
-      // Strictly newer than the current signer even within one millisecond, so the new key wins the order.
-      const record = generateSigningKeyRecord(new Date(Math.max(Date.now(), current.signerCreatedAt + 1)));
+      // Strictly newer than every key even within one millisecond, so the new key wins the order.
+      const newest = current.keys[current.keys.length - 1]!.createdAt;
+      const record = generateSigningKeyRecord(new Date(Math.max(Date.now(), newest + 1)));
       await store.saveSigningKey(record);
       // A load started before the insert would not see it: wait it out, then read again.
       if (loading) await loading.catch(() => undefined);

@@ -10,6 +10,7 @@ import { createOAuthRouter } from '../../src/router.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import type { Store } from '../../src/stores/contract.js';
 import { generateSigningKeyRecord } from '../../src/jwt/generate-signing-key.js';
+import { PUBLICATION_DELAY_MS } from '../../src/jwt/store-key-ring.js';
 
 const JWT = { accessTokenFormat: 'jwt' } as const;
 
@@ -206,28 +207,47 @@ describe('RFC 9068 JWT access tokens (store-generated keys)', () => {
   });
 
   describe('rotation (oauth.rotateSigningKey)', () => {
-    it('a token issued before rotation still verifies; new tokens carry the new kid; the JWKS lists both', async () => {
+    it('rotation publishes the new key at once and keeps signing with the old one: a resource server holding the JWKS fetched just after verifies every token', async () => {
       const store = createMemoryStore();
       const oauth = createOAuthRouter(store, createTestUserAuth(new Set()), { issuer: ISSUER, ...JWT, session: { secret: 'test-session-secret-0123456789' }, logger: { warn() {}, error() {} } });
       const r = await createTestApp(JWT, store);
-      // Two routers on one store: `oauth` rotates, the test app must pick the rotation up by the unknown kid.
       const old = await clientCredentialsToken(r.app, r.credentialsClient);
       const oldKid = decodeJwt(old).header.kid;
       const { kid } = await oauth.rotateSigningKey();
       expect(kid).not.toBe(oldKid);
-      expect((await callApi(r.app, old)).status).toBe(200);
       const app = express();
       app.use(oauth.router);
       app.get('/api/v1/me', oauth.requireBearer(), (req, res) => { res.json(req.auth); });
-      const client = r.credentialsClient;
-      const res = await request(app).post('/oauth2/token').set('Authorization', basic(client)).type('form').send({ grant_type: 'client_credentials' });
+      // The rotating instance publishes both at once; the other picks the new key up when it reads the store again.
+      expect((await fetchJwks(app)).map((key) => key.kid).sort()).toEqual([oldKid, kid].sort());
+      const cachedBeforeRotation = await fetchJwks(r.app);
+      const res = await request(app).post('/oauth2/token').set('Authorization', basic(r.credentialsClient)).type('form').send({ grant_type: 'client_credentials' });
       const fresh = res.body.access_token as string;
-      expect(decodeJwt(fresh).header.kid).toBe(kid);
-      expect((await request(app).get('/api/v1/me').set('Authorization', `Bearer ${old}`)).status).toBe(200);
+      // Still the old key: a resource server whose JWK Set predates the rotation (the other instance's, or a cache) verifies it.
+      expect(decodeJwt(fresh).header.kid).toBe(oldKid);
+      expect(await verifyWithJwks(fresh, cachedBeforeRotation)).toBe(true);
       expect((await callApi(r.app, fresh)).status).toBe(200);
-      expect(decodeJwt(await clientCredentialsToken(r.app, client)).header.kid).toBe(kid);
-      const kids = (await fetchJwks(r.app)).map((key) => key.kid);
-      expect(kids.sort()).toEqual([oldKid, kid].sort());
+      expect((await request(app).get('/api/v1/me').set('Authorization', `Bearer ${old}`)).status).toBe(200);
+    });
+
+    it(`a key published ${PUBLICATION_DELAY_MS / 60_000} minutes (every instance's refresh, the JWKS max-age, a minute of skew) signs; the one before keeps verifying`, async () => {
+      const store = createMemoryStore();
+      const before = generateSigningKeyRecord(new Date(Date.now() - 2 * PUBLICATION_DELAY_MS));
+      const published = generateSigningKeyRecord(new Date(Date.now() - PUBLICATION_DELAY_MS - 1_000));
+      const pending = generateSigningKeyRecord(new Date(Date.now() - PUBLICATION_DELAY_MS + 30_000));
+      for (const record of [before, published, pending]) await store.keys!.saveSigningKey(record);
+      const r = await createTestApp(JWT, store);
+      expect(decodeJwt(await clientCredentialsToken(r.app, r.credentialsClient)).header.kid).toBe(published.kid);
+      expect((await fetchJwks(r.app)).map((key) => key.kid).sort()).toEqual([before.kid, published.kid, pending.kid].sort());
+      const claims = decodeJwt(await clientCredentialsToken(r.app, r.credentialsClient)).claims;
+      const header = (k: string) => ({ alg: 'ES256', typ: 'at+jwt', kid: k });
+      expect((await callApi(r.app, forgeJwt(header(before.kid), claims, createPrivateKey(before.privateKeyPem)))).status).toBe(200);
+    });
+
+    it("a store's first key signs at once, though it was created just now", async () => {
+      const r = await createTestApp(JWT, createMemoryStore());
+      const token = await clientCredentialsToken(r.app, r.credentialsClient);
+      expect((await fetchJwks(r.app)).map((key) => key.kid)).toEqual([decodeJwt(token).header.kid]);
     });
 
     it('a key superseded longer than accessTokenTtl ago is retired: unpublished, its tokens refused', async () => {
