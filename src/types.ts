@@ -48,9 +48,10 @@ export interface OAuthRouter {
    */
   withdrawConsent(userId: string, clientId: string): Promise<void>;
   /**
-   * With `accessTokenFormat: 'jwt'` and store-kept keys: generates a new ES256 key, stores it and makes it the
-   * signer (for every instance within a minute). Tokens signed with older keys keep verifying until they
-   * expire; the JWKS lists both meanwhile. Rejects when the host supplies `jwt.signingKeys` or tokens are opaque.
+   * With `accessTokenFormat: 'jwt'` and store-kept keys: generates a new ES256 key and stores it; every instance
+   * publishes it within a minute and signs with it three minutes after it was made (so that every JWKS, cached
+   * or not, has it first). Tokens signed with older keys keep verifying until they expire; the JWKS lists both
+   * meanwhile. Rejects when the host supplies `jwt.signingKeys` or tokens are opaque.
    * @see RFC 9068 §4, RFC 7517 §5.
    */
   rotateSigningKey(): Promise<{ readonly kid: string }>;

@@ -34,8 +34,8 @@ function promptValues(query: URLSearchParams): readonly string[] {
  *    a code when the user is signed in and a remembered consent covers the request, else a redirect with
  *    `login_required` or `consent_required` (OpenID Connect Core §3.1.2.1, §3.1.2.6). `prompt=login`, or a
  *    router sign-in older than `max_age` seconds, shows the login page again, and a sign-in made there for this
- *    request satisfies it; with the host's sign-in, either sends the browser to the host's login (`loginUrl`), and
- *    coming back from there for this request satisfies it; `login_required` where no page can be shown.
+ *    request satisfies it; where only the host's login could sign the user in again, whose time the router cannot
+ *    tell, either is `login_required` (§3.1.2.1).
  * @see RFC 6749 §4.1.1, §4.1.2.1, RFC 9207, SPEC §4.1.
  */
 export function createAuthorizeEndpoint(context: PageContext) {
@@ -64,37 +64,32 @@ export function createAuthorizeEndpoint(context: PageContext) {
       if (!signIn && silent) throw new InteractionRequiredError('login_required', 'the user is not signed in');
       const hostLoginOnly = userAuth.loginUrl !== undefined && !userAuth.verifyCredentials;
       const backFromHostLogin = hostLoginOnly ? takeHostLoginMark(req, res, options, pending.query) : false;
-      const sendToHostLogin = (): void => {
-        markSentToHostLogin(res, options, pending.query);
-        res.redirect(303, userAuth.loginUrl!(req, `${context.paths.authorize}?${pending.query}`));
-      };
-      const showLogin = (): void => renderLogin(req, res, context, {
-        requestId: encodeLoginRequest(pending.query), clientName: target.client.name, error: null, username: '', redirectUri: target.redirectUri,
-      });
+      // A fresh sign-in asked for (OpenID Connect Core §3.1.2.1) where only the host's login could make it: the router
+      // cannot tell when the host signed the user in (a host login page may bounce a signed-in browser straight back,
+      // and nothing the browser brings back proves a sign-in), so it answers as §3.1.2.1 says when it cannot
+      // re-authenticate, before sending anybody to a sign-in that could not count.
+      const wantsFresh = prompts.includes('login') || maxAge !== undefined;
+      if (wantsFresh && (signIn?.byHost || (!signIn && hostLoginOnly))) {
+        throw new InteractionRequiredError('login_required', 'the user cannot be asked to sign in again here');
+      }
       if (!signIn) {
         if (hostLoginOnly) {
           // Back from the host's login for this very request and still signed out: sending it there again
           // would loop for ever (typically oauth.router mounted before the host's session and passport).
-          if (backFromHostLogin) renderHostLoginLoop(req, res, context);
-          else sendToHostLogin();
+          if (backFromHostLogin) {
+            renderHostLoginLoop(req, res, context);
+            return;
+          }
+          markSentToHostLogin(res, options, pending.query);
+          res.redirect(303, userAuth.loginUrl!(req, `${context.paths.authorize}?${pending.query}`));
           return;
         }
-        showLogin();
+        renderLogin(req, res, context, { requestId: encodeLoginRequest(pending.query), clientName: target.client.name, error: null, username: '', redirectUri: target.redirectUri });
         return;
       }
-      if (signIn.byHost) {
-        // The host's sign-in, whose age the router cannot tell: a request asking for a fresh one (prompt=login, or
-        // any max_age) is sent to the host's login, which gets both in its returnTo and decides; back from there
-        // for this very request, it stands. Where there is no such page to send it to, or no page may be shown,
-        // OpenID Connect Core §3.1.2.1 says what to answer: login_required.
-        if ((prompts.includes('login') || maxAge !== undefined) && !backFromHostLogin) {
-          if (silent || !hostLoginOnly) throw new InteractionRequiredError('login_required', 'the user cannot be asked to sign in again here');
-          sendToHostLogin();
-          return;
-        }
-      } else if (needsSignInAgain(req, prompts, maxAge, takeSignInFor(req, pending.query))) {
+      if (!signIn.byHost && needsSignInAgain(req, prompts, maxAge, takeSignInFor(req, pending.query))) {
         if (silent) throw new InteractionRequiredError('login_required', 'the sign-in is older than max_age');
-        showLogin();
+        renderLogin(req, res, context, { requestId: encodeLoginRequest(pending.query), clientName: target.client.name, error: null, username: '', redirectUri: target.redirectUri });
         return;
       }
       const { user } = signIn;

@@ -192,13 +192,14 @@ export function createConsentEndpoint(context: PageContext) {
         renderTargetError(res, context, err, 'This page is not available right now. Please try again later.');
         return null;
       }
-      // Marked once the answer is certain (saved with the response): a refused integration or an outage answered nothing.
+      // Marked once the answer is certain (a refused integration or an outage answered nothing), and saved before it
+      // is sent: a Deny loading the session once the answer is out must find it, or it would reach the integration.
       if (decision === 'deny') {
-        markRequestAnswered(req, requestId, 'deny');
+        await markAnswered(req, requestId, 'deny');
         return redirect(deniedUri(pending));
       }
       const callback = await issueCodeRedirect(context, pending, user);
-      markRequestAnswered(req, requestId, 'allow');
+      await markAnswered(req, requestId, 'allow');
       options.events.publish({
         type: 'consent.granted', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null,
         userId: user.id, clientId: pending.clientId, scope: pending.scope,
@@ -210,6 +211,16 @@ export function createConsentEndpoint(context: PageContext) {
       reportErrorAnswer(options.events, 'authorization', oauthError.error, 303);
       return redirect(errorRedirectUri(pending.redirectUri, { error: oauthError.error, state: pending.state, issuer: issuer.issuer }));
     }
+  }
+
+  /**
+   * Records how the request was answered and saves the session. A session store that fails here does not take the
+   * answer back (the code is issued): the mark is then saved with the response, or lost, which costs a later Deny
+   * of the same form the 409 page, never a code.
+   */
+  async function markAnswered(req: Request, requestId: string, decision: 'allow' | 'deny'): Promise<void> {
+    markRequestAnswered(req, requestId, decision);
+    await saveSession(req).catch(() => undefined);
   }
 
   /**

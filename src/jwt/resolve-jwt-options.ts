@@ -6,8 +6,8 @@ import { parseSigningKey, type SigningKey } from './signing-key.js';
 export interface JwtOptions {
   /**
    * Private keys (KeyObject or PEM): EC P-256 (ES256), RSA ≥ 2048 bits (RS256) or Ed25519 (EdDSA). The first
-   * signs; the others are only published and verify, so the host rotates by putting a new key first and
-   * dropping the old one after `accessTokenTtl`. Omitted: the package generates keys and keeps them in
+   * signs; the others are only published and verify, so the host rotates by adding a new key second, moving it
+   * first once every instance and JWKS cache has it (a few minutes), and dropping the old one `accessTokenTtl` later. Omitted: the package generates keys and keeps them in
    * `store.keys` (see `rotateSigningKey`).
    */
   readonly signingKeys?: readonly (KeyObject | string)[];

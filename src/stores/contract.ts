@@ -301,8 +301,9 @@ export type SigningAlgorithm = 'ES256' | 'RS256' | 'EdDSA';
 /**
  * A package-generated key that signs JWT access tokens (RFC 9068 §4), kept so that every instance and every
  * restart signs and verifies with the same keys. Records are immutable: rotation inserts a newer one.
- * The newest (by `createdAt`, then `kid`) signs; an older one stays published and verifiable until
- * `accessTokenTtl` (plus a refresh margin) after a newer one took over, so no issued token outlives its key.
+ * Every live key is published; the newest (by `createdAt`, then `kid`) signs once it has been published for three
+ * minutes (a store's first key at once); an older one stays published and verifiable until `accessTokenTtl` (plus
+ * a refresh margin) after a newer one took over, so no issued token outlives its key.
  */
 export interface SigningKeyRecord {
   /** RFC 7638 JWK thumbprint of the public key: the JWS `kid`. Unique. */
@@ -310,7 +311,7 @@ export interface SigningKeyRecord {
   readonly algorithm: SigningAlgorithm;
   /** PKCS#8 PEM of the private key. A secret: keep the store's data as private as the host's. */
   readonly privateKeyPem: string;
-  /** When the key was made; the newest key signs. */
+  /** When the key was made: the newest key signs, three minutes after it (src/jwt/store-key-ring.ts). */
   readonly createdAt: Date;
 }
 

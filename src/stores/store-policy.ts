@@ -62,7 +62,7 @@ export function compareConsents(a: ConsentRecord, b: ConsentRecord): number {
   return a.grantedAt.getTime() - b.grantedAt.getTime() || compareIds(a.clientId, b.clientId);
 }
 
-/** `listSigningKeys` order: oldest `createdAt` first, then `kid` (binary); the last one signs. */
+/** `listSigningKeys` order: oldest `createdAt` first, then `kid` (binary); the last one signs once it has been published. */
 export function compareSigningKeys(a: SigningKeyRecord, b: SigningKeyRecord): number {
   return a.createdAt.getTime() - b.createdAt.getTime() || compareIds(a.kid, b.kid);
 }

@@ -489,6 +489,41 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
     expect(fourth.status).toBe(409);
   });
 
+  it('consent: a Deny arriving while the Allow\'s answered mark is being saved gets the Allow\'s answer, never an access_denied beside its code', async () => {
+    // A session store whose write of the session carrying the mark is held back until released.
+    class HeldMarkStore extends session.MemoryStore {
+      held: Promise<void> | null = null;
+      reached: (() => void) | null = null;
+      override set(sid: string, data: session.SessionData, done?: (err?: unknown) => void): void {
+        if (this.held && JSON.stringify(data).includes('"answered"')) {
+          this.reached?.();
+          void this.held.then(() => super.set(sid, data, done));
+          return;
+        }
+        super.set(sid, data, done);
+      }
+    }
+    const sessions = new HeldMarkStore();
+    const t = await createTestApp({ session: { secret: 'test-session-secret-0123456789', store: sessions } });
+    const agent = request.agent(t.app);
+    const consent = await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient, { state: 'window' }));
+    const form = {
+      csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), resume: hiddenField(consent, 'resume'),
+    };
+    let release!: () => void;
+    sessions.held = new Promise((resolve) => { release = resolve; });
+    const atMarkSave = new Promise<void>((resolve) => { sessions.reached = resolve; });
+    const allow = agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'allow' }).then((res) => res);
+    await atMarkSave;
+    const deny = agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'deny' }).then((res) => res);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    release();
+    const [allowed, denied] = await Promise.all([allow, deny]);
+    expect(expectRedirectTo(allowed).searchParams.get('code')).toBeTruthy();
+    if (denied.status === 303) expect(denied.headers.location).toBe(allowed.headers.location);
+    else expect(denied.status).toBe(409);
+  });
+
   it('consent: an Allow that issued nothing (the store out) is not marked allowed: a Deny afterwards still reaches the integration', async () => {
     const memory = createMemoryStore();
     let out = true;
