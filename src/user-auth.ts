@@ -26,7 +26,9 @@ export interface UserAuth {
   currentUser?(req: Request): Promise<AuthenticatedUser | null>;
   /**
    * Where to send the browser when nobody is signed in, when the host has its own login page. After login
-   * the host sends the browser back to `returnTo` (a same-origin path), and the flow resumes there.
+   * the host sends the browser back to `returnTo` (a same-origin path), and the flow resumes there. A request
+   * asking for a fresh sign-in (`prompt=login`, any `max_age`) is answered `login_required` instead: the router
+   * cannot tell when the host signed the user in (OpenID Connect Core §3.1.2.1).
    */
   loginUrl?(req: Request, returnTo: string): string;
   /**

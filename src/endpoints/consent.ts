@@ -215,12 +215,15 @@ export function createConsentEndpoint(context: PageContext) {
 
   /**
    * Records how the request was answered and saves the session. A session store that fails here does not take the
-   * answer back (the code is issued): the mark is then saved with the response, or lost, which costs a later Deny
-   * of the same form the 409 page, never a code.
+   * answer back (the code is issued): the mark is lost, so a later Deny of the same form reaches the integration as
+   * `access_denied` instead of the 409 page, and the failure is logged.
    */
   async function markAnswered(req: Request, requestId: string, decision: 'allow' | 'deny'): Promise<void> {
     markRequestAnswered(req, requestId, decision);
-    await saveSession(req).catch(() => undefined);
+    await saveSession(req).catch((err: unknown) => {
+      options.logger.warn(`express-oauth-router: the session store did not save a consent answer (${err instanceof Error ? err.name : typeof err}); `
+        + 'the answer was sent, but a later Deny of the same form will reach the integration');
+    });
   }
 
   /**
