@@ -156,6 +156,9 @@ export function createGroupCommit(
 
   function flush(): void {
     scheduled = false;
+    // The turn's consumes went ahead and led to no save (a refused exchange): no transaction to open. An empty one
+    // would still take the write lock, which another process (the CLI, a backup) would meet as SQLITE_BUSY.
+    if (queue.length === 0) return;
     const batch = queue;
     queue = [];
     let outcomes: Outcome[];
