@@ -59,9 +59,10 @@ function withConsentPrompt(query: string): string {
  *   may no longer be the one signed in, and a remembered consent of another must not turn that click, or a Deny,
  *   into a code for them; a switch on this session's own form (its CSRF token valid) whose request was answered or
  *   expired still signs out;
- * - a Deny of a request this session already allowed (its form again, from Back or another tab) is not sent to the
- *   integration as `access_denied`, which would contradict the code it was given and the consent remembered: a 409 page
- *   says where access is taken back;
+ * - a Deny of a request this session already allowed (its form again: a duplicated tab, a restored page) is not sent
+ *   to the integration as `access_denied`, which would contradict the code it was given and the consent remembered: a
+ *   409 page says where access is taken back. The mark is saved before the answer goes out; a Deny on another instance
+ *   while the Allow is still issuing (no sticky sessions) can still reach the integration;
  * - a second POST of a request while the first is being answered (a double tap, Allow then Deny, a browser that
  *   cancelled the first) gets the first's answer (`answering`), so the request is answered once in this process. The
  *   first saves the session without the request before it issues anything, so once its answer is given a
