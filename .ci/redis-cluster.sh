@@ -33,18 +33,26 @@ cli() { if [ -n "$PASSWORD" ]; then REDISCLI_AUTH="$PASSWORD" redis-cli "${cli_a
 # With TLS the node listens on its port for TLS only (--port 0 --tls-port PORT).
 listen_args() { if [ -n "$TLS" ]; then echo "--port 0 --tls-port $1"; else echo "--port $1"; fi; }
 
-state_ok() { cli -h 127.0.0.1 -p "${PORTS%% *}" cluster info 2>/dev/null | grep -q '^cluster_state:ok'; }
+# Every node answers and the first sees the cluster whole (a node just stopped is not marked failed for a while).
+state_ok() {
+  for port in $PORTS; do cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1 || return 1; done
+  cli -h 127.0.0.1 -p "${PORTS%% *}" cluster info 2>/dev/null | grep -q '^cluster_state:ok'
+}
 if state_ok; then exit 0; fi
 
 nodes=""
+# A node's cluster bus listens on its port + 10000, inside the ephemeral range: an outgoing connection (another
+# cluster's bus, a test) can hold that port for a moment and the node aborts at start ("Address already in use",
+# seen once on 37200). Such a node is started again, up to three times.
 for port in $PORTS; do
-  if ! cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1; then
+  for _ in 1 2 3; do
+    cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1 && break
     # shellcheck disable=SC2046 # two or four words
     redis-server "${server_args[@]}" $(listen_args "$port") --bind 127.0.0.1 --cluster-enabled yes \
       --cluster-config-file "$DIR/nodes-$port.conf" --dir "$DIR" \
       --save "" --appendonly no --daemonize yes --logfile "$DIR/redis-$port.log"
-  fi
-  for _ in $(seq 1 30); do cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1 && break; sleep 1; done
+    for _ in $(seq 1 10); do cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1 && break; sleep 1; done
+  done
   nodes="$nodes 127.0.0.1:$port"
 done
 
