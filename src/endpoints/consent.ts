@@ -199,7 +199,7 @@ export function createConsentEndpoint(context: PageContext) {
         await markAnswered(req, requestId, 'deny');
         return redirect(deniedUri(pending));
       }
-      const callback = await issueCodeRedirect(context, pending, user);
+      const callback = await issueCodeRedirect(context, pending, user, true);
       await markAnswered(req, requestId, 'allow');
       options.events.publish({
         type: 'consent.granted', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null,

@@ -58,6 +58,37 @@ describe('remembered consent', () => {
     const page = await signIn(request.agent(t.app), '', authorizeQuery(t.codeClient));
     expect(page.status).toBe(200);
   });
+
+  it('a code issued on a remembered consent leaves the consent as the user gave it: a narrower request narrows nothing', async () => {
+    await obtainCode(t.app, t.codeClient, { query: { scope: 'envelopes:read envelopes:sign' } });
+    const given = await t.store.consents!.findConsent(USER.id, t.codeClient.clientId);
+    const agent = request.agent(t.app);
+    const narrower = await signIn(agent, '', authorizeQuery(t.codeClient, { scope: 'envelopes:read' }));
+    expect(new URL(narrower.headers.location!).searchParams.get('code')).toBeTruthy();
+    // Still what was allowed, and when: the "Allowed on" date is the approval's, not the last use's.
+    expect(await t.store.consents!.findConsent(USER.id, t.codeClient.clientId)).toEqual(given);
+    // So the wider request is still covered, without a page (prompt=none would otherwise get consent_required).
+    const wider = await agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { scope: 'envelopes:read envelopes:sign', prompt: 'none' })}`);
+    expect(wider.status).toBe(302);
+    expect(new URL(wider.headers.location!).searchParams.get('code')).toBeTruthy();
+  });
+
+  it('a consent withdrawn while a remembered request is issuing its code stays withdrawn, and that code is void', async () => {
+    await obtainCode(t.app, t.codeClient);
+    const agent = request.agent(t.app);
+    expect((await signIn(agent, '', authorizeQuery(t.codeClient))).status).toBe(302);
+    const { withdrawConsent } = await import('../../src/consents/withdraw-consent.js');
+    // The user withdraws (on the connected-applications page, say) while the next silent request saves its code.
+    const saveCode = t.store.codes.saveCode.bind(t.store.codes);
+    t.store.codes.saveCode = async (record) => {
+      await saveCode(record);
+      await withdrawConsent(t.store, USER.id, t.codeClient.clientId);
+    };
+    const res = await agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`);
+    const code = new URL(res.headers.location!).searchParams.get('code')!;
+    expect(await t.store.consents!.findConsent(USER.id, t.codeClient.clientId)).toBeNull();
+    expect((await exchange(t, code)).body.error).toBe('invalid_grant');
+  });
 });
 
 describe('withdrawing consent', () => {
