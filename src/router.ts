@@ -122,7 +122,7 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     });
   }
 
-  // Two issuers may share a path (two host names): the Host header then picks one per request.
+  // Two issuers may share a path (two host names): the host (Host, or X-Forwarded-Host from a trusted proxy) then picks one per request.
   const direct: DirectRoute[] = [];
   const addresses = new Map<string, RouterAddress>();
   const prefixes = [...new Set(issuers.map((issuer) => issuer.pathPrefix))];

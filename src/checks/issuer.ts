@@ -2,6 +2,7 @@
 import type { Request } from 'express';
 import type { OAuthClient } from '../stores/contract.js';
 import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
+import { requestHost } from '../http/request-host.js';
 
 /**
  * The issuer whose credentials rules cover this client: the legacy one when its credentials were issued
@@ -14,12 +15,13 @@ export function issuerForClient(options: ResolvedOptions, client: OAuthClient): 
 }
 
 /**
- * The issuer a request addressed. When both issuers share a path prefix (two host names), the Host header
- * decides; otherwise the longest matching path prefix does. Resolved per route at mount time where possible.
+ * The issuer a request addressed. When both issuers share a path prefix (two host names), the host decides (the
+ * `Host` header, or `X-Forwarded-Host` from a proxy the host app trusts: `requestHost`); otherwise the longest
+ * matching path prefix does. Resolved per route at mount time where possible.
  */
 export function issuerForRequest(candidates: readonly ResolvedIssuer[], req: Request): ResolvedIssuer {
   if (candidates.length === 1) return candidates[0]!;
-  const host = req.headers.host ?? '';
+  const host = requestHost(req);
   return candidates.find((issuer) => issuer.host === host) ?? candidates[0]!;
 }
 

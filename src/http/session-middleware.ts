@@ -7,6 +7,7 @@ import { MemorySessionStore } from './memory-session-store.js';
 import { sessionCookieName } from './page-cookies.js';
 import { ServerError } from '../errors.js';
 import { isExpressSessionMemoryStore } from './check-production-session.js';
+import { createHostSessionCookieCheck } from './host-session-cookie.js';
 
 // Requests whose session the router made itself (none came from the host app): the host-login loop check
 // words its diagnosis by it.
@@ -34,6 +35,7 @@ export function createSessionMiddleware(options: ResolvedOptions, productionOwnL
   const configured = config.secret === undefined ? undefined : typeof config.secret === 'string' ? config.secret : [...config.secret];
   let warnAboutSecret = configured === undefined;
   const secure = options.main.secure;
+  const checkHostCookie = createHostSessionCookieCheck(secure, (message) => options.logger.warn(message));
   const middleware = session({
     name: sessionCookieName(options),
     secret: configured ?? createRandomToken(),
@@ -48,6 +50,7 @@ export function createSessionMiddleware(options: ResolvedOptions, productionOwnL
   });
   return function oauthSessionMiddleware(req, res, next) {
     if ((req as { session?: unknown }).session) {
+      checkHostCookie(req);
       next();
       return;
     }
@@ -65,13 +68,16 @@ export function createSessionMiddleware(options: ResolvedOptions, productionOwnL
  * router before it (mounted first, or on a path the host's session does not cover): a 500 page, and one log line
  * naming the fix, rather than sign-ins kept nowhere. With `productionOwnLogin` (NODE_ENV=production, the router's own
  * login), the first request's session store is checked as checkProductionSession checks the router's own: express-session's
- * MemoryStore, which never sweeps, is logged as an error once (the host's store is not known at start-up).
+ * MemoryStore, which never sweeps, is logged as an error once (the host's store is not known at start-up). On an https
+ * issuer, a host session cookie without Secure or SameSite is logged once (createHostSessionCookieCheck).
  */
 function hostSessionOnly(options: ResolvedOptions, productionOwnLogin: boolean): RequestHandler {
   let logged = false;
   let storeChecked = !productionOwnLogin;
+  const checkHostCookie = createHostSessionCookieCheck(options.main.secure, (message) => options.logger.warn(message));
   return function hostSessionCheck(req, _res, next) {
     if ((req as { session?: unknown }).session) {
+      checkHostCookie(req);
       if (!storeChecked) {
         storeChecked = true;
         if (isExpressSessionMemoryStore((req as { sessionStore?: unknown }).sessionStore)) {

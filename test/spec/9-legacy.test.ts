@@ -1,7 +1,7 @@
 // SPEC §9 and DESIGN §5: credentials issued before 2021-01-15 use the legacy address {legacy_auth_url}, the rest {auth_url}.
 import { describe, it, expect, beforeEach } from 'vitest';
 import request from 'supertest';
-import { createTestApp, ISSUER, LEGACY_ISSUER, REDIRECT_URI, USER, type TestApp, type TestClient } from '../helpers/app.js';
+import { basic, createTestApp, ISSUER, LEGACY_ISSUER, REDIRECT_URI, USER, type TestApp, type TestClient } from '../helpers/app.js';
 import { authorize, authorizeQuery, hiddenField, obtainCode, signInAndGetConsent } from '../helpers/browser-flow.js';
 import { consentForm, expectErrorPage, openLoginForm, postConsent, postLogin, redeemCode, tokenRequest } from '../helpers/spec-requests.js';
 import { registerClient } from '../../src/clients/register-client.js';
@@ -262,6 +262,27 @@ describe('SPEC §9 with two host names on the same path (legacy issuer http://le
 
   it('serves a current integration at Host: auth.test', async () => {
     expect((await clientCredentials(hosts.app, '', hosts.credentialsClient, 'auth.test')).status).toBe(200);
+  });
+
+  it('behind a proxy the host app trusts (trust proxy), X-Forwarded-Host picks the address the client used', async () => {
+    hosts.app.set('trust proxy', 'loopback');
+    const viaProxy = (client: TestClient, forwardedHost: string) => request(hosts.app).post('/oauth2/token')
+      .set('Host', '127.0.0.1:3000').set('X-Forwarded-Host', forwardedHost).set('Authorization', basic(client)).type('form')
+      .send({ grant_type: 'client_credentials' });
+    const legacy = await viaProxy(hosts.legacyCredentialsClient, 'legacy-auth.test, 127.0.0.1:3000');
+    expect(legacy.status).toBe(200);
+    const me = await request(hosts.app).get('/api/v1/me').set('Authorization', `Bearer ${legacy.body.access_token}`);
+    expect(me.body.issuer).toBe(LEGACY_HOST_ISSUER);
+    expect(expectInvalidClient(await viaProxy(hosts.credentialsClient, 'legacy-auth.test'))).toContain(`at ${ISSUER}`);
+    const metadata = await request(hosts.app).get('/.well-known/oauth-authorization-server')
+      .set('Host', '127.0.0.1:3000').set('X-Forwarded-Host', 'legacy-auth.test');
+    expect(metadata.body.issuer).toBe(LEGACY_HOST_ISSUER);
+  });
+
+  it('without trust proxy, X-Forwarded-Host is anybody\'s to send and the Host header decides', async () => {
+    const res = await request(hosts.app).post('/oauth2/token').set('Host', 'auth.test').set('X-Forwarded-Host', 'legacy-auth.test')
+      .set('Authorization', basic(hosts.legacyCredentialsClient)).type('form').send({ grant_type: 'client_credentials' });
+    expect(expectInvalidClient(res)).toContain(LEGACY_HOST_ISSUER);
   });
 
   it('has no /legacy path: the legacy address is a host, not a path', async () => {

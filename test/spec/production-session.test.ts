@@ -101,3 +101,48 @@ describe('session.hostSession: the host\'s own express-session holds the router\
     ]);
   });
 });
+
+describe('the host\'s session cookie on an https issuer (RFC 6265 §4.1.2.5, RFC 9700 §4.7)', () => {
+  /** One authorization request through a host express-session with `cookie`, answering what the router logged. */
+  async function warningsWith(issuer: string, cookie: session.CookieOptions, sessionOptions: SessionOptions): Promise<string[]> {
+    const { default: express } = await import('express');
+    const { default: request } = await import('supertest');
+    const { authorizeQuery } = await import('../helpers/browser-flow.js');
+    const { registerClient } = await import('../../src/clients/register-client.js');
+    const { REDIRECT_URI } = await import('../helpers/app.js');
+    const store = createMemoryStore();
+    const warnings: string[] = [];
+    const oauth = createOAuthRouter(store, ownLogin, { issuer, session: sessionOptions, logger: { warn: (line: string) => { warnings.push(line); }, error() {} } });
+    const { client, clientSecret } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+    const host = express();
+    host.set('trust proxy', 'loopback');
+    host.use(session({ secret: SECRET, resave: false, saveUninitialized: false, cookie }));
+    host.use(oauth.router);
+    for (let i = 0; i < 2; i += 1) {
+      const page = await request(host).get(`/oauth2/authorize?${authorizeQuery({ clientId: client.clientId, clientSecret })}`).set('X-Forwarded-Proto', 'https');
+      expect(page.status).toBe(200);
+    }
+    return warnings;
+  }
+
+  it.each([{ hostSession: true }, {}])('express-session\'s default cookie (neither Secure nor SameSite) is said once, with the fix (session %o)', async (sessionOptions) => {
+    const warnings = await warningsWith('https://auth.example.com', {}, sessionOptions);
+    expect(warnings).toEqual([expect.stringContaining("your express-session's cookie, which carries the router's sign-ins, is not Secure, SameSite=Lax")]);
+    expect(warnings[0]).toContain("sameSite: 'lax'");
+  });
+
+  it('a cookie that is Secure (or auto behind a trusted TLS proxy) and SameSite=Lax or Strict says nothing', async () => {
+    for (const cookie of [{ secure: true, sameSite: 'lax' }, { secure: 'auto', sameSite: 'strict' }, { secure: true, sameSite: true }] as const) {
+      expect(await warningsWith('https://auth.example.com', cookie, { hostSession: true })).toEqual([]);
+    }
+  });
+
+  it('SameSite=None is said, though Secure', async () => {
+    expect(await warningsWith('https://auth.example.com', { secure: true, sameSite: 'none' }, { hostSession: true }))
+      .toEqual([expect.stringMatching(/is not SameSite=Lax: /)]);
+  });
+
+  it('an http issuer (npm start, tests) is not concerned', async () => {
+    expect(await warningsWith('http://auth.example.com', {}, { hostSession: true })).toEqual([]);
+  });
+});
