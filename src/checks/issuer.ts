@@ -25,10 +25,13 @@ export function issuerForRequest(candidates: readonly ResolvedIssuer[], req: Req
   return candidates.find((issuer) => issuer.host === host) ?? candidates[0]!;
 }
 
-/** The sentence naming the right address, for errors at the wrong one (SPEC §9, DESIGN §5). */
+/**
+ * The sentence naming the right address, for errors at the wrong one (SPEC §9, DESIGN §5). "First issued": the date
+ * is the integration's (`credentialsIssuedAt`), which a secret rotation keeps, so its address never moves under it.
+ */
 export function wrongAddressMessage(options: ResolvedOptions, right: ResolvedIssuer): string {
   const cutoff = options.legacyCutoff.toISOString().slice(0, 10);
   return right.legacy
-    ? `credentials issued before ${cutoff} must use the legacy authorization server at ${right.issuer}`
-    : `credentials issued on or after ${cutoff} must use the authorization server at ${right.issuer}`;
+    ? `this integration's credentials were first issued before ${cutoff}: use the legacy authorization server at ${right.issuer}`
+    : `this integration's credentials were first issued on or after ${cutoff}: use the authorization server at ${right.issuer}`;
 }

@@ -51,7 +51,15 @@ describe('SPEC §9 at the token endpoint: each integration is served at one addr
 
   it('refuses a legacy integration at {auth_url} with 401 invalid_client naming {legacy_auth_url}', async () => {
     const description = expectInvalidClient(await clientCredentials(t.app, '', t.legacyCredentialsClient));
-    expect(description).toContain(LEGACY_ISSUER);
+    expect(description).toBe(`this integration's credentials were first issued before 2021-01-15: use the legacy authorization server at ${LEGACY_ISSUER}`);
+  });
+
+  it('keeps a legacy integration at {legacy_auth_url} when its secret is rotated: the date is the integration\'s, not the secret\'s', async () => {
+    const { rotateClientSecretWithGrace } = await import('../../src/clients/rotate-client-secret.js');
+    const { clientSecret } = await rotateClientSecretWithGrace(t.store, t.legacyCredentialsClient.clientId);
+    const rotated = { clientId: t.legacyCredentialsClient.clientId, clientSecret };
+    expect((await clientCredentials(t.app, '/legacy', rotated)).status).toBe(200);
+    expect(expectInvalidClient(await clientCredentials(t.app, '', rotated))).toContain(`first issued before 2021-01-15: use the legacy authorization server at ${LEGACY_ISSUER}`);
   });
 
   it('refuses a current integration at {legacy_auth_url} with 401 invalid_client naming {auth_url} (and not the legacy one)', async () => {
