@@ -72,6 +72,13 @@ export interface OAuthRouterOptions {
    */
   readonly introspectionClients?: readonly string[];
   /**
+   * Issue access tokens, refresh tokens and codes that lead with their millisecond of issue (default true), keyed by
+   * it in the store. `false` issues them as versions before it did (43 characters, keyed by their plain SHA-256), so
+   * instances of such a version, running beside this one during a rolling upgrade, find and revoke what this one
+   * issues; turn it back on once every instance runs this version. Tokens of either shape are accepted either way.
+   */
+  readonly orderedTokens?: boolean;
+  /**
    * Failed sign-ins allowed per window before the login form answers 429 (OWASP Authentication Cheat Sheet;
    * RFC 6819 §4.4.3.6 "online guessing"): `max` per account from one source (10), `maxPerSource` across
    * accounts (30), `maxPerAccount` from all sources (100; past the last two only sources where the user
@@ -212,6 +219,7 @@ export interface ResolvedOptions {
   readonly rememberConsent: boolean;
   readonly consentsPage: boolean;
   readonly introspectionClients: ReadonlySet<string>;
+  readonly orderedTokens: boolean;
   readonly loginRateLimit: ResolvedLoginRateLimit | null;
   readonly clientAuthRateLimit: ResolvedClientAuthRateLimit | null;
   readonly accessTokenFormat: 'opaque' | 'jwt';
@@ -228,7 +236,7 @@ export interface ResolvedOptions {
 
 const KNOWN_KEYS = new Set([
   'issuer', 'legacy', 'accessTokenTtl', 'refreshTokenTtl', 'authorizationCodeTtl', 'requirePkce', 'realm',
-  'session', 'productName', 'logger', 'scopes', 'allAccessWithoutScopes', 'brandColor', 'rememberConsent', 'consentsPage', 'introspectionClients', 'loginRateLimit', 'clientAuthRateLimit',
+  'session', 'productName', 'logger', 'scopes', 'allAccessWithoutScopes', 'brandColor', 'rememberConsent', 'consentsPage', 'introspectionClients', 'orderedTokens', 'loginRateLimit', 'clientAuthRateLimit',
   'accessTokenFormat', 'jwt', 'clientAuthMethods', 'bodyTimeout', 'bearerCache', 'events',
 ]);
 const LIKELY_TYPOS: Record<string, string> = {
@@ -365,6 +373,9 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
   if (options.consentsPage !== undefined && typeof options.consentsPage !== 'boolean') {
     throw new OptionsError('consentsPage', 'must be a boolean');
   }
+  if (options.orderedTokens !== undefined && typeof options.orderedTokens !== 'boolean') {
+    throw new OptionsError('orderedTokens', 'must be a boolean');
+  }
   const introspectionClients = options.introspectionClients ?? [];
   if (!Array.isArray(introspectionClients) || introspectionClients.some((id) => typeof id !== 'string')) {
     throw new OptionsError('introspectionClients', 'must be a list of client_id strings');
@@ -398,6 +409,7 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
     rememberConsent: options.rememberConsent ?? true,
     consentsPage: options.consentsPage ?? true,
     introspectionClients: new Set(introspectionClients),
+    orderedTokens: options.orderedTokens ?? true,
     loginRateLimit: resolveLoginRateLimit(options.loginRateLimit),
     clientAuthRateLimit: resolveClientAuthRateLimit(options.clientAuthRateLimit),
     accessTokenFormat: options.accessTokenFormat ?? 'opaque',

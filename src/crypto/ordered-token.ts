@@ -1,4 +1,4 @@
-// Access tokens, refresh tokens and codes: the issuing millisecond, a dot, then 256 random bits.
+// Access tokens, refresh tokens and codes: the issuing millisecond, a dot, then 256 random bits (or, for a rolling upgrade, the random bits alone).
 import { createRandomToken } from './random-token.js';
 import { timePrefix } from './time-prefix.js';
 
@@ -12,4 +12,13 @@ import { timePrefix } from './time-prefix.js';
  */
 export function createOrderedToken(): string {
   return `${timePrefix()}.${createRandomToken()}`;
+}
+
+/**
+ * A fresh access token, refresh token or code: `createOrderedToken()`, or with `ordered` false (the `orderedTokens`
+ * option, for a rolling upgrade) `createRandomToken()` alone, the shape versions before ordered tokens issued and look up.
+ * @see RFC 6749 §10.10.
+ */
+export function createCredential(ordered: boolean): string {
+  return ordered ? createOrderedToken() : createRandomToken();
 }

@@ -4,7 +4,7 @@ import type { AuthenticatedUser } from '../user-auth.js';
 import type { PendingAuthorization } from '../http/oauth-session.js';
 import type { PageContext } from './page-context.js';
 import { createGrantId } from '../crypto/random-grant-id.js';
-import { createOrderedToken } from '../crypto/ordered-token.js';
+import { createCredential } from '../crypto/ordered-token.js';
 import { hashToken } from '../crypto/hash-token.js';
 import { redirectUriWithParams } from '../http/redirect-uri-with-params.js';
 
@@ -25,7 +25,7 @@ export async function issueCodeRedirect(
   recordConsent: boolean,
 ): Promise<string> {
   const { store, options, issuer } = context;
-  const code = createOrderedToken();
+  const code = createCredential(options.orderedTokens);
   const record: AuthorizationCodeRecord = {
     codeHash: hashToken(code),
     grantId: createGrantId(),

@@ -3,7 +3,7 @@ import { callHostHook } from '../http/call-host-hook.js';
 import type { GrantContext, TokenResponseBody } from './grant-context.js';
 import type { GrantType, TokenRecord } from '../stores/contract.js';
 import type { RevocationCause } from '../events/event-types.js';
-import { createOrderedToken } from '../crypto/ordered-token.js';
+import { createCredential } from '../crypto/ordered-token.js';
 import { hashToken } from '../crypto/hash-token.js';
 import { InvalidGrantError, RefusedSaveError, SettingsRefusalError } from '../errors.js';
 import { withinAllowedScope } from '../checks/grant-scope.js';
@@ -105,7 +105,7 @@ export async function issueTokens(context: GrantContext, request: IssueRequest):
       issuer: issuer.issuer, audience: options.jwt.audience, clientId: client.clientId, userId: request.userId,
       scope: request.scope, grantId: request.grantId, issuedAt: now, expiresAt,
     })
-    : createOrderedToken();
+    : createCredential(options.orderedTokens);
   const access: TokenRecord = {
     tokenHash: hashToken(accessToken),
     grantId: request.grantId,
@@ -118,7 +118,7 @@ export async function issueTokens(context: GrantContext, request: IssueRequest):
   let refreshToken: string | undefined;
   let refresh: TokenRecord | null = null;
   if (request.withRefreshToken) {
-    refreshToken = createOrderedToken();
+    refreshToken = createCredential(options.orderedTokens);
     refresh = { ...access, tokenHash: hashToken(refreshToken), expiresAt: new Date(wholeSecond(now + options.refreshTokenTtl * 1000)) };
   }
   // The store refuses, atomically with the insert, tokens whose grant, integration or user was revoked since

@@ -136,3 +136,57 @@ describe('through HTTP, on the SQLite store', () => {
     expect((await me(refreshed.body.access_token as string)).status).toBe(200);
   });
 });
+
+describe('orderedTokens: false, for a rolling upgrade beside a version before ordered tokens', () => {
+  let dir: string;
+  let file: string;
+  let t: TestApp;
+  /** Another process's store on the same file, looking tokens up as versions before ordered tokens do: plain SHA-256. */
+  let earlier: ReturnType<typeof createSqliteStore>;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'oauth-plain-tokens-'));
+    file = join(dir, 'oauth.sqlite');
+    t = await createTestApp({ orderedTokens: false }, createSqliteStore({ filename: file, sweepIntervalSeconds: 0 }));
+    earlier = createSqliteStore({ filename: file, sweepIntervalSeconds: 0 });
+  });
+  afterAll(async () => {
+    await t.store.close?.();
+    await earlier.close?.();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const me = (bearer: string) => request(t.app).get('/api/v1/me').set('Authorization', `Bearer ${bearer}`);
+
+  it('issues access tokens, refresh tokens and codes of 43 characters, kept under their plain SHA-256, which an earlier version finds and revokes', async () => {
+    const { obtainCode } = await import('../helpers/browser-flow.js');
+    const code = await obtainCode(t.app, t.codeClient);
+    expect(code).toMatch(KEY);
+    const consumed = await earlier.codes.consumeCode(hashSecret(code));
+    expect(consumed).toMatchObject({ kind: 'consumed', record: { clientId: t.codeClient.clientId, userId: USER.id } });
+
+    const issued = await request(t.app).post('/oauth2/token').set('Authorization', basic(t.codeClient)).type('form')
+      .send({ grant_type: 'authorization_code', code: await obtainCode(t.app, t.codeClient), redirect_uri: REDIRECT_URI });
+    expect(issued.status).toBe(200);
+    const { access_token: access, refresh_token: refresh } = issued.body as { access_token: string; refresh_token: string };
+    expect(access).toMatch(KEY);
+    expect(refresh).toMatch(KEY);
+    expect(await earlier.tokens.findAccessToken(hashSecret(access))).toMatchObject({ clientId: t.codeClient.clientId, userId: USER.id });
+    expect(await earlier.tokens.findRefreshToken(hashSecret(refresh))).not.toBeNull();
+
+    // Served (and cached) here, revoked by the earlier version's key in another connection: refused on the next request.
+    expect((await me(access)).status).toBe(200);
+    await earlier.tokens.revokeAccessToken(hashSecret(access));
+    expect((await me(access)).status).toBe(401);
+    const refreshed = await request(t.app).post('/oauth2/token').set('Authorization', basic(t.codeClient)).type('form')
+      .send({ grant_type: 'refresh_token', refresh_token: refresh });
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.body.access_token).toMatch(KEY);
+  });
+
+  it('still accepts the ordered tokens this version issued before it was set', async () => {
+    const ordered = await createTestApp({}, t.store);
+    const res = await request(ordered.app).post('/oauth2/token').set('Authorization', basic(ordered.credentialsClient)).type('form')
+      .send({ grant_type: 'client_credentials' });
+    expect(res.body.access_token).toMatch(ORDERED);
+    expect((await me(res.body.access_token as string)).status).toBe(200);
+  });
+});
