@@ -74,6 +74,10 @@ export function createTokenEndpoint(
         const authenticated = await authenticateAtIssuer(store, options, issuer, req, params, 'token', limit, copies);
         // SPEC §5.5: "Integrations are configured for either the Authorization Code flow or the Client Credentials flow."
         if (grant.flow !== authenticated.client.flow) {
+          // From a copy, the refusal stands only if the integration looked up authenticates the request too: a copy
+          // kept after a disable or a rotated secret would otherwise answer unauthorized_client to a secret that no
+          // longer authenticates, where a lookup answers invalid_client (RFC 6749 §5.2).
+          if (authenticated.revision !== undefined) return authenticate(false);
           throw new UnauthorizedClientError(`this integration is configured for the ${authenticated.client.flow} flow and may not use grant_type ${grantType}`);
         }
         return authenticated;
