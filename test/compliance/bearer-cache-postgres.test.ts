@@ -93,6 +93,44 @@ describe.skipIf(!url)('requireBearer cache on PostgreSQL, revoked by another ins
     expect(after.count).toBe(partsOf(before).count + 1);
   });
 
+  it('a live token deleted outside the store (by hand, or by a version without the feed) is refused once its NOTIFY arrives (migration 10)', async () => {
+    const { a, schema } = await twoInstances();
+    const token = await clientCredentialsToken(a.app, a.credentialsClient);
+    const before = await useUntilCached(a, token);
+    await admin!.query(`DELETE FROM "${schema}".tokens WHERE token_hash = $1`, [hashToken(token)]);
+    await untilNotified(a, before);
+    await expectRefused(a, token);
+  });
+
+  it('deleting only expired rows (the sweep) notifies nothing; the store\'s own revocation is delivered once (migration 10)', async () => {
+    const { a, storeB, schema } = await twoInstances();
+    const revoked = await clientCredentialsToken(a.app, a.credentialsClient);
+    const expired = await clientCredentialsToken(a.app, a.credentialsClient);
+    // The test's own listener: notifications arrive in commit order, so one sent after a statement commits marks
+    // the point by which that statement's own would have arrived.
+    const listener = new pg.Client({ connectionString: url });
+    await listener.connect();
+    cleanups.push(() => listener.end());
+    const heard: string[] = [];
+    listener.on('notification', (message) => { heard.push(message.payload ?? ''); });
+    const channel = postgresRevocationChannel(schema, '');
+    await listener.query(`LISTEN "${channel}"`);
+    const barrier = async (name: string) => {
+      await admin!.query('SELECT pg_notify($1, $2)', [channel, name]);
+      await expect.poll(() => heard.includes(name), NOTIFIED).toBe(true);
+    };
+    await admin!.query(`UPDATE "${schema}".tokens SET expires_at = now() - interval '1 minute' WHERE token_hash = $1`, [hashToken(expired)]);
+    const swept = await admin!.query(`DELETE FROM "${schema}".tokens WHERE expires_at <= now()`);
+    expect(swept.rowCount).toBe(1);
+    await barrier('after-sweep');
+    // The store's own statement notifies, and so does the trigger, in one transaction: delivered once.
+    await storeB.tokens.revokeAccessToken(hashToken(revoked));
+    await barrier('after-revocation');
+    expect(heard.filter((payload) => !payload.startsWith('after-') && !payload.startsWith('ping'))).toEqual(['']);
+    expect(heard.indexOf('')).toBeGreaterThan(heard.indexOf('after-sweep'));
+    await expectRefused(a, revoked);
+  });
+
   it('while the listener is cut off mark() is null and every request is looked up; after it reconnects, a new epoch', async () => {
     const { a, storeB, schema } = await twoInstances();
     const kept = await clientCredentialsToken(a.app, a.credentialsClient);

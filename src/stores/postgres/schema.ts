@@ -1,5 +1,6 @@
 // PostgreSQL schema: table names and the versioned, idempotent, concurrency-safe migrations.
 import type { PostgresClient } from './driver.js';
+import { postgresRevocationChannel } from './revocation-feed.js';
 
 /** Fully qualified, quoted table names for one (schema, tablePrefix) pair. */
 export interface PostgresTables {
@@ -21,6 +22,10 @@ export interface PostgresTables {
   readonly saveTokensBatch: string;
   /** Counters of the rateLimits tier (migration 5). */
   readonly rateLimits: string;
+  /** The revocation feed's channel (`postgresRevocationChannel`), which migration 10's trigger notifies. */
+  readonly revocationChannel: string;
+  /** The function behind migration 10's trigger. */
+  readonly notifyTokensDeleted: string;
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,40}$/;
@@ -60,6 +65,8 @@ export function createPostgresTables(schema: string, tablePrefix: string): Postg
     saveTokens: table('save_tokens'),
     saveTokensBatch: table('save_tokens_batch'),
     rateLimits: table('rate_limits'),
+    revocationChannel: postgresRevocationChannel(schema, tablePrefix),
+    notifyTokensDeleted: table('notify_tokens_deleted'),
   };
 }
 
@@ -299,6 +306,28 @@ const MIGRATIONS: readonly Migration[] = [
       saveTokensBatchSql(t, 'CREATE OR REPLACE FUNCTION', keyedRefusals(t), ', client_revision text, grant_id text, new_grant boolean', true),
       `CREATE INDEX "${p}codes_client_idx" ON ${t.codes} (client_id)`,
       `CREATE INDEX "${p}consents_client_idx" ON ${t.consents} (client_id)`,
+    ],
+  },
+  {
+    version: 10,
+    name: 'every deletion of live tokens notifies the revocation feed',
+    // The store's own deleting statements notify the feed's channel themselves. A trigger makes every other deletion
+    // of a live token do so too, in the deleting transaction, at its COMMIT: an instance of a version without the
+    // feed (0.2.0) running beside this one during an upgrade, an operator's DELETE by hand. Deletions of expired
+    // rows only (the sweeper) notify nothing: no cache serves an expired token. A second notification of the same
+    // channel and payload in one transaction is delivered once, so the store's own statements cost nothing more.
+    // The channel is a checked hex name (revocation-feed.ts), spliced in as a literal.
+    statements: (t, p) => [
+      `CREATE FUNCTION ${t.notifyTokensDeleted}() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        IF EXISTS (SELECT 1 FROM gone WHERE gone.expires_at > now()) THEN
+          PERFORM pg_notify('${t.revocationChannel}', '');
+        END IF;
+        RETURN NULL;
+      END
+      $fn$`,
+      `CREATE TRIGGER "${p}tokens_deleted_notify" AFTER DELETE ON ${t.tokens}
+        REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION ${t.notifyTokensDeleted}()`,
     ],
   },
 ];
