@@ -79,6 +79,11 @@ export async function authenticateAtIssuer(
     })
     : await authenticate();
   const home = issuerForClient(options, authenticated.client);
+  // DESIGN §5 names the right address only once the secret checks out: from a copy (which a disable or a rotated
+  // secret may have left stale), only once the integration looked up authenticates the request too.
+  if (home !== issuer && authenticated.revision !== undefined) {
+    return authenticateAtIssuer(store, options, issuer, req, params, endpoint, limit, false);
+  }
   if (home !== issuer) reportFailure(new InvalidClientError(wrongAddressMessage(options, home), 'wrong_issuer'));
   return authenticated;
 }

@@ -50,4 +50,18 @@ describe('a stale integration copy at the token endpoint', () => {
     expect(after.body.error).toBe('invalid_client');
     expect(after.headers['www-authenticate']).toMatch(/^Basic realm="/);
   });
+
+  it.each(cases)('legacy integration %s: the old secret at the main address is the plain invalid_client, naming no address (SPEC §9, DESIGN §5)', async (_label, change) => {
+    const t = await createTestApp({}, storeWithStaleCopies());
+    const atMain = () => request(t.app).post('/oauth2/token').set('Authorization', basic(t.legacyCredentialsClient)).type('form')
+      .send({ grant_type: 'client_credentials' });
+    // Looked up, then from the copy: the right secret at the wrong address is told the right one.
+    for (let i = 0; i < 2; i += 1) expect((await atMain()).body.error_description).toContain('legacy authorization server');
+    expect(t.store.clientCopies!.find(t.legacyCredentialsClient.clientId)).toBeDefined();
+    await change(t.store, t.legacyCredentialsClient);
+    const after = await atMain();
+    expect(after.status).toBe(401);
+    expect(after.body.error).toBe('invalid_client');
+    expect(after.body.error_description ?? '').not.toMatch(/legacy|auth\.test|issued/);
+  });
 });

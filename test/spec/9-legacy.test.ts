@@ -285,6 +285,9 @@ describe('SPEC §9 with two host names on the same path (legacy issuer http://le
     const metadata = await request(hosts.app).get('/.well-known/oauth-authorization-server')
       .set('Host', '127.0.0.1:3000').set('X-Forwarded-Host', 'legacy-auth.test');
     expect(metadata.body.issuer).toBe(LEGACY_HOST_ISSUER);
+    // Cached publicly and chosen by host: a shared cache must key it by X-Forwarded-Host too.
+    expect(metadata.headers['cache-control']).toBe('public, max-age=300');
+    expect(metadata.headers.vary).toBe('X-Forwarded-Host');
   });
 
   it('without trust proxy, X-Forwarded-Host is anybody\'s to send and the Host header decides', async () => {
