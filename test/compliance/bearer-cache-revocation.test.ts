@@ -7,9 +7,8 @@ import Database from 'better-sqlite3';
 import express from 'express';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ISSUER, REDIRECT_URI, USER, basic, createTestApp, createTestUserAuth, type TestApp } from '../helpers/app.js';
+import { REDIRECT_URI, USER, basic, createTestApp, createTestRouter, type TestApp } from '../helpers/app.js';
 import { listen, openConnection, type RawConnection } from '../helpers/raw-http.js';
-import { createOAuthRouter } from '../../src/router.js';
 import { runCli } from '../helpers/run-cli.js';
 import { clientCredentialsToken, revoke } from '../helpers/token-requests.js';
 import { codeGrant, expectRefused, me } from '../helpers/bearer-cache.js';
@@ -250,9 +249,7 @@ describe('requireBearer cache on SQLite: the data_version read of one event-loop
     const t = await createTestApp({}, store);
     const token = await clientCredentialsToken(t.app, t.credentialsClient);
     // A second router on the same store: its own bearer cache, the store's one data_version watch.
-    const deferring = createOAuthRouter(store, createTestUserAuth(new Set()), {
-      issuer: ISSUER, session: { secret: 'test-session-secret-0123456789' }, logger: { warn() {}, error() {} },
-    });
+    const deferring = createTestRouter(store);
     const other = new Database(file);
     cleanups.push(() => { other.close(); });
     let direct: RawConnection | null = null;
@@ -305,9 +302,7 @@ describe('requireBearer cache on SQLite: one poll phase that polls more than onc
     cleanups.push(() => store.close());
     const t = await createTestApp({}, store);
     const token = await clientCredentialsToken(t.app, t.credentialsClient);
-    const oauth = createOAuthRouter(store, createTestUserAuth(new Set()), {
-      issuer: ISSUER, session: { secret: 'test-session-secret-0123456789' }, logger: { warn() {}, error() {} },
-    });
+    const oauth = createTestRouter(store);
     const other = new Database(file);
     cleanups.push(() => { other.close(); });
     const request = `GET /checked HTTP/1.1\r\nHost: auth.test\r\nAuthorization: Bearer ${token}\r\n\r\n`;
