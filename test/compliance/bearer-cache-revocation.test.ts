@@ -1,8 +1,10 @@
 // requireBearer's token cache is exact: a token it served from memory is refused on the very next request after a revocation by any path.
+import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import express from 'express';
 import request from 'supertest';
@@ -21,6 +23,7 @@ import { withdrawConsent } from '../../src/consents/withdraw-consent.js';
 import type { RevocationFeed, Store } from '../../src/stores/contract.js';
 import { hashToken } from '../../src/crypto/hash-token.js';
 import type { OAuthRouterOptions } from '../../src/options.js';
+import type { UncaughtReport } from './bearer-cache-uncaught-worker.js';
 
 /** A store whose access-token lookups are counted, feed and all other parts untouched. */
 interface Counted {
@@ -344,6 +347,28 @@ describe('requireBearer cache on SQLite: one poll phase that polls more than onc
     for (const socket of sockets) socket.write(request);
     await expect.poll(() => answers.length, { timeout: 10_000 }).toBe(1);
     expect(answers).toEqual(['HTTP/1.1 401 Unauthorized']);
+  }, 30_000);
+});
+
+describe('requireBearer cache on SQLite: a host listener that throws to an uncaughtException handler', () => {
+  /**
+   * When a 'request' listener throws and the process goes on, Node ends that I/O callback without running the ticks
+   * it queued until the next callback ends, so a read cannot rely on its tick alone to end with its callback: it
+   * stands only for the connection it was made for.
+   */
+  it('a token revoked after the throwing request\'s read is refused to every other connection\'s request', async () => {
+    const worker = fileURLToPath(new URL('./bearer-cache-uncaught-worker.ts', import.meta.url));
+    const child = fork(worker, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    cleanups.push(() => { child.kill(); });
+    const report = await new Promise<UncaughtReport>((resolve, reject) => {
+      child.once('message', (message) => resolve(message as UncaughtReport));
+      child.once('exit', (code) => reject(new Error(`worker exited (${code}) before reporting`)));
+    });
+    expect(report.thrown).toBe(1);
+    expect(report.statusLines).toHaveLength(21);
+    // The request that revoked was checked before the revocation; every other one after it.
+    expect(report.statusLines.filter((line) => line === 'HTTP/1.1 200 OK')).toHaveLength(1);
+    expect(report.statusLines.filter((line) => line === 'HTTP/1.1 401 Unauthorized')).toHaveLength(20);
   }, 30_000);
 });
 

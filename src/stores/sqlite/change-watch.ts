@@ -1,4 +1,4 @@
-// What may have changed on a SQLite file: other connections' commits (data_version, once an I/O callback) and this connection's own writes.
+// What may have changed on a SQLite file: other connections' commits (data_version, once per socket read) and this connection's own writes.
 import { executionAsyncResource } from 'node:async_hooks';
 import type { SqliteConnection } from './driver.js';
 
@@ -12,15 +12,22 @@ export interface OwnWrites {
 
 const ownWrites = new WeakMap<SqliteConnection, OwnWrites>();
 
+/** Node's resource for a connection's HTTP parser: current while the server dispatches a request it has parsed. */
+interface ConnectionResource {
+  readonly socket: { readonly bytesRead: number };
+}
+
 /**
- * True while Node's HTTP server dispatches a request it has just parsed (the synchronous part of its 'request'
- * event, in the poll phase): the one context in which a data_version read may stand for the rest of its I/O callback.
- * Anywhere else (a setImmediate or timer callback, a promise continuation, for which Node reports no resource)
- * it stands for its own call only. Should a Node version rename the resource, every read stands for its own call:
+ * The connection whose request Node's HTTP server is dispatching (the synchronous part of its 'request' event, in
+ * the poll phase): the one context in which a data_version read may stand for later calls. Anywhere else (a
+ * setImmediate or timer callback, a promise continuation, for which Node reports no resource of a connection) a
+ * read stands for its own call only. Should a Node version rename the resource, every read stands for its own call:
  * slower, never stale.
  */
-function dispatchingRequest(): boolean {
-  return executionAsyncResource()?.constructor?.name === 'HTTPServerAsyncResource';
+function dispatchingConnection(resource: object | undefined): ConnectionResource | null {
+  if (resource?.constructor?.name !== 'HTTPServerAsyncResource') return null;
+  const socket = (resource as Partial<ConnectionResource>).socket;
+  return typeof socket?.bytesRead === 'number' ? (resource as ConnectionResource) : null;
 }
 
 /** The watch of one store's connection. */
@@ -31,25 +38,28 @@ export interface SqliteChangeWatch {
    * A mark (a generation) that moves when another connection (the CLI, another process, a second store on
    * the same file) has committed or this one's `own[kind]` count has; `null` while the file cannot be read
    * (closed, locked, corrupted), when nothing may be served from a cache. `perRequest` reads data_version
-   * on every call instead of once per I/O callback.
+   * on every call instead of once per socket read.
    */
   markOf(kind: keyof OwnWrites, perRequest?: boolean): () => number | null;
 }
 
 /**
  * `PRAGMA data_version` changes when any other connection commits, and only then. A read made while a request is
- * dispatched stands for the rest of that I/O callback (the requests Node's parser took from the bytes one socket
- * read gave, pipelined ones included), and is forgotten at its end (`process.nextTick`): those requests were
- * received before the read, so none can have been sent after a commit it missed had been answered. Not for the
- * rest of the event-loop turn, as it did: libuv's poll phase takes at most 1,024 ready sockets from one
- * `epoll_wait` and, when it gets that many, polls again in the same phase (up to 48 times), so a turn can read
- * sockets long after its first callback's read (an outside audit: 6,000 connections, tokens revoked by another
- * instance served for 4–5 s). A read made anywhere else stands for its own call only: made in the check phase (a
- * bearer check a host deferred with setImmediate), it would otherwise be reused by the requests of the next poll
- * phase, which may have been sent after such a commit. Calls with `perRequest` read for themselves and never
- * stand for others. Reading the pragma is a read transaction (the WAL read lock taken and dropped: two fcntl
- * calls and a getpid), 1.4 µs of CPU alone. Commits on this connection are invisible to its data_version, so its
- * writers count them in `own`, which callers compare on every call.
+ * dispatched stands for the requests of the same connection parsed from the same bytes (pipelined ones): it is
+ * keyed by the connection's parser resource and the socket's `bytesRead`, so the next read of that socket, or a
+ * request of any other connection, reads again. Those requests were received before the read, so none can have
+ * been sent after a commit it missed had been answered. Not for the rest of the event-loop turn, as it first did:
+ * libuv's poll phase takes at most 1,024 ready sockets from one `epoll_wait` and, when it gets that many, polls
+ * again in the same phase (up to 48 times), so a turn can read sockets long after its first callback's read (an
+ * outside audit: 6,000 connections, tokens revoked by another instance served for 4–5 s). Nor until the callback's
+ * `process.nextTick`, as it then did: when a host's 'request' listener throws to an uncaughtException handler,
+ * Node ends that callback without running its ticks until the next callback, another connection's, has ended. A
+ * read made anywhere else stands for its own call only: made in the check phase (a bearer check a host deferred
+ * with setImmediate), it would otherwise be reused by the requests of the next poll phase, which may have been
+ * sent after such a commit. Calls with `perRequest` read for themselves and never stand for others. Reading the
+ * pragma is a read transaction (the WAL read lock taken and dropped: two fcntl calls and a getpid), 1.4 µs of CPU
+ * alone. Commits on this connection are invisible to its data_version, so its writers count them in `own`, which
+ * callers compare on every call.
  * @see RFC 7009 §2.1, https://sqlite.org/pragma.html#pragma_data_version, libuv src/unix/linux.c (uv__io_poll)
  */
 export function createSqliteChangeWatch(db: SqliteConnection): SqliteChangeWatch {
@@ -58,13 +68,13 @@ export function createSqliteChangeWatch(db: SqliteConnection): SqliteChangeWatch
   let generation = 0;
   const own = ownWrites.get(db) ?? { revocations: 0, clients: 0 };
   ownWrites.set(db, own);
-  let readThisCallback = false;
-  const endCallback = (): void => {
-    readThisCallback = false;
-  };
+  // The connection, and how many bytes it had read, that the last read stands for.
+  let readFor: ConnectionResource | null = null;
+  let readAt = -1;
   function others(perRequest = false): number | null {
     if (!db.open) return null;
-    if (readThisCallback && !perRequest) return generation;
+    const resource = perRequest ? undefined : executionAsyncResource();
+    if (resource === readFor && readFor !== null && readFor.socket.bytesRead === readAt) return generation;
     let current: number | undefined;
     try {
       current = dataVersion.get();
@@ -72,9 +82,9 @@ export function createSqliteChangeWatch(db: SqliteConnection): SqliteChangeWatch
       return null;
     }
     if (current === undefined) return null;
-    if (!readThisCallback && !perRequest && dispatchingRequest()) {
-      readThisCallback = true;
-      process.nextTick(endCallback);
+    if (!perRequest) {
+      readFor = dispatchingConnection(resource);
+      readAt = readFor === null ? -1 : readFor.socket.bytesRead;
     }
     if (current !== seen) {
       seen = current;

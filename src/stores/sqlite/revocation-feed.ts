@@ -10,7 +10,7 @@ export interface SqliteRevocationFeed {
 }
 
 /**
- * The mark is a generation that moves when another connection has committed (read once per I/O callback, see
+ * The mark is a generation that moves when another connection has committed (read once per socket read, see
  * `createSqliteChangeWatch`) or this connection has revoked anything (seen at once), so a token cached by
  * `requireBearer` is refused after a revocation from anywhere. Another connection's every commit (a token
  * issued elsewhere, a sweep) also moves it: a cache miss, never a stale answer. An unreadable file answers
