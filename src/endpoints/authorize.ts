@@ -102,7 +102,7 @@ export function createAuthorizeEndpoint(context: PageContext) {
       if (options.rememberConsent && store.consents && !prompts.includes('consent')) {
         const consent = await store.consents.findConsent(user.id, target.client.clientId);
         if (consent && isConsentCurrent(consent, target.client) && consentCovers(consent.scope, pending.scope, options)) {
-          res.redirect(302, await issueCodeRedirect(context, pending, user, false));
+          res.redirect(302, await issueCodeRedirect(context, pending, user, null));
           return;
         }
       }

@@ -10,10 +10,12 @@ import { errorRedirectUri } from '../http/error-redirect-uri.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
 import { renderError, renderTargetError } from './render.js';
 import { issueCodeRedirect } from './issue-code.js';
+import { consentScopeAfterAllow } from '../consents/consent-scope-after-allow.js';
 import { reportErrorAnswer } from '../metrics/channels.js';
 import { checkAuthorizationTarget } from '../checks/authorization-request.js';
 import { resumeAuthorization } from './resume-authorization.js';
 import type { PendingAuthorization } from '../http/oauth-session.js';
+import type { OAuthClient } from '../stores/contract.js';
 import { encodeLoginRequest } from '../http/login-request.js';
 import { reloadSession, saveSession } from '../http/save-session.js';
 
@@ -187,8 +189,9 @@ export function createConsentEndpoint(context: PageContext) {
       deletePendingRequest(req, requestId);
       // Saved before anything is issued: a POST of this form that loads the session from now on finds it answered.
       await saveSession(req);
+      let client: OAuthClient;
       try {
-        await checkAuthorizationTarget(context.store, options, issuer, new URLSearchParams(pending.query));
+        ({ client } = await checkAuthorizationTarget(context.store, options, issuer, new URLSearchParams(pending.query)));
       } catch (err) {
         renderTargetError(res, context, err, 'This page is not available right now. Please try again later.');
         return null;
@@ -199,7 +202,8 @@ export function createConsentEndpoint(context: PageContext) {
         await markAnswered(req, requestId, 'deny');
         return redirect(deniedUri(pending));
       }
-      const callback = await issueCodeRedirect(context, pending, user, true);
+      const consentScope = await consentScopeAfterAllow(context.store, options, user.id, client, pending.scope);
+      const callback = await issueCodeRedirect(context, pending, user, consentScope);
       await markAnswered(req, requestId, 'allow');
       options.events.publish({
         type: 'consent.granted', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null,

@@ -11,8 +11,8 @@ import { redirectUriWithParams } from '../http/redirect-uri-with-params.js';
 /**
  * Makes a 256-bit code, stores only its hash — single use, bound to client, user, redirect_uri, PKCE
  * challenge and issuer, living `authorizationCodeTtl` seconds — records the consent when the user has just given
- * it (`recordConsent`), and returns `redirect_uri?code=…&state=…&iss=…`. A code issued on a remembered consent
- * records nothing: the request may be narrower than what the user approved, and writing its scope over the
+ * it (`consentScope`: what the consent holds from now on), and returns `redirect_uri?code=…&state=…&iss=…`. A code
+ * issued on a remembered consent (`consentScope` null) records nothing: the request may be narrower than what the user approved, and writing its scope over the
  * consent would narrow it (the next wider `prompt=none` request then gets `consent_required`), move its "Allowed
  * on" date to the last use, and bring back a consent withdrawn while the request was in flight.
  * @see RFC 6749 §4.1.2 ("The authorization code MUST expire shortly after it is issued … maximum … 10
@@ -22,7 +22,7 @@ export async function issueCodeRedirect(
   context: PageContext,
   pending: PendingAuthorization,
   user: AuthenticatedUser,
-  recordConsent: boolean,
+  consentScope: readonly string[] | null,
 ): Promise<string> {
   const { store, options, issuer } = context;
   const code = createCredential(options.orderedTokens);
@@ -40,6 +40,6 @@ export async function issueCodeRedirect(
   };
   await store.codes.saveCode(record);
   // Without the consents tier (a store run with rememberConsent and consentsPage off) nothing is recorded.
-  if (recordConsent && store.consents) await store.consents.saveConsent({ userId: user.id, clientId: pending.clientId, scope: pending.scope, grantedAt: new Date() });
+  if (consentScope !== null && store.consents) await store.consents.saveConsent({ userId: user.id, clientId: pending.clientId, scope: consentScope, grantedAt: new Date() });
   return redirectUriWithParams(pending.redirectUri, [['code', code], ['state', pending.state], ['iss', issuer.issuer]]);
 }

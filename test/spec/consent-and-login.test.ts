@@ -73,6 +73,58 @@ describe('remembered consent', () => {
     expect(new URL(wider.headers.location!).searchParams.get('code')).toBeTruthy();
   });
 
+  it('an Allow adds what the page asked for to what the user had approved before: an earlier scope is not asked again', async () => {
+    await obtainCode(t.app, t.codeClient, { query: { scope: 'envelopes:read' } });
+    await obtainCode(t.app, t.codeClient, { query: { scope: 'envelopes:sign' } });
+    expect((await t.store.consents!.findConsent(USER.id, t.codeClient.clientId))!.scope).toEqual(['envelopes:read', 'envelopes:sign']);
+    const agent = request.agent(t.app);
+    expect((await signIn(agent, '', authorizeQuery(t.codeClient, { scope: 'envelopes:read' }))).status).toBe(302);
+    for (const scope of ['envelopes:sign', 'envelopes:read envelopes:sign']) {
+      const silent = await agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { scope, prompt: 'none' })}`);
+      expect(new URL(silent.headers.location!).searchParams.get('code')).toBeTruthy();
+    }
+  });
+
+  it('an Allow of a narrower request on a page the client asked for (prompt=consent) keeps the wider consent', async () => {
+    await obtainCode(t.app, t.codeClient, { query: { scope: 'envelopes:read envelopes:sign' } });
+    const code = await obtainCode(t.app, t.codeClient, { query: { scope: 'envelopes:read', prompt: 'consent' } });
+    // The code carries what this request asked for, and nothing more.
+    const narrow = (await exchange(t, code)).body.access_token as string;
+    expect((await request(t.app).get('/api/v1/sign').set('Authorization', `Bearer ${narrow}`)).status).toBe(403);
+    expect((await t.store.consents!.findConsent(USER.id, t.codeClient.clientId))!.scope).toEqual(['envelopes:read', 'envelopes:sign']);
+  });
+
+  it('an Allow keeps no scope the integration may no longer be granted', async () => {
+    await obtainCode(t.app, t.codeClient, { query: { scope: 'envelopes:read envelopes:sign' } });
+    await t.store.clients.updateClient!(t.codeClient.clientId, { allowedScopes: ['envelopes:read'] });
+    await obtainCode(t.app, t.codeClient, { query: { scope: 'envelopes:read', prompt: 'consent' } });
+    expect((await t.store.consents!.findConsent(USER.id, t.codeClient.clientId))!.scope).toEqual(['envelopes:read']);
+  });
+
+  it('an Allow does not bring back a consent withdrawn while its page was open', async () => {
+    await obtainCode(t.app, t.codeClient, { query: { scope: 'envelopes:read' } });
+    const agent = request.agent(t.app);
+    const page = await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient, { scope: 'envelopes:sign' }));
+    const { withdrawConsent } = await import('../../src/consents/withdraw-consent.js');
+    await withdrawConsent(t.store, USER.id, t.codeClient.clientId);
+    const decided = await agent.post('/oauth2/consent').type('form')
+      .send({ csrf_token: hiddenField(page, 'csrf_token'), request_id: hiddenField(page, 'request_id'), decision: 'allow' });
+    expect(decided.status).toBe(303);
+    expect((await t.store.consents!.findConsent(USER.id, t.codeClient.clientId))!.scope).toEqual(['envelopes:sign']);
+  });
+
+  it('an all-access Allow, or one beside an all-access consent, remembers all-access', async () => {
+    const open = await createTestApp({ scopes: { 'envelopes:read': 'Read your envelopes' } });
+    const { client, clientSecret } = await registerClient(open.store, {
+      name: 'No scopes', flow: 'authorization_code', redirectUris: [REDIRECT_URI], allowedScopes: [],
+    });
+    const integration = { clientId: client.clientId, clientSecret };
+    await obtainCode(open.app, integration);
+    expect((await open.store.consents!.findConsent(USER.id, client.clientId))!.scope).toEqual([]);
+    await obtainCode(open.app, integration, { query: { scope: 'envelopes:read', prompt: 'consent' } });
+    expect((await open.store.consents!.findConsent(USER.id, client.clientId))!.scope).toEqual([]);
+  });
+
   it('a consent withdrawn while a remembered request is issuing its code stays withdrawn, and that code is void', async () => {
     await obtainCode(t.app, t.codeClient);
     const agent = request.agent(t.app);
