@@ -44,7 +44,10 @@ export function createAuthorizeEndpoint(context: PageContext) {
   return async function authorizeEndpoint(req: Request, res: Response): Promise<void> {
     // Taken before the integration or the consent is read: the issuedAt of the code this request leads to.
     const startedAt = Date.now();
-    const url = new URL(req.originalUrl, 'http://localhost');
+    // The query alone: a request line in absolute form (`GET http://host:99999/oauth2/authorize?…`, RFC 9112 §3.2.2)
+    // names an authority this server need not parse, and one URL cannot parse must not make a 500 out of the request.
+    const at = req.originalUrl.indexOf('?');
+    const url = new URL(at === -1 ? '/' : `/${req.originalUrl.slice(at)}`, 'http://localhost');
     const query = url.searchParams;
     let target;
     try {
