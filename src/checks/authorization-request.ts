@@ -7,6 +7,7 @@ import { issuerForClient, wrongAddressMessage } from './issuer.js';
 import { grantScope } from './grant-scope.js';
 import { checkCodeChallenge } from './pkce.js';
 import { AUTHORIZATION_PARAMETERS, parameterLabel } from './parameter-label.js';
+import { fitsLoginForm } from '../http/login-request.js';
 import { resumeQuery } from '../http/resume-query.js';
 import { queryValueOctets } from '../http/query-value-octets.js';
 import { responseParameterIn } from './registered-redirect-uri.js';
@@ -27,7 +28,17 @@ export interface AuthorizationTarget {
   readonly stateOctets?: string;
 }
 
+/** The longest state, as the callback's query carries it (percent-encoded). */
 const MAX_STATE_LENGTH = 2048;
+
+/**
+ * The length of `state` once form-encoded into the callback's query: what proxies' header buffers and the login
+ * form's size must hold. Counting characters let 2,048 CJK ones through, 18 KB once encoded (an attack audit: the
+ * login form then exceeded its own limit, so the user could never sign in).
+ */
+function encodedStateLength(state: string): number {
+  return new URLSearchParams([['', state]]).toString().length - 1;
+}
 
 /**
  * Whether a state's string is "the exact value received" (RFC 6749 §4.1.2): no U+FFFD, which is what the query's
@@ -83,7 +94,9 @@ export async function checkAuthorizationTarget(
   const state = states[0];
   // Kilobytes of request input echoed into the callback's Location would overflow common proxies' header
   // buffers (nginx: 4–8 KB), and a cut copy is not "the exact value received": no redirect at all.
-  if (state !== undefined && state.length > MAX_STATE_LENGTH) throw new InvalidRedirectTargetError('invalid_request', 'state is too long');
+  if (state !== undefined && (state.length > MAX_STATE_LENGTH || encodedStateLength(state) > MAX_STATE_LENGTH)) {
+    throw new InvalidRedirectTargetError('invalid_request', 'state is too long');
+  }
   if (state === undefined || echoable(state)) return { client, redirectUri, state };
   const stateOctets = queryValueOctets(rawQuery, 'state');
   return stateOctets === undefined ? { client, redirectUri, state: undefined } : { client, redirectUri, state: undefined, stateOctets };
@@ -118,6 +131,10 @@ export function checkAuthorizationParameters(
     single(query, 'code_challenge_method'),
     options.requirePkce || target.client.requirePkce,
   );
+  // Validated parameters only: a session or a login form never holds the client's raw, unbounded query.
+  const kept = resumeQuery(query);
+  // What the login form must carry back: a request it could not would show a page no sign-in can get past.
+  if (!fitsLoginForm(kept)) throw new InvalidRequestError('the authorization request is too long (its scope or prompt)');
   return {
     clientId: target.client.clientId,
     redirectUri: target.redirectUri,
@@ -125,8 +142,7 @@ export function checkAuthorizationParameters(
     state,
     codeChallenge,
     issuer: issuer.issuer,
-    // Validated parameters only: a session or a login form never holds the client's raw, unbounded query.
-    query: resumeQuery(query),
+    query: kept,
     createdAt: startedAt,
   };
 }

@@ -1,9 +1,19 @@
 // The login form's reference to the authorization request it resumes: carried by the form, not the session.
 import { resumeQuery } from './resume-query.js';
 
-// A resume query is bounded by its parameters' limits (state ≤ 2,048, a registered redirect_uri…); anything
-// longer was not made here.
+// A resume query is bounded by its parameters' limits (a state of 2,048 characters once encoded, a registered
+// redirect_uri…) and by `fitsLoginForm`, which the authorization endpoint checks: anything longer was not made here.
+// With the other fields of the login form it stays within PAGE_FORM_BODY_LIMIT.
 const MAX_ENCODED_LENGTH = 12_000;
+
+/**
+ * Whether a resume query, encoded as the login form's `request_id`, is one the form may carry back. The
+ * authorization endpoint refuses a longer request (`invalid_request`) instead of showing a login page whose
+ * form would then be refused.
+ */
+export function fitsLoginForm(query: string): boolean {
+  return Math.ceil((Buffer.byteLength(query, 'utf8') * 4) / 3) <= MAX_ENCODED_LENGTH;
+}
 
 /**
  * Encodes the validated request (its resume query) for the login form's hidden `request_id`. A signed-out

@@ -3,13 +3,18 @@ import express, { type Request, type RequestHandler } from 'express';
 import { InvalidRequestError, UnreadableBodyError } from '../errors.js';
 import { fromBodyParser } from './from-body-parser.js';
 import { startBodyDeadline } from './body-deadline.js';
-import { FORM_BODY_LIMIT } from './read-form.js';
 import { isBodyAlreadyRead, preParsedFields } from './pre-parsed-body.js';
 import { checkFormBodyEncoding } from './form-body-encoding.js';
 import { parameterLabel } from '../checks/parameter-label.js';
 
 /** The most fields a page form can carry (the login form has five). */
 export const PAGE_FORM_FIELD_LIMIT = 20;
+
+/**
+ * The largest page form body: the login form's `request_id` (the authorization request, at most 12,000
+ * characters: `fitsLoginForm`) with room for a username, a password and the CSRF token.
+ */
+export const PAGE_FORM_BODY_LIMIT = 16 * 1024;
 
 /** Each field once and a string; browsers' forms never repeat or nest these fields. */
 function onlyStrings(entries: ReadonlyArray<readonly [string, unknown]>): Record<string, string> {
@@ -25,7 +30,7 @@ function isForm(req: Request): boolean {
 }
 
 /**
- * Parses the page forms with the router's limits (8 KB, 20 fields, each field once). When a host parser
+ * Parses the page forms with the router's limits (16 KB, 20 fields, each field once). When a host parser
  * (a global `express.urlencoded({ extended: true, limit: '1mb' })`, say) read the body first, the same limits
  * are applied to what it parsed. Either way a refused body is an `invalid_request` page, never a 5xx: 413 for
  * too large or too many fields, 415 for a charset other than UTF-8 or ISO-8859-1 or any `Content-Encoding`
@@ -35,7 +40,7 @@ function isForm(req: Request): boolean {
  */
 export function createPageFormBody(timeoutSeconds: number): RequestHandler {
   // inflate: false: a compressed form is refused (415) rather than decompressed at an attacker's choosing.
-  const parse = express.urlencoded({ extended: false, limit: FORM_BODY_LIMIT, parameterLimit: PAGE_FORM_FIELD_LIMIT, inflate: false });
+  const parse = express.urlencoded({ extended: false, limit: PAGE_FORM_BODY_LIMIT, parameterLimit: PAGE_FORM_FIELD_LIMIT, inflate: false });
   return function pageFormBody(req, res, next) {
     const accept = (entries: ReadonlyArray<readonly [string, unknown]>): void => {
       try {
@@ -66,7 +71,7 @@ export function createPageFormBody(timeoutSeconds: number): RequestHandler {
       // What the router's own parser would have seen: only a form body counts, and one it would have refused
       // (compressed, another charset: a host parser may have inflated or decoded it) is refused here too.
       if (isForm(req)) checkFormBodyEncoding(req);
-      accept(isForm(req) ? preParsedFields(req, { bytes: FORM_BODY_LIMIT, fields: PAGE_FORM_FIELD_LIMIT }) : []);
+      accept(isForm(req) ? preParsedFields(req, { bytes: PAGE_FORM_BODY_LIMIT, fields: PAGE_FORM_FIELD_LIMIT }) : []);
     } catch (err) {
       next(err);
     }

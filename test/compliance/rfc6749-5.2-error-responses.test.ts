@@ -146,6 +146,32 @@ describe('RFC 6749 §4.1.2.1: state in the error redirect', () => {
     expect(res.text).toContain('state is too long');
   });
 
+  it('a state is measured as the callback carries it: 2,048 characters once encoded, whatever the characters', async () => {
+    for (const state of ['中'.repeat(700), '+'.repeat(700), 'é'.repeat(400)]) {
+      const res = await request(t.app).get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { state })}`);
+      expect(res.status).toBe(400);
+      expect(res.headers.location).toBeUndefined();
+      expect(res.text).toContain('state is too long');
+    }
+  });
+
+  it('the longest state a request may carry, in the characters that encode longest, still signs the user in', async () => {
+    for (const state of ['中'.repeat(227), '+'.repeat(682), `${'s'.repeat(2047)}`]) {
+      const callback = await authorize(t.app, t.codeClient, { query: { state } });
+      expect(callback.searchParams.get('state')).toBe(state);
+      expect(callback.searchParams.get('code')).toBeTruthy();
+    }
+  });
+
+  it('a request too long for the login form to carry back (a scope padded with repeats) is refused by redirect, not shown a login page no sign-in gets past', async () => {
+    const scope = Array.from({ length: 600 }, () => 'envelopes:read').join(' ');
+    const res = await request(t.app).get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { scope })}`);
+    expect(res.status).toBe(302);
+    const callback = new URL(res.headers.location!);
+    expect(callback.searchParams.get('error')).toBe('invalid_request');
+    expect(callback.searchParams.get('state')).toBe('xyz-123');
+  });
+
   it.each([
     ['%E9 alone (Latin-1 é)', 'caf%E9', 'caf%E9'],
     ['a truncated sequence', 'ab%E2%9C', 'ab%E2%9C'],
@@ -168,8 +194,9 @@ describe('RFC 6749 §4.1.2.1: state in the error redirect', () => {
     expect(callback.searchParams.getAll('state')).toEqual(['abc']);
   });
 
-  it('a state of 2,048 characters is echoed byte for byte with another error', async () => {
-    const state = `${'s'.repeat(2040)}"&é\\ +%`;
+  it('a state of 2,048 characters once encoded is echoed byte for byte with another error', async () => {
+    // 2,026 that encode as themselves, and eight that take 22 once encoded.
+    const state = `${'s'.repeat(2026)}"&é\\ +%`;
     const res = await request(t.app).get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { state, response_type: 'token' })}`);
     const callback = new URL(res.headers.location!);
     expect(callback.searchParams.get('error')).toBe('unsupported_response_type');

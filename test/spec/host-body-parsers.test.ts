@@ -1,4 +1,4 @@
-// The router's body limits (8 KB, each parameter once, 20 fields on the page forms) hold whatever parsed the
+// The router's body limits (8 KB, each parameter once; 16 KB and 20 fields on the page forms) hold whatever parsed the
 // body: the same answers with no host parser, a global express.urlencoded({ extended: true, limit: '1mb' }),
 // a global express.json(), and both.
 import type { AddressInfo } from 'node:net';

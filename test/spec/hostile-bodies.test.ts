@@ -183,7 +183,7 @@ describe('hostile bodies and headers', () => {
   });
 
   describe('the login, consent and withdraw forms answer with the HTTP status of the problem, as a page', () => {
-    it.each(PAGE_FORMS)('%s: 413 for a body over 8 KB or over 20 fields', async (path) => {
+    it.each(PAGE_FORMS)('%s: 413 for a body over 16 KB or over 20 fields', async (path) => {
       const large = await request(t.app).post(path).type('form').send(`username=${'a'.repeat(20 * 1024)}`);
       expect(large.status).toBe(413);
       expect(large.text).toContain('<code>invalid_request</code>');
