@@ -130,7 +130,12 @@ export async function issueTokens(context: GrantContext, request: IssueRequest):
   const saved = await context.store.tokens.saveTokens(access, refresh, context.clientRevision === undefined
     ? { authorizedAt, newGrant }
     : { authorizedAt, clientRevision: context.clientRevision, newGrant });
-  if (!saved) throw new RefusedSaveError();
+  if (saved !== true) {
+    // `false` is the store's refusal; anything else breaks the contract (a store that forgot to return true), which
+    // must not reach the client as "the grant has been revoked", nor the operator as nothing at all.
+    if (saved !== false) throw new TypeError(`store.tokens.saveTokens resolved ${saved === null ? 'null' : typeof saved}, not true or false (Store contract)`);
+    throw new RefusedSaveError();
+  }
   // Built only when heard: this is the token endpoint's hot path.
   if (options.events.active) publishIssued(context, request);
   const scope = request.scope.join(' ');

@@ -46,15 +46,26 @@ export interface BearerCache {
  * when the mark moves (any revocation, anywhere the store reaches) or is `null` (the feed is unsure), the
  * whole cache is dropped and the next requests are looked up again. An entry is taken only if the mark read
  * before its lookup still holds after it, so a revocation racing the lookup is never hidden. Expiry is
- * honoured on every hit. Keys are token hashes: the cache never holds a bearer token itself.
+ * honoured on every hit. Keys are token hashes: the cache never holds a bearer token itself. A `mark()` that
+ * throws counts as `null` (every token looked up, never a cached one trusted) and is reported to `onFault`.
  * @see RFC 6750 §3.1 (`invalid_token` for a revoked token), RFC 7009 §2.1.
  */
-export function createBearerCache(feed: RevocationFeed, maxEntries: number): BearerCache {
+export function createBearerCache(feed: RevocationFeed, maxEntries: number, onFault: (error: unknown) => void = () => {}): BearerCache {
   const entries = new Map<string, Cached>();
   let current: RevocationMark = null;
 
+  /** The feed's mark; a feed that throws (a custom store's bug) vouches for nothing, as `null` does. */
+  function read(): RevocationMark {
+    try {
+      return feed.mark();
+    } catch (error) {
+      onFault(error);
+      return null;
+    }
+  }
+
   function mark(): RevocationMark {
-    const now = feed.mark();
+    const now = read();
     if (now === null || now !== current) {
       entries.clear();
       current = now;

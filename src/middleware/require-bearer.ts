@@ -13,6 +13,7 @@ import { checkScopeTokens } from '../checks/scope.js';
 import { looksLikeJws } from '../jwt/verify-access-token.js';
 import { isAllAccess } from '../checks/grant-scope.js';
 import { createBearerCache, type BearerCache } from './bearer-cache.js';
+import { describeStoreError } from '../stores/describe-store-error.js';
 import { setRequestAuth } from '../http/request-auth.js';
 import { bearerCheckChannel, reportErrorAnswer, type BearerCheckMessage } from '../metrics/channels.js';
 import type { OAuthEvents } from '../events/oauth-events.js';
@@ -66,8 +67,17 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
   // JWTs checked by signature alone are answered from the verifier's memory when it has one.
   const remembered = verifyJwt && !checkJwtRevocation ? verifyJwt.cached : undefined;
   // One cache per router, shared by every requireBearer(): a token is verified once whatever scope a route needs.
+  // A feed whose mark() throws is a bug of its store: every token is looked up, and the log says so once a minute.
+  let faultLoggedAt = -Infinity;
+  const onFeedFault = (error: unknown): void => {
+    const now = Date.now();
+    if (now - faultLoggedAt < 60_000) return;
+    faultLoggedAt = now;
+    const { message, code } = describeStoreError(error);
+    options.logger.error(`express-oauth-router: store.revocations.mark() threw (${message}${code ? `, ${code}` : ''}); every bearer token is looked up in the store until it answers`);
+  };
   const cache: BearerCache | null = store.revocations && typeof store.revocations.mark === 'function' && options.bearerCacheSize > 0
-    ? createBearerCache(store.revocations, options.bearerCacheSize)
+    ? createBearerCache(store.revocations, options.bearerCacheSize, onFeedFault)
     : null;
 
   /**

@@ -420,6 +420,23 @@ describe('requireBearer without a revocation feed', () => {
     await expectRefused(h, token);
   });
 
+  it('a feed whose mark() throws (a custom store\'s bug) means a lookup on every request, never a 500, and one log line', async () => {
+    const inner = createMemoryStore();
+    cleanups.push(() => inner.close?.());
+    const count = counted(inner, { mark: () => { throw new Error('injected mark bug'); } });
+    const errors: string[] = [];
+    const h = { ...(await createTestApp({ logger: { warn() {}, error(line: string) { errors.push(line); } } }, count.store)), ...count };
+    const token = await clientCredentialsToken(h.app, h.credentialsClient);
+    const before = h.lookups();
+    for (let i = 0; i < 3; i += 1) expect((await me(h.app, token)).status).toBe(200);
+    expect(h.lookups()).toBe(before + 3);
+    await inner.tokens.revokeAccessToken(hashToken(token));
+    const refused = await me(h.app, token);
+    expect(refused.status).toBe(401);
+    expect(refused.headers['www-authenticate']).toMatch(/error="invalid_token"/);
+    expect(errors).toEqual([expect.stringMatching(/store\.revocations\.mark\(\) threw \(injected mark bug\); every bearer token is looked up/)]);
+  });
+
   it('combineStores takes the feed from the tokens store, so it tells of the revocations that matter', () => {
     const tokens = createMemoryStore();
     const clients = createMemoryStore();
