@@ -11,6 +11,7 @@ import { fitsLoginForm } from '../http/login-request.js';
 import { resumeQuery } from '../http/resume-query.js';
 import { queryValueOctets } from '../http/query-value-octets.js';
 import { responseParameterIn } from './registered-redirect-uri.js';
+import { isRegisteredRedirectUri } from './redirect-uri-match.js';
 import {
   InvalidRedirectTargetError, InvalidRequestError, UnauthorizedClientError, UnsupportedResponseTypeError,
 } from '../errors.js';
@@ -65,7 +66,7 @@ function single(query: URLSearchParams, name: string): string | undefined {
  * A state that no error redirect could echo exactly (sent twice, or longer than any callback should carry) is
  * refused here too: the client could not match such an error to its request, and a stateless one breaks §4.1.2.1.
  * @throws InvalidRedirectTargetError.
- * @see RFC 6749 §4.1.2.1, §3.1.2.3 (exact match, RFC 9700 §2.1), SPEC §9.
+ * @see RFC 6749 §4.1.2.1, §3.1.2.3 (exact match, RFC 9700 §2.1; a loopback IP literal's port, RFC 8252 §7.3), SPEC §9.
  */
 export async function checkAuthorizationTarget(
   store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, query: URLSearchParams, rawQuery = '',
@@ -81,7 +82,7 @@ export async function checkAuthorizationTarget(
   if (home !== issuer) throw new InvalidRedirectTargetError('invalid_client', wrongAddressMessage(options, home));
   const redirectUri = single(query, 'redirect_uri');
   if (redirectUri === undefined) throw new InvalidRedirectTargetError('invalid_request', 'missing required parameter: redirect_uri');
-  if (!client.redirectUris.includes(redirectUri)) {
+  if (!isRegisteredRedirectUri(client.redirectUris, redirectUri)) {
     throw new InvalidRedirectTargetError('invalid_request', 'redirect_uri is not registered for this client');
   }
   // Registered before registration refused these (or by a tool writing the store): every answer would repeat one.

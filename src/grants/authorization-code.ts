@@ -4,6 +4,7 @@ import type { AuthorizationCodeRecord } from '../stores/contract.js';
 import { issueTokens, publishGrantRevoked, requireGrantUser, requireScopeStillAllowed } from './issue-tokens.js';
 import { hashToken } from '../crypto/hash-token.js';
 import { checkCodeVerifier } from '../checks/pkce.js';
+import { isRegisteredRedirectUri } from '../checks/redirect-uri-match.js';
 import { InvalidGrantError, InvalidRequestError, RefusedSaveError, SettingsRefusalError } from '../errors.js';
 
 /**
@@ -47,7 +48,7 @@ async function redeem(context: GrantContext, record: AuthorizationCodeRecord, re
   // The integration's settings may have narrowed since the code was issued (updateClientSettings): a code
   // for a redirect URI no longer registered, without a challenge once PKCE is required, or for a scope the
   // integration may no longer be granted (should a narrowing have revoked nothing) is refused.
-  if (!client.redirectUris.includes(record.redirectUri)) throw new SettingsRefusalError('redirect_uri is no longer registered for this client');
+  if (!isRegisteredRedirectUri(client.redirectUris, record.redirectUri)) throw new SettingsRefusalError('redirect_uri is no longer registered for this client');
   if (client.requirePkce && record.codeChallenge === null) throw new SettingsRefusalError('this client now requires PKCE; authorize again');
   requireScopeStillAllowed(context, record.scope, "the code's");
   checkCodeVerifier(record.codeChallenge, context.params.get('code_verifier'));
