@@ -57,7 +57,7 @@ export type { RotateSecretOptions, RotatedSecret } from './clients/rotate-client
 export { deleteOAuthClient } from './clients/delete-client.js';
 export { revokeTokens } from './clients/revoke-tokens.js';
 export type { RevokeTokensTarget, RevokedTokens } from './clients/revoke-tokens.js';
-export { UnknownClientError, StoreCapabilityError, RevocationIncompleteError, ConcurrentRotationError } from './clients/client-errors.js';
+export { UnknownClientError, StoreCapabilityError, RevocationIncompleteError, ConcurrentRotationError, GracePeriodRunningError } from './clients/client-errors.js';
 export { withdrawConsent } from './consents/withdraw-consent.js';
 export { hashSecret } from './crypto/hash-secret.js';
 export { hashToken } from './crypto/hash-token.js';

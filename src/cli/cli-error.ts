@@ -15,7 +15,7 @@ export const EXIT_FAILURE = 1;
  *   period), and nothing was changed;
  * - `failure` (exit 1): anything else.
  */
-export type CliErrorCode = 'usage_error' | 'unknown_client' | 'no_store' | 'store_unavailable' | 'unsupported' | 'revocation_incomplete' | 'failure';
+export type CliErrorCode = 'usage_error' | 'unknown_client' | 'no_store' | 'store_unavailable' | 'unsupported' | 'grace_period_running' | 'revocation_incomplete' | 'failure';
 
 /**
  * A failure with a message meant for the operator (no stack trace), the process exit code and, for

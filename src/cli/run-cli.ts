@@ -4,7 +4,7 @@ import { isStoreUnavailableError } from '../stores/store-unavailable-error.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE, type CliErrorCode } from './cli-error.js';
 import { createProgram } from './create-program.js';
 import { inCliWords } from './cli-words.js';
-import { RevocationIncompleteError, StoreCapabilityError, UnknownClientError } from '../clients/client-errors.js';
+import { GracePeriodRunningError, RevocationIncompleteError, StoreCapabilityError, UnknownClientError } from '../clients/client-errors.js';
 
 /**
  * Whether `--json` was given as an option (before any `--`). Read from the raw arguments because it must
@@ -20,6 +20,7 @@ function classify(error: unknown): { readonly code: CliErrorCode; readonly exitC
   if (error instanceof CliError) return { code: error.code, exitCode: error.exitCode };
   if (error instanceof UnknownClientError) return { code: 'unknown_client', exitCode: EXIT_FAILURE };
   if (error instanceof StoreCapabilityError) return { code: 'unsupported', exitCode: EXIT_FAILURE };
+  if (error instanceof GracePeriodRunningError) return { code: 'grace_period_running', exitCode: EXIT_FAILURE };
   if (error instanceof RevocationIncompleteError) return { code: 'revocation_incomplete', exitCode: EXIT_FAILURE };
   if (isStoreUnavailableError(error)) return { code: 'store_unavailable', exitCode: EXIT_FAILURE };
   // Store URLs and other configuration are validated with TypeError: bad input, not a failure.

@@ -62,3 +62,20 @@ export class ConcurrentRotationError extends Error {
     this.name = 'ConcurrentRotationError';
   }
 }
+
+/**
+ * A rotation with a grace period was asked for while the grace period of an earlier one still runs. The store keeps
+ * one previous secret, so a second would cut off the first old secret at once, days before the date its partners
+ * were given; nothing was changed. Wait until `previousSecretValidUntil`, or rotate without a grace period (a leak:
+ * every old secret stops and every token is revoked).
+ * @see RFC 6749 §2.3.1, RFC 6819 §5.2.3.7 (secret rotation).
+ */
+export class GracePeriodRunningError extends Error {
+  constructor(readonly clientId: string, readonly previousSecretValidUntil: Date) {
+    super(
+      `the previous secret of ${JSON.stringify(clientId)} keeps working until ${previousSecretValidUntil.toISOString()} (an earlier rotation's grace period), ` +
+        'and a second grace period would stop it now; nothing was changed: rotate again after that, or without a grace period',
+    );
+    this.name = 'GracePeriodRunningError';
+  }
+}

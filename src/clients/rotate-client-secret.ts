@@ -3,7 +3,7 @@ import type { OAuthClient, Store } from '../stores/contract.js';
 import { createRandomToken } from '../crypto/random-token.js';
 import { hashSecret } from '../crypto/hash-secret.js';
 import { requireAdministration } from '../stores/check-store.js';
-import { ConcurrentRotationError, RevocationIncompleteError, StoreCapabilityError, UnknownClientError } from './client-errors.js';
+import { ConcurrentRotationError, GracePeriodRunningError, RevocationIncompleteError, StoreCapabilityError, UnknownClientError } from './client-errors.js';
 
 /** Reads and writes of the previous secret tried while other rotations keep changing the secret. */
 const MAX_ATTEMPTS = 5;
@@ -48,8 +48,10 @@ function checkGrace(seconds: number | undefined): number {
  *   The old hash is written first, on its own, and read back: a store that does not keep it (one written
  *   for contract v1) is refused with `StoreCapabilityError` before the secret changes, never silently
  *   cutting off the old secret. The secret field is then written on its own, so a concurrent disable stays.
- * @throws UnknownClientError, StoreCapabilityError, TypeError (a bad grace period), RevocationIncompleteError (the
- * secret changed, the revocation failed: the new secret is in the error).
+ * - With one while an earlier rotation's grace period still runs, nothing changes: `GracePeriodRunningError` (the
+ *   store keeps one previous secret, so the first old secret would stop before the date it was given).
+ * @throws UnknownClientError, StoreCapabilityError, GracePeriodRunningError, TypeError (a bad grace period),
+ * RevocationIncompleteError (the secret changed, the revocation failed: the new secret is in the error).
  * @see RFC 6749 §2.3.1 (client password), §10.1; RFC 6819 §5.2.3.7; RFC 7009 §2.1.
  */
 export async function rotateClientSecretWithGrace(
@@ -86,6 +88,9 @@ export async function rotateClientSecretWithGrace(
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
       current = await admin.clients.findClient(clientId);
       if (!current) throw new UnknownClientError(clientId);
+      // The store keeps one previous secret: this one's would replace a previous one still promised to work.
+      const running = current.previousClientSecretExpiresAt;
+      if (running !== undefined && running.getTime() > Date.now()) throw new GracePeriodRunningError(clientId, running);
       kept = await admin.clients.updateClient(clientId, {
         previousClientSecretHash: current.clientSecretHash,
         previousClientSecretExpiresAt: validUntil,

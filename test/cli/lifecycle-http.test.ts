@@ -80,6 +80,30 @@ describe('rotate-secret with a grace period (RFC 6749 §2.3.1, RFC 6819 §5.2.3.
     expect((await tokenRequest({ clientId: old.clientId, clientSecret: String(rotated['client_secret']) })).status).toBe(200);
   });
 
+  it('a second --grace while the first grace period runs is refused (grace_period_running), and both secrets keep working', async () => {
+    const first = host.credentialsClient;
+    const rotated = await admin('clients', 'rotate-secret', first.clientId, '--grace', '7d');
+    const second = { clientId: first.clientId, clientSecret: String(rotated['client_secret']) };
+    const before = await store.clients.findClient(first.clientId);
+    const refused = await runCli(storeFile, ['clients', 'rotate-secret', first.clientId, '--grace', '1h', '--json']);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe('');
+    expect(JSON.parse(refused.stderr)).toEqual({ error: 'grace_period_running', message: expect.stringContaining(String(rotated['previous_secret_valid_until'])) });
+    expect(await store.clients.findClient(first.clientId)).toEqual(before);
+    expect((await tokenRequest(first)).status).toBe(200);
+    expect((await tokenRequest(second)).status).toBe(200);
+  });
+
+  it('once the grace period has ended, a rotation with --grace is allowed again', async () => {
+    const first = host.credentialsClient;
+    await admin('clients', 'rotate-secret', first.clientId, '--grace', '1h');
+    const record = await store.clients.findClient(first.clientId);
+    await store.clients.updateClient(first.clientId, {
+      previousClientSecretHash: record!.previousClientSecretHash!, previousClientSecretExpiresAt: new Date(Date.now() - 1),
+    });
+    expect((await admin('clients', 'rotate-secret', first.clientId, '--grace', '1h'))['previous_secret_valid_until']).toEqual(expect.any(String));
+  });
+
   it('an unplanned rotation during a grace period ends it: the secret before the first rotation stops too', async () => {
     const first = host.credentialsClient;
     await admin('clients', 'rotate-secret', first.clientId, '--grace', '1h');
