@@ -17,7 +17,7 @@ export interface HealthCheckResult {
 export interface ReadinessReport {
   readonly status: 'ready' | 'not_ready';
   readonly checks: {
-    /** A cheap real read (`clients.findClient` of an id no integration has). */
+    /** A cheap real read (`clients.findClient` of an id no integration has), and the store's `checkReady` if it has one. */
     readonly store: HealthCheckResult;
     /** Only with `accessTokenFormat: 'jwt'`: the signing key is loaded (or loads now). */
     readonly signing_keys?: HealthCheckResult;
@@ -63,7 +63,9 @@ export function createReadinessCheck(store: Store, keyRing: KeyRing | undefined)
 
   async function run(timeoutMs: number): Promise<ReadinessReport> {
     const [storeResult, keysResult] = await Promise.all([
-      within(() => store.clients.findClient(READINESS_PROBE_CLIENT_ID), timeoutMs),
+      within(() => (store.checkReady
+        ? Promise.all([store.clients.findClient(READINESS_PROBE_CLIENT_ID), store.checkReady()])
+        : store.clients.findClient(READINESS_PROBE_CLIENT_ID)), timeoutMs),
       keyRing ? within(() => keyRing.signer(), timeoutMs) : null,
     ]);
     const ready = storeResult.status === 'ok' && (keysResult === null || keysResult.status === 'ok');

@@ -42,6 +42,11 @@ export function combineStores(parts: StoreParts): Store {
     ...(parts.tokens.revocations ? { revocations: parts.tokens.revocations } : {}),
     // Copies of integrations are safe only where the save checks their revision: in the store that made them.
     ...(parts.clients === parts.tokens && parts.clients.clientCopies ? { clientCopies: parts.clients.clientCopies } : {}),
+    ...(distinct.some((store) => store.checkReady) ? {
+      async checkReady() {
+        await Promise.all(distinct.map((store) => store.checkReady?.()));
+      },
+    } : {}),
     async close() {
       const results = await Promise.allSettled(distinct.map((store) => store.close?.()));
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');

@@ -452,6 +452,12 @@ export interface Store {
   readonly revocations?: RevocationFeed;
   /** Optional, in no tier: integration copies whose revision `saveTokens` checks. Without it, every token request looks its client up. */
   readonly clientCopies?: ClientCopies;
+  /**
+   * Optional, in no tier: what readiness asks besides its probe read. Rejects (`StoreUnavailableError`) when the
+   * store cannot serve though reads still answer: the SQLite store's file removed or replaced under it, whose reads
+   * reach the old file while every write is refused, until a restart opens the file at the path again.
+   */
+  checkReady?(): Promise<void>;
   /** Optional: releases connections, timers and file handles. */
   close?(): Promise<void>;
 }

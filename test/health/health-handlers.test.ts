@@ -1,9 +1,13 @@
 // oauth.health: readiness (store reachable, signing keys loaded) and liveness handlers, through real HTTP.
+import { mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import express from 'express';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOAuthRouter } from '../../src/router.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
+import { createSqliteStore } from '../../src/stores/sqlite/index.js';
 import type { Store } from '../../src/stores/contract.js';
 import type { OAuthRouterOptions } from '../../src/options.js';
 import type { OAuthRouter } from '../../src/types.js';
@@ -76,5 +80,41 @@ describe('health handlers', () => {
   it('a timeout that is not a positive number is refused with a TypeError', async () => {
     const { oauth } = hostApp(createMemoryStore());
     await expect(oauth.health.check({ timeoutMs: 0 })).rejects.toThrow(TypeError);
+  });
+});
+
+describe('readiness of a SQLite store whose file is removed or replaced under it', () => {
+  /** A store on a file of its own in a fresh directory, and that directory's cleanup. */
+  function sqliteHost(): { app: express.Express; file: string; cleanup: () => Promise<void> } {
+    const dir = mkdtempSync(join(tmpdir(), 'readiness-sqlite-'));
+    const file = join(dir, 'oauth.sqlite');
+    const store = createSqliteStore({ filename: file, sweepIntervalSeconds: 0 });
+    return { app: hostApp(store).app, file, cleanup: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
+  }
+
+  it('the file removed: not ready (store unavailable), though reads of the open file still answer', async () => {
+    const h = sqliteHost();
+    try {
+      expect((await request(h.app).get('/health/ready')).status).toBe(200);
+      for (const suffix of ['', '-wal', '-shm']) rmSync(`${h.file}${suffix}`, { force: true });
+      const res = await request(h.app).get('/health/ready');
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({ status: 'not_ready', checks: { store: { status: 'fail', reason: 'unavailable' } } });
+    } finally {
+      await h.cleanup();
+    }
+  });
+
+  it('another file put at the path (a restore, the CLI creating a new store there): not ready until a restart opens it', async () => {
+    const h = sqliteHost();
+    try {
+      const other = `${h.file}.restored`;
+      const restored = createSqliteStore({ filename: other, sweepIntervalSeconds: 0 });
+      await restored.close();
+      renameSync(other, h.file);
+      expect((await request(h.app).get('/health/ready')).status).toBe(503);
+    } finally {
+      await h.cleanup();
+    }
   });
 });

@@ -291,6 +291,13 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
 
     sweepExpired: () => sweeper.sweepNow(),
 
+    // The file at the path is still the one open: its own stat, taken now, without the -wal test, which holds only
+    // inside a write transaction.
+    checkReady: (() => {
+      const sameFileAtPath = createFileGuard(db as SqliteFileInfo, false);
+      return async (): Promise<void> => sameFileAtPath();
+    })(),
+
     async close(): Promise<void> {
       // A sweep under way stops after its current batch; the file is closed only once it has.
       await sweeper.stop();
