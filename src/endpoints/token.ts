@@ -82,12 +82,28 @@ export function createTokenEndpoint(
         }
         return authenticated;
       };
-      const serve = async (copies: boolean, prefetched: Promise<unknown> | undefined) => {
+      // `from`: when the reads this serving relies on began (a revocation at or after it voids what it issues). `again`:
+      // whether a save refused by a revocation may be served once more, from fresh reads.
+      const serve = async (copies: boolean, prefetched: Promise<unknown> | undefined, from: Date, again: boolean) => {
         // One shape for every context of the endpoint: this is the token endpoint's hot path.
         const contextOf = (client: OAuthClient, clientRevision?: string, lookedUp?: () => Promise<GrantContext>): GrantContext =>
-          ({ store, userAuth, options, issuer, client, clientRevision, lookedUp, params, keyRing, startedAt, req, prefetched });
+          ({ store, userAuth, options, issuer, client, clientRevision, lookedUp, params, keyRing, startedAt: from, req, prefetched });
         const { client, revision } = await authenticate(copies);
-        if (revision === undefined) return grant.handle(contextOf(client));
+        if (revision === undefined) {
+          if (!again) return grant.handle(contextOf(client));
+          try {
+            return await grant.handle(contextOf(client));
+          } catch (err) {
+            // A revocation committed while this request ran (`tokens revoke --client` beside a client_credentials
+            // request): what it read before may be void, but the integration may still be entitled, so it is served
+            // again from reads made after it, which answer as a request sent then would (a token, or invalid_client
+            // for a disabled integration, invalid_grant for a revoked refresh token), not invalid_grant for a grant
+            // the client never had. Once: a revocation in the same millisecond as the second serving's start still
+            // refuses it (the store compares at or before, to the millisecond), and that answer stands.
+            if (err instanceof RefusedSaveError) return null;
+            throw err;
+          }
+        }
         let lookup: Promise<GrantContext> | undefined;
         const lookedUp = () => (lookup ??= authenticate(false).then((fresh) => contextOf(fresh.client)));
         const context = contextOf(client, revision, lookedUp);
@@ -105,7 +121,8 @@ export function createTokenEndpoint(
           throw err;
         }
       };
-      const body = (await serve(grant.clientCopies !== false, prefetched)) ?? (await serve(false, undefined));
+      const rerun = grant.clientCopies === 'rerun';
+      const body = (await serve(grant.clientCopies !== false, prefetched, startedAt, rerun)) ?? (await serve(false, undefined, new Date(), false));
       if (body === null) throw new Error('a token request served without a copy came back for another try');
       sendNoStoreJson(res, 200, body);
     } catch (err) {

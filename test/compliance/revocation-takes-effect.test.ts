@@ -26,25 +26,25 @@ async function clockPast(ms: number): Promise<void> {
 }
 
 describe('a revocation overtaking a token request that has passed its checks', () => {
-  it('disableClient while a client_credentials request is saving: the request gets invalid_grant and no token exists', async () => {
+  it('disableClient while a client_credentials request is saving: no token exists, and the request is answered as one sent after it (401 invalid_client)', async () => {
     const { gated, t } = await gatedApp();
     const pending = clientCredentials(t.app, t.credentialsClient).then((r) => r);
     const held = await gated.reached;
     await disableClient(t.store, t.credentialsClient.clientId);
     gated.open();
     const res = await pending;
-    expect(res.status).toBe(400);
-    expect(res.body.error).toBe('invalid_grant');
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe('invalid_client');
     expect(await t.store.tokens.findAccessToken(held.access.tokenHash)).toBeNull();
   });
 
-  it('rotateClientSecret while a client_credentials request is saving: the request gets invalid_grant and no token exists', async () => {
+  it('rotateClientSecret while a client_credentials request is saving: no token exists, and the old secret is answered 401 invalid_client', async () => {
     const { gated, t } = await gatedApp();
     const pending = clientCredentials(t.app, t.credentialsClient).then((r) => r);
     const held = await gated.reached;
     const secret = await rotateClientSecret(t.store, t.credentialsClient.clientId);
     gated.open();
-    expect((await pending).body.error).toBe('invalid_grant');
+    expect((await pending).body.error).toBe('invalid_client');
     expect(await t.store.tokens.findAccessToken(held.access.tokenHash)).toBeNull();
     const renewed = await clientCredentials(t.app, { clientId: t.credentialsClient.clientId, clientSecret: secret! });
     expect(renewed.status).toBe(200);

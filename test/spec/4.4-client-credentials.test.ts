@@ -4,6 +4,8 @@ import request from 'supertest';
 import { basic, createTestApp, type TestApp } from '../helpers/app.js';
 import { registerSpecClient } from '../helpers/spec-client.js';
 import { hashToken } from '../../src/crypto/hash-token.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
+import { createSqliteStore } from '../../src/stores/sqlite/index.js';
 
 describe('SPEC §4.4 client_credentials grant', () => {
   let t: TestApp;
@@ -72,5 +74,49 @@ describe('SPEC §4.4 client_credentials grant', () => {
     const short = await createTestApp({ accessTokenTtl: 120 });
     const res = await request(short.app).post('/oauth2/token').set('Authorization', basic(short.credentialsClient)).type('form').send({ grant_type: 'client_credentials' });
     expect(res.body.expires_in).toBe(120);
+  });
+});
+
+describe('SPEC §4.4 client_credentials beside a revocation of the integration\'s tokens', () => {
+  /** A store whose next saveTokens first lets `revoke` commit: a revocation that lands while a request is served. */
+  async function overtaken(revoke: (t: TestApp) => Promise<void>, engine: 'memory' | 'sqlite') {
+    const store = engine === 'memory' ? createMemoryStore() : createSqliteStore({ filename: ':memory:', sweepIntervalSeconds: 0 });
+    const t = await createTestApp({}, store);
+    const save = store.tokens.saveTokens.bind(store.tokens);
+    let pending = true;
+    const saves: boolean[] = [];
+    store.tokens.saveTokens = async (...args) => {
+      if (pending) {
+        pending = false;
+        await revoke(t);
+        // The request goes on in a later millisecond than the revocation's moment, as one does that a revocation
+        // overtakes: the store refuses tokens authorized at or before that moment, to the millisecond.
+        const revokedAt = Date.now();
+        while (Date.now() <= revokedAt) await new Promise((resolve) => setImmediate(resolve));
+      }
+      const saved = await save(...args);
+      saves.push(saved);
+      return saved;
+    };
+    const res = await request(t.app).post('/oauth2/token').set('Authorization', basic(t.credentialsClient)).type('form')
+      .send({ grant_type: 'client_credentials' });
+    return { t, res, saves };
+  }
+
+  it.each(['memory', 'sqlite'] as const)('%s: a request overtaken by `tokens revoke --client` is served again from reads made after it: 200, a token that works', async (engine) => {
+    const { t, res, saves } = await overtaken((t) => t.store.tokens.revokeClientTokens!(t.credentialsClient.clientId), engine);
+    expect(res.status).toBe(200);
+    expect(saves).toEqual([false, true]);
+    expect((await request(t.app).get('/api/v1/me').set('Authorization', `Bearer ${res.body.access_token}`)).status).toBe(200);
+  });
+
+  it.each(['memory', 'sqlite'] as const)('%s: a request overtaken by a disable is answered as one sent after it: 401 invalid_client', async (engine) => {
+    const { res, saves } = await overtaken(async (t) => {
+      await t.store.clients.updateClient!(t.credentialsClient.clientId, { disabled: true });
+      await t.store.tokens.revokeClientTokens!(t.credentialsClient.clientId);
+    }, engine);
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe('invalid_client');
+    expect(saves).toEqual([false]);
   });
 });
