@@ -3,6 +3,7 @@ import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import { OAuthEvents } from '../events/oauth-events.js';
 import type { OAuthEvent } from '../events/event-types.js';
 import { CliError, EXIT_FAILURE } from './cli-error.js';
+import { writeWarning } from './json-warnings.js';
 
 /** pino's level number for `info`, so the lines sit among the example app's audit lines unchanged. */
 const INFO = 30;
@@ -40,7 +41,11 @@ export async function withAuditLog<T>(work: (events: OAuthEvents | undefined) =>
     throw new CliError(`cannot open OAUTH_AUDIT_LOG ${path} for appending (${code}); nothing was changed`, EXIT_FAILURE);
   }
   const events = new OAuthEvents();
-  events.reportErrorsTo({ error: (message) => process.stderr.write(`oauth-admin: could not write to OAUTH_AUDIT_LOG ${path}: ${message}\n`) });
+  // The change stands (exit 0: a script retrying a create would make a second integration), so this is a warning,
+  // in the stderr format the command was asked for.
+  events.reportErrorsTo({
+    error: (message) => writeWarning('audit_log_write_failed', `could not write to OAUTH_AUDIT_LOG ${path}: ${message}; the change was made but is not in the audit trail`),
+  });
   events.on('event', (event) => {
     writeSync(fd, auditLine(event));
   });

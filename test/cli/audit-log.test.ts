@@ -120,3 +120,16 @@ describe('oauth-admin audit log (README "Audit events": every security-relevant 
       .toEqual({ code: 0, stdout: `${JSON.stringify({ client_id: clientId, disabled: true }, null, 2)}\n`, stderr: '' });
   });
 });
+
+describe('oauth-admin audit log that cannot take a line after the change (a full disk)', () => {
+  it('the change stands (exit 0), and stderr warns in the format asked for: JSON lines with --json, one text line without', async () => {
+    const json = await run('/dev/full', 'clients', 'create', '--name', 'Acme', '--flow', 'client_credentials', '--json');
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ name: 'Acme' });
+    const warnings = json.stderr.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(warnings).toEqual([{ warning: 'audit_log_write_failed', message: expect.stringMatching(/^could not write to OAUTH_AUDIT_LOG \/dev\/full: .*ENOSPC.*the change was made but is not in the audit trail$/) }]);
+    const text = await run('/dev/full', 'clients', 'create', '--name', 'Beta', '--flow', 'client_credentials');
+    expect(text.code).toBe(0);
+    expect(text.stderr).toMatch(/^oauth-admin: could not write to OAUTH_AUDIT_LOG \/dev\/full: .*the change was made but is not in the audit trail\n$/);
+  });
+});
