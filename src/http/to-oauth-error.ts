@@ -2,9 +2,10 @@
 import { OAuthError, ServerError, TemporarilyUnavailableError } from '../errors.js';
 import type { Logger } from '../options.js';
 import { isStoreUnavailableError } from '../stores/store-unavailable-error.js';
+import { STORE_ERROR_LOG_INTERVAL_MS } from './error-log-interval.js';
+import { logUnexpectedError } from './log-unexpected-error.js';
 
-/** During an outage, store errors are logged at most once per this many ms per logger; the rest are counted. */
-export const STORE_ERROR_LOG_INTERVAL_MS = 10_000;
+export { STORE_ERROR_LOG_INTERVAL_MS } from './error-log-interval.js';
 
 /** Per logger: when the last store error was logged, and how many came since without a line of their own. */
 const storeErrorLog = new WeakMap<Logger, { loggedAt: number; since: number }>();
@@ -27,8 +28,9 @@ function logStoreUnavailable(logger: Logger, message: string): void {
  * stores and recommended for custom ones) becomes 503 `temporarily_unavailable`, logged once per
  * `STORE_ERROR_LOG_INTERVAL_MS` with a count of the rest (an outage under load wrote a line per request: 800 in 35 s
  * per instance; the metrics still count each); anything else becomes 500 `server_error` and is logged by name
- * and message only (no request data, so no secrets).
- * @see RFC 6749 §4.1.2.1 (server_error, temporarily_unavailable), §5.2.
+ * and message only (no request data, so no secrets), once per name and message per interval with a count of the rest
+ * (a dropped schema wrote a line per request).
+ * @see RFC 6749 §4.1.2.1 (server_error, temporarily_unavailable), §5.2; README, `logger` option.
  */
 export function toOAuthError(err: unknown, logger: Logger): OAuthError {
   if (err instanceof OAuthError) return err;
@@ -38,6 +40,6 @@ export function toOAuthError(err: unknown, logger: Logger): OAuthError {
     logStoreUnavailable(logger, message);
     return new TemporarilyUnavailableError();
   }
-  logger.error(`express-oauth-router: unexpected ${name}: ${message}`);
+  logUnexpectedError(logger, name, message);
   return new ServerError();
 }
