@@ -15,6 +15,7 @@ import {
   InvalidRequestError, InvalidScopeError, OAuthError, RefusedSaveError, SettingsRefusalError, UnauthorizedClientError, UnsupportedGrantTypeError,
 } from '../errors.js';
 import { sendTokenEndpointError } from '../http/send-token-endpoint-error.js';
+import { logStoreAvailable, storeRecoveryPending } from '../http/store-outage-log.js';
 import { tokenRequestChannel, type TokenRequestMessage } from '../metrics/channels.js';
 
 /**
@@ -125,6 +126,8 @@ export function createTokenEndpoint(
       const body = (await serve(grant.clientCopies !== false, prefetched, startedAt, rerun)) ?? (await serve(false, undefined, new Date(), false));
       if (body === null) throw new Error('a token request served without a copy came back for another try');
       sendNoStoreJson(res, 200, body);
+      // The store answered this request: the end of an outage logged before is said (README, `logger` option).
+      if (storeRecoveryPending) logStoreAvailable(options.logger);
     } catch (err) {
       outcome = 'error';
       sendTokenEndpointError(res, err, options, 'token');

@@ -4,6 +4,7 @@ import type { Store } from '../stores/contract.js';
 import type { KeyRing } from '../jwt/key-ring.js';
 import type { Logger } from '../options.js';
 import { sendHostRouteJson } from '../http/json-response.js';
+import { logStoreAvailable, storeRecoveryPending } from '../http/store-outage-log.js';
 import { createReadinessCheck, type ReadinessOptions, type ReadinessReport } from './check-readiness.js';
 
 /** `oauth.health`: the checks behind `/health/ready` and `/health/live`, wherever the host mounts them. */
@@ -30,7 +31,11 @@ export function createHealth(store: Store, keyRing: KeyRing | undefined, logger:
     check,
     readiness(_req: Request, res: Response): Promise<void> {
       return check().then(
-        (report) => sendHostRouteJson(res, report.status === 'ready' ? 200 : 503, report),
+        (report) => {
+          // A probe that reached the store says an outage's end even with no traffic routed here yet.
+          if (storeRecoveryPending && report.checks.store.status === 'ok') logStoreAvailable(logger);
+          sendHostRouteJson(res, report.status === 'ready' ? 200 : 503, report);
+        },
         (err: unknown) => {
           logger.error(`express-oauth-router: readiness check failed: ${(err as Error)?.message ?? String(err)}`);
           sendHostRouteJson(res, 503, { status: 'not_ready' });

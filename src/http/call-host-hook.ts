@@ -17,11 +17,12 @@ export async function callHostHook<T>(hook: 'verifyCredentials' | 'currentUser' 
     return await call();
   } catch (err) {
     const code = (err as { code?: unknown } | null)?.code;
-    if (err instanceof StoreUnavailableError) throw err;
+    // Rethrown as the hook's: its end is the host directory's, not the store's, and is not logged as the store back.
+    if (err instanceof StoreUnavailableError) throw new HostHookUnavailableError(err.message, { cause: err });
     const name = err instanceof Error ? err.name : typeof err;
     const what = `${name}${typeof code === 'string' ? ` (${code})` : ''}`;
     if (isStoreUnavailableError(err) || (typeof code === 'string' && NETWORK_ERROR_CODES.has(code))) {
-      throw new StoreUnavailableError(`UserAuth.${hook} unavailable: ${what}`, { cause: err });
+      throw new HostHookUnavailableError(`UserAuth.${hook} unavailable: ${what}`, { cause: err });
     }
     // Logged by toOAuthError as unexpected: its name and code, not its message, which may quote what the user typed
     // (a driver's "invalid input syntax for type uuid: \"<the password typed as a username>\"").
@@ -33,3 +34,9 @@ export async function callHostHook<T>(hook: 'verifyCredentials' | 'currentUser' 
 export class HostHookError extends Error {
   override readonly name = 'HostHookError';
 }
+
+/**
+ * A UserAuth hook's outage: a StoreUnavailableError (503, logged as an outage) whose lines are throttled apart from the
+ * store's, and whose end a store's answer does not announce. README, `logger` option; RFC 6749 §4.1.2.1.
+ */
+export class HostHookUnavailableError extends StoreUnavailableError {}

@@ -7,6 +7,7 @@ import { hashToken } from '../crypto/hash-token.js';
 import { sendHostRouteJson } from '../http/json-response.js';
 import { bearerChallenge } from '../http/www-authenticate.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
+import { logStoreAvailable, storeRecoveryPending } from '../http/store-outage-log.js';
 import { oauthErrorBody, toErrorBody } from '../errors.js';
 import { singleAuthorizationHeader } from '../http/authorization-header.js';
 import { checkScopeTokens } from '../checks/scope.js';
@@ -88,6 +89,8 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
   async function lookUp(token: string, tokenHash: string, mark: RevocationMark, verifyFirst?: JwtVerifier): Promise<BearerAuth | null> {
     if (verifyFirst && !(await verifyFirst(token))) return null;
     const record = await store.tokens.findAccessToken(tokenHash);
+    // The store answered: the end of an outage logged before is said (README, `logger` option).
+    if (storeRecoveryPending) logStoreAvailable(options.logger);
     if (!record || record.expiresAt.getTime() <= Date.now()) return null;
     const auth: BearerAuth = {
       clientId: record.clientId,

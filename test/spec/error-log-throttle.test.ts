@@ -1,8 +1,12 @@
-// The router's error log under a flood: a line per kind of failure per 10 s with a count of the rest.
+// The router's error log under a flood: a line per kind of failure per 10 s with a count of the rest, and an outage's end said.
+import express from 'express';
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { basic, createTestApp } from '../helpers/app.js';
+import { basic, createTestApp, createTestRouter } from '../helpers/app.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
+import { registerClient } from '../../src/clients/register-client.js';
+import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
+import type { Store } from '../../src/stores/contract.js';
 
 const SERVER_ERROR = { error: 'server_error', error_description: 'the server encountered an unexpected condition' };
 
@@ -84,5 +88,108 @@ describe('unexpected errors are logged once per kind per 10 s, each still a 500 
     host.state.fault = () => new Error('custom store bug #0');
     expect((await host.token()).status).toBe(500);
     expect(host.logged.slice(101)).toEqual(['express-oauth-router: unexpected Error: custom store bug #0']);
+  });
+});
+
+describe('a store outage: one line per 10 s counting failures by cause, and one when the store answers again (README, `logger`)', () => {
+  const refused = () => new StoreUnavailableError('PostgreSQL store unavailable (ECONNREFUSED)');
+  const timedOut = () => new StoreUnavailableError('PostgreSQL store unavailable (Query read timeout)');
+
+  it('failures held back are reported by cause on the next outage line, not all under its cause', async () => {
+    const host = await createHost();
+    host.state.fault = refused;
+    for (let i = 0; i < 3; i += 1) expect((await host.token()).status).toBe(503);
+    host.state.fault = timedOut;
+    for (let i = 0; i < 2; i += 1) expect((await host.token()).status).toBe(503);
+    laterBy(10_001);
+    expect((await host.token()).status).toBe(503);
+    expect(host.logged).toEqual([
+      'express-oauth-router: store unavailable: PostgreSQL store unavailable (ECONNREFUSED)',
+      'express-oauth-router: store unavailable: PostgreSQL store unavailable (Query read timeout)'
+        + ' (and 4 more since the last such line: 2 × PostgreSQL store unavailable (ECONNREFUSED), 2 × PostgreSQL store unavailable (Query read timeout))',
+    ]);
+  });
+
+  it('the first token request served after an outage writes "store available again" with the failures held back, once', async () => {
+    const host = await createHost();
+    host.state.fault = refused;
+    for (let i = 0; i < 5; i += 1) expect((await host.token()).status).toBe(503);
+    host.state.fault = null;
+    for (let i = 0; i < 3; i += 1) expect((await host.token()).status).toBe(200);
+    expect(host.logged).toEqual([
+      'express-oauth-router: store unavailable: PostgreSQL store unavailable (ECONNREFUSED)',
+      'express-oauth-router: store available again after 4 failed requests since the last line: 4 × PostgreSQL store unavailable (ECONNREFUSED)',
+    ]);
+    // A warning, not an error: an alert on error lines does not fire on the end of an outage.
+    expect(host.warned).toEqual([host.logged[1]]);
+    // The next outage is news: logged at once, not held back behind the last one's line.
+    host.state.fault = timedOut;
+    expect((await host.token()).status).toBe(503);
+    expect(host.logged.at(-1)).toBe('express-oauth-router: store unavailable: PostgreSQL store unavailable (Query read timeout)');
+  });
+
+  it('a flapping store says "available again" at most once per 10 s, the failures between counted on it', async () => {
+    const host = await createHost();
+    const flap = async (): Promise<void> => {
+      host.state.fault = refused;
+      expect((await host.token()).status).toBe(503);
+      host.state.fault = null;
+      expect((await host.token()).status).toBe(200);
+    };
+    for (let i = 0; i < 4; i += 1) await flap();
+    expect(host.logged).toEqual([
+      'express-oauth-router: store unavailable: PostgreSQL store unavailable (ECONNREFUSED)',
+      'express-oauth-router: store available again; no request failed since the last line',
+      'express-oauth-router: store unavailable: PostgreSQL store unavailable (ECONNREFUSED)',
+    ]);
+    laterBy(10_001);
+    expect((await host.token()).status).toBe(200);
+    expect(host.logged.at(-1)).toBe('express-oauth-router: store available again after 2 failed requests since the last line: 2 × PostgreSQL store unavailable (ECONNREFUSED)');
+  });
+
+  it('requireBearer: the first access token looked up after an outage writes "store available again"', async () => {
+    const host = await createHost();
+    const issued = await host.token();
+    const store = host.store as Store;
+    const findAccessToken = store.tokens.findAccessToken.bind(store.tokens);
+    let down = true;
+    store.tokens.findAccessToken = async (...args) => {
+      if (down) throw refused();
+      return findAccessToken(...args);
+    };
+    const me = () => request(host.app).get('/api/v1/me').set('Authorization', `Bearer ${issued.body.access_token}`);
+    for (let i = 0; i < 3; i += 1) expect((await me()).status).toBe(503);
+    down = false;
+    expect((await me()).status).toBe(200);
+    expect(host.logged).toEqual([
+      'express-oauth-router: store unavailable: PostgreSQL store unavailable (ECONNREFUSED)',
+      'express-oauth-router: store available again after 2 failed requests since the last line: 2 × PostgreSQL store unavailable (ECONNREFUSED)',
+    ]);
+  });
+
+  it('a readiness probe that reaches the store writes "store available again", with no token request needed', async () => {
+    const store = createMemoryStore();
+    const logged: string[] = [];
+    const oauth = createTestRouter(store, { logger: { warn(line: string) { logged.push(line); }, error(line: string) { logged.push(line); } } });
+    const app = express();
+    app.use(oauth.router);
+    app.get('/health/ready', oauth.health.readiness);
+    const { client, clientSecret } = await registerClient(store, { name: 'Nightly Sync', flow: 'client_credentials' });
+    const findClient = store.clients.findClient.bind(store.clients);
+    let down = true;
+    store.clients.findClient = async (...args) => {
+      if (down) throw refused();
+      return findClient(...args);
+    };
+    const token = await request(app).post('/oauth2/token').set('Authorization', basic({ clientId: client.clientId, clientSecret })).type('form')
+      .send({ grant_type: 'client_credentials' });
+    expect(token.status).toBe(503);
+    expect((await request(app).get('/health/ready')).status).toBe(503);
+    down = false;
+    expect((await request(app).get('/health/ready')).status).toBe(200);
+    expect(logged).toEqual([
+      'express-oauth-router: store unavailable: PostgreSQL store unavailable (ECONNREFUSED)',
+      'express-oauth-router: store available again; no request failed since the last line',
+    ]);
   });
 });

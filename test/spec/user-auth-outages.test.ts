@@ -27,7 +27,7 @@ async function createHost(withCurrentUser = false) {
   const store = createMemoryStore();
   const oauth = createOAuthRouter(store, userAuth, {
     issuer: 'http://auth.test', session: { secret: 'test-session-secret-0123456789' }, rememberConsent: false,
-    logger: { warn: () => {}, error: (line: string) => { logged.push(line); } },
+    logger: { warn: (line: string) => { logged.push(line); }, error: (line: string) => { logged.push(line); } },
   });
   const app = express();
   app.use(oauth.router);
@@ -64,6 +64,8 @@ describe('UserAuth hooks that throw are an outage: 503 temporarily_unavailable (
     expect(refused.body.error).toBe('temporarily_unavailable');
     host.directory.down = false;
     expect((await refresh()).status).toBe(200);
+    // The store never failed: its answer to the refresh does not announce the directory's outage over as the store's.
+    expect(host.logged).toEqual([expect.stringContaining('UserAuth.findUser unavailable: Error (ECONNREFUSED)')]);
   });
 
   it('verifyCredentials at the sign-in: a 503 page saying to try again later, not a 500', async () => {
