@@ -1,7 +1,7 @@
 // The authorization request a page form carries (login's `request_id`, consent's `resume`), validated again in full.
 import type { PageContext } from './page-context.js';
 import { decodeLoginRequest } from '../http/login-request.js';
-import { toOAuthError } from '../http/to-oauth-error.js';
+import { OAuthError } from '../errors.js';
 import {
   checkAuthorizationParameters, checkAuthorizationTarget, type AuthorizationTarget,
 } from '../checks/authorization-request.js';
@@ -25,7 +25,8 @@ export async function resumeAuthorization(
     const target = await checkAuthorizationTarget(store, options, issuer, query);
     return { target, pending: checkAuthorizationParameters(options, issuer, target, query, Date.now()) };
   } catch (err) {
-    if (toOAuthError(err, options.logger).status >= 500) throw err;
+    // Decided without toOAuthError, which logs and counts: the caller answers what is rethrown, and counted it twice.
+    if (!(err instanceof OAuthError) || err.status >= 500) throw err;
     return null;
   }
 }

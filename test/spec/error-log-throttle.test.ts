@@ -2,7 +2,8 @@
 import express from 'express';
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { basic, createTestApp, createTestRouter } from '../helpers/app.js';
+import { basic, createTestApp, createTestRouter, USER } from '../helpers/app.js';
+import { authorizeQuery, hiddenField } from '../helpers/browser-flow.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { registerClient } from '../../src/clients/register-client.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
@@ -188,6 +189,24 @@ describe('a store outage: one line per 10 s counting failures by cause, and one 
     down = false;
     expect((await request(app).get('/health/ready')).status).toBe(200);
     expect(logged).toEqual([
+      'express-oauth-router: store unavailable: PostgreSQL store unavailable (ECONNREFUSED)',
+      'express-oauth-router: store available again; no request failed since the last line',
+    ]);
+  });
+
+  it('a sign-in the outage fails is one failed request, counted once, not once per place that handles its error', async () => {
+    const host = await createHost();
+    const agent = request.agent(host.app);
+    const login = await agent.get(`/oauth2/authorize?${authorizeQuery(host.codeClient)}`);
+    host.state.fault = refused;
+    const res = await agent.post('/oauth2/login').type('form').send({
+      csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'),
+      username: USER.username, password: USER.password,
+    });
+    expect(res.status).toBe(503);
+    host.state.fault = null;
+    expect((await host.token()).status).toBe(200);
+    expect(host.logged).toEqual([
       'express-oauth-router: store unavailable: PostgreSQL store unavailable (ECONNREFUSED)',
       'express-oauth-router: store available again; no request failed since the last line',
     ]);
