@@ -9,7 +9,8 @@ export const EXIT_FAILURE = 1;
  * The stable `error` field of the JSON error that `--json` writes on stderr, for scripts to branch on:
  * - `usage_error` (exit 2): an unknown command or option, a missing or malformed value;
  * - `unknown_client` (exit 1): no integration has that client_id;
- * - `no_store` (exit 1): a command that needs an existing store found none (nothing is created);
+ * - `no_store` (exit 1): a command that needs an existing store found none, or a SQLite file holding none
+ *   (nothing is created or changed);
  * - `store_unavailable` (exit 1): the store's database or cache could not be reached;
  * - `unsupported` (exit 1): the store cannot do it (no `deleteClient`; no previous secret for a grace
  *   period), and nothing was changed;

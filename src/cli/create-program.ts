@@ -25,7 +25,8 @@ export interface ProgramSettings {
 
 const HELP_AFTER = `
 Store: OAUTH_STORE, default sqlite:./data/oauth.sqlite (also postgres://…, redis://…).
-Only "clients create" and "clients import" create a store; every other command fails when there is none.
+Only "clients create" and "clients import" create a store, and never in a SQLite database that holds other data;
+every other command fails when there is none (also on a SQLite file that holds no store), changing nothing.
 
 With --json every command prints one JSON document on stdout, and an error as one JSON object on stderr:
   {"error": CODE, "message": TEXT}
@@ -35,7 +36,7 @@ Exit codes: 0 done; 1 failure (unknown client_id, no store, store unreachable, u
   1: unknown_client, no_store, store_unavailable, unsupported (the store cannot do it; nothing changed),
      revocation_incomplete (a rotation, disable or narrowing was written, revoking what came before failed), failure.
   2: usage_error: an unknown command or option, a missing or malformed value, a value the registration
-     rules refuse, "clients delete" without --yes; nothing changed. Scripts may rely on these codes.`;
+     rules refuse, "clients delete" without --yes, an OAUTH_STORE "create" or "import" may not use; nothing changed. Scripts may rely on these codes.`;
 
 /**
  * Builds the command tree. `exitOverride` is set before the subcommands are added so they inherit it:

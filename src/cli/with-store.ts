@@ -24,7 +24,8 @@ export interface WithStoreOptions {
   /**
    * Fail with `no_store` (exit 1) instead of creating a store that does not exist yet: every command but
    * `clients create` works on integrations that must already be there, and must not leave an empty
-   * SQLite file (or a `data/` directory) behind in the wrong folder, nor PostgreSQL tables under a mistyped schema.
+   * SQLite file (or a `data/` directory) behind in the wrong folder, the store's tables in a SQLite file that holds
+   * none (0 bytes, another application's), nor PostgreSQL tables under a mistyped schema.
    */
   readonly mustExist?: boolean;
 }
@@ -35,11 +36,17 @@ function isMissingFile(error: unknown): error is Error & { path?: unknown } {
   return error instanceof Error && (code === 'ENOENT' || code === 'SQLITE_CANTOPEN');
 }
 
+/** Whether opening refused a SQLite file that holds another application's data (`SqliteStoreOptions.refuseForeignFile`). */
+function isForeignFile(error: unknown): error is Error & { path: string } {
+  return error instanceof Error && (error as { code?: unknown }).code === 'EEXIST' && typeof (error as { path?: unknown }).path === 'string';
+}
+
 /**
  * Runs `work` against the configured store and closes it whatever happens: an open SQLite handle or
  * database connection would otherwise keep the process alive or leave the WAL unmerged.
- * @throws CliError `no_store` when `mustExist` and the store file is missing; otherwise whatever opening
- *   the store or `work` throws.
+ * @throws CliError `no_store` when `mustExist` and the store file is missing or holds no store; `usage_error`
+ *   when a SQLite file holds another application's data and no store; otherwise whatever opening the store or
+ *   `work` throws.
  */
 export async function withStore<T>(work: (store: Store) => Promise<T>, options: WithStoreOptions = {}): Promise<T> {
   const url = storeUrlFromEnv();
@@ -52,9 +59,19 @@ export async function withStore<T>(work: (store: Store) => Promise<T>, options: 
   }
   let store: Store;
   try {
-    store = await createStoreFromUrl(url, { mustExist: options.mustExist === true });
+    // Never a new store inside another application's SQLite database: that is a mistyped path as much as a missing
+    // file is, and the other application would find the store's tables among its own.
+    store = await createStoreFromUrl(url, { mustExist: options.mustExist === true, refuseForeignFile: true });
   } catch (error) {
     const sqlite = /^sqlite:/i.test(url);
+    if (sqlite && isForeignFile(error)) {
+      throw new CliError(
+        `${error.path} is a SQLite database with other data and no store (OAUTH_STORE=${url}); oauth-admin creates a store ` +
+          'only in a new or empty file: set OAUTH_STORE to the store your app uses, or to a new file ' +
+          '(an app that keeps the store in its own database creates it there when it starts)',
+        EXIT_USAGE,
+      );
+    }
     // PostgreSQL's missing tables name their schema in `path`; an ENOENT without one (a missing socket) is no such thing.
     if (options.mustExist !== true || !isMissingFile(error) || (!sqlite && typeof error.path !== 'string')) throw error;
     const where = typeof error.path === 'string' ? error.path : url;

@@ -12,13 +12,19 @@ const SUPPORTED = 'sqlite:PATH, memory:, postgres://…, postgresql://…, redis
 /** Options of `createStoreFromUrl`. */
 export interface StoreFromUrlOptions {
   /**
-   * Open an existing store only: for `sqlite:` no file or directory is created and a missing file throws an
-   * Error with `code: 'ENOENT'` (see `SqliteStoreOptions.fileMustExist`); for PostgreSQL no schema or table
+   * Open an existing store only: for `sqlite:` no file or directory is created, and a missing file or one that
+   * holds no store throws an Error with `code: 'ENOENT'` (see `SqliteStoreOptions.fileMustExist`); for PostgreSQL no schema or table
    * is created, and a schema and prefix without the store's tables throw an Error with `code: 'ENOENT'`
    * (`PostgresStoreOptions.mustExist`). Redis keeps nothing until the first write, and `memory:` is fresh:
    * they ignore it. Default false.
    */
   readonly mustExist?: boolean;
+  /**
+   * For `sqlite:`, create a store in a new or empty file only: a file with other data and no store (another
+   * application's database) throws an Error with `code: 'EEXIST'` (`SqliteStoreOptions.refuseForeignFile`).
+   * The other stores keep their tables or keys apart by schema, prefix or key prefix, and ignore it. Default false.
+   */
+  readonly refuseForeignFile?: boolean;
   /**
    * Where the PostgreSQL and Redis stores report connection losses and background failures (their `logger`
    * option); the other stores report none. Default: one line per warning on stderr (`consoleStoreLogger`).
@@ -113,7 +119,7 @@ function refuseOtherStoresParameters(url: string, scheme: string, own: readonly 
 /**
  * Opens the store a URL names:
  * - `sqlite:./data/oauth.sqlite`, `sqlite:/abs/path.sqlite` — the SQLite store on that file (created if
- *   missing, unless `options.mustExist`); `?synchronous=normal` and `?lock_timeout_ms=N` set
+ *   missing, unless `options.mustExist`; not in another application's database with `options.refuseForeignFile`); `?synchronous=normal` and `?lock_timeout_ms=N` set
  *   `SqliteStoreOptions.synchronous` and `.lockTimeoutMs` (a `?` therefore always starts the query);
  * - `memory:` — a fresh in-memory store (tests, demos: nothing survives the process);
  * - `postgres://…`, `postgresql://…`, `redis://…`, `rediss://…` — shared stores for several instances.
@@ -148,7 +154,7 @@ export async function createStoreFromUrl(url: string, options: StoreFromUrlOptio
       const filename = sqlitePath(question === -1 ? rest : rest.slice(0, question));
       const urlOptions = question === -1 ? {} : sqliteUrlOptions(rest.slice(question + 1));
       const { createSqliteStore } = await import('./sqlite/index.js');
-      return createSqliteStore({ filename, fileMustExist: options.mustExist === true, ...urlOptions });
+      return createSqliteStore({ filename, fileMustExist: options.mustExist === true, refuseForeignFile: options.refuseForeignFile === true, ...urlOptions });
     }
     case 'memory': {
       if (rest !== '' && rest !== '//') throw new TypeError('OAUTH_STORE: write the memory store as memory:');

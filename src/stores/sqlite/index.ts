@@ -12,6 +12,7 @@ import { createLockWait } from './lock-wait.js';
 import { createSqliteRateLimits } from './rate-limits.js';
 import { codeToRow, consentToRow, rowToConsent, valuesToCode } from './rows.js';
 import { migrateSqliteSchema } from './schema.js';
+import { checkSqliteFileContents } from './file-contents.js';
 import { openWithRetry } from './open-with-retry.js';
 import { prepareSqliteStatements } from './statements.js';
 import { createSqliteTokenStore } from './tokens.js';
@@ -40,11 +41,20 @@ export interface SqliteStoreOptions {
    */
   readonly sweepIntervalSeconds?: number;
   /**
-   * Open an existing file only: no file and no directory is created, and a missing file throws an Error
-   * with `code: 'ENOENT'` and `path`, as `fs` does. For tools that only read (`oauth-admin clients list`),
-   * which must not leave an empty store behind a mistyped path. Default false.
+   * Open an existing store only: no file and no directory is created, and a missing file throws an Error
+   * with `code: 'ENOENT'` and `path`, as `fs` does; so does a file that holds no store (0 bytes, or a database
+   * without the store's `clients` table and `user_version`, such as another application's), which is left as it
+   * was: not switched to WAL, not migrated. For tools that only read (`oauth-admin clients list`), which must
+   * not leave a store behind a mistyped path. Default false.
    */
   readonly fileMustExist?: boolean;
+  /**
+   * Create a store in a new or empty file only: a file that holds something else and no store (another
+   * application's tables) throws an Error with `code: 'EEXIST'` and `path`, and is left as it was. For tools
+   * that create a store (`oauth-admin clients create`), where such a file is a mistyped path. Default false:
+   * a host may keep the store in its own database, by name or by passing its `Database`.
+   */
+  readonly refuseForeignFile?: boolean;
   /**
    * Milliseconds a store call waits for a lock another connection holds (the CLI writing, a backup, another
    * instance) before it rejects with StoreUnavailableError, which the router answers with 503
@@ -194,6 +204,11 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
   const db = isSqliteDatabase(source)
     ? (source as SqliteConnection)
     : openDatabase(source.filename, source.fileMustExist === true);
+  // A host's own Database may hold its tables beside the store's, and `:memory:` is new by definition: only a
+  // file opened by name is checked.
+  const expected = isSqliteDatabase(source) || source.filename === ':memory:'
+    ? { path: '', mustBeStore: false, refuseForeign: false }
+    : { path: resolve(source.filename), mustBeStore: source.fileMustExist === true, refuseForeign: source.refuseForeignFile === true };
 
   try {
     runSqlite(() => {
@@ -202,6 +217,8 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
       // migrating), so that processes opening one file at once wait for each other.
       db.pragma(`busy_timeout = ${Math.ceil(lockWait.timeoutMs)}`);
       openWithRetry(lockWait.timeoutMs, () => {
+        // Before the first step that writes (WAL, migrating): a file refused here must be left exactly as it was.
+        checkSqliteFileContents(db, expected);
         // A host's own connection keeps the cache size the host gave it. Setting it reads the file's header,
         // so it waits for another connection's lock like the steps after it.
         if (ownsDatabase) db.pragma(`cache_size = -${STORE_CACHE_KIB}`);
