@@ -43,14 +43,14 @@ export interface SqliteStoreOptions {
   /**
    * Open an existing store only: no file and no directory is created, and a missing file throws an Error
    * with `code: 'ENOENT'` and `path`, as `fs` does; so does a file that holds no store (0 bytes, or a database
-   * without the store's `clients` table and `user_version`, such as another application's), which is left as it
+   * whose `user_version` is 0 or that has no `clients` table, such as another application's), which is left as it
    * was: not switched to WAL, not migrated. For tools that only read (`oauth-admin clients list`), which must
    * not leave a store behind a mistyped path. Default false.
    */
   readonly fileMustExist?: boolean;
   /**
-   * Create a store in a new or empty file only: a file that holds something else and no store (another
-   * application's tables) throws an Error with `code: 'EEXIST'` and `path`, and is left as it was. For tools
+   * Create a store in a new or empty file only (0 bytes, or no table, index, view or trigger and `user_version`
+   * 0): any other file that holds no store (another application's database) throws an Error with `code: 'EEXIST'` and `path`, and is left as it was. For tools
    * that create a store (`oauth-admin clients create`), where such a file is a mistyped path. Default false:
    * a host may keep the store in its own database, by name or by passing its `Database`.
    */
