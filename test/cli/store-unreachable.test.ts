@@ -39,7 +39,9 @@ describe('oauth-admin when the store cannot be reached', () => {
 const postgresUrl = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
 const authClusterUrl = process.env.OAUTH_TEST_REDIS_AUTH_CLUSTER_URL ?? '';
 const REFUSED: readonly (readonly [string, string])[] = [
-  ...(postgresUrl ? [[postgresUrl.replace(/\/[^/?]*(\?|$)/, '/no_such_database_express_oauth$1'), 'PostgreSQL store unavailable (3D000)'] as const] : []),
+  ...(postgresUrl ? [[postgresUrl.replace(/\/[^/?]*(\?|$)/, '/no_such_database_express_oauth$1'), 'PostgreSQL store unavailable (3D000: no such database)'] as const] : []),
+  // A role the server does not know: refused at authentication, said in plain words (the server's own names the role).
+  ...(postgresUrl ? [[postgresUrl.replace(/\/\/[^@/]*@/, '//no_such_role_express_oauth@'), 'PostgreSQL store unavailable (28000: the server refused this role or host (pg_hba.conf))'] as const] : []),
   // A node of the password-protected cluster, opened as a plain Redis: the AUTH at connect is refused.
   ...(authClusterUrl ? [[authClusterUrl.replace(/^redis\+cluster:/, 'redis:').replace(/:[^:@/]*@/, ':not-the-password@'), 'Redis store unavailable (WRONGPASS)'] as const] : []),
   ...(authClusterUrl ? [[authClusterUrl.replace(/:[^:@/]*@/, ':not-the-password@'), 'Redis store unavailable (All the root nodes are unavailable)'] as const] : []),

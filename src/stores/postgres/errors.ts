@@ -25,6 +25,21 @@ const PG_MESSAGES = [
   'The server does not support SSL connections',
 ];
 
+/**
+ * Plain words for the SQLSTATEs an operator meets when a store is configured wrong or the server is going away, so a
+ * `store_unavailable` from the CLI or a log line says what to fix without the server's own message (which names
+ * roles and databases, and may be translated).
+ */
+const SQLSTATE_WORDS: Readonly<Record<string, string>> = {
+  '3D000': 'no such database',
+  '28P01': 'password authentication failed',
+  '28000': 'the server refused this role or host (pg_hba.conf)',
+  '57P01': 'the server is shutting down',
+  '57P03': 'the server is starting up or not accepting connections',
+  '53300': 'too many connections',
+  '25006': 'the server takes no writes (a standby, or read-only)',
+};
+
 /** True when `err` says the database is unreachable or unresponsive, as opposed to a bad query. */
 export function isPostgresUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
@@ -50,7 +65,8 @@ export function isPostgresUnavailable(err: unknown): boolean {
 export function rethrowPostgresError(err: unknown): never {
   if (err instanceof StoreUnavailableError) throw err;
   if (isPostgresUnavailable(err)) {
-    const kind = (err as { code?: string }).code ?? (err as Error).message;
+    const code = (err as { code?: string }).code;
+    const kind = code === undefined ? (err as Error).message : SQLSTATE_WORDS[code] ? `${code}: ${SQLSTATE_WORDS[code]}` : code;
     throw new StoreUnavailableError(`PostgreSQL store unavailable (${kind})`, { cause: err });
   }
   throw err;
