@@ -5,7 +5,7 @@ import { CliError, EXIT_USAGE } from './cli-error.js';
 import { parseDuration } from './parse-duration.js';
 import { withAdmin } from './with-admin.js';
 import { RevocationIncompleteError } from '../clients/client-errors.js';
-import type { RotatedSecret } from '../clients/rotate-client-secret.js';
+import { MAX_SECRET_GRACE_SECONDS, type RotatedSecret } from '../clients/rotate-client-secret.js';
 
 /**
  * Adds `rotate-secret CLIENT_ID [--grace DURATION]` to the `clients` command, a thin layer over
@@ -26,6 +26,10 @@ export function addClientsRotateSecretCommand(clients: Command): void {
       // A grace of nothing would be the leak rotation (every token revoked) under the name of a planned one.
       if (grace === 0) {
         throw new CliError('--grace must be more than 0; for a rotation that stops the old secret at once, leave --grace out', EXIT_USAGE);
+      }
+      // Said in the option's own terms, not the admin API's (gracePeriodSeconds, whose range starts at 0).
+      if (grace !== undefined && grace > MAX_SECRET_GRACE_SECONDS) {
+        throw new CliError(`--grace is at most 30 days (30d, ${MAX_SECRET_GRACE_SECONDS} seconds)`, EXIT_USAGE);
       }
       let rotated: RotatedSecret;
       try {
