@@ -54,7 +54,6 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** A host on a counted store of `engine`; for SQLite, also the file other processes and instances open. */
 /** A fresh SQLite file's path in a temp directory removed after the test. */
 function tempSqliteFile(name: string): string {
   const dir = mkdtempSync(join(tmpdir(), `${name}-`));
@@ -69,6 +68,23 @@ function hostDatabase(name: string): Database.Database {
   return db;
 }
 
+/**
+ * A SQLite store on a fresh file with a host app and a token it issued, a second router on the same store (its own
+ * bearer cache, the store's one data_version watch), and another connection to the file, as another process has.
+ */
+async function sqliteWithOtherConnection(name: string) {
+  const file = tempSqliteFile(name);
+  const store = createSqliteStore({ filename: file, sweepIntervalSeconds: 0 });
+  cleanups.push(() => store.close());
+  const t = await createTestApp({}, store);
+  const token = await clientCredentialsToken(t.app, t.credentialsClient);
+  const oauth = createTestRouter(store);
+  const other = new Database(file);
+  cleanups.push(() => { other.close(); });
+  return { store, t, token, oauth, other };
+}
+
+/** A host on a counted store of `engine`; for SQLite, also the file other processes and instances open. */
 async function host(engine: 'memory' | 'sqlite', options: Partial<OAuthRouterOptions> = {}): Promise<TestApp & Counted & { file: string }> {
   let file = '';
   let inner: Store;
@@ -246,15 +262,7 @@ describe('requireBearer cache on SQLite: the data_version read of one event-loop
     ['the client lookup of a token request resumed in the check phase', 'client'],
   ] as const;
   it.each(READERS)('a data_version read by %s does not stand for the requests of the next poll phase', async (_label, reader) => {
-    const file = tempSqliteFile('bearer-cache-phases');
-    const store = createSqliteStore({ filename: file, sweepIntervalSeconds: 0 });
-    cleanups.push(() => store.close());
-    const t = await createTestApp({}, store);
-    const token = await clientCredentialsToken(t.app, t.credentialsClient);
-    // A second router on the same store: its own bearer cache, the store's one data_version watch.
-    const deferring = createTestRouter(store);
-    const other = new Database(file);
-    cleanups.push(() => { other.close(); });
+    const { store, t, token, oauth: deferring, other } = await sqliteWithOtherConnection('bearer-cache-phases');
     let direct: RawConnection | null = null;
     /** Still in the check phase, right after the read: another connection revokes the token, then a request
      * using it is written, for the next poll phase to read. */
@@ -300,14 +308,7 @@ describe('requireBearer cache on SQLite: one poll phase that polls more than onc
    * audit: with 6,000 connections, tokens revoked by another instance were served for 4-5 s).
    */
   it('a token revoked after the read of the phase\'s first poll is refused to a request its next poll reads', async () => {
-    const file = tempSqliteFile('bearer-cache-repoll');
-    const store = createSqliteStore({ filename: file, sweepIntervalSeconds: 0 });
-    cleanups.push(() => store.close());
-    const t = await createTestApp({}, store);
-    const token = await clientCredentialsToken(t.app, t.credentialsClient);
-    const oauth = createTestRouter(store);
-    const other = new Database(file);
-    cleanups.push(() => { other.close(); });
+    const { token, oauth, other } = await sqliteWithOtherConnection('bearer-cache-repoll');
     const request = `GET /checked HTTP/1.1\r\nHost: auth.test\r\nAuthorization: Bearer ${token}\r\n\r\n`;
     let probe: Socket | null = null;
     let revoked = false;
