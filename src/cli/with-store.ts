@@ -77,6 +77,14 @@ export async function withStore<T>(work: (store: Store) => Promise<T>, options: 
     const where = typeof error.path === 'string' ? error.path : url;
     // A sqlite: URL carries no password, so it can be shown; a PostgreSQL one may, so only its schema is.
     const chosen = !sqlite ? 'OAUTH_STORE' : process.env['OAUTH_STORE']?.trim() ? `OAUTH_STORE=${url}` : `OAUTH_STORE unset, default ${url}`;
+    // `clients create` refuses another application's database, so it is no way out there.
+    if ((error as { holds?: unknown }).holds === 'foreign') {
+      throw new CliError(
+        `no store at ${where}: it is a SQLite database with other data (${chosen}); set OAUTH_STORE to the store your app uses`,
+        EXIT_FAILURE,
+        'no_store',
+      );
+    }
     throw new CliError(
       `no store at ${where} (${chosen}); create an integration first (oauth-admin clients create), ` +
         `or set OAUTH_STORE to the store your app uses${sqlite ? '' : ' (its ?schema= and ?table_prefix=)'}`,

@@ -18,11 +18,23 @@ const NEEDS_A_STORE: readonly (readonly string[])[] = [
   ['tokens', 'revoke', '--client', 'some-client'],
 ];
 
-/** Files that exist and hold no store, by how they were made. */
-const NO_STORE_FILES: Readonly<Record<string, (file: string) => void>> = {
-  'another application\'s database': (file) => foreignDatabase(file, 0),
-  'another application\'s database that numbers its schema with user_version': (file) => foreignDatabase(file, 3),
-  'a 0-byte file': (file) => writeFileSync(file, ''),
+/** How `no_store` ends, by what the file holds: `clients create` makes a store in an empty file only. */
+const EMPTY_ADVICE = 'create an integration first (oauth-admin clients create), or set OAUTH_STORE to the store your app uses';
+
+/** Files that exist and hold no store, by how they were made, with what the error says of each. */
+const NO_STORE_FILES: Readonly<Record<string, { make: (file: string) => void; says: (file: string) => string }>> = {
+  'another application\'s database': {
+    make: (file) => foreignDatabase(file, 0),
+    says: (file) => `no store at ${file}: it is a SQLite database with other data (OAUTH_STORE=sqlite:${file}); set OAUTH_STORE to the store your app uses`,
+  },
+  'another application\'s database that numbers its schema with user_version': {
+    make: (file) => foreignDatabase(file, 3),
+    says: (file) => `no store at ${file}: it is a SQLite database with other data (OAUTH_STORE=sqlite:${file}); set OAUTH_STORE to the store your app uses`,
+  },
+  'a 0-byte file': {
+    make: (file) => writeFileSync(file, ''),
+    says: (file) => `no store at ${file} (OAUTH_STORE=sqlite:${file}); ${EMPTY_ADVICE}`,
+  },
 };
 
 let dir: string;
@@ -50,17 +62,12 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe.each(Object.entries(NO_STORE_FILES))('on %s', (_kind, make) => {
+describe.each(Object.entries(NO_STORE_FILES))('on %s', (_kind, { make, says }) => {
   it.each(NEEDS_A_STORE)('%s %s fails with no store, as for a missing file, and changes nothing', async (...args) => {
     make(file);
     const before = snapshot();
     const result = await runCli(file, args);
-    expect(result).toEqual({
-      code: 1,
-      stdout: '',
-      stderr: `oauth-admin: no store at ${file} (OAUTH_STORE=sqlite:${file}); ` +
-        'create an integration first (oauth-admin clients create), or set OAUTH_STORE to the store your app uses\n',
-    });
+    expect(result).toEqual({ code: 1, stdout: '', stderr: `oauth-admin: ${says(file)}\n` });
     expect(snapshot()).toEqual(before);
   });
 
@@ -70,7 +77,7 @@ describe.each(Object.entries(NO_STORE_FILES))('on %s', (_kind, make) => {
     const result = await runCli(file, ['clients', 'list', '--json']);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
-    expect(JSON.parse(result.stderr)).toEqual({ error: 'no_store', message: expect.stringMatching(/^no store at /) });
+    expect(JSON.parse(result.stderr)).toEqual({ error: 'no_store', message: says(file) });
     expect(snapshot()).toEqual(before);
   });
 });

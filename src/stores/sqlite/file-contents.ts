@@ -32,7 +32,8 @@ export interface SqliteFileExpectations {
 
 /**
  * Refuses, before anything is written, a file the store must not open: with `mustBeStore`, any file that holds no
- * store (an Error with `code: 'ENOENT'` and `path`, as for a missing file: there is no store there either); with
+ * store (an Error with `code: 'ENOENT'`, `path` and `holds`, `'empty'` or `'foreign'`, as for a missing file: there is no
+ * store there either); with
  * `refuseForeign`, a file that holds something else (`code: 'EEXIST'` and `path`: a new store goes in a new or empty
  * file only). A tool that only reads must not turn a mistyped path into a store, and a tool that creates must not add
  * one to another application's database: the same typo.
@@ -45,7 +46,8 @@ export function checkSqliteFileContents(db: SqliteConnection, expected: SqliteFi
   const contents = sqliteFileContents(db);
   if (contents === 'store') return;
   if (expected.mustBeStore) {
-    throw Object.assign(new Error(`createSqliteStore: no store in the database file at ${path}`), { code: 'ENOENT', path });
+    // `holds` lets a tool say which: an empty file can become a store, another application's database must not.
+    throw Object.assign(new Error(`createSqliteStore: no store in the database file at ${path}`), { code: 'ENOENT', path, holds: contents });
   }
   if (contents === 'foreign') {
     throw Object.assign(new Error(`createSqliteStore: the database file at ${path} holds no store but other data; a new store goes in a new or empty file`), { code: 'EEXIST', path });

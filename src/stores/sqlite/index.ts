@@ -44,7 +44,7 @@ export interface SqliteStoreOptions {
    * Open an existing store only: no file and no directory is created, and a missing file throws an Error
    * with `code: 'ENOENT'` and `path`, as `fs` does; so does a file that holds no store (0 bytes, or a database
    * whose `user_version` is 0 or that has no `clients` table, such as another application's), which is left as it
-   * was: not switched to WAL, not migrated. For tools that only read (`oauth-admin clients list`), which must
+   * was: not switched to WAL, not migrated. That Error's `holds` says which: `'empty'` or `'foreign'`. For tools that only read (`oauth-admin clients list`), which must
    * not leave a store behind a mistyped path. Default false.
    */
   readonly fileMustExist?: boolean;
