@@ -38,9 +38,10 @@ const DUMMY_HASH = hashSecret('express-oauth-router: no such client');
  * `-u`, requests' `HTTPBasicAuth` and Authlib send them as they are. The two readings differ only where the
  * credentials hold `%` or `+`: the form-decoded one is then the answer and the literal one its `literal`, tried
  * when the first does not authenticate; a literal `%` that is no escape (`%zz`) leaves the literal reading alone.
+ * Octets that are not UTF-8 are read as ISO-8859-1, the charset of the clients that send non-ASCII unencoded.
  * @returns `null` when the header is absent.
  * @throws InvalidClientError when the header is present but not valid Basic credentials.
- * @see RFC 6749 §2.3.1 (form-encoding of id and secret before Base64), RFC 7617 §2, SPEC §2, §5.1.
+ * @see RFC 6749 §2.3.1 (form-encoding of id and secret before Base64), RFC 7617 §2, §2.1 (charset), SPEC §2, §5.1.
  */
 export function parseBasicCredentials(header: string | undefined): BasicCredentials | null {
   if (header === undefined) return null;
@@ -56,9 +57,11 @@ export function parseBasicCredentials(header: string | undefined): BasicCredenti
     throw new InvalidClientError(MALFORMED_BASIC, 'malformed_credentials');
   }
   const bytes = Buffer.from(encoded, 'base64');
-  // RFC 7617 §2.1: the credentials are UTF-8; other octets would be read as U+FFFD, another id than the one sent.
-  if (!isUtf8(bytes)) throw new InvalidClientError('malformed Basic credentials: not UTF-8', 'malformed_credentials');
-  const decoded = bytes.toString('utf8');
+  // RFC 7617 §2.1 leaves the charset to the server unless it asks for UTF-8, and the clients that send the id and
+  // secret as they are (requests' HTTPBasicAuth, Authlib, @badgateway's interop method, browsers' btoa) encode them
+  // as ISO-8859-1. Octets that are not UTF-8 have no UTF-8 reading, so their ISO-8859-1 one, an octet per
+  // character and never U+FFFD, is the only reading: it names exactly what was sent.
+  const decoded = bytes.toString(isUtf8(bytes) ? 'utf8' : 'latin1');
   const colon = decoded.indexOf(':');
   if (colon <= 0 || colon === decoded.length - 1) throw new InvalidClientError('malformed Basic credentials', 'malformed_credentials');
   const literal: BasicCredentials = { clientId: decoded.slice(0, colon), clientSecret: decoded.slice(colon + 1) };

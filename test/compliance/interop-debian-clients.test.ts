@@ -26,6 +26,8 @@ type Json = Record<string, unknown>;
 
 /** A secret an earlier system issued: `+` and `%` read differently once form-decoded (RFC 6749 §2.3.1). */
 const IMPORTED_SECRET = 's3cret+from%2019/ok=';
+/** A secret with characters outside ASCII, which requests and Authlib encode as ISO-8859-1 in Basic (RFC 7617 §2.1). */
+const NON_ASCII_SECRET = 'clé+secrète%2019§';
 
 describe.skipIf(!ENABLED)('interoperability with the Python and Go OAuth clients Debian ships', () => {
   let host: InteropHost;
@@ -119,6 +121,12 @@ describe.skipIf(!ENABLED)('interoperability with the Python and Go OAuth clients
       const result = await client('credentials', registered);
       expect(result.api).toEqual(allowed(null, registered.clientId));
     });
+
+    it('client credentials grant with an imported non-ASCII secret, which it sends in Basic as ISO-8859-1', async () => {
+      const registered = await host.registerCredentialsClient({ importedSecret: NON_ASCII_SECRET });
+      const result = await client('credentials', registered);
+      expect(result.api).toEqual(allowed(null, registered.clientId));
+    });
   });
 
   describe('Python Authlib (requests OAuth2Session)', () => {
@@ -147,6 +155,12 @@ describe.skipIf(!ENABLED)('interoperability with the Python and Go OAuth clients
 
     it('client credentials grant with an imported secret holding + and %, which it sends in Basic as it is (SPEC §2)', async () => {
       const registered = await host.registerCredentialsClient({ importedSecret: IMPORTED_SECRET });
+      const result = await client('credentials', registered);
+      expect(result.api).toEqual(allowed(null, registered.clientId));
+    });
+
+    it('client credentials grant with an imported non-ASCII secret, which it sends in Basic as ISO-8859-1', async () => {
+      const registered = await host.registerCredentialsClient({ importedSecret: NON_ASCII_SECRET });
       const result = await client('credentials', registered);
       expect(result.api).toEqual(allowed(null, registered.clientId));
     });
@@ -180,6 +194,12 @@ describe.skipIf(!ENABLED)('interoperability with the Python and Go OAuth clients
       const registered = await host.registerCredentialsClient({ importedSecret: IMPORTED_SECRET });
       const result = await client('credentials', registered);
       expect(result).toMatchObject({ token_type: 'Bearer', has_refresh_token: false });
+      expect(result.api).toEqual(allowed(null, registered.clientId));
+    });
+
+    it('client credentials grant with an imported non-ASCII secret, which it form-encodes as UTF-8 in Basic', async () => {
+      const registered = await host.registerCredentialsClient({ importedSecret: NON_ASCII_SECRET });
+      const result = await client('credentials', registered);
       expect(result.api).toEqual(allowed(null, registered.clientId));
     });
   });
