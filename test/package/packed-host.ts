@@ -47,6 +47,8 @@ export interface HostSpec {
   readonly files: Readonly<Record<string, string>>;
   /** Packages the host adds next to the tarball, e.g. `express@4`, `@types/express@4`. */
   readonly installs: readonly string[];
+  /** Install without running any package's install script, as an npm that skips scripts missing from `allowScripts` does. */
+  readonly ignoreScripts?: boolean;
 }
 
 /** Writes the host's files and installs only the tarball and what the host adds. */
@@ -55,7 +57,8 @@ export async function createHost(tarball: string, spec: HostSpec): Promise<void>
   const name = `host-${spec.dir.split('/').pop()}`;
   await writeFile(join(spec.dir, 'package.json'), JSON.stringify({ name, private: true, type: spec.type }, null, 2));
   for (const [file, text] of Object.entries(spec.files)) await writeFile(join(spec.dir, file), text);
-  const installed = await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball, ...spec.installs], spec.dir);
+  const flags = ['--no-audit', '--no-fund', '--prefer-offline', ...(spec.ignoreScripts === true ? ['--ignore-scripts'] : [])];
+  const installed = await run('npm', ['install', ...flags, tarball, ...spec.installs], spec.dir);
   if (installed.code !== 0) throw new Error(`npm install in ${spec.dir} failed:\n${installed.stderr}`);
 }
 

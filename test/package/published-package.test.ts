@@ -18,6 +18,18 @@ const DRIVERS_MISSING = {
   redis: 'The Redis store needs redis: npm install redis@5',
 };
 
+/** Opens the SQLite store in ./data and prints what opening it threw. */
+const OPEN_SQLITE_STORE = `import { createSqliteStore } from 'express-oauth-router/stores/sqlite';
+try {
+  createSqliteStore({ filename: './data/oauth.sqlite' });
+  console.log('opened');
+} catch (error) {
+  console.log(error.message);
+}
+`;
+const DRIVER_NOT_BUILT = "The SQLite store's better-sqlite3 is installed but not built (its install script did not run): "
+  + 'npm install-scripts approve better-sqlite3 && npm rebuild better-sqlite3';
+
 let work: string;
 let tarball: string;
 const hostDir = (name: string): string => join(work, name);
@@ -56,6 +68,11 @@ beforeAll(async () => {
       checks['commonjs'] = typeCheck(hostDir('commonjs'));
       checks['commonjs-classic'] = typeCheck(hostDir('commonjs'), 'tsconfig.commonjs.json');
       checks['commonjs-no-interop'] = typeCheck(hostDir('commonjs'), 'tsconfig.no-interop.json');
+    }),
+    // (d) better-sqlite3 installed but never built: its install script skipped (npm 11 without an allowScripts entry).
+    createHost(tarball, {
+      dir: hostDir('unbuilt-driver'), type: 'module', installs: ['express@5', 'better-sqlite3@12'], ignoreScripts: true,
+      files: { 'open-store.mjs': OPEN_SQLITE_STORE },
     }),
   ]);
 }, 120_000);
@@ -295,4 +312,22 @@ describe('(c) a CommonJS host', () => {
   it("the package's declarations type-check under module commonjs without esModuleInterop (no default import of a Node module)", async () => {
     expectClean(await checks['commonjs-no-interop']!);
   }, 60_000);
+});
+
+describe('(d) a host whose better-sqlite3 was installed without running its install script', () => {
+  it('opening the SQLite store says how to build the driver, and creates nothing', async () => {
+    const dir = hostDir('unbuilt-driver');
+    expect(existsSync(join(dir, 'node_modules', 'better-sqlite3', 'build'))).toBe(false);
+    const result = await run(process.execPath, ['open-store.mjs'], dir);
+    expect(result.stdout.trim(), result.stderr).toBe(DRIVER_NOT_BUILT);
+    expect(existsSync(join(dir, 'data'))).toBe(false);
+  });
+
+  it('the admin CLI says the same', async () => {
+    const dir = hostDir('unbuilt-driver');
+    const result = await run(join(dir, 'node_modules', '.bin', 'oauth-admin'), ['clients', 'create', '--name', 'Nightly Sync', '--flow', 'client_credentials'], dir);
+    expect(result.stderr).toContain(DRIVER_NOT_BUILT);
+    expect(result.code).not.toBe(0);
+    expect(existsSync(join(dir, 'data'))).toBe(false);
+  });
 });

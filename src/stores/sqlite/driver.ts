@@ -68,12 +68,34 @@ export function isSqliteDatabase(value: object): value is SqliteDatabase {
   return typeof (value as { prepare?: unknown }).prepare === 'function';
 }
 
+/** The constructor once it has opened a database: its native addon is there. */
+let built: SqliteDatabaseConstructor | undefined;
+
 /**
  * better-sqlite3's `Database` constructor, loaded only when a store opens a file: hosts of the other stores
- * need not install it (nor compile its native addon).
- * @throws Error "The SQLite store needs better-sqlite3: npm install better-sqlite3@12" when it is missing.
+ * need not install it (nor compile its native addon). Its first use opens an in-memory database, so a driver
+ * whose addon was never built fails here, before the store makes a directory, and says how to build it.
+ * @throws Error "The SQLite store needs better-sqlite3: npm install better-sqlite3@12" when it is missing, and
+ *   "The SQLite store's better-sqlite3 is installed but not built…" when its install script did not run.
  * @see DESIGN §2 (SQLite is the embedded default store).
  */
 export function loadBetterSqlite3(): SqliteDatabaseConstructor {
-  return requireDriver<SqliteDatabaseConstructor>(BETTER_SQLITE3);
+  if (built) return built;
+  const Database = requireDriver<SqliteDatabaseConstructor>(BETTER_SQLITE3);
+  try {
+    new Database(':memory:').close();
+  } catch (error) {
+    // The `bindings` package's words for an addon that is not on disk, as after `npm install --ignore-scripts` or an
+    // npm that skips install scripts missing from `allowScripts`; a build for another Node version says otherwise.
+    if (error instanceof Error && error.message.startsWith('Could not locate the bindings file')) {
+      throw new Error(
+        'The SQLite store\'s better-sqlite3 is installed but not built (its install script did not run): '
+          + 'npm install-scripts approve better-sqlite3 && npm rebuild better-sqlite3',
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+  built = Database;
+  return Database;
 }
