@@ -1,7 +1,7 @@
 // oauth.health: readiness (store reachable, signing keys loaded) and liveness handlers, through real HTTP.
-import { mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import express from 'express';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -101,6 +101,22 @@ describe('readiness of a SQLite store whose file is removed or replaced under it
       expect(res.status).toBe(503);
       expect(res.body).toEqual({ status: 'not_ready', checks: { store: { status: 'fail', reason: 'unavailable' } } });
     } finally {
+      await h.cleanup();
+    }
+  });
+
+  it('the path out of sight (its folder moved, a file at the folder\'s name: ENOTDIR, as EACCES for a folder made unreadable): not ready (store unavailable), not an error', async () => {
+    const h = sqliteHost();
+    const folder = dirname(h.file);
+    try {
+      renameSync(folder, `${folder}.moved`);
+      writeFileSync(folder, '');
+      const res = await request(h.app).get('/health/ready');
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({ status: 'not_ready', checks: { store: { status: 'fail', reason: 'unavailable' } } });
+    } finally {
+      rmSync(folder, { force: true });
+      renameSync(`${folder}.moved`, folder);
       await h.cleanup();
     }
   });

@@ -95,6 +95,12 @@ describe('sqlite store specifics', () => {
     ['replaced', (file: string) => { renameSync(file, `${file}.old`); writeFileSync(file, ''); }],
     // Only the WAL: the connection would go on committing into the unlinked one, lost at a crash before a checkpoint.
     ['left, but its -wal deleted', (file: string) => { rmSync(`${file}-wal`); }],
+    // A path that cannot be looked at vouches for nothing (ENOTDIR here; EACCES when the folder's permissions are taken
+    // away, which root, running the tests, would not feel): an outage, never a raw error answered as a bug (500).
+    ['out of sight, its folder moved and a file put at its name', (file: string) => {
+      renameSync(dirname(file), `${dirname(file)}.moved`);
+      writeFileSync(dirname(file), '');
+    }],
   ] as const)('a database file %s under a running store: saves, consumes, revocations and integration writes fail with StoreUnavailableError, never answered as done', async (_how, change) => {
     const file = tempFile(dirs);
     const store = open(file);

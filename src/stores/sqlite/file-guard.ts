@@ -1,5 +1,5 @@
 // Tells whether the file the store's connection has open is still the database at its path, and its WAL there.
-import { existsSync, statSync, type Stats } from 'node:fs';
+import { statSync, type Stats } from 'node:fs';
 import { resolve } from 'node:path';
 import { StoreUnavailableError } from '../store-unavailable-error.js';
 import type { SqliteConnection } from './driver.js';
@@ -13,6 +13,21 @@ export interface SqliteFileInfo {
 const sameFile = (a: Stats | undefined, b: Stats): boolean => a !== undefined && a.ino === b.ino && a.dev === b.dev;
 
 /**
+ * What is at `path` now, `undefined` when nothing is. A path that cannot be looked at (its directory's permissions
+ * taken away: EACCES; a directory on the path replaced by a file: ENOTDIR; ELOOP, EIO) cannot vouch for the file
+ * either, and is an outage of the store's files like a removed one: thrown as a StoreUnavailableError (503), never
+ * the raw error, which the router would answer as a bug (500).
+ */
+function statAt(path: string, what: string): Stats | undefined {
+  try {
+    return statSync(path, { throwIfNoEntry: false });
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    throw new StoreUnavailableError(`SQLite store unavailable (cannot check the ${what}: ${typeof code === 'string' ? code : 'error'})`, { cause: err });
+  }
+}
+
+/**
  * A check, run inside each write transaction before its COMMIT, that the database file is still the one opened
  * (same device and inode at the same path) and, in WAL mode, that its `-wal` is there. A file deleted or replaced
  * under a running store keeps taking writes into an inode nothing names: every token issued after that is gone at
@@ -22,7 +37,7 @@ const sameFile = (a: Stats | undefined, b: Stats): boolean => a !== undefined &&
  * `-wal` exists (the transaction writes to it), and SQLite never unlinks it while the connection is open, so a
  * missing one was deleted by someone else. Only its presence is checked, not its inode: the connection itself makes
  * a new one when its journal mode goes to DELETE and back. In-memory and temporary databases have no path to check.
- * @throws StoreUnavailableError from the returned check, for a file gone or replaced.
+ * @throws StoreUnavailableError from the returned check, for a file gone or replaced, or a path it cannot look at.
  * @see DESIGN §2 (what a response confirmed survives), RFC 6749 §5.2 (`temporarily_unavailable`).
  */
 export function createFileGuard(db: SqliteFileInfo, wal: boolean): () => void {
@@ -33,10 +48,11 @@ export function createFileGuard(db: SqliteFileInfo, wal: boolean): () => void {
   if (!opened) return () => {};
   const walPath = `${path}-wal`;
   return () => {
-    if (!sameFile(statSync(path, { throwIfNoEntry: false }), opened)) {
+    if (!sameFile(statAt(path, 'database file'), opened)) {
       throw new StoreUnavailableError('SQLite store unavailable (the database file was removed or replaced while open)');
     }
-    if (wal && !existsSync(walPath)) {
+    // statAt, not existsSync: existsSync answers false for a -wal it may not look at, which would read as deleted.
+    if (wal && statAt(walPath, '-wal file') === undefined) {
       throw new StoreUnavailableError('SQLite store unavailable (the -wal file was removed while open)');
     }
   };
