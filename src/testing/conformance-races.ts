@@ -10,14 +10,14 @@ import { administration, keysOf } from './conformance-parts.js';
 import { describeRound, forEachRound, race, RACE_SCHEDULES, scheduleOfRound } from './interleave.js';
 
 /** Concurrent callers per round of the N-way races: one starts, the others start together after it. */
-const RACERS = 4;
+export const RACERS = 4;
 /** Callers of the opening round of the consume race, all started at once. */
-const CROWD = 20;
+export const CROWD = 20;
 /** The race that needs an empty store per round runs `rounds / FRESH_STORE_ROUND_DIVISOR` rounds: stores cost more. @see RFC 9068 §4 */
 export const FRESH_STORE_ROUND_DIVISOR = 20;
 
 /** Starts `count` calls of `call` at once and resolves all their results. */
-function together<T>(count: number, call: () => Promise<T>): () => Promise<T[]> {
+export function together<T>(count: number, call: () => Promise<T>): () => Promise<T[]> {
   return () => Promise.all(Array.from({ length: count }, call));
 }
 

@@ -7,7 +7,7 @@ import { rateLimitsOf } from './conformance-parts.js';
 import { describeRound, forEachRound, race } from './interleave.js';
 
 /** Window of the rules: long enough that no rule's real duration reaches its end. */
-const WINDOW_MS = 60_000;
+export const WINDOW_MS = 60_000;
 /** Longest key a store must keep (the router's keys are about 60 characters). */
 const LONGEST_KEY = 200;
 /** Concurrent hits in the opening round of the race, all started at once; later rounds race one against the rest. */

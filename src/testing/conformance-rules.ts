@@ -10,6 +10,7 @@ import { consentRules } from './conformance-consents.js';
 import { exactIdRules } from './conformance-exact-ids.js';
 import { signingKeyRules } from './conformance-keys.js';
 import { outageRules } from './conformance-outage.js';
+import { peerRaceRules } from './conformance-peer-races.js';
 import { rateLimitRules } from './conformance-rate-limits.js';
 import { raceRules } from './conformance-races.js';
 import { revocationRules } from './conformance-revocation.js';
@@ -51,5 +52,6 @@ export const CONFORMANCE_RULES: readonly ConformanceRule[] = inTierOrder([
   ...exactIdRules,
   ...tokenRaceRules,
   ...raceRules,
+  ...peerRaceRules,
   ...outageRules,
 ]);

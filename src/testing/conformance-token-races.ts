@@ -8,15 +8,16 @@ import { revokeClientTokensOf } from './conformance-parts.js';
 import { describeRound, forEachRound, race } from './interleave.js';
 
 /** The tokens of one round: a pair with a refresh token on even rounds, a lone access token on odd ones. */
-function tokensOfRound(round: number, overrides: Partial<TokenRecord>): { access: TokenRecord; refresh: TokenRecord | null } {
+export function tokensOfRound(round: number, overrides: Partial<TokenRecord>): { access: TokenRecord; refresh: TokenRecord | null } {
   return round % 2 === 0 ? buildTokenPair(overrides) : { access: buildToken(overrides), refresh: null };
 }
 
 /**
- * Races `saveTokens` (operation A) against `revoke` (operation B) round after round through the sweep, and
- * checks after both have settled that neither token of the round can be found.
+ * Races `saveTokens` (operation A) through `store` against `revoke` (operation B, through `store` or a peer on its
+ * backend) round after round through the sweep, and checks after both have settled that neither token of the
+ * round can be found.
  */
-async function raceSaveAgainst(
+export async function raceSaveAgainst(
   store: Store,
   rounds: number,
   tokensOf: (round: number) => { access: TokenRecord; refresh: TokenRecord | null; newGrant?: boolean },

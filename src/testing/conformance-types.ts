@@ -85,10 +85,11 @@ export interface RuleContext {
   /** The outage hook, for the one rule that needs it (`needsOutageHook`); `null` when not supplied. */
   readonly simulateOutage: SimulateOutage | null;
   /**
-   * Runs `use` on a second store on `store`'s backend (`openPeer`), closed as soon as `use` settles; `null`
-   * when `openPeer` is not supplied (the rules that need it, `needsPeer`, are then skipped).
+   * Runs `use` on a second store on `store`'s backend (`openPeer`), or on the backend of `of` (a store from
+   * `withFreshStore`), closed as soon as `use` settles; `null` when `openPeer` is not supplied (the rules that
+   * need it, `needsPeer`, are then skipped).
    */
-  readonly withPeer: (<T>(use: (peer: Store) => Promise<T>) => Promise<T>) | null;
+  readonly withPeer: (<T>(use: (peer: Store) => Promise<T>, of?: Store) => Promise<T>) | null;
   /** `StoreConformanceOptions.outageSparesPeer`: a peer still reaches the backend while `simulateOutage` cuts `store`. */
   readonly outageSparesPeer: boolean;
 }

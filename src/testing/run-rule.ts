@@ -48,7 +48,8 @@ export function skipReason(rule: ConformanceRule, options: StoreConformanceOptio
 
 /** Why a rule that needs `openPeer` is skipped without it. @see RFC 7009 §2.1 (revoked means refused, everywhere) */
 export const PEER_SKIPPED_REASON =
-  'no openPeer hook: nothing checks that a revocation made through another instance moves this store\'s revocation feed';
+  'no openPeer hook: nothing checks this store against another instance on its backend (its revocation feed, and ' +
+  'its atomic operations raced across instances)';
 
 /** Opens a peer of `store` with `options.openPeer`, runs `use` on it and closes it, whatever `use` does. */
 async function withPeerOf<T>(options: StoreConformanceOptions, store: Store, use: (peer: Store) => Promise<T>): Promise<T> {
@@ -113,7 +114,7 @@ export async function runRule(rule: ConformanceRule, options: StoreConformanceOp
       rounds: options.rounds ?? DEFAULT_RACE_ROUNDS,
       withFreshStore: (use) => withStore(options, use),
       simulateOutage: options.simulateOutage ?? null,
-      withPeer: options.openPeer ? (use) => withPeerOf(options, store, use) : null,
+      withPeer: options.openPeer ? (use, of = store) => withPeerOf(options, of, use) : null,
       outageSparesPeer: options.outageSparesPeer === true,
     };
     return rule.run(context);

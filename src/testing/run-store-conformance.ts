@@ -5,7 +5,7 @@ import type { StoreConformanceOptions } from './conformance-types.js';
 import { checkConformanceOptions, selectRules } from './conformance-options.js';
 import { CONFORMANCE_RULES, TIER_ORDER } from './conformance-rules.js';
 import { OUTAGE_SKIPPED_NAME, OUTAGE_SKIPPED_REASON } from './conformance-outage.js';
-import { DEFAULT_RULE_TIMEOUT_MS, probeStore, runRule, skipReason, type StoreShape } from './run-rule.js';
+import { DEFAULT_RULE_TIMEOUT_MS, PEER_SKIPPED_REASON, probeStore, runRule, skipReason, type StoreShape } from './run-rule.js';
 
 /** Extra time vitest allows a test beyond the rule's own guard, so the guard's clearer message wins. */
 const VITEST_MARGIN_MS = 5_000;
@@ -49,7 +49,8 @@ function insideSkippedSuite(): boolean {
  *   through a sweep of interleavings (`RACE_SCHEDULES`: both orders, started in the same tick, or the second
  *   0 to 32 microtasks or 0 to 16 macrotasks after the first, then up to 256 macrotasks) and checks outcomes
  *   only, never durations. A store with an `await` or a round trip between a check and its write fails
- *   every run.
+ *   every run. With `openPeer`, each race also runs with its racers on two stores of one backend, so a store
+ *   that is atomic only because its own process serialises its calls (a lock or queue in its code) fails too.
  * - **rate limits**: `hit` counts in fixed windows judged on the caller's `now` (a hit at or after `resetAt`
  *   starts again at 1), `get` counts nothing, `release` takes back one hit of its own window only, `reset`
  *   forgets; N concurrent hits on one key see 1..N exactly once.
@@ -65,7 +66,9 @@ function insideSkippedSuite(): boolean {
  *   connections), resolve once it is in effect, and resolve a function that ends it. Without it the outage
  *   rule is registered as skipped under a name that says so, and a warning is printed.
  * - `openPeer(store)`: a second store on that store's backend, as another instance opens it; enables the rules
- *   that revoke through it and watch the first store's revocation feed (skipped, saying so, without it).
+ *   that revoke through it and watch the first store's revocation feed, and the races run across the two stores
+ *   (skipped, saying so, without it, and a warning is printed: a store atomic only within one process passes
+ *   every other rule).
  * Rules of a tier the store lacks are registered as skipped, with the missing methods in their name.
  *
  * @example
@@ -92,6 +95,9 @@ export function runStoreConformance<S extends Store>(typed: StoreConformanceOpti
     const shape: StoreShape | null = skipped ? null : await probeStore(options).catch(() => null);
     if (!skipped && !options.simulateOutage && rules.some((rule) => rule.needsOutageHook)) {
       console.warn(`Store conformance: ${options.name}: the outage rule is SKIPPED: ${OUTAGE_SKIPPED_REASON}. Supply simulateOutage.`);
+    }
+    if (!skipped && !options.openPeer && rules.some((rule) => rule.needsPeer)) {
+      console.warn(`Store conformance: ${options.name}: the rules across instances are SKIPPED: ${PEER_SKIPPED_REASON}. Supply openPeer.`);
     }
     const timeout = (options.timeoutMs ?? DEFAULT_RULE_TIMEOUT_MS) + VITEST_MARGIN_MS;
     for (const tier of TIER_ORDER) registerTier(tier);

@@ -61,6 +61,13 @@ async function destroyStore(store: Store): Promise<void> {
   spare.set(kind, [...(spare.get(kind) ?? []), database]);
 }
 
+/** A second store on the database of `store`, straight to the server (no proxy), as another instance opens it. */
+function openPeer(store: Store): Store {
+  const peerUrl = new URL(url);
+  peerUrl.pathname = `/${placeOf.get(store)!.database}`;
+  return createMariaDbStore({ queryTimeoutMs: 2000, sweepIntervalSeconds: 0, url: peerUrl.href });
+}
+
 /** Cuts every connection through the proxy and refuses new ones, until the returned function is called. */
 async function simulateOutage(): Promise<() => Promise<void>> {
   const current = await viaProxy();
@@ -84,7 +91,7 @@ describe.skipIf(!url)('example MariaDB store (examples/mariadb-store)', () => {
     await (await proxy)?.close();
   });
 
-  runStoreConformance({ name: 'mariadb example', createStore: () => openStore(), destroyStore, simulateOutage });
+  runStoreConformance({ name: 'mariadb example', createStore: () => openStore(), destroyStore, simulateOutage, openPeer });
 
   describe('each fault switched on fails the conformance suite, every run', () => {
     for (const { fault, rules } of FAULTS) {

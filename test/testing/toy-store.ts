@@ -53,7 +53,12 @@ export type Fault =
   /** the feed goes on answering its mark while its connection is cut, and never hears what was revoked meanwhile. */
   | 'feed-keeps-mark-through-outage'
   /** (client, user) and (user, client) pairs keyed by joining the ids with ':' (`${clientId}:${userId}`). */
-  | 'pair-keys-joined-by-colon';
+  | 'pair-keys-joined-by-colon'
+  /**
+   * every check a round trip before its write (saveTokens, consumeCode, updateClient, onlyIfNone, hit), each call
+   * behind a lock of this store object: atomic within one process, never across instances on the backend.
+   */
+  | 'atomic-in-process-only';
 
 export interface ToyStoreOptions {
   readonly faults?: readonly Fault[];
@@ -121,6 +126,9 @@ export function openToyPeer(store: Store): Store {
 export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBackendState): Store {
   const faults = new Set(options.faults ?? []);
   const has = (fault: Fault) => faults.has(fault);
+  const inProcessOnly = has('atomic-in-process-only');
+  /** A check-then-write gap: its own fault, or every one of them behind the in-process lock. */
+  const gap = (fault: Fault) => has(fault) || inProcessOnly;
   const state: ToyBackendState = shared ?? {
     backend: { out: false, wasOut: false }, clients: new Map(), revisions: new Map(), codes: new Map(), tokens: new Map(),
     revokedGrants: new Set(), clientRevokedAt: new Map(), userRevokedAt: new Map(), consents: new Map(), keys: new Map(),
@@ -203,8 +211,8 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
         await turn();
         const read = clients.get(key(clientId));
         if (!read) return null;
-        if (has('update-client-reads-then-writes-whole-record')) await turn();
-        const base = has('update-client-reads-then-writes-whole-record') ? read : clients.get(key(clientId))!;
+        if (gap('update-client-reads-then-writes-whole-record')) await turn();
+        const base = gap('update-client-reads-then-writes-whole-record') ? read : clients.get(key(clientId))!;
         const updated = applyClientChanges(base, copy(changes));
         clients.set(key(clientId), updated);
         revise(clientId);
@@ -234,7 +242,7 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
         const stored = codes.get(key(codeHash));
         if (!stored || stored.record.expiresAt.getTime() <= Date.now()) return { kind: 'not_found' };
         if (stored.used) return { kind: 'replayed', grantId: stored.record.grantId };
-        if (has('consume-code-checks-a-turn-before-marking')) await turn();
+        if (gap('consume-code-checks-a-turn-before-marking')) await turn();
         codes.set(key(codeHash), { record: stored.record, used: true });
         return { kind: 'consumed', record: copy(stored.record) };
       },
@@ -247,7 +255,7 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
         const stale = clientRevision !== undefined && !has('save-ignores-client-revision')
           && revisions.get(key(access.clientId)) !== clientRevision;
         const isRefused = stale || refused(access, since, newGrant) || (refresh !== null && refused(refresh, since, newGrant));
-        if (has('save-checks-tombstones-a-turn-before-inserting')) await turn();
+        if (gap('save-checks-tombstones-a-turn-before-inserting')) await turn();
         if (isRefused) return false;
         tokens.set(key(access.tokenHash), { kind: 'access', record: copy(access) });
         if (refresh) tokens.set(key(refresh.tokenHash), { kind: 'refresh', record: copy(refresh) });
@@ -332,7 +340,7 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
         const at = now.getTime();
         const current = windows.get(key(id));
         const next = current && current.resetAt > at ? { count: current.count + 1, resetAt: current.resetAt } : { count: 1, resetAt: at + windowMs };
-        if (has('rate-limit-hit-reads-then-writes')) await turn();
+        if (gap('rate-limit-hit-reads-then-writes')) await turn();
         windows.set(key(id), next);
         return { count: next.count, resetAt: new Date(next.resetAt) };
       },
@@ -359,12 +367,26 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
       async saveSigningKey(record, saveOptions = {}) {
         await turn();
         if (keys.has(key(record.kid)) || (saveOptions.onlyIfNone === true && keys.size > 0)) return false;
-        if (has('only-if-none-checks-a-turn-before-inserting')) await turn();
+        if (gap('only-if-none-checks-a-turn-before-inserting')) await turn();
         keys.set(key(record.kid), copy(record));
         return true;
       },
     },
   };
+  if (inProcessOnly) {
+    // One queue per store object: this process's calls never overlap, another instance's do.
+    let tail: Promise<unknown> = Promise.resolve();
+    const parts = store as unknown as Record<string, Record<string, (...args: unknown[]) => Promise<unknown>>>;
+    for (const part of ['clients', 'codes', 'tokens', 'consents', 'rateLimits', 'keys']) {
+      for (const [name, method] of Object.entries(parts[part]!)) {
+        parts[part]![name] = (...args) => {
+          const call = tail.then(() => method(...args));
+          tail = call.catch(() => undefined);
+          return call;
+        };
+      }
+    }
+  }
   backends.set(store, {
     backend, link, storeOnly: options.outageCutsStoreOnly === true,
     cutAt: () => { heardUpTo = feed.mark; },
