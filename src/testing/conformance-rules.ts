@@ -15,6 +15,7 @@ import { rateLimitRules } from './conformance-rate-limits.js';
 import { raceRules } from './conformance-races.js';
 import { revocationRules } from './conformance-revocation.js';
 import { revocationFeedRules } from './conformance-revocation-feed.js';
+import { timeZoneRules } from './conformance-time-zones.js';
 import { tokenRaceRules } from './conformance-token-races.js';
 import { tokenRules } from './conformance-tokens.js';
 
@@ -41,6 +42,7 @@ export const CONFORMANCE_RULES: readonly ConformanceRule[] = inTierOrder([
   ...absentRules,
   ...codeRules,
   ...tokenRules,
+  ...timeZoneRules,
   ...clientRules,
   ...clientLifecycleRules,
   ...clientCopyRules,

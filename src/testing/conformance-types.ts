@@ -38,8 +38,9 @@ export interface StoreConformanceOptions<S extends Store = Store> {
    * Opens a second store on the backend of `store` (one `createStore` made), as another instance of your app,
    * or the CLI, would open it: the same database, schema and prefix. Enables the rules that revoke through it
    * and check that `store`'s revocation feed moves (a feed that counts only its own process's revocations
-   * keeps a token revoked elsewhere alive in every other instance's cache). The suite closes it with
-   * `close()` before `store` is destroyed. Without it those rules are skipped, saying so.
+   * keeps a token revoked elsewhere alive in every other instance's cache), and the races run with their racers
+   * split between the two stores (a store atomic only within its own process passes every other rule). The
+   * suite closes it with `close()` before `store` is destroyed. Without it those rules are skipped, saying so.
    */
   openPeer?(store: S): Promise<Store> | Store;
   /**
@@ -57,8 +58,8 @@ export interface StoreConformanceOptions<S extends Store = Store> {
    * opens the window opens it every time (the package's own meta-tests check this, five runs per fault).
    * A networked store's round trips vary from run to run: raise `rounds` to give them more chances (the sweep
    * starts over); fewer rounds run only the head of the sweep (same-tick starts and the shortest offsets).
-   * The race that needs an empty store per round (`onlyIfNone`) runs `ceil(rounds / 20)` rounds (6 by
-   * default), each on a new store from `createStore`, striding through the sweep.
+   * The races that need an empty store per round (`onlyIfNone`, through one store and across instances) run
+   * `ceil(rounds / 20)` rounds (6 by default), each on a new store from `createStore`, striding through the sweep.
    */
   readonly rounds?: number;
   /**

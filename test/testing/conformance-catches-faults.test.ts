@@ -125,6 +125,8 @@ const CASES: { fault: Fault; settings: ToyStoreOptions[]; fails: string[]; runs?
     settings: [{ turn: 'macrotask' }, { turn: 'microtask' }, { turn: 'macrotask', saveLeadingTurns: 12 }],
     fails: PEER_RACES,
   },
+  // Consistent within one zone, so only a change of zone between the save and the read shows it.
+  { fault: 'dates-in-local-wall-clock', settings: [{}], fails: [rule("dates do not depend on the process's time zone")] },
   { fault: 'rate-limit-hit-reads-then-writes', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent hits on one key'), PEER_HITS] },
 ];
 

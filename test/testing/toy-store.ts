@@ -58,7 +58,9 @@ export type Fault =
    * every check a round trip before its write (saveTokens, consumeCode, updateClient, onlyIfNone, hit), each call
    * behind a lock of this store object: atomic within one process, never across instances on the backend.
    */
-  | 'atomic-in-process-only';
+  | 'atomic-in-process-only'
+  /** codes' and tokens' dates kept as local wall-clock text (mysql2's default `timezone: 'local'` on DATETIME). */
+  | 'dates-in-local-wall-clock';
 
 export interface ToyStoreOptions {
   readonly faults?: readonly Fault[];
@@ -97,6 +99,33 @@ export const simulateToyOutage: SimulateOutage = async (store) => {
 
 const copy = <T>(value: T): T => structuredClone(value);
 
+/** What a driver that writes Dates in the process's zone sends: `2026-11-30 07:21:04.123`, no offset. */
+function wallClock(date: Date): string {
+  const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ` +
+    `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}`;
+}
+
+/** What it reads back: the text taken as local time in the zone the process has now. */
+function fromWallClock(text: string): Date {
+  const [y, mo, d, h, mi, s, ms] = text.split(/[-: .]/).map(Number) as [number, number, number, number, number, number, number];
+  return new Date(y, mo - 1, d, h, mi, s, ms);
+}
+
+type Dated = { readonly expiresAt: Date; readonly issuedAt?: Date };
+
+/** A record as the fault keeps it: its dates as wall-clock text (typed as the record, as a driver's row would be). */
+function toWallClock<T extends Dated>(record: T): T {
+  const text = (date: Date | undefined) => (date === undefined ? undefined : wallClock(date));
+  return { ...record, expiresAt: text(record.expiresAt), ...('issuedAt' in record ? { issuedAt: text(record.issuedAt) } : {}) } as unknown as T;
+}
+
+/** A record as read back: wall-clock text taken in the zone the process has now; other records as they are. */
+function readDates<T extends Dated>(record: T): T {
+  const date = (value: unknown) => (typeof value === 'string' ? fromWallClock(value) : value);
+  return { ...record, expiresAt: date(record.expiresAt), ...('issuedAt' in record ? { issuedAt: date(record.issuedAt) } : {}) } as T;
+}
+
 /** What a toy backend holds: every store opened on it (`openToyPeer`) shares it, as instances share a database. */
 interface ToyBackendState {
   readonly backend: Backend;
@@ -129,6 +158,7 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
   const inProcessOnly = has('atomic-in-process-only');
   /** A check-then-write gap: its own fault, or every one of them behind the in-process lock. */
   const gap = (fault: Fault) => has(fault) || inProcessOnly;
+  const wall = <T extends Dated>(record: T): T => (has('dates-in-local-wall-clock') ? toWallClock(record) : record);
   const state: ToyBackendState = shared ?? {
     backend: { out: false, wasOut: false }, clients: new Map(), revisions: new Map(), codes: new Map(), tokens: new Map(),
     revokedGrants: new Set(), clientRevokedAt: new Map(), userRevokedAt: new Map(), consents: new Map(), keys: new Map(),
@@ -182,8 +212,9 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
 
   function find(kind: 'access' | 'refresh', tokenHash: string): TokenRecord | null {
     const stored = tokens.get(key(tokenHash));
-    if (!stored || stored.kind !== kind || stored.record.expiresAt.getTime() <= Date.now()) return null;
-    return copy(stored.record);
+    const record = stored && readDates(stored.record);
+    if (!stored || !record || stored.kind !== kind || record.expiresAt.getTime() <= Date.now()) return null;
+    return copy(record);
   }
 
   function remember(map: Map<string, number>, at: string, now: number): void {
@@ -235,15 +266,16 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
     codes: {
       async saveCode(record) {
         await turn();
-        codes.set(key(record.codeHash), { record: copy(record), used: false });
+        codes.set(key(record.codeHash), { record: wall(copy(record)), used: false });
       },
       async consumeCode(codeHash) {
         await turn();
-        const stored = codes.get(key(codeHash));
+        const found = codes.get(key(codeHash));
+        const stored = found && { ...found, record: readDates(found.record) };
         if (!stored || stored.record.expiresAt.getTime() <= Date.now()) return { kind: 'not_found' };
         if (stored.used) return { kind: 'replayed', grantId: stored.record.grantId };
         if (gap('consume-code-checks-a-turn-before-marking')) await turn();
-        codes.set(key(codeHash), { record: stored.record, used: true });
+        codes.set(key(codeHash), { record: found!.record, used: true });
         return { kind: 'consumed', record: copy(stored.record) };
       },
     },
@@ -257,8 +289,8 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
         const isRefused = stale || refused(access, since, newGrant) || (refresh !== null && refused(refresh, since, newGrant));
         if (gap('save-checks-tombstones-a-turn-before-inserting')) await turn();
         if (isRefused) return false;
-        tokens.set(key(access.tokenHash), { kind: 'access', record: copy(access) });
-        if (refresh) tokens.set(key(refresh.tokenHash), { kind: 'refresh', record: copy(refresh) });
+        tokens.set(key(access.tokenHash), { kind: 'access', record: wall(copy(access)) });
+        if (refresh) tokens.set(key(refresh.tokenHash), { kind: 'refresh', record: wall(copy(refresh)) });
         return true;
       },
       async findAccessToken(tokenHash) {
