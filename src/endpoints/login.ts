@@ -136,19 +136,21 @@ export function createLoginEndpoint(context: PageContext) {
 
   return function loginEndpoint(req: Request, res: Response, next: NextFunction): void {
     const body = (req.body ?? {}) as Record<string, unknown>;
-    if (!isValidLoginCsrf(req, options, body.csrf_token)) {
-      publishFailure(req, 'csrf', null);
-      void refreshedForm(req, res, body.request_id);
-      return;
-    }
     if (options.main.secure && !reachedOverHttps(req)) {
-      // The Secure session cookie would not be set: the user would be "signed in" and sent back to this page.
+      // The Secure session cookie would not be set: the user would be "signed in" and sent back to this page. Checked
+      // before the CSRF cookie, which is Secure too: a browser on plain http never stores it, so every post would
+      // otherwise get the form again, "expired", with nothing logged.
       if (!warnedAboutHttp) {
         warnedAboutHttp = true;
         options.logger.warn('express-oauth-router: a sign-in reached the router over plain http while the issuer is https, so the '
           + 'session cookie (Secure) cannot be set. Serve it over https, or have the TLS proxy send X-Forwarded-Proto: https.');
       }
       renderError(res, context, 400, 'invalid_request', 'Sign-in needs a secure (https) connection. Open the application again from its https address.');
+      return;
+    }
+    if (!isValidLoginCsrf(req, options, body.csrf_token)) {
+      publishFailure(req, 'csrf', null);
+      void refreshedForm(req, res, body.request_id);
       return;
     }
     const requestId = typeof body.request_id === 'string' ? body.request_id : '';

@@ -182,6 +182,21 @@ describe('Session cookie and page headers (RFC 6749 §10.13, RFC 6819 §4.4.1.9)
     expect(warnings.filter((m) => m.includes('over plain http'))).toHaveLength(1);
   });
 
+  it('refuses a sign-in from a browser on plain http at an https issuer, which never keeps the Secure CSRF cookie, rather than showing the form again', async () => {
+    const warnings: string[] = [];
+    const secure = await createTestApp({ issuer: 'https://auth.test', legacy: false, logger: { warn: (m: string) => warnings.push(m), error() {} } });
+    // RFC 6265bis §5.7: a browser drops a Secure (and a __Host-) cookie an insecure origin sets, so no jar here.
+    const login = await request(secure.app).get(`/oauth2/authorize?${authorizeQuery(secure.codeClient)}`);
+    expect(setCookieLine(login, `__Host-${SESSION_COOKIE}.csrf`)).toMatch(/Secure/);
+    const form = {
+      csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'),
+      username: USER.username, password: USER.password,
+    };
+    const posted = await request(secure.app).post('/oauth2/login').type('form').send(form);
+    expect(expectErrorPage(posted, 400)).toContain('secure (https) connection');
+    expect(warnings.filter((m) => m.includes('over plain http'))).toHaveLength(1);
+  });
+
   it.each([
     ['login page', async () => getAuthorize(t.app, authorizeQuery(t.codeClient))],
     ['consent page', async () => {
