@@ -84,14 +84,20 @@ const env = { ...process.env, OAUTH_STORE: setup.url };
 const servers = [];
 const agent = new http.Agent({ keepAlive: true, maxSockets: Number(cli.connections) + 4 });
 
-/** One HTTP request on the keep-alive agent: its status and body. */
+/**
+ * One HTTP request on the keep-alive agent: its status and body, and `sentAt`, when the request was handed to the
+ * socket ('finish'): a request that waited for a socket is dated by its write, not by the call, so that it cannot
+ * count as sent before a revocation it was in fact sent after.
+ */
 function request(server, method, path, headers, body) {
   return new Promise((resolve, reject) => {
+    let sentAt = NaN;
     const req = http.request(`${server.url}${path}`, { method, headers, agent }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString() }));
+      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString(), sentAt }));
     });
+    req.once('finish', () => { sentAt = performance.now(); });
     req.on('error', reject);
     req.end(body);
   });
@@ -167,8 +173,7 @@ try {
     while (performance.now() < endAt) {
       const { token } = all[Math.floor(Math.random() * all.length)];
       const path = cli.deferred && (sent++ % 2 === 1) ? '/api/deferred' : '/api/guarded';
-      const sentAt = performance.now();
-      const { status } = await request(b, 'GET', path, { authorization: `Bearer ${token}` });
+      const { status, sentAt } = await request(b, 'GET', path, { authorization: `Bearer ${token}` });
       log.push([token, sentAt, performance.now(), status]);
     }
   }

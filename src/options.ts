@@ -34,7 +34,7 @@ export interface OAuthRouterOptions {
   readonly authorizationCodeTtl?: number;
   /** Require an S256 code_challenge of every authorization request (RFC 7636, RFC 9700 §2.1.1). */
   readonly requirePkce?: boolean;
-  /** `realm` of the `WWW-Authenticate` challenges (RFC 6750 §3, RFC 7617 §2). Default: the issuer. */
+  /** `realm` of the `WWW-Authenticate` challenges (RFC 6750 §3, RFC 7617 §2). Default: the main issuer, for both issuers and `requireBearer`. */
   readonly realm?: string;
   /** Login and consent session (express-session). Ignored when the host app already set `req.session`. */
   readonly session?: SessionOptions;
