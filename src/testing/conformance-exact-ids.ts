@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import type { ConformanceRule } from './conformance-types.js';
 import { buildClient, buildCode, buildToken, buildTokenPair, findable, saveTokens } from './conformance-fixtures.js';
-import { freshId, longestId, nearTwins, nonAsciiUserId, splitPairs } from './conformance-ids.js';
+import { freshId, lastCharacterTwins, longestId, nearTwins, nonAsciiUserId, splitPairs } from './conformance-ids.js';
 import { administration, revokeClientTokensOf } from './conformance-parts.js';
 
 /**
@@ -38,6 +38,27 @@ export const exactIdRules: readonly ConformanceRule[] = [
       for (const saved of [access, ...twins]) assert.deepEqual(await store.tokens.findAccessToken(saved.tokenHash), saved);
       await store.tokens.revokeAccessToken(twins[0]!.tokenHash);
       assert.deepEqual(await findable(store, [access, ...twins]), [true, false, true]);
+    },
+  },
+  {
+    tier: 'required',
+    name: 'codes and tokens keep their hashes whole: digests differing only in the last character are other codes and tokens',
+    async run({ store }) {
+      const codes = lastCharacterTwins().map((codeHash) => buildCode({ codeHash }));
+      for (const code of codes) await store.codes.saveCode(code);
+      for (const code of codes) assert.deepEqual(await store.codes.consumeCode(code.codeHash), { kind: 'consumed', record: code }, `code ${code.codeHash}`);
+      const refreshHashes = lastCharacterTwins();
+      const pairs = lastCharacterTwins().map((tokenHash, n) => {
+        const { access, refresh } = buildTokenPair();
+        return { access: { ...access, tokenHash }, refresh: { ...refresh, tokenHash: refreshHashes[n]! } };
+      });
+      for (const pair of pairs) assert.equal(await saveTokens(store, pair.access, pair.refresh), true);
+      for (const pair of pairs) {
+        assert.deepEqual(await store.tokens.findAccessToken(pair.access.tokenHash), pair.access, `access token ${pair.access.tokenHash}`);
+        assert.deepEqual(await store.tokens.findRefreshToken(pair.refresh.tokenHash), pair.refresh, `refresh token ${pair.refresh.tokenHash}`);
+      }
+      await store.tokens.revokeAccessToken(pairs[0]!.access.tokenHash);
+      assert.deepEqual(await findable(store, pairs.map((pair) => pair.access)), [false, true], "revoking one access token removed its twin's");
     },
   },
   {

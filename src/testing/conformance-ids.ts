@@ -56,3 +56,14 @@ export function splitPairs(): ReadonlyArray<{ readonly separator: string; readon
     return { separator, one: [`${head}${separator}${middle}`, tail], other: [head, `${middle}${separator}${tail}`] };
   });
 }
+
+/**
+ * A hash as the router stores one (a SHA-256 digest, 43 base64url characters) and its last-character twin: the
+ * same digest but its last character. A column or key cut short of the whole digest (a `VARCHAR(40)`, a prefix
+ * index used as the key) takes the two for one, and one token's revocation, or a lookup, reaches the other.
+ * @see RFC 6749 §10.10 (credentials guessable only by chance), RFC 6819 §5.1.4.1.3 (tokens stored as hashes).
+ */
+export function lastCharacterTwins(): readonly [string, string] {
+  const digest = randomBytes(32).toString('base64url');
+  return [digest, `${digest.slice(0, -1)}${digest.endsWith('A') ? 'B' : 'A'}`];
+}

@@ -54,6 +54,8 @@ export type Fault =
   | 'feed-keeps-mark-through-outage'
   /** (client, user) and (user, client) pairs keyed by joining the ids with ':' (`${clientId}:${userId}`). */
   | 'pair-keys-joined-by-colon'
+  /** code and token hashes kept in 40 characters (a `VARCHAR(40)` that truncates): the 43-character digests cut short. */
+  | 'hashes-cut-to-40-characters'
   /**
    * every check a round trip before its write (saveTokens, consumeCode, updateClient, onlyIfNone, hit), each call
    * behind a lock of this store object: atomic within one process, never across instances on the backend.
@@ -173,6 +175,7 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
     if (has('ids-ignore-trailing-spaces')) folded = folded.replace(/ +$/, '');
     return folded;
   };
+  const hashKey = (hash: string): string => (has('hashes-cut-to-40-characters') ? key(hash).slice(0, 40) : key(hash));
   const pair = (a: string, b: string) => (has('pair-keys-joined-by-colon') ? `${key(a)}:${key(b)}` : JSON.stringify([key(a), key(b)]));
   const order = (a: string, b: string) => compareIds(key(a), key(b)) || compareIds(a, b);
 
@@ -211,7 +214,7 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
   }
 
   function find(kind: 'access' | 'refresh', tokenHash: string): TokenRecord | null {
-    const stored = tokens.get(key(tokenHash));
+    const stored = tokens.get(hashKey(tokenHash));
     const record = stored && readDates(stored.record);
     if (!stored || !record || stored.kind !== kind || record.expiresAt.getTime() <= Date.now()) return null;
     return copy(record);
@@ -266,16 +269,16 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
     codes: {
       async saveCode(record) {
         await turn();
-        codes.set(key(record.codeHash), { record: wall(copy(record)), used: false });
+        codes.set(hashKey(record.codeHash), { record: wall(copy(record)), used: false });
       },
       async consumeCode(codeHash) {
         await turn();
-        const found = codes.get(key(codeHash));
+        const found = codes.get(hashKey(codeHash));
         const stored = found && { ...found, record: readDates(found.record) };
         if (!stored || stored.record.expiresAt.getTime() <= Date.now()) return { kind: 'not_found' };
         if (stored.used) return { kind: 'replayed', grantId: stored.record.grantId };
         if (gap('consume-code-checks-a-turn-before-marking')) await turn();
-        codes.set(key(codeHash), { record: found!.record, used: true });
+        codes.set(hashKey(codeHash), { record: found!.record, used: true });
         return { kind: 'consumed', record: copy(stored.record) };
       },
     },
@@ -289,8 +292,8 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
         const isRefused = stale || refused(access, since, newGrant) || (refresh !== null && refused(refresh, since, newGrant));
         if (gap('save-checks-tombstones-a-turn-before-inserting')) await turn();
         if (isRefused) return false;
-        tokens.set(key(access.tokenHash), { kind: 'access', record: wall(copy(access)) });
-        if (refresh) tokens.set(key(refresh.tokenHash), { kind: 'refresh', record: wall(copy(refresh)) });
+        tokens.set(hashKey(access.tokenHash), { kind: 'access', record: wall(copy(access)) });
+        if (refresh) tokens.set(hashKey(refresh.tokenHash), { kind: 'refresh', record: wall(copy(refresh)) });
         return true;
       },
       async findAccessToken(tokenHash) {
@@ -304,7 +307,7 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
       async revokeAccessToken(tokenHash) {
         await turn();
         await announcedAhead();
-        if (tokens.get(key(tokenHash))?.kind === 'access') tokens.delete(key(tokenHash));
+        if (tokens.get(hashKey(tokenHash))?.kind === 'access') tokens.delete(hashKey(tokenHash));
         if (!has('feed-moves-before-the-delete')) feed.mark += 1;
       },
       async revokeGrant(grantId) {
