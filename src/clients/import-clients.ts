@@ -130,6 +130,24 @@ function withoutCells(message: string, fields: ImportFields): string {
 }
 
 /**
+ * Refuses input that is not `parseImportFile`'s rows before anything is read or written: plain JavaScript can pass
+ * the file's objects themselves (`{ client_id, … }`), which would otherwise fail deep inside with a TypeError that
+ * names nothing the caller wrote.
+ */
+function checkRecords(records: readonly ImportRecord[]): void {
+  if (!Array.isArray(records)) throw new TypeError('importClients: records must be an array of rows, as parseImportFile returns them');
+  records.forEach((record: unknown, index) => {
+    const row = record as { line?: unknown; fields?: unknown; error?: unknown } | null;
+    const fine = typeof row === 'object' && row !== null && Number.isInteger(row.line)
+      && ((typeof row.fields === 'object' && row.fields !== null && !Array.isArray(row.fields)) || typeof row.error === 'string');
+    if (!fine) {
+      throw new TypeError(`importClients: records[${index}] is not a row as parseImportFile returns it ({ line, fields: { client_id, … } }): `
+        + 'parse the file with parseImportFile(text, format), or wrap each object as { line, fields }');
+    }
+  });
+}
+
+/**
  * Imports integrations from parsed rows (see `parseImportFile`), in two phases:
  * 1. every row is read and validated by the rules of registration (`buildClientRecord`), and compared with
  *    the store: a client_id already there with the same data is `unchanged` (the import is idempotent), with
@@ -138,11 +156,13 @@ function withoutCells(message: string, fields: ImportFields): string {
  *    secrets hashed with scrypt (`hashSecretScrypt`), given hashes stored as they are.
  * The original `credentials_issued_at` is kept, so each integration keeps its base address (SPEC §9).
  * Interrupted (a store outage while writing), it can simply be run again: what was written is `unchanged`.
- * @throws TypeError when the store lacks the administration tier; store errors as they come.
+ * @throws TypeError when the store lacks the administration tier, or `records` are not `parseImportFile`'s rows
+ *   (nothing written); store errors as they come.
  * @see RFC 6749 §2 (client registration), §2.3.1 (client password); RFC 7591 §2; SPEC §9.
  */
 export async function importClients(store: Store, records: readonly ImportRecord[], options: ImportClientsOptions = {}): Promise<ImportReport> {
   const clients = requireAdministration(store, 'importClients').clients;
+  checkRecords(records);
   const results: ImportRowResult[] = [];
   const planned: Planned[] = [];
   const seen = new Map<string, number>();

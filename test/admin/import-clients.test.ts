@@ -63,4 +63,20 @@ describe('createOAuthAdmin().importClients', () => {
       await store.close?.();
     }
   });
+
+  it("refuses the file's objects themselves (not parseImportFile's rows) with a TypeError that says so, and writes nothing", async () => {
+    const store = createMemoryStore();
+    const admin = createOAuthAdmin(store);
+    try {
+      const raw = [{ client_id: 'partner-1', client_secret: 'partner secret 2019', name: 'Partner', flow: 'client_credentials' }];
+      // Plain JavaScript, where the types do not stop it.
+      const call = admin.importClients(raw as unknown as Parameters<typeof admin.importClients>[0]);
+      await expect(call).rejects.toThrow(new TypeError('importClients: records[0] is not a row as parseImportFile returns it '
+        + '({ line, fields: { client_id, … } }): parse the file with parseImportFile(text, format), or wrap each object as { line, fields }'));
+      await expect(admin.importClients('{"client_id":"x"}' as unknown as Parameters<typeof admin.importClients>[0])).rejects.toThrow(TypeError);
+      expect(await admin.listClients()).toEqual([]);
+    } finally {
+      await store.close?.();
+    }
+  });
 });
