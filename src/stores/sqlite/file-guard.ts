@@ -1,5 +1,5 @@
 // Tells whether the file the store's connection has open is still the database at its path, and its WAL there.
-import { statSync, type Stats } from 'node:fs';
+import { existsSync, statSync, type Stats } from 'node:fs';
 import { resolve } from 'node:path';
 import { StoreUnavailableError } from '../store-unavailable-error.js';
 import type { SqliteConnection } from './driver.js';
@@ -51,8 +51,9 @@ export function createFileGuard(db: SqliteFileInfo, wal: boolean): () => void {
     if (!sameFile(statAt(path, 'database file'), opened)) {
       throw new StoreUnavailableError('SQLite store unavailable (the database file was removed or replaced while open)');
     }
-    // statAt, not existsSync: existsSync answers false for a -wal it may not look at, which would read as deleted.
-    if (wal && statAt(walPath, '-wal file') === undefined) {
+    // existsSync first, the cheap test on every commit; it also answers false for a -wal it may not look at, so
+    // statAt then tells an unreadable path (its own error) from a deleted file.
+    if (wal && !existsSync(walPath) && statAt(walPath, '-wal file') === undefined) {
       throw new StoreUnavailableError('SQLite store unavailable (the -wal file was removed while open)');
     }
   };
