@@ -1,8 +1,9 @@
 // SPEC §4.2 (token endpoint common rules) and §5.1 (HTTP Basic client authentication), RFC 6749 §2.3.1, §3.2, §5.2.
 import { beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
-import { basic, createTestApp, type TestApp } from '../helpers/app.js';
+import { REDIRECT_URI, basic, createTestApp, type TestApp, type TestClient } from '../helpers/app.js';
 import { expectSpecHeaders } from '../helpers/spec-requests.js';
+import { obtainCode } from '../helpers/browser-flow.js';
 import { buildClientRecord } from '../../src/clients/register-client.js';
 import { hashSecret } from '../../src/crypto/hash-secret.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
@@ -17,6 +18,22 @@ describe('SPEC §4.2 token endpoint: common rules', () => {
     const res = await token().set('Authorization', basic(t.credentialsClient)).type('form').send(cc());
     expect(res.status).toBe(200);
     expectSpecHeaders(res);
+  });
+
+  it('answers the §4.3 exchange and the §4.5 refresh with every SPEC §4.2 header too, at {auth_url} and {legacy_auth_url}', async () => {
+    const cases: [string, TestClient, TestClient][] = [['', t.codeClient, t.credentialsClient], ['/legacy', t.legacyCodeClient, t.legacyCredentialsClient]];
+    for (const [prefix, codeClient, credentialsClient] of cases) {
+      const post = (client: TestClient, form: Record<string, string>) =>
+        request(t.app).post(`${prefix}/oauth2/token`).set('Authorization', basic(client)).type('form').send(form);
+      const code = await obtainCode(t.app, codeClient, { prefix });
+      const exchanged = await post(codeClient, { grant_type: 'authorization_code', client_id: codeClient.clientId, redirect_uri: REDIRECT_URI, code });
+      const refreshed = await post(codeClient, { grant_type: 'refresh_token', client_id: codeClient.clientId, refresh_token: exchanged.body.refresh_token });
+      const credentials = await post(credentialsClient, { grant_type: 'client_credentials', client_id: credentialsClient.clientId });
+      for (const [what, res] of [['authorization_code', exchanged], ['refresh_token', refreshed], ['client_credentials', credentials]] as const) {
+        expect(res.status, `${prefix} ${what}`).toBe(200);
+        expectSpecHeaders(res);
+      }
+    }
   });
 
   it('sends the same no-store header set on errors (RFC 6749 §5.2 errors are JSON)', async () => {
