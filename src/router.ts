@@ -27,6 +27,7 @@ import { createPageErrorHandler } from './endpoints/page-error.js';
 import { createConsentsEndpoints } from './endpoints/consents.js';
 import { createLogoutEndpoint } from './endpoints/logout.js';
 import { checkProductionSession } from './http/check-production-session.js';
+import { warnPlainHttpIssuer } from './http/warn-plain-http-issuer.js';
 import { createLoginRateLimit } from './http/login-rate-limit.js';
 import { createClientAuthRateLimit } from './checks/client-auth-rate-limit.js';
 import { createMemoryRateLimits } from './stores/memory/rate-limits.js';
@@ -70,6 +71,7 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
   });
   checkUserAuth(userAuth);
   checkProductionSession(resolved, userAuth);
+  warnPlainHttpIssuer(resolved);
   // RFC 9068: keys are chosen (host or store) and checked now; they are read from the store lazily.
   const keyRing = resolved.accessTokenFormat === 'jwt' ? createKeyRing(store, resolved) : undefined;
   const jwks = keyRing ? createJwksEndpoint(keyRing, resolved.logger) : null;

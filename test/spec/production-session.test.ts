@@ -146,3 +146,34 @@ describe('the host\'s session cookie on an https issuer (RFC 6265 §4.1.2.5, RFC
     expect(await warningsWith('http://auth.example.com', {}, { hostSession: true })).toEqual([]);
   });
 });
+
+describe('NODE_ENV=production with a plain-http issuer (RFC 6749 §3.1, §3.2: TLS is required)', () => {
+  const warnings = (issuer: string, legacy?: string): string[] => {
+    const logged: string[] = [];
+    createOAuthRouter(createMemoryStore(), hostLogin, {
+      issuer, ...(legacy ? { legacy: { issuer: legacy } } : {}), logger: { warn: (m) => logged.push(m), error() {} },
+    });
+    return logged.filter((m) => m.includes('plain http'));
+  };
+
+  it('warns once per issuer that is http on a host that is not loopback, naming it and the fix', () => {
+    vi.stubEnv('NODE_ENV', 'production');
+    expect(warnings('http://auth.example.com', 'http://auth.example.com/legacy')).toEqual([
+      'express-oauth-router: the issuer http://auth.example.com is plain http while NODE_ENV=production: client secrets, '
+        + 'codes and tokens cross the network in clear, and the session cookies cannot be __Host- cookies (RFC 6749 §3.1, §3.2 '
+        + 'require TLS). Serve it over https, or behind a proxy that terminates TLS with an https issuer and trust proxy set.',
+      expect.stringContaining('the issuer http://auth.example.com/legacy is plain http'),
+    ]);
+    expect(warnings('https://auth.example.com', 'http://10.0.0.5:8080/legacy')).toEqual([expect.stringContaining('http://10.0.0.5:8080/legacy')]);
+  });
+
+  it('stays quiet for https, for loopback hosts (a local demo) and outside production', () => {
+    vi.stubEnv('NODE_ENV', 'production');
+    expect(warnings('https://auth.example.com', 'https://auth.example.com/legacy')).toEqual([]);
+    for (const issuer of ['http://localhost:3000', 'http://127.0.0.1:3000', 'http://[::1]:3000', 'http://app.localhost']) {
+      expect(warnings(issuer), issuer).toEqual([]);
+    }
+    vi.stubEnv('NODE_ENV', 'development');
+    expect(warnings('http://auth.example.com')).toEqual([]);
+  });
+});
