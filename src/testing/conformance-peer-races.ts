@@ -1,7 +1,7 @@
 // Race rules across instances: each atomic operation raced through the store and a peer on its backend (openPeer).
 import assert from 'node:assert/strict';
 import { hashSecret } from '../crypto/hash-secret.js';
-import type { AuthorizationCodeRecord, ConsumeResult, RateLimitCount, Store } from '../stores/contract.js';
+import type { AuthorizationCodeRecord, ConsumeResult, RateLimitCount, Store, TokenRecord } from '../stores/contract.js';
 import type { ConformanceRule, RuleContext } from './conformance-types.js';
 import { buildClient, buildCode, buildKey, buildToken } from './conformance-fixtures.js';
 import { assertReplayed } from './conformance-codes.js';
@@ -24,6 +24,15 @@ const ACROSS =
 function withPeerOf<T>(context: RuleContext, use: (peer: Store) => Promise<T>, of?: Store): Promise<T> {
   if (!context.withPeer) throw new TypeError('the rule needs openPeer');
   return context.withPeer(use, of);
+}
+
+/** `raceSaveAgainst` with the save through the rule's store and the revocation through its peer. */
+function raceSaveAgainstPeer(
+  context: RuleContext,
+  tokensOf: Parameters<typeof raceSaveAgainst>[2],
+  revoke: (peer: Store, access: TokenRecord) => Promise<void>,
+): Promise<void> {
+  return withPeerOf(context, (peer) => raceSaveAgainst(context.store, context.rounds, tokensOf, (access) => revoke(peer, access)));
 }
 
 /** Starts `count` calls at once, alternating between two stores: `call(i % 2 === 0 ? a : b)`. */
@@ -69,12 +78,11 @@ export const peerRaceRules: readonly ConformanceRule[] = [
     needsPeer: true,
     name: 'across instances (openPeer): saveTokens racing revokeGrant made through another store: no token of the grant can be found, in every interleaving',
     async run(context) {
-      const { store, rounds } = context;
-      await withPeerOf(context, (peer) => raceSaveAgainst(
-        store, rounds,
+      await raceSaveAgainstPeer(
+        context,
         (round) => tokensOfRound(round, { clientId: freshId('client'), userId: 'alice' }),
-        (access) => peer.tokens.revokeGrant(access.grantId),
-      ));
+        (peer, access) => peer.tokens.revokeGrant(access.grantId),
+      );
     },
   },
   {
@@ -83,17 +91,13 @@ export const peerRaceRules: readonly ConformanceRule[] = [
     needs: ['store.tokens.revokeClientTokens'],
     name: 'across instances (openPeer): saveTokens racing revokeClientTokens(clientId) made through another store: no token can be found, in every interleaving',
     async run(context) {
-      const { store, rounds } = context;
-      await withPeerOf(context, (peer) => {
-        const revoke = revokeClientTokensOf(peer);
-        return raceSaveAgainst(
-          store, rounds,
-          (round) => round % 4 === 1
-            ? { access: buildToken({ clientId: freshId('client'), userId: null }), refresh: null, newGrant: true }
-            : tokensOfRound(round, { clientId: freshId('client'), userId: 'alice' }),
-          (access) => revoke(access.clientId),
-        );
-      });
+      await raceSaveAgainstPeer(
+        context,
+        (round) => round % 4 === 1
+          ? { access: buildToken({ clientId: freshId('client'), userId: null }), refresh: null, newGrant: true }
+          : tokensOfRound(round, { clientId: freshId('client'), userId: 'alice' }),
+        (peer, access) => revokeClientTokensOf(peer)(access.clientId),
+      );
     },
   },
   {
@@ -102,15 +106,11 @@ export const peerRaceRules: readonly ConformanceRule[] = [
     needs: ['store.tokens.revokeClientTokens'],
     name: 'across instances (openPeer): saveTokens racing revokeClientTokens(clientId, userId) made through another store: no token can be found, in every interleaving',
     async run(context) {
-      const { store, rounds } = context;
-      await withPeerOf(context, (peer) => {
-        const revoke = revokeClientTokensOf(peer);
-        return raceSaveAgainst(
-          store, rounds,
-          (round) => tokensOfRound(round, { clientId: freshId('client'), userId: freshId('user') }),
-          (access) => revoke(access.clientId, access.userId!),
-        );
-      });
+      await raceSaveAgainstPeer(
+        context,
+        (round) => tokensOfRound(round, { clientId: freshId('client'), userId: freshId('user') }),
+        (peer, access) => revokeClientTokensOf(peer)(access.clientId, access.userId!),
+      );
     },
   },
   {
