@@ -294,7 +294,10 @@ function resolveCutoff(value: unknown): Date {
  * @throws OptionsError naming the bad key.
  */
 export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
-  if (options === null || typeof options !== 'object') throw new OptionsError('options', 'must be an object');
+  if (options === null || typeof options !== 'object') {
+    // The likeliest cause is a call with two arguments, from plain JavaScript, where the types would have said so.
+    throw new OptionsError('options', "must be an object, the third argument: createOAuthRouter(store, userAuth, { issuer: 'https://…' })");
+  }
   for (const key of Object.keys(options)) {
     if (!KNOWN_KEYS.has(key)) {
       const hint = LIKELY_TYPOS[key];

@@ -8,6 +8,12 @@ import { contrastWithWhite } from '../../src/views/contrast-with-white.js';
 const userAuth = { verifyCredentials: async () => null };
 
 describe('createOAuthRouter options', () => {
+  it('refuses a call without options (two arguments, from plain JavaScript), showing the call with its third argument', () => {
+    const twoArguments = createOAuthRouter as unknown as (store: unknown, auth: unknown) => unknown;
+    expect(() => twoArguments(createMemoryStore(), userAuth)).toThrow(new OptionsError('options',
+      "must be an object, the third argument: createOAuthRouter(store, userAuth, { issuer: 'https://…' })"));
+  });
+
   it('applies the defaults: 3600 s access tokens, 2021-01-15 cutoff, PKCE optional', () => {
     const o = resolveOptions({ issuer: 'https://auth.example.com/', legacy: { issuer: 'https://legacy.example.com' } });
     expect(o.main.issuer).toBe('https://auth.example.com');
