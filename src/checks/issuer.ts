@@ -3,6 +3,7 @@ import type { Request } from 'express';
 import type { OAuthClient } from '../stores/contract.js';
 import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
 import { requestHost } from '../http/request-host.js';
+import { sameHost } from '../http/same-host.js';
 
 /**
  * The issuer whose credentials rules cover this client: the legacy one when its credentials were issued
@@ -16,13 +17,18 @@ export function issuerForClient(options: ResolvedOptions, client: OAuthClient): 
 
 /**
  * The issuer a request addressed. When both issuers share a path prefix (two host names), the host decides (the
- * `Host` header, or `X-Forwarded-Host` from a proxy the host app trusts: `requestHost`); otherwise the longest
- * matching path prefix does. Resolved per route at mount time where possible.
+ * `Host` header, or `X-Forwarded-Host` from a proxy the host app trusts: `requestHost`), compared as an authority
+ * (any case, the default port spelt out or not, a trailing dot or not: RFC 9110 §4.2.3), so no spelling of one
+ * issuer's host reaches the other; an unknown host gets the main issuer. Otherwise the longest matching path prefix
+ * does. Resolved per route at mount time where possible.
  */
 export function issuerForRequest(candidates: readonly ResolvedIssuer[], req: Request): ResolvedIssuer {
   if (candidates.length === 1) return candidates[0]!;
   const host = requestHost(req);
-  return candidates.find((issuer) => issuer.host === host) ?? candidates[0]!;
+  // The exact text first: what browsers and most clients send, without building a normalized copy.
+  return candidates.find((issuer) => issuer.host === host)
+    ?? candidates.find((issuer) => sameHost(issuer.host, host, issuer.secure))
+    ?? candidates[0]!;
 }
 
 /**

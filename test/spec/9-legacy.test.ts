@@ -5,6 +5,7 @@ import { basic, createTestApp, ISSUER, LEGACY_ISSUER, REDIRECT_URI, USER, type T
 import { authorize, authorizeQuery, hiddenField, obtainCode, signInAndGetConsent } from '../helpers/browser-flow.js';
 import { consentForm, expectErrorPage, openLoginForm, postConsent, postLogin, redeemCode, tokenRequest } from '../helpers/spec-requests.js';
 import { registerClient } from '../../src/clients/register-client.js';
+import { listen, rawRequest } from '../helpers/raw-http.js';
 import type { Store } from '../../src/stores/contract.js';
 
 // SPEC §9: "Credentials issued before January 15th, 2021 use the legacy authorization server at
@@ -323,6 +324,31 @@ describe('SPEC §9 with two host names on the same path (legacy issuer http://le
     const form = { grant_type: 'authorization_code', client_id: hosts.legacyCodeClient.clientId, redirect_uri: REDIRECT_URI, code };
     expect((await tokenRequest(hosts.app, '', hosts.legacyCodeClient, form, 'auth.test')).status).toBe(401);
     expect((await tokenRequest(hosts.app, '', hosts.legacyCodeClient, form, host)).status).toBe(200);
+  });
+
+  // RFC 9110 §4.2.3: a host name is case-insensitive and the default port may be spelt out (Go's net/http sends the
+  // URL's ":80" as written); DNS takes "legacy-auth.test." for the same name. Sent on a socket, as a client writes them.
+  it('takes another spelling of Host: legacy-auth.test (case, :80, a trailing dot) for the legacy address, and another port for the main one', async () => {
+    const server = await listen(hosts.app);
+    try {
+      const post = (client: TestClient, host: string) => rawRequest(server.port, [
+        'POST /oauth2/token HTTP/1.1', `Host: ${host}`, `Authorization: ${basic(client)}`,
+        'Content-Type: application/x-www-form-urlencoded', 'Content-Length: 29', 'Connection: close',
+      ].join('\r\n'), 'grant_type=client_credentials', { keepOpen: true });
+      for (const host of ['LEGACY-AUTH.test', 'legacy-auth.test:80', 'legacy-auth.test.', 'Legacy-Auth.Test.:080']) {
+        const legacy = await post(hosts.legacyCredentialsClient, host);
+        expect([host, legacy.status, legacy.body]).toEqual([host, 200, expect.stringContaining('"access_token"')]);
+        const current = await post(hosts.credentialsClient, host);
+        expect([host, current.status, current.body]).toEqual([host, 401, expect.stringContaining(`at ${ISSUER}`)]);
+      }
+      const metadata = await rawRequest(server.port, 'GET /.well-known/oauth-authorization-server HTTP/1.1\r\nHost: LEGACY-AUTH.TEST:80\r\nConnection: close');
+      expect(JSON.parse(metadata.body).issuer).toBe(LEGACY_HOST_ISSUER);
+      // Another port is another authority: not the legacy issuer's.
+      expect((await post(hosts.legacyCredentialsClient, 'legacy-auth.test:8080')).status).toBe(401);
+      expect((await post(hosts.credentialsClient, 'legacy-auth.test:8080')).status).toBe(200);
+    } finally {
+      await server.close();
+    }
   });
 
   it('shows a legacy integration at Host: auth.test an error page naming http://legacy-auth.test', async () => {
