@@ -12,6 +12,7 @@ import { createRouterErrorHandler, type RouterAddress } from './http/router-erro
 import { createPageFormBody } from './http/page-form-body.js';
 import { noStore } from './http/no-store.js';
 import { issuerForRequest } from './checks/issuer.js';
+import { refuseUnclearIssuer, type EndpointName } from './http/refuse-unclear-issuer.js';
 import { createAuthorizeEndpoint } from './endpoints/authorize.js';
 import { createLoginEndpoint } from './endpoints/login.js';
 import { createConsentEndpoint } from './endpoints/consent.js';
@@ -40,10 +41,7 @@ import { createJwksEndpoint } from './jwt/jwks-endpoint.js';
 import { createHealth } from './health/create-health.js';
 import { createOAuthAdmin } from './admin/create-oauth-admin.js';
 
-type Endpoints = Record<
-  'authorize' | 'login' | 'consent' | 'token' | 'revoke' | 'introspect' | 'metadata' | 'consents' | 'withdraw' | 'logout',
-  RequestHandler
->;
+type Endpoints = Record<EndpointName, RequestHandler>;
 
 /**
  * Creates the authorization server. Mount `router` at the root of the host app (`app.use(oauth.router)`):
@@ -130,8 +128,17 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
   const prefixes = [...new Set(issuers.map((issuer) => issuer.pathPrefix))];
   for (const prefix of prefixes) {
     const candidates = issuers.filter((issuer) => issuer.pathPrefix === prefix);
-    const dispatch = (name: keyof Endpoints): RequestHandler => (req, res, next) =>
-      endpointsByIssuer.get(issuerForRequest(candidates, req))![name](req, res, next);
+    const dispatch = (name: keyof Endpoints): RequestHandler => (req, res, next) => {
+      let issuer: ResolvedIssuer;
+      try {
+        issuer = issuerForRequest(candidates, req);
+      } catch (err) {
+        // Two Host lines where the host picks the issuer (RFC 9112 §3.2): answered as this endpoint's bad request.
+        refuseUnclearIssuer(resolved, name, err, res, next);
+        return;
+      }
+      endpointsByIssuer.get(issuer)![name](req, res, next);
+    };
     const base = `${prefix}/oauth2`;
     // The machine endpoints first: their paths are disjoint from the pages', so the order changes no answer,
     // and the token endpoint, the busiest route, is matched at the stack's first layer instead of its seventh.

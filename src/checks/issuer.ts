@@ -4,6 +4,7 @@ import type { OAuthClient } from '../stores/contract.js';
 import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
 import { requestHost } from '../http/request-host.js';
 import { sameHost } from '../http/same-host.js';
+import { requireSingleHeader } from '../http/authorization-header.js';
 
 /**
  * The issuer whose credentials rules cover this client: the legacy one when its credentials were issued
@@ -21,9 +22,12 @@ export function issuerForClient(options: ResolvedOptions, client: OAuthClient): 
  * (any case, the default port spelt out or not, a trailing dot or not: RFC 9110 §4.2.3), so no spelling of one
  * issuer's host reaches the other; an unknown host gets the main issuer. Otherwise the longest matching path prefix
  * does. Resolved per route at mount time where possible.
+ * @throws InvalidRequestError when the host decides and the request has two Host lines (RFC 9112 §3.2: 400). Node
+ * keeps the first, a proxy or cache in front may act on the last: two issuers would answer one request.
  */
 export function issuerForRequest(candidates: readonly ResolvedIssuer[], req: Request): ResolvedIssuer {
   if (candidates.length === 1) return candidates[0]!;
+  requireSingleHeader(req, 'host', 'Host');
   const host = requestHost(req);
   // The exact text first: what browsers and most clients send, without building a normalized copy.
   return candidates.find((issuer) => issuer.host === host)

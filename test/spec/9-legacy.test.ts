@@ -351,6 +351,32 @@ describe('SPEC §9 with two host names on the same path (legacy issuer http://le
     }
   });
 
+  // RFC 9112 §3.2: "more than one Host header field line" is 400. Node keeps the first; a proxy or cache in front may
+  // act on the last, and here the host picks the issuer: refused rather than resolved either way.
+  it('refuses a request with two Host lines (400), at every endpoint where the host picks the issuer', async () => {
+    const server = await listen(hosts.app);
+    try {
+      const twoHosts = 'Host: auth.test\r\nHost: legacy-auth.test\r\nConnection: close';
+      const form = 'grant_type=client_credentials';
+      for (const path of ['/oauth2/token', '/oauth2/revoke', '/oauth2/introspect']) {
+        const res = await rawRequest(server.port, [`POST ${path} HTTP/1.1`, twoHosts, `Authorization: ${basic(hosts.credentialsClient)}`,
+          'Content-Type: application/x-www-form-urlencoded', `Content-Length: ${form.length}`].join('\r\n'), form, { keepOpen: true });
+        expect([path, res.status, JSON.parse(res.body)]).toEqual([path, 400, { error: 'invalid_request', error_description: 'the request carries more than one Host header' }]);
+        expect(res.headers).toContainEqual(['cache-control', 'no-cache, no-store, max-age=0, must-revalidate']);
+      }
+      const metadata = await rawRequest(server.port, `GET /.well-known/oauth-authorization-server HTTP/1.1\r\n${twoHosts}`);
+      expect([metadata.status, JSON.parse(metadata.body).error]).toEqual([400, 'invalid_request']);
+      expect(metadata.headers).not.toContainEqual(['cache-control', 'public, max-age=300']);
+      const page = await rawRequest(server.port, `GET /oauth2/authorize?${authorizeQuery(hosts.legacyCodeClient)} HTTP/1.1\r\n${twoHosts}`);
+      expect(page.status).toBe(400);
+      expect(page.body).toContain('The request could not be read.');
+      // One Host line is answered as before.
+      expect((await rawRequest(server.port, 'GET /.well-known/oauth-authorization-server HTTP/1.1\r\nHost: legacy-auth.test\r\nConnection: close')).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('shows a legacy integration at Host: auth.test an error page naming http://legacy-auth.test', async () => {
     const res = await request(hosts.app).get(`/oauth2/authorize?${authorizeQuery(hosts.legacyCodeClient)}`).set('Host', 'auth.test');
     expect(expectErrorPage(res)).toContain(LEGACY_HOST_ISSUER);
