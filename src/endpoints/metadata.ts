@@ -30,13 +30,18 @@ export function buildMetadata(options: ResolvedOptions, issuer: ResolvedIssuer, 
   };
 }
 
-/** Serves a prebuilt metadata document; it is public and may be cached for five minutes. */
+/**
+ * Serves a prebuilt metadata document; it is public and may be cached for five minutes.
+ * @see RFC 8414 §3.2 (200, application/json), the Fetch standard (`X-Content-Type-Options: nosniff`).
+ */
 export function createMetadataEndpoint(metadata: Record<string, unknown>) {
   const body = Buffer.from(JSON.stringify(metadata), 'utf8');
   return function metadataEndpoint(_req: Request, res: Response): void {
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
     res.setHeader('Cache-Control', 'public, max-age=300');
     res.setHeader('Access-Control-Allow-Origin', '*');
+    // Readable from any origin: never to be sniffed as script or HTML (the host's helmet may not cover the router).
+    res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Content-Length', body.length);
     res.end(body);
   };

@@ -21,11 +21,13 @@ export function createJwksEndpoint(keys: KeyRing, logger: Logger) {
       res.setHeader('Content-Type', 'application/json; charset=utf-8');
       res.setHeader('Cache-Control', `public, max-age=${JWKS_MAX_AGE_MS / 1000}`);
       res.setHeader('Access-Control-Allow-Origin', '*');
+      res.setHeader('X-Content-Type-Options', 'nosniff');
       res.setHeader('Content-Length', body.length);
       res.end(body);
     } catch (err) {
       const oauthError = toOAuthError(err, logger);
       res.status(oauthError.status).setHeader('Cache-Control', 'no-store');
+      res.setHeader('X-Content-Type-Options', 'nosniff');
       res.json({ error: oauthError.error });
     }
   };

@@ -29,6 +29,12 @@ describe('RFC 8414 authorization server metadata', () => {
       expect(typeof res.body).toBe('object');
     });
 
+    it('is never sniffed as another type: X-Content-Type-Options: nosniff beside Access-Control-Allow-Origin: * (the Fetch standard)', async () => {
+      const res = await get();
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      expect(res.headers['access-control-allow-origin']).toBe('*');
+    });
+
     it('has an issuer identical to the issuer it was requested for (RFC 8414 §3.3: "MUST be identical")', async () => {
       expect((await get()).body.issuer).toBe(issuer);
     });

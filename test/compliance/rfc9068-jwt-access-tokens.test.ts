@@ -86,6 +86,15 @@ describe('RFC 9068 JWT access tokens (store-generated keys)', () => {
     expect((await request(opaque.app).get('/oauth2/jwks')).status).toBe(404);
   });
 
+  it('the JWKS is public JSON that is never sniffed as another type (RFC 7517 §5; nosniff, the Fetch standard)', async () => {
+    for (const path of ['/oauth2/jwks', '/legacy/oauth2/jwks']) {
+      const res = await request(t.app).get(path);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+    }
+  });
+
   it('requireBearer accepts a code-flow token: req.auth names the user, client, scope, grant and issuer', async () => {
     const { accessToken } = await codeTokens(t.app, t.codeClient);
     const { claims } = decodeJwt(accessToken);
