@@ -3,7 +3,8 @@ import type { Request } from 'express';
 import { describe, expect, it } from 'vitest';
 import { createMemoryRateLimits } from '../../src/stores/memory/rate-limits.js';
 import { createLoginRateLimit, resolveLoginRateLimit } from '../../src/http/login-rate-limit.js';
-import { TooManyAttemptsError } from '../../src/errors.js';
+import { InvalidClientError, TooManyAttemptsError } from '../../src/errors.js';
+import { createClientAuthRateLimit, resolveClientAuthRateLimit } from '../../src/checks/client-auth-rate-limit.js';
 
 const silent = { warn: () => undefined, error: () => undefined };
 
@@ -56,5 +57,49 @@ describe('in-process counters (memory store, or a store without rateLimits) unde
     expect(await memory.rateLimits.get('k0', now)).toBeNull();
     expect((await memory.rateLimits.get('k999', now))?.count).toBe(1);
     expect((await memory.rateLimits.get('one-more', now))?.count).toBe(1);
+  });
+
+  it('a flood of one-failure keys from many sources cannot push out an account\'s count past its limit (RFC 6819 §4.4.3.6)', async () => {
+    const memory = createMemoryRateLimits(undefined, 1000);
+    const login = createLoginRateLimit(resolveLoginRateLimit({})!, memory.rateLimits, silent);
+    const wrong = async (): Promise<null> => null;
+    // A distributed attack on one account: 100 sources, one wrong password each, reach maxPerAccount.
+    for (let i = 0; i < 100; i++) await login.attempt(from(`198.51.100.${i}`), 'victim', wrong);
+    const tryVictim = async (ip: string): Promise<'refused' | 'checked'> => {
+      try {
+        await login.attempt(from(ip), 'victim', wrong);
+        return 'checked';
+      } catch (err) {
+        if (!(err instanceof TooManyAttemptsError)) throw err;
+        return 'refused';
+      }
+    };
+    expect(await tryVictim('192.0.2.1')).toBe('refused');
+    // Then cheap client-authentication failures (unknown client_ids) from 40 other sources, 50 each: 2,040 new keys
+    // in a map of 1,000, so that the oldest windows (the account's among them) would be the ones to go.
+    const clients = createClientAuthRateLimit(resolveClientAuthRateLimit({})!, memory.rateLimits, silent);
+    const unknown = async (): Promise<never> => { throw new InvalidClientError('client authentication failed', 'unknown_client'); };
+    for (let s = 0; s < 40; s++) {
+      for (let i = 0; i < 50; i++) {
+        await clients.authenticate(from(`203.0.113.${s}`), () => `made-up-${s}-${i}`, unknown).catch(() => undefined);
+      }
+    }
+    expect(memory.size()).toBeLessThanOrEqual(1000);
+    // The account is still over its limit: a new source's guess is refused, not checked.
+    expect(await tryVictim('192.0.2.2')).toBe('refused');
+  });
+
+  it('a full map drops the windows that counted least first, then those ending soonest: a long window of one hit outlives short ones', async () => {
+    const memory = createMemoryRateLimits(undefined, 1000);
+    const now = new Date();
+    await memory.rateLimits.hit('known-source', 30 * 86_400_000, now);
+    for (let i = 0; i < 5; i++) await memory.rateLimits.hit('busy', 60_000, now);
+    for (let i = 0; i < 998; i++) await memory.rateLimits.hit(`flood${i}`, 60_000, now);
+    await memory.rateLimits.hit('one-more', 60_000, now);
+    expect(memory.size()).toBe(901);
+    expect((await memory.rateLimits.get('busy', now))?.count).toBe(5);
+    expect((await memory.rateLimits.get('known-source', now))?.count).toBe(1);
+    expect(await memory.rateLimits.get('flood0', now)).toBeNull();
+    expect((await memory.rateLimits.get('flood997', now))?.count).toBe(1);
   });
 });

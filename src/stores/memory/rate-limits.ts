@@ -7,7 +7,7 @@ interface Window {
   readonly resetAt: number;
 }
 
-/** Keys kept before a hit first drops ended windows, then the oldest: a flood of new keys cannot grow memory for ever. */
+/** Keys kept before a hit first drops ended windows, then those that counted least: a flood of new keys cannot grow memory for ever. */
 const DEFAULT_MAX_KEYS = 100_000;
 /** What a full map is brought down to, so the scan that makes room runs once per many new keys, not for each. */
 const ROOM_AFTER_EVICTION = 0.9;
@@ -26,9 +26,10 @@ export interface MemoryRateLimits {
 /**
  * Counters in one Map. Each method reads and writes in one synchronous block after `ready` (the memory
  * store's gate: a later event-loop turn, refused once closed), so hits are atomic within the process. At most
- * `maxKeys` keys are kept: past that, a hit first sweeps ended windows and then forgets the oldest keys (down to
- * nine tenths, so the scan is paid once per many keys), so an attacker cycling through usernames or addresses
- * cannot exhaust memory (a forgotten key counts afresh). A window released back to zero is dropped at once: an
+ * `maxKeys` keys are kept: past that, a hit first sweeps ended windows and then forgets the live windows that
+ * counted least (down to nine tenths, so the scan is paid once per many keys; see `evict`), so an attacker cycling
+ * through usernames, client_ids or addresses cannot exhaust memory, nor push out a count that holds a guesser back
+ * (a forgotten key counts afresh). A window released back to zero is dropped at once: an
  * attempt refused before its check (a blocked source trying made-up usernames) leaves no key behind, so such a
  * flood cannot push out the counters that block it.
  * @see RFC 6819 §5.1.4.2.3 (lock accounts), RFC 6585 §4.
@@ -38,6 +39,45 @@ export function createMemoryRateLimits(ready: () => Promise<void> = async () => 
 
   function sweep(now: number): void {
     for (const [key, window] of windows) if (window.resetAt <= now) windows.delete(key);
+  }
+
+  /**
+   * Drops `count` live windows, those that counted least first and, among equals, those ending soonest (then the
+   * oldest). A flood of new keys (cheap failures with made-up client_ids or usernames, from many sources) then costs
+   * the map its own one-hit windows, not an account's count past `maxPerAccount`: forgetting oldest first let ~100,000
+   * such failures from ~1,000 sources reset it, and the distributed guessing it stops went on. To push out a count,
+   * as many windows must have counted at least as much. A long window of one hit (a source known for an account)
+   * outlives the short ones of a flood. Three passes over the map and a sort of one count's end times.
+   */
+  function evict(count: number): void {
+    const atCount = new Map<number, number>();
+    for (const window of windows.values()) atCount.set(window.count, (atCount.get(window.count) ?? 0) + 1);
+    // The smallest count whose windows, with every smaller count's, are enough.
+    let threshold = 0;
+    let below = 0;
+    for (const c of [...atCount.keys()].sort((a, b) => a - b)) {
+      threshold = c;
+      if (below + atCount.get(c)! >= count) break;
+      below += atCount.get(c)!;
+    }
+    // Of the windows at the threshold, the `needed` ending soonest: all before `cutoff`, and enough ending at it.
+    const needed = count - below;
+    const ends = new Float64Array(atCount.get(threshold) ?? 0);
+    let n = 0;
+    for (const window of windows.values()) if (window.count === threshold) ends[n++] = window.resetAt;
+    ends.sort();
+    const cutoff = needed > 0 ? ends[needed - 1]! : -Infinity;
+    let atCutoff = needed;
+    for (let i = 0; i < needed - 1 && ends[i]! < cutoff; i++) atCutoff -= 1;
+    // Map order is insertion order: windows ending at the cutoff go oldest first.
+    for (const [key, window] of windows) {
+      if (window.count > threshold) continue;
+      if (window.count < threshold || window.resetAt < cutoff) windows.delete(key);
+      else if (window.resetAt === cutoff && atCutoff > 0) {
+        windows.delete(key);
+        atCutoff -= 1;
+      }
+    }
   }
 
   function live(key: string, now: number): Window | null {
@@ -68,14 +108,7 @@ export function createMemoryRateLimits(ready: () => Promise<void> = async () => 
         }
         if (!windows.has(key) && windows.size >= maxKeys) {
           sweep(at);
-          // Map order is insertion order: the first keys are the oldest windows.
-          const room = Math.floor(maxKeys * ROOM_AFTER_EVICTION);
-          if (windows.size >= maxKeys) {
-            for (const old of windows.keys()) {
-              if (windows.size <= room) break;
-              windows.delete(old);
-            }
-          }
+          if (windows.size >= maxKeys) evict(windows.size - Math.floor(maxKeys * ROOM_AFTER_EVICTION));
         }
         const started: Window = { count: 1, resetAt: at + windowMs };
         windows.delete(key);
