@@ -52,6 +52,13 @@ export function createPageFormBody(timeoutSeconds: number): RequestHandler {
       next();
     };
     if (!isBodyAlreadyRead(req)) {
+      // A declared length over the limit is refused before any byte is read: body-parser would read the whole
+      // body off the socket first, so a client that declared more than it sends would wait for the deadline.
+      if (Number(req.headers['content-length']) > PAGE_FORM_BODY_LIMIT) {
+        req.resume();
+        next(new UnreadableBodyError('request body too large', 413));
+        return;
+      }
       // Whichever comes first, the parser's answer or the deadline, is the only one acted on.
       let settled = false;
       const cancelDeadline = startBodyDeadline(req, timeoutSeconds, () => {

@@ -191,6 +191,14 @@ describe('hostile bodies and headers', () => {
       expect(many.status).toBe(413);
     });
 
+    it.each(PAGE_FORMS)('%s: 413 on a Content-Length over 16 KB before any of the body arrives, not 408 once the deadline ends', async (path) => {
+      const res = await rawRequest(server.port, [
+        `POST ${path} HTTP/1.1`, 'Host: auth.test', `Content-Type: ${FORM}`, `Content-Length: ${16 * 1024 + 1}`,
+      ].join('\r\n'), '', { keepOpen: true });
+      expect(res.status).toBe(413);
+      expect(res.body).toContain('<code>invalid_request</code>');
+    });
+
     it.each(PAGE_FORMS)('%s: 415 for a charset other than UTF-8 or ISO-8859-1, and for any Content-Encoding', async (path) => {
       const utf16 = await post(path, { 'Content-Type': `${FORM}; charset=utf-16` }, Buffer.from('username=alice', 'utf16le'));
       expect(utf16.status).toBe(415);
