@@ -10,8 +10,8 @@ export interface FaultProxy {
   close(): Promise<void>;
 }
 
-/** Starts a proxy on an ephemeral 127.0.0.1 port in front of `target` (host:port). */
-export async function startFaultProxy(target: { host: string; port: number }): Promise<FaultProxy> {
+/** Starts a proxy on 127.0.0.1 in front of `target` (host:port), on `port` (default: an ephemeral one). */
+export async function startFaultProxy(target: { host: string; port: number }, port = 0): Promise<FaultProxy> {
   let mode: ProxyMode = 'up';
   const pairs = new Set<[net.Socket, net.Socket | null]>();
   const server = net.createServer((client) => {
@@ -27,10 +27,9 @@ export async function startFaultProxy(target: { host: string; port: number }): P
     pairs.add(pair);
     client.on('close', () => pairs.delete(pair));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return {
-    port,
+    port: (server.address() as net.AddressInfo).port,
     setMode(next) {
       mode = next;
       for (const pair of pairs) {

@@ -26,6 +26,7 @@ import {
   type RunScript,
 } from './scripts.js';
 import { createRedisKeyStore } from './keys.js';
+import { checkReplicaWait, waitForReplicas, type ReplicaWaitOptions } from './replica-wait.js';
 import { createRedisRateLimits } from './rate-limits.js';
 import { startRedisSweeper } from './sweeper.js';
 import { StoreUnavailableError } from '../store-unavailable-error.js';
@@ -44,6 +45,7 @@ export { StoreUnavailableError } from '../store-unavailable-error.js';
 export { connectResilientRedis, connectResilientRedisCluster } from './connection.js';
 export { parseRedisClusterUrl } from './cluster-url.js';
 export type { ResilientRedisClusterConnection, ResilientRedisConnection, RedisConnectionLogger } from './connection.js';
+export type { ReplicaWaitOptions } from './replica-wait.js';
 
 /**
  * The part of a node-redis v5 client the store uses (a `RedisClientType` from `createClient()` fits):
@@ -79,13 +81,19 @@ export function clusterRoutingKey(args: readonly string[]): string | undefined {
   return command === 'PING' ? undefined : args[1];
 }
 
+/** A client that can also send a keyless command (WAIT) to the node of a given key's slot. */
+type RoutingCommandClient = RedisCommandClient & {
+  sendCommandFor?(routingKey: string, args: readonly string[]): Promise<unknown>;
+};
+
 /** A cluster client seen as one that takes raw commands, each routed by its first key. */
-function viaCluster(cluster: RedisClusterCommandClient): RedisCommandClient {
+function viaCluster(cluster: RedisClusterCommandClient): RoutingCommandClient {
   return {
     get isOpen() {
       return cluster.isOpen;
     },
     sendCommand: (args) => cluster.sendCommand(clusterRoutingKey(args), READ_COMMANDS.has(args[0] ?? ''), [...args]),
+    sendCommandFor: (routingKey, args) => cluster.sendCommand(routingKey, false, [...args]),
   };
 }
 
@@ -139,6 +147,16 @@ export interface RedisStoreOptions {
    * (`consoleStoreLogger`).
    */
   readonly logger?: { warn(message: string, error?: unknown): void };
+  /**
+   * After every write that revokes or issues (tokens, codes, revocations, integrations, consents, signing keys; not
+   * rate-limit counters), sends `WAIT replicas timeoutMs` to the node that took it, and reports the write
+   * unavailable (StoreUnavailableError, a 503) when fewer replicas acknowledged it in time. Redis replicates
+   * asynchronously: without this, a primary that dies before its replica received a revocation (or a consumed
+   * code, or an issued token) loses it when the replica is promoted, and the revoked token works again. Costs a
+   * round trip to the replicas per write, and every such write fails while fewer replicas are connected. Off by
+   * default. See the README, "Replication and failover".
+   */
+  readonly waitForReplicas?: ReplicaWaitOptions;
 }
 
 /** Reads values of many keys in MGET batches: one round trip per 500 keys. */
@@ -285,8 +303,9 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
   if (onCluster && /[{}]/.test(prefix)) {
     throw new TypeError('createRedisStore: on a Redis Cluster the option "prefix" must not contain "{" or "}" (it goes inside hash tags)');
   }
+  const replicaWait = checkReplicaWait(options.waitForReplicas, timeoutMs);
   const logger = options.logger ?? consoleStoreLogger;
-  let client: RedisCommandClient;
+  let client: RoutingCommandClient;
   let own: ResilientRedisConnection | null = null;
   let ownCluster: ResilientRedisClusterConnection | null = null;
 
@@ -318,15 +337,21 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
     client = own.client as unknown as RedisCommandClient;
   }
 
-  const send: RedisSend = async (args) => {
+  // `routingKey` sends a keyless command (WAIT) to the node of that key's slot; a plain Redis has one node.
+  const sendVia = async (args: readonly string[], routingKey?: string): Promise<unknown> => {
     try {
-      return await withDeadline(client.sendCommand(args), timeoutMs);
+      // Only the store's cluster wrapper is asked (onCluster): a host's plain client is never probed for the method.
+      const sent = onCluster && routingKey !== undefined && client.sendCommandFor ? client.sendCommandFor(routingKey, args) : client.sendCommand(args);
+      return await withDeadline(sent, timeoutMs);
     } catch (err) {
       if (err instanceof StoreUnavailableError && err.cause === undefined) own?.probe();
       return rethrowRedisError(err);
     }
   };
-  const run = createScriptRunner(send);
+  const send: RedisSend = (args) => sendVia(args);
+  const unconfirmed = createScriptRunner(send);
+  // Rate-limit counters go unconfirmed: one lost in a failover only lets a few more attempts through.
+  const run = replicaWait ? waitForReplicas(unconfirmed, (key, args) => sendVia(args, key), replicaWait) : unconfirmed;
   const keys = createRedisKeys(prefix, onCluster);
   const sweepSeconds = options.sweepIntervalSeconds ?? 60;
   if (typeof sweepSeconds !== 'number' || !Number.isFinite(sweepSeconds) || sweepSeconds < 0) {
@@ -355,7 +380,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
     tokens: createRedisTokenStore(keys, run, send, announcer, !onCluster),
     consents: createRedisConsentStore(keys, run, send),
     keys: createRedisKeyStore(prefix, run, send),
-    rateLimits: createRedisRateLimits(prefix, run, send),
+    rateLimits: createRedisRateLimits(prefix, unconfirmed, send),
     ...(feed ? { revocations: feed.feed } : {}),
     ...(copies ? { clientCopies: { find: copies.get } } : {}),
     sweepExpired: async () => sweeper?.sweepNow(),

@@ -1,0 +1,131 @@
+// Redis replicates asynchronously: a revocation only the primary holds is lost when its replica is promoted.
+// `waitForReplicas` reports such a write unavailable (503) instead of acknowledging it.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRedisStore, type RedisStore } from '../../src/stores/redis/index.js';
+import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
+import { buildCode, buildTokenPair } from '../../src/testing/conformance-fixtures.js';
+import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
+
+// Three free ports (primary, replica, the proxy on the replication link): where set, redis-server is installed.
+const PORTS = (process.env.OAUTH_TEST_REDIS_REPLICATION_PORTS ?? '').split(',').filter(Boolean).map(Number);
+if (PORTS.length !== 3) {
+  console.info('Redis replication tests skipped: set OAUTH_TEST_REDIS_REPLICATION_PORTS to three free ports (primary, replica, proxy)');
+}
+const WAIT = { replicas: 1, timeoutMs: 100 };
+
+async function until(what: string, probe: () => Promise<boolean>): Promise<void> {
+  for (let tries = 0; ; tries += 1) {
+    if (await probe().catch(() => false)) return;
+    if (tries > 200) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe.skipIf(PORTS.length !== 3)('Redis store waitForReplicas: a write no replica holds is not acknowledged', () => {
+  const [primaryPort, replicaPort, proxyPort] = PORTS as [number, number, number];
+  const servers: ChildProcess[] = [];
+  const stores: RedisStore[] = [];
+  let dir = '';
+  let link: FaultProxy;
+  const url = (port: number): string => `redis://127.0.0.1:${port}`;
+  const info = async (port: number): Promise<string> => {
+    const admin = createClient({ url: url(port) });
+    await admin.connect();
+    try {
+      return String(await admin.sendCommand(['INFO', 'replication']));
+    } finally {
+      await admin.quit();
+    }
+  };
+  const open = async (port: number, wait: boolean): Promise<RedisStore> => {
+    const store = await createRedisStore({ url: url(port), prefix: 'replica-wait:', sweepIntervalSeconds: 0, ...(wait ? { waitForReplicas: WAIT } : {}) });
+    stores.push(store);
+    return store;
+  };
+  const server = (port: number, ...args: string[]): void => {
+    servers.push(spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...args], { stdio: 'ignore' }));
+  };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'oauth-replica-wait-'));
+    server(primaryPort);
+    // The replica reaches its primary through the proxy, so a test can hold the replication stream back.
+    link = await startFaultProxy({ host: '127.0.0.1', port: primaryPort }, proxyPort);
+    server(replicaPort, '--replicaof', '127.0.0.1', String(proxyPort));
+    await until('the replica in sync', async () => /master_link_status:up/.test(await info(replicaPort)));
+  }, 30_000);
+
+  afterAll(async () => {
+    for (const store of stores) await store.close().catch(() => undefined);
+    await link?.close();
+    for (const child of servers) child.kill('SIGKILL');
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a revocation is acknowledged once the replica holds it', async () => {
+    const store = await open(primaryPort, true);
+    const { access, refresh } = buildTokenPair({ userId: null });
+    expect(await store.tokens.saveTokens(access, refresh, { authorizedAt: new Date() })).toBe(true);
+    await store.tokens.revokeGrant(access.grantId);
+    const replica = await open(replicaPort, false);
+    expect(await replica.tokens.findAccessToken(access.tokenHash)).toBeNull();
+  });
+
+  it('with the replication stream held back, revocations, code use and token saves reject with StoreUnavailableError', async () => {
+    const store = await open(primaryPort, true);
+    const { access, refresh } = buildTokenPair({ userId: null });
+    expect(await store.tokens.saveTokens(access, refresh, { authorizedAt: new Date() })).toBe(true);
+    const code = buildCode();
+    await store.codes.saveCode(code);
+    link.setMode('hang');
+    try {
+      await expect(store.tokens.revokeAccessToken(access.tokenHash)).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.tokens.revokeGrant(access.grantId)).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.tokens.revokeClientTokens!(access.clientId)).rejects.toThrow(/NOREPLICAS/);
+      await expect(store.codes.consumeCode(code.codeHash)).rejects.toBeInstanceOf(StoreUnavailableError);
+      const fresh = buildTokenPair({ userId: null });
+      await expect(store.tokens.saveTokens(fresh.access, fresh.refresh, { authorizedAt: new Date() })).rejects.toBeInstanceOf(StoreUnavailableError);
+      // Rate-limit counters are not confirmed: one lost to a failover only lets a few more attempts through.
+      await expect(store.rateLimits.hit('replica-wait', 60_000, new Date())).resolves.toBeDefined();
+    } finally {
+      link.setMode('down');
+      link.setMode('up');
+    }
+    await until('the replica in sync again', async () => /master_link_status:up/.test(await info(replicaPort)));
+  });
+
+  it('without the option an acknowledged revocation the replica never received is undone by its promotion', async () => {
+    const store = await open(primaryPort, false);
+    const { access, refresh } = buildTokenPair({ userId: null });
+    expect(await store.tokens.saveTokens(access, refresh, { authorizedAt: new Date() })).toBe(true);
+    const replica = await open(replicaPort, false);
+    await until('the token on the replica', async () => (await replica.tokens.findAccessToken(access.tokenHash)) !== null);
+    link.setMode('hang');
+    await store.tokens.revokeGrant(access.grantId);
+    expect(await store.tokens.findAccessToken(access.tokenHash)).toBeNull();
+    // The primary dies with the revocation in its replication stream; the replica is promoted.
+    servers[0]!.kill('SIGKILL');
+    link.setMode('down');
+    const promoter = createClient({ url: url(replicaPort) });
+    await promoter.connect();
+    await promoter.sendCommand(['REPLICAOF', 'NO', 'ONE']);
+    await promoter.quit();
+    expect(await replica.tokens.findAccessToken(access.tokenHash)).not.toBeNull();
+    expect(await replica.tokens.findRefreshToken(refresh.tokenHash)).not.toBeNull();
+  });
+});
+
+describe('Redis store waitForReplicas: options', () => {
+  it('refuses fewer than one replica, and a wait that the command timeout would cut short', async () => {
+    const url = 'redis://127.0.0.1:1';
+    await expect(createRedisStore({ url, waitForReplicas: { replicas: 0, timeoutMs: 100 } })).rejects.toThrow(/"waitForReplicas.replicas" must be an integer ≥ 1/);
+    await expect(createRedisStore({ url, waitForReplicas: { replicas: 1, timeoutMs: 0 } })).rejects.toThrow(TypeError);
+    await expect(createRedisStore({ url, commandTimeoutMs: 500, waitForReplicas: { replicas: 1, timeoutMs: 500 } }))
+      .rejects.toThrow(/below "commandTimeoutMs" \(500\)/);
+  });
+});
