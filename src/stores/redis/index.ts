@@ -154,7 +154,8 @@ export interface RedisStoreOptions {
    * asynchronously: without this, a primary that dies before its replica received a revocation (or a consumed
    * code, or an issued token) loses it when the replica is promoted, and the revoked token works again. Costs a
    * round trip to the replicas per write, and every such write fails while fewer replicas are connected. Off by
-   * default. See the README, "Replication and failover".
+   * default. WAIT counts the writes of its own connection: a `client` given must be one connection, not a pool.
+   * See the README, "Replication and failover".
    */
   readonly waitForReplicas?: ReplicaWaitOptions;
 }
