@@ -97,8 +97,28 @@ function takeParam(url: string, scheme: string, name: string): { url: string; va
   return { url: parsed.toString(), value: values[0] };
 }
 
+/**
+ * `wait_replicas=N&wait_timeout_ms=MS` of a Redis URL, as the store's `waitForReplicas` (both or neither): read here,
+ * so a misspelt or half-given one is refused rather than ignored and revocations left unconfirmed.
+ */
+function replicaWaitOf(
+  scheme: string, replicas: string | undefined, timeoutMs: string | undefined,
+): { waitForReplicas?: { replicas: number; timeoutMs: number } } {
+  if (replicas === undefined && timeoutMs === undefined) return {};
+  if (replicas === undefined || timeoutMs === undefined) {
+    throw new TypeError(`OAUTH_STORE: give the ${scheme}: parameters "wait_replicas" and "wait_timeout_ms" together`);
+  }
+  if (!/^[0-9]{1,9}$/.test(replicas) || !/^[0-9]{1,9}$/.test(timeoutMs)) {
+    throw new TypeError('OAUTH_STORE: wait_replicas and wait_timeout_ms must be whole numbers (replicas, milliseconds)');
+  }
+  return { waitForReplicas: { replicas: Number(replicas), timeoutMs: Number(timeoutMs) } };
+}
+
 /** Parameter names that mean one of the stores' own options, once `_`/`-` are dropped and case folded. */
-const STORE_PARAMETERS = new Set(['schema', 'tableprefix', 'prefix', 'keyprefix']);
+const STORE_PARAMETERS = new Set(['schema', 'tableprefix', 'prefix', 'keyprefix', 'waitreplicas', 'waittimeoutms']);
+
+/** The Redis store's own URL parameters (see replicaWaitOf). */
+const REDIS_PARAMETERS = ['prefix', 'wait_replicas', 'wait_timeout_ms'];
 
 /**
  * Refuses a parameter that names a store option this scheme does not take (`tablePrefix`, `prefix` on a
@@ -128,7 +148,8 @@ function refuseOtherStoresParameters(url: string, scheme: string, own: readonly 
  *   runs) can share one server; another store's parameter (`prefix` on PostgreSQL, `schema` on Redis, a
  *   misspelt `tablePrefix`) is refused, not passed on to the driver to be ignored;
  * - `redis+cluster://host:port,host:port?prefix=STR` (`rediss+cluster://` for TLS) — the Redis store on a
- *   Redis Cluster, given some of its nodes.
+ *   Redis Cluster, given some of its nodes. On both Redis forms `?wait_replicas=N&wait_timeout_ms=MS` sets
+ *   `waitForReplicas` (a write no replica acknowledged answers 503: README, "Replication and failover").
  *
  * Store modules are imported on demand, so choosing one never loads another's driver (e.g. the
  * better-sqlite3 native addon for a PostgreSQL deployment). Error messages name the scheme only: the URL
@@ -179,20 +200,31 @@ export async function createStoreFromUrl(url: string, options: StoreFromUrlOptio
     // The Redis store: `redis` is an optional peer dependency, loaded only when chosen.
     case 'redis':
     case 'rediss': {
-      refuseOtherStoresParameters(trimmed, scheme, ['prefix']);
+      refuseOtherStoresParameters(trimmed, scheme, REDIS_PARAMETERS);
       const { createRedisStore } = await import('./redis/index.js');
-      const { url: redisUrl, value: prefix } = takeParam(trimmed, scheme, 'prefix');
-      return createRedisStore({ url: redisUrl, ...(prefix !== undefined ? { prefix } : {}), ...logger });
+      const { url: withoutPrefix, value: prefix } = takeParam(trimmed, scheme, 'prefix');
+      const { url: withoutReplicas, value: replicas } = takeParam(withoutPrefix, scheme, 'wait_replicas');
+      const { url: redisUrl, value: timeoutMs } = takeParam(withoutReplicas, scheme, 'wait_timeout_ms');
+      const wait = replicaWaitOf(scheme, replicas, timeoutMs);
+      return createRedisStore({ url: redisUrl, ...(prefix !== undefined ? { prefix } : {}), ...wait, ...logger });
     }
     case 'redis+cluster':
     case 'rediss+cluster': {
-      refuseOtherStoresParameters(trimmed, scheme, ['prefix']);
+      refuseOtherStoresParameters(trimmed, scheme, REDIS_PARAMETERS);
       const [{ createRedisStore }, { parseRedisClusterUrl }] = await Promise.all([
         import('./redis/index.js'),
         import('./redis/cluster-url.js'),
       ]);
       const { rootNodes, prefix } = parseRedisClusterUrl(trimmed);
-      return createRedisStore({ cluster: { rootNodes }, ...(prefix !== undefined ? { prefix } : {}), ...logger });
+      // parseRedisClusterUrl accepted the URL, so everything after its first `?` is the query.
+      const query = new URLSearchParams(trimmed.includes('?') ? trimmed.slice(trimmed.indexOf('?') + 1) : '');
+      const once = (name: string): string | undefined => {
+        const values = query.getAll(name);
+        if (values.length > 1 || values[0] === '') throw new TypeError(`OAUTH_STORE: give the "${name}" parameter once, with a value`);
+        return values[0];
+      };
+      const wait = replicaWaitOf(scheme, once('wait_replicas'), once('wait_timeout_ms'));
+      return createRedisStore({ cluster: { rootNodes }, ...(prefix !== undefined ? { prefix } : {}), ...wait, ...logger });
     }
     default:
       throw new TypeError(

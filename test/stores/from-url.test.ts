@@ -149,13 +149,25 @@ describe('createStoreFromUrl', () => {
     await expect(createStoreFromUrl('postgres://127.0.0.1:1/db?table_prefix=x-y')).rejects.toThrow(/option "tablePrefix"/);
   });
 
+  it('?wait_replicas=&wait_timeout_ms= set waitForReplicas on both Redis forms, and are refused half-given, before connecting', async () => {
+    // The store's own check of the values answers: the parameters reached createRedisStore, not the driver.
+    await expect(createStoreFromUrl('redis://127.0.0.1:1?wait_replicas=0&wait_timeout_ms=100')).rejects.toThrow(/"waitForReplicas.replicas"/);
+    await expect(createStoreFromUrl('redis+cluster://127.0.0.1:1,127.0.0.1:2?prefix=a:&wait_replicas=1&wait_timeout_ms=5000'))
+      .rejects.toThrow(/"waitForReplicas.timeoutMs" must be .* below "commandTimeoutMs"/);
+    await expect(createStoreFromUrl('redis://127.0.0.1:1?wait_replicas=1')).rejects.toThrow(/"wait_replicas" and "wait_timeout_ms" together/);
+    await expect(createStoreFromUrl('redis+cluster://127.0.0.1:1?wait_timeout_ms=100')).rejects.toThrow(/together/);
+    await expect(createStoreFromUrl('rediss://127.0.0.1:1?wait_replicas=one&wait_timeout_ms=100')).rejects.toThrow(/whole numbers/);
+    await expect(createStoreFromUrl('redis+cluster://127.0.0.1:1?wait_replicas=1&wait_replicas=2&wait_timeout_ms=1')).rejects.toThrow(/"wait_replicas" parameter once/);
+  });
+
   it.each([
     ['postgres://127.0.0.1:1/db?schema=a&tablePrefix=ah_', 'tablePrefix', 'schema, table_prefix'],
     ['postgresql://127.0.0.1:1/db?table-prefix=ah_', 'table-prefix', 'schema, table_prefix'],
     ['postgres://127.0.0.1:1/db?prefix=ah_', 'prefix', 'schema, table_prefix'],
-    ['redis://127.0.0.1:1?schema=oauth', 'schema', 'prefix'],
-    ['rediss://127.0.0.1:1?key_prefix=x:', 'key_prefix', 'prefix'],
-    ['redis+cluster://127.0.0.1:1,127.0.0.1:2?table_prefix=x', 'table_prefix', 'prefix'],
+    ['redis://127.0.0.1:1?schema=oauth', 'schema', 'prefix, wait_replicas, wait_timeout_ms'],
+    ['rediss://127.0.0.1:1?key_prefix=x:', 'key_prefix', 'prefix, wait_replicas, wait_timeout_ms'],
+    ['redis+cluster://127.0.0.1:1,127.0.0.1:2?table_prefix=x', 'table_prefix', 'prefix, wait_replicas, wait_timeout_ms'],
+    ['postgres://127.0.0.1:1/db?wait_replicas=1', 'wait_replicas', 'schema, table_prefix'],
   ])('another store\'s parameter is refused by name before connecting, not left to the driver to ignore: %s', async (url, name, own) => {
     const scheme = url.slice(0, url.indexOf(':'));
     await expect(createStoreFromUrl(url)).rejects.toThrow(
