@@ -245,6 +245,23 @@ describe('RFC 6749 §3.3, §5.1: an integration registered with scopes is narrow
     await expectInsufficientScope(h, fallback.body.access_token);
   });
 
+  it('scope values are case-sensitive: ENVELOPES:READ is not envelopes:read, and is invalid_scope', async () => {
+    const res = await clientCredentials(h, h.scopedCredentials, 'ENVELOPES:READ');
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_scope');
+  });
+
+  it.each([
+    ['a tab', 'envelopes:read\tenvelopes:sign'],
+    ['two spaces', 'envelopes:read  envelopes:sign'],
+    ['a leading space', ' envelopes:read'],
+    ['a trailing space', 'envelopes:read '],
+  ])('scope tokens are delimited by single spaces (scope-token *( SP scope-token )): %s is invalid_scope', async (_label, scope) => {
+    const res = await clientCredentials(h, h.scopedCredentials, scope);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_scope');
+  });
+
   it('the code exchange names the registered scope it got when the authorization request sent none', async () => {
     const exchanged = await exchangeCode(h, h.scopedCode);
     expect(exchanged.body.scope).toBe('envelopes:read envelopes:sign');
