@@ -12,7 +12,7 @@ beforeAll(async () => {
   t = await createTestApp({ loginRateLimit: false });
   const { client, clientSecret } = await registerClient(t.store, {
     name: 'Desktop signer', flow: 'authorization_code',
-    redirectUris: ['http://127.0.0.1:8080/cb', 'http://[::1]/cb?app=desk', 'http://localhost:8080/cb'],
+    redirectUris: ['http://127.0.0.1:8080/cb', 'http://[::1]/cb?app=desk', 'http://localhost:8080/cb', 'https://127.0.0.1:8443/tls'],
   });
   native = { clientId: client.clientId, clientSecret };
 });
@@ -49,6 +49,7 @@ describe('RFC 8252 §7.3: loopback IP redirect URIs', () => {
     ['another query', 'http://[::1]:9000/cb?app=other'],
     ['another loopback address', 'http://127.0.0.2:8080/cb'],
     ['https', 'https://127.0.0.1:8080/cb'],
+    ['a registered https loopback URI on another port (§7.3 frees the port of http loopback URIs only)', 'https://127.0.0.1:9443/tls'],
     ['localhost on another port (names are matched exactly, RFC 8252 §8.3)', 'http://localhost:9999/cb'],
     ['userinfo after the port', 'http://127.0.0.1:80@evil.example/cb'],
     ['a host that only starts like the address', 'http://127.0.0.1.evil.example:8080/cb'],
