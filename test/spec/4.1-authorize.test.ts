@@ -356,6 +356,16 @@ describe('RFC 6749 §4.1.2.1: other errors are redirected to the trusted redirec
     expect(page).toContain('has state in its query');
   });
 
+  it('redirects error=unauthorized_client for a client_credentials integration given a redirect URI (a tool writing the store): no sign-in, no code', async () => {
+    await t.store.clients.updateClient!(t.credentialsClient.clientId, { redirectUris: [REDIRECT_URI] });
+    const res = await getAuthorize(t.app, authorizeQuery(t.credentialsClient));
+    expect(res.text).not.toMatch(/name="password"/);
+    const callback = expectRedirectTo(res);
+    expect(callback.searchParams.get('error')).toBe('unauthorized_client');
+    expect(callback.searchParams.get('state')).toBe('xyz-123');
+    expect(callback.searchParams.has('code')).toBe(false);
+  });
+
   it('redirects the error before showing the login page: a signed-out browser is not asked to sign in for a bad request', async () => {
     const res = await getAuthorize(t.app, authorizeQuery(t.codeClient, { response_type: 'token' }));
     expect(res.status).toBe(302);
