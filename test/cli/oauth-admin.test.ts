@@ -122,6 +122,9 @@ describe('oauth-admin clients create', () => {
     ['a redirect URI with a fragment', ['--name', 'X', '--flow', 'authorization_code', '--redirect-uri', 'https://a.example/cb#x'], /fragment/],
     // URL parsers disagree on it: a browser reads good.example, an RFC 3986 parser userinfo before evil.example.
     ['a redirect URI with a backslash (RFC 3986 §2)', ['--name', 'X', '--flow', 'authorization_code', '--redirect-uri', 'https://good.example\\@evil.example/cb'], /has "\\\\", which a URI may not hold/],
+    ['a redirect URI with credentials', ['--name', 'X', '--flow', 'authorization_code', '--redirect-uri', 'https://user@a.example/cb'], /must not carry credentials/],
+    ['a redirect URI with a password and an empty user name', ['--name', 'X', '--flow', 'authorization_code', '--redirect-uri', 'https://:secret@a.example/cb'], /must not carry credentials/],
+    ['a redirect URI with a wildcard host (redirect URIs match exactly, RFC 9700 §2.1)', ['--name', 'X', '--flow', 'authorization_code', '--redirect-uri', 'https://*.a.example/cb'], /wildcard/],
     ['a redirect URI with a space', ['--name', 'X', '--flow', 'authorization_code', '--redirect-uri', 'https://a.example/c b'], /has " ", which a URI may not hold/],
     ['a redirect URI with a % that starts no escape', ['--name', 'X', '--flow', 'authorization_code', '--redirect-uri', 'https://a.example/100%'], /has "%"/],
     ['a redirect URI whose query has state (RFC 6749 §3.1: it would be sent twice)', ['--name', 'X', '--flow', 'authorization_code', '--redirect-uri', 'https://a.example/cb?state=fixed'], /has state in its query/],
