@@ -119,6 +119,9 @@ describe('oauth-admin clients create', () => {
     ['an authorization_code client without redirect URI', ['--name', 'X', '--flow', 'authorization_code'], /redirect URI/],
     ['a client_credentials client with a redirect URI', ['--name', 'X', '--flow', 'client_credentials', '--redirect-uri', 'https://a.example/cb'], /redirect URI/],
     ['a plain-http non-loopback redirect URI', ['--name', 'X', '--flow', 'authorization_code', '--redirect-uri', 'http://a.example/cb'], /https/],
+    ['a javascript: redirect URI', ['--name', 'X', '--flow', 'authorization_code', '--redirect-uri', 'javascript:alert(document.cookie)//'], /must use https$/m],
+    ['a redirect URI of a private-use scheme', ['--name', 'X', '--flow', 'authorization_code', '--redirect-uri', 'com.example.app:/cb'], /must use https$/m],
+    ['a plain-http redirect URI on a host that ends in "localhost" but is no subdomain of it', ['--name', 'X', '--flow', 'authorization_code', '--redirect-uri', 'http://evil-localhost/cb'], /https/],
     ['a redirect URI with a fragment', ['--name', 'X', '--flow', 'authorization_code', '--redirect-uri', 'https://a.example/cb#x'], /fragment/],
     // URL parsers disagree on it: a browser reads good.example, an RFC 3986 parser userinfo before evil.example.
     ['a redirect URI with a backslash (RFC 3986 §2)', ['--name', 'X', '--flow', 'authorization_code', '--redirect-uri', 'https://good.example\\@evil.example/cb'], /has "\\\\", which a URI may not hold/],
