@@ -203,6 +203,21 @@ describe.each(ENGINES)('%s store: token requests from integration copies (issue 
     expect(await engine.tokensOf(client.clientId), 'no token saved under the stale copy').toBe(saved);
   });
 
+  it.skipIf(!available).each(REFUSING_CHANGES)('an integration %s stays refused once its copy is current: a copy that refuses never authenticates', async (_label, field, value, status, error) => {
+    const { t } = await host(engine);
+    const client = t.credentialsClient;
+    expect((await clientCredentials(t, client)).status).toBe(200);
+    const saved = await engine.tokensOf(client.clientId);
+    await engine.write(client.clientId, field, value);
+    // The first refusal looks the integration up, which leaves a copy of it as it now is; the next ones meet that copy.
+    for (let i = 0; i < 3; i += 1) {
+      const res = await clientCredentials(t, client);
+      expect(res.status, JSON.stringify(res.body)).toBe(status);
+      expect(res.body.error).toBe(error);
+    }
+    expect(await engine.tokensOf(client.clientId)).toBe(saved);
+  });
+
   it.skipIf(!available)('a deleted integration is refused by the next request', async () => {
     const { t } = await host(engine);
     expect((await clientCredentials(t)).status).toBe(200);
