@@ -194,6 +194,34 @@ describe('SPEC §5.1 HTTP Basic client authentication (RFC 6749 §2.3.1, §5.2)'
     expect(mismatch.body.error).toBe('invalid_request');
   });
 
+  it('accepts the Basic scheme name in any case (RFC 9110 §11.1: an authentication scheme is case-insensitive)', async () => {
+    for (const scheme of ['basic', 'BASIC', 'bAsIc']) {
+      const res = await token().set('Authorization', basic(t.credentialsClient).replace(/^Basic/, scheme)).send(cc());
+      expect(res.status, scheme).toBe(200);
+    }
+  });
+
+  it('reads a + in the form-encoded id and secret as a space (RFC 6749 §2.3.1, Appendix B)', async () => {
+    const clientId = 'spaced partner';
+    const clientSecret = 'a secret with spaces';
+    await t.store.clients.createClient!(buildClientRecord({ name: 'Spaced partner', flow: 'client_credentials', clientId }, hashSecret(clientSecret)));
+    const header = `Basic ${Buffer.from('spaced+partner:a+secret+with+spaces').toString('base64')}`;
+    const res = await token().set('Authorization', header).send({ grant_type: 'client_credentials' });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+  });
+
+  it('refuses a body client_id naming neither reading of a Basic header holding + (DESIGN §5): neither reading authenticates behind it', async () => {
+    const clientId = 'partner+9';
+    const clientSecret = 'nine+nine';
+    await t.store.clients.createClient!(buildClientRecord({ name: 'Nine partner', flow: 'client_credentials', clientId }, hashSecret(clientSecret)));
+    const header = `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`;
+    const send = (form: Record<string, string>) => token().set('Authorization', header).send({ grant_type: 'client_credentials', ...form });
+    expect((await send({})).status, 'the reading as sent authenticates').toBe(200);
+    const res = await send({ client_id: t.credentialsClient.clientId });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_request');
+  });
+
   it('reads octets that are not UTF-8 as ISO-8859-1, as requests\' HTTPBasicAuth and Authlib send a non-ASCII secret (RFC 7617 §2.1)', async () => {
     // RFC 7617 §2.1: without charset="UTF-8" in the challenge the charset is the server's to pick; those clients
     // encode `id:secret` as ISO-8859-1, where é is the one octet 0xE9, which no UTF-8 reading has.
