@@ -214,6 +214,17 @@ describe('SPEC §9: the authorization code flow at {legacy_auth_url}', () => {
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_grant');
   });
+
+  it('binds a refresh token the same way: presented at the other issuer by a client now served there, it is invalid_grant (RFC 6749 §6)', async () => {
+    const code = await obtainCode(t.app, t.legacyCodeClient, { prefix: '/legacy' });
+    const tokens = await redeemCode(t.app, '/legacy', t.legacyCodeClient, code);
+    expect(tokens.status).toBe(200);
+    const moved = await createTestApp({ legacy: { issuer: LEGACY_ISSUER, credentialsIssuedBefore: '2020-01-01' } }, t.store);
+    const res = await tokenRequest(moved.app, '', t.legacyCodeClient, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token as string });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_grant');
+    expect(res.body.access_token).toBeUndefined();
+  });
 });
 
 describe('SPEC §9 / DESIGN §1: requireBearer accepts the tokens of both addresses', () => {
