@@ -36,6 +36,17 @@ describe('SPEC §4.2 token endpoint: common rules', () => {
     }
   });
 
+  it.each(['text/plain', 'application/json', 'multipart/form-data; boundary=x'])(
+    'refuses a well-formed form body sent as %s with 400 invalid_request, issuing nothing (RFC 6749 §3.2: application/x-www-form-urlencoded)',
+    async (type) => {
+      const body = new URLSearchParams(cc()).toString();
+      const res = await token().set('Authorization', basic(t.credentialsClient)).set('Content-Type', type).send(body);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_request');
+      expect(res.body.access_token).toBeUndefined();
+    },
+  );
+
   it('sends the same no-store header set on errors (RFC 6749 §5.2 errors are JSON)', async () => {
     const res = await token().set('Authorization', basic(t.credentialsClient)).type('form').send({ grant_type: 'password' });
     expect(res.status).toBe(400);
