@@ -63,6 +63,31 @@ describe('RFC 9068 §4 / RFC 7519 §2: hostile JWT access tokens are 401 invalid
     await expectRefused(forgeJwt(header(), { ...claims, sub: 'user-alice' }, key));
   });
 
+  it('a crit header (RFC 7515 §4.1.11: extensions this verifier does not know), or an alg other than its key\'s (RFC 8725 §3.1)', async () => {
+    await expectRefused(forgeJwt({ ...header(), crit: ['exp'] }, claims, key));
+    await expectRefused(forgeJwt({ ...header(), crit: [] }, claims, key));
+    // Signed with the ES256 key all the same: only the header's alg differs from the key's.
+    for (const alg of ['ES384', 'RS256', 'EdDSA']) await expectRefused(forgeJwt({ ...header(), alg }, claims, key));
+  });
+
+  it('a token whose exp is this very second (RFC 7519 §4.1.4: "on or after" exp it MUST NOT be accepted)', async () => {
+    const exp = Math.floor(Date.now() / 1000);
+    await expectRefused(forgeJwt(header(), { ...claims, exp, iat: exp - 60 }, key));
+  });
+
+  it('a gty other than client_credentials, a scope claim that is not a string, and an empty scope claim that grants nothing', async () => {
+    await expectRefused(forgeJwt(header(), { ...claims, gty: 'password' }, key));
+    for (const scope of [['envelopes:read'], 7, null]) await expectRefused(forgeJwt(header(), { ...claims, scope }, key));
+    // A present claim, even empty, limits the token: it is no all-access token.
+    const empty = forgeJwt(header(), { ...claims, scope: '' }, key);
+    const me = await callApi(t.app, empty);
+    expect(me.status).toBe(200);
+    expect(me.body).toMatchObject({ scope: [], allAccess: false });
+    const sign = await request(t.app).get('/api/v1/sign').set('Authorization', `Bearer ${empty}`);
+    expect(sign.status).toBe(403);
+    expect(sign.body.error).toBe('insufficient_scope');
+  });
+
   it('a token expires at its exp to the second: the issued exp is the record\'s expiry, which introspection states (RFC 7519 §4.1.4)', async () => {
     const token = await clientCredentialsToken(t.app, t.credentialsClient);
     const { exp } = decodeJwt(token).claims as { exp: number };
