@@ -209,6 +209,15 @@ describe('RFC 6749 §5.2: a missing or failed client authentication is 401 inval
     }
   });
 
+  it('authenticates no one with that phrase when the secret is an imported scrypt one either (the slow comparison)', async () => {
+    const { hashSecretScrypt } = await import('../../src/crypto/scrypt-secret.js');
+    const { client } = await registerClient(t.store, { name: 'Imported, no previous', flow: 'client_credentials' });
+    await t.store.clients.updateClient!(client.clientId, { clientSecretHash: await hashSecretScrypt('imported-only') });
+    const as = (clientSecret: string) => post(t.app, 'token', 'client_secret_basic', { ...t.credentialsClient, clientId: client.clientId, clientSecret }, { grant_type: 'client_credentials' });
+    expect((await as('imported-only')).status).toBe(200);
+    expectInvalidClient(await as('express-oauth-router: no such client'));
+  });
+
   it('checks an imported scrypt secret next to a generated previous one in its grace period, each against its own hash', async () => {
     const { hashSecretScrypt } = await import('../../src/crypto/scrypt-secret.js');
     const { hashSecret } = await import('../../src/crypto/hash-secret.js');
