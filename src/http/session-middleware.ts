@@ -8,6 +8,7 @@ import { sessionCookieName } from './page-cookies.js';
 import { ServerError } from '../errors.js';
 import { isExpressSessionMemoryStore } from './check-production-session.js';
 import { createHostSessionCookieCheck } from './host-session-cookie.js';
+import { FOREIGN_SESSION_MESSAGE, isExpressSession } from './express-session-like.js';
 
 // Requests whose session the router made itself (none came from the host app): the host-login loop check
 // words its diagnosis by it.
@@ -36,6 +37,7 @@ export function createSessionMiddleware(options: ResolvedOptions, productionOwnL
   let warnAboutSecret = configured === undefined;
   const secure = options.main.secure;
   const checkHostCookie = createHostSessionCookieCheck(secure, (message) => options.logger.warn(message));
+  const refuseForeign = createForeignSessionRefusal(options);
   const middleware = session({
     name: sessionCookieName(options),
     secret: configured ?? createRandomToken(),
@@ -49,7 +51,13 @@ export function createSessionMiddleware(options: ResolvedOptions, productionOwnL
     cookie: { httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge: config.idleTtl * 1000 },
   });
   return function oauthSessionMiddleware(req, res, next) {
-    if ((req as { session?: unknown }).session) {
+    const hostSession = (req as { session?: unknown }).session;
+    if (hostSession) {
+      // express-session itself steps aside for any req.session, so another middleware's cannot be worked around here.
+      if (!isExpressSession(hostSession)) {
+        refuseForeign(next);
+        return;
+      }
       checkHostCookie(req);
       next();
       return;
@@ -75,8 +83,14 @@ function hostSessionOnly(options: ResolvedOptions, productionOwnLogin: boolean):
   let logged = false;
   let storeChecked = !productionOwnLogin;
   const checkHostCookie = createHostSessionCookieCheck(options.main.secure, (message) => options.logger.warn(message));
+  const refuseForeign = createForeignSessionRefusal(options);
   return function hostSessionCheck(req, _res, next) {
-    if ((req as { session?: unknown }).session) {
+    const hostSession = (req as { session?: unknown }).session;
+    if (hostSession) {
+      if (!isExpressSession(hostSession)) {
+        refuseForeign(next);
+        return;
+      }
       checkHostCookie(req);
       if (!storeChecked) {
         storeChecked = true;
@@ -95,5 +109,21 @@ function hostSessionOnly(options: ResolvedOptions, productionOwnLogin: boolean):
     }
     // An OAuthError: the page error handler shows it without logging it again per request.
     next(new ServerError('the router is mounted before the host app\'s express-session'));
+  };
+}
+
+/**
+ * A host `req.session` that is not express-session's (cookie-session's plain object): a 500 page, and one log line
+ * naming the fix, at the first page that needs a session, rather than a login page whose sign-in fails with a TypeError.
+ */
+function createForeignSessionRefusal(options: ResolvedOptions): (next: (err: unknown) => void) => void {
+  let logged = false;
+  return (next) => {
+    if (!logged) {
+      logged = true;
+      options.logger.error(FOREIGN_SESSION_MESSAGE);
+    }
+    // An OAuthError: the page error handler shows it without logging it again per request.
+    next(new ServerError('req.session is not an express-session'));
   };
 }
