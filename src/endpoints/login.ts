@@ -16,6 +16,7 @@ import { resumeAuthorization } from './resume-authorization.js';
 import { renderError, renderLogin } from './render.js';
 import { CONSENTS_PAGE_REQUEST } from './consents.js';
 import { reachedOverHttps } from '../http/reached-over-https.js';
+import { sessionCookieSent } from '../http/session-cookie-sent.js';
 import { errorRedirectUri } from '../http/error-redirect-uri.js';
 import { reportErrorAnswer } from '../metrics/channels.js';
 
@@ -56,6 +57,7 @@ export function createLoginEndpoint(context: PageContext) {
   const authenticator = new passport.Passport();
   const limit = context.loginRateLimit ?? null;
   let warnedAboutHttp = false;
+  let warnedAboutUnsentCookie = false;
   authenticator.use(new LocalStrategy({ session: false, passReqToCallback: true }, (req, username, password, done) => {
     // A username no user directory keeps (a control character such as NUL, over 255 characters) fails like a
     // wrong password, without reaching the host's database, where it could only be an error.
@@ -182,6 +184,15 @@ export function createLoginEndpoint(context: PageContext) {
               type: 'login.succeeded', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, userId: user.id, clientId: found.clientId,
             });
             res.redirect(303, found.url);
+            // The cookie is decided as the headers are written (express-session's hook), so only now can it be missed:
+            // the browser comes back signed out, to this page, and nothing else would say why.
+            if (!warnedAboutUnsentCookie && res.headersSent && !sessionCookieSent(req, res)) {
+              warnedAboutUnsentCookie = true;
+              options.logger.error('express-oauth-router: a sign-in succeeded, but its answer carried no session cookie, so the browser '
+                + 'comes back signed out: express-session leaves a cookie with secure: true out on a request it does not judge '
+                + "secure. Behind a TLS-terminating proxy set app.set('trust proxy', …) to your proxies (or express-session's "
+                + "proxy: true) so that X-Forwarded-Proto: https counts; on plain http, do not make the cookie secure.");
+            }
           } catch (caught) {
             if (!(caught instanceof TooManyAttemptsError)) {
               unavailable(res, caught);

@@ -33,6 +33,6 @@ export function createHostSessionCookieCheck(secureIssuer: boolean, warn: (messa
     const missing = missingCookieAttributes((req as { session?: { cookie?: SessionCookieLike } }).session?.cookie);
     if (missing.length === 0) return;
     warn(`express-oauth-router: the issuer is https, but your express-session's cookie, which carries the router's sign-ins, is not ${missing.join(', ')}: `
-      + "set cookie: { secure: true (or 'auto' behind a TLS proxy, with trust proxy), sameSite: 'lax', httpOnly: true } in your session options");
+      + "set cookie: { secure: true, sameSite: 'lax', httpOnly: true } in your session options (behind a TLS proxy, with trust proxy set, or express-session leaves a Secure cookie out)");
   };
 }
