@@ -52,6 +52,28 @@ export interface OAuthSessionData {
 
 const KEY = 'expressOAuthRouter';
 
+/** The key of this request's router in a session shared with the host app (hostSessionKey), set by the session middleware. */
+const sharedSessionKeys = new WeakMap<Request, string>();
+
+/**
+ * The key a router's data has in the host's express-session: `expressOAuthRouter` for the default `session.cookieName`
+ * (as before), `expressOAuthRouter:<cookieName>` for another. Two routers in one app need two cookie names (README); in a
+ * session they share, one key would make a sign-in at one router, against its own user directory, a sign-in at the other,
+ * where the same user id may be somebody else. The router's own session is its alone and keeps the plain key.
+ */
+export function hostSessionKey(cookieName: string | undefined): string {
+  return cookieName === undefined || cookieName === 'oauth.sid' ? KEY : `${KEY}:${cookieName}`;
+}
+
+/** Says that this request's session is the host's, where this router's data lives under `key`. */
+export function useSharedSessionKey(req: Request, key: string): void {
+  sharedSessionKeys.set(req, key);
+}
+
+function keyOf(req: Request): string {
+  return sharedSessionKeys.get(req) ?? KEY;
+}
+
 function sessionOf(req: Request): Record<string, unknown> {
   const session = (req as unknown as { session?: Record<string, unknown> }).session;
   if (!session) throw new Error('express-session did not run before the OAuth router');
@@ -61,8 +83,9 @@ function sessionOf(req: Request): Record<string, unknown> {
 /** The router's session data, created empty on first use: call it only to write. */
 export function oauthSession(req: Request): OAuthSessionData {
   const session = sessionOf(req);
-  session[KEY] ??= {};
-  return session[KEY] as OAuthSessionData;
+  const key = keyOf(req);
+  session[key] ??= {};
+  return session[key] as OAuthSessionData;
 }
 
 /**
@@ -70,16 +93,20 @@ export function oauthSession(req: Request): OAuthSessionData {
  * `saveUninitialized: false`) stores nothing for a browser nobody signed in with.
  */
 export function readOAuthSession(req: Request): OAuthSessionData | undefined {
-  return sessionOf(req)[KEY] as OAuthSessionData | undefined;
+  return sessionOf(req)[keyOf(req)] as OAuthSessionData | undefined;
 }
 
 /** Forgets the router's data (sign-out, expiry, another user); the host's keys of a shared session stay. */
 export function clearOAuthSession(req: Request): void {
   const session = sessionOf(req);
-  if (KEY in session) delete session[KEY];
+  const key = keyOf(req);
+  if (key in session) delete session[key];
 }
 
-/** Whether a session key is the router's own (a new session at sign-in keeps the host's keys only). */
-export function isOAuthSessionKey(key: string): boolean {
-  return key === KEY;
+/**
+ * Whether a session key is this request's router's own (a new session at sign-in keeps every other key: the host's, and
+ * another router's in a shared session, whose sign-in is its own).
+ */
+export function isOAuthSessionKey(req: Request, key: string): boolean {
+  return key === keyOf(req);
 }

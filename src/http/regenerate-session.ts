@@ -17,7 +17,7 @@ import { saveSession } from './save-session.js';
 export async function startSignedInSession(req: Request, user: AuthenticatedUser, now = Date.now(), signedInFor?: string): Promise<void> {
   const session = req.session;
   const hostData: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(session)) if (key !== 'cookie' && !isOAuthSessionKey(key)) hostData[key] = value;
+  for (const [key, value] of Object.entries(session)) if (key !== 'cookie' && !isOAuthSessionKey(req, key)) hostData[key] = value;
   await new Promise<void>((resolve, reject) => session.regenerate((err: unknown) => (err ? reject(err) : resolve())));
   Object.assign(req.session, hostData);
   Object.assign(oauthSession(req), {

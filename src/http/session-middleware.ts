@@ -9,6 +9,7 @@ import { ServerError } from '../errors.js';
 import { isExpressSessionMemoryStore } from './check-production-session.js';
 import { createHostSessionCookieCheck } from './host-session-cookie.js';
 import { FOREIGN_SESSION_MESSAGE, isExpressSession } from './express-session-like.js';
+import { hostSessionKey, useSharedSessionKey } from './oauth-session.js';
 
 // Requests whose session the router made itself (none came from the host app): the host-login loop check
 // words its diagnosis by it.
@@ -38,6 +39,7 @@ export function createSessionMiddleware(options: ResolvedOptions, productionOwnL
   const secure = options.main.secure;
   const checkHostCookie = createHostSessionCookieCheck(secure, (message) => options.logger.warn(message));
   const refuseForeign = createForeignSessionRefusal(options);
+  const sharedKey = hostSessionKey(config.cookieName);
   const middleware = session({
     name: sessionCookieName(options),
     secret: configured ?? createRandomToken(),
@@ -58,6 +60,7 @@ export function createSessionMiddleware(options: ResolvedOptions, productionOwnL
         refuseForeign(next);
         return;
       }
+      useSharedSessionKey(req, sharedKey);
       checkHostCookie(req);
       next();
       return;
@@ -84,6 +87,7 @@ function hostSessionOnly(options: ResolvedOptions, productionOwnLogin: boolean):
   let storeChecked = !productionOwnLogin;
   const checkHostCookie = createHostSessionCookieCheck(options.main.secure, (message) => options.logger.warn(message));
   const refuseForeign = createForeignSessionRefusal(options);
+  const sharedKey = hostSessionKey(options.session.cookieName);
   return function hostSessionCheck(req, _res, next) {
     const hostSession = (req as { session?: unknown }).session;
     if (hostSession) {
@@ -91,6 +95,7 @@ function hostSessionOnly(options: ResolvedOptions, productionOwnLogin: boolean):
         refuseForeign(next);
         return;
       }
+      useSharedSessionKey(req, sharedKey);
       checkHostCookie(req);
       if (!storeChecked) {
         storeChecked = true;
