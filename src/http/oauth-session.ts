@@ -48,12 +48,22 @@ export interface OAuthSessionData {
   answered?: Record<string, { decision: 'allow' | 'deny'; at: number }>;
   /** Said once on the next page shown (post/redirect/get): what the form the user sent did. */
   notice?: string;
+  /**
+   * The main issuer of the router that wrote this data, in a session shared with the host app: another router that finds
+   * it under its own key (two routers with one `cookieName`) takes it as no data, never as its own sign-in.
+   */
+  router?: string;
 }
 
 const KEY = 'expressOAuthRouter';
 
-/** The key of this request's router in a session shared with the host app (hostSessionKey), set by the session middleware. */
-const sharedSessionKeys = new WeakMap<Request, string>();
+/** This request's router in a session shared with the host app: its key there, its main issuer, what it says on a clash. */
+interface SharedSession {
+  readonly key: string;
+  readonly owner: string;
+  readonly onForeign: (owner: string) => void;
+}
+const sharedSessions = new WeakMap<Request, SharedSession>();
 
 /**
  * The key a router's data has in the host's express-session: `expressOAuthRouter` for the default `session.cookieName`
@@ -65,13 +75,26 @@ export function hostSessionKey(cookieName: string | undefined): string {
   return cookieName === undefined || cookieName === 'oauth.sid' ? KEY : `${KEY}:${cookieName}`;
 }
 
-/** Says that this request's session is the host's, where this router's data lives under `key`. */
-export function useSharedSessionKey(req: Request, key: string): void {
-  sharedSessionKeys.set(req, key);
+/**
+ * Says that this request's session is the host's, where this router's data lives under `key` and is marked with `owner`
+ * (its main issuer). Data another router marked (two routers left with one cookie name) reads as none, `onForeign` hears
+ * of it, and this router's first write replaces it.
+ */
+export function useSharedSessionKey(req: Request, key: string, owner: string, onForeign: (owner: string) => void): void {
+  sharedSessions.set(req, { key, owner, onForeign });
 }
 
 function keyOf(req: Request): string {
-  return sharedSessionKeys.get(req) ?? KEY;
+  return sharedSessions.get(req)?.key ?? KEY;
+}
+
+/** The data under this router's key, unless another router of a shared session marked it as its own. */
+function ownData(req: Request, session: Record<string, unknown>): OAuthSessionData | undefined {
+  const shared = sharedSessions.get(req);
+  const data = session[shared?.key ?? KEY] as OAuthSessionData | undefined;
+  if (data === undefined || shared === undefined || data.router === undefined || data.router === shared.owner) return data;
+  shared.onForeign(data.router);
+  return undefined;
 }
 
 function sessionOf(req: Request): Record<string, unknown> {
@@ -83,9 +106,12 @@ function sessionOf(req: Request): Record<string, unknown> {
 /** The router's session data, created empty on first use: call it only to write. */
 export function oauthSession(req: Request): OAuthSessionData {
   const session = sessionOf(req);
-  const key = keyOf(req);
-  session[key] ??= {};
-  return session[key] as OAuthSessionData;
+  const existing = ownData(req, session);
+  if (existing !== undefined) return existing;
+  const owner = sharedSessions.get(req)?.owner;
+  const fresh: OAuthSessionData = owner === undefined ? {} : { router: owner };
+  session[keyOf(req)] = fresh;
+  return fresh;
 }
 
 /**
@@ -93,7 +119,7 @@ export function oauthSession(req: Request): OAuthSessionData {
  * `saveUninitialized: false`) stores nothing for a browser nobody signed in with.
  */
 export function readOAuthSession(req: Request): OAuthSessionData | undefined {
-  return sessionOf(req)[keyOf(req)] as OAuthSessionData | undefined;
+  return ownData(req, sessionOf(req));
 }
 
 /** Forgets the router's data (sign-out, expiry, another user); the host's keys of a shared session stay. */

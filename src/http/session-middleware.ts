@@ -40,6 +40,7 @@ export function createSessionMiddleware(options: ResolvedOptions, productionOwnL
   const checkHostCookie = createHostSessionCookieCheck(secure, (message) => options.logger.warn(message));
   const refuseForeign = createForeignSessionRefusal(options);
   const sharedKey = hostSessionKey(config.cookieName);
+  const onForeign = createForeignRouterWarning(options);
   const middleware = session({
     name: sessionCookieName(options),
     secret: configured ?? createRandomToken(),
@@ -60,7 +61,7 @@ export function createSessionMiddleware(options: ResolvedOptions, productionOwnL
         refuseForeign(next);
         return;
       }
-      useSharedSessionKey(req, sharedKey);
+      useSharedSessionKey(req, sharedKey, options.main.issuer, onForeign);
       checkHostCookie(req);
       next();
       return;
@@ -88,6 +89,7 @@ function hostSessionOnly(options: ResolvedOptions, productionOwnLogin: boolean):
   const checkHostCookie = createHostSessionCookieCheck(options.main.secure, (message) => options.logger.warn(message));
   const refuseForeign = createForeignSessionRefusal(options);
   const sharedKey = hostSessionKey(options.session.cookieName);
+  const onForeign = createForeignRouterWarning(options);
   return function hostSessionCheck(req, _res, next) {
     const hostSession = (req as { session?: unknown }).session;
     if (hostSession) {
@@ -95,7 +97,7 @@ function hostSessionOnly(options: ResolvedOptions, productionOwnLogin: boolean):
         refuseForeign(next);
         return;
       }
-      useSharedSessionKey(req, sharedKey);
+      useSharedSessionKey(req, sharedKey, options.main.issuer, onForeign);
       checkHostCookie(req);
       if (!storeChecked) {
         storeChecked = true;
@@ -130,5 +132,21 @@ function createForeignSessionRefusal(options: ResolvedOptions): (next: (err: unk
     }
     // An OAuthError: the page error handler shows it without logging it again per request.
     next(new ServerError('req.session is not an express-session'));
+  };
+}
+
+/**
+ * Warns once when this router finds another router's sign-in under its key of the host's session: two routers mounted
+ * behind one express-session with one `session.cookieName`. Each then takes the other's data as none (so neither
+ * signs a browser in as the other's user), and each sign-in signs the browser out of the other.
+ */
+function createForeignRouterWarning(options: ResolvedOptions): (owner: string) => void {
+  let warned = false;
+  return (owner) => {
+    if (warned) return;
+    warned = true;
+    options.logger.warn(`express-oauth-router: your express-session holds another router's sign-in (issuer ${owner.slice(0, 200)}) under `
+      + `this router's key (issuer ${options.main.issuer}): two routers behind one express-session need two session.cookieName values, `
+      + 'or each sign-in signs the browser out of the other');
   };
 }

@@ -101,3 +101,56 @@ describe.each([false, true])('README "Embedding in your app": two routers behind
     expect(await (await go(authorize('/test', testClientId))).text()).toContain('Tester (test)');
   });
 });
+
+describe('README "Embedding in your app": two routers left with one cookieName behind one host express-session', () => {
+  it('a sign-in at one is never a sign-in at the other: the other shows its login page and warns once naming cookieName', async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const warnings: string[] = [];
+    const logger = { warn: (line: string) => warnings.push(line), error() {} };
+    const liveStore = createMemoryStore();
+    const testStore = createMemoryStore();
+    const live = createOAuthRouter(liveStore, directory('alice', 'alice-pw', 'Alice (live)'), { issuer: origin, session: { hostSession: true }, logger });
+    const test = createOAuthRouter(testStore, directory('tester', 'tester-pw', 'Tester (test)'), { issuer: `${origin}/test`, session: { hostSession: true }, logger });
+    const liveClientId = (await registerClient(liveStore, { name: 'Live CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] })).client.clientId;
+    const testClientId = (await registerClient(testStore, { name: 'Test CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] })).client.clientId;
+    const app = express();
+    app.use(session({ name: 'host.sid', secret: 'host-secret-0123456789', resave: false, saveUninitialized: false }));
+    app.use(live.router);
+    app.use(test.router);
+    server.on('request', app);
+    try {
+      const cookies = new Map<string, string>();
+      const go = async (path: string, form?: Record<string, string>): Promise<Response> => {
+        const res = await fetch(`${origin}${path}`, {
+          redirect: 'manual',
+          headers: {
+            Cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join('; '),
+            ...(form ? { 'Content-Type': 'application/x-www-form-urlencoded', 'Sec-Fetch-Site': 'same-origin' } : {}),
+          },
+          ...(form ? { method: 'POST', body: new URLSearchParams(form) } : {}),
+        });
+        for (const line of res.headers.getSetCookie()) {
+          const [pair] = line.split(';');
+          cookies.set(pair!.slice(0, pair!.indexOf('=')), pair!.slice(pair!.indexOf('=') + 1));
+        }
+        return res;
+      };
+      const authorize = (prefix: string, clientId: string) =>
+        `${prefix}/oauth2/authorize?${new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, state: 's' })}`;
+      const login = await (await go(authorize('/test', testClientId))).text();
+      const posted = await go('/test/oauth2/login', {
+        csrf_token: hiddenField(login, 'csrf_token'), request_id: hiddenField(login, 'request_id'), username: 'tester', password: 'tester-pw',
+      });
+      expect(posted.status).toBe(303);
+      const livePage = await (await go(authorize('', liveClientId))).text();
+      expect(livePage).toContain('name="password"');
+      expect(livePage).not.toContain('Tester (test)');
+      expect(warnings.filter((line) => line.includes('session.cookieName'))).toHaveLength(1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
