@@ -66,6 +66,17 @@ interface SharedSession {
 const sharedSessions = new WeakMap<Request, SharedSession>();
 
 /**
+ * The main issuers of this process's routers that may keep data in a host's session. Data without a mark was kept
+ * before routers marked theirs, when every router used one key: with more than one router here, it may be another's.
+ */
+const sharingOwners = new Set<string>();
+
+/** Counts a router (by its main issuer) among those of this process that may share a host's session. */
+export function registerSharedSessionOwner(owner: string): void {
+  sharingOwners.add(owner);
+}
+
+/**
  * The key a router's data has in the host's express-session: `expressOAuthRouter` for the default `session.cookieName`
  * (as before), `expressOAuthRouter:<cookieName>` for another. Two routers in one app need two cookie names (README); in a
  * session they share, one key would make a sign-in at one router, against its own user directory, a sign-in at the other,
@@ -88,11 +99,16 @@ function keyOf(req: Request): string {
   return sharedSessions.get(req)?.key ?? KEY;
 }
 
-/** The data under this router's key, unless another router of a shared session marked it as its own. */
+/**
+ * The data under this router's key, unless another router of a shared session marked it as its own, or it is
+ * unmarked (kept before the upgrade that added the mark, under the key all routers then shared) while this process
+ * runs more than one router: that sign-in may have been made at the other, against its user directory.
+ */
 function ownData(req: Request, session: Record<string, unknown>): OAuthSessionData | undefined {
   const shared = sharedSessions.get(req);
   const data = session[shared?.key ?? KEY] as OAuthSessionData | undefined;
-  if (data === undefined || shared === undefined || data.router === undefined || data.router === shared.owner) return data;
+  if (data === undefined || shared === undefined || data.router === shared.owner) return data;
+  if (data.router === undefined) return sharingOwners.size > 1 ? undefined : data;
   shared.onForeign(data.router);
   return undefined;
 }

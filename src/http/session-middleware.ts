@@ -9,7 +9,7 @@ import { ServerError } from '../errors.js';
 import { isExpressSessionMemoryStore } from './check-production-session.js';
 import { createHostSessionCookieCheck } from './host-session-cookie.js';
 import { FOREIGN_SESSION_MESSAGE, isExpressSession } from './express-session-like.js';
-import { hostSessionKey, useSharedSessionKey } from './oauth-session.js';
+import { hostSessionKey, registerSharedSessionOwner, useSharedSessionKey } from './oauth-session.js';
 
 // Requests whose session the router made itself (none came from the host app): the host-login loop check
 // words its diagnosis by it.
@@ -33,6 +33,7 @@ export function hasRouterOwnSession(req: Request): boolean {
  */
 export function createSessionMiddleware(options: ResolvedOptions, productionOwnLogin = false): RequestHandler {
   const config = options.session;
+  registerSharedSessionOwner(options.main.issuer);
   if (config.hostSession === true) return hostSessionOnly(options, productionOwnLogin);
   const configured = config.secret === undefined ? undefined : typeof config.secret === 'string' ? config.secret : [...config.secret];
   let warnAboutSecret = configured === undefined;

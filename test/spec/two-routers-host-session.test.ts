@@ -45,6 +45,14 @@ describe.each([false, true])('README "Embedding in your app": two routers behind
     testClientId = (await registerClient(testStore, { name: 'Test CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] })).client.clientId;
     const app = express();
     app.use(session({ name: 'host.sid', secret: 'host-secret-0123456789', resave: false, saveUninitialized: false }));
+    // What the test router kept before the upgrade: its sign-in under the one key both routers shared, unmarked.
+    app.post('/seed-before-upgrade', (req, res) => {
+      const now = Date.now();
+      (req.session as unknown as Record<string, unknown>).expressOAuthRouter = {
+        user: { id: 'u1', displayName: 'Tester (test)' }, userId: 'u1', signedInAt: now, lastSeenAt: now, csrf: 'c'.repeat(43),
+      };
+      res.sendStatus(204);
+    });
     app.use(live.router);
     app.use(test.router);
     server.on('request', app);
@@ -88,6 +96,14 @@ describe.each([false, true])('README "Embedding in your app": two routers behind
   it('a sign-in at the test issuer leaves the live issuer signed out: its login page, not a consent page as the tester', async () => {
     const go = browser();
     expect(await signIn(go, '/test', testClientId, 'tester', 'tester-pw')).toContain('Tester (test)');
+    const live = await (await go(authorize('', liveClientId))).text();
+    expect(live).toContain('name="password"');
+    expect(live).not.toContain('Tester (test)');
+  });
+
+  it('a sign-in kept before the upgrade under the key both routers shared is no sign-in at the live issuer (it may be the test directory\'s)', async () => {
+    const go = browser();
+    expect((await go('/seed-before-upgrade', {})).status).toBe(204);
     const live = await (await go(authorize('', liveClientId))).text();
     expect(live).toContain('name="password"');
     expect(live).not.toContain('Tester (test)');
