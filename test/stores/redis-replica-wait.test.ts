@@ -99,6 +99,38 @@ describe.skipIf(PORTS.length !== 3)('Redis store waitForReplicas: a write no rep
     await until('the replica in sync again', async () => /master_link_status:up/.test(await info(replicaPort)));
   });
 
+  it('a node that became a replica between the write and its WAIT (a failover under way) is StoreUnavailableError, not a bug\'s error', async () => {
+    // The host's client, so that the node can be demoted on the store's own connection between the script and the WAIT.
+    const real = createClient({ url: url(primaryPort) });
+    await real.connect();
+    const admin = createClient({ url: url(primaryPort) });
+    await admin.connect();
+    let demote = false;
+    const client = {
+      get isOpen() { return real.isOpen; },
+      async sendCommand(args: string[]): Promise<unknown> {
+        if (args[0] === 'WAIT' && demote) {
+          demote = false;
+          await admin.sendCommand(['REPLICAOF', '127.0.0.1', '1']);
+        }
+        return real.sendCommand(args);
+      },
+    };
+    const store = await createRedisStore({ client, prefix: 'replica-wait:', sweepIntervalSeconds: 0, waitForReplicas: WAIT });
+    stores.push(store);
+    const { access, refresh } = buildTokenPair({ userId: null });
+    expect(await store.tokens.saveTokens(access, refresh, { authorizedAt: new Date() })).toBe(true);
+    demote = true;
+    try {
+      await expect(store.tokens.revokeAccessToken(access.tokenHash)).rejects.toBeInstanceOf(StoreUnavailableError);
+    } finally {
+      await admin.sendCommand(['REPLICAOF', 'NO', 'ONE']);
+      await admin.quit();
+      await real.quit();
+    }
+    await until('the replica in sync again', async () => /master_link_status:up/.test(await info(replicaPort)));
+  });
+
   it('without the option an acknowledged revocation the replica never received is undone by its promotion', async () => {
     const store = await open(primaryPort, false);
     const { access, refresh } = buildTokenPair({ userId: null });

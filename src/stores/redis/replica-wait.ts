@@ -30,6 +30,20 @@ export function checkReplicaWait(
   return { replicas, timeoutMs };
 }
 
+/** What Redis answers WAIT on a replica (`slave` before Redis 5): the node took the write as a primary and was demoted before the WAIT. */
+const WAIT_ON_REPLICA = /^ERR WAIT cannot be used with (?:replica|slave) instances/;
+
+/**
+ * A WAIT refused because its node is a replica now (a failover, planned or not, between the write and the WAIT) is an
+ * unconfirmed write, as NOREPLICAS is: a 503 the client may retry, not a bug's 500. Anything else goes on unchanged.
+ */
+function demotedToUnavailable(err: unknown): never {
+  if (err instanceof Error && WAIT_ON_REPLICA.test(err.message)) {
+    throw new StoreUnavailableError('Redis store unavailable (READONLY: the node that took the write is a replica now)', { cause: err });
+  }
+  throw err;
+}
+
 /**
  * Runs each script, then `WAIT replicas timeoutMs` on the same connection and node (routed by the script's first
  * key, which names its slot), and rejects with StoreUnavailableError (the router answers 503) when fewer replicas
@@ -46,7 +60,7 @@ export function waitForReplicas(run: RunScript, sendByKey: SendByKey, options: R
   const wait = ['WAIT', String(options.replicas), String(options.timeoutMs)];
   return async (script, keys, args) => {
     const reply = await run(script, keys, args);
-    const acknowledged = Number(await sendByKey(keys[0] ?? '', wait));
+    const acknowledged = Number(await sendByKey(keys[0] ?? '', wait).catch(demotedToUnavailable));
     if (!(acknowledged >= options.replicas)) {
       // Named after Redis's own refusal (min-replicas-to-write), which the router already counts as an outage.
       throw new StoreUnavailableError(`Redis store unavailable (NOREPLICAS: ${acknowledged} of ${options.replicas} replicas acknowledged the write)`);
