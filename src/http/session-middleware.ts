@@ -1,5 +1,5 @@
 // express-session for the login and consent pages, unless the host app already runs one.
-import type { Request, RequestHandler } from 'express';
+import type { NextFunction, Request, RequestHandler } from 'express';
 import session from 'express-session';
 import type { ResolvedOptions } from '../options.js';
 import { createRandomToken } from '../crypto/random-token.js';
@@ -8,7 +8,7 @@ import { sessionCookieName } from './page-cookies.js';
 import { ServerError } from '../errors.js';
 import { isExpressSessionMemoryStore } from './check-production-session.js';
 import { createHostSessionCookieCheck } from './host-session-cookie.js';
-import { FOREIGN_SESSION_MESSAGE, isExpressSession } from './express-session-like.js';
+import { foreignSessionMessage, isExpressSession } from './express-session-like.js';
 import { hostSessionKey, registerSharedSessionOwner, useSharedSessionKey } from './oauth-session.js';
 
 // Requests whose session the router made itself (none came from the host app): the host-login loop check
@@ -38,10 +38,7 @@ export function createSessionMiddleware(options: ResolvedOptions, productionOwnL
   const configured = config.secret === undefined ? undefined : typeof config.secret === 'string' ? config.secret : [...config.secret];
   let warnAboutSecret = configured === undefined;
   const secure = options.main.secure;
-  const checkHostCookie = createHostSessionCookieCheck(secure, (message) => options.logger.warn(message));
-  const refuseForeign = createForeignSessionRefusal(options);
-  const sharedKey = hostSessionKey(config.cookieName);
-  const onForeign = createForeignRouterWarning(options);
+  const useHostSession = createHostSessionUse(options);
   const middleware = session({
     name: sessionCookieName(options),
     secret: configured ?? createRandomToken(),
@@ -55,16 +52,9 @@ export function createSessionMiddleware(options: ResolvedOptions, productionOwnL
     cookie: { httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge: config.idleTtl * 1000 },
   });
   return function oauthSessionMiddleware(req, res, next) {
-    const hostSession = (req as { session?: unknown }).session;
-    if (hostSession) {
+    if ((req as { session?: unknown }).session) {
       // express-session itself steps aside for any req.session, so another middleware's cannot be worked around here.
-      if (!isExpressSession(hostSession)) {
-        refuseForeign(next);
-        return;
-      }
-      useSharedSessionKey(req, sharedKey, options.main.issuer, onForeign);
-      checkHostCookie(req);
-      next();
+      if (useHostSession(req, next)) next();
       return;
     }
     if (warnAboutSecret) {
@@ -87,19 +77,10 @@ export function createSessionMiddleware(options: ResolvedOptions, productionOwnL
 function hostSessionOnly(options: ResolvedOptions, productionOwnLogin: boolean): RequestHandler {
   let logged = false;
   let storeChecked = !productionOwnLogin;
-  const checkHostCookie = createHostSessionCookieCheck(options.main.secure, (message) => options.logger.warn(message));
-  const refuseForeign = createForeignSessionRefusal(options);
-  const sharedKey = hostSessionKey(options.session.cookieName);
-  const onForeign = createForeignRouterWarning(options);
+  const useHostSession = createHostSessionUse(options);
   return function hostSessionCheck(req, _res, next) {
-    const hostSession = (req as { session?: unknown }).session;
-    if (hostSession) {
-      if (!isExpressSession(hostSession)) {
-        refuseForeign(next);
-        return;
-      }
-      useSharedSessionKey(req, sharedKey, options.main.issuer, onForeign);
-      checkHostCookie(req);
+    if ((req as { session?: unknown }).session) {
+      if (!useHostSession(req, next)) return;
       if (!storeChecked) {
         storeChecked = true;
         if (isExpressSessionMemoryStore((req as { sessionStore?: unknown }).sessionStore)) {
@@ -121,18 +102,29 @@ function hostSessionOnly(options: ResolvedOptions, productionOwnLogin: boolean):
 }
 
 /**
- * A host `req.session` that is not express-session's (cookie-session's plain object): a 500 page, and one log line
- * naming the fix, at the first page that needs a session, rather than a login page whose sign-in fails with a TypeError.
+ * Takes the host's `req.session` for this request: one that is not express-session's (cookie-session's plain object)
+ * is refused with a 500 page and one log line naming the fix, at the first page that needs a session, rather than a
+ * login page whose sign-in fails with a TypeError; express-session's gets this router's key and issuer mark
+ * (`useSharedSessionKey`) and its cookie checked (`createHostSessionCookieCheck`). False when refused: `next` has the error.
  */
-function createForeignSessionRefusal(options: ResolvedOptions): (next: (err: unknown) => void) => void {
+function createHostSessionUse(options: ResolvedOptions): (req: Request, next: NextFunction) => boolean {
+  const checkHostCookie = createHostSessionCookieCheck(options.main.secure, (message) => options.logger.warn(message));
+  const sharedKey = hostSessionKey(options.session.cookieName);
+  const onForeign = createForeignRouterWarning(options);
   let logged = false;
-  return (next) => {
-    if (!logged) {
-      logged = true;
-      options.logger.error(FOREIGN_SESSION_MESSAGE);
+  return (req, next) => {
+    if (!isExpressSession((req as { session?: unknown }).session)) {
+      if (!logged) {
+        logged = true;
+        options.logger.error(foreignSessionMessage(options.session.hostSession === true));
+      }
+      // An OAuthError: the page error handler shows it without logging it again per request.
+      next(new ServerError('req.session is not an express-session'));
+      return false;
     }
-    // An OAuthError: the page error handler shows it without logging it again per request.
-    next(new ServerError('req.session is not an express-session'));
+    useSharedSessionKey(req, sharedKey, options.main.issuer, onForeign);
+    checkHostCookie(req);
+    return true;
   };
 }
 
