@@ -351,7 +351,8 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
   };
   const send: RedisSend = (args) => sendVia(args);
   const unconfirmed = createScriptRunner(send);
-  // Rate-limit counters go unconfirmed: one lost in a failover only lets a few more attempts through.
+  // Rate-limit counters and the sweeper's pruning go unconfirmed: a counter lost in a failover only lets a few more
+  // attempts through, and a prune lost is made again by the next sweep.
   const run = replicaWait ? waitForReplicas(unconfirmed, (key, args) => sendVia(args, key), replicaWait) : unconfirmed;
   const keys = createRedisKeys(prefix, onCluster);
   const sweepSeconds = options.sweepIntervalSeconds ?? 60;
@@ -359,7 +360,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
     throw new TypeError(`createRedisStore: option "sweepIntervalSeconds" must be a number of seconds ≥ 0 (got ${sweepSeconds})`);
   }
   // SCAN reaches one node only: on a cluster the index sets are left to their TTL and to the prune on every add.
-  const sweeper = onCluster ? null : startRedisSweeper(keys.accessToken('').slice(0, -'at:'.length), send, run, sweepSeconds, logger);
+  const sweeper = onCluster ? null : startRedisSweeper(keys.accessToken('').slice(0, -'at:'.length), send, unconfirmed, sweepSeconds, logger);
   // The feed needs a connection of its own (a subscribed one takes no other command): a duplicate of the
   // store's client, or of the host's when it can make one; a client that cannot means no feed, not a wrong one.
   // On a cluster the subscriber is a plain connection to one node (PUBLISH is broadcast to all); with a
