@@ -11,6 +11,7 @@ import { registerClient } from '../../src/clients/register-client.js';
 import { createOAuthRouter } from '../../src/router.js';
 import { createTestUserAuth, REDIRECT_URI, USER } from '../helpers/app.js';
 import { authorizeQuery, hiddenField } from '../helpers/browser-flow.js';
+import { createFetchBrowser } from '../helpers/fetch-cookie-jar.js';
 
 const servers: Array<ReturnType<express.Express['listen']>> = [];
 afterEach(async () => {
@@ -46,22 +47,7 @@ async function signInThrough({ issuer, trustProxy, hostSession }: Host): Promise
   await new Promise((resolve) => server.once('listening', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const proxied = { Host: new URL(issuer).host, 'X-Forwarded-Proto': new URL(issuer).protocol.slice(0, -1) };
-  const cookies = new Map<string, string>();
-  const go = async (path: string, form?: Record<string, string>): Promise<Response> => {
-    const res = await fetch(`${origin}${path}`, {
-      redirect: 'manual',
-      headers: {
-        ...proxied, Cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join('; '),
-        ...(form ? { 'Content-Type': 'application/x-www-form-urlencoded', 'Sec-Fetch-Site': 'same-origin' } : {}),
-      },
-      ...(form ? { method: 'POST', body: new URLSearchParams(form) } : {}),
-    });
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      cookies.set(pair!.slice(0, pair!.indexOf('=')), pair!.slice(pair!.indexOf('=') + 1));
-    }
-    return res;
-  };
+  const go = createFetchBrowser(origin, proxied);
   const login = await (await go(`/oauth2/authorize?${authorizeQuery({ clientId: client.clientId, clientSecret: '' })}`)).text();
   const posted = await go('/oauth2/login', {
     csrf_token: hiddenField(login, 'csrf_token'), request_id: hiddenField(login, 'request_id'), username: USER.username, password: USER.password,

@@ -13,6 +13,7 @@ import { createOAuthRouter } from '../../src/router.js';
 import type { UserAuth } from '../../src/user-auth.js';
 import { REDIRECT_URI } from '../helpers/app.js';
 import { hiddenField } from '../helpers/browser-flow.js';
+import { createFetchBrowser, type FetchBrowser } from '../helpers/fetch-cookie-jar.js';
 
 /** A user directory of one user; both directories give their user the id `u1`. */
 function directory(username: string, password: string, displayName: string): UserAuth {
@@ -63,28 +64,11 @@ describe.each([false, true])('README "Embedding in your app": two routers behind
   });
 
   /** A browser: one cookie jar over fetch. */
-  function browser() {
-    const cookies = new Map<string, string>();
-    return async (path: string, form?: Record<string, string>): Promise<Response> => {
-      const res = await fetch(`${origin}${path}`, {
-        redirect: 'manual',
-        headers: {
-          Cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join('; '),
-          ...(form ? { 'Content-Type': 'application/x-www-form-urlencoded', 'Sec-Fetch-Site': 'same-origin' } : {}),
-        },
-        ...(form ? { method: 'POST', body: new URLSearchParams(form) } : {}),
-      });
-      for (const line of res.headers.getSetCookie()) {
-        const [pair] = line.split(';');
-        cookies.set(pair!.slice(0, pair!.indexOf('=')), pair!.slice(pair!.indexOf('=') + 1));
-      }
-      return res;
-    };
-  }
+  const browser = (): FetchBrowser => createFetchBrowser(origin);
   const authorize = (prefix: string, clientId: string) =>
     `${prefix}/oauth2/authorize?${new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, state: 's' })}`;
 
-  async function signIn(go: ReturnType<typeof browser>, prefix: string, clientId: string, username: string, password: string): Promise<string> {
+  async function signIn(go: FetchBrowser, prefix: string, clientId: string, username: string, password: string): Promise<string> {
     const login = await (await go(authorize(prefix, clientId))).text();
     const posted = await go(`${prefix}/oauth2/login`, {
       csrf_token: hiddenField(login, 'csrf_token'), request_id: hiddenField(login, 'request_id'), username, password,
@@ -137,22 +121,7 @@ describe('README "Embedding in your app": two routers left with one cookieName b
     app.use(test.router);
     server.on('request', app);
     try {
-      const cookies = new Map<string, string>();
-      const go = async (path: string, form?: Record<string, string>): Promise<Response> => {
-        const res = await fetch(`${origin}${path}`, {
-          redirect: 'manual',
-          headers: {
-            Cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join('; '),
-            ...(form ? { 'Content-Type': 'application/x-www-form-urlencoded', 'Sec-Fetch-Site': 'same-origin' } : {}),
-          },
-          ...(form ? { method: 'POST', body: new URLSearchParams(form) } : {}),
-        });
-        for (const line of res.headers.getSetCookie()) {
-          const [pair] = line.split(';');
-          cookies.set(pair!.slice(0, pair!.indexOf('=')), pair!.slice(pair!.indexOf('=') + 1));
-        }
-        return res;
-      };
+      const go = createFetchBrowser(origin);
       const authorize = (prefix: string, clientId: string) =>
         `${prefix}/oauth2/authorize?${new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, state: 's' })}`;
       const login = await (await go(authorize('/test', testClientId))).text();

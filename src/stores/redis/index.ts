@@ -149,7 +149,7 @@ export interface RedisStoreOptions {
   readonly logger?: { warn(message: string, error?: unknown): void };
   /**
    * After every write that revokes or issues (tokens, codes, revocations, integrations, consents, signing keys; not
-   * rate-limit counters), sends `WAIT replicas timeoutMs` to the node that took it, and reports the write
+   * rate-limit counters, nor the sweep's pruning), sends `WAIT replicas timeoutMs` to the node that took it, and reports the write
    * unavailable (StoreUnavailableError, a 503) when fewer replicas acknowledged it in time. Redis replicates
    * asynchronously: without this, a primary that dies before its replica received a revocation (or a consumed
    * code, or an issued token) loses it when the replica is promoted, and the revoked token works again. Costs a
