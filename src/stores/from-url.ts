@@ -88,13 +88,17 @@ function takeParam(url: string, scheme: string, name: string): { url: string; va
     // No secret in the message: the URL may carry a password.
     throw new TypeError(`OAUTH_STORE: the ${scheme}: URL is malformed`);
   }
-  const values = parsed.searchParams.getAll(name);
-  if (values.length === 0) return { url, value: undefined };
-  if (values.length > 1 || values[0] === '') {
-    throw new TypeError(`OAUTH_STORE: give the "${name}" parameter once, with a value`);
-  }
+  const value = singleValue(parsed.searchParams, name);
+  if (value === undefined) return { url, value: undefined };
   parsed.searchParams.delete(name);
-  return { url: parsed.toString(), value: values[0] };
+  return { url: parsed.toString(), value };
+}
+
+/** The one value of a store parameter, or undefined when it is absent; given twice, or given empty, it is refused. */
+function singleValue(params: URLSearchParams, name: string): string | undefined {
+  const values = params.getAll(name);
+  if (values.length > 1 || values[0] === '') throw new TypeError(`OAUTH_STORE: give the "${name}" parameter once, with a value`);
+  return values[0];
 }
 
 /**
@@ -218,12 +222,7 @@ export async function createStoreFromUrl(url: string, options: StoreFromUrlOptio
       const { rootNodes, prefix } = parseRedisClusterUrl(trimmed);
       // parseRedisClusterUrl accepted the URL, so everything after its first `?` is the query.
       const query = new URLSearchParams(trimmed.includes('?') ? trimmed.slice(trimmed.indexOf('?') + 1) : '');
-      const once = (name: string): string | undefined => {
-        const values = query.getAll(name);
-        if (values.length > 1 || values[0] === '') throw new TypeError(`OAUTH_STORE: give the "${name}" parameter once, with a value`);
-        return values[0];
-      };
-      const wait = replicaWaitOf(scheme, once('wait_replicas'), once('wait_timeout_ms'));
+      const wait = replicaWaitOf(scheme, singleValue(query, 'wait_replicas'), singleValue(query, 'wait_timeout_ms'));
       return createRedisStore({ cluster: { rootNodes }, ...(prefix !== undefined ? { prefix } : {}), ...wait, ...logger });
     }
     default:
