@@ -1,6 +1,7 @@
 // The router's own corner of the express-session: signed-in user, CSRF token, pending authorization requests.
 import type { Request } from 'express';
 import type { AuthenticatedUser } from '../user-auth.js';
+import { DEFAULT_SESSION_COOKIE_NAME } from './page-cookies.js';
 
 /** An authorization request validated at GET /oauth2/authorize, waiting for consent. */
 export interface PendingAuthorization {
@@ -83,7 +84,7 @@ export function registerSharedSessionOwner(owner: string): void {
  * where the same user id may be somebody else. The router's own session is its alone and keeps the plain key.
  */
 export function hostSessionKey(cookieName: string | undefined): string {
-  return cookieName === undefined || cookieName === 'oauth.sid' ? KEY : `${KEY}:${cookieName}`;
+  return cookieName === undefined || cookieName === DEFAULT_SESSION_COOKIE_NAME ? KEY : `${KEY}:${cookieName}`;
 }
 
 /**

@@ -2,6 +2,9 @@
 import type { Request, Response } from 'express';
 import type { ResolvedOptions } from '../options.js';
 
+/** `session.cookieName` when none is given. */
+export const DEFAULT_SESSION_COOKIE_NAME = 'oauth.sid';
+
 /** What the cookie is for: the login form's CSRF value, or the note that a browser went to the host login. */
 export type PageCookie = 'csrf' | 'host-login';
 
@@ -13,7 +16,7 @@ export type PageCookie = 'csrf' | 'host-login';
  * @see RFC 6265bis §4.1.3.2 (the __Host- prefix), RFC 6819 §4.4.1.4.
  */
 export function pageCookieName(options: ResolvedOptions, cookie: PageCookie): string {
-  return `${options.main.secure ? '__Host-' : ''}${options.session.cookieName ?? 'oauth.sid'}.${cookie}`;
+  return `${options.main.secure ? '__Host-' : ''}${options.session.cookieName ?? DEFAULT_SESSION_COOKIE_NAME}.${cookie}`;
 }
 
 /**
@@ -23,7 +26,7 @@ export function pageCookieName(options: ResolvedOptions, cookie: PageCookie): st
  * @see RFC 6265bis §4.1.3.2, RFC 6819 §4.4.1.4 (session fixation).
  */
 export function sessionCookieName(options: ResolvedOptions): string {
-  const name = options.session.cookieName ?? 'oauth.sid';
+  const name = options.session.cookieName ?? DEFAULT_SESSION_COOKIE_NAME;
   return options.main.secure && !name.startsWith('__') ? `__Host-${name}` : name;
 }
 
