@@ -1,7 +1,8 @@
 // The oauth-admin command, run as a real child process against a temporary SQLite store.
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli, type CliResult } from '../helpers/run-cli.js';
@@ -267,6 +268,13 @@ describe('oauth-admin usage', () => {
     const result = await run(['clients', 'delete', 'x']);
     expect(result.code).toBe(2);
     expect(result.stderr).not.toBe('');
+  });
+
+  it('runs as the bin npx links, straight from the build: dist/cli/main.js is executable after every npm run build', () => {
+    // npx runs a checkout's own bin through a link made once; each build writes main.js anew, so its mode must come
+    // from the build, or `npx --no -- oauth-admin` answers "Permission denied" after the next npm start.
+    const main = resolve(import.meta.dirname, '../../dist/cli/main.js');
+    expect(execFileSync(main, ['--version'], { encoding: 'utf8' }).trim()).toMatch(/^\d+\.\d+\.\d+/);
   });
 
   it('exits 0 for --help', async () => {
