@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import type { CompleteStore } from './contract.js';
 import type { SqliteSynchronous } from './sqlite/index.js';
 import type { StoreWarningLogger } from './console-store-logger.js';
+import { DEFAULT_COMMAND_TIMEOUT_MS } from './redis/replica-wait.js';
 
 /** The embedded default: one SQLite file under the working directory. @see RFC 6749 §10.3, §10.5. */
 export const DEFAULT_STORE_URL = 'sqlite:./data/oauth.sqlite';
@@ -114,6 +115,10 @@ function replicaWaitOf(
   }
   if (!/^[0-9]{1,9}$/.test(replicas) || !/^[0-9]{1,9}$/.test(timeoutMs)) {
     throw new TypeError('OAUTH_STORE: wait_replicas and wait_timeout_ms must be whole numbers (replicas, milliseconds)');
+  }
+  // Named here as the URL names it: the store's own message would name `commandTimeoutMs`, which a URL cannot set.
+  if (Number(timeoutMs) < 1 || Number(timeoutMs) >= DEFAULT_COMMAND_TIMEOUT_MS) {
+    throw new TypeError(`OAUTH_STORE: wait_timeout_ms must be from 1 to ${DEFAULT_COMMAND_TIMEOUT_MS - 1} (milliseconds, below the Redis store's command timeout, ${DEFAULT_COMMAND_TIMEOUT_MS} ms)`);
   }
   return { waitForReplicas: { replicas: Number(replicas), timeoutMs: Number(timeoutMs) } };
 }

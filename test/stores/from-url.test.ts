@@ -153,7 +153,9 @@ describe('createStoreFromUrl', () => {
     // The store's own check of the values answers: the parameters reached createRedisStore, not the driver.
     await expect(createStoreFromUrl('redis://127.0.0.1:1?wait_replicas=0&wait_timeout_ms=100')).rejects.toThrow(/"waitForReplicas.replicas"/);
     await expect(createStoreFromUrl('redis+cluster://127.0.0.1:1,127.0.0.1:2?prefix=a:&wait_replicas=1&wait_timeout_ms=5000'))
-      .rejects.toThrow(/"waitForReplicas.timeoutMs" must be .* below "commandTimeoutMs"/);
+      .rejects.toThrow('OAUTH_STORE: wait_timeout_ms must be from 1 to 4999 (milliseconds, below the Redis store\'s command timeout, 5000 ms)');
+    // Named as the URL names it: the store's own message names "commandTimeoutMs", which no URL parameter sets.
+    await expect(createStoreFromUrl('redis://127.0.0.1:1?wait_replicas=1&wait_timeout_ms=0')).rejects.toThrow(/wait_timeout_ms must be from 1 to 4999/);
     await expect(createStoreFromUrl('redis://127.0.0.1:1?wait_replicas=1')).rejects.toThrow(/"wait_replicas" and "wait_timeout_ms" together/);
     await expect(createStoreFromUrl('redis+cluster://127.0.0.1:1?wait_timeout_ms=100')).rejects.toThrow(/together/);
     await expect(createStoreFromUrl('rediss://127.0.0.1:1?wait_replicas=one&wait_timeout_ms=100')).rejects.toThrow(/whole numbers/);

@@ -2,9 +2,10 @@
 // `waitForReplicas` reports such a write unavailable (503) instead of acknowledging it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClient } from 'redis';
+import { createClient, createClientPool } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStore, type RedisStore } from '../../src/stores/redis/index.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
@@ -134,6 +135,50 @@ describe.skipIf(PORTS.length !== 3)('Redis store waitForReplicas: a write no rep
     await until('the replica in sync again', async () => /master_link_status:up/.test(await info(replicaPort)));
   });
 
+  it('the WAIT leaves with its script, before the script is answered, so it is counted on the script\'s own connection', async () => {
+    // A WAIT sent only after the script's answer could go out on a connection the client made since (node-redis's
+    // offline queue, a host's client), which wrote nothing: WAIT would count every connected replica and confirm a
+    // write no replica holds. Here the answers are held back and the proxy records what the client sends meanwhile.
+    let sent = '';
+    let holding = false;
+    const held: (() => void)[] = [];
+    const sockets: net.Socket[] = [];
+    // Each connection's answers are held apart (the store's revocation feed has a connection of its own).
+    const proxy = net.createServer((downstream) => {
+      const upstream = net.connect(primaryPort, '127.0.0.1');
+      sockets.push(downstream, upstream);
+      downstream.on('data', (chunk: Buffer) => { sent += chunk.toString('latin1'); upstream.write(chunk); });
+      upstream.on('data', (chunk: Buffer) => (holding ? held.push(() => downstream.write(chunk)) : downstream.write(chunk)));
+      for (const socket of [downstream, upstream]) socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const real = createClient({ url: url((proxy.address() as net.AddressInfo).port) });
+    await real.connect();
+    try {
+      const store = await createRedisStore({ client: real, prefix: 'replica-wait:', sweepIntervalSeconds: 0, waitForReplicas: WAIT });
+      stores.push(store);
+      const { access, refresh } = buildTokenPair({ userId: null });
+      expect(await store.tokens.saveTokens(access, refresh, { authorizedAt: new Date() })).toBe(true);
+      sent = '';
+      holding = true;
+      const revoked = store.tokens.revokeAccessToken(access.tokenHash);
+      for (let tries = 0; tries < 40 && !(/EVAL/.test(sent) && /\r\nWAIT\r\n/.test(sent)); tries += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(sent).toMatch(/EVAL/);
+      // Sent while the script's answer is still held: the same connection, whatever happens to it next.
+      expect(sent).toMatch(/\r\nWAIT\r\n/);
+      holding = false;
+      for (const release of held.splice(0)) release();
+      await revoked;
+      expect(await store.tokens.findAccessToken(access.tokenHash)).toBeNull();
+    } finally {
+      await real.quit();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    }
+  });
+
   it('without the option an acknowledged revocation the replica never received is undone by its promotion', async () => {
     const store = await open(primaryPort, false);
     const { access, refresh } = buildTokenPair({ userId: null });
@@ -162,5 +207,16 @@ describe('Redis store waitForReplicas: options', () => {
     await expect(createRedisStore({ url, waitForReplicas: { replicas: 1, timeoutMs: 0 } })).rejects.toThrow(TypeError);
     await expect(createRedisStore({ url, commandTimeoutMs: 500, waitForReplicas: { replicas: 1, timeoutMs: 500 } }))
       .rejects.toThrow(/below "commandTimeoutMs" \(500\)/);
+  });
+
+  it.skipIf(!process.env.OAUTH_TEST_REDIS_URL)('refuses a client pool, whose WAIT would go out on whichever connection is free', async () => {
+    const pool = createClientPool({ url: process.env.OAUTH_TEST_REDIS_URL! });
+    await pool.connect();
+    try {
+      await expect(createRedisStore({ client: pool as never, waitForReplicas: { replicas: 1, timeoutMs: 100 } }))
+        .rejects.toThrow(/"waitForReplicas" needs a "client" of one connection \(createClient\), not a pool/);
+    } finally {
+      pool.destroy();
+    }
   });
 });

@@ -26,7 +26,7 @@ import {
   type RunScript,
 } from './scripts.js';
 import { createRedisKeyStore } from './keys.js';
-import { checkReplicaWait, waitForReplicas, type ReplicaWaitOptions } from './replica-wait.js';
+import { checkReplicaWait, confirmedScriptRunner, DEFAULT_COMMAND_TIMEOUT_MS, type ReplicaWaitOptions } from './replica-wait.js';
 import { createRedisRateLimits } from './rate-limits.js';
 import { startRedisSweeper } from './sweeper.js';
 import { StoreUnavailableError } from '../store-unavailable-error.js';
@@ -296,7 +296,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
   if (options.cluster && options.cluster.rootNodes.length === 0) {
     throw new TypeError('createRedisStore: option "cluster.rootNodes" must name at least one node');
   }
-  const timeoutMs = options.commandTimeoutMs ?? 5000;
+  const timeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
     throw new TypeError(`createRedisStore: option "commandTimeoutMs" must be a positive number (got ${timeoutMs})`);
   }
@@ -312,6 +312,10 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
 
   if (options.client) {
     if (!options.client.isOpen) throw new TypeError('createRedisStore: option "client" must be connected first');
+    // A pool sends each command on whichever connection is free: a WAIT there counts another connection's writes.
+    if (replicaWait && 'totalClients' in options.client) {
+      throw new TypeError('createRedisStore: option "waitForReplicas" needs a "client" of one connection (createClient), not a pool (createClientPool): WAIT counts only its own connection\'s writes');
+    }
     client = options.client;
   } else if (options.clusterClient) {
     if (!options.clusterClient.isOpen) throw new TypeError('createRedisStore: option "clusterClient" must be connected first');
@@ -353,7 +357,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
   const unconfirmed = createScriptRunner(send);
   // Rate-limit counters and the sweeper's pruning go unconfirmed: a counter lost in a failover only lets a few more
   // attempts through, and a prune lost is made again by the next sweep.
-  const run = replicaWait ? waitForReplicas(unconfirmed, (key, args) => sendVia(args, key), replicaWait) : unconfirmed;
+  const run = replicaWait ? confirmedScriptRunner((key, args) => sendVia(args, key), replicaWait) : unconfirmed;
   const keys = createRedisKeys(prefix, onCluster);
   const sweepSeconds = options.sweepIntervalSeconds ?? 60;
   if (typeof sweepSeconds !== 'number' || !Number.isFinite(sweepSeconds) || sweepSeconds < 0) {

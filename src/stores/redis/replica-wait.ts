@@ -1,6 +1,6 @@
 // Opt-in WAIT after each write script: a write only Redis's primary holds is reported unavailable, not acknowledged.
 import { StoreUnavailableError } from '../store-unavailable-error.js';
-import type { RunScript } from './scripts.js';
+import { createScriptRunner, type RunScript } from './scripts.js';
 
 /** How many replicas must hold a write, and how long Redis may wait for them (`WAIT numreplicas timeout`). */
 export interface ReplicaWaitOptions {
@@ -12,6 +12,9 @@ export interface ReplicaWaitOptions {
 
 /** Sends one command on the connection, and to the node, that holds `routingKey`'s slot. */
 export type SendByKey = (routingKey: string, args: readonly string[]) => Promise<unknown>;
+
+/** `createRedisStore`'s `commandTimeoutMs` when not given: also the bound on a URL's `wait_timeout_ms`, which cannot set it. */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 5000;
 
 /** Validates `waitForReplicas` against the command timeout; returns it, or null when not given. */
 export function checkReplicaWait(
@@ -45,26 +48,37 @@ function demotedToUnavailable(err: unknown): never {
 }
 
 /**
- * Runs each script, then `WAIT replicas timeoutMs` on the same connection and node (routed by the script's first
- * key, which names its slot), and rejects with StoreUnavailableError (the router answers 503) when fewer replicas
- * acknowledged in time. Redis replicates asynchronously: a primary that acknowledged a revocation, a consumed code
- * or a token save and then died before its replica received it loses the write when the replica is promoted, and a
- * revoked token or used code works again. WAIT counts the replicas that hold every earlier write of the connection,
- * so a concurrent request's write only makes it wait longer, never less. A write reported unavailable may still be
- * on the primary (as after any timeout): a revocation the caller retries is idempotent, and an unanswered token
- * save is a token whose value no one holds. A slot map re-read between the script and the WAIT sends the WAIT to the
- * promoted replica, which has no replica of its own yet, so it too answers fewer than asked.
+ * A script runner that sends `WAIT replicas timeoutMs` with every script, in the same turn, to the node that takes the
+ * script (routed by its first key, which names its slot), and rejects with StoreUnavailableError (the router answers
+ * 503) when fewer replicas acknowledged in time. Redis replicates asynchronously: a primary that acknowledged a
+ * revocation, a consumed code or a token save and then died before its replica received it loses the write when the
+ * replica is promoted, and a revoked token or used code works again.
+ *
+ * WAIT counts the replicas that hold every earlier write of its own connection. Sent in the turn the script is sent,
+ * node-redis writes both in one batch on one socket, so the WAIT is the script's: sent only once the script's reply
+ * came, it could go out on a new connection (a client with an offline queue that reconnected in between), which has
+ * written nothing, and count every connected replica at once. A concurrent request's write only makes it wait longer,
+ * never less. A write reported unavailable may still be on the primary (as after any timeout): a revocation the
+ * caller retries is idempotent, and an unanswered token save is a token whose value no one holds. A slot map re-read
+ * between the two sends the WAIT to the promoted replica, which has no replica of its own yet, so it too answers
+ * fewer than asked.
  * @see https://redis.io/docs/latest/commands/wait/
  */
-export function waitForReplicas(run: RunScript, sendByKey: SendByKey, options: ReplicaWaitOptions): RunScript {
+export function confirmedScriptRunner(sendByKey: SendByKey, options: ReplicaWaitOptions): RunScript {
   const wait = ['WAIT', String(options.replicas), String(options.timeoutMs)];
-  return async (script, keys, args) => {
-    const reply = await run(script, keys, args);
-    const acknowledged = Number(await sendByKey(keys[0] ?? '', wait).catch(demotedToUnavailable));
-    if (!(acknowledged >= options.replicas)) {
+  return createScriptRunner(async (args) => {
+    // EVALSHA|EVAL sha|source numkeys key…: every script names its keys, the first of which routes it.
+    const routingKey = args[2] !== '0' ? (args[3] ?? '') : '';
+    const written = sendByKey(routingKey, args);
+    const waited = sendByKey(routingKey, wait);
+    const [reply, acknowledged] = await Promise.allSettled([written, waited]);
+    // A NOSCRIPT goes back to the runner, which sends EVAL with a WAIT of its own.
+    if (reply.status === 'rejected') throw reply.reason;
+    if (acknowledged.status === 'rejected') return demotedToUnavailable(acknowledged.reason);
+    if (!(Number(acknowledged.value) >= options.replicas)) {
       // Named after Redis's own refusal (min-replicas-to-write), which the router already counts as an outage.
-      throw new StoreUnavailableError(`Redis store unavailable (NOREPLICAS: ${acknowledged} of ${options.replicas} replicas acknowledged the write)`);
+      throw new StoreUnavailableError(`Redis store unavailable (NOREPLICAS: ${String(acknowledged.value)} of ${options.replicas} replicas acknowledged the write)`);
     }
-    return reply;
-  };
+    return reply.value;
+  });
 }
