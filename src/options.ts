@@ -120,6 +120,13 @@ export interface OAuthRouterOptions {
    */
   readonly bodyTimeout?: number;
   /**
+   * Seconds the router waits for an answer from `userAuth.verifyCredentials`, `currentUser` or `findUser`: a hook
+   * that has not answered by then counts as an outage (503 `temporarily_unavailable`, logged as one), so a hung user
+   * directory holds no sign-in, authorization or token request. Default 10, at most 300.
+   * @see RFC 6749 §4.1.2.1, §5.2.
+   */
+  readonly userAuthTimeout?: number;
+  /**
    * `requireBearer`'s in-process cache of verified opaque access tokens, used only with a store that has a
    * revocation feed (`store.revocations`, the built-in memory and SQLite stores): a cached token is served
    * only while the feed says nothing was revoked since it was verified, so a revocation from any path is
@@ -228,6 +235,8 @@ export interface ResolvedOptions {
   readonly clientAuthMethods: readonly TokenEndpointAuthMethod[];
   /** Seconds. */
   readonly bodyTimeout: number;
+  /** Seconds. */
+  readonly userAuthTimeout: number;
   /** Most entries of requireBearer's cache; 0: off. */
   readonly bearerCacheSize: number;
   /** Audit events; its listener errors go to `logger`. */
@@ -237,7 +246,7 @@ export interface ResolvedOptions {
 const KNOWN_KEYS = new Set([
   'issuer', 'legacy', 'accessTokenTtl', 'refreshTokenTtl', 'authorizationCodeTtl', 'requirePkce', 'realm',
   'session', 'productName', 'logger', 'scopes', 'allAccessWithoutScopes', 'brandColor', 'rememberConsent', 'consentsPage', 'introspectionClients', 'orderedTokens', 'loginRateLimit', 'clientAuthRateLimit',
-  'accessTokenFormat', 'jwt', 'clientAuthMethods', 'bodyTimeout', 'bearerCache', 'events',
+  'accessTokenFormat', 'jwt', 'clientAuthMethods', 'bodyTimeout', 'userAuthTimeout', 'bearerCache', 'events',
 ]);
 const LIKELY_TYPOS: Record<string, string> = {
   accessTokenTTL: 'accessTokenTtl', refreshTokenTTL: 'refreshTokenTtl', codeTtl: 'authorizationCodeTtl',
@@ -419,6 +428,7 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
     jwt,
     clientAuthMethods: resolveClientAuthMethods(options.clientAuthMethods),
     bodyTimeout: positiveInteger('bodyTimeout', options.bodyTimeout, 10, 300),
+    userAuthTimeout: positiveInteger('userAuthTimeout', options.userAuthTimeout, 10, 300),
     events,
     bearerCacheSize: resolveBearerCacheSize(options.bearerCache, (problem) => {
       throw new OptionsError('bearerCache', problem);

@@ -7,6 +7,7 @@ import type { OAuthRouter } from './types.js';
 import { resolveOptions, type OAuthRouterOptions, type ResolvedIssuer } from './options.js';
 import { checkStore } from './stores/check-store.js';
 import { checkUserAuth } from './check-user-auth.js';
+import { boundUserAuth } from './http/bounded-user-auth.js';
 import { createSessionMiddleware } from './http/session-middleware.js';
 import { createRouterErrorHandler, type RouterAddress } from './http/router-error-handler.js';
 import { createPageFormBody } from './http/page-form-body.js';
@@ -69,6 +70,8 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
   });
   checkUserAuth(userAuth);
   checkProductionSession(resolved, userAuth);
+  // What the endpoints call: the host's hooks, each bounded by userAuthTimeout.
+  const hooks = boundUserAuth(userAuth, resolved.userAuthTimeout);
   warnPlainHttpIssuer(resolved);
   // RFC 9068: keys are chosen (host or store) and checked now; they are read from the store lazily.
   const keyRing = resolved.accessTokenFormat === 'jwt' ? createKeyRing(store, resolved) : undefined;
@@ -101,7 +104,7 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
   for (const issuer of issuers) {
     const base = `${issuer.pathPrefix}/oauth2`;
     const context: PageContext = {
-      store, userAuth, options: resolved, issuer, loginRateLimit,
+      store, userAuth: hooks, options: resolved, issuer, loginRateLimit,
       paths: {
         authorize: `${base}/authorize`, login: `${base}/login`, consent: `${base}/consent`,
         consents: `${base}/consents`, withdraw: `${base}/consents/withdraw`, logout: `${base}/logout`,
@@ -112,7 +115,7 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
       authorize: createAuthorizeEndpoint(context),
       login: createLoginEndpoint(context),
       consent: createConsentEndpoint(context),
-      token: createTokenEndpoint(store, userAuth, resolved, issuer, clientAuthLimit, keyRing),
+      token: createTokenEndpoint(store, hooks, resolved, issuer, clientAuthLimit, keyRing),
       revoke: createRevocationEndpoint(store, resolved, issuer, clientAuthLimit),
       introspect: createIntrospectionEndpoint(store, resolved, issuer, clientAuthLimit),
       metadata: createMetadataEndpoint(buildMetadata(resolved, issuer, keyRing ? { jwks_uri: `${issuer.issuer}/oauth2/jwks` } : {})),

@@ -14,19 +14,23 @@ import { expectSpecHeaders } from '../helpers/spec-requests.js';
 
 /** A host whose user directory can be taken down: while down, every hook throws as a driver would. */
 async function createHost(withCurrentUser = false) {
-  const directory = { down: false, fault: (): Error => Object.assign(new Error('connect ECONNREFUSED 10.0.0.7:5432'), { code: 'ECONNREFUSED' }) };
+  const directory = {
+    down: false, hung: false, fault: (): Error => Object.assign(new Error('connect ECONNREFUSED 10.0.0.7:5432'), { code: 'ECONNREFUSED' }),
+  };
+  // Hung: the answer never comes (a black-holed connection), as opposed to an error thrown at once.
   const outage = (): never => { throw directory.fault(); };
+  const never = new Promise<never>(() => undefined);
   const alice = { id: USER.id, displayName: USER.displayName };
   const userAuth: UserAuth = withCurrentUser
-    ? { currentUser: async () => (directory.down ? outage() : alice), loginUrl: () => '/login' }
+    ? { currentUser: async () => (directory.hung ? never : directory.down ? outage() : alice), loginUrl: () => '/login' }
     : {
-      verifyCredentials: async (username, password) => (directory.down ? outage() : username === USER.username && password === USER.password ? alice : null),
-      findUser: async (id) => (directory.down ? outage() : id === USER.id ? alice : null),
+      verifyCredentials: async (username, password) => (directory.hung ? never : directory.down ? outage() : username === USER.username && password === USER.password ? alice : null),
+      findUser: async (id) => (directory.hung ? never : directory.down ? outage() : id === USER.id ? alice : null),
     };
   const logged: string[] = [];
   const store = createMemoryStore();
   const oauth = createOAuthRouter(store, userAuth, {
-    issuer: 'http://auth.test', session: { secret: 'test-session-secret-0123456789' }, rememberConsent: false,
+    issuer: 'http://auth.test', session: { secret: 'test-session-secret-0123456789' }, rememberConsent: false, userAuthTimeout: 1,
     logger: { warn: (line: string) => { logged.push(line); }, error: (line: string) => { logged.push(line); } },
   });
   const app = express();
@@ -112,5 +116,57 @@ describe('UserAuth hooks that throw are an outage: 503 temporarily_unavailable (
     expect(bug.body.error).toBe('server_error');
     // Named, not quoted: a hook's message may hold what the user typed (a password typed as a username).
     expect(host.logged.at(-1)).toBe('express-oauth-router: unexpected HostHookError: UserAuth.findUser threw TypeError');
+  });
+});
+
+describe('UserAuth hooks that never answer are an outage once userAuthTimeout passes: 503, not a held request', () => {
+  it('findUser at a refresh: 503 temporarily_unavailable with the SPEC §4.2 headers, logged as no answer, the token kept', async () => {
+    const host = await createHost();
+    const code = await obtainCode(host.app, host.client);
+    const issued = await request(host.app).post('/oauth2/token').set('Authorization', basic(host.client)).type('form')
+      .send({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
+    const refresh = () => request(host.app).post('/oauth2/token').set('Authorization', basic(host.client)).type('form')
+      .send({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token });
+    host.directory.hung = true;
+    const refused = await refresh();
+    expect(refused.status).toBe(503);
+    expect(refused.body).toEqual({ error: 'temporarily_unavailable', error_description: expect.any(String) });
+    expectSpecHeaders(refused);
+    expect(host.logged).toEqual([expect.stringContaining('UserAuth.findUser unavailable: no answer within 1 s')]);
+    host.directory.hung = false;
+    expect((await refresh()).status).toBe(200);
+  });
+
+  it('verifyCredentials at the sign-in: the 503 page', async () => {
+    const host = await createHost();
+    const agent = request.agent(host.app);
+    const login = await agent.get(`/oauth2/authorize?${authorizeQuery(host.client)}`);
+    host.directory.hung = true;
+    const res = await agent.post('/oauth2/login').type('form').send({
+      csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'),
+      username: USER.username, password: USER.password,
+    });
+    expect(res.status).toBe(503);
+    expect(res.text).toContain('temporarily_unavailable');
+    expect(host.logged).toEqual([expect.stringContaining('UserAuth.verifyCredentials unavailable: no answer within 1 s')]);
+  });
+
+  it('currentUser at the authorization endpoint: the integration hears temporarily_unavailable with its state', async () => {
+    const host = await createHost(true);
+    host.directory.hung = true;
+    const res = await request(host.app).get(`/oauth2/authorize?${authorizeQuery(host.client, { state: 'hung' })}`);
+    expect(res.status).toBe(302);
+    const callback = new URL(res.headers.location!);
+    expect(callback.searchParams.get('error')).toBe('temporarily_unavailable');
+    expect(callback.searchParams.get('state')).toBe('hung');
+  });
+
+  it('the option is whole seconds from 1 to 300', () => {
+    const store = createMemoryStore();
+    const userAuth: UserAuth = { verifyCredentials: async () => null };
+    for (const userAuthTimeout of [0, 301, 1.5, '10']) {
+      expect(() => createOAuthRouter(store, userAuth, { issuer: 'http://auth.test', session: { secret: 'test-session-secret-0123456789' }, userAuthTimeout: userAuthTimeout as number }))
+        .toThrow(/userAuthTimeout.*must be a positive integer number of seconds up to 300/);
+    }
   });
 });
