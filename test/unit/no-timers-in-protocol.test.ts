@@ -8,11 +8,13 @@ const SRC = resolve(import.meta.dirname, '../../src');
 const PROTOCOL = ['grants', 'endpoints', 'consents', 'clients', 'checks', 'middleware', 'http', 'jwt', 'crypto'];
 const TIMING = /\b(setTimeout|setInterval|setImmediate)\s*\(|timers\/promises|\bdelay\s*\(|\bsleep\s*\(/;
 /**
- * The one exception, and why: a request body's read deadline is I/O, not protocol logic. It ends a socket read
- * that stalls (answered 408) and decides nothing about who gets a token; without it a half-sent body holds a
- * connection for Node's requestTimeout (5 minutes). Only this file, and only one setTimeout.
+ * The exceptions, and why: deadlines on I/O, not protocol logic. A request body's read deadline ends a socket read
+ * that stalls (answered 408); the UserAuth hooks' deadline ends a wait on the host's user directory that never
+ * answers (answered 503, as the outage it is, and its late answer is ignored). Neither decides who gets a token: each
+ * can only refuse a request that would otherwise hang until Node's requestTimeout (5 minutes). Only these files, and
+ * only one setTimeout each.
  */
-const IO_DEADLINES = new Map([['http/body-deadline.ts', 1]]);
+const IO_DEADLINES = new Map([['http/body-deadline.ts', 1], ['http/bounded-user-auth.ts', 1]]);
 
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
