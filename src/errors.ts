@@ -211,9 +211,12 @@ export class InsufficientScopeError extends OAuthError {
  * (RFC 9110 §15.5.9). The HTML pages, which no OAuth client parses, answer `pageStatus`, the RFC 9110 status.
  */
 export class UnreadableBodyError extends OAuthError {
-  /** 408 (not complete in time), 413 (too large, too many fields) or 415 (charset, Content-Encoding). */
-  readonly pageStatus: 408 | 413 | 415;
-  constructor(description: string, pageStatus: 408 | 413 | 415) {
+  /**
+   * 408 (not complete in time), 413 (too large, too many fields), 415 (charset, Content-Encoding) or 501 (a
+   * Transfer-Encoding other than chunked).
+   */
+  readonly pageStatus: 408 | 413 | 415 | 501;
+  constructor(description: string, pageStatus: 408 | 413 | 415 | 501) {
     super('invalid_request', description, pageStatus === 408 ? 408 : 400);
     this.pageStatus = pageStatus;
   }

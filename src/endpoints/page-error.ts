@@ -10,13 +10,15 @@ const UNREADABLE: Record<UnreadableBodyError['pageStatus'], string> = {
   408: 'The form took too long to arrive. Go back and try again.',
   413: 'The form is larger than this page accepts.',
   415: 'The form was sent in an encoding this page does not read.',
+  501: 'The form was sent in an encoding this page does not read.',
 };
 
 /**
  * Renders a thrown error as a page, never a stack trace: an unreadable form with its RFC 9110 status (408, 413,
- * 415; the connection is then closed), any other request error as 400,
+ * 415, 501; the connection is then closed), any other request error as 400,
  * a store outage as 503 and anything else as 500 (logged by toOAuthError).
- * @see RFC 9110 §15.5.9 ("the server … wishes to close the connection"), §15.5.14, §15.5.16; RFC 6749 §4.1.2.1.
+ * @see RFC 9110 §15.5.9 ("the server … wishes to close the connection"), §15.5.14, §15.5.16, §15.6.2; RFC 9112 §6.1;
+ * RFC 6749 §4.1.2.1.
  */
 export function createPageErrorHandler(options: ResolvedOptions) {
   const context = { options } as PageContext;

@@ -17,15 +17,31 @@ function charsetOf(contentType: string): string | undefined {
 }
 
 /**
+ * Refuses a transfer coding other than `chunked` (`Transfer-Encoding: gzip, chunked`): Node's parser removes only
+ * the chunked framing, so the body would be read as if it were the form itself. RFC 9112 §6.1: "A server that
+ * receives a request message with a transfer coding it does not understand SHOULD respond with 501".
+ * @throws UnreadableBodyError (501 on pages, 400 `invalid_request` at the token endpoint, as a Content-Encoding).
+ */
+export function checkTransferCoding(req: Request): void {
+  const codings = req.headers['transfer-encoding'];
+  if (codings === undefined) return;
+  for (const coding of codings.split(',')) {
+    const name = coding.trim().toLowerCase();
+    if (name !== '' && name !== 'chunked') throw new UnreadableBodyError('Transfer-Encoding other than chunked is not supported', 501);
+  }
+}
+
+/**
  * The charset to decode a form body with, refusing what the router would misread: any `Content-Encoding`
  * but `identity` (a gzip body read as text is garbage, and inflating it is work an attacker chooses), and a
  * charset other than UTF-8 or ISO-8859-1 (a UTF-16 body read as UTF-8 is garbage too). ISO-8859-1 is kept
  * because Java's Apache HttpClient declares it by default; for the ASCII values of an OAuth request it is
  * the same bytes.
- * @throws UnreadableBodyError (415 on pages, 400 `invalid_request` at the token endpoint).
+ * @throws UnreadableBodyError (415 on pages, 400 `invalid_request` at the token endpoint; checkTransferCoding's 501).
  * @see RFC 6749 Appendix B (UTF-8 form encoding), RFC 9110 §8.4 (Content-Encoding), §15.5.16 (415).
  */
 export function checkFormBodyEncoding(req: Request): FormCharset {
+  checkTransferCoding(req);
   const encoding = (req.headers['content-encoding'] || 'identity').trim().toLowerCase();
   if (encoding !== 'identity') throw new UnreadableBodyError('Content-Encoding is not supported; send the body uncompressed', 415);
   const charset = charsetOf(req.headers['content-type'] ?? '') ?? 'utf-8';

@@ -4,7 +4,7 @@ import { InvalidRequestError, UnreadableBodyError } from '../errors.js';
 import { fromBodyParser } from './from-body-parser.js';
 import { startBodyDeadline } from './body-deadline.js';
 import { isBodyAlreadyRead, preParsedFields } from './pre-parsed-body.js';
-import { checkFormBodyEncoding } from './form-body-encoding.js';
+import { checkFormBodyEncoding, checkTransferCoding } from './form-body-encoding.js';
 import { parameterLabel } from '../checks/parameter-label.js';
 
 /** The most fields a page form can carry (the login form has five). */
@@ -57,6 +57,13 @@ export function createPageFormBody(timeoutSeconds: number): RequestHandler {
       if (Number(req.headers['content-length']) > PAGE_FORM_BODY_LIMIT) {
         req.resume();
         next(new UnreadableBodyError('request body too large', 413));
+        return;
+      }
+      try {
+        checkTransferCoding(req);
+      } catch (err) {
+        req.resume();
+        next(err);
         return;
       }
       // Whichever comes first, the parser's answer or the deadline, is the only one acted on.

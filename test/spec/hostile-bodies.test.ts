@@ -66,6 +66,22 @@ describe('hostile bodies and headers', () => {
       }
     });
 
+    it.each(ENDPOINTS)('%s refuses a transfer coding other than chunked (RFC 9112 §6.1), and reads a chunked body', async (path) => {
+      const chunked = (body: Buffer | string): string => `${Buffer.byteLength(body).toString(16)}\r\n${Buffer.from(body).toString('latin1')}\r\n0\r\n\r\n`;
+      const head = (codings: string): string => [
+        `POST ${path} HTTP/1.1`, 'Host: auth.test', `Authorization: ${basic(t.credentialsClient)}`, `Content-Type: ${FORM}`,
+        `Transfer-Encoding: ${codings}`, 'Connection: close',
+      ].join('\r\n');
+      // Node removes only the chunked framing: the gzip bytes would otherwise be read as the form.
+      for (const codings of ['gzip, chunked', 'x-custom, chunked', 'GZIP,chunked']) {
+        const res = await rawRequest(server.port, head(codings), chunked(codings.startsWith('x') ? bodyFor(path) : gzipSync(bodyFor(path))), { keepOpen: true });
+        expect(res.status, codings).toBe(400);
+        expect(JSON.parse(res.body), codings).toEqual({ error: 'invalid_request', error_description: 'Transfer-Encoding other than chunked is not supported' });
+      }
+      const plain = await rawRequest(server.port, head('chunked'), chunked(bodyFor(path)), { keepOpen: true });
+      expect(plain.status).toBe(200);
+    });
+
     it('accepts charset=UTF-8 (any case, quoted or not) and Content-Encoding: identity', async () => {
       for (const type of [`${FORM};charset=UTF-8`, `${FORM}; charset="utf-8"`, FORM]) {
         const res = await request(t.app).post('/oauth2/token').set('Authorization', basic(t.credentialsClient))
@@ -207,6 +223,14 @@ describe('hostile bodies and headers', () => {
       expect(gzip.status).toBe(415);
       const unknown = await post(path, { 'Content-Type': FORM, 'Content-Encoding': 'x-custom' }, 'username=alice');
       expect(unknown.status).toBe(415);
+    });
+
+    it.each(PAGE_FORMS)('%s: 501 for a transfer coding other than chunked (RFC 9112 §6.1)', async (path) => {
+      const res = await rawRequest(server.port, [
+        `POST ${path} HTTP/1.1`, 'Host: auth.test', `Content-Type: ${FORM}`, 'Transfer-Encoding: gzip, chunked', 'Connection: close',
+      ].join('\r\n'), (() => { const gz = gzipSync('username=alice'); return `${gz.length.toString(16)}\r\n${gz.toString('latin1')}\r\n0\r\n\r\n`; })(), { keepOpen: true });
+      expect(res.status).toBe(501);
+      expect(res.body).toContain('<code>invalid_request</code>');
     });
 
     it('pages are never cached, errors included', async () => {
