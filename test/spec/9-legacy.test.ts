@@ -362,6 +362,28 @@ describe('SPEC §9 with two host names on the same path (legacy issuer http://le
     }
   });
 
+  // RFC 9112 §3.2.2: "When an origin server receives a request with an absolute-form of request-target, the origin
+  // server MUST ignore the received Host header field (if any) and instead use the host information of the
+  // request-target." A proxy forwarding without rewriting the target sends this form.
+  it('takes the host of an absolute-form request target over the Host header', async () => {
+    const server = await listen(hosts.app);
+    try {
+      const post = (client: TestClient, target: string, host: string) => rawRequest(server.port, [
+        `POST ${target} HTTP/1.1`, `Host: ${host}`, `Authorization: ${basic(client)}`,
+        'Content-Type: application/x-www-form-urlencoded', 'Content-Length: 29', 'Connection: close',
+      ].join('\r\n'), 'grant_type=client_credentials', { keepOpen: true });
+      const legacy = await post(hosts.legacyCredentialsClient, 'http://legacy-auth.test/oauth2/token', 'auth.test');
+      expect([legacy.status, legacy.body]).toEqual([200, expect.stringContaining('"access_token"')]);
+      const current = await post(hosts.credentialsClient, 'http://legacy-auth.test/oauth2/token', 'auth.test');
+      expect([current.status, current.body]).toEqual([401, expect.stringContaining(`at ${ISSUER}`)]);
+      expect((await post(hosts.credentialsClient, 'http://AUTH.test:80/oauth2/token', 'legacy-auth.test')).status).toBe(200);
+      const metadata = await rawRequest(server.port, 'GET http://legacy-auth.test/.well-known/oauth-authorization-server HTTP/1.1\r\nHost: auth.test\r\nConnection: close');
+      expect(JSON.parse(metadata.body).issuer).toBe(LEGACY_HOST_ISSUER);
+    } finally {
+      await server.close();
+    }
+  });
+
   // RFC 9112 §3.2: "more than one Host header field line" is 400. Node keeps the first; a proxy or cache in front may
   // act on the last, and here the host picks the issuer: refused rather than resolved either way.
   it('refuses a request with two Host lines (400), at every endpoint where the host picks the issuer', async () => {
