@@ -14,6 +14,9 @@ export const EXIT_FAILURE = 1;
  * - `store_unavailable` (exit 1): the store's database or cache could not be reached;
  * - `unsupported` (exit 1): the store cannot do it (no `deleteClient`; no previous secret for a grace
  *   period), and nothing was changed;
+ * - `grace_period_running` (exit 1): `rotate-secret --grace` while an earlier rotation's grace period runs;
+ *   nothing was changed;
+ * - `revocation_incomplete` (exit 1): the change was written but revoking what came before it failed;
  * - `failure` (exit 1): anything else.
  */
 export type CliErrorCode = 'usage_error' | 'unknown_client' | 'no_store' | 'store_unavailable' | 'unsupported' | 'grace_period_running' | 'revocation_incomplete' | 'failure';

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli, type CliResult } from '../helpers/run-cli.js';
+import type { CliErrorCode } from '../../src/cli/cli-error.js';
 
 /** Every leaf command, with arguments that make it succeed; `ID` stands for a registered client_id. */
 const COMMANDS: Readonly<Record<string, readonly string[]>> = {
@@ -16,6 +17,12 @@ const COMMANDS: Readonly<Record<string, readonly string[]>> = {
   update: ['ID', '--name', 'Renamed'],
   delete: ['ID', '--yes'],
   import: ['FILE'],
+};
+
+/** Every `error` of a --json error; a Record over the type, so a code added to `CliErrorCode` must be added here. */
+const ERROR_CODES: Readonly<Record<CliErrorCode, true>> = {
+  usage_error: true, unknown_client: true, no_store: true, store_unavailable: true, unsupported: true,
+  grace_period_running: true, revocation_incomplete: true, failure: true,
 };
 
 const PACKAGE_VERSION = (JSON.parse(readFileSync(resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string }).version;
@@ -241,5 +248,15 @@ describe('--help', () => {
     expect(result.stdout).toMatch(/-V, --version/);
     expect(result.stdout).toMatch(/\{"error": CODE, "message": TEXT\}/);
     expect(result.stdout).toMatch(/Exit codes: 0 done; 1 failure .*; 2 usage error/);
+  });
+
+  it('oauth-admin --help names every error code a --json error carries, in the CODE list and under its exit code', async () => {
+    const result = await run(['--help']);
+    const codeList = /CODE: ([^\n]*)/.exec(result.stdout)?.[1] ?? '';
+    const exitCodes = result.stdout.slice(result.stdout.indexOf('Exit codes:'));
+    for (const code of Object.keys(ERROR_CODES)) {
+      expect(codeList).toContain(code);
+      expect(exitCodes).toContain(code);
+    }
   });
 });
