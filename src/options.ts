@@ -128,9 +128,9 @@ export interface OAuthRouterOptions {
   readonly userAuthTimeout?: number;
   /**
    * `requireBearer`'s in-process cache of verified opaque access tokens, used only with a store that has a
-   * revocation feed (`store.revocations`, the built-in memory and SQLite stores): a cached token is served
-   * only while the feed says nothing was revoked since it was verified, so a revocation from any path is
-   * honoured on the very next request. `false` looks every token up in the store; `{ maxEntries }` bounds
+   * revocation feed (`store.revocations`: the built-in memory, SQLite, PostgreSQL and Redis stores): a cached token
+   * is served only while the feed says nothing was revoked since it was verified, so a revocation from any path is
+   * honoured on the very next request (from another PostgreSQL or Redis instance, once its notification arrives). `false` looks every token up in the store; `{ maxEntries }` bounds
    * it (default 10,000, oldest out first). Default true. @see RFC 6750 §3.1, RFC 7009 §2.1.
    */
   readonly bearerCache?: BearerCacheOption;
