@@ -13,7 +13,7 @@ export interface BasicCredentials {
   readonly clientId: string;
   readonly clientSecret: string;
   /**
-   * A Basic header's other reading, when it has one: the id and secret as sent, not form-decoded (SPEC §2: "the
+   * A Basic header's other reading, when it has one: the id and secret as sent, not form-decoded (SPEC §4.2: "the
    * Base64 encoding of client_id:client_secret"), where a `%` or `+` makes the two readings differ.
    */
   readonly literal?: BasicCredentials;
@@ -34,14 +34,14 @@ const DUMMY_HASH = hashSecret('express-oauth-router: no such client');
 
 /**
  * Parses `Authorization: Basic base64(urlencode(client_id):urlencode(client_secret))`. RFC 6749 §2.3.1 form-encodes
- * the id and secret before Base64; SPEC §2 says only "the Base64 encoding of client_id:client_secret", and curl
+ * the id and secret before Base64; SPEC §4.2 says only "the Base64 encoding of client_id:client_secret", and curl
  * `-u`, requests' `HTTPBasicAuth` and Authlib send them as they are. The two readings differ only where the
  * credentials hold `%` or `+`: the form-decoded one is then the answer and the literal one its `literal`, tried
  * when the first does not authenticate; a literal `%` that is no escape (`%zz`) leaves the literal reading alone.
  * Octets that are not UTF-8 are read as ISO-8859-1, the charset of the clients that send non-ASCII unencoded.
  * @returns `null` when the header is absent.
  * @throws InvalidClientError when the header is present but not valid Basic credentials.
- * @see RFC 6749 §2.3.1 (form-encoding of id and secret before Base64), RFC 7617 §2, §2.1 (charset), SPEC §2, §5.1.
+ * @see RFC 6749 §2.3.1 (form-encoding of id and secret before Base64), RFC 7617 §2, §2.1 (charset), SPEC §4.2, §5.1.
  */
 export function parseBasicCredentials(header: string | undefined): BasicCredentials | null {
   if (header === undefined) return null;
@@ -218,7 +218,7 @@ function refusal(client: OAuthClient | null, verified: boolean, method: TokenEnd
  * - With `gate` (the client-authentication limit), a slow check that would start a new scrypt or bcrypt waits
  *   its turn there, so a burst of wrong secrets cannot run more checks than the limit allows.
  * - A Basic header whose credentials hold `%` or `+` is read form-decoded first (RFC 6749 §2.3.1) and, when that
- *   reading names no integration or not its secret, as sent (SPEC §2): an imported secret such as `a+b%2F` works
+ *   reading names no integration or not its secret, as sent (SPEC §4.2): an imported secret such as `a+b%2F` works
  *   for a partner whose client sends it as it is. Which reading is tried depends only on what was sent.
  * @throws InvalidClientError (401) or InvalidRequestError.
  * @see RFC 6749 §2.3.1, §3.2.1, §5.2; RFC 7591 §2 (`token_endpoint_auth_method`); SPEC §2, §5.1.
@@ -234,7 +234,7 @@ export async function authenticateClient(
   const presented = readClientCredentials(authorization, params, allowed);
   const { literal } = presented;
   if (literal === undefined) return authenticatePresented(store, presented, copies, gate, true);
-  // SPEC §2's reading of a Basic header holding `%` or `+`, and RFC 6749 §2.3.1's: the one that authenticated this
+  // SPEC §4.2's reading of a Basic header holding `%` or `+`, and RFC 6749 §2.3.1's: the one that authenticated this
   // id last time first (a secret imported as scrypt costs a check per mismatch, and a partner sends it one way), then
   // the other. The first one's slow-check mismatch is not the request's verdict (`final` false), so a partner is
   // never counted as failing by its own successes; the request's failure, if both fail, is counted once.
