@@ -53,7 +53,7 @@ export async function withStore<T>(work: (store: Store) => Promise<T>, options: 
   // A store in this process's memory ends with the command: a registration would print a secret for nothing.
   if (/^(?:memory:(?:\/\/)?|sqlite::memory:)$/i.test(url)) {
     throw new CliError(
-      `OAUTH_STORE=${url} keeps nothing once the command ends; point it at the store your app uses (sqlite:PATH, postgres://…, redis://…)`,
+      `OAUTH_STORE=${url} keeps nothing once the command ends; point it at the store your app uses (sqlite:PATH, postgres://…, redis://…, redis+cluster://…)`,
       EXIT_USAGE,
     );
   }
