@@ -1,11 +1,12 @@
 // requireBearer's token cache on PostgreSQL: a revocation by another instance stops a cached token once its NOTIFY arrives.
 import pg from 'pg';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { clientCredentialsToken } from '../helpers/token-requests.js';
 import { untilServing } from '../helpers/store-races.js';
 import { countingHost, type CountingHost, crossInstanceRevocationCases, expectRefused, me, NOTIFIED, untilNotified, useUntilCached } from '../helpers/bearer-cache.js';
 import { startFaultProxy } from '../stores/fault-proxy.js';
+import { startNotifyMutingProxy } from '../stores/notify-muting-proxy.js';
 import { createPostgresStore, type PostgresStore } from '../../src/stores/postgres/index.js';
 import { postgresRevocationChannel } from '../../src/stores/postgres/revocation-feed.js';
 import { hashToken } from '../../src/crypto/hash-token.js';
@@ -179,6 +180,23 @@ describe.skipIf(!url)('requireBearer cache on PostgreSQL, revoked by another ins
     expect(partsOf(a.feed.mark()).epoch).not.toBe(partsOf(before).epoch);
     await untilServing(storeA);
     await expectRefused(a, token);
+  });
+  it('a listener whose pings stop coming back stops vouching within 2 s + the ping timeout even when the wall clock steps back (an NTP step)', async () => {
+    const target = new URL(url);
+    const proxy = await startNotifyMutingProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    cleanups.push(() => proxy.close());
+    const viaProxy = new URL(url);
+    viaProxy.host = `127.0.0.1:${proxy.port}`;
+    const { a } = await twoInstances(viaProxy.href);
+    const token = await clientCredentialsToken(a.app, a.credentialsClient);
+    await useUntilCached(a, token);
+    // Queries still answer (the pings are sent), but no notification comes back: a pooler that does not pass them on.
+    proxy.mute(true);
+    // Ten minutes back: how long ago the last ping came back is a duration, which a wall-clock step must not stretch.
+    const real = Date.now.bind(Date);
+    const stepped = vi.spyOn(Date, 'now').mockImplementation(() => real() - 600_000);
+    cleanups.push(() => stepped.mockRestore());
+    await expect.poll(() => a.feed.mark(), NOTIFIED).toBeNull();
   });
 });
 

@@ -1,6 +1,6 @@
 // requireBearer's token cache on Redis: a revocation by another instance stops a cached token once its message arrives.
 import { createClient } from 'redis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { clientCredentialsToken, revoke } from '../helpers/token-requests.js';
 import { countingHost, type CountingHost, crossInstanceRevocationCases, me, NOTIFIED, untilNotified, useUntilCached } from '../helpers/bearer-cache.js';
@@ -181,5 +181,16 @@ describe.skipIf(!url)('the Redis revocation feed when its subscriber connection 
 
     proxy.setMode('up');
     await expectBackWithNewEpoch(a, prefix, mark);
+  });
+  it('a link gone silent is noticed within twice the command timeout even when the wall clock steps back (an NTP step) meanwhile', async () => {
+    const { a, proxy } = await hostBehindProxy(200);
+    const token = await clientCredentialsToken(a.app, a.credentialsClient);
+    await useUntilCached(a, token);
+    proxy.setMode('hang');
+    // Ten minutes back, after the last PONG: silence is a duration, which a wall-clock step must not stretch.
+    const real = Date.now.bind(Date);
+    const stepped = vi.spyOn(Date, 'now').mockImplementation(() => real() - 600_000);
+    cleanups.push(() => stepped.mockRestore());
+    await expect.poll(() => a.feed.mark(), NOTIFIED).toBeNull();
   });
 });

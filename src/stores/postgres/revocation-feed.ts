@@ -107,8 +107,10 @@ export async function startPostgresRevocationFeed(options: {
     }
   }
 
+  // Ping times are read and compared by this process only (each listener trusts its own pings), so they are on the
+  // monotonic clock: a wall clock stepped back (NTP) would otherwise vouch for a silent link as long as the step.
   function ping(c: PostgresListenerClient, connectedAt: number): void {
-    const now = Date.now();
+    const now = performance.now();
     if (now - Math.max(lastAlive, connectedAt) > staleMs) {
       down(c, new Error(`no ping heard back within ${staleMs} ms`));
       return;
@@ -160,7 +162,7 @@ export async function startPostgresRevocationFeed(options: {
       await c.connect();
       await c.query(`LISTEN "${channel}"`);
       if (client !== c || closed) return;
-      const connectedAt = Date.now();
+      const connectedAt = performance.now();
       heartbeatTimer = setInterval(() => ping(c, connectedAt), HEARTBEAT_MS);
       heartbeatTimer.unref();
       ping(c, connectedAt);
@@ -187,7 +189,7 @@ export async function startPostgresRevocationFeed(options: {
     feed: {
       mark() {
         if (!listening) return null;
-        if (Date.now() - lastAlive > staleMs) {
+        if (performance.now() - lastAlive > staleMs) {
           lapsed = true;
           return null;
         }

@@ -71,8 +71,12 @@ export async function startRedisRevocationFeed(options: {
   let live = false;
   let closed = false;
   let reported = false;
-  /** Last sign of life: a message, a PONG, a subscription; or when the current connection was made. */
-  let heardAt = Date.now();
+  /**
+   * Last sign of life: a message, a PONG, a subscription; or when the current connection was made. On the
+   * monotonic clock: silence is a duration, and a wall clock stepped back (NTP) would vouch for a dead link
+   * as long as the step.
+   */
+  let heardAt = performance.now();
   let firstLive: () => void = () => undefined;
   const becameLive = new Promise<void>((resolve) => {
     firstLive = resolve;
@@ -80,7 +84,7 @@ export async function startRedisRevocationFeed(options: {
 
   function begin(): void {
     epoch += 1;
-    heardAt = Date.now();
+    heardAt = performance.now();
     live = true;
     // An operator told of the loss is told of the end of it: lookups every time stop here.
     if (reported) logger.warn('express-oauth-router: Redis revocation feed back; bearer checks use the cache again');
@@ -96,7 +100,7 @@ export async function startRedisRevocationFeed(options: {
     let subscribing = false;
     const listener = (): void => {
       count += 1;
-      heardAt = Date.now();
+      heardAt = performance.now();
     };
     async function subscribe(): Promise<void> {
       if (subscribing || subscribed || !mine()) return;
@@ -126,7 +130,7 @@ export async function startRedisRevocationFeed(options: {
       if (mine()) live = false;
     });
     sub.on('ping-interval', () => {
-      if (mine()) heardAt = Date.now();
+      if (mine()) heardAt = performance.now();
     });
     sub.on('ready', () => {
       if (!mine()) return;
@@ -153,7 +157,7 @@ export async function startRedisRevocationFeed(options: {
     if (!reported) logger.warn('express-oauth-router: Redis revocation feed silent, reconnecting; bearer tokens are looked up meanwhile');
     reported = true;
     const old = current;
-    heardAt = Date.now();
+    heardAt = performance.now();
     current = open();
     retire(old);
   }
@@ -165,7 +169,7 @@ export async function startRedisRevocationFeed(options: {
     feed: {
       mark() {
         if (closed) return null;
-        if (Date.now() - heardAt > silentMs) {
+        if (performance.now() - heardAt > silentMs) {
           // Silent while subscribed, or not subscribed this long: replaced; at most once per silentMs.
           replace();
           return null;
