@@ -39,6 +39,7 @@ interface LoadedKeys {
   /** Oldest first. */
   readonly keys: readonly LoadedKey[];
   readonly byKid: ReadonlyMap<string, LoadedKey>;
+  /** performance.now() at the load: the refresh periods are durations, which a wall clock stepped back (NTP) would stretch. */
   readonly loadedAt: number;
 }
 
@@ -104,7 +105,7 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
       keys.push({ key, createdAt: record.createdAt.getTime(), signsFrom: signsFrom(i), verifyUntil });
     }
     if (keys.length === 0) throw new Error('express-oauth-router: the store holds no usable signing key');
-    return { keys, byKid: new Map(keys.map((entry) => [entry.key.kid, entry])), loadedAt: now };
+    return { keys, byKid: new Map(keys.map((entry) => [entry.key.kid, entry])), loadedAt: performance.now() };
   }
 
   /** One load at a time: concurrent callers share it. */
@@ -121,7 +122,7 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
   }
 
   async function fresh(): Promise<LoadedKeys> {
-    if (loaded && Date.now() - loaded.loadedAt < SIGNER_REFRESH_MS) return loaded;
+    if (loaded && performance.now() - loaded.loadedAt < SIGNER_REFRESH_MS) return loaded;
     try {
       return await reload();
     } catch (err) {
@@ -140,8 +141,9 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
       const hit = lookup(keys, kid);
       if (hit) return hit;
       if (loading) return lookup(await loading, kid);
-      if (Date.now() - lastUnknownKidReload < UNKNOWN_KID_REFRESH_MS) return null;
-      lastUnknownKidReload = Date.now();
+      // On the monotonic clock, as loadedAt: a wall clock stepped back would refuse a new key's tokens as long as the step.
+      if (performance.now() - lastUnknownKidReload < UNKNOWN_KID_REFRESH_MS) return null;
+      lastUnknownKidReload = performance.now();
       // Maybe another instance rotated: read the store again (rate-limited above).
       return lookup(await reload(), kid);
     },
