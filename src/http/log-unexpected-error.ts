@@ -18,7 +18,8 @@ const kindLogs = new WeakMap<Logger, Map<string, KindLog>>();
  * @see README, `logger` option; RFC 6749 §5.2 (server_error: the answer itself is unchanged).
  */
 export function logUnexpectedError(logger: Logger, name: string, message: string): void {
-  const now = Date.now();
+  // The monotonic clock: a wall clock stepped back (NTP) would hold every repeat back for as long as the step.
+  const now = performance.now();
   let kinds = kindLogs.get(logger);
   if (!kinds) kindLogs.set(logger, (kinds = new Map()));
   const kind = `${name}: ${message}`;

@@ -4,6 +4,7 @@ import { ERROR_LOG_MAX_KINDS, STORE_ERROR_LOG_INTERVAL_MS } from './error-log-in
 
 /** Per logger and source: the outage lines written, and the failures held back since the last line. */
 interface OutageLog {
+  /** performance.now() of the lines: the interval is a duration, which a wall clock stepped back (NTP) would stretch. */
   loggedAt: number;
   recoveredAt: number;
   /** Failures held back since the last line, per cause (the outage's message), in the order first seen. */
@@ -60,7 +61,7 @@ export function logStoreUnavailable(logger: Logger, message: string, fromStore: 
     pendingLogs += 1;
     storeRecoveryPending = true;
   }
-  const now = Date.now();
+  const now = performance.now();
   if (now - log.loggedAt < STORE_ERROR_LOG_INTERVAL_MS) {
     const cause = log.held.has(message) || log.held.size < ERROR_LOG_MAX_KINDS - 1 ? message : OTHER_CAUSES;
     log.held.set(cause, (log.held.get(cause) ?? 0) + 1);
@@ -83,7 +84,7 @@ export function logStoreUnavailable(logger: Logger, message: string, fromStore: 
 export function logStoreAvailable(logger: Logger): void {
   const log = storeLogs.get(logger);
   if (!log?.pending) return;
-  const now = Date.now();
+  const now = performance.now();
   if (now - log.recoveredAt < STORE_ERROR_LOG_INTERVAL_MS) return;
   const failed = log.heldTotal === 0
     ? '; no request failed since the last line'

@@ -71,7 +71,8 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
   // A feed whose mark() throws is a bug of its store: every token is looked up, and the log says so once a minute.
   let faultLoggedAt = -Infinity;
   const onFeedFault = (error: unknown): void => {
-    const now = Date.now();
+    // The monotonic clock: a wall clock stepped back (NTP) would silence the line for as long as the step.
+    const now = performance.now();
     if (now - faultLoggedAt < 60_000) return;
     faultLoggedAt = now;
     const { message, code } = describeStoreError(error);

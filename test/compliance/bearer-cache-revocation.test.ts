@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import express from 'express';
 import request from 'supertest';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { REDIRECT_URI, USER, basic, createTestApp, createTestRouter, type TestApp } from '../helpers/app.js';
 import { listen, openConnection, type RawConnection } from '../helpers/raw-http.js';
 import { runCli } from '../helpers/run-cli.js';
@@ -436,6 +436,23 @@ describe('requireBearer without a revocation feed', () => {
     expect(refused.status).toBe(401);
     expect(refused.headers['www-authenticate']).toMatch(/error="invalid_token"/);
     expect(errors).toEqual([expect.stringMatching(/store\.revocations\.mark\(\) threw \(injected mark bug\); every bearer token is looked up/)]);
+  });
+
+  it('a feed whose mark() keeps throwing is logged again a minute later, even if the wall clock stepped back (NTP) meanwhile', async () => {
+    const inner = createMemoryStore();
+    cleanups.push(() => inner.close?.());
+    const count = counted(inner, { mark: () => { throw new Error('injected mark bug'); } });
+    const errors: string[] = [];
+    const h = { ...(await createTestApp({ logger: { warn() {}, error(line: string) { errors.push(line); } } }, count.store)), ...count };
+    const token = await clientCredentialsToken(h.app, h.credentialsClient);
+    expect((await me(h.app, token)).status).toBe(200);
+    // Ten minutes back on the wall clock while a minute passes.
+    const real = { date: Date.now.bind(Date), monotonic: performance.now.bind(performance) };
+    const wall = vi.spyOn(Date, 'now').mockImplementation(() => real.date() - 540_000);
+    const monotonic = vi.spyOn(performance, 'now').mockImplementation(() => real.monotonic() + 60_001);
+    cleanups.push(() => { wall.mockRestore(); monotonic.mockRestore(); });
+    expect((await me(h.app, token)).status).toBe(200);
+    expect(errors).toHaveLength(2);
   });
 
   it('combineStores takes the feed from the tokens store, so it tells of the revocations that matter', () => {

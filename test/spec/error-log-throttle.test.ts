@@ -28,14 +28,20 @@ async function createHost() {
   return { ...t, logged, warned, state, token };
 }
 
-/** Moves the clock the throttle reads (Date.now) past its 10 s window. */
-function laterBy(ms: number): void {
+/** Lets `ms` pass for the throttle's clock (performance.now), and `wallMs` for the wall clock (Date.now). */
+function laterBy(ms: number, wallMs = ms): void {
   vi.useFakeTimers({ toFake: ['Date'] });
-  vi.setSystemTime(Date.now() + ms);
+  vi.setSystemTime(Date.now() + wallMs);
+  const monotonic = performance.now.bind(performance);
+  vi.spyOn(performance, 'now').mockImplementation(() => monotonic() + ms);
 }
+
+/** An NTP step: the wall clock goes ten minutes back while `ms` pass. */
+const steppedBackThenLaterBy = (ms: number): void => laterBy(ms, ms - 600_000);
 
 afterEach(() => {
   vi.useRealTimers();
+  vi.restoreAllMocks();
 });
 
 describe('unexpected errors are logged once per kind per 10 s, each still a 500 (README, `logger`)', () => {
@@ -61,6 +67,18 @@ describe('unexpected errors are logged once per kind per 10 s, each still a 500 
     expect(host.logged).toEqual([
       'express-oauth-router: unexpected Error: permission denied for table clients',
       'express-oauth-router: unexpected Error: permission denied for table clients (and 4 more since the last such line)',
+    ]);
+  });
+
+  it('a wall clock stepped back (NTP) does not hold the next line back: it comes 10 s after the last, as without the step', async () => {
+    const host = await createHost();
+    host.state.fault = () => new Error('permission denied for table clients');
+    for (let i = 0; i < 2; i += 1) expect((await host.token()).status).toBe(500);
+    steppedBackThenLaterBy(10_001);
+    expect((await host.token()).status).toBe(500);
+    expect(host.logged).toEqual([
+      'express-oauth-router: unexpected Error: permission denied for table clients',
+      'express-oauth-router: unexpected Error: permission denied for table clients (and 1 more since the last such line)',
     ]);
   });
 
@@ -109,6 +127,30 @@ describe('a store outage: one line per 10 s counting failures by cause, and one 
       'express-oauth-router: store unavailable: PostgreSQL store unavailable (Query read timeout)'
         + ' (and 4 more since the last such line: 2 × PostgreSQL store unavailable (ECONNREFUSED), 2 × PostgreSQL store unavailable (Query read timeout))',
     ]);
+  });
+
+  it('a wall clock stepped back (NTP) during an outage does not silence it: the next line comes 10 s after the last', async () => {
+    const host = await createHost();
+    host.state.fault = refused;
+    for (let i = 0; i < 2; i += 1) expect((await host.token()).status).toBe(503);
+    steppedBackThenLaterBy(10_001);
+    expect((await host.token()).status).toBe(503);
+    expect(host.logged).toEqual([
+      'express-oauth-router: store unavailable: PostgreSQL store unavailable (ECONNREFUSED)',
+      'express-oauth-router: store unavailable: PostgreSQL store unavailable (ECONNREFUSED) (and 1 more since the last such line)',
+    ]);
+  });
+
+  it('a wall clock stepped back (NTP) while the store flaps does not hold "available again" back more than 10 s', async () => {
+    const host = await createHost();
+    for (const fault of [refused, null, refused]) {
+      host.state.fault = fault;
+      expect((await host.token()).status).toBe(fault ? 503 : 200);
+    }
+    host.state.fault = null;
+    steppedBackThenLaterBy(10_001);
+    expect((await host.token()).status).toBe(200);
+    expect(host.logged.at(-1)).toBe('express-oauth-router: store available again; no request failed since the last line');
   });
 
   it('the first token request served after an outage writes "store available again" with the failures held back, once', async () => {
