@@ -8,16 +8,24 @@ function isUnreserved(byte: number): boolean {
     || byte === 0x2d || byte === 0x2e || byte === 0x5f || byte === 0x7e;
 }
 
-/** The octets of one raw `application/x-www-form-urlencoded` token: `+` is a space, `%XX` an octet, else UTF-8. */
+function isHex(code: number): boolean {
+  return (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x46) || (code >= 0x61 && code <= 0x66);
+}
+
+/**
+ * The octets of one raw `application/x-www-form-urlencoded` token: `+` is a space, `%XX` an octet, else UTF-8. ASCII,
+ * all a request target holds, is pushed as its code: a Buffer made for each character cost ~400 ns a character.
+ */
 function octetsOf(raw: string): Buffer {
   const bytes: number[] = [];
   for (let i = 0; i < raw.length; i++) {
-    const char = raw[i]!;
-    if (char === '+') bytes.push(0x20);
-    else if (char === '%' && /^[0-9A-Fa-f]{2}$/.test(raw.slice(i + 1, i + 3))) {
+    const code = raw.charCodeAt(i);
+    if (code === 0x2b) bytes.push(0x20);
+    else if (code === 0x25 && isHex(raw.charCodeAt(i + 1)) && isHex(raw.charCodeAt(i + 2))) {
       bytes.push(parseInt(raw.slice(i + 1, i + 3), 16));
       i += 2;
-    } else bytes.push(...Buffer.from(char));
+    } else if (code < 0x80) bytes.push(code);
+    else for (const byte of Buffer.from(raw[i]!)) bytes.push(byte);
   }
   return Buffer.from(bytes);
 }
@@ -30,9 +38,17 @@ function octetsOf(raw: string): Buffer {
  */
 export function queryValueOctets(rawQuery: string, name: string): string | undefined {
   const wanted = Buffer.from(name);
+  const asciiName = wanted.length === name.length;
   for (const pair of rawQuery.split('&')) {
     const equals = pair.indexOf('=');
-    if (equals < 0 || !octetsOf(pair.slice(0, equals)).equals(wanted)) continue;
+    // No character spells less than a third of an octet (`%XX`), so a name over three times the wanted one's octets
+    // cannot be it and is not decoded: anyone's 15,000-character name before `state` cost 6 ms of CPU.
+    if (equals < 0 || equals > 3 * wanted.length) continue;
+    const rawName = pair.slice(0, equals);
+    // Without an escape or a `+`, a name's octets are its characters' (a non-ASCII one is never an ASCII name's):
+    // compared as text, so thousands of short names before `state` cost no Buffer each.
+    const plain = asciiName && !rawName.includes('%') && !rawName.includes('+');
+    if (plain ? rawName !== name : !octetsOf(rawName).equals(wanted)) continue;
     const value = octetsOf(pair.slice(equals + 1));
     if (value.length === 0) continue;
     let encoded = '';
