@@ -272,3 +272,49 @@ describe('oauth.errorHandler: what a host parser refused on the router\'s addres
     expect(token.text).toContain('<pre>');
   });
 });
+
+describe('a host parser that lets through more fields than the call stack holds (parameterLimit raised)', () => {
+  // 150,000 `a[kN]=1` fields make one object of 150,000 entries: spread into one call's arguments while the router
+  // measured the body, they overflowed V8's stack (RangeError, a 500). Sent chunked, so no Content-Length refuses it first.
+  const FIELDS = 150_000;
+  let t: TestApp;
+  let app: express.Express;
+  let url: string;
+  let server: ReturnType<express.Express['listen']>;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    app = express();
+    app.use(express.urlencoded({ extended: true, limit: '5mb', parameterLimit: 1_000_000 }));
+    app.use(t.app);
+    server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  const chunked = (path: string, text: string, headers: Record<string, string> = {}) => {
+    const body = new TextEncoder().encode(text);
+    return fetch(`${url}${path}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
+      body: new ReadableStream({ start(controller) { controller.enqueue(body); controller.close(); } }),
+      duplex: 'half',
+    } as RequestInit);
+  };
+  const nested = Array.from({ length: FIELDS }, (_, i) => `a[k${i}]=1`).join('&');
+
+  it('token endpoint: a body over the limit whatever its nesting is 400 invalid_request, never a 500', async () => {
+    const res = await chunked('/oauth2/token', `grant_type=client_credentials&${nested}`, { Authorization: basic(t.credentialsClient) });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: 'invalid_request', error_description: 'request body too large' });
+  });
+
+  it('login form: a body over the limit whatever its nesting is 413, never a 500', async () => {
+    const res = await chunked('/oauth2/login', nested);
+    expect(res.status).toBe(413);
+  });
+});
