@@ -10,9 +10,13 @@ export interface StoreErrorSummary {
 
 const MAX_LENGTH = 300;
 
-/** `scheme://user:password@` → `scheme://***@`: a driver may quote the URL it was given. */
+/**
+ * `scheme://user:password@` → `scheme://***@`: a driver may quote the URL it was given. Anchored on `://`, not on
+ * the scheme: a scheme pattern tried at every word boundary was quadratic on a long message of short words (a
+ * 64 KB `a.a.a.…` took 2.5 s); this is linear (0.2 ms), and masks a userinfo after any `://`.
+ */
 function withoutUserinfo(text: string): string {
-  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]*@/gi, '$1***@');
+  return text.replace(/:\/\/[^\s/@]*@/g, '://***@');
 }
 
 /**

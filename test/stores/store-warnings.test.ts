@@ -46,6 +46,14 @@ describe('the stores\' default logger (no logger option): one line per warning, 
     expect(line).toBe('lost: cannot reach redis://***@10.0.0.1:6379 or postgres://***@db/x');
   });
 
+  it('a userinfo after a long message of short words is masked too, and the line cut to 300 characters', () => {
+    const [line] = linesOf('lost', new Error(`${'a.'.repeat(32_768)} redis://default:s3cret@10.0.0.1:6379`));
+    expect(line).not.toContain('s3cret');
+    expect(line!.length).toBeLessThanOrEqual('lost: '.length + 300);
+    const [quoted] = linesOf('lost', new Error(`${'a.'.repeat(100)} redis://default:s3cret@10.0.0.1:6379`));
+    expect(quoted).toMatch(/ redis:\/\/\*\*\*@10\.0\.0\.1:6379$/);
+  });
+
   it('a warning without an error is the message alone', () => {
     expect(linesOf('express-oauth-router: Redis connection unresponsive, reconnecting')).toEqual(['express-oauth-router: Redis connection unresponsive, reconnecting']);
   });
