@@ -8,10 +8,12 @@ import { jwsVerify } from './jws-crypto.js';
 /** Three base64url segments: what a JWS compact token looks like; our opaque tokens have no dot. */
 const JWS_COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 /**
- * Tolerance for iat/nbf ahead of our clock (instances' clocks differ a little). None for exp: every
- * verifier here is this package on synchronised servers, and an expired token must fail like an opaque one.
+ * Tolerance for iat/nbf ahead of our clock: a minute, the skew between instances that the signing-key rotation
+ * budgets for (README, "JWT access tokens"). Only our own keys sign, so a token "from the future" is one from an
+ * instance whose clock is ahead; at 5 s, an instance 30 s ahead had its tokens refused by the others for 25 s. None
+ * for exp: an expired token must fail like an opaque one.
  */
-const CLOCK_SKEW_SECONDS = 5;
+const CLOCK_SKEW_SECONDS = 60;
 /**
  * Tokens already verified, by their exact text: a client reuses one token for many calls, and a map lookup
  * costs well under a microsecond where an ES256 verification costs ~100 µs (DESIGN §3a). Identical text means

@@ -164,6 +164,12 @@ describe('RFC 9068 JWT access tokens (store-generated keys)', () => {
       expect((await callApi(t.app, forgeJwt(header(kid), claims, key))).status).toBe(200);
     });
 
+    it('not a token from an instance whose clock is up to a minute ahead (iat and nbf 30 s from now)', async () => {
+      const { key, kid } = await storeSigner(t.store);
+      const ahead = Math.floor(Date.now() / 1000) + 30;
+      expect((await callApi(t.app, forgeJwt(header(kid), { ...claims, iat: ahead, nbf: ahead }, key))).status).toBe(200);
+    });
+
     it('a tampered payload (signature of the original), also after the original was verified and cached', async () => {
       const token = await clientCredentialsToken(t.app, t.credentialsClient);
       expect((await callApi(t.app, token)).status).toBe(200);
@@ -195,7 +201,7 @@ describe('RFC 9068 JWT access tokens (store-generated keys)', () => {
       const { key, kid } = await storeSigner(t.store);
       await expectInvalidToken(t, forgeJwt(header(kid), { ...claims, aud: 'https://other-api.example' }, key));
       await expectInvalidToken(t, forgeJwt(header(kid), { ...claims, iss: 'https://evil.example' }, key));
-      await expectInvalidToken(t, forgeJwt(header(kid), { ...claims, iat: Math.floor(Date.now() / 1000) + 60 }, key));
+      await expectInvalidToken(t, forgeJwt(header(kid), { ...claims, iat: Math.floor(Date.now() / 1000) + 120 }, key));
       await expectInvalidToken(t, forgeJwt(header(kid), { ...claims, exp: undefined }, key));
     });
 
