@@ -1,11 +1,14 @@
 // The host's UserAuth with a deadline on each hook that answers a promise, so a hung user directory holds no request.
 import type { UserAuth } from '../user-auth.js';
-import { StoreUnavailableError } from '../stores/store-unavailable-error.js';
+import { HostHookUnavailableError } from './call-host-hook.js';
 
-/** Settles as `answer`, or rejects with StoreUnavailableError once `seconds` pass without it. */
+/**
+ * Settles as `answer`, or rejects with HostHookUnavailableError (a StoreUnavailableError) once `seconds` pass without
+ * it: callHostHook logs that one's message, its own, where a host's StoreUnavailableError is named without its message.
+ */
 function within<T>(hook: string, answer: Promise<T>, seconds: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new StoreUnavailableError(`UserAuth.${hook} unavailable: no answer within ${seconds} s`)), seconds * 1000);
+    const timer = setTimeout(() => reject(new HostHookUnavailableError(`UserAuth.${hook} unavailable: no answer within ${seconds} s`)), seconds * 1000);
     // A pending deadline must not keep a process that is shutting down alive.
     timer.unref();
     // A JavaScript host's hook may answer a plain value.

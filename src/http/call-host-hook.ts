@@ -16,11 +16,13 @@ export async function callHostHook<T>(hook: 'verifyCredentials' | 'currentUser' 
   try {
     return await call();
   } catch (err) {
+    // The deadline's own error (boundUserAuth) says which hook did not answer, and quotes nothing the host wrote.
+    if (err instanceof HostHookUnavailableError) throw err;
     const code = (err as { code?: unknown } | null)?.code;
-    // Rethrown as the hook's: its end is the host directory's, not the store's, and is not logged as the store back.
-    if (err instanceof StoreUnavailableError) throw new HostHookUnavailableError(err.message, { cause: err });
     const name = err instanceof Error ? err.name : typeof err;
     const what = `${name}${typeof code === 'string' ? ` (${code})` : ''}`;
+    // A host's own StoreUnavailableError too: the README tells hosts to wrap their driver's outages in it, and that
+    // message may quote what the user typed. Rethrown as the hook's: its end is the host directory's, not the store's.
     if (isStoreUnavailableError(err) || (typeof code === 'string' && NETWORK_ERROR_CODES.has(code))) {
       throw new HostHookUnavailableError(`UserAuth.${hook} unavailable: ${what}`, { cause: err });
     }

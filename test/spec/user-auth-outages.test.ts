@@ -117,6 +117,22 @@ describe('UserAuth hooks that throw are an outage: 503 temporarily_unavailable (
     // Named, not quoted: a hook's message may hold what the user typed (a password typed as a username).
     expect(host.logged.at(-1)).toBe('express-oauth-router: unexpected HostHookError: UserAuth.findUser threw TypeError');
   });
+
+  it('a StoreUnavailableError the hook throws is logged by its name only, never its message: it may quote the password typed', async () => {
+    const { StoreUnavailableError } = await import('../../src/stores/store-unavailable-error.js');
+    const host = await createHost();
+    const agent = request.agent(host.app);
+    const login = await agent.get(`/oauth2/authorize?${authorizeQuery(host.client)}`);
+    host.directory.down = true;
+    // What the README tells a host to do with an outage its driver reports otherwise, wrapping the driver's message.
+    host.directory.fault = () => new StoreUnavailableError(`LDAP bind failed for cn=alice,password=${USER.password}`);
+    const res = await agent.post('/oauth2/login').type('form').send({
+      csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'),
+      username: USER.username, password: USER.password,
+    });
+    expect(res.status).toBe(503);
+    expect(host.logged).toEqual(['express-oauth-router: store unavailable: UserAuth.verifyCredentials unavailable: StoreUnavailableError (OAUTH_STORE_UNAVAILABLE)']);
+  });
 });
 
 describe('UserAuth hooks that never answer are an outage once userAuthTimeout passes: 503, not a held request', () => {
