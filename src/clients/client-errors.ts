@@ -31,12 +31,17 @@ export class StoreCapabilityError extends Error {
  */
 export class RevocationIncompleteError extends Error {
   /**
+   * A rotation's new secret, or `null`. Not enumerable: a host that logs the error object (`console.error`,
+   * `util.inspect`, a logger's error serializer, JSON) must not write the secret with it (RFC 6819 §5.1.4.1.1).
+   */
+  declare readonly clientSecret: string | null;
+  /**
    * @param change what was written, for the message; by default, a rotation's.
    * @param fields the settings an update wrote (camelCase, as `ClientChanges` names them); empty for the others.
    */
   constructor(
     readonly clientId: string,
-    readonly clientSecret: string | null,
+    clientSecret: string | null,
     cause: unknown,
     change = `the secret of ${JSON.stringify(clientId)} was replaced`,
     readonly fields: readonly string[] = [],
@@ -47,6 +52,7 @@ export class RevocationIncompleteError extends Error {
       { cause },
     );
     this.name = 'RevocationIncompleteError';
+    Object.defineProperty(this, 'clientSecret', { value: clientSecret, enumerable: false });
   }
 }
 

@@ -8,6 +8,7 @@ import { createOAuthAdmin } from '../../src/admin/create-oauth-admin.js';
 import { OAuthEvents } from '../../src/events/oauth-events.js';
 import type { OAuthEvent } from '../../src/events/event-types.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
+import { inspect } from 'node:util';
 import { RevocationIncompleteError, StoreCapabilityError, UnknownClientError } from '../../src/clients/client-errors.js';
 import { registerClient } from '../../src/clients/register-client.js';
 import { hashToken } from '../../src/crypto/hash-token.js';
@@ -265,6 +266,16 @@ describe('createOAuthAdmin (RFC 6749 §2, RFC 7009 §2.1)', () => {
     expect((await store.clients.findClient(scoped.client.clientId))?.allowedScopes).toEqual(['envelopes:read']);
     // The change was written, so the audit trail has it, as a disable whose revocation failed has its event.
     expect(updates).toEqual([expect.objectContaining({ type: 'client.updated', clientId: scoped.client.clientId, fields: ['name', 'allowedScopes'] })]);
+
+    // A rotation's new secret rides on the error, readable but not enumerable: a host logging the error object
+    // (console.error, util.inspect, pino's err serializer, JSON) does not write it to its log.
+    failures = 1;
+    const rotated = await admin.rotateSecret(scoped.client.clientId).then(() => null, (error: unknown) => error) as RevocationIncompleteError;
+    expect(rotated).toBeInstanceOf(RevocationIncompleteError);
+    expect(rotated.clientSecret).toMatch(/^[A-Za-z0-9_-]{20,}/);
+    expect(Object.keys(rotated)).not.toContain('clientSecret');
+    expect(inspect(rotated, { depth: 5 })).not.toContain(rotated.clientSecret!);
+    expect(JSON.stringify({ ...rotated })).not.toContain(rotated.clientSecret!);
   });
 
   it('a store without deleteClient refuses delete with StoreCapabilityError and leaves the integration as it was', async () => {
