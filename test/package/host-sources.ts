@@ -136,14 +136,20 @@ import type { createSqliteStore } from 'express-oauth-router/stores/sqlite';
 export type Named = [OAuthRouter, Store, UserAuth, typeof createMemoryStore, typeof createSqliteStore];
 `;
 
-/** tsconfig of a host: strict, and the package's `.d.ts` checked like the host's own code. */
-export function hostTsconfig(module: 'nodenext' | 'commonjs', files: readonly string[], emit: boolean, esModuleInterop = true): string {
+/** The checks beyond `strict` that the strictest hosts turn on, and this package's own tsconfig does. */
+export const STRICTEST = { exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true } as const;
+
+/** tsconfig of a host: strict (or stricter, with STRICTEST), and the package's `.d.ts` checked like the host's own code. */
+export function hostTsconfig(
+  module: 'nodenext' | 'commonjs', files: readonly string[], emit: boolean, esModuleInterop = true, stricter: Partial<typeof STRICTEST> = {},
+): string {
   return JSON.stringify({
     compilerOptions: {
       target: 'es2022',
       module,
       ...(module === 'commonjs' ? { moduleResolution: 'node10' } : {}),
       strict: true,
+      ...stricter,
       skipLibCheck: false,
       esModuleInterop,
       ...(emit ? { outDir: 'dist' } : { noEmit: true }),

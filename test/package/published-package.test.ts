@@ -5,10 +5,11 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browseAuthorization } from '../helpers/fetch-browser.js';
-import { CJS_JS_HOST, ESM_JS_HOST, REDIS_TYPES, TS_HOST, TYPES_ONLY, hostTsconfig } from './host-sources.js';
+import { CJS_JS_HOST, ESM_JS_HOST, REDIS_TYPES, STRICTEST, TS_HOST, TYPES_ONLY, hostTsconfig } from './host-sources.js';
 import {
   ROOT, createHost, packPackage, run, startHost, typeCheck, type CommandResult, type HostClient, type RunningHost,
 } from './packed-host.js';
+import { CHECKED_AGAINST_THE_PACKAGE, NOT_COMPILED, README_GLUE, readmeBlocks, splitDiagnostics } from './readme-blocks.js';
 
 const REDIRECT_URI = 'https://client.example/callback';
 const DRIVERS_MISSING = {
@@ -30,6 +31,10 @@ try {
 const DRIVER_NOT_BUILT = "The SQLite store's better-sqlite3 is installed but not built (its install script did not run): "
   + 'npm install-scripts approve better-sqlite3 && npm rebuild better-sqlite3';
 
+// Read when the suite is collected, so each block is a test of its own (or a visible skip).
+const README_BLOCKS = readmeBlocks();
+const COMPILED_BLOCKS = README_BLOCKS.filter((block) => block.notCompiled === undefined);
+
 let work: string;
 let tarball: string;
 const hostDir = (name: string): string => join(work, name);
@@ -46,12 +51,21 @@ beforeAll(async () => {
       dir: hostDir('express4-esm'), type: 'module', installs: ['express@4', '@types/express@4'],
       files: { 'server.mjs': ESM_JS_HOST, 'server.ts': TS_HOST, 'tsconfig.json': hostTsconfig('nodenext', ['server.ts'], false) },
     }).then(() => { checks['express4-esm'] = typeCheck(hostDir('express4-esm')); }),
-    // (b) Express 5, strict TypeScript compiled by the host; it uses the Redis store's types, so it installs redis.
+    // (b) Express 5, the strictest TypeScript, compiled by the host; it uses the Redis store's types, so it installs
+    // redis. The same compile checks README.md's ```ts blocks, each its own module, with the reader's glue; they
+    // import prom-client, connect-redis (whose types import express-session's) and pino, so it installs them too.
     createHost(tarball, {
-      dir: hostDir('express5-ts'), type: 'module', installs: ['express@5', '@types/express@5', 'redis@5'],
+      dir: hostDir('express5-ts'), type: 'module',
+      installs: [
+        'express@5', '@types/express@5', 'redis@5', 'prom-client@15', 'connect-redis@9', '@types/express-session@1', 'pino@10',
+      ],
       files: {
         'server.ts': TS_HOST, 'redis-types.ts': REDIS_TYPES,
-        'tsconfig.json': hostTsconfig('nodenext', ['server.ts', 'redis-types.ts'], true),
+        [README_GLUE.file]: README_GLUE.text,
+        ...Object.fromEntries(COMPILED_BLOCKS.map((block) => [block.file, block.module])),
+        'tsconfig.json': hostTsconfig('nodenext', [
+          'server.ts', 'redis-types.ts', README_GLUE.file, ...COMPILED_BLOCKS.map((block) => block.file),
+        ], true, true, STRICTEST),
       },
     }).then(() => { checks['express5-ts'] = typeCheck(hostDir('express5-ts')); }),
     // (c) CommonJS: require() in JavaScript, and TypeScript compiled to require() (nodenext and classic commonjs).
@@ -136,6 +150,20 @@ async function driversSay(host: RunningHost): Promise<unknown> {
 function expectClean(result: CommandResult): void {
   expect(result.stdout + result.stderr).toBe('');
   expect(result.code).toBe(0);
+}
+
+/** The Express 5 host's own files compiled clean, whatever its README blocks say (their tests say that). */
+async function expectHostClean(): Promise<void> {
+  const result = await checks['express5-ts']!;
+  const { byFile, other } = splitDiagnostics(result.stdout + result.stderr, README_BLOCKS);
+  expect(other).toBe('');
+  expect(result.code === 0 || byFile.size > 0).toBe(true);
+}
+
+/** What the Express 5 host's compile says about one of its README files (a block, or the glue). */
+async function readmeDiagnostics(file: string): Promise<readonly string[]> {
+  const result = await checks['express5-ts']!;
+  return splitDiagnostics(result.stdout + result.stderr, README_BLOCKS).byFile.get(file) ?? [];
 }
 
 describe('the tarball', () => {
@@ -245,12 +273,12 @@ describe('(a) an Express 4 host in ESM JavaScript, without any store driver', ()
 describe('(b) an Express 5 host in strict TypeScript', () => {
   let host: RunningHost;
   beforeAll(async () => {
-    expectClean(await checks['express5-ts']!);
+    await expectHostClean();
     host = await startHost(hostDir('express5-ts'), 'dist/server.js');
   }, 60_000);
   afterAll(() => host?.stop());
 
-  it('type-checks against @types/express 5 with skipLibCheck off (Redis store types included) and runs as compiled', async () => {
+  it('type-checks against @types/express 5 with skipLibCheck off and exactOptionalPropertyTypes, noUncheckedIndexedAccess on (Redis store types included) and runs as compiled', async () => {
     const express = JSON.parse(await readFile(join(hostDir('express5-ts'), 'node_modules', 'express', 'package.json'), 'utf8')) as { version: string };
     expect(express.version).toMatch(/^5\./);
     expect(host.issuer).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -263,6 +291,29 @@ describe('(b) an Express 5 host in strict TypeScript', () => {
   it('the authorization-code flow through the built-in login and consent pages gets user tokens that refresh', async () => {
     await authorizationCodeReachesTheApi(host);
   });
+});
+
+describe("README.md's ```ts blocks, each a module of the Express 5 host with the reader's glue (test/package/readme-glue.d.ts)", () => {
+  it('every block not compiled, or compared with a published type, is one README.md still has', () => {
+    const firstLines = README_BLOCKS.map((block) => block.firstLine);
+    expect(COMPILED_BLOCKS.length).toBeGreaterThan(10);
+    expect(Object.keys({ ...NOT_COMPILED, ...CHECKED_AGAINST_THE_PACKAGE }).filter((key) => !firstLines.includes(key))).toEqual([]);
+  });
+
+  it("the reader's glue type-checks against the tarball (it names the package's types)", async () => {
+    expect(await readmeDiagnostics(README_GLUE.file)).toEqual([]);
+  }, 60_000);
+
+  for (const block of README_BLOCKS) {
+    const name = `README.md line ${block.line} (${block.firstLine.replace(/\s+/g, ' ').trim().slice(0, 60)})`;
+    if (block.notCompiled !== undefined) {
+      it.skip(`${name}: not compiled, ${block.notCompiled}`, () => {});
+      continue;
+    }
+    it(`${name} type-checks against the tarball`, async () => {
+      expect(await readmeDiagnostics(block.file), `README.md's block at line ${block.line} no longer compiles`).toEqual([]);
+    }, 60_000);
+  }
 });
 
 describe('(c) a CommonJS host', () => {
