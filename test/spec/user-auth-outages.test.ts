@@ -39,6 +39,39 @@ async function createHost(withCurrentUser = false) {
   return { app, directory, logged, client: { clientId: client.clientId, clientSecret } };
 }
 
+type Host = Awaited<ReturnType<typeof createHost>>;
+
+/** Tokens from a code exchange, and a function that refreshes them, for the findUser cases. */
+async function exchangeCode(host: Host) {
+  const code = await obtainCode(host.app, host.client);
+  const issued = await request(host.app).post('/oauth2/token').set('Authorization', basic(host.client)).type('form')
+    .send({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
+  expect(issued.status).toBe(200);
+  const refresh = () => request(host.app).post('/oauth2/token').set('Authorization', basic(host.client)).type('form')
+    .send({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token });
+  return { refresh };
+}
+
+/** The sign-in form of a new authorization request, posted once `fail` has set the directory failing. */
+async function signInWhile(host: Host, fail: () => void) {
+  const agent = request.agent(host.app);
+  const login = await agent.get(`/oauth2/authorize?${authorizeQuery(host.client)}`);
+  fail();
+  return agent.post('/oauth2/login').type('form').send({
+    csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'),
+    username: USER.username, password: USER.password,
+  });
+}
+
+/** The error and state an authorization request's redirect carries back to the integration. */
+async function authorizeRedirect(host: Host, state: string) {
+  const res = await request(host.app).get(`/oauth2/authorize?${authorizeQuery(host.client, { state })}`);
+  expect(res.status).toBe(302);
+  const callback = new URL(res.headers.location!);
+  expect(`${callback.origin}${callback.pathname}`).toBe(REDIRECT_URI);
+  return { error: callback.searchParams.get('error'), state: callback.searchParams.get('state') };
+}
+
 describe('UserAuth hooks that throw are an outage: 503 temporarily_unavailable (RFC 6749 §5.2, §4.1.2.1)', () => {
   it('findUser at the code exchange: 503 with the SPEC §4.2 headers, no token, one log line naming the hook', async () => {
     const host = await createHost();
@@ -56,12 +89,7 @@ describe('UserAuth hooks that throw are an outage: 503 temporarily_unavailable (
 
   it('findUser at a refresh: 503, and once the directory is back the same refresh token works (nothing was revoked)', async () => {
     const host = await createHost();
-    const code = await obtainCode(host.app, host.client);
-    const issued = await request(host.app).post('/oauth2/token').set('Authorization', basic(host.client)).type('form')
-      .send({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
-    expect(issued.status).toBe(200);
-    const refresh = () => request(host.app).post('/oauth2/token').set('Authorization', basic(host.client)).type('form')
-      .send({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token });
+    const { refresh } = await exchangeCode(host);
     host.directory.down = true;
     const refused = await refresh();
     expect(refused.status).toBe(503);
@@ -74,13 +102,7 @@ describe('UserAuth hooks that throw are an outage: 503 temporarily_unavailable (
 
   it('verifyCredentials at the sign-in: a 503 page saying to try again later, not a 500', async () => {
     const host = await createHost();
-    const agent = request.agent(host.app);
-    const login = await agent.get(`/oauth2/authorize?${authorizeQuery(host.client)}`);
-    host.directory.down = true;
-    const res = await agent.post('/oauth2/login').type('form').send({
-      csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'),
-      username: USER.username, password: USER.password,
-    });
+    const res = await signInWhile(host, () => { host.directory.down = true; });
     expect(res.status).toBe(503);
     expect(res.text).toContain('temporarily_unavailable');
     expect(res.text).not.toContain('ECONNREFUSED');
@@ -90,23 +112,14 @@ describe('UserAuth hooks that throw are an outage: 503 temporarily_unavailable (
   it('currentUser at the authorization endpoint: the integration hears temporarily_unavailable with its state, not server_error', async () => {
     const host = await createHost(true);
     host.directory.down = true;
-    const res = await request(host.app).get(`/oauth2/authorize?${authorizeQuery(host.client, { state: 'try-later' })}`);
-    expect(res.status).toBe(302);
-    const callback = new URL(res.headers.location!);
-    expect(`${callback.origin}${callback.pathname}`).toBe(REDIRECT_URI);
-    expect(callback.searchParams.get('error')).toBe('temporarily_unavailable');
-    expect(callback.searchParams.get('state')).toBe('try-later');
+    expect(await authorizeRedirect(host, 'try-later')).toEqual({ error: 'temporarily_unavailable', state: 'try-later' });
     expect(host.logged).toEqual([expect.stringContaining('UserAuth.currentUser unavailable: Error (ECONNREFUSED)')]);
   });
 
   it('a StoreUnavailableError the hook throws is an outage too; any other error is the host\'s bug: 500 server_error, logged', async () => {
     const { StoreUnavailableError } = await import('../../src/stores/store-unavailable-error.js');
     const host = await createHost();
-    const code = await obtainCode(host.app, host.client);
-    const issued = await request(host.app).post('/oauth2/token').set('Authorization', basic(host.client)).type('form')
-      .send({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
-    const refresh = () => request(host.app).post('/oauth2/token').set('Authorization', basic(host.client)).type('form')
-      .send({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token });
+    const { refresh } = await exchangeCode(host);
     host.directory.down = true;
     host.directory.fault = () => new StoreUnavailableError('user directory failing over');
     expect((await refresh()).status).toBe(503);
@@ -121,14 +134,10 @@ describe('UserAuth hooks that throw are an outage: 503 temporarily_unavailable (
   it('a StoreUnavailableError the hook throws is logged by its name only, never its message: it may quote the password typed', async () => {
     const { StoreUnavailableError } = await import('../../src/stores/store-unavailable-error.js');
     const host = await createHost();
-    const agent = request.agent(host.app);
-    const login = await agent.get(`/oauth2/authorize?${authorizeQuery(host.client)}`);
-    host.directory.down = true;
-    // What the README tells a host to do with an outage its driver reports otherwise, wrapping the driver's message.
-    host.directory.fault = () => new StoreUnavailableError(`LDAP bind failed for cn=alice,password=${USER.password}`);
-    const res = await agent.post('/oauth2/login').type('form').send({
-      csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'),
-      username: USER.username, password: USER.password,
+    const res = await signInWhile(host, () => {
+      host.directory.down = true;
+      // What the README tells a host to do with an outage its driver reports otherwise, wrapping the driver's message.
+      host.directory.fault = () => new StoreUnavailableError(`LDAP bind failed for cn=alice,password=${USER.password}`);
     });
     expect(res.status).toBe(503);
     expect(host.logged).toEqual(['express-oauth-router: store unavailable: UserAuth.verifyCredentials unavailable: StoreUnavailableError (OAUTH_STORE_UNAVAILABLE)']);
@@ -138,11 +147,7 @@ describe('UserAuth hooks that throw are an outage: 503 temporarily_unavailable (
 describe('UserAuth hooks that never answer are an outage once userAuthTimeout passes: 503, not a held request', () => {
   it('findUser at a refresh: 503 temporarily_unavailable with the SPEC §4.2 headers, logged as no answer, the token kept', async () => {
     const host = await createHost();
-    const code = await obtainCode(host.app, host.client);
-    const issued = await request(host.app).post('/oauth2/token').set('Authorization', basic(host.client)).type('form')
-      .send({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
-    const refresh = () => request(host.app).post('/oauth2/token').set('Authorization', basic(host.client)).type('form')
-      .send({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token });
+    const { refresh } = await exchangeCode(host);
     host.directory.hung = true;
     const refused = await refresh();
     expect(refused.status).toBe(503);
@@ -155,13 +160,7 @@ describe('UserAuth hooks that never answer are an outage once userAuthTimeout pa
 
   it('verifyCredentials at the sign-in: the 503 page', async () => {
     const host = await createHost();
-    const agent = request.agent(host.app);
-    const login = await agent.get(`/oauth2/authorize?${authorizeQuery(host.client)}`);
-    host.directory.hung = true;
-    const res = await agent.post('/oauth2/login').type('form').send({
-      csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'),
-      username: USER.username, password: USER.password,
-    });
+    const res = await signInWhile(host, () => { host.directory.hung = true; });
     expect(res.status).toBe(503);
     expect(res.text).toContain('temporarily_unavailable');
     expect(host.logged).toEqual([expect.stringContaining('UserAuth.verifyCredentials unavailable: no answer within 1 s')]);
@@ -170,11 +169,7 @@ describe('UserAuth hooks that never answer are an outage once userAuthTimeout pa
   it('currentUser at the authorization endpoint: the integration hears temporarily_unavailable with its state', async () => {
     const host = await createHost(true);
     host.directory.hung = true;
-    const res = await request(host.app).get(`/oauth2/authorize?${authorizeQuery(host.client, { state: 'hung' })}`);
-    expect(res.status).toBe(302);
-    const callback = new URL(res.headers.location!);
-    expect(callback.searchParams.get('error')).toBe('temporarily_unavailable');
-    expect(callback.searchParams.get('state')).toBe('hung');
+    expect(await authorizeRedirect(host, 'hung')).toEqual({ error: 'temporarily_unavailable', state: 'hung' });
   });
 
   it('the option is whole seconds from 1 to 300', () => {
