@@ -22,6 +22,17 @@ const PADDING = 'a'.repeat(20 * 1024);
 /** superagent serializes a form body itself; this sends a (gzip) Buffer as it is. Typed as its string serializer. */
 const asIs = ((body: Buffer) => body) as unknown as (body: unknown) => string;
 
+/** The test app behind a host that runs `parsers` first, listening on a port (a chunked body needs a real socket). */
+async function listenBehind(parsers: readonly express.RequestHandler[]) {
+  const t = await createTestApp();
+  const app = express();
+  for (const parser of parsers) app.use(parser);
+  app.use(t.app);
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  return { t, app, server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
 describe.each(HOSTS)('a host with %s', (_name, parsers, extended) => {
   let t: TestApp;
   let app: express.Express;
@@ -29,13 +40,7 @@ describe.each(HOSTS)('a host with %s', (_name, parsers, extended) => {
   let server: ReturnType<express.Express['listen']>;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    app = express();
-    for (const parser of parsers) app.use(parser);
-    app.use(t.app);
-    server = app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ t, app, server, url } = await listenBehind(parsers));
   });
   afterAll(async () => {
     server.closeAllConnections();
@@ -278,18 +283,11 @@ describe('a host parser that lets through more fields than the call stack holds 
   // measured the body, they overflowed V8's stack (RangeError, a 500). Sent chunked, so no Content-Length refuses it first.
   const FIELDS = 150_000;
   let t: TestApp;
-  let app: express.Express;
   let url: string;
   let server: ReturnType<express.Express['listen']>;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    app = express();
-    app.use(express.urlencoded({ extended: true, limit: '5mb', parameterLimit: 1_000_000 }));
-    app.use(t.app);
-    server = app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ t, server, url } = await listenBehind([express.urlencoded({ extended: true, limit: '5mb', parameterLimit: 1_000_000 })]));
   });
   afterAll(async () => {
     server.closeAllConnections();
