@@ -37,9 +37,10 @@ export interface PostgresRevocationFeed {
  * and with every revocation this store made itself, counted before it resolves, so this instance never waits
  * for its own notification.
  *
- * The listener proves every 2 s that it hears its channel: it NOTIFYs a ping of its own through it. PostgreSQL
- * delivers a channel's notifications in commit order, so the ping's arrival proves that every revocation
- * committed before it was sent has been counted. `mark()` is `null` until the first ping arrives, while the
+ * The listener proves every 2 s that it hears its channel: a ping of its own is NOTIFYd through the channel from
+ * the pool (another session; its own would come back to it even behind a pooler in transaction mode, which drops
+ * everyone else's). PostgreSQL delivers a channel's notifications in commit order, so the ping's arrival proves
+ * that every revocation committed before it was sent has been counted. `mark()` is `null` until the first ping arrives, while the
  * listener has failed or is reconnecting (with backoff, 100 ms doubling to 5 s), and once the last ping that
  * arrived was sent more than 2 s plus the ping's timeout ago: a connection that died silently, or a pooler that
  * does not pass notifications on, can never vouch. A ping overdue that long also drops the connection and
@@ -115,8 +116,14 @@ export async function startPostgresRevocationFeed(options: {
       down(c, new Error(`no ping heard back within ${staleMs} ms`));
       return;
     }
-    c.query({ text: 'SELECT pg_notify($1, $2)', values: [channel, `${pingPrefix}${now}`], query_timeout: pingTimeoutMs })
-      .catch((err: unknown) => down(c, err));
+    // Sent through the pool, not the listener: PostgreSQL hands a session its own notifications at its commit,
+    // so a ping the listener sent itself comes back even behind a pooler in transaction mode (PgBouncer), whose
+    // LISTEN stays on a server connection that went back to the pool and whose other notifications are dropped
+    // there. Heard from another session, the ping proves the listener hears what others commit. A ping that fails
+    // is not heard: the mark lapses and the listener reconnects, as for any silence.
+    pool
+      .query({ text: 'SELECT pg_notify($1, $2)', values: [channel, `${pingPrefix}${now}`], query_timeout: pingTimeoutMs })
+      .catch(() => undefined);
   }
 
   function heard(c: PostgresListenerClient, payload: string | undefined): void {
