@@ -40,6 +40,25 @@ const SQLSTATE_WORDS: Readonly<Record<string, string>> = {
   '25006': 'the server takes no writes (a standby, or read-only)',
 };
 
+/**
+ * PgBouncer's refusal of a startup parameter it does not know (`unsupported startup parameter: statement_timeout`,
+ * 08P01; its messages are never translated): the pool the store makes sends `statement_timeout` at connection start,
+ * so the store behind a PgBouncer with default settings never opens. Only a plain parameter name is taken from the
+ * message.
+ */
+const UNSUPPORTED_STARTUP_PARAMETER = /^unsupported startup parameter: ([a-z_]{1,63})$/;
+
+/** The words for a failure whose SQLSTATE alone says too little, or undefined. */
+function wordsFor(err: Error, code: string): string | undefined {
+  if (code === '08P01') {
+    const parameter = UNSUPPORTED_STARTUP_PARAMETER.exec(err.message)?.[1];
+    if (parameter) {
+      return `the server or pooler refuses the startup parameter ${parameter}; PgBouncer: add it to ignore_startup_parameters`;
+    }
+  }
+  return SQLSTATE_WORDS[code];
+}
+
 /** True when `err` says the database is unreachable or unresponsive, as opposed to a bad query. */
 export function isPostgresUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
@@ -66,7 +85,8 @@ export function rethrowPostgresError(err: unknown): never {
   if (err instanceof StoreUnavailableError) throw err;
   if (isPostgresUnavailable(err)) {
     const code = (err as { code?: string }).code;
-    const kind = code === undefined ? (err as Error).message : SQLSTATE_WORDS[code] ? `${code}: ${SQLSTATE_WORDS[code]}` : code;
+    const words = code === undefined ? undefined : wordsFor(err as Error, code);
+    const kind = code === undefined ? (err as Error).message : words ? `${code}: ${words}` : code;
     throw new StoreUnavailableError(`PostgreSQL store unavailable (${kind})`, { cause: err });
   }
   throw err;
