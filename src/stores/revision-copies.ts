@@ -13,6 +13,8 @@ export interface RevisionCopies {
   keep(client: OAuthClient, revision: string): void;
   /** Drops the id's copy (this process changed or deleted the integration). */
   forget(clientId: string): void;
+  /** Drops every copy: the revisions they carry may no longer tell versions apart (a failover, see the PostgreSQL store). */
+  clear(): void;
 }
 
 /**
@@ -39,6 +41,9 @@ export function createRevisionCopies(): RevisionCopies {
     },
     forget: (clientId) => {
       copies.delete(clientId);
+    },
+    clear: () => {
+      copies.clear();
     },
   };
 }

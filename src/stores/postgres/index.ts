@@ -148,7 +148,14 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const channel = postgresRevocationChannel(schema, tablePrefix);
   // The listener needs no table: it connects while the schema migrates.
   const opening = new AbortController();
-  const starting = startPostgresRevocationFeed({ pool, channel, timeoutMs: queryTimeoutMs, logger, signal: opening.signal });
+  // Integration copies are revised by their row's xmin, and a standby promoted after its primary died reuses the
+  // transaction ids the primary assigned to what it lost: a copy of a lost change may carry the xmin of another
+  // version written since, and pass the save's check. A failover always breaks or silences the feed's listener,
+  // so no copy read before such a gap is used after it.
+  const copies = createRevisionCopies();
+  const starting = startPostgresRevocationFeed({
+    pool, channel, timeoutMs: queryTimeoutMs, logger, signal: opening.signal, onGap: copies.clear,
+  });
   let readCommitted = true;
   try {
     const client = await db.connect();
@@ -179,7 +186,6 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const sweeper = startPostgresSweeper(db, tables, sweepIntervalSeconds, logger);
 
   let closed = false;
-  const copies = createRevisionCopies();
   return {
     clients: createPostgresClientStore(db, tables, { channel, bump: feed.bump }, BATCHING, copies),
     codes: createPostgresCodeStore(db, tables, BATCHING),

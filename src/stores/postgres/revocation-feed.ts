@@ -55,8 +55,14 @@ export async function startPostgresRevocationFeed(options: {
   readonly logger: StoreLogger;
   /** Ends the wait for the first ping early: the store's opening failed, and will close the feed. */
   readonly signal?: AbortSignal;
+  /**
+   * Called whenever the feed stops vouching (its connection lost, or its pings overdue) and when it vouches again
+   * under a new epoch: what was read before may have been read from a server that has since been replaced.
+   */
+  readonly onGap?: () => void;
 }): Promise<PostgresRevocationFeed> {
   const { pool, channel, logger, timeoutMs } = options;
+  const gap = options.onGap ?? (() => undefined);
   const pingTimeoutMs = Math.min(timeoutMs, HEARTBEAT_MS);
   const staleMs = HEARTBEAT_MS + pingTimeoutMs;
   // Other instances' pings cross this channel too: each listener trusts only its own.
@@ -95,6 +101,7 @@ export async function startPostgresRevocationFeed(options: {
     report(listening ? 'lost; bearer tokens are looked up until it is back' : 'cannot listen; bearer tokens are looked up meanwhile', err);
     listening = false;
     client = null;
+    gap();
     if (heartbeatTimer) clearInterval(heartbeatTimer);
     heartbeatTimer = null;
     void lost.end().catch(() => undefined);
@@ -139,6 +146,7 @@ export async function startPostgresRevocationFeed(options: {
     epoch += 1;
     lapsed = false;
     listening = true;
+    gap();
     // An operator told of the loss is told of the end of it: lookups every time stop here.
     // (A loss held back while the store opened is dropped instead: it is over before anyone was told.)
     if (reported && held !== null) held = null;
@@ -197,6 +205,7 @@ export async function startPostgresRevocationFeed(options: {
       mark() {
         if (!listening) return null;
         if (performance.now() - lastAlive > staleMs) {
+          if (!lapsed) gap();
           lapsed = true;
           return null;
         }
@@ -204,6 +213,7 @@ export async function startPostgresRevocationFeed(options: {
           // Heard again without a reconnection: still, nothing cached across the lapse is trusted.
           lapsed = false;
           epoch += 1;
+          gap();
         }
         return `${epoch}:${count}`;
       },
