@@ -308,10 +308,15 @@ describe.skipIf(!url)('PostgreSQL store', () => {
           [victim],
         );
         expect(killed.rowCount).toBeGreaterThan(0);
-        // The first call may meet a connection killed under it: it must fail as an outage, not a bug.
-        const first = await store.clients.findClient(client.clientId).catch((err: unknown) => err);
-        if (first instanceof Error) expect(first).toBeInstanceOf(StoreUnavailableError);
-        expect(await store.clients.findClient(client.clientId)).toEqual(client);
+        // A call may meet a killed connection the pool still held idle (the store's own queries and the revocation
+        // feed's pings each left one): each such call fails as an outage, not a bug, and then the store serves again.
+        let found: unknown = null;
+        for (let attempt = 0; attempt < 10; attempt += 1) {
+          found = await store.clients.findClient(client.clientId).catch((err: unknown) => err);
+          if (!(found instanceof Error)) break;
+          expect(found).toBeInstanceOf(StoreUnavailableError);
+        }
+        expect(found).toEqual(client);
       } finally {
         await store.close();
         await dropSchema(schema);
