@@ -52,6 +52,10 @@ const PORT = Number(process.env.OAUTH_TEST_MODEL_PORT ?? 0);
 const REDIRECT_URI = 'https://client.example/callback';
 const PASSWORD = 'model-password-0123456789';
 const RESOURCE_SERVER = 'model-resource-server';
+const READ = 'envelopes:read';
+const SIGN = 'envelopes:sign';
+/** The scope sets an integration may be registered or updated with: none (all-access), one, both. */
+const SCOPE_SETS: readonly (readonly string[])[] = [[], [READ], [READ, SIGN]];
 
 // ---------------------------------------------------------------------------------------------------------------
 // The model.
@@ -74,6 +78,10 @@ interface MClient {
   deleted: boolean;
   /** userId → whether a remembered consent skips the consent page. */
   readonly consents: Map<string, boolean | 'unknown'>;
+  /** When the model last saw a revocation of this client_id's tokens return (ms since the epoch). */
+  revokedAt: number;
+  /** Its registered scopes; none: all-access (README "Scopes"). */
+  scopes: readonly string[];
 }
 
 interface MToken {
@@ -126,6 +134,8 @@ function effective(t: MToken, r: Real, at: Window): Known {
 interface MGrant {
   readonly client: MClient;
   readonly userId: string | null;
+  /** The scope its tokens carry; none: all-access. */
+  readonly scope: readonly string[];
   readonly tokens: MToken[];
   refresh: MToken | null;
 }
@@ -134,8 +144,11 @@ interface MCode {
   readonly value: string;
   readonly client: MClient;
   readonly userId: string;
+  readonly scope: readonly string[];
   readonly issued: Window;
   used: boolean;
+  /** Perhaps used up by a request that a stale copy of its integration let through (second-instance variant). */
+  maybeUsed?: boolean;
   /** Voided by a revocation before its exchange (disable, rotation, withdrawal, delete). */
   voided: boolean;
   grant: MGrant | null;
@@ -154,6 +167,8 @@ interface Real {
   readonly base: string;
   readonly jars: Map<string, Map<string, string>>;
   readonly ttl: Lifetimes;
+  /** Whether the router's copies of integrations may be older than a change another instance made. */
+  readonly copiesMayLag: boolean;
   /**
    * Runs an administrative operation: through this router, or through a second instance on the same data. After a
    * revoking one on a second instance it waits for this instance's revocation feed to move (README: a revocation by
@@ -176,7 +191,11 @@ function pick<T>(items: readonly T[], index: number): T | undefined {
 }
 
 /** Every token the revocation reaches dies; every unredeemed code it reaches is voided. */
-function revokeWhere(model: Model, token: (t: MToken) => boolean, code: (c: MCode) => boolean): void {
+function revokeWhere(model: Model, clientId: string, token: (t: MToken) => boolean, code: (c: MCode) => boolean): void {
+  // The store refuses saves authorized at or before the revocation's millisecond (README, the conformance rules on
+  // tombstones): a request begun in that same millisecond, though sent after the revocation returned, may be refused.
+  const now = Date.now();
+  for (const c of model.clients) if (c.clientId === clientId) c.revokedAt = now;
   for (const t of model.tokens) if (token(t)) t.state = 'dead';
   for (const c of model.codes) if (!c.used && code(c)) c.voided = true;
 }
@@ -288,6 +307,17 @@ function expectError(answer: Answer, error: string, context: string): void {
 }
 
 /**
+ * Whether an `invalid_grant` may be the store's refusal of a save authorized in the very millisecond of a revocation of
+ * the client's tokens: sent after it returned, but begun (or, for a code, authorized) in that same millisecond.
+ */
+function sameMillisecondRefusal(answer: Answer, client: MClient, authorizedFrom = answer.at[0]): boolean {
+  const refused = answer.status === 400 && answer.json.error === 'invalid_grant';
+  const within = Math.min(answer.at[0], authorizedFrom) - client.revokedAt <= 1;
+  if (refused && within) fact('a request begun in the millisecond of a revocation was refused');
+  return refused && within;
+}
+
+/**
  * Reconciles an observation within `at` with the model: a token the model holds live or dead must answer so; where
  * either answer is allowed, the model learns what it can (active: not revoked; refused while surely unexpired: revoked).
  */
@@ -307,7 +337,7 @@ function observe(token: MToken, r: Real, at: Window, active: boolean, context: s
 type Cmd = fc.AsyncCommand<Model, Real>;
 
 class Register implements Cmd {
-  constructor(readonly flow: Flow, readonly reuseDeleted: number | null) {}
+  constructor(readonly flow: Flow, readonly reuseDeleted: number | null, readonly scopes: readonly string[] = []) {}
   check(m: Model) { return m.clients.filter((c) => !c.deleted).length < 6; }
   async run(m: Model, r: Real) {
     // Re-registering a deleted client_id: the new integration must inherit none of the old one's tokens, codes or consents.
@@ -315,15 +345,16 @@ class Register implements Cmd {
     const { client, clientSecret } = await r.administer((a) => a.createClient({
       name: 'Model integration', flow: this.flow,
       redirectUris: this.flow === 'authorization_code' ? [REDIRECT_URI] : [],
+      allowedScopes: this.scopes,
       ...(reused ? { clientId: reused.clientId } : {}),
     }), false);
     m.generations += 1;
     m.clients.push({
       clientId: client.clientId, flow: this.flow, generation: m.generations, secret: clientSecret, previous: null, retired: [],
-      disabled: false, deleted: false, consents: new Map(),
+      disabled: false, deleted: false, consents: new Map(), scopes: this.scopes, revokedAt: 0,
     });
   }
-  toString() { return `Register(${this.flow}${this.reuseDeleted === null ? '' : `, reuse ${this.reuseDeleted}`})`; }
+  toString() { return `Register(${this.flow}${this.reuseDeleted === null ? '' : `, reuse ${this.reuseDeleted}`}, [${this.scopes.join(' ')}])`; }
 }
 
 /** The clients of `flow`, or with `anyFlow` every client: most requests come from an integration of the right flow. */
@@ -332,24 +363,34 @@ function ofFlow(m: Model, flow: Flow, anyFlow: boolean): MClient[] {
 }
 
 class ClientCredentials implements Cmd {
-  constructor(readonly client: number, readonly secret: SecretKind, readonly method: Method, readonly anyFlow: boolean) {}
+  constructor(readonly client: number, readonly secret: SecretKind, readonly method: Method, readonly anyFlow: boolean, readonly scope: string | null = null) {}
   check(m: Model) { return ofFlow(m, 'client_credentials', this.anyFlow).length > 0; }
   async run(m: Model, r: Real) {
     const c = pick(ofFlow(m, 'client_credentials', this.anyFlow), this.client)!;
     const { secret, valid } = credentials(c, this.secret);
-    const answer = await clientPost(r, 'token', c.clientId, secret, this.method, { grant_type: 'client_credentials' });
-    const context = `${this} on ${c.clientId}`;
+    const answer = await clientPost(r, 'token', c.clientId, secret, this.method, {
+      grant_type: 'client_credentials', ...(this.scope === null ? {} : { scope: this.scope }),
+    });
+    const context = `${this} on ${c.clientId} [${c.scopes.join(' ')}]`;
     if (!valid) return expectError(answer, 'invalid_client', context);
     if (c.flow !== 'client_credentials') return expectError(answer, 'unauthorized_client', context);
-    expect(answer.status, context).toBe(200);
+    // RFC 6749 §3.3: a scope the server does not know, or the integration may not be granted, is invalid_scope.
+    const requested = this.scope === null ? null : this.scope.split(' ');
+    const known = [READ, SIGN];
+    if (requested && requested.some((x) => !known.includes(x) || (c.scopes.length > 0 && !c.scopes.includes(x)))) {
+      return expectError(answer, 'invalid_scope', context);
+    }
+    if (sameMillisecondRefusal(answer, c)) return;
+    expect(answer.status, `${context}: ${answer.text}`).toBe(200);
+    const scope = requested ?? c.scopes;
     expect(answer.json.token_type, context).toBe('Bearer');
     expect(answer.json.refresh_token, `${context}: RFC 6749 §4.4.3, no refresh token`).toBeUndefined();
-    const grant: MGrant = { client: c, userId: null, tokens: [], refresh: null };
+    const grant: MGrant = { client: c, userId: null, scope, tokens: [], refresh: null };
     const token: MToken = { value: answer.json.access_token as string, kind: 'access', grant, state: 'live', issued: answer.at };
     grant.tokens.push(token);
     m.tokens.push(token);
   }
-  toString() { return `ClientCredentials(${this.client}, ${this.secret}, ${this.method}${this.anyFlow ? ', any flow' : ''})`; }
+  toString() { return `ClientCredentials(${this.client}, ${this.secret}, ${this.method}${this.anyFlow ? ', any flow' : ''}${this.scope === null ? '' : `, scope ${this.scope}`})`; }
 }
 
 class Authorize implements Cmd {
@@ -410,7 +451,7 @@ class Authorize implements Cmd {
     expect(callback.searchParams.get('state'), context).toBe(state);
     const code = callback.searchParams.get('code');
     expect(code, context).toBeTruthy();
-    m.codes.push({ value: code!, client: answering, userId, issued: [from, Date.now()], used: false, voided: false, grant: null });
+    m.codes.push({ value: code!, client: answering, userId, scope: answering.scopes, issued: [from, Date.now()], used: false, voided: false, grant: null });
   }
   toString() { return `Authorize(${this.client}, user ${this.user}, ${this.decision}${this.promptConsent ? ', prompt=consent' : ''}${this.anyFlow ? ', any flow' : ''})`; }
 }
@@ -433,7 +474,14 @@ class ExchangeCode implements Cmd {
       grant_type: 'authorization_code', code: code.value, redirect_uri: this.redirectOk ? REDIRECT_URI : 'https://client.example/other',
     });
     const context = `${this} of a code of ${code.client.clientId} by ${p.clientId}`;
-    if (!valid) return expectError(answer, 'invalid_client', context);
+    if (!valid) {
+      expectError(answer, 'invalid_client', context);
+      // README ("The stores also spare the token endpoint its integration lookup"): served from a copy of the
+      // integration read before another instance disabled it or rotated its secret, the exchange has used its code
+      // up by the time the lookup refuses the client.
+      if (r.copiesMayLag && !code.used) code.maybeUsed = true;
+      return;
+    }
     if (p.flow !== 'authorization_code') return expectError(answer, 'unauthorized_client', context);
     const codeExpiry = expiry(code.issued, r.ttl.code, answer.at, false);
     if (code.used) {
@@ -450,13 +498,18 @@ class ExchangeCode implements Cmd {
       return;
     }
     code.used = true;
+    if (code.maybeUsed && answer.status === 400 && answer.json.error === 'invalid_grant') {
+      fact('code used up by a request served from a stale copy');
+      return expectError(answer, 'invalid_grant', context);
+    }
     if (codeExpiry === 'expired') fact('exchange of an expired code');
+    if (p === code.client && this.redirectOk && sameMillisecondRefusal(answer, code.client, code.issued[0])) return;
     if (p !== code.client || !this.redirectOk || code.voided || codeExpiry === 'expired') return expectError(answer, 'invalid_grant', context);
     if (codeExpiry === 'unknown' && answer.status !== 200) return expectError(answer, 'invalid_grant', context);
     expect(answer.status, `${context}: ${answer.text}`).toBe(200);
     expect(answer.json.token_type, context).toBe('Bearer');
     expect(typeof answer.json.refresh_token, context).toBe('string');
-    const grant: MGrant = { client: code.client, userId: code.userId, tokens: [], refresh: null };
+    const grant: MGrant = { client: code.client, userId: code.userId, scope: code.scope, tokens: [], refresh: null };
     const access: MToken = { value: answer.json.access_token as string, kind: 'access', grant, state: 'live', issued: answer.at };
     const refresh: MToken = { value: answer.json.refresh_token as string, kind: 'refresh', grant, state: 'live', issued: answer.at };
     grant.tokens.push(access);
@@ -486,6 +539,7 @@ class Refresh implements Cmd {
       if (answer.status !== 200) return expectError(answer, 'invalid_grant', context);
     }
     if (t.state !== 'dead' && tokenExpiry(t, r, answer.at) === 'expired') fact('refresh with an expired, unrevoked refresh token');
+    if (effective(t, r, answer.at) === 'live' && sameMillisecondRefusal(answer, owner)) return;
     if (effective(t, r, answer.at) === 'dead') return expectError(answer, 'invalid_grant', context);
     expect(answer.status, `${context}: ${answer.text}`).toBe(200);
     if (t.grant.tokens.length > 1) fact('refresh token used again');
@@ -547,6 +601,8 @@ class Introspect implements Cmd {
     if (answer.json.active !== true) return expect(answer.json, context).toEqual({ active: false });
     expect(answer.json.client_id, context).toBe(owner.clientId);
     expect(answer.json.sub, context).toBe(t.grant.userId ?? undefined);
+    // RFC 7662 §2.2: scope only for a token that has one (all-access tokens have none).
+    expect(answer.json.scope, context).toBe(t.grant.scope.length > 0 ? t.grant.scope.join(' ') : undefined);
     if (t.kind === 'access') expect(answer.json.token_type, context).toBe('Bearer');
     else expect(answer.json.token_use, context).toBe('refresh_token');
   }
@@ -554,22 +610,28 @@ class Introspect implements Cmd {
 }
 
 class Bearer implements Cmd {
-  constructor(readonly token: number, readonly twice: boolean) {}
+  constructor(readonly token: number, readonly twice: boolean, readonly route: 'me' | 'sign' = 'me') {}
   check(m: Model) { return m.tokens.length > 0; }
   async run(m: Model, r: Real) {
     const t = pick(m.tokens, this.token)!;
-    const context = `${this} with a ${t.kind} token of ${t.grant.client.clientId} (${t.state})`;
+    const context = `${this} with a ${t.kind} token of ${t.grant.client.clientId} (${t.state}, scope [${t.grant.scope.join(' ')}])`;
+    // requireBearer({ scope }) passes an all-access token or one that has the scope; a live token without it is 403 (RFC 6750 §3.1).
+    const entitled = this.route === 'me' || t.grant.scope.length === 0 || t.grant.scope.includes(SIGN);
     for (let i = 0; i < (this.twice ? 2 : 1); i += 1) {
-      const answer = await send(r, '/api/me', { headers: { Authorization: `Bearer ${t.value}` } });
+      const answer = await send(r, `/api/${this.route}`, { headers: { Authorization: `Bearer ${t.value}` } });
       if (t.kind === 'refresh') {
         // A refresh token is never an access token (RFC 6750 §3.1).
         expect(answer.status, context).toBe(401);
       } else {
         const expired = tokenExpiry(t, r, answer.at) === 'expired' && t.state !== 'dead';
         fact(`bearer with a ${expired ? 'expired, unrevoked' : t.state} access token${i === 1 ? ' (again)' : ''}`);
-        observe(t, r, answer.at, answer.status === 200, context);
+        observe(t, r, answer.at, answer.status === 200 || answer.status === 403, context);
       }
-      if (answer.status === 200) {
+      if (answer.status === 403) {
+        expect(entitled, `${context}: refused for its scope`).toBe(false);
+        expect(answer.headers.get('www-authenticate') ?? '', context).toMatch(/^Bearer realm="[^"]*", error="insufficient_scope"/);
+      } else if (answer.status === 200) {
+        expect(entitled, `${context}: served without the scope`).toBe(true);
         expect(answer.json.clientId, context).toBe(t.grant.client.clientId);
         expect(answer.json.userId, context).toBe(t.grant.userId);
       } else {
@@ -578,7 +640,27 @@ class Bearer implements Cmd {
       }
     }
   }
-  toString() { return `Bearer(${this.token}${this.twice ? ', twice' : ''})`; }
+  toString() { return `Bearer(${this.token}${this.twice ? ', twice' : ''}${this.route === 'sign' ? ', scope route' : ''})`; }
+}
+
+/**
+ * Replaces an integration's scopes. Taking a scope away, or scoping an all-access integration, revokes every token
+ * and code it holds (README "The lifecycle"); widening revokes nothing. Whether a remembered consent still covers
+ * the new scopes is not a rule the model holds.
+ */
+class UpdateScopes implements Cmd {
+  constructor(readonly client: number, readonly scopes: readonly string[]) {}
+  check(m: Model) { return live(m, () => true).length > 0; }
+  async run(m: Model, r: Real) {
+    const c = pick(live(m, () => true), this.client)!;
+    const narrowing = (c.scopes.length === 0 && this.scopes.length > 0) || c.scopes.some((x) => !this.scopes.includes(x));
+    const updated = await r.administer((a) => a.updateClient(c.clientId, { allowedScopes: this.scopes }), narrowing && reaches(m, c.clientId));
+    expect(updated.tokensRevoked, String(this)).toBe(narrowing);
+    c.scopes = this.scopes;
+    for (const [userId, remembered] of c.consents) if (remembered !== false) c.consents.set(userId, 'unknown');
+    if (narrowing) revokeWhere(m, c.clientId, (t) => t.grant.client.clientId === c.clientId, (code) => code.client.clientId === c.clientId);
+  }
+  toString() { return `UpdateScopes(${this.client}, [${this.scopes.join(' ')}])`; }
 }
 
 class Disable implements Cmd {
@@ -589,7 +671,7 @@ class Disable implements Cmd {
     await r.administer((a) => a.disableClient(c.clientId), reaches(m, c.clientId));
     c.disabled = true;
     c.previous = null;
-    revokeWhere(m, (t) => t.grant.client.clientId === c.clientId, (code) => code.client.clientId === c.clientId);
+    revokeWhere(m, c.clientId, (t) => t.grant.client.clientId === c.clientId, (code) => code.client.clientId === c.clientId);
   }
   toString() { return `Disable(${this.client})`; }
 }
@@ -622,7 +704,7 @@ class RotateSecret implements Cmd {
     } else {
       if (c.previous !== null) c.retired.push(c.previous);
       c.previous = null;
-      revokeWhere(m, (t) => t.grant.client.clientId === c.clientId, (code) => code.client.clientId === c.clientId);
+      revokeWhere(m, c.clientId, (t) => t.grant.client.clientId === c.clientId, (code) => code.client.clientId === c.clientId);
     }
     c.retired.push(c.secret);
     c.secret = rotated.clientSecret;
@@ -638,7 +720,7 @@ class Delete implements Cmd {
     await r.administer((a) => a.deleteClient(c.clientId), reaches(m, c.clientId));
     c.deleted = true;
     c.disabled = true;
-    revokeWhere(m, (t) => t.grant.client.clientId === c.clientId, (code) => code.client.clientId === c.clientId);
+    revokeWhere(m, c.clientId, (t) => t.grant.client.clientId === c.clientId, (code) => code.client.clientId === c.clientId);
   }
   toString() { return `Delete(${this.client})`; }
 }
@@ -651,7 +733,7 @@ class Withdraw implements Cmd {
     const userId = pick(m.users, this.user)!;
     await r.administer((_a, withdraw) => withdraw(userId, c.clientId), reaches(m, c.clientId, userId));
     c.consents.set(userId, false);
-    revokeWhere(m, (t) => t.grant.client.clientId === c.clientId && t.grant.userId === userId, (code) => code.client.clientId === c.clientId && code.userId === userId);
+    revokeWhere(m, c.clientId, (t) => t.grant.client.clientId === c.clientId && t.grant.userId === userId, (code) => code.client.clientId === c.clientId && code.userId === userId);
   }
   toString() { return `Withdraw(user ${this.user}, ${this.client})`; }
 }
@@ -664,7 +746,7 @@ class AdminRevoke implements Cmd {
     const userId = this.user === null ? undefined : pick(m.users, this.user)!;
     await r.administer((a) => a.revokeTokens(userId === undefined ? { clientId: c.clientId } : { clientId: c.clientId, userId }), reaches(m, c.clientId, userId));
     revokeWhere(
-      m,
+      m, c.clientId,
       (t) => t.grant.client.clientId === c.clientId && (userId === undefined || t.grant.userId === userId),
       (code) => code.client.clientId === c.clientId && (userId === undefined || code.userId === userId),
     );
@@ -730,17 +812,17 @@ class Race implements Cmd {
         [answer] = await Promise.all([exchange(), this.later(() => r.administer((_a, withdraw) => withdraw(code.userId, c.clientId), reaches(m, c.clientId, code.userId)))]);
         expectOneOf(answer, ['ok', 'invalid_grant'], context);
         c.consents.set(code.userId, false);
-        revokeWhere(m, (t) => t.grant.client.clientId === c.clientId && t.grant.userId === code.userId, (x) => x.client.clientId === c.clientId && x.userId === code.userId);
+        revokeWhere(m, c.clientId, (t) => t.grant.client.clientId === c.clientId && t.grant.userId === code.userId, (x) => x.client.clientId === c.clientId && x.userId === code.userId);
       } else {
         [answer] = await Promise.all([exchange(), this.later(() => r.administer((a) => a.disableClient(c.clientId), reaches(m, c.clientId)))]);
         expectOneOf(answer, ['ok', 'invalid_grant', 'invalid_client'], context);
         c.disabled = true;
         c.previous = null;
-        revokeWhere(m, (t) => t.grant.client.clientId === c.clientId, (x) => x.client.clientId === c.clientId);
+        revokeWhere(m, c.clientId, (t) => t.grant.client.clientId === c.clientId, (x) => x.client.clientId === c.clientId);
       }
       if (answer.status === 200) {
         fact(`race: ${this.kind} issued, then revoked`);
-        const grant: MGrant = { client: c, userId: code.userId, tokens: [], refresh: null };
+        const grant: MGrant = { client: c, userId: code.userId, scope: code.scope, tokens: [], refresh: null };
         const access: MToken = { value: answer.json.access_token as string, kind: 'access', grant, state: 'dead', issued: answer.at };
         const refresh: MToken = { value: answer.json.refresh_token as string, kind: 'refresh', grant, state: 'dead', issued: answer.at };
         grant.tokens.push(access);
@@ -769,7 +851,7 @@ class Race implements Cmd {
         expectOneOf(answer, ['ok', 'invalid_grant', 'invalid_client'], context);
         c.disabled = true;
         c.previous = null;
-        revokeWhere(m, (x) => x.grant.client.clientId === c.clientId, (x) => x.client.clientId === c.clientId);
+        revokeWhere(m, c.clientId, (x) => x.grant.client.clientId === c.clientId, (x) => x.client.clientId === c.clientId);
       } else {
         let rotated: { clientSecret: string };
         [answer, rotated] = await Promise.all([refresh(), this.later(() => r.administer((a) => a.rotateSecret(c.clientId), reaches(m, c.clientId)))]);
@@ -778,7 +860,7 @@ class Race implements Cmd {
         c.previous = null;
         c.retired.push(c.secret);
         c.secret = rotated.clientSecret;
-        revokeWhere(m, (x) => x.grant.client.clientId === c.clientId, (x) => x.client.clientId === c.clientId);
+        revokeWhere(m, c.clientId, (x) => x.grant.client.clientId === c.clientId, (x) => x.client.clientId === c.clientId);
       }
       await expectRefused(m, r, t.value, 'refresh', context);
       if (answer.status === 200) {
@@ -808,10 +890,10 @@ class Race implements Cmd {
         c.secret = rotated.clientSecret;
       }
       expectOneOf(answer, ['ok', 'invalid_grant', 'invalid_client'], context);
-      revokeWhere(m, (x) => x.grant.client.clientId === c.clientId, () => false);
+      revokeWhere(m, c.clientId, (x) => x.grant.client.clientId === c.clientId, () => false);
       if (answer.status === 200) {
         fact(`race: ${this.kind} issued, then revoked`);
-        const grant: MGrant = { client: c, userId: null, tokens: [], refresh: null };
+        const grant: MGrant = { client: c, userId: null, scope: c.scopes, tokens: [], refresh: null };
         const access: MToken = { value: answer.json.access_token as string, kind: 'access', grant, state: 'dead', issued: answer.at };
         grant.tokens.push(access);
         m.tokens.push(access);
@@ -838,6 +920,9 @@ class Race implements Cmd {
 const index = fc.nat({ max: 30 });
 const secretKind = fc.constantFrom<SecretKind>(...Array<SecretKind>(8).fill('current'), 'previous', 'wrong');
 const anyFlow = fc.constantFrom(false, false, false, false, true);
+const scopeSet = fc.constantFrom(...SCOPE_SETS);
+/** What a client_credentials request asks for: nothing (its registered scopes), a known scope, both, or one the server does not know. */
+const requestedScope = fc.constantFrom<string | null>(null, null, null, READ, SIGN, `${READ} ${SIGN}`, 'envelopes:delete');
 const method = fc.constantFrom<Method>('basic', 'post');
 const who = fc.oneof({ weight: 4, arbitrary: fc.constant<'owner'>('owner') }, { weight: 1, arbitrary: index });
 
@@ -849,9 +934,9 @@ function weighted(weight: number, arbitrary: fc.Arbitrary<Cmd>): fc.Arbitrary<Cm
 /** The command arbitraries; `extra` adds some (the sleeps of the short-lived variant). */
 function commandArbitraries(): fc.Arbitrary<Cmd>[] {
   return [
-  ...weighted(1, fc.tuple(fc.constantFrom<Flow>('authorization_code', 'authorization_code', 'client_credentials'), fc.option(index, { freq: 4 }))
-    .map(([flow, reuse]) => new Register(flow, reuse))),
-  ...weighted(3, fc.tuple(index, secretKind, method, anyFlow).map(([c, s, me, a]) => new ClientCredentials(c, s, me, a))),
+  ...weighted(1, fc.tuple(fc.constantFrom<Flow>('authorization_code', 'authorization_code', 'client_credentials'), fc.option(index, { freq: 4 }), scopeSet)
+    .map(([flow, reuse, scopes]) => new Register(flow, reuse, scopes))),
+  ...weighted(3, fc.tuple(index, secretKind, method, anyFlow, requestedScope).map(([c, s, me, a, sc]) => new ClientCredentials(c, s, me, a, sc))),
   ...weighted(4, fc.tuple(index, index, fc.constantFrom<'allow' | 'deny'>('allow', 'allow', 'allow', 'deny'), fc.boolean(), anyFlow)
     .map(([c, u, d, p, a]) => new Authorize(c, u, d, p, a))),
   ...weighted(4, fc.tuple(index, who, secretKind, fc.constantFrom(true, true, true, false)).map(([c, w, s, ok]) => new ExchangeCode(c, w, s, ok))),
@@ -859,7 +944,8 @@ function commandArbitraries(): fc.Arbitrary<Cmd>[] {
   ...weighted(2, fc.tuple(index, who, secretKind, fc.constantFrom<'none' | 'access_token' | 'refresh_token'>('none', 'access_token', 'refresh_token'), method)
     .map(([t, w, s, h, me]) => new Revoke(t, w, s, h, me))),
   ...weighted(3, fc.tuple(index, fc.oneof(who, fc.constant<'resource-server'>('resource-server')), secretKind).map(([t, w, s]) => new Introspect(t, w, s))),
-  ...weighted(5, fc.tuple(index, fc.boolean()).map(([t, twice]) => new Bearer(t, twice))),
+  ...weighted(5, fc.tuple(index, fc.boolean(), fc.constantFrom<'me' | 'sign'>('me', 'me', 'sign')).map(([t, twice, route]) => new Bearer(t, twice, route))),
+  fc.tuple(index, scopeSet).map(([c, sc]) => new UpdateScopes(c, sc)),
   ...weighted(3, fc.tuple(fc.constantFrom(...RACES), index, fc.constantFrom(0, 0, 1, 2, 4)).map(([k, i, d]) => new Race(k, i, d))),
   index.map((c) => new Disable(c)),
   ...weighted(2, index.map((c) => new Enable(c))),
@@ -999,7 +1085,10 @@ const FEED_WAIT_MS = 1000;
  */
 async function startHarness(served: Store, administered: Store, label: string, port: number, ttl: Lifetimes, feedLag: boolean): Promise<Harness> {
   const server: Server = createServer();
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const rsId = `${RESOURCE_SERVER}-${label}-${process.pid}-${Date.now().toString(36)}`;
   const oauth = createOAuthRouter(served, userAuth, {
@@ -1010,12 +1099,14 @@ async function startHarness(served: Store, administered: Store, label: string, p
     refreshTokenTtl: ttl.refresh,
     authorizationCodeTtl: ttl.code,
     introspectionClients: [rsId],
+    scopes: { [READ]: 'See your envelopes', [SIGN]: 'Sign envelopes' },
     // Every sequence presents wrong secrets on purpose: the flood limit (tested elsewhere) would answer 429.
     clientAuthRateLimit: false,
   });
   const app = express();
   app.use(oauth.router);
   app.get('/api/me', oauth.requireBearer(), (req, res) => { res.json(req.auth); });
+  app.get('/api/sign', oauth.requireBearer({ scope: SIGN }), (req, res) => { res.json(req.auth); });
   server.on('request', app);
   const { clientSecret } = await oauth.admin.createClient({ name: 'Resource server', flow: 'client_credentials', clientId: rsId });
   let administer: Real['administer'] = (op) => op(oauth.admin, (userId, clientId) => oauth.withdrawConsent(userId, clientId));
@@ -1142,15 +1233,18 @@ describe.each(STORES)('grant lifecycle on the %s store, against a model (RFC 674
             const tag = `m-${process.pid}-${Date.now().toString(36)}-${sequence}`;
             const rs: MClient = {
               clientId: harness.rs.clientId, flow: 'client_credentials', generation: 0, secret: harness.rs.secret, previous: null, retired: [],
-              disabled: false, deleted: false, consents: new Map(),
+              disabled: false, deleted: false, consents: new Map(), scopes: [], revokedAt: 0,
             };
             const model = Object.assign({ clients: [], tokens: [], codes: [], users: [`${tag}-a`, `${tag}-b`], generations: 0 } as Model, { rs });
             const real: Real = {
               base: harness.base, jars: new Map(), ttl: variant.ttl, administer: harness.administer,
+              copiesMayLag: variant.instances === 2,
             };
             // Two integrations of each flow to start from, so that every command has subjects from the first one.
-            for (const flow of ['authorization_code', 'authorization_code', 'client_credentials', 'client_credentials'] as const) {
-              await new Register(flow, null).run(model, real);
+            for (const [flow, scopes] of [
+              ['authorization_code', []], ['authorization_code', [READ]], ['client_credentials', []], ['client_credentials', [READ, SIGN]],
+            ] as const) {
+              await new Register(flow, null, scopes).run(model, real);
             }
             await fc.asyncModelRun(() => ({ model, real }), cmds);
             executed += String(cmds).split('),').length;
