@@ -2,6 +2,7 @@
 import type { Store } from '../stores/contract.js';
 import type { KeyRing } from '../jwt/key-ring.js';
 import { isStoreUnavailableError } from '../stores/store-unavailable-error.js';
+import { checkTimerRange } from '../stores/timer-range.js';
 
 /** Why a check failed: the store said it is unavailable, it did not answer in time, or something else broke. */
 export type HealthFailure = 'unavailable' | 'timeout' | 'error';
@@ -79,6 +80,11 @@ export function createReadinessCheck(store: Store, keyRing: KeyRing | undefined)
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
       return Promise.reject(new TypeError('express-oauth-router: health check timeoutMs must be a positive number'));
+    }
+    try {
+      checkTimerRange('express-oauth-router: health check timeoutMs', timeoutMs, 'milliseconds');
+    } catch (err) {
+      return Promise.reject(err);
     }
     running ??= run(timeoutMs).finally(() => {
       running = null;

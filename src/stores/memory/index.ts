@@ -7,6 +7,7 @@ import { createMemoryKeyStore } from './keys.js';
 import { createMemoryRateLimits } from './rate-limits.js';
 import { createMemoryTokenStore } from './tokens.js';
 import { startSweepLoop, SWEEP_BATCH } from '../sweep-loop.js';
+import { checkTimerRange } from '../timer-range.js';
 
 /** Default seconds between sweeps of expired codes, tokens, tombstones and ended rate-limit windows. */
 const DEFAULT_SWEEP_INTERVAL_SECONDS = 60;
@@ -59,6 +60,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   if (typeof sweepSeconds !== 'number' || !Number.isFinite(sweepSeconds) || sweepSeconds < 0) {
     throw new TypeError('createMemoryStore: sweepIntervalSeconds must be a number of seconds ≥ 0');
   }
+  checkTimerRange('createMemoryStore: option "sweepIntervalSeconds"', sweepSeconds, 'seconds');
   const codes = new Map<string, Encoded>();
   const consents = new Map<string, Encoded>();
   let closed = false;

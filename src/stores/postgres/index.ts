@@ -12,6 +12,7 @@ import { createPostgresTokenStore, createRevocationLockKeys } from './tokens.js'
 import { createPostgresKeyStore } from './keys.js';
 import { createPostgresRateLimits } from './rate-limits.js';
 import { postgresRevocationChannel, startPostgresRevocationFeed } from './revocation-feed.js';
+import { checkTimerRange } from '../timer-range.js';
 
 export { StoreUnavailableError } from '../store-unavailable-error.js';
 export type { StoreLogger } from './sweeper.js';
@@ -121,6 +122,9 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   }
   const queryTimeoutMs = checkNonNegative('queryTimeoutMs', options.queryTimeoutMs, 5000) || 5000;
   const sweepIntervalSeconds = checkNonNegative('sweepIntervalSeconds', options.sweepIntervalSeconds, 60);
+  // A query's deadline is twice its timeout (the runner's withDeadline): that is what must fit a timer.
+  checkTimerRange('createPostgresStore: option "queryTimeoutMs"', queryTimeoutMs, 'milliseconds', 2);
+  checkTimerRange('createPostgresStore: option "sweepIntervalSeconds"', sweepIntervalSeconds, 'seconds');
   const schema = options.schema ?? 'oauth';
   const tablePrefix = options.tablePrefix ?? '';
   const tables = createPostgresTables(schema, tablePrefix);

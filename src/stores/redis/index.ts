@@ -40,6 +40,7 @@ import {
   type ResilientRedisConnection,
 } from './connection.js';
 import { revocationChannel, startRedisRevocationFeed, type DuplicableRedisClient, type RedisRevocationFeed } from './revocation-feed.js';
+import { checkTimerRange } from '../timer-range.js';
 
 export { StoreUnavailableError } from '../store-unavailable-error.js';
 export { connectResilientRedis, connectResilientRedisCluster } from './connection.js';
@@ -300,6 +301,14 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
     throw new TypeError(`createRedisStore: option "commandTimeoutMs" must be a positive number (got ${timeoutMs})`);
   }
+  // The connection's socket timeout is three times it (connectResilientRedis): that is what must fit a timer.
+  checkTimerRange('createRedisStore: option "commandTimeoutMs"', timeoutMs, 'milliseconds', 3);
+  // Checked before connecting, as every other option is: a bad value must not wait on the network to be told.
+  const sweepSeconds = options.sweepIntervalSeconds ?? 60;
+  if (typeof sweepSeconds !== 'number' || !Number.isFinite(sweepSeconds) || sweepSeconds < 0) {
+    throw new TypeError(`createRedisStore: option "sweepIntervalSeconds" must be a number of seconds ≥ 0 (got ${sweepSeconds})`);
+  }
+  checkTimerRange('createRedisStore: option "sweepIntervalSeconds"', sweepSeconds, 'seconds');
   const prefix = options.prefix ?? 'oauth:';
   if (onCluster && /[{}]/.test(prefix)) {
     throw new TypeError('createRedisStore: on a Redis Cluster the option "prefix" must not contain "{" or "}" (it goes inside hash tags)');
@@ -359,10 +368,6 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
   // attempts through, and a prune lost is made again by the next sweep.
   const run = replicaWait ? confirmedScriptRunner((key, args) => sendVia(args, key), replicaWait) : unconfirmed;
   const keys = createRedisKeys(prefix, onCluster);
-  const sweepSeconds = options.sweepIntervalSeconds ?? 60;
-  if (typeof sweepSeconds !== 'number' || !Number.isFinite(sweepSeconds) || sweepSeconds < 0) {
-    throw new TypeError(`createRedisStore: option "sweepIntervalSeconds" must be a number of seconds ≥ 0 (got ${sweepSeconds})`);
-  }
   // SCAN reaches one node only: on a cluster the index sets are left to their TTL and to the prune on every add.
   const sweeper = onCluster ? null : startRedisSweeper(keys.accessToken('').slice(0, -'at:'.length), send, unconfirmed, sweepSeconds, logger);
   // The feed needs a connection of its own (a subscribed one takes no other command): a duplicate of the

@@ -21,6 +21,7 @@ import { createSqliteChangeWatch } from './change-watch.js';
 import { createRevisionCopies } from '../revision-copies.js';
 import { prepareSqliteSweep } from './sweeper.js';
 import { startSweepLoop } from '../sweep-loop.js';
+import { checkTimerRange } from '../timer-range.js';
 
 export type { SqliteDatabase } from './driver.js';
 export { sqliteLockWaitChannel, type SqliteLockWaitMessage } from './lock-wait.js';
@@ -135,6 +136,7 @@ function checkSweepInterval(seconds: number): number {
   if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0) {
     throw new TypeError('createSqliteStore: sweepIntervalSeconds must be a number of seconds ≥ 0');
   }
+  checkTimerRange('createSqliteStore: option "sweepIntervalSeconds"', seconds, 'seconds');
   return seconds;
 }
 
