@@ -200,6 +200,11 @@ function revokeWhere(model: Model, clientId: string, token: (t: MToken) => boole
   for (const c of model.codes) if (!c.used && code(c)) c.voided = true;
 }
 
+/** Every token and unredeemed code of the integration dies: a disable, a rotation without grace, a deletion, a narrowing. */
+function revokeIntegration(model: Model, c: MClient): void {
+  revokeWhere(model, c.clientId, (t) => t.grant.client.clientId === c.clientId, (code) => code.client.clientId === c.clientId);
+}
+
 /** Whether a revocation of `clientId`'s tokens (for `userId` only, if given) reaches a token the model holds not dead. */
 function reaches(model: Model, clientId: string, userId?: string): boolean {
   return model.tokens.some((t) => t.state !== 'dead' && t.grant.client.clientId === clientId && (userId === undefined || t.grant.userId === userId));
@@ -658,7 +663,7 @@ class UpdateScopes implements Cmd {
     expect(updated.tokensRevoked, String(this)).toBe(narrowing);
     c.scopes = this.scopes;
     for (const [userId, remembered] of c.consents) if (remembered !== false) c.consents.set(userId, 'unknown');
-    if (narrowing) revokeWhere(m, c.clientId, (t) => t.grant.client.clientId === c.clientId, (code) => code.client.clientId === c.clientId);
+    if (narrowing) revokeIntegration(m, c);
   }
   toString() { return `UpdateScopes(${this.client}, [${this.scopes.join(' ')}])`; }
 }
@@ -671,7 +676,7 @@ class Disable implements Cmd {
     await r.administer((a) => a.disableClient(c.clientId), reaches(m, c.clientId));
     c.disabled = true;
     c.previous = null;
-    revokeWhere(m, c.clientId, (t) => t.grant.client.clientId === c.clientId, (code) => code.client.clientId === c.clientId);
+    revokeIntegration(m, c);
   }
   toString() { return `Disable(${this.client})`; }
 }
@@ -704,7 +709,7 @@ class RotateSecret implements Cmd {
     } else {
       if (c.previous !== null) c.retired.push(c.previous);
       c.previous = null;
-      revokeWhere(m, c.clientId, (t) => t.grant.client.clientId === c.clientId, (code) => code.client.clientId === c.clientId);
+      revokeIntegration(m, c);
     }
     c.retired.push(c.secret);
     c.secret = rotated.clientSecret;
@@ -720,7 +725,7 @@ class Delete implements Cmd {
     await r.administer((a) => a.deleteClient(c.clientId), reaches(m, c.clientId));
     c.deleted = true;
     c.disabled = true;
-    revokeWhere(m, c.clientId, (t) => t.grant.client.clientId === c.clientId, (code) => code.client.clientId === c.clientId);
+    revokeIntegration(m, c);
   }
   toString() { return `Delete(${this.client})`; }
 }
