@@ -78,6 +78,8 @@ export async function startPostgresRevocationFeed(options: {
   let retryMs = RETRY_FIRST_MS;
   let retryTimer: NodeJS.Timeout | null = null;
   let heartbeatTimer: NodeJS.Timeout | null = null;
+  /** A ping sent through the pool and not yet answered (it may be waiting for a free connection). */
+  let pinging = false;
   let firstLive: () => void = () => undefined;
   const becameLive = new Promise<void>((resolve) => {
     firstLive = resolve;
@@ -127,10 +129,17 @@ export async function startPostgresRevocationFeed(options: {
     // so a ping the listener sent itself comes back even behind a pooler in transaction mode (PgBouncer), whose
     // LISTEN stays on a server connection that went back to the pool and whose other notifications are dropped
     // there. Heard from another session, the ping proves the listener hears what others commit. A ping that fails
-    // is not heard: the mark lapses and the listener reconnects, as for any silence.
+    // is not heard: the mark lapses and the listener reconnects, as for any silence. One at a time: in a pool with
+    // no connection free (a host's pool without connectionTimeoutMillis waits for ever) each heartbeat would queue
+    // another, and the backlog would take the connections the requests wait for once one frees.
+    if (pinging) return;
+    pinging = true;
     pool
       .query({ text: 'SELECT pg_notify($1, $2)', values: [channel, `${pingPrefix}${now}`], query_timeout: pingTimeoutMs })
-      .catch(() => undefined);
+      .catch(() => undefined)
+      .finally(() => {
+        pinging = false;
+      });
   }
 
   function heard(c: PostgresListenerClient, payload: string | undefined): void {
