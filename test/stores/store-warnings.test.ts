@@ -46,6 +46,17 @@ describe('the stores\' default logger (no logger option): one line per warning, 
     expect(line).toBe('lost: cannot reach redis://***@10.0.0.1:6379 or postgres://***@db/x');
   });
 
+  it('a password holding an unencoded @ is masked whole: its userinfo ends at the last @, as URL parsers read it', () => {
+    // pg and node-redis read `postgres://u:p@ss@db/x` (WHATWG URL: the last `@` ends the userinfo) and connect.
+    const [line] = linesOf('lost', new Error('cannot reach postgres://app:p@ss@db:5432/x or redis://:a@b@c@10.0.0.1:6379 now'));
+    expect(line).toBe('lost: cannot reach postgres://***@db:5432/x or redis://***@10.0.0.1:6379 now');
+    // Still linear: a 64 KB run of schemes without an `@` is scanned once.
+    const started = performance.now();
+    linesOf('lost', new Error('x://a'.repeat(13_000)));
+    linesOf('lost', new Error(`x://${':'.repeat(65_536)}`));
+    expect(performance.now() - started).toBeLessThan(200);
+  });
+
   it('a userinfo after a long message of short words is masked too, and the line cut to 300 characters', () => {
     const [line] = linesOf('lost', new Error(`${'a.'.repeat(32_768)} redis://default:s3cret@10.0.0.1:6379`));
     expect(line).not.toContain('s3cret');
