@@ -3,8 +3,11 @@ import type { Request } from 'express';
 
 type TrustProxy = (address: string | undefined, hop: number) => boolean;
 
-/** The authority of an absolute-form request target (`POST http://host/oauth2/token HTTP/1.1`), without userinfo. */
-const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/(?:[^/?#@]*@)?([^/?#@]*)/i;
+/**
+ * The authority of an absolute-form request target (`POST http://host/oauth2/token HTTP/1.1`), without userinfo: up to
+ * the authority's last `@`, as WHATWG URL reads `http://a@b@c/` (host `c`).
+ */
+const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/(?:[^/?#]*@)?([^/?#@]*)/i;
 
 /**
  * The first `X-Forwarded-Host` when the host app trusts the proxy that sent it (its `trust proxy` setting, the rule

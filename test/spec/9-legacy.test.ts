@@ -377,6 +377,8 @@ describe('SPEC §9 with two host names on the same path (legacy issuer http://le
       const current = await post(hosts.credentialsClient, 'http://legacy-auth.test/oauth2/token', 'auth.test');
       expect([current.status, current.body]).toEqual([401, expect.stringContaining(`at ${ISSUER}`)]);
       expect((await post(hosts.credentialsClient, 'http://AUTH.test:80/oauth2/token', 'legacy-auth.test')).status).toBe(200);
+      // Userinfo ends at the authority's last `@`, as WHATWG URL reads it: the host is the part after it.
+      expect((await post(hosts.legacyCredentialsClient, 'http://auth.test@x@legacy-auth.test/oauth2/token', 'auth.test')).status).toBe(200);
       const metadata = await rawRequest(server.port, 'GET http://legacy-auth.test/.well-known/oauth-authorization-server HTTP/1.1\r\nHost: auth.test\r\nConnection: close');
       expect(JSON.parse(metadata.body).issuer).toBe(LEGACY_HOST_ISSUER);
     } finally {
