@@ -4,14 +4,22 @@ import { join } from 'node:path';
 import { ROOT } from './packed-host.js';
 
 /**
- * Blocks that are not TypeScript a reader could compile, keyed by their first line, each with why. A key that no
- * longer opens any block fails the suite, so an entry cannot outlive its block.
+ * Blocks that are informal listings, not TypeScript a reader could compile, keyed by their first line, each with
+ * why. They are compiled commented out, with a check of each record they list (`Name { a, b: T, c? }`): its fields
+ * are exactly the published type's. A key that no longer opens any block fails the suite.
  */
-export const NOT_COMPILED: Readonly<Record<string, string>> = {
+export const LISTINGS: Readonly<Record<string, string>> = {
   "OAuthClient       { clientId, clientSecretHash, name, flow: 'authorization_code' | 'client_credentials',":
-    'an informal listing of the Store records and methods (arrows, prose), not TypeScript; '
-    + 'the contract itself is checked by the conformance suite',
+    'the Store records and methods (arrows, prose); the methods are checked by the conformance suite',
 };
+
+/** A listing's `Name { a, b: T, c? }` records as checks: an object with one key per listed field must be `Record<keyof Name, true>`. */
+export function listedRecordChecks(code: readonly string[]): string[] {
+  return [...code.join('\n').matchAll(/^(\w+)\s+\{([^}]*)\}/gm)].map(([, name, body]) => {
+    const fields = body!.split(',').map((field) => /^\s*(\w+)/.exec(field)?.[1]).filter((field) => field !== undefined);
+    return `export const listed${name}: Record<keyof import('express-oauth-router').${name}, true> = { ${fields.map((field) => `${field}: true`).join(', ')} };`;
+  });
+}
 
 /**
  * Code appended to a block that restates a published type, keyed by the block's first line: compiled alone, the
@@ -42,8 +50,8 @@ export interface ReadmeBlock {
   /** How many lines the block has in README.md. */
   readonly rows: number;
   readonly firstLine: string;
-  /** Why it is not compiled, if it is in NOT_COMPILED. */
-  readonly notCompiled: string | undefined;
+  /** Why it is a listing, compiled as its records' checks, if it is in LISTINGS. */
+  readonly listing: string | undefined;
   /** Its module in the host: the block's lines from the file's first line on, so rows map to README lines. */
   readonly file: string;
   readonly module: string;
@@ -63,10 +71,13 @@ export function readmeBlocks(): ReadmeBlock[] {
       const code = lines.slice(open + 1, close);
       const firstLine = code[0] ?? '';
       const line = open + 2;
+      const listing = LISTINGS[firstLine];
+      // A listing keeps its rows (commented out), so a diagnostic of its checks is told as "the check appended".
+      const body = listing === undefined ? code : [...code.map((row) => `// ${row}`), ...listedRecordChecks(code)];
       // `export {}` makes even a fragment without imports a module: its names stay its own, and shadow the glue's.
-      const module = `${code.join('\n')}\n${CHECKED_AGAINST_THE_PACKAGE[firstLine] ?? ''}\nexport {};\n`;
+      const module = `${body.join('\n')}\n${CHECKED_AGAINST_THE_PACKAGE[firstLine] ?? ''}\nexport {};\n`;
       blocks.push({
-        line, rows: code.length, firstLine, notCompiled: NOT_COMPILED[firstLine], module,
+        line, rows: code.length, firstLine, listing, module,
         file: `readme-line-${String(line).padStart(4, '0')}.ts`,
       });
     }
