@@ -9,9 +9,8 @@
 export const MAX_TIMER_MS = 2_147_483_647;
 
 /**
- * Throws unless `value` (in units of `msPerUnit` milliseconds, e.g. 1000 for seconds) still fits a timer once
- * multiplied by `factor`, the largest multiple of it the store arms (twice a query timeout as its deadline,
- * three times a command timeout as the socket timeout).
+ * Throws unless `value`, in `unit`, still fits a timer once multiplied by `factor`, the largest multiple of it the
+ * store arms (twice a query timeout as its deadline, three times a command timeout as the socket timeout).
  * @throws TypeError naming `option` and the largest value allowed.
  * @see RFC 6749 §10.5 (the sweeps purge short-lived codes and expired tokens on this timer).
  */
