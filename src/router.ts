@@ -90,6 +90,7 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
   const issuers = [resolved.main, ...(resolved.legacy ? [resolved.legacy] : [])];
   const pageError = createPageErrorHandler(resolved);
   const onlyGet = createPageMethodNotAllowed(resolved, 'GET');
+  const onlyGetOrHead = createPageMethodNotAllowed(resolved, 'GET, HEAD');
   const onlyPost = createPageMethodNotAllowed(resolved, 'POST');
   // Every page form: refused when the browser says another site sent it, before the body or the session is read.
   const pageForm = [...pageHeaders, createRefuseCrossSiteForm(resolved)];
@@ -153,12 +154,14 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
       direct.push({ path, route: router.route(path).post(handler).all(methodNotAllowed), handler });
     }
     // Each page route answers the other methods with a 405 page (a reload of a posted form's address, say).
-    router.route(`${base}/authorize`).get(pageHeaders, sessionMiddleware, dispatch('authorize'), pageError).all(pageHeaders, onlyGet);
+    // HEAD has a handler of its own so that Express does not run the GET's for it: that GET may issue a code.
+    router.route(`${base}/authorize`).head(pageHeaders, onlyGet).get(pageHeaders, sessionMiddleware, dispatch('authorize'), pageError)
+      .all(pageHeaders, onlyGet);
     router.route(`${base}/login`).post(pageForm, sessionMiddleware, formBody, dispatch('login'), pageError).all(pageHeaders, onlyPost);
     router.route(`${base}/consent`).post(pageForm, sessionMiddleware, formBody, dispatch('consent'), pageError).all(pageHeaders, onlyPost);
     router.route(`${base}/logout`).post(pageForm, sessionMiddleware, formBody, dispatch('logout'), pageError).all(pageHeaders, onlyPost);
     if (resolved.consentsPage) {
-      router.route(`${base}/consents`).get(pageHeaders, sessionMiddleware, dispatch('consents'), pageError).all(pageHeaders, onlyGet);
+      router.route(`${base}/consents`).get(pageHeaders, sessionMiddleware, dispatch('consents'), pageError).all(pageHeaders, onlyGetOrHead);
       router.route(`${base}/consents/withdraw`).post(pageForm, sessionMiddleware, formBody, dispatch('withdraw'), pageError)
         .all(pageHeaders, onlyPost);
     }

@@ -7,13 +7,14 @@ import { renderError } from './render.js';
 /**
  * A handler for the methods a page route does not take: 405 with `Allow` (RFC 9110 §15.5.6) on the styled error
  * page, with the page headers (`no-store`, framing refused) applied before it. A user gets here by pressing Enter in
- * the address bar after a sign-in form was posted, so the page says where to go instead.
+ * the address bar after a sign-in form was posted, so the page says where to go instead. The authorization endpoint
+ * allows GET alone: its GET may issue a code (a remembered consent, `prompt=none`), which a HEAD, a safe method
+ * (RFC 9110 §9.2.1) that link checkers and prefetchers send unasked, must not do.
  * @see RFC 9110 §15.5.6, §10.2.1 (Allow).
  */
-export function createPageMethodNotAllowed(options: ResolvedOptions, allow: 'GET' | 'POST') {
+export function createPageMethodNotAllowed(options: ResolvedOptions, allowed: 'GET' | 'GET, HEAD' | 'POST') {
   const context = { options } as PageContext;
-  const allowed = allow === 'GET' ? 'GET, HEAD' : 'POST';
-  const description = allow === 'GET'
+  const description = allowed !== 'POST'
     ? 'This address is opened by a link, not by a form.'
     : 'This address receives a form and cannot be opened directly. Return to the application you came from and start again.';
   return function pageMethodNotAllowed(_req: Request, res: Response): void {

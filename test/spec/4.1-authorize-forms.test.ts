@@ -273,12 +273,31 @@ describe('Session fixation (RFC 6819 §4.4.1.4 / OWASP): a new session id at log
 });
 
 describe('RFC 9110 §15.5.6: a page address opened with another method gets a 405 page, not a bare 404', () => {
+  it('HEAD /oauth2/authorize, a safe method, issues no code where the same GET would (remembered consent): 405, Allow: GET', async () => {
+    const agent = request.agent(t.app);
+    const query = authorizeQuery(t.codeClient);
+    const page = await signInAndGetConsent(agent, '', query);
+    const approved = await postConsent(agent, '', { csrf_token: hiddenField(page, 'csrf_token'), request_id: hiddenField(page, 'request_id'), decision: 'allow' });
+    expect(new URL(approved.headers.location!).searchParams.get('code')).toBeTruthy();
+    const saveCode = vi.spyOn(t.store.codes, 'saveCode');
+    const head = await agent.head(`/oauth2/authorize?${query}`);
+    expect(head.status).toBe(405);
+    expect(head.headers.allow).toBe('GET');
+    expect(head.headers.location).toBeUndefined();
+    expect(saveCode).not.toHaveBeenCalled();
+    // The same request by GET still gets its code at once: the consent is remembered.
+    const get = await agent.get(`/oauth2/authorize?${query}`);
+    expect(get.status).toBe(302);
+    expect(new URL(get.headers.location!).searchParams.get('code')).toBeTruthy();
+    expect(saveCode).toHaveBeenCalledTimes(1);
+  });
+
   it.each([
     ['GET', '/oauth2/login', 'POST'],
     ['GET', '/oauth2/consent', 'POST'],
     ['GET', '/oauth2/logout', 'POST'],
     ['GET', '/oauth2/consents/withdraw', 'POST'],
-    ['POST', '/oauth2/authorize', 'GET, HEAD'],
+    ['POST', '/oauth2/authorize', 'GET'],
     ['PUT', '/oauth2/consents', 'GET, HEAD'],
   ] as const)('%s %s answers 405, Allow: %s, on the styled page with the page headers', async (method, path, allow) => {
     const res = await request(t.app)[method === 'GET' ? 'get' : method === 'POST' ? 'post' : 'put'](path);
