@@ -173,10 +173,12 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     // RFC 8414 §3.1 inserts the well-known segment before the issuer's path; the appended form is what many
     // clients try for issuers with a path, so both answer.
     // Cached publicly for five minutes, and chosen by host: with two issuers on this path a shared cache must key it by
-    // X-Forwarded-Host too, or one client's header would pick the document every client gets (Host already keys it).
+    // X-Forwarded-Host too, or one client's header would pick the document every client gets. And by Host, said
+    // out loud: a reverse proxy's cache may key by its upstream instead of the client's host (nginx's default
+    // proxy_cache_key, $scheme$proxy_host$request_uri), and then served one host name's document at the other.
     const metadata = dispatch('metadata');
     router.get([`/.well-known/oauth-authorization-server${prefix}`, `${prefix}/.well-known/oauth-authorization-server`],
-      candidates.length > 1 ? (req, res, next) => { res.vary('X-Forwarded-Host'); metadata(req, res, next); } : metadata);
+      candidates.length > 1 ? (req, res, next) => { res.vary('Host'); res.vary('X-Forwarded-Host'); metadata(req, res, next); } : metadata);
   }
 
   serveDirectly(router, direct, (baseUrl) => resolved.logger.warn(

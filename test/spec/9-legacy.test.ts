@@ -299,7 +299,20 @@ describe('SPEC §9 with two host names on the same path (legacy issuer http://le
     expect(metadata.body.issuer).toBe(LEGACY_HOST_ISSUER);
     // Cached publicly and chosen by host: a shared cache must key it by X-Forwarded-Host too.
     expect(metadata.headers['cache-control']).toBe('public, max-age=300');
-    expect(metadata.headers.vary).toBe('X-Forwarded-Host');
+    expect(metadata.headers.vary).toBe('Host, X-Forwarded-Host');
+  });
+
+  it('says Vary: Host on the metadata of each host name, for a proxy cache whose key names its upstream and not the client\'s host', async () => {
+    // nginx's default proxy_cache_key is $scheme$proxy_host$request_uri: behind `proxy_pass http://127.0.0.1:3000`
+    // both host names share one key, and with only Vary: X-Forwarded-Host (which clients do not send) the legacy host
+    // was served the main issuer's document for five minutes (RFC 8414 §3.3: clients then refuse it). nginx keys
+    // variants by the request headers that Vary names, so Vary: Host keeps the two documents apart.
+    for (const [host, issuer] of [['auth.test', ISSUER], ['legacy-auth.test', LEGACY_HOST_ISSUER]] as const) {
+      const metadata = await request(hosts.app).get('/.well-known/oauth-authorization-server').set('Host', host);
+      expect(metadata.body.issuer).toBe(issuer);
+      expect(metadata.headers['cache-control']).toBe('public, max-age=300');
+      expect(metadata.headers.vary).toBe('Host, X-Forwarded-Host');
+    }
   });
 
   it('without trust proxy, X-Forwarded-Host is anybody\'s to send and the Host header decides', async () => {
