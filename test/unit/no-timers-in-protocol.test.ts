@@ -10,11 +10,12 @@ const TIMING = /\b(setTimeout|setInterval|setImmediate)\s*\(|timers\/promises|\b
 /**
  * The exceptions, and why: deadlines on I/O, not protocol logic. A request body's read deadline ends a socket read
  * that stalls (answered 408); the UserAuth hooks' deadline ends a wait on the host's user directory that never
- * answers (answered 503, as the outage it is, and its late answer is ignored). Neither decides who gets a token: each
- * can only refuse a request that would otherwise hang until Node's requestTimeout (5 minutes). Only these files, and
- * only one setTimeout each.
+ * answers (answered 503, as the outage it is, and its late answer is ignored); the read-off of a body already refused
+ * (413, 415) ends a wait for its rest, after which the refusal goes out anyway. None decides who gets a token: each can
+ * only refuse a request that would otherwise hang until Node's requestTimeout (5 minutes), or bound how long a refusal
+ * waits. Only these files, and only one setTimeout each.
  */
-const IO_DEADLINES = new Map([['http/body-deadline.ts', 1], ['http/bounded-user-auth.ts', 1]]);
+const IO_DEADLINES = new Map([['http/body-deadline.ts', 1], ['http/bounded-user-auth.ts', 1], ['http/drain-refused-body.ts', 1]]);
 
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
