@@ -26,7 +26,10 @@ import {
   type RunScript,
 } from './scripts.js';
 import { createRedisKeyStore } from './keys.js';
-import { checkReplicaWait, confirmedScriptRunner, DEFAULT_COMMAND_TIMEOUT_MS, type ReplicaWaitOptions } from './replica-wait.js';
+import {
+  checkReplicaWait, confirmedScriptRunner, DEFAULT_COMMAND_TIMEOUT_MS, sendWithWaitOn, type ReplicaWaitOptions, type SendWithWait,
+} from './replica-wait.js';
+import { clusterScriptWithWait } from './cluster-script-with-wait.js';
 import { createRedisRateLimits } from './rate-limits.js';
 import { startRedisSweeper } from './sweeper.js';
 import { StoreUnavailableError } from '../store-unavailable-error.js';
@@ -82,19 +85,13 @@ export function clusterRoutingKey(args: readonly string[]): string | undefined {
   return command === 'PING' ? undefined : args[1];
 }
 
-/** A client that can also send a keyless command (WAIT) to the node of a given key's slot. */
-type RoutingCommandClient = RedisCommandClient & {
-  sendCommandFor?(routingKey: string, args: readonly string[]): Promise<unknown>;
-};
-
 /** A cluster client seen as one that takes raw commands, each routed by its first key. */
-function viaCluster(cluster: RedisClusterCommandClient): RoutingCommandClient {
+function viaCluster(cluster: RedisClusterCommandClient): RedisCommandClient {
   return {
     get isOpen() {
       return cluster.isOpen;
     },
     sendCommand: (args) => cluster.sendCommand(clusterRoutingKey(args), READ_COMMANDS.has(args[0] ?? ''), [...args]),
-    sendCommandFor: (routingKey, args) => cluster.sendCommand(routingKey, false, [...args]),
   };
 }
 
@@ -315,7 +312,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
   }
   const replicaWait = checkReplicaWait(options.waitForReplicas, timeoutMs);
   const logger = options.logger ?? consoleStoreLogger;
-  let client: RoutingCommandClient;
+  let client: RedisCommandClient;
   let own: ResilientRedisConnection | null = null;
   let ownCluster: ResilientRedisClusterConnection | null = null;
 
@@ -351,22 +348,31 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
     client = own.client as unknown as RedisCommandClient;
   }
 
-  // `routingKey` sends a keyless command (WAIT) to the node of that key's slot; a plain Redis has one node.
-  const sendVia = async (args: readonly string[], routingKey?: string): Promise<unknown> => {
+  /** Under the command deadline; an outage is a StoreUnavailableError, and a timeout has a hung connection probed. */
+  const bounded = async <T>(sent: () => Promise<T>): Promise<T> => {
     try {
-      // Only the store's cluster wrapper is asked (onCluster): a host's plain client is never probed for the method.
-      const sent = onCluster && routingKey !== undefined && client.sendCommandFor ? client.sendCommandFor(routingKey, args) : client.sendCommand(args);
-      return await withDeadline(sent, timeoutMs);
+      return await withDeadline(sent(), timeoutMs);
     } catch (err) {
       if (err instanceof StoreUnavailableError && err.cause === undefined) own?.probe();
       return rethrowRedisError(err);
     }
   };
-  const send: RedisSend = (args) => sendVia(args);
+  const send: RedisSend = (args) => bounded(() => client.sendCommand(args));
   const unconfirmed = createScriptRunner(send);
+  // A script and its WAIT, on the connection that runs the script: a plain Redis's one, or on a cluster the
+  // connection of the node that runs it, wherever a MOVED or ASK sent it (cluster.sendCommand would follow those for
+  // the script alone, and the keyless WAIT be answered by the slot's old master: a write it never took, confirmed).
+  const cluster = options.clusterClient ?? ownCluster?.cluster;
+  const withWait: SendWithWait | null = cluster === undefined
+    ? (_key, script, wait) => sendWithWaitOn((args) => client.sendCommand(args), script, wait)
+    : clusterScriptWithWait(cluster);
+  if (replicaWait && withWait === null) {
+    await ownCluster?.close();
+    throw new TypeError('createRedisStore: option "waitForReplicas" on a Redis Cluster needs node-redis 5\'s cluster client (createCluster): the store sends each script and its WAIT on the connection of the node that runs the script');
+  }
   // Rate-limit counters and the sweeper's pruning go unconfirmed: a counter lost in a failover only lets a few more
   // attempts through, and a prune lost is made again by the next sweep.
-  const run = replicaWait ? confirmedScriptRunner((key, args) => sendVia(args, key), replicaWait) : unconfirmed;
+  const run = replicaWait && withWait ? confirmedScriptRunner((key, script, wait) => bounded(() => withWait(key, script, wait)), replicaWait) : unconfirmed;
   const keys = createRedisKeys(prefix, onCluster);
   // SCAN reaches one node only: on a cluster the index sets are left to their TTL and to the prune on every add.
   const sweeper = onCluster ? null : startRedisSweeper(keys.accessToken('').slice(0, -'at:'.length), send, unconfirmed, sweepSeconds, logger);
