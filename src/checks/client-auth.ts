@@ -29,7 +29,8 @@ const FORM_ENCODED = /[%+]/;
 
 const MALFORMED_BASIC = 'malformed Basic credentials: expected the Base64 of client_id:client_secret';
 
-// Compared against when the client_id is unknown, so that unknown and known ids take the same time.
+// Compared against when the client_id is unknown, so that unknown and known ids take the same work here (the store's
+// lookup still costs a found record more than a miss: the README's "How imported secrets are stored and checked").
 const DUMMY_HASH = hashSecret('express-oauth-router: no such client');
 
 /**
@@ -203,8 +204,9 @@ function refusal(client: OAuthClient | null, verified: boolean, method: TokenEnd
 /**
  * Authenticates the client of a token, revocation or introspection request with `client_secret_basic` or
  * `client_secret_post`, whichever of `allowed` it used (see `readClientCredentials`).
- * - Unknown id, wrong secret and disabled integration give the same answer, in the same time, whatever
- *   the method: the presented secret is always hashed and compared, against a dummy hash for an unknown id.
+ * - Unknown id, wrong secret and disabled integration give the same answer, after the same work here, whatever
+ *   the method: the presented secret is always hashed and compared, against a dummy hash for an unknown id (the
+ *   store's lookup, a record found or not, still differs by some microseconds: client ids are not secrets).
  * - An integration restricted to another method (`tokenEndpointAuthMethod`) is refused with
  *   `invalid_client` too, and told which method to use only once its secret checked out, so that a guess
  *   learns nothing about the integration.
