@@ -119,7 +119,8 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
       token: createTokenEndpoint(store, hooks, resolved, issuer, clientAuthLimit, keyRing),
       revoke: createRevocationEndpoint(store, resolved, issuer, clientAuthLimit),
       introspect: createIntrospectionEndpoint(store, resolved, issuer, clientAuthLimit),
-      metadata: createMetadataEndpoint(buildMetadata(resolved, issuer, keyRing ? { jwks_uri: `${issuer.issuer}/oauth2/jwks` } : {})),
+      metadata: createMetadataEndpoint(buildMetadata(resolved, issuer, keyRing ? { jwks_uri: `${issuer.issuer}/oauth2/jwks` } : {}),
+        issuers.some((other) => other !== issuer && other.pathPrefix === issuer.pathPrefix)),
       consents: consents.consentsPage,
       withdraw: consents.withdraw,
       logout: createLogoutEndpoint(context),
@@ -172,10 +173,9 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     if (jwks) router.get(`${base}/jwks`, jwks);
     // RFC 8414 §3.1 inserts the well-known segment before the issuer's path; the appended form is what many
     // clients try for issuers with a path, so both answer.
-    // Cached publicly for five minutes, and chosen by host: with two issuers on this path a shared cache must key it by
-    // X-Forwarded-Host too, or one client's header would pick the document every client gets. And by Host, said
-    // out loud: a reverse proxy's cache may key by its upstream instead of the client's host (nginx's default
-    // proxy_cache_key, $scheme$proxy_host$request_uri), and then served one host name's document at the other.
+    // Cached for five minutes; with two issuers on this path, chosen by host and kept from shared caches (private:
+    // createMetadataEndpoint says why). A client's own cache keys it by X-Forwarded-Host too, where a proxy it goes
+    // through passes the header on, and by Host, said out loud for any cache that stores it all the same.
     const metadata = dispatch('metadata');
     router.get([`/.well-known/oauth-authorization-server${prefix}`, `${prefix}/.well-known/oauth-authorization-server`],
       candidates.length > 1 ? (req, res, next) => { res.vary('Host'); res.vary('X-Forwarded-Host'); metadata(req, res, next); } : metadata);

@@ -31,14 +31,19 @@ export function buildMetadata(options: ResolvedOptions, issuer: ResolvedIssuer, 
 }
 
 /**
- * Serves a prebuilt metadata document; it is public and may be cached for five minutes.
- * @see RFC 8414 §3.2 (200, application/json), the Fetch standard (`X-Content-Type-Options: nosniff`).
+ * Serves a prebuilt metadata document, which may be cached for five minutes: by shared caches too (`public`), unless
+ * `sharedByHost`, when another issuer answers on the same path and the host picks the document. A shared cache
+ * files an answer under a key and Vary values the app never sees (nginx matches `Vary: Host` against the client's
+ * Host line while an absolute-form target sets the host it passes on; many CDNs ignore Vary), so there one request
+ * could make it serve the other host's document to every client: `private` keeps it to each client's own cache.
+ * @see RFC 8414 §3.2 (200, application/json), RFC 9111 §5.2.2.7 (private), the Fetch standard (`X-Content-Type-Options: nosniff`).
  */
-export function createMetadataEndpoint(metadata: Record<string, unknown>) {
+export function createMetadataEndpoint(metadata: Record<string, unknown>, sharedByHost = false) {
   const body = Buffer.from(JSON.stringify(metadata), 'utf8');
+  const cacheControl = sharedByHost ? 'private, max-age=300' : 'public, max-age=300';
   return function metadataEndpoint(_req: Request, res: Response): void {
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
-    res.setHeader('Cache-Control', 'public, max-age=300');
+    res.setHeader('Cache-Control', cacheControl);
     res.setHeader('Access-Control-Allow-Origin', '*');
     // Readable from any origin: never to be sniffed as script or HTML (the host's helmet may not cover the router).
     res.setHeader('X-Content-Type-Options', 'nosniff');

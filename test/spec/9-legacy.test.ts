@@ -297,22 +297,36 @@ describe('SPEC §9 with two host names on the same path (legacy issuer http://le
     const metadata = await request(hosts.app).get('/.well-known/oauth-authorization-server')
       .set('Host', '127.0.0.1:3000').set('X-Forwarded-Host', 'legacy-auth.test');
     expect(metadata.body.issuer).toBe(LEGACY_HOST_ISSUER);
-    // Cached publicly and chosen by host: a shared cache must key it by X-Forwarded-Host too.
-    expect(metadata.headers['cache-control']).toBe('public, max-age=300');
+    // Chosen by host: kept from shared caches, and a client's own cache keys it by X-Forwarded-Host too.
+    expect(metadata.headers['cache-control']).toBe('private, max-age=300');
     expect(metadata.headers.vary).toBe('Host, X-Forwarded-Host');
   });
 
-  it('says Vary: Host on the metadata of each host name, for a proxy cache whose key names its upstream and not the client\'s host', async () => {
+  it('keeps the metadata of each host name out of shared caches (private), and says Vary: Host for the client\'s own', async () => {
     // nginx's default proxy_cache_key is $scheme$proxy_host$request_uri: behind `proxy_pass http://127.0.0.1:3000`
-    // both host names share one key, and with only Vary: X-Forwarded-Host (which clients do not send) the legacy host
-    // was served the main issuer's document for five minutes (RFC 8414 §3.3: clients then refuse it). nginx keys
-    // variants by the request headers that Vary names, so Vary: Host keeps the two documents apart.
+    // both host names share one key. Vary: Host was not enough to keep them apart there: nginx matches Vary against
+    // the client's Host line, while an absolute-form target (`GET http://legacy-auth.test/.well-known/… HTTP/1.1` with
+    // `Host: auth.test`) sets the $host it passes on, so one such request filed the legacy document under
+    // `Host: auth.test` for five minutes (nginx 1.22; RFC 8414 §3.3: clients then refuse it). A cache that ignores
+    // Vary (many CDNs honour only Accept-Encoding) does the same with no trick at all. The app sees only the host it
+    // is passed, never the key a cache files its answer under: no shared cache may keep it.
     for (const [host, issuer] of [['auth.test', ISSUER], ['legacy-auth.test', LEGACY_HOST_ISSUER]] as const) {
       const metadata = await request(hosts.app).get('/.well-known/oauth-authorization-server').set('Host', host);
       expect(metadata.body.issuer).toBe(issuer);
-      expect(metadata.headers['cache-control']).toBe('public, max-age=300');
+      expect(metadata.headers['cache-control']).toBe('private, max-age=300');
       expect(metadata.headers.vary).toBe('Host, X-Forwarded-Host');
     }
+    const server = await listen(hosts.app);
+    try {
+      const absolute = await rawRequest(server.port, 'GET http://legacy-auth.test/.well-known/oauth-authorization-server HTTP/1.1\r\nHost: auth.test\r\nConnection: close');
+      expect(JSON.parse(absolute.body).issuer).toBe(LEGACY_HOST_ISSUER);
+      expect(absolute.headers).toContainEqual(['cache-control', 'private, max-age=300']);
+    } finally {
+      await server.close();
+    }
+    // One issuer per path: the document does not depend on the host, and stays public.
+    const single = await request(t.app).get('/.well-known/oauth-authorization-server/legacy').set('Host', 'anything.test');
+    expect([single.body.issuer, single.headers['cache-control'], single.headers.vary]).toEqual([LEGACY_ISSUER, 'public, max-age=300', undefined]);
   });
 
   it('without trust proxy, X-Forwarded-Host is anybody\'s to send and the Host header decides', async () => {
@@ -414,6 +428,7 @@ describe('SPEC §9 with two host names on the same path (legacy issuer http://le
       }
       const metadata = await rawRequest(server.port, `GET /.well-known/oauth-authorization-server HTTP/1.1\r\n${twoHosts}`);
       expect([metadata.status, JSON.parse(metadata.body).error]).toEqual([400, 'invalid_request']);
+      expect(metadata.headers).not.toContainEqual(['cache-control', 'private, max-age=300']);
       expect(metadata.headers).not.toContainEqual(['cache-control', 'public, max-age=300']);
       const page = await rawRequest(server.port, `GET /oauth2/authorize?${authorizeQuery(hosts.legacyCodeClient)} HTTP/1.1\r\n${twoHosts}`);
       expect(page.status).toBe(400);
