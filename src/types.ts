@@ -39,7 +39,10 @@ export interface RequireBearerOptions {
 export interface OAuthRouter {
   /** Serves /oauth2/authorize, /oauth2/token (and the login and consent forms) at both base addresses. */
   readonly router: Router;
-  /** RFC 6750 bearer-token middleware factory for the host's API routes. */
+  /**
+   * RFC 6750 bearer-token middleware factory for the host's API routes. An admitted request's answer is
+   * `Cache-Control: no-store` unless the route sets its own (RFC 9111 §3.5: it is the token's).
+   */
   requireBearer(options?: RequireBearerOptions): RequestHandler;
   /**
    * Withdraws a user's consent for an integration and revokes that integration's tokens for the user

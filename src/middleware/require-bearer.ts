@@ -126,6 +126,10 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
         return;
       }
       setRequestAuth(req, auth);
+      // The answer is this token's: no shared cache may keep it (RFC 9111 §3.5), yet nginx's proxy_cache ignores
+      // Authorization and stores it under `proxy_cache_valid`, for the next caller with no token. The host's own
+      // Cache-Control, set before the check or by its handler after, wins.
+      if (!res.hasHeader('Cache-Control')) res.setHeader('Cache-Control', 'no-store');
       next();
     }
 

@@ -159,6 +159,28 @@ describe('RFC 6750 bearer token usage (requireBearer)', () => {
     expect(res.headers['cache-control']).toContain('no-store');
   });
 
+  // RFC 9111 §3.5 bars a shared cache from storing an answer to a request with Authorization, but nginx's proxy_cache
+  // does not look at Authorization: behind `proxy_cache_valid 200 1m` (a common setting for an API), a route written
+  // as the README shows (`res.json(...)`, no Cache-Control) was served from the cache to a request with no token at all
+  // (nginx 1.22, an audit behind real caches). A route the token admitted is marked no-store unless the host says
+  // otherwise, before or after the check.
+  it('marks the answer of a route it admitted as not storable, unless the host set its own Cache-Control', async () => {
+    const { default: express } = await import('express');
+    const { createTestRouter } = await import('../helpers/app.js');
+    const oauth = createTestRouter(t.store);
+    const host = express();
+    host.get('/api/v1/me', oauth.requireBearer(), (req, res) => { res.json(req.auth); });
+    host.get('/api/v1/after', oauth.requireBearer(), (_req, res) => { res.set('Cache-Control', 'private, max-age=60').json({}); });
+    host.get('/api/v1/before', (_req, res, next) => { res.set('Cache-Control', 'private, max-age=30'); next(); }, oauth.requireBearer(),
+      (_req, res) => { res.json({}); });
+    const admitted = await request(host).get('/api/v1/me').set('Authorization', `Bearer ${fullToken}`);
+    expect([admitted.status, admitted.headers['cache-control']]).toEqual([200, 'no-store']);
+    const after = await request(host).get('/api/v1/after').set('Authorization', `Bearer ${fullToken}`);
+    expect([after.status, after.headers['cache-control']]).toEqual([200, 'private, max-age=60']);
+    const before = await request(host).get('/api/v1/before').set('Authorization', `Bearer ${fullToken}`);
+    expect([before.status, before.headers['cache-control']]).toEqual([200, 'private, max-age=30']);
+  });
+
   it('leaves the host\'s own security headers as the host set them (no HSTS, framing or XSS header of the token endpoint\'s)', async () => {
     const { default: express } = await import('express');
     const { createTestRouter } = await import('../helpers/app.js');
