@@ -6,6 +6,8 @@ export type ProxyMode = 'up' | 'down' | 'hang';
 
 export interface FaultProxy {
   readonly port: number;
+  /** Connections accepted so far, in every mode: a client's connection attempts, counted. */
+  readonly accepted: number;
   setMode(mode: ProxyMode): void;
   close(): Promise<void>;
 }
@@ -13,8 +15,10 @@ export interface FaultProxy {
 /** Starts a proxy on 127.0.0.1 in front of `target` (host:port), on `port` (default: an ephemeral one). */
 export async function startFaultProxy(target: { host: string; port: number }, port = 0): Promise<FaultProxy> {
   let mode: ProxyMode = 'up';
+  let accepted = 0;
   const pairs = new Set<[net.Socket, net.Socket | null]>();
   const server = net.createServer((client) => {
+    accepted += 1;
     client.on('error', () => undefined);
     if (mode === 'down') return void client.destroy();
     if (mode === 'hang') return void pairs.add([client, null]);
@@ -30,6 +34,9 @@ export async function startFaultProxy(target: { host: string; port: number }, po
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return {
     port: (server.address() as net.AddressInfo).port,
+    get accepted() {
+      return accepted;
+    },
     setMode(next) {
       mode = next;
       for (const pair of pairs) {

@@ -13,7 +13,7 @@ export interface RedisConnectionLogger {
   warn(message: string, error?: unknown): void;
 }
 
-/** A connected client and the two things its owner needs besides commands. */
+/** A connected client and what its owner needs besides commands. */
 export interface ResilientRedisConnection {
   readonly client: RedisClientType;
   /**
@@ -22,8 +22,26 @@ export interface ResilientRedisConnection {
    * slow command from a hung connection, and a hung one is dropped and reconnected.
    */
   probe(): void;
+  /**
+   * Reconnects now if the connection was lost (the client is closed) and no attempt is under way: the attempt,
+   * which resolves once the client is ready and rejects with its failure; else `null` (connected, connecting, or
+   * closed by `close()`). Call it when a command is about to go out on a lost connection: the client reconnects by
+   * itself too, but only on its backoff (50 ms doubling to 2 s), whose sleep nothing can cut short, so a Redis
+   * that answers again would otherwise see every call fail at once until the sleep ends.
+   */
+  reconnect(): Promise<void> | null;
+  /**
+   * Where a revocation feed makes its subscriber connections: duplicates of the client (same URL, timeouts, no
+   * offline queue) that reconnect by themselves on the backoff, and resubscribe as node-redis does.
+   */
+  readonly subscriberSource: DuplicableRedisClient;
   /** QUIT, bounded by the timeout (a hung server never answers it), then drop the socket. Idempotent. */
   close(): Promise<void>;
+}
+
+/** The wait before reconnection attempt `retries` (from 0): 50 ms, doubling to 2 s, as node-redis's own backoff. */
+function reconnectDelay(retries: number): number {
+  return Math.min(50 * 2 ** retries, 2000);
 }
 
 /** Races a command against a deadline: node-redis's own `timeout` stops counting once a command is written. */
@@ -49,11 +67,18 @@ export function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
 /**
  * Connects a client configured for serving requests during outages: no offline queue (commands fail at once
  * while disconnected, so requests answer 503 instead of piling up), a connect timeout, PINGs that keep idle
- * connections alive and a socket timeout that closes silent ones, and reconnection with backoff after the
- * first successful connect. The first connect failing rejects (the caller learns Redis is down).
+ * connections alive and a socket timeout that closes silent ones. The first connect failing rejects (the caller
+ * learns Redis is down). Once connected, a lost connection is made again here, not by node-redis's reconnect loop:
+ * that loop sleeps through its backoff and cannot be woken, so after an outage every command failed at once until
+ * the sleep ended (up to 2 s), after a handshake that the outage swallowed had run out its socket timeout (three
+ * times `timeoutMs`): hundreds of 503s from a Redis that was answering again. Here one attempt runs at a time,
+ * started by `reconnect()` (a command about to go out) or, when none comes, by the same backoff in the
+ * background; a connection whose handshake gets no answer within `timeoutMs` is dropped, so the attempt under way
+ * when a hang ends is over within that.
  * Used by the Redis store, and by hosts for their session store so both behave alike in an outage.
- * @throws the driver's connection error when Redis cannot be reached at start; Error "The Redis store needs
- *   redis: npm install redis@5" when the driver is not installed (it is loaded here, not when imported).
+ * @throws the driver's connection error when Redis cannot be reached at start (StoreUnavailableError when it
+ *   accepts but does not answer the handshake); Error "The Redis store needs redis: npm install redis@5" when the
+ *   driver is not installed (it is loaded here, not when imported).
  */
 export async function connectResilientRedis(options: {
   readonly url: string;
@@ -65,35 +90,94 @@ export async function connectResilientRedis(options: {
   const { timeoutMs, logger, label } = options;
   let connected = false;
   let reported = false;
+  let closed = false;
   const { createClient } = await importDriver<typeof import('redis')>(REDIS);
+  const socket = { connectTimeout: timeoutMs, socketTimeout: timeoutMs * 3 };
   const client: RedisClientType = createClient({
     url: options.url,
     disableOfflineQueue: true,
     pingInterval: timeoutMs,
-    socket: {
-      connectTimeout: timeoutMs,
-      socketTimeout: timeoutMs * 3,
-      reconnectStrategy: (retries, cause) => (connected ? Math.min(50 * 2 ** retries, 2000) : cause),
-    },
+    // node-redis never retries: the first connect rejects, and a lost connection leaves the client closed for
+    // `reconnect()` below (a retry of node-redis's own would race an attempt started here).
+    socket: { ...socket, reconnectStrategy: (_retries: number, cause: Error) => cause },
+  });
+
+  /** The reconnection under way, the background one waiting for its turn, and the failures in a row. */
+  let attempt: Promise<void> | null = null;
+  let backgroundTimer: ReturnType<typeof setTimeout> | undefined;
+  let retries = 0;
+  /** Set when the handshake deadline dropped the connection: what the attempt failed of. */
+  let handshakeExpired: StoreUnavailableError | null = null;
+  let handshakeTimer: ReturnType<typeof setTimeout> | undefined;
+
+  /** Schedules a background attempt after the backoff, unless one is under way or waiting. */
+  function retryLater(): void {
+    if (closed || attempt !== null || backgroundTimer !== undefined) return;
+    backgroundTimer = setTimeout(() => {
+      backgroundTimer = undefined;
+      reconnect()?.catch(() => undefined);
+    }, reconnectDelay(retries));
+    retries += 1;
+    // Housekeeping only: a host that has let go of everything else may exit.
+    backgroundTimer.unref();
+  }
+
+  function reconnect(): Promise<void> | null {
+    if (closed || attempt !== null || client.isOpen) return null;
+    clearTimeout(backgroundTimer);
+    backgroundTimer = undefined;
+    handshakeExpired = null;
+    const started = (async () => {
+      try {
+        await client.connect();
+        retries = 0;
+      } catch (err) {
+        throw handshakeExpired ?? err;
+      } finally {
+        // The deadline of this attempt's handshake must not fire into the next attempt's TCP connect.
+        clearTimeout(handshakeTimer);
+        attempt = null;
+      }
+    })();
+    attempt = started;
+    // A failed attempt leaves the client closed: the next command, or the backoff, tries again.
+    started.catch(() => retryLater());
+    return started;
+  }
+
+  // The TCP connect is bounded by `connectTimeout`; the handshake after it (CLIENT SETINFO, AUTH, SELECT) only by the
+  // socket timeout, three times longer, which a connection the outage swallowed (accepted, never answered) runs out.
+  client.on('connect', () => {
+    clearTimeout(handshakeTimer);
+    handshakeTimer = setTimeout(() => {
+      if (closed || client.isReady || !client.isOpen) return;
+      handshakeExpired = new StoreUnavailableError(`Redis store unavailable (no answer to the connection handshake within ${timeoutMs} ms)`);
+      client.destroy();
+    }, timeoutMs);
   });
   client.on('ready', () => {
+    clearTimeout(handshakeTimer);
     connected = true;
     reported = false;
   });
   // Without a listener an 'error' event would crash the host.
   client.on('error', (err: unknown) => {
-    if (connected && !reported) logger.warn(`${label} connection lost, reconnecting`, err);
+    // A handshake dropped by the deadline fails inside node-redis with a TypeError of its own: say what happened.
+    if (connected && !reported) logger.warn(`${label} connection lost, reconnecting`, handshakeExpired ?? err);
     reported = true;
+    // A connection that was serving is gone for good (node-redis does not retry): make it again.
+    if (connected && !client.isOpen) retryLater();
   });
   try {
+    handshakeExpired = null;
     await client.connect();
   } catch (err) {
+    clearTimeout(handshakeTimer);
     // A client whose reconnect strategy gave up is already closed, and destroy() would throw.
     if (client.isOpen) client.destroy();
-    throw err;
+    throw handshakeExpired ?? err;
   }
 
-  let closed = false;
   let probing = false;
   return {
     client,
@@ -108,8 +192,8 @@ export async function connectResilientRedis(options: {
             // only a PING that gets no answer at all shows a hung connection.
             if (closed || !(err instanceof StoreUnavailableError)) return;
             logger.warn(`${label} connection unresponsive, reconnecting`);
-            if (client.isOpen) client.destroy();
-            await client.connect();
+            if (client.isReady) client.destroy();
+            await reconnect();
           },
         )
         .catch(() => undefined)
@@ -117,9 +201,18 @@ export async function connectResilientRedis(options: {
           probing = false;
         });
     },
+    reconnect,
+    subscriberSource: {
+      duplicate: (overrides = {}) => client.duplicate({
+        ...overrides,
+        socket: { ...socket, reconnectStrategy: (retries: number) => reconnectDelay(retries) },
+      }),
+    },
     async close() {
       if (closed) return;
       closed = true;
+      clearTimeout(backgroundTimer);
+      clearTimeout(handshakeTimer);
       await withDeadline(client.isOpen ? client.close() : Promise.resolve(), timeoutMs).catch(() => undefined);
       if (client.isOpen) client.destroy();
     },

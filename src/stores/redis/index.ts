@@ -351,6 +351,11 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
   /** Under the command deadline; an outage is a StoreUnavailableError, and a timeout has a hung connection probed. */
   const bounded = async <T>(sent: () => Promise<T>): Promise<T> => {
     try {
+      // A lost connection of the store's own is made again for this command, which waits for it (within the
+      // deadline): once Redis answers again, this command is served, not refused until a backoff ends. Commands
+      // while the attempt runs fail at once (no offline queue), as during the outage.
+      const reconnecting = own?.reconnect();
+      if (reconnecting) await withDeadline(reconnecting, timeoutMs);
       return await withDeadline(sent(), timeoutMs);
     } catch (err) {
       if (err instanceof StoreUnavailableError && err.cause === undefined) own?.probe();
@@ -381,7 +386,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
   // On a cluster the subscriber is a plain connection to one node (PUBLISH is broadcast to all); with a
   // host's cluster client the store knows no node URLs, so no feed (every token is looked up: correct).
   const source: Partial<DuplicableRedisClient> = own
-    ? own.client
+    ? own.subscriberSource
     : options.cluster
       ? await clusterSubscriberSource(options.cluster.rootNodes, timeoutMs)
       : onCluster ? {} : (client as Partial<DuplicableRedisClient>);

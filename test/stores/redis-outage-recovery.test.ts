@@ -1,0 +1,93 @@
+// Redis store: once Redis answers again after an outage, calls are served at once, not refused for a reconnect backoff.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createClient } from 'redis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRedisStore, type RedisStore } from '../../src/stores/redis/index.js';
+import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
+import { buildClient } from '../../src/testing/conformance-fixtures.js';
+import { freePort } from '../helpers/example-app-processes.js';
+import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
+
+// A server of its own (redis-server installed where OAUTH_TEST_REDIS_URL is set): nothing shared is cut off.
+const REDIS_URL = process.env.OAUTH_TEST_REDIS_URL ?? '';
+if (!REDIS_URL) console.info('Redis outage recovery tests skipped: set OAUTH_TEST_REDIS_URL=redis://127.0.0.1:6379 to run them');
+
+const TIMEOUT_MS = 500;
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+});
+
+async function until(what: string, probe: () => boolean | Promise<boolean>): Promise<void> {
+  for (let tries = 0; ; tries += 1) {
+    if (await probe()) return;
+    if (tries > 400) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** A redis-server of the test's own, a fault proxy in front of it, and a store (with one integration) through the proxy. */
+async function storeBehindProxy(): Promise<{ store: RedisStore; proxy: FaultProxy; clientId: string }> {
+  const port = await freePort();
+  const server: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  cleanups.push(async () => server.kill('SIGKILL'));
+  const admin = createClient({ url: `redis://127.0.0.1:${port}` });
+  await until('redis-server to listen', () => admin.connect().then(() => true, () => false));
+  await admin.close();
+  const proxy = await startFaultProxy({ host: '127.0.0.1', port });
+  cleanups.push(() => proxy.close());
+  const store = await createRedisStore({
+    url: `redis://127.0.0.1:${proxy.port}`, commandTimeoutMs: TIMEOUT_MS, sweepIntervalSeconds: 0, logger: { warn: () => undefined },
+  });
+  cleanups.push(() => store.close());
+  const { client } = buildClient();
+  await store.clients.createClient(client);
+  return { store, proxy, clientId: client.clientId };
+}
+
+describe.skipIf(!REDIS_URL)('Redis store after an outage ends', () => {
+  it('a call right after Redis is back is served, though the connection was refused for long enough to back off to seconds', async () => {
+    const { store, proxy, clientId } = await storeBehindProxy();
+    proxy.setMode('down');
+    await expect(store.clients.findClient(clientId)).rejects.toBeInstanceOf(StoreUnavailableError);
+    // Reconnection attempts back off (50 ms, doubling to 2 s), the store's and its revocation feed's subscriber's alike,
+    // both through the proxy: fourteen refused means seven each, and the store's next waits 2 s (3.15 s from the first).
+    const before = proxy.accepted;
+    await until('seven refused reconnection attempts of each connection', () => proxy.accepted - before >= 14);
+    proxy.setMode('up');
+    // node-redis's own loop would still be asleep: this call was refused at once ("The client is closed").
+    expect(await store.clients.findClient(clientId)).not.toBeNull();
+  });
+
+  it('a hang (connections accepted, never answered): served within one command timeout of its end, not after the handshake\'s socket timeout and a backoff', async () => {
+    const { store, proxy, clientId } = await storeBehindProxy();
+    proxy.setMode('hang');
+    // The first call meets the hung connection: it times out, and the probe drops the connection.
+    await expect(store.clients.findClient(clientId)).rejects.toBeInstanceOf(StoreUnavailableError);
+    // Calls go on during the hang, each refused; wait until a reconnection has been swallowed by it.
+    const before = proxy.accepted;
+    while (proxy.accepted === before) {
+      await expect(store.clients.findClient(clientId)).rejects.toBeInstanceOf(StoreUnavailableError);
+      // Refused at once (no offline queue) while a reconnection runs: let the event loop (and the proxy) turn.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    // The hang ends while that connection's handshake is unanswered (the proxy never answers it, like a middlebox
+    // that lost the connection's state).
+    proxy.setMode('up');
+    const resumed = performance.now();
+    let refused = 0;
+    for (;;) {
+      const found = await store.clients.findClient(clientId).catch((err: unknown) => {
+        expect(err).toBeInstanceOf(StoreUnavailableError);
+        return undefined;
+      });
+      if (found !== undefined) break;
+      refused += 1;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const servedAfterMs = performance.now() - resumed;
+    // The handshake under way is dropped after the command timeout and the next call connects: before, the client
+    // waited out its socket timeout (three command timeouts) and then a backoff, refusing every call meanwhile.
+    expect(servedAfterMs, `${refused} calls refused after the hang ended`).toBeLessThan(2 * TIMEOUT_MS);
+  });
+});
