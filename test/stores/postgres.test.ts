@@ -323,6 +323,59 @@ describe.skipIf(!url)('PostgreSQL store', () => {
       }
     });
 
+    // A restart closes every pooled connection, and the server accepts connections again only once their backends are
+    // gone: the same as here once pg_terminate_backend's backends have left pg_stat_activity. A host's pool without an
+    // 'error' listener of its own (node-postgres emits one per idle connection lost) must not end the process.
+    for (const kind of ['own pool', 'host pool'] as const) {
+      it(`no call fails once connections killed while idle are gone, and the host survives (${kind})`, async () => {
+        const victim = `eor_idle_${process.pid}_${kind === 'own pool' ? 'own' : 'host'}`;
+        const address = `${url}${url.includes('?') ? '&' : '?'}application_name=${victim}`;
+        const schema = freshSchema();
+        const warnings: { message: string; code: string | undefined }[] = [];
+        const logger = {
+          warn: (message: string, err?: unknown) => void warnings.push({ message, code: (err as { code?: string } | undefined)?.code }),
+        };
+        const pool = kind === 'host pool' ? new pg.Pool({ connectionString: address, max: 6, connectionTimeoutMillis: 2000 }) : null;
+        const store = await createPostgresStore({
+          ...(pool ? { pool } : { connectionString: address, maxConnections: 6 }),
+          schema,
+          sweepIntervalSeconds: 0,
+          logger,
+        });
+        try {
+          // Unbatched statements at once: the pool opens all its connections, then holds them idle.
+          await Promise.all(Array.from({ length: 24 }, (_, i) => store.rateLimits.hit(`k${i % 3}`, 60_000, now())));
+          const killed = await admin!.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [
+            victim,
+          ]);
+          expect(killed.rowCount).toBeGreaterThanOrEqual(2);
+          await expect
+            .poll(async () => (await admin!.query('SELECT 1 FROM pg_stat_activity WHERE application_name = $1', [victim])).rowCount, {
+              timeout: 5000,
+            })
+            .toBe(0);
+          // Each backend sent its FATAL before it left pg_stat_activity, but the reply that says so may be read in the
+          // same event-loop turn as those FATALs: one more turn and every one has been read (a restart's clients
+          // have had many turns by the time the server accepts again).
+          await new Promise((resolve) => setImmediate(resolve));
+          const outcomes = [];
+          for (let i = 0; i < 12; i += 1) {
+            outcomes.push(await store.rateLimits.get('k0', now()).then(() => 'ok', (err: unknown) => err));
+          }
+          expect(outcomes).toEqual(Array(12).fill('ok'));
+          // The connections lost while idle were reported to the store's logger, with the server's reason.
+          expect(warnings).toContainEqual({ message: 'express-oauth-router: idle PostgreSQL connection lost', code: '57P01' });
+          // A host's pool outlives the store: closing it takes the store's listener off.
+          await store.close();
+          if (pool) expect(pool.listenerCount('error')).toBe(0);
+        } finally {
+          await store.close();
+          await pool?.end();
+          await dropSchema(schema);
+        }
+      });
+    }
+
     it('rejects with StoreUnavailableError when the database is unreachable (own pool and host pool)', async () => {
       const closed = 'postgres://postgres@127.0.0.1:1/test';
       await expect(createPostgresStore({ connectionString: closed, queryTimeoutMs: 1000 })).rejects.toBeInstanceOf(

@@ -48,6 +48,7 @@ export interface PostgresPoolConnection extends PostgresPool {
   connect(): Promise<PostgresClient>;
   query<R extends PostgresRow = PostgresRow>(config: PostgresQueryConfig): Promise<PostgresQueryResult<R>>;
   on(event: 'error', listener: (err: Error) => void): unknown;
+  removeListener(event: 'error', listener: (err: Error) => void): unknown;
 }
 
 /** The settings a pool the store makes is given (a subset of pg `PoolConfig`). */

@@ -34,7 +34,8 @@ export type PostgresStore = CompleteStore & {
 export interface PostgresStoreOptions {
   /**
    * A pool the host owns (and may share with its own queries). `close()` leaves it open. Give it a
-   * `connectionTimeoutMillis`; without one the store still races every call against `2 × queryTimeoutMs`.
+   * `connectionTimeoutMillis`; without one the store still races every call against `2 × queryTimeoutMs`. Until
+   * `close()` the store listens for the pool's `'error'` (an idle connection lost), which would otherwise end the process.
    */
   readonly pool?: PostgresPool;
   /**
@@ -143,10 +144,11 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       // Keeps a dead peer from holding a pooled connection forever when the network drops silently.
       keepAlive: true,
     }));
-  if (ownsPool) {
-    // Without a listener an idle client's error (server restart) would crash the host process.
-    pool.on('error', (err) => logger.warn('express-oauth-router: idle PostgreSQL connection lost', err));
-  }
+  // node-postgres emits each idle connection's loss (a server restart, pg_terminate_backend) on the pool, and with no
+  // listener Node ends the host process. A host's pool too: its idle connections are the store's as much as the
+  // host's, and a host that listens itself only gets this warning as well. close() takes the listener off a host's pool.
+  const idleLost = (err: Error) => logger.warn('express-oauth-router: idle PostgreSQL connection lost', err);
+  pool.on('error', idleLost);
 
   const db = createPostgresRunner(pool, queryTimeoutMs);
   const channel = postgresRevocationChannel(schema, tablePrefix);
@@ -181,6 +183,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     opening.abort();
     await (await starting).close();
     if (ownsPool) await pool.end().catch(() => undefined);
+    else pool.removeListener('error', idleLost);
     return rethrowPostgresError(err);
   }
   const feed = await starting;
@@ -210,6 +213,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       await feed.close();
       await sweeper.stop();
       if (ownsPool) await pool.end();
+      else pool.removeListener('error', idleLost);
     },
   };
 }
