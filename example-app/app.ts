@@ -25,8 +25,11 @@ export interface AppOptions {
   readonly sessionStore?: SessionStore;
   /** Redirect URI of the demo authorization_code integration (its page is served at /demo/callback). */
   readonly demoRedirectUri?: string;
-  /** client_id of the demo authorization_code integration, for the curl on the callback page. */
-  readonly demoCodeClientId?: string | null;
+  /**
+   * client_id of the demo authorization_code integration, for the curl on the callback page; a function when it is
+   * known only later (server.ts seeds once it listens).
+   */
+  readonly demoCodeClientId?: string | null | (() => string | null);
   /**
    * Express's `trust proxy` (TRUST_PROXY): the hops or addresses of the reverse proxies in front, so that
    * `req.ip` is the client's address. Default unset: clients connect directly.

@@ -5,8 +5,11 @@ import type { RequestHandler } from 'express';
 export interface DemoCallbackOptions {
   /** {auth_url}: the token endpoint is `${authUrl}/oauth2/token`. */
   readonly authUrl: string;
-  /** The demo authorization_code integration, or `null` when it is not known (then a placeholder). */
-  readonly clientId: string | null;
+  /**
+   * The demo authorization_code integration, or `null` when it is not known (then a placeholder). A function is
+   * asked on each request: the server registers the demo integrations only once it listens.
+   */
+  readonly clientId: string | null | (() => string | null);
   /** This page's own address, registered as the integration's redirect URI. */
   readonly redirectUri: string;
 }
@@ -36,7 +39,8 @@ export function createDemoCallback(options: DemoCallbackOptions): RequestHandler
     let body: string;
     if (code) {
       // Unknown id: left to the shell variable the first-start banner exported, so it must stay unquoted.
-      const clientId = options.clientId ? shellQuote(options.clientId) : '"$CODE_CLIENT_ID"';
+      const known = typeof options.clientId === 'function' ? options.clientId() : options.clientId;
+      const clientId = known ? shellQuote(known) : '"$CODE_CLIENT_ID"';
       const curl = [
         `curl -s -u ${clientId}:"$CODE_CLIENT_SECRET" \\`,
         `  -d grant_type=authorization_code -d client_id=${clientId} \\`,

@@ -8,7 +8,7 @@ import { createAppLogger, storeLogger } from './audit-log.js';
 import { formatBanner } from './banner.js';
 import { redactStoreUrl } from './redact-store-url.js';
 import { closeConnectionsOnDrain } from './close-connections-on-drain.js';
-import { seedDemoClients } from './seed.js';
+import { seedDemoClients, type DemoClients } from './seed.js';
 import { createSessionStore } from './session-store.js';
 import { parseTrustProxy, trustProxyWarning } from './trust-proxy.js';
 import { parseMetricsAccess } from './metrics-access.js';
@@ -58,7 +58,10 @@ async function main(): Promise<void> {
   const store = await openStore(storeUrl, log);
   const sessions = await createSessionStore(storeUrl, { logger: storeLogger(log) });
   const closeStores = (): Promise<unknown> => Promise.all([sessions.close(), store.close?.()]);
-  const demo = await seedDemoClients(store, redirectUri);
+  // The demo integrations are registered last, once everything that can refuse this start has run (the app's
+  // options, the port): their secrets are printed only by the start that registers them, so a start that failed
+  // after registering lost them, and every later start showed the ids only.
+  let demo: DemoClients | null = null;
   // /metrics serves the process's own metrics (CPU, memory, event loop lag) next to the router's.
   const metricsRegistry = new Registry();
   collectDefaultMetrics({ register: metricsRegistry });
@@ -70,7 +73,7 @@ async function main(): Promise<void> {
     ...(sessionSecret ? { sessionSecret } : {}),
     ...(sessions.store ? { sessionStore: sessions.store } : {}),
     demoRedirectUri: redirectUri,
-    demoCodeClientId: demo.code?.clientId ?? null,
+    demoCodeClientId: () => demo?.code?.clientId ?? null,
     ...(trustProxy !== undefined ? { trustProxy } : {}),
     log,
     metricsAccess,
@@ -81,27 +84,21 @@ async function main(): Promise<void> {
   // (file descriptors): ended within 10 s of opening, checked every 2 s, where Node's defaults allow 60 s checked
   // every 30 s (an outside attack held 20,000 of them for 77 s each and the app answered no one). The router
   // bounds bodies itself (`bodyTimeout`).
-  const server = createServer({ headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 2_000 }, app).listen(port);
+  const server = createServer({ headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 2_000 }, app);
   const connections = closeConnectionsOnDrain(server);
-  server.once('error', (error) => {
-    console.error(`Cannot listen on port ${port}: ${error.message}`);
-    void closeStores().finally(() => process.exit(1));
-  });
-  server.once('listening', () => {
-    const actualPort = (server.address() as AddressInfo).port;
-    process.stdout.write(`${formatBanner({
-      listenUrl: `http://localhost:${actualPort}`,
-      authUrl,
-      legacyAuthUrl,
-      storeUrl,
-      sessions: sessions.description,
-      warnSessionSecret: sessions.shared && !sessionSecret,
-      username,
-      generatedPassword: givenPassword ? null : password,
-      redirectUri,
-      demo,
-    })}\n`);
-  });
+  try {
+    await new Promise<void>((listening, failed) => {
+      server.once('error', failed);
+      server.listen(port, () => {
+        server.off('error', failed);
+        listening();
+      });
+    });
+  } catch (error) {
+    console.error(`Cannot listen on port ${port}: ${error instanceof Error ? error.message : String(error)}`);
+    await closeStores().finally(() => process.exit(1));
+    return;
+  }
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals): void => {
@@ -133,6 +130,21 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+
+  demo = await seedDemoClients(store, redirectUri);
+  const actualPort = (server.address() as AddressInfo).port;
+  process.stdout.write(`${formatBanner({
+    listenUrl: `http://localhost:${actualPort}`,
+    authUrl,
+    legacyAuthUrl,
+    storeUrl,
+    sessions: sessions.description,
+    warnSessionSecret: sessions.shared && !sessionSecret,
+    username,
+    generatedPassword: givenPassword ? null : password,
+    redirectUri,
+    demo,
+  })}\n`);
 }
 
 main().catch((error: unknown) => {

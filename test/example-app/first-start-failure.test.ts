@@ -1,0 +1,67 @@
+// A first start of the built example app that fails (port taken, configuration refused) registers no demo integration.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bannerExport, freePort, runAdminCli, startAppProcess, stopAppProcesses } from '../helpers/example-app-processes.js';
+
+const SERVER = resolve(import.meta.dirname, '../../example-app/dist/server.js');
+
+/** Runs the server until it exits by itself; resolves with its exit code and stderr. */
+function runUntilExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [SERVER], { env: { ...process.env, ...env } });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    child.once('exit', (code) => done({ code, stderr }));
+  });
+}
+
+describe('example app: a first start that fails', () => {
+  let dir: string;
+  let env: Record<string, string>;
+  let blocker: Server | null = null;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'example-app-first-'));
+    env = { OAUTH_STORE: `sqlite:${join(dir, 'oauth.sqlite')}`, DEMO_PASSWORD: 'demo-password-for-tests' };
+  });
+
+  afterEach(async () => {
+    await stopAppProcesses();
+    await new Promise<void>((done) => (blocker ? blocker.close(() => done()) : done()));
+    blocker = null;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** The demo secrets exist only in the banner of the start that registers them: a failed start must not register. */
+  async function expectNextStartShowsSecrets(): Promise<void> {
+    const listed = await runAdminCli(env['OAUTH_STORE']!, ['clients', 'list', '--json']);
+    // No store at all (exit 1, no_store) or an empty one: either way nothing was registered.
+    if (listed.code === 0) expect(JSON.parse(listed.stdout)).toEqual([]);
+    const next = await startAppProcess(await freePort(), env);
+    expect(bannerExport(next.banner, 'CC_CLIENT_SECRET'), next.banner).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(bannerExport(next.banner, 'CODE_CLIENT_SECRET')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  }
+
+  it('on a port already taken exits 1 and registers nothing', async () => {
+    const port = await freePort();
+    blocker = createServer();
+    await new Promise<void>((done) => blocker!.listen(port, done));
+    const failed = await runUntilExit({ ...env, PORT: String(port) });
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain(`Cannot listen on port ${port}`);
+    await expectNextStartShowsSecrets();
+  });
+
+  it('refused under NODE_ENV=production without SESSION_SECRET exits 2 and registers nothing', async () => {
+    const failed = await runUntilExit({ ...env, PORT: String(await freePort()), NODE_ENV: 'production' });
+    expect(failed.code).toBe(2);
+    expect(failed.stderr).toContain('session.secret');
+    await expectNextStartShowsSecrets();
+  });
+});
