@@ -30,6 +30,9 @@ function authorizeUrl(authUrl: string, clientId: string, redirectUri: string): s
  */
 export function formatBanner(input: BannerInput): string {
   const { authUrl, demo } = input;
+  // Where clients reach the API: AUTH_URL's origin (a proxy's https address, say), whose paths reach the app as
+  // they are (the router answers at AUTH_URL's path, the API at /api/v1). Without AUTH_URL it is listenUrl.
+  const apiUrl = `${new URL(authUrl).origin}/api/v1`;
   const lines = [
     `Acme Sign example API listening on ${input.listenUrl}`,
     `  auth_url:        ${authUrl}  (${authUrl}/oauth2/authorize, ${authUrl}/oauth2/token)`,
@@ -39,7 +42,7 @@ export function formatBanner(input: BannerInput): string {
     ...(input.warnSessionSecret
       ? ['  SESSION_SECRET is not set: login sessions work on this instance only. Give every instance the same SESSION_SECRET.']
       : []),
-    `  API:             GET|POST ${input.listenUrl}/api/v1/envelopes, GET ${input.listenUrl}/api/v1/me`,
+    `  API:             GET|POST ${apiUrl}/envelopes, GET ${apiUrl}/me`,
     '',
     input.generatedPassword === null
       ? `Demo user: ${input.username} (password from DEMO_PASSWORD)`
@@ -61,8 +64,8 @@ export function formatBanner(input: BannerInput): string {
       'Client credentials flow: get a token and call the API:',
       '',
       `TOKEN=$(curl -s -u "$CC_CLIENT_ID:$CC_CLIENT_SECRET" -d grant_type=client_credentials -d client_id="$CC_CLIENT_ID" ${tokenUrl} | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')`,
-      `curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"title":"NDA"}' ${input.listenUrl}/api/v1/envelopes`,
-      `curl -s -H "Authorization: Bearer $TOKEN" ${input.listenUrl}/api/v1/envelopes`,
+      `curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"title":"NDA"}' ${apiUrl}/envelopes`,
+      `curl -s -H "Authorization: Bearer $TOKEN" ${apiUrl}/envelopes`,
       '',
     );
   } else if (cc || code) {
