@@ -1,6 +1,6 @@
 // The signature API of the example app: envelopes and "who am I", all behind requireBearer.
 import { randomUUID } from 'node:crypto';
-import express, { type ErrorRequestHandler, type Request, type Router } from 'express';
+import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Router } from 'express';
 import type { BearerAuth, OAuthRouter, Store } from 'express-oauth-router';
 import { apiSecurityHeaders } from './api-headers.js';
 
@@ -34,6 +34,13 @@ function ownerKey(auth: BearerAuth): string {
   return JSON.stringify([auth.clientId, auth.userId]);
 }
 
+/** What a body-parser refusal says, by its status: the one thing about the body to change. */
+const BODY_ERRORS: Readonly<Record<number, string>> = {
+  400: 'the body must be a JSON object',
+  413: 'the body must be at most 16 kB',
+  415: 'the body must be JSON in UTF-8, with no Content-Encoding other than gzip, deflate or br',
+};
+
 function badRequest(description: string): { error: string; error_description: string } {
   return { error: 'invalid_request', error_description: description };
 }
@@ -57,7 +64,28 @@ export function createEnvelopesRouter(options: EnvelopesRouterOptions): Router {
     res.json({ envelopes: envelopes.get(ownerKey(authOf(req))) ?? [] });
   });
 
-  router.post('/envelopes', canWrite, jsonBody, (req, res) => {
+  // The envelope a 201's Location names (RFC 9110 §15.3.2). Looked up among the caller's own only: another
+  // owner's id is 404 like an unknown one, so an id tells nothing about envelopes the token may not see.
+  router.get('/envelopes/:id', canRead, (req, res) => {
+    const envelope = envelopes.get(ownerKey(authOf(req)))?.find((e) => e.id === req.params['id']);
+    if (!envelope) {
+      res.status(404).json({ error: 'not_found', error_description: 'no envelope of this integration has that id' });
+      return;
+    }
+    res.json(envelope);
+  });
+
+  // Token first (403 before a body is read), then the media type: a JSON body sent as text/plain or a form is
+  // 415 (RFC 9110 §15.5.16), not a "title" error. No body at all falls through to the title check.
+  const requireJson: RequestHandler = (req, res, next) => {
+    if (req.is('application/json') === false) {
+      res.status(415).json(badRequest('the body must be application/json'));
+      return;
+    }
+    next();
+  };
+
+  router.post('/envelopes', canWrite, requireJson, jsonBody, (req, res) => {
     const title: unknown = (req.body as Record<string, unknown> | undefined)?.['title'];
     if (typeof title !== 'string' || title.trim().length === 0 || title.length > MAX_TITLE) {
       res.status(400).json(badRequest(`title must be a non-empty string of at most ${MAX_TITLE} characters`));
@@ -89,6 +117,23 @@ export function createEnvelopesRouter(options: EnvelopesRouterOptions): Router {
     });
   });
 
+  // Every other method on these paths, and every other path under /api/v1: JSON like the rest of the API, not
+  // Express's HTML page; 405 names the methods there are (RFC 9110 §15.5.6), which OPTIONS lists too (§9.3.7).
+  for (const [path, methods] of [['/envelopes', 'GET, HEAD, POST'], ['/envelopes/:id', 'GET, HEAD'], ['/me', 'GET, HEAD']] as const) {
+    const allow = `${methods}, OPTIONS`;
+    router.all(path, (req, res) => {
+      res.set('Allow', allow);
+      if (req.method === 'OPTIONS') {
+        res.status(204).end();
+        return;
+      }
+      res.status(405).json({ error: 'method_not_allowed', error_description: `this route allows ${allow}` });
+    });
+  }
+  router.use((_req, res) => {
+    res.status(404).json({ error: 'not_found', error_description: 'no such API route' });
+  });
+
   const onError: ErrorRequestHandler = (error: unknown, _req, res, next) => {
     if (res.headersSent) {
       next(error);
@@ -97,7 +142,7 @@ export function createEnvelopesRouter(options: EnvelopesRouterOptions): Router {
     // body-parser errors carry a 4xx status and are safe to describe; anything else stays internal.
     const status = (error as { status?: unknown }).status;
     if (typeof status === 'number' && status >= 400 && status < 500) {
-      res.status(status).json(badRequest('the body must be JSON of at most 16 kB'));
+      res.status(status).json(badRequest(BODY_ERRORS[status] ?? BODY_ERRORS[400]!));
       return;
     }
     // A store outage while looking up the client (after requireBearer succeeded) is transient: 503, not 500.

@@ -136,6 +136,64 @@ describe('example app in-process', () => {
     expect(response.text).not.toMatch(/at .*\.js/);
   });
 
+  it('serves the envelope its 201 Location names, to the integration that created it only', async () => {
+    const owner = await clientCredentialsToken();
+    const stranger = await clientCredentialsToken();
+    const created = await request(app).post('/api/v1/envelopes').set('Authorization', `Bearer ${owner.token}`).send({ title: 'NDA' }).expect(201);
+    const location = String(created.headers['location']);
+    const mine = await request(app).get(location).set('Authorization', `Bearer ${owner.token}`);
+    expect(mine.status).toBe(200);
+    expect(mine.body).toEqual(created.body);
+    expect(mine.headers['cache-control']).toBe('no-store');
+    // Another integration's envelope is as unknown as one that never existed: 404, not 403, so ids tell nothing.
+    for (const [token, path] of [[stranger.token, location], [owner.token, '/api/v1/envelopes/00000000-0000-4000-8000-000000000000']]) {
+      const missing = await request(app).get(path!).set('Authorization', `Bearer ${token}`);
+      expect(missing.status).toBe(404);
+      expect(missing.body).toEqual({ error: 'not_found', error_description: expect.any(String) });
+    }
+    expect((await request(app).get(location)).status).toBe(401);
+  });
+
+  it('answers a method a route lacks with a JSON 405 and Allow, and a path the API lacks with a JSON 404', async () => {
+    const { token } = await clientCredentialsToken();
+    for (const [method, path, allow] of [['put', '/api/v1/envelopes', 'GET, HEAD, POST, OPTIONS'], ['delete', '/api/v1/me', 'GET, HEAD, OPTIONS']] as const) {
+      const response = await request(app)[method](path).set('Authorization', `Bearer ${token}`);
+      expect(response.status).toBe(405);
+      expect(response.headers['allow']).toBe(allow);
+      expect(response.headers['content-type']).toMatch(/^application\/json/);
+      expect(response.headers['cache-control']).toBe('no-store');
+      expect(response.body.error).toBe('method_not_allowed');
+    }
+    const options = await request(app).options('/api/v1/envelopes/any-id');
+    expect(options.status).toBe(204);
+    expect(options.headers['allow']).toBe('GET, HEAD, OPTIONS');
+    const unknown = await request(app).get('/api/v1/signatures').set('Authorization', `Bearer ${token}`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers['content-type']).toMatch(/^application\/json/);
+    expect(unknown.body.error).toBe('not_found');
+    expect(unknown.text).not.toContain('<');
+  });
+
+  it.each([
+    ['text/plain', '{"title":"NDA"}'],
+    ['application/x-www-form-urlencoded', 'title=NDA'],
+  ])('refuses a %s body with 415 and a JSON error naming application/json', async (type, body) => {
+    const { token } = await clientCredentialsToken();
+    const response = await request(app).post('/api/v1/envelopes').set('Authorization', `Bearer ${token}`).set('Content-Type', type).send(body);
+    expect(response.status).toBe(415);
+    expect(response.body).toEqual({ error: 'invalid_request', error_description: expect.stringContaining('application/json') });
+  });
+
+  it.each([
+    ['over 16 kB', 'application/json', JSON.stringify({ title: 'x'.repeat(17_000) }), 413, /16 kB/],
+    ['in a charset other than UTF-8', 'application/json; charset=latin1', '{"title":"NDA"}', 415, /UTF-8/],
+  ])('refuses a body %s with a description that says why', async (_label, type, body, status, description) => {
+    const { token } = await clientCredentialsToken();
+    const response = await request(app).post('/api/v1/envelopes').set('Authorization', `Bearer ${token}`).set('Content-Type', type).send(body);
+    expect(response.status).toBe(status);
+    expect(response.body).toEqual({ error: 'invalid_request', error_description: expect.stringMatching(description) });
+  });
+
   it('GET /me says which integration the token is for, and no user for client_credentials', async () => {
     const { token, clientId } = await clientCredentialsToken();
     const response = await request(app).get('/api/v1/me').set('Authorization', `Bearer ${token}`);
