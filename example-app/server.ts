@@ -12,7 +12,7 @@ import { seedDemoClients, type DemoClients } from './seed.js';
 import { createSessionStore } from './session-store.js';
 import { parseTrustProxy, trustProxyWarning } from './trust-proxy.js';
 import { parseMetricsAccess } from './metrics-access.js';
-import { createDemoPassword, createDemoUserAuth } from './users.js';
+import { checkDemoPassword, createDemoPassword, createDemoUserAuth } from './users.js';
 
 /** How long a keep-alive connection idle at shutdown may still send a request (answered with Connection: close). */
 const IDLE_GRACE_MS = 1000;
@@ -45,6 +45,7 @@ async function main(): Promise<void> {
   const storeUrl = env('OAUTH_STORE') ?? DEFAULT_STORE_URL;
   const username = env('DEMO_USERNAME') ?? 'demo';
   const givenPassword = env('DEMO_PASSWORD');
+  checkDemoPassword(givenPassword);
   const password = givenPassword ?? createDemoPassword();
   const sessionSecret = env('SESSION_SECRET');
   const trustProxy = parseTrustProxy(env('TRUST_PROXY'));

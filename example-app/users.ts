@@ -50,3 +50,21 @@ export async function createDemoUserAuth(options: DemoUserOptions): Promise<User
 export function createDemoPassword(): string {
   return randomBytes(12).toString('base64url');
 }
+
+/** Shortest DEMO_PASSWORD accepted under NODE_ENV=production: a password that is the only factor (NIST SP 800-63B-4 §3.1.1.2). */
+export const MIN_PRODUCTION_PASSWORD_LENGTH = 15;
+
+/**
+ * Refuses, under NODE_ENV=production, a DEMO_PASSWORD that a few guesses find (`x`, `demo`, `choose-one`): there the
+ * demo user signs in to integrations that reach the network, and the sign-in limits slow a guesser, they do not stop one.
+ * Outside production any password goes, as the demo's own quick starts use.
+ * @throws TypeError naming DEMO_PASSWORD and the length.
+ */
+export function checkDemoPassword(password: string | undefined, nodeEnv = process.env.NODE_ENV): void {
+  if (nodeEnv !== 'production' || password === undefined) return;
+  // Characters as a person counts them (code points), not UTF-16 units.
+  if ([...password].length < MIN_PRODUCTION_PASSWORD_LENGTH) {
+    throw new TypeError(`DEMO_PASSWORD must be at least ${MIN_PRODUCTION_PASSWORD_LENGTH} characters when NODE_ENV=production `
+      + '(or leave it unset for a generated one, printed at start)');
+  }
+}

@@ -9,15 +9,22 @@ import { bannerExport, freePort, runAdminCli, startAppProcess, stopAppProcesses 
 
 const SERVER = resolve(import.meta.dirname, '../../example-app/dist/server.js');
 
-/** Runs the server until it exits by itself; resolves with its exit code and stderr. */
+/** A start that is refused exits within this; one that is not (the bug) is killed then, never left behind. */
+const REFUSAL_LIMIT_MS = 10_000;
+
+/** Runs the server until it exits by itself (or REFUSAL_LIMIT_MS, then killed: code null); its exit code and stderr. */
 function runUntilExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   return new Promise((done) => {
     const child = spawn(process.execPath, [SERVER], { env: { ...process.env, ...env } });
+    const limit = setTimeout(() => child.kill('SIGKILL'), REFUSAL_LIMIT_MS);
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
     });
-    child.once('exit', (code) => done({ code, stderr }));
+    child.once('exit', (code) => {
+      clearTimeout(limit);
+      done({ code, stderr });
+    });
   });
 }
 
@@ -62,6 +69,15 @@ describe('example app: a first start that fails', () => {
     const failed = await runUntilExit({ ...env, PORT: String(await freePort()), NODE_ENV: 'production' });
     expect(failed.code).toBe(2);
     expect(failed.stderr).toContain('session.secret');
+    await expectNextStartShowsSecrets();
+  });
+
+  it('refused under NODE_ENV=production for a DEMO_PASSWORD a few guesses find exits 2 and registers nothing', async () => {
+    const failed = await runUntilExit({
+      ...env, PORT: String(await freePort()), NODE_ENV: 'production', SESSION_SECRET: 'a-session-secret-of-32-characters', DEMO_PASSWORD: 'choose-one',
+    });
+    expect(failed.code).toBe(2);
+    expect(failed.stderr).toBe('DEMO_PASSWORD must be at least 15 characters when NODE_ENV=production (or leave it unset for a generated one, printed at start)\n');
     await expectNextStartShowsSecrets();
   });
 });
