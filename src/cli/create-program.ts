@@ -30,12 +30,14 @@ every other command fails when there is none (also on a SQLite file that holds n
 
 With --json every command prints one JSON document on stdout, and an error as one JSON object on stderr:
   {"error": CODE, "message": TEXT}
-  CODE: usage_error, unknown_client, no_store, store_unavailable, unsupported, grace_period_running, revocation_incomplete or failure.
+  CODE: usage_error, unknown_client, no_store, store_unavailable, unsupported, grace_period_running, revocation_incomplete, clock_skew or failure.
 
 Exit codes: 0 done; 1 failure (unknown client_id, no store, store unreachable, unsupported by the store); 2 usage error.
   1: unknown_client, no_store, store_unavailable, unsupported (the store cannot do it; nothing changed),
      grace_period_running (rotate-secret --grace while an earlier grace period runs; nothing changed),
-     revocation_incomplete (a rotation, disable or narrowing was written, revoking what came before failed), failure.
+     revocation_incomplete (a rotation, disable or narrowing was written, revoking what came before failed),
+     clock_skew (a change from a machine whose clock is over 1 s off the PostgreSQL or Redis server's; nothing changed),
+     failure.
   2: usage_error: an unknown command or option, a missing or malformed value, a value the registration
      rules refuse, "clients delete" without --yes, an OAUTH_STORE "create" or "import" may not use; nothing changed. Scripts may rely on these codes.`;
 

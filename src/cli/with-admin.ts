@@ -1,17 +1,23 @@
 // Runs one admin-API call against the store named by OAUTH_STORE: what every lifecycle command is made of.
 import { createOAuthAdmin, type OAuthAdmin } from '../admin/create-oauth-admin.js';
 import { withAuditLog } from './audit-log.js';
+import { checkClock } from './check-clock.js';
 import { withStore, type WithStoreOptions } from './with-store.js';
 
 /**
  * Opens the store (by default an existing one only, never creating it: `no_store` otherwise), runs `work` on
  * the admin API over it, and closes the store whatever happens. The admin API publishes its `client.*` and
- * `token.revoked` events to the OAUTH_AUDIT_LOG file when that is set (withAuditLog). Errors keep their class
+ * `token.revoked` events to the OAUTH_AUDIT_LOG file when that is set (withAuditLog). It first checks this
+ * machine's clock against the store server's (`checkClock`: `clock_skew`, nothing changed). Errors keep their class
  * (`UnknownClientError`, `TypeError`, …), which `runCli` maps to the documented codes and exit codes.
  * @see RFC 6749 §2 (client registration); README "Audit events" (every security-relevant outcome is an event).
  */
 export function withAdmin<T>(work: (admin: OAuthAdmin) => Promise<T>, options: WithStoreOptions = { mustExist: true }): Promise<T> {
-  return withAuditLog((events) => withStore((store) => work(createOAuthAdmin(store, events ? { events } : {})), options));
+  return withAuditLog((events) => withStore(async (store) => {
+    // Every change takes this machine's clock (a revocation's moment above all): refuse it before anything is written.
+    await checkClock(store);
+    return work(createOAuthAdmin(store, events ? { events } : {}));
+  }, options));
 }
 
 /**

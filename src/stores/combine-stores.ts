@@ -42,6 +42,8 @@ export function combineStores(parts: StoreParts): Store {
     ...(parts.tokens.revocations ? { revocations: parts.tokens.revocations } : {}),
     // Copies of integrations are safe only where the save checks their revision: in the store that made them.
     ...(parts.clients === parts.tokens && parts.clients.clientCopies ? { clientCopies: parts.clients.clientCopies } : {}),
+    // Revocation moments are recorded against the tokens, so the clock that matters is their server's.
+    ...(parts.tokens.backendTime ? { backendTime: () => parts.tokens.backendTime!() } : {}),
     ...(distinct.some((store) => store.checkReady) ? {
       async checkReady() {
         await Promise.all(distinct.map((store) => store.checkReady?.()));

@@ -427,7 +427,8 @@ export type StoreTier = 'required' | 'administration' | 'consents' | 'signingKey
  *   instance on the store (without it, each process counts alone);
  * - **revocationFeed**: `revocations.mark`: lets `requireBearer` cache verified opaque tokens in process,
  *   exactly (see `RevocationFeed`); without it every request is looked up in the store;
- * - **optional**: `close`, and `clientCopies.find` (integration copies whose revision `saveTokens` checks).
+ * - **optional**: `close`, `clientCopies.find` (integration copies whose revision `saveTokens` checks), and
+ *   `backendTime` (the tokens server's clock, which `oauth-admin` checks its own against).
  * `createOAuthRouter` checks the tiers its enabled features need and names every missing method.
  *
  * Every method but `revocations.mark` and `clientCopies.find` (both synchronous) is async and resolves with a record or
@@ -458,6 +459,17 @@ export interface Store {
    * reach the old file while every write is refused, until a restart opens the file at the path again.
    */
   checkReady?(): Promise<void>;
+  /**
+   * Optional, in no tier: the time now by the clock of the server that keeps the tokens (PostgreSQL's
+   * `clock_timestamp()`, Redis's `TIME`), read by one round trip. A revocation's moment (`revokeClientTokens`) is
+   * the calling process's `Date.now()`, and the instances compare it with theirs, which are assumed in step with
+   * that server (NTP); `oauth-admin`, which may run on another machine, compares its own clock with this one
+   * before any change and refuses to run when they are more than a second apart, since a moment from a clock S
+   * ahead refuses the integration's new tokens for S. A store whose backend is in the caller's process or on
+   * its machine (memory, SQLite) has none. Rejects with `StoreUnavailableError` when the server cannot be reached.
+   * @see RFC 7009 §2.1 (a revocation counts from then on).
+   */
+  backendTime?(): Promise<Date>;
   /** Optional: releases connections, timers and file handles. */
   close?(): Promise<void>;
 }

@@ -14,6 +14,12 @@ export const STORE_POLICY = {
   revocationRetentionMs: 24 * 60 * 60 * 1000,
   /** The longest id a store must keep: client ids, user ids, grant ids and kids. */
   maxIdLength: 255,
+  /**
+   * How far `Store.backendTime` (the tokens server's clock) may be from the clock of a process that records
+   * revocation moments on it, beyond the read's round trip: `oauth-admin` refuses to change anything past it.
+   * NTP keeps clocks milliseconds apart; a moment recorded 1 s ahead refuses an integration's new tokens for 1 s.
+   */
+  maxClockSkewMs: 1000,
 } as const;
 
 /**

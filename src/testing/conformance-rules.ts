@@ -2,6 +2,7 @@
 import type { StoreTier } from '../stores/contract.js';
 import type { ConformanceRule } from './conformance-types.js';
 import { absentRules } from './conformance-absent.js';
+import { backendTimeRules } from './conformance-backend-time.js';
 import { clientLifecycleRules } from './conformance-client-lifecycle.js';
 import { clientCopyRules } from './conformance-client-copies.js';
 import { clientRules } from './conformance-clients.js';
@@ -43,6 +44,7 @@ export const CONFORMANCE_RULES: readonly ConformanceRule[] = inTierOrder([
   ...codeRules,
   ...tokenRules,
   ...timeZoneRules,
+  ...backendTimeRules,
   ...clientRules,
   ...clientLifecycleRules,
   ...clientCopyRules,

@@ -42,5 +42,6 @@ export function everyMethodCall(store: Store): [string, () => Promise<unknown>][
       ['rateLimits.reset', () => rateLimits.reset(freshId())],
     );
   }
+  if (typeof store.backendTime === 'function') calls.push(['backendTime', () => store.backendTime!()]);
   return calls;
 }

@@ -10,12 +10,15 @@ export const DEFAULT_RULE_TIMEOUT_MS = 60_000;
 
 /**
  * What a store has: the methods of each tier it lacks, as `missingStoreMethods` names them, and under
- * `optional` the optional methods outside every tier it lacks (`store.clients.deleteClient`, `store.clientCopies.find`). @see DESIGN §2
+ * `optional` the optional methods outside every tier it lacks (`store.clients.deleteClient`, `store.clientCopies.find`,
+ * `store.backendTime`). @see DESIGN §2
  */
 export type StoreShape = Readonly<Record<StoreTier | 'optional', readonly string[]>>;
 
 /** Methods no tier requires, so that stores of contract v1 keep passing; rules naming them in `needs` skip. */
 const OPTIONAL_METHODS = [['clients', 'deleteClient'], ['clientCopies', 'find']] as const;
+/** The same, on the Store itself. */
+const OPTIONAL_STORE_METHODS = ['backendTime'] as const;
 
 /** The shape of `store`: for each tier, the `store.part.method` names it lacks. @see DESIGN §2 */
 export function shapeOf(store: Store): StoreShape {
@@ -24,7 +27,7 @@ export function shapeOf(store: Store): StoreShape {
   const parts = store as unknown as Record<string, Record<string, unknown> | undefined>;
   shape.optional = OPTIONAL_METHODS.filter(([part, method]) => typeof parts[part]?.[method] !== 'function').map(
     ([part, method]) => `store.${part}.${method}`,
-  );
+  ).concat(OPTIONAL_STORE_METHODS.filter((method) => typeof (store as unknown as Record<string, unknown>)[method] !== 'function').map((method) => `store.${method}`));
   return shape;
 }
 

@@ -42,6 +42,7 @@ const EXACT_IDS = [
 ];
 const BINARY_ORDER = [rule('listClients orders by createdAt'), rule('listConsents returns only'), rule('listSigningKeys orders by createdAt')];
 const OUTAGE = [rule('outage: while the backend is out')];
+const BACKEND_TIME = [rule('backendTime resolves')];
 const CLIENT_COPIES = [rule('clientCopies keeps only'), rule('saveTokens saves under the clientRevision'), rule('saveTokens refuses the clientRevision')];
 const CLIENT_TOMBSTONES = [
   rule('after revokeClientTokens(clientId), saveTokens refuses'),
@@ -129,6 +130,7 @@ const CASES: { fault: Fault; settings: ToyStoreOptions[]; fails: string[]; runs?
   { fault: 'hashes-cut-to-40-characters', settings: [{}], fails: [rule('codes and tokens keep their hashes whole')] },
   // Consistent within one zone, so only a change of zone between the save and the read shows it.
   { fault: 'dates-in-local-wall-clock', settings: [{}], fails: [rule("dates do not depend on the process's time zone")] },
+  { fault: 'backend-clock-two-hours-ahead', settings: [{}], fails: BACKEND_TIME },
   { fault: 'rate-limit-hit-reads-then-writes', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent hits on one key'), PEER_HITS] },
 ];
 
@@ -163,11 +165,11 @@ describe('the conformance suite catches each fault on every run', () => {
 });
 
 describe('the conformance suite passes correct stores', () => {
-  it('the memory store passes every rule; only the outage rule (no backend to cut), the copy rules (it keeps no copies) and the peer rules (no second process) are skipped', async () => {
+  it('the memory store passes every rule; only the outage rule (no backend to cut), the copy rules (it keeps no copies), the peer rules (no second process) and the backendTime rule (its backend is this process) are skipped', async () => {
     const report = await checkStoreConformance({ name: 'memory', createStore: () => createMemoryStore() });
     expect(report.failed.map((f) => `${f.rule}: ${f.error.message}`)).toEqual([]);
-    expect(report.skipped.map((s) => s.rule).sort()).toEqual([...OUTAGE, ...CLIENT_COPIES, ...PEER_FEED, ...PEER_RACES].sort());
-    expect(report.passed).toHaveLength(CONFORMANCE_RULES.length - 1 - CLIENT_COPIES.length - PEER_FEED.length - PEER_RACES.length);
+    expect(report.skipped.map((s) => s.rule).sort()).toEqual([...OUTAGE, ...CLIENT_COPIES, ...PEER_FEED, ...PEER_RACES, ...BACKEND_TIME].sort());
+    expect(report.passed).toHaveLength(CONFORMANCE_RULES.length - 1 - CLIENT_COPIES.length - PEER_FEED.length - PEER_RACES.length - BACKEND_TIME.length);
   });
 
   for (const setting of [

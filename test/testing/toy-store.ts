@@ -62,7 +62,9 @@ export type Fault =
    */
   | 'atomic-in-process-only'
   /** codes' and tokens' dates kept as local wall-clock text (mysql2's default `timezone: 'local'` on DATETIME). */
-  | 'dates-in-local-wall-clock';
+  | 'dates-in-local-wall-clock'
+  /** backendTime answers a server clock 2 h ahead of this machine's (a server NTP does not reach). */
+  | 'backend-clock-two-hours-ahead';
 
 export interface ToyStoreOptions {
   readonly faults?: readonly Fault[];
@@ -226,6 +228,11 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
   }
 
   const store: Store = {
+    // The toy backend's clock is this process's, as an NTP-synced server's is; with the fault it is 2 h ahead.
+    async backendTime() {
+      await turn();
+      return new Date(Date.now() + (has('backend-clock-two-hours-ahead') ? 2 * 3_600_000 : 0));
+    },
     clients: {
       async findClient(clientId) {
         await turn();

@@ -4,7 +4,7 @@ import type { ClientCopies, CompleteStore, RevocationFeed } from '../contract.js
 import { createRevisionCopies } from '../revision-copies.js';
 import { createPostgresCodeStore, createPostgresClientStore, createPostgresConsentStore } from './records.js';
 import { rethrowPostgresError } from './errors.js';
-import { createPostgresRunner } from './query.js';
+import { createPostgresRunner, prepareSql } from './query.js';
 import { createPostgresTables, migratePostgresSchema, type PostgresTables } from './schema.js';
 import { startPostgresSweeper, type StoreLogger } from './sweeper.js';
 import { consoleStoreLogger } from '../console-store-logger.js';
@@ -29,6 +29,12 @@ export type PostgresStore = CompleteStore & {
   /** Runs a sweep of expired rows now, 1000 per DELETE like the timer's; resolves when it is done. */
   sweepExpired(): Promise<void>;
 };
+
+/**
+ * The server's clock as epoch milliseconds (`Store.backendTime`): `clock_timestamp()`, the time the statement
+ * reads it, not `now()`, which is the start of the transaction and may be older on a pooler that holds one open.
+ */
+const BACKEND_TIME = prepareSql('SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms');
 
 /** Options of createPostgresStore. Give `pool` or `connectionString`, not both. */
 export interface PostgresStoreOptions {
@@ -206,6 +212,10 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     rateLimits: createPostgresRateLimits(db, tables),
     revocations: feed.feed,
     clientCopies: { find: copies.get },
+    async backendTime() {
+      const { rows } = await db.query<{ ms: number }>(BACKEND_TIME, []);
+      return new Date(Math.floor(rows[0]!.ms));
+    },
     sweepExpired: () => sweeper.sweepNow(),
     async close() {
       if (closed) return;

@@ -82,7 +82,7 @@ const READ_COMMANDS = new Set(['GET', 'MGET', 'HMGET', 'HVALS', 'ZRANGE']);
 export function clusterRoutingKey(args: readonly string[]): string | undefined {
   const command = args[0]?.toUpperCase();
   if (command === 'EVALSHA' || command === 'EVAL') return Number(args[2]) > 0 ? args[3] : undefined;
-  return command === 'PING' ? undefined : args[1];
+  return command === 'PING' || command === 'TIME' ? undefined : args[1];
 }
 
 /** A cluster client seen as one that takes raw commands, each routed by its first key. */
@@ -405,6 +405,11 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
     rateLimits: createRedisRateLimits(prefix, unconfirmed, send),
     ...(feed ? { revocations: feed.feed } : {}),
     ...(copies ? { clientCopies: { find: copies.get } } : {}),
+    async backendTime() {
+      // TIME answers [seconds, microseconds] (on a cluster, from any node: all are kept in step by NTP alike).
+      const [seconds, micros] = (await send(['TIME'])) as [string, string];
+      return new Date(Number(seconds) * 1000 + Math.floor(Number(micros) / 1000));
+    },
     sweepExpired: async () => sweeper?.sweepNow(),
     async close() {
       await sweeper?.stop();
