@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Router } from 'express';
 import type { BearerAuth, OAuthRouter, Store } from 'express-oauth-router';
 import { apiSecurityHeaders } from './api-headers.js';
+import { checkTitle } from './check-title.js';
 
 /** An envelope as the API returns it (snake_case on the wire). */
 export interface Envelope {
@@ -19,7 +20,6 @@ export interface EnvelopesRouterOptions {
   readonly store: Store;
 }
 
-const MAX_TITLE = 200;
 // A demo keeps everything in memory; the cap keeps one integration from filling it.
 const MAX_ENVELOPES = 1000;
 
@@ -86,11 +86,12 @@ export function createEnvelopesRouter(options: EnvelopesRouterOptions): Router {
   };
 
   router.post('/envelopes', canWrite, requireJson, jsonBody, (req, res) => {
-    const title: unknown = (req.body as Record<string, unknown> | undefined)?.['title'];
-    if (typeof title !== 'string' || title.trim().length === 0 || title.length > MAX_TITLE) {
-      res.status(400).json(badRequest(`title must be a non-empty string of at most ${MAX_TITLE} characters`));
+    const checked = checkTitle((req.body as Record<string, unknown> | undefined)?.['title']);
+    if ('refused' in checked) {
+      res.status(400).json(badRequest(checked.refused));
       return;
     }
+    const { title } = checked;
     const key = ownerKey(authOf(req));
     const list = envelopes.get(key) ?? [];
     if (list.length >= MAX_ENVELOPES) {

@@ -124,6 +124,41 @@ describe('example app in-process', () => {
     await request(app).post('/api/v1/envelopes').set('Authorization', `Bearer ${token}`).send({ title: 'x'.repeat(200) }).expect(201);
   });
 
+  // The README's "1–200 characters" counts code points: an emoji is two UTF-16 units but one character.
+  it.each([
+    ['150 emoji', '\u{1F4DD}'.repeat(150)],
+    ['200 emoji', '\u{1F4DD}'.repeat(200)],
+    ['a right-to-left title (no formatting characters needed)', 'عقد إيجار'],
+  ])('accepts %s', async (_label, title) => {
+    const { token } = await clientCredentialsToken();
+    const response = await request(app).post('/api/v1/envelopes').set('Authorization', `Bearer ${token}`).send({ title }).expect(201);
+    expect(response.body.title).toBe(title);
+  });
+
+  // The package refuses these in an integration's name; a title is shown and logged the same way.
+  it.each([
+    ['201 emoji', '"' + '\\ud83d\\udcdd'.repeat(201) + '"', /at most 200 characters \(Unicode code points\)/],
+    ['a NUL', '"NDA\\u0000"', /control characters/],
+    ['an escape sequence', '"NDA\\u001b]0;owned\\u0007"', /control characters/],
+    ['a newline', '"NDA\\nforged line"', /control characters/],
+    ['a C1 control', '"NDA\\u0085"', /control characters/],
+    ['a lone high surrogate', '"NDA\\ud800"', /lone surrogate/],
+    ['a lone low surrogate', '"\\udc00NDA"', /lone surrogate/],
+    ['a right-to-left override', '"Lease\\u202efdp.exe"', /bidirectional formatting characters/],
+    ['a left-to-right embedding', '"\\u202aNDA"', /bidirectional formatting characters/],
+    ['a first-strong isolate', '"NDA\\u2068"', /bidirectional formatting characters/],
+    ['a pop directional isolate', '"NDA\\u2069"', /bidirectional formatting characters/],
+  ])('refuses a title with %s with 400 naming the rule', async (_label, titleJson, rule) => {
+    const { token } = await clientCredentialsToken();
+    const response = await request(app)
+      .post('/api/v1/envelopes')
+      .set('Authorization', `Bearer ${token}`)
+      .set('Content-Type', 'application/json')
+      .send(`{"title":${titleJson}}`);
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ error: 'invalid_request', error_description: expect.stringMatching(rule) });
+  });
+
   it('refuses malformed JSON with 400 and a JSON error, not a stack trace', async () => {
     const { token } = await clientCredentialsToken();
     const response = await request(app)
