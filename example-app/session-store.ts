@@ -57,13 +57,16 @@ type Callback = (err?: unknown, value?: unknown) => void;
 /**
  * Wraps a session store so that a slow or unreachable backend fails within `timeoutMs` with an error named
  * StoreUnavailableError: the router's pages then answer 503 "temporarily unavailable", never a 500 or a
- * request that hangs on a dead connection. `onTimeout` lets the owner drop a connection that stopped answering.
+ * request that hangs on a dead connection. `onTimeout` lets the owner drop a connection that stopped answering;
+ * `beforeCall` lets it make a lost connection again for this call (a promise the call waits for, within the
+ * same deadline), or say there is nothing to wait for (`null`).
  */
 class GuardedSessionStore extends SessionStore {
   constructor(
     private readonly inner: SessionStore,
     private readonly timeoutMs: number,
     private readonly onTimeout: () => void,
+    private readonly beforeCall: () => Promise<void> | null = () => null,
   ) {
     super();
   }
@@ -81,11 +84,24 @@ class GuardedSessionStore extends SessionStore {
       finish(unavailable(`session store unavailable (no answer to ${label} within ${this.timeoutMs} ms)`));
       this.onTimeout();
     }, this.timeoutMs);
+    const send = (): void => {
+      // The deadline may have passed while reconnecting: the caller has its 503, so nothing goes out.
+      if (settled) return;
+      try {
+        run(finish);
+      } catch (err) {
+        finish(err);
+      }
+    };
+    let reconnecting: Promise<void> | null;
     try {
-      run(finish);
+      reconnecting = this.beforeCall();
     } catch (err) {
       finish(err);
+      return;
     }
+    if (reconnecting) reconnecting.then(send, finish);
+    else send();
   }
 
   override get(sid: string, callback: (err: unknown, session?: SessionData | null) => void): void {
@@ -187,11 +203,13 @@ async function createRedisSessionStore(storeUrl: string, timeoutMs: number, logg
   const { url, value } = splitUrl(storeUrl, 'prefix');
   const prefix = `${value ?? 'oauth:'}${SESSION_KEY_SUFFIX}`;
   // The same fail-fast, self-healing connection as the OAuth store's, so logins and tokens ride out an
-  // outage alike.
+  // outage alike. Like the OAuth store's calls (`bounded` in src/stores/redis/index.ts), each session call first
+  // makes a lost connection again and waits for it: without that, a Redis answering again saw every session call
+  // refused ("The client is closed") until the background backoff (up to 2 s) ended, while tokens were served.
   const connection = await connectResilientRedis({ url, timeoutMs, logger, label: 'example app: Redis session' });
   const inner = new RedisStore({ client: connection.client, prefix });
   return {
-    store: new GuardedSessionStore(inner, timeoutMs, () => connection.probe()),
+    store: new GuardedSessionStore(inner, timeoutMs, () => connection.probe(), () => connection.reconnect()),
     description: `redis (key prefix ${prefix})`,
     shared: true,
     close: () => connection.close(),
