@@ -22,9 +22,17 @@ function env(name: string): string | undefined {
   return value ? value : undefined;
 }
 
+/**
+ * PORT, 1 to 65535. 0 (any free port) is refused: AUTH_URL's default and the demo redirect URI registered in the
+ * store both name the port before the server listens, so they would read http://localhost:0 (an issuer and a
+ * callback nobody can reach, the latter kept in the store).
+ */
 function parsePort(value: string): number {
   const port = Number(value);
   if (!/^\d+$/.test(value) || port > 65535) throw new TypeError(`PORT must be a port number, got ${JSON.stringify(value)}`);
+  if (port === 0) {
+    throw new TypeError('PORT=0 (any free port) is not supported: AUTH_URL and the demo redirect URI name the port; choose one, e.g. PORT=3000');
+  }
   return port;
 }
 

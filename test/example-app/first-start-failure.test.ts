@@ -65,6 +65,17 @@ describe('example app: a first start that fails', () => {
     await expectNextStartShowsSecrets();
   });
 
+  // Both defaults that name the port are computed before listening: they would read http://localhost:0.
+  it.each([
+    ['without AUTH_URL', {}],
+    ['with AUTH_URL (the demo redirect URI names the port too)', { AUTH_URL: 'https://sign.example.com' }],
+  ])('refuses PORT=0 %s: exits 2 with one line and registers nothing', async (_label, extra) => {
+    const failed = await runUntilExit({ ...env, ...extra, PORT: '0' });
+    expect(failed.code).toBe(2);
+    expect(failed.stderr).toBe('PORT=0 (any free port) is not supported: AUTH_URL and the demo redirect URI name the port; choose one, e.g. PORT=3000\n');
+    await expectNextStartShowsSecrets();
+  });
+
   it('refused under NODE_ENV=production without SESSION_SECRET exits 2 and registers nothing', async () => {
     const failed = await runUntilExit({ ...env, PORT: String(await freePort()), NODE_ENV: 'production' });
     expect(failed.code).toBe(2);

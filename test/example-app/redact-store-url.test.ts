@@ -47,7 +47,8 @@ describe('a store the app cannot open at start-up', () => {
   it('exits 1 with one line naming the store, its password redacted, and the cause', async () => {
     const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
       const child = spawn(process.execPath, [SERVER], {
-        cwd: ROOT, env: { ...process.env, PORT: '0', OAUTH_STORE: 'postgres://audit:s3cret-pass@127.0.0.1:1/test' },
+        // Never listened on: the store is opened first.
+        cwd: ROOT, env: { ...process.env, PORT: '65535', OAUTH_STORE: 'postgres://audit:s3cret-pass@127.0.0.1:1/test' },
       });
       let err = '';
       child.stderr.on('data', (chunk: Buffer) => { err += chunk.toString(); });
