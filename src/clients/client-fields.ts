@@ -12,16 +12,30 @@ import { CLIENT_AUTH_METHODS, isClientAuthMethod } from '../checks/client-auth-m
  */
 const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
+/** A surrogate not in a pair: with the `u` flag a pair reads as one astral code point, so only a lone one is `Cs`. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** The code points of `text`, counted up to `stop` (a megabyte of name is not walked to the end). */
+function countCodePoints(text: string, stop: number): number {
+  let count = 0;
+  for (const _ of text) if (++count >= stop) break;
+  return count;
+}
+
 /**
  * The name shown on the consent page, trimmed. Control characters are refused: a name is printed by the CLI and
  * logged, and one could move a terminal's cursor or forge a line (`\x1b]0;…`, a newline). So are bidirectional
  * formatting characters (BIDI_CONTROLS), which let a name impersonate another or scramble the page around it; a
  * name written in a right-to-left script needs none of them.
- * @throws TypeError unless 1–200 characters without control or bidirectional formatting characters. @see RFC 6749 §2.
+ * @throws TypeError unless 1–200 characters (code points) of well-formed text without control or bidirectional
+ *   formatting characters. @see RFC 6749 §2.
  */
 export function checkClientName(name: unknown): string {
   const trimmed = typeof name === 'string' ? name.trim() : '';
-  if (!trimmed || trimmed.length > 200) throw new TypeError('name must be 1–200 characters');
+  // Characters are code points: an emoji is one, not the two UTF-16 units `length` counts.
+  if (!trimmed || countCodePoints(trimmed, 201) > 200) throw new TypeError('name must be 1–200 characters');
+  // A lone surrogate has no UTF-8 form: a store would keep U+FFFD in its place, another name than the one given.
+  if (LONE_SURROGATE.test(trimmed)) throw new TypeError('name must not contain lone surrogates (it is not valid Unicode text)');
   if (/[\u0000-\u001f\u007f-\u009f]/.test(trimmed)) throw new TypeError('name must not contain control characters');
   if (BIDI_CONTROLS.test(trimmed)) throw new TypeError('name must not contain bidirectional formatting characters (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C)');
   return trimmed;

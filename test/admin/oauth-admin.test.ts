@@ -191,6 +191,19 @@ describe('createOAuthAdmin (RFC 6749 §2, RFC 7009 §2.1)', () => {
     expect(await admin.getClient(client.clientId)).toEqual(client);
   });
 
+  it('a name is 1–200 characters counted in code points, and well-formed text: 200 emoji are a name, a lone surrogate is not', async () => {
+    const admin = createOAuthAdmin(createMemoryStore());
+    const emoji = '\u{1F4DD}'.repeat(200);
+    const { client } = await admin.createClient({ name: emoji, flow: 'client_credentials' });
+    expect(client.name).toBe(emoji);
+    await expect(admin.createClient({ name: `${emoji}x`, flow: 'client_credentials' })).rejects.toThrow('name must be 1–200 characters');
+    for (const lone of ['Acme \uD83D', '\uDC1D Acme']) {
+      await expect(admin.createClient({ name: lone, flow: 'client_credentials' })).rejects.toThrow('lone surrogates');
+      await expect(admin.updateClient(client.clientId, { name: lone })).rejects.toThrow('lone surrogates');
+    }
+    expect(await admin.getClient(client.clientId)).toEqual(client);
+  });
+
   it('a contract-v1 store refuses a grace period with StoreCapabilityError, and the old secret keeps working over HTTP', async () => {
     const store = contractV1Store();
     const host = await createTestApp({}, store);
