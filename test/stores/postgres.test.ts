@@ -2,7 +2,7 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/stores/contract.js';
-import { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from '../../src/stores/postgres/index.js';
+import { createPostgresStore, type PostgresPool, type PostgresStore, type PostgresStoreOptions } from '../../src/stores/postgres/index.js';
 import { POSTGRES_SCHEMA_VERSION, createPostgresTables, migratePostgresSchema } from '../../src/stores/postgres/schema.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 import { buildClient, buildCode, buildToken } from '../../src/testing/conformance-fixtures.js';
@@ -375,6 +375,26 @@ describe.skipIf(!url)('PostgreSQL store', () => {
         }
       });
     }
+
+    // The published PostgresPool type names options, connect, query and end only: a host's wrapper around pg's Pool
+    // (instrumentation, a test double) that has just those is accepted by the type and must be accepted at run time.
+    it('accepts a host pool with only the members PostgresPool declares (no EventEmitter methods)', async () => {
+      const inner = new pg.Pool({ connectionString: url, max: 2 });
+      const pool: PostgresPool = {
+        options: inner.options,
+        connect: () => inner.connect(),
+        query: (config: pg.QueryConfig) => inner.query(config),
+        end: () => inner.end(),
+      };
+      const schema = freshSchema();
+      try {
+        const store = await createPostgresStore({ pool, schema, sweepIntervalSeconds: 0 });
+        await store.close();
+      } finally {
+        await inner.end();
+        await dropSchema(schema);
+      }
+    });
 
     it('rejects with StoreUnavailableError when the database is unreachable (own pool and host pool)', async () => {
       const closed = 'postgres://postgres@127.0.0.1:1/test';

@@ -47,8 +47,9 @@ export interface PostgresPool {
 export interface PostgresPoolConnection extends PostgresPool {
   connect(): Promise<PostgresClient>;
   query<R extends PostgresRow = PostgresRow>(config: PostgresQueryConfig): Promise<PostgresQueryResult<R>>;
-  on(event: 'error', listener: (err: Error) => void): unknown;
-  removeListener(event: 'error', listener: (err: Error) => void): unknown;
+  /** pg's Pool is an EventEmitter; a host's pool typed as PostgresPool need not be (a wrapper, a test double). */
+  on?(event: 'error', listener: (err: Error) => void): unknown;
+  removeListener?(event: 'error', listener: (err: Error) => void): unknown;
 }
 
 /** The settings a pool the store makes is given (a subset of pg `PoolConfig`). */

@@ -154,7 +154,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   // listener Node ends the host process. A host's pool too: its idle connections are the store's as much as the
   // host's, and a host that listens itself only gets this warning as well. close() takes the listener off a host's pool.
   const idleLost = (err: Error) => logger.warn('express-oauth-router: idle PostgreSQL connection lost', err);
-  pool.on('error', idleLost);
+  // A host's pool that is no EventEmitter (the published PostgresPool type does not ask for one) emits nothing.
+  pool.on?.('error', idleLost);
 
   const db = createPostgresRunner(pool, queryTimeoutMs);
   const channel = postgresRevocationChannel(schema, tablePrefix);
@@ -189,7 +190,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     opening.abort();
     await (await starting).close();
     if (ownsPool) await pool.end().catch(() => undefined);
-    else pool.removeListener('error', idleLost);
+    else pool.removeListener?.('error', idleLost);
     return rethrowPostgresError(err);
   }
   const feed = await starting;
@@ -223,7 +224,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       await feed.close();
       await sweeper.stop();
       if (ownsPool) await pool.end();
-      else pool.removeListener('error', idleLost);
+      else pool.removeListener?.('error', idleLost);
     },
   };
 }
