@@ -169,7 +169,7 @@ export async function startPostgresRevocationFeed(options: {
     if (closed) return;
     let c: PostgresListenerClient;
     try {
-      // Named after the channel, so an operator can tell it in pg_stat_activity.
+      // Named after the channel, so an operator can tell it in pg_stat_activity (and again once connected, below).
       c = await createPostgresListenerClient(pool, channel);
     } catch (err) {
       report('cannot start; bearer tokens are looked up every time', err);
@@ -184,6 +184,10 @@ export async function startPostgresRevocationFeed(options: {
     c.on('notification', (message) => heard(c, message.payload));
     try {
       await c.connect();
+      // Named again once connected: an `application_name` in the pool's connection string outranks the one the client
+      // is given (node-postgres lets the URL's parameters override its config), and the operator ending the app's
+      // connections by that name would end the listener with them. The channel is lower-case hex, safe to splice.
+      await c.query(`SET application_name = '${channel}'`);
       await c.query(`LISTEN "${channel}"`);
       if (client !== c || closed) return;
       const connectedAt = performance.now();
