@@ -46,7 +46,7 @@ export function createBatchedLookup<Row extends PostgresRow, R>(
     const distinct = [...new Set(keys)];
     const values: unknown[] = distinct.length === 1 ? [distinct[0]] : [distinct];
     if (shape.extra) values.push(shape.extra());
-    const { rows } = await db.query<Row>(distinct.length === 1 ? one : many, values);
+    const { rows } = await db.read<Row>(distinct.length === 1 ? one : many, values);
     const found = new Map(rows.map((row) => [shape.keyOf(row), row]));
     return keys.map((key) => {
       const row = found.get(key);

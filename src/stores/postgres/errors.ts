@@ -91,3 +91,21 @@ export function rethrowPostgresError(err: unknown): never {
   }
   throw err;
 }
+
+/**
+ * SQLSTATEs and node-postgres messages of a connection that broke under a statement (its backend terminated,
+ * `pg_terminate_backend` or a restart; the socket reset): what a read may be sent again for, on another
+ * connection. Not a timeout (`57014`, `Query read timeout`, a connection that never came): one more wait would
+ * outlast the bound a 503 is promised within. Not a refused connection: another would be refused too.
+ */
+const BROKEN_SQLSTATES = new Set(['57P01', '57P02', '08003', '08006']);
+const BROKEN_NETWORK_CODES = new Set(['ECONNRESET', 'EPIPE']);
+const BROKEN_MESSAGES = ['Connection terminated unexpectedly', 'Client has encountered a connection error and is not queryable'];
+
+/** True when `err` says the connection a statement ran on broke, as opposed to a timeout or an unreachable server. */
+export function isPostgresConnectionBroken(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') return BROKEN_SQLSTATES.has(code) || BROKEN_NETWORK_CODES.has(code);
+  return BROKEN_MESSAGES.some((m) => err.message.startsWith(m));
+}

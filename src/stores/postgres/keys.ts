@@ -23,7 +23,7 @@ export function createPostgresKeyStore(db: PostgresRunner, t: PostgresTables): S
     ON CONFLICT DO NOTHING RETURNING kid`);
   return {
     async listSigningKeys(): Promise<readonly SigningKeyRecord[]> {
-      const { rows } = await db.query<{ r: string }>(list, []);
+      const { rows } = await db.read<{ r: string }>(list, []);
       return rows.map((row) => {
         const [kid, algorithm, privateKeyPem, createdAt] = parseJsonRow(row.r);
         return {

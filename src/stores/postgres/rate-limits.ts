@@ -36,7 +36,7 @@ export function createPostgresRateLimits(db: PostgresRunner, t: PostgresTables):
       return toCount(rows[0]!);
     },
     async get(key, now) {
-      const { rows } = await db.query<{ r: string }>(get, [key, now]);
+      const { rows } = await db.read<{ r: string }>(get, [key, now]);
       return rows[0] ? toCount(rows[0]) : null;
     },
     async release(key, resetAt) {

@@ -167,7 +167,7 @@ export function createPostgresClientStore(
       return rows[0] ? toClient(rows[0]) : null;
     },
     async listClients() {
-      const { rows } = await db.query<ClientRow>(list, []);
+      const { rows } = await db.read<ClientRow>(list, []);
       return rows.map(toClient);
     },
     async deleteClient(clientId) {
@@ -343,7 +343,7 @@ export function createPostgresConsentStore(db: PostgresRunner, t: PostgresTables
   );
   return {
     async findConsent(userId, clientId) {
-      const { rows } = await db.query<{ r: string }>(find, [userId, clientId]);
+      const { rows } = await db.read<{ r: string }>(find, [userId, clientId]);
       return rows[0] ? toConsent(rows[0]) : null;
     },
     async saveConsent(r) {
@@ -353,7 +353,7 @@ export function createPostgresConsentStore(db: PostgresRunner, t: PostgresTables
       await db.query(revoke, [userId, clientId]);
     },
     async listConsents(userId) {
-      const { rows } = await db.query<{ r: string }>(list, [userId]);
+      const { rows } = await db.read<{ r: string }>(list, [userId]);
       return rows.map(toConsent);
     },
   };

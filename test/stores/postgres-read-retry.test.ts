@@ -1,0 +1,132 @@
+// PostgreSQL store: a read that draws a pooled connection whose backend was just terminated is sent once more on
+// another connection (a SELECT changes nothing, whether or not it reached the server); writes and timeouts never are.
+import pg from 'pg';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createPostgresStore, type PostgresStore } from '../../src/stores/postgres/index.js';
+import { createPostgresRunner, prepareSql } from '../../src/stores/postgres/query.js';
+import type { PostgresPoolConnection, PostgresQueryConfig } from '../../src/stores/postgres/driver.js';
+import { postgresRevocationChannel } from '../../src/stores/postgres/revocation-feed.js';
+import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
+import { disposeOpened, type OpenedPostgresStore } from '../helpers/postgres-opened.js';
+
+const url = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
+if (!url) console.info('PostgreSQL read retry tests skipped: set OAUTH_TEST_POSTGRES_URL to run them');
+
+const admin = url ? new pg.Pool({ connectionString: url, max: 1 }) : null;
+const opened: OpenedPostgresStore[] = [];
+
+/** Ends every idle backend of this database but the admin's own and the store's listener; returns how many. */
+async function terminateIdle(channel: string): Promise<number> {
+  const { rows } = await admin!.query<{ n: number }>(
+    `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+     WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle' AND application_name <> $1`,
+    [channel],
+  );
+  return rows[0]!.n;
+}
+
+describe.skipIf(!url)('PostgreSQL store: reads on a just-terminated connection (RFC 6750 §3.1 availability)', () => {
+  afterEach(async () => {
+    await disposeOpened(opened, admin!);
+  });
+  afterAll(async () => {
+    await admin?.end();
+  });
+
+  it('60 reads made right after pg_terminate_backend of the pool\'s idle connections all answer', async () => {
+    const schema = `oauth_rr${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+    const pool = new pg.Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 5000 });
+    pool.on('error', () => undefined);
+    const store: PostgresStore = await createPostgresStore({
+      pool, schema, sweepIntervalSeconds: 0, logger: { warn: () => undefined },
+    });
+    opened.push({ store, pool, schema });
+    const channel = postgresRevocationChannel(schema, '');
+    const reads = [
+      () => store.clients.findClient('no-such-client'),
+      () => store.tokens.findAccessToken('no-such-token'),
+      () => store.tokens.findRefreshToken('no-such-token'),
+      () => store.rateLimits!.get('no-such-key', new Date()),
+    ];
+    let terminated = 0;
+    const failures: string[] = [];
+    for (let i = 0; i < 60; i += 1) {
+      // Four idle connections in the pool (the warm-up may itself draw one the last round ended), then all of them
+      // ended, then a read at once.
+      await Promise.allSettled([1, 2, 3, 4].map(() => pool.query('SELECT 1')));
+      terminated += await terminateIdle(channel);
+      try {
+        await reads[i % reads.length]!();
+      } catch (err) {
+        failures.push((err as Error).message);
+      }
+    }
+    expect(terminated).toBeGreaterThanOrEqual(60);
+    expect(failures).toEqual([]);
+  });
+});
+
+/** A pool whose `query` answers from `script`, one entry a call, recording each call's config. */
+function scriptedPool(script: readonly (Error | 'ok')[], options: { connectionTimeoutMillis?: number; max?: number } = {}) {
+  const calls: PostgresQueryConfig[] = [];
+  const pool = {
+    options,
+    async query(config: PostgresQueryConfig) {
+      const step = script[calls.length];
+      calls.push(config);
+      if (step === undefined) throw new Error('unexpected query');
+      if (step instanceof Error) throw step;
+      return { rows: [{ ok: 1 }], rowCount: 1 };
+    },
+    async connect() {
+      throw new Error('not used');
+    },
+    async end() {},
+    on() {},
+    removeListener() {},
+  } as unknown as PostgresPoolConnection;
+  return { pool, calls };
+}
+
+const terminated = () => Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+const SELECT = prepareSql('SELECT 1 AS ok');
+
+describe('PostgreSQL runner: read retry rules', () => {
+  it('a read that met a terminated backend is sent once more, within the query timeout', async () => {
+    const { pool, calls } = scriptedPool([terminated(), 'ok'], { connectionTimeoutMillis: 5000 });
+    const { rows } = await createPostgresRunner(pool, 1000).read(SELECT, []);
+    expect(rows).toEqual([{ ok: 1 }]);
+    expect(calls).toHaveLength(2);
+    expect(calls[1]!.query_timeout).toBeLessThanOrEqual(1000);
+    expect(calls[1]!.query_timeout).toBeGreaterThan(0);
+  });
+
+  it('"Connection terminated unexpectedly" too, once for each connection of the pool at most', async () => {
+    const lost = () => new Error('Connection terminated unexpectedly');
+    const { pool, calls } = scriptedPool([lost(), lost(), lost(), lost(), 'ok'], { max: 2 });
+    await expect(createPostgresRunner(pool, 1000).read(SELECT, [])).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(calls).toHaveLength(3);
+    const again = scriptedPool([lost(), lost(), 'ok'], { max: 2 });
+    expect((await createPostgresRunner(again.pool, 1000).read(SELECT, [])).rows).toEqual([{ ok: 1 }]);
+  });
+
+  it('a timeout, a refused connection or a bug is not retried', async () => {
+    for (const err of [
+      new Error('Query read timeout'),
+      Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }),
+      new Error('timeout exceeded when trying to connect'),
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+      Object.assign(new Error('relation "x" does not exist'), { code: '42P01' }),
+    ]) {
+      const { pool, calls } = scriptedPool([err, 'ok']);
+      await expect(createPostgresRunner(pool, 1000).read(SELECT, [])).rejects.toThrow();
+      expect(calls).toHaveLength(1);
+    }
+  });
+
+  it('a write (query) that met a terminated backend is never retried', async () => {
+    const { pool, calls } = scriptedPool([terminated(), 'ok']);
+    await expect(createPostgresRunner(pool, 1000).query(SELECT, [])).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(calls).toHaveLength(1);
+  });
+});
