@@ -5,7 +5,6 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createPostgresStore, type PostgresStore } from '../../src/stores/postgres/index.js';
 import { createPostgresRunner, prepareSql } from '../../src/stores/postgres/query.js';
 import type { PostgresPoolConnection, PostgresQueryConfig } from '../../src/stores/postgres/driver.js';
-import { postgresRevocationChannel } from '../../src/stores/postgres/revocation-feed.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 import { disposeOpened, type OpenedPostgresStore } from '../helpers/postgres-opened.js';
 
@@ -15,12 +14,16 @@ if (!url) console.info('PostgreSQL read retry tests skipped: set OAUTH_TEST_POST
 const admin = url ? new pg.Pool({ connectionString: url, max: 1 }) : null;
 const opened: OpenedPostgresStore[] = [];
 
-/** Ends every idle backend of this database but the admin's own and the store's listener; returns how many. */
-async function terminateIdle(channel: string): Promise<number> {
+/**
+ * Ends the idle backends of the pool named `name` (its connections' application_name; the store's listener sets its own
+ * to its channel once connected, so it is spared) and returns how many. Only those: the suite's other files run
+ * beside this one on the same database, and an idle connection of theirs ended here would fail them.
+ */
+async function terminateIdle(name: string): Promise<number> {
   const { rows } = await admin!.query<{ n: number }>(
     `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
-     WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle' AND application_name <> $1`,
-    [channel],
+     WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle' AND application_name = $1`,
+    [name],
   );
   return rows[0]!.n;
 }
@@ -35,13 +38,13 @@ describe.skipIf(!url)('PostgreSQL store: reads on a just-terminated connection (
 
   it('60 reads made right after pg_terminate_backend of the pool\'s idle connections all answer', async () => {
     const schema = `oauth_rr${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
-    const pool = new pg.Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 5000 });
+    const name = `rr${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+    const pool = new pg.Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 5000, application_name: name });
     pool.on('error', () => undefined);
     const store: PostgresStore = await createPostgresStore({
       pool, schema, sweepIntervalSeconds: 0, logger: { warn: () => undefined },
     });
     opened.push({ store, pool, schema });
-    const channel = postgresRevocationChannel(schema, '');
     const reads = [
       () => store.clients.findClient('no-such-client'),
       () => store.tokens.findAccessToken('no-such-token'),
@@ -54,7 +57,7 @@ describe.skipIf(!url)('PostgreSQL store: reads on a just-terminated connection (
       // Four idle connections in the pool (the warm-up may itself draw one the last round ended), then all of them
       // ended, then a read at once.
       await Promise.allSettled([1, 2, 3, 4].map(() => pool.query('SELECT 1')));
-      terminated += await terminateIdle(channel);
+      terminated += await terminateIdle(name);
       try {
         await reads[i % reads.length]!();
       } catch (err) {
