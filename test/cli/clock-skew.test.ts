@@ -3,21 +3,15 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import express from 'express';
-import pg from 'pg';
-import { createClient } from 'redis';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/stores/contract.js';
-import { createPostgresStore } from '../../src/stores/postgres/index.js';
-import { createRedisStore } from '../../src/stores/redis/index.js';
 import { hashSecret } from '../../src/crypto/hash-secret.js';
 import { basic, createTestRouter, type TestClient } from '../helpers/app.js';
 import { runCliWith, type CliResult } from '../helpers/run-cli.js';
+import { builtInStores, type OpenedStore } from '../helpers/built-in-stores.js';
 
 // Set by .ci/run (Debian's faketime package); a machine without it skips this file unless it is set.
 const FAKETIME = process.env.OAUTH_TEST_FAKETIME ?? '';
-const POSTGRES_URL = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
-const REDIS_URL = process.env.OAUTH_TEST_REDIS_URL ?? '';
 if (!FAKETIME) console.info('oauth-admin clock-skew test skipped: set OAUTH_TEST_FAKETIME to a faketime binary to run it');
 const CLI = resolve(import.meta.dirname, '../../dist/cli/main.js');
 
@@ -31,54 +25,12 @@ function runCliAt(offset: string, args: readonly string[], env: NodeJS.ProcessEn
   });
 }
 
-const unique = () => `oauth_clock_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-const withQuery = (url: string, query: string) => `${url}${url.includes('?') ? '&' : '?'}${query}`;
-
-/** A network store the CLI reaches by URL, the same store opened in this process, and how to throw both away. */
-interface Backend {
-  readonly storeUrl: string;
-  readonly store: Store;
-  dispose(): Promise<void>;
-}
-
-const BACKENDS: readonly (readonly [string, boolean, () => Promise<Backend>])[] = [
-  ['PostgreSQL', POSTGRES_URL !== '', async () => {
-    const schema = unique();
-    const store = await createPostgresStore({ connectionString: POSTGRES_URL, schema, sweepIntervalSeconds: 0 });
-    return {
-      storeUrl: withQuery(POSTGRES_URL, `schema=${schema}`),
-      store,
-      async dispose() {
-        await store.close();
-        const admin = new pg.Client({ connectionString: POSTGRES_URL });
-        await admin.connect();
-        await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        await admin.end();
-      },
-    };
-  }],
-  ['Redis', REDIS_URL !== '', async () => {
-    const prefix = `${unique()}:`;
-    const store = await createRedisStore({ url: REDIS_URL, prefix, sweepIntervalSeconds: 0 });
-    return {
-      storeUrl: withQuery(REDIS_URL, `prefix=${prefix}`),
-      store,
-      async dispose() {
-        await store.close();
-        const admin = createClient({ url: REDIS_URL });
-        await admin.connect();
-        for await (const keys of admin.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) {
-          if (keys.length > 0) await admin.del(keys);
-        }
-        await admin.quit();
-      },
-    };
-  }],
-];
+/** The network stores, each opened here and reached by the CLI through its URL (storeUrl). */
+const BACKENDS = builtInStores('oauth_clock').filter(([label]) => label === 'PostgreSQL' || label === 'Redis');
 
 describe.each(BACKENDS)('oauth-admin on a machine whose clock is off from the %s server\'s (RFC 7009 §2.1, RFC 6749 §4.4)', (_label, reachable, open) => {
   const available = reachable && FAKETIME !== '';
-  let backend: Backend;
+  let backend: OpenedStore;
   let env: NodeJS.ProcessEnv;
   let app: express.Express;
   let client: TestClient;
@@ -86,7 +38,7 @@ describe.each(BACKENDS)('oauth-admin on a machine whose clock is off from the %s
   beforeAll(async () => {
     if (!available) return;
     backend = await open();
-    env = { ...process.env, OAUTH_STORE: backend.storeUrl };
+    env = { ...process.env, OAUTH_STORE: backend.storeUrl! };
     app = express();
     app.use(createTestRouter(backend.store).router);
     const created = await runCliWith(['clients', 'create', '--name', 'Nightly sync', '--flow', 'client_credentials', '--scope', 'envelopes:read', '--scope', 'envelopes:sign', '--json'], { env });

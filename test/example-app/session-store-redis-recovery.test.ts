@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSessionStore, type AppSessionStore } from '../../example-app/session-store.js';
 import { freePort } from '../helpers/example-app-processes.js';
 import { startFaultProxy, type FaultProxy } from '../stores/fault-proxy.js';
+import { until } from '../helpers/until.js';
 
 // A server of its own (redis-server installed where OAUTH_TEST_REDIS_URL is set): nothing shared is cut off.
 const REDIS_URL = process.env.OAUTH_TEST_REDIS_URL ?? '';
@@ -19,14 +20,6 @@ const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
 });
-
-async function until(what: string, probe: () => boolean | Promise<boolean>): Promise<void> {
-  for (let tries = 0; ; tries += 1) {
-    if (await probe()) return;
-    if (tries > 400) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 /** A redis-server of the test's own, a fault proxy in front of it, and the example app's session store through the proxy. */
 async function sessionsBehindProxy(): Promise<{ sessions: AppSessionStore; proxy: FaultProxy }> {

@@ -16,8 +16,12 @@ const REDIS_URL = process.env.OAUTH_TEST_REDIS_URL ?? '';
 /** A store and how to throw it away. */
 export interface OpenedStore {
   readonly store: Store;
+  /** The `OAUTH_STORE` URL of the same store (PostgreSQL and Redis: the CLI and other processes reach it by it). */
+  readonly storeUrl?: string;
   dispose(): Promise<void>;
 }
+
+const withQuery = (url: string, query: string) => `${url}${url.includes('?') ? '&' : '?'}${query}`;
 
 /** `[label, available here, open]`, the shape `describe.each` takes; PostgreSQL and Redis need their URL variables. */
 export type StoreCase = readonly [label: string, available: boolean, open: () => Promise<OpenedStore>];
@@ -41,6 +45,7 @@ export function builtInStores(name: string): readonly StoreCase[] {
       const store = await createPostgresStore({ connectionString: POSTGRES_URL, schema, sweepIntervalSeconds: 0 });
       return {
         store,
+        storeUrl: withQuery(POSTGRES_URL, `schema=${schema}`),
         dispose: async () => {
           await store.close();
           const admin = new pg.Client({ connectionString: POSTGRES_URL });
@@ -55,6 +60,7 @@ export function builtInStores(name: string): readonly StoreCase[] {
       const store = await createRedisStore({ url: REDIS_URL, prefix, sweepIntervalSeconds: 0 });
       return {
         store,
+        storeUrl: withQuery(REDIS_URL, `prefix=${encodeURIComponent(prefix)}`),
         dispose: async () => {
           await store.close();
           const admin = createClient({ url: REDIS_URL });

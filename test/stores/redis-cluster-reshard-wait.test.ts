@@ -10,6 +10,7 @@ import { createRedisStore, type RedisStore } from '../../src/stores/redis/index.
 import * as scripts from '../../src/stores/redis/scripts.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 import { buildCode, buildTokenPair } from '../../src/testing/conformance-fixtures.js';
+import { until } from '../helpers/until.js';
 
 // Three free ports (a primary, its replica, a primary without one): where set, redis-server is installed.
 const PORTS = (process.env.OAUTH_TEST_REDIS_RESHARD_PORTS ?? '').split(',').filter(Boolean).map(Number);
@@ -18,14 +19,6 @@ if (PORTS.length !== 3) {
 }
 const WAIT = { replicas: 1, timeoutMs: 100 };
 const PREFIX = 'reshard:';
-
-async function until(what: string, probe: () => Promise<boolean>): Promise<void> {
-  for (let tries = 0; ; tries += 1) {
-    if (await probe().catch(() => false)) return;
-    if (tries > 200) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('Redis Cluster waitForReplicas: a cluster client the store cannot send a pair through', () => {
   it('is refused at creation, naming the option', async () => {
@@ -93,7 +86,7 @@ describe.skipIf(PORTS.length !== 3)('Redis Cluster waitForReplicas: a slot moved
         await client.connect();
         admins.set(port, client as RedisClientType);
         return true;
-      });
+      }, { everyMs: 50, tries: 200 });
       ids.set(port, String(await command(port, 'CLUSTER', 'MYID')));
     }
     await command(bare, 'CLUSTER', 'ADDSLOTSRANGE', '0', '99');
@@ -105,13 +98,13 @@ describe.skipIf(PORTS.length !== 3)('Redis Cluster waitForReplicas: a slot moved
     await until('every node known everywhere', async () => {
       for (const port of PORTS) if (!/cluster_known_nodes:3\b/.test(String(await command(port, 'CLUSTER', 'INFO')))) return false;
       return true;
-    });
-    await until('the replica attached', async () => (await command(replica, 'CLUSTER', 'REPLICATE', ids.get(replicated)!)) === 'OK');
+    }, { everyMs: 50, tries: 200 });
+    await until('the replica attached', async () => (await command(replica, 'CLUSTER', 'REPLICATE', ids.get(replicated)!)) === 'OK', { everyMs: 50, tries: 200 });
     await until('the replica in sync and the cluster ok everywhere', async () => {
       if (!/master_link_status:up/.test(String(await command(replica, 'INFO', 'replication')))) return false;
       for (const port of PORTS) if (!/cluster_state:ok/.test(String(await command(port, 'CLUSTER', 'INFO')))) return false;
       return true;
-    });
+    }, { everyMs: 50, tries: 200 });
     // Each node of a cluster in service has run the store's scripts for the slots it holds: a node a slot moves to
     // runs EVALSHA at once (a NOSCRIPT there makes the store send EVAL, with a WAIT of its own, after the map was read).
     const sources = Object.values(scripts).flatMap((s) => (typeof s === 'object' && 'source' in s ? [s.source] : []));

@@ -7,6 +7,7 @@ import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.
 import { buildClient } from '../../src/testing/conformance-fixtures.js';
 import { freePort } from '../helpers/example-app-processes.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
+import { until } from '../helpers/until.js';
 
 // A server of its own (redis-server installed where OAUTH_TEST_REDIS_URL is set): nothing shared is cut off.
 const REDIS_URL = process.env.OAUTH_TEST_REDIS_URL ?? '';
@@ -17,14 +18,6 @@ const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
 });
-
-async function until(what: string, probe: () => boolean | Promise<boolean>): Promise<void> {
-  for (let tries = 0; ; tries += 1) {
-    if (await probe()) return;
-    if (tries > 400) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 /** A redis-server of the test's own, a fault proxy in front of it, and a store (with one integration) through the proxy. */
 async function storeBehindProxy(): Promise<{ store: RedisStore; proxy: FaultProxy; clientId: string }> {

@@ -11,6 +11,7 @@ import { createRedisStore, type RedisStore } from '../../src/stores/redis/index.
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 import { buildCode, buildTokenPair } from '../../src/testing/conformance-fixtures.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
+import { until } from '../helpers/until.js';
 
 // Three free ports (primary, replica, the proxy on the replication link): where set, redis-server is installed.
 const PORTS = (process.env.OAUTH_TEST_REDIS_REPLICATION_PORTS ?? '').split(',').filter(Boolean).map(Number);
@@ -18,14 +19,6 @@ if (PORTS.length !== 3) {
   console.info('Redis replication tests skipped: set OAUTH_TEST_REDIS_REPLICATION_PORTS to three free ports (primary, replica, proxy)');
 }
 const WAIT = { replicas: 1, timeoutMs: 100 };
-
-async function until(what: string, probe: () => Promise<boolean>): Promise<void> {
-  for (let tries = 0; ; tries += 1) {
-    if (await probe().catch(() => false)) return;
-    if (tries > 200) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe.skipIf(PORTS.length !== 3)('Redis store waitForReplicas: a write no replica holds is not acknowledged', () => {
   const [primaryPort, replicaPort, proxyPort] = PORTS as [number, number, number];
@@ -58,7 +51,7 @@ describe.skipIf(PORTS.length !== 3)('Redis store waitForReplicas: a write no rep
     // The replica reaches its primary through the proxy, so a test can hold the replication stream back.
     link = await startFaultProxy({ host: '127.0.0.1', port: primaryPort }, proxyPort);
     server(replicaPort, '--replicaof', '127.0.0.1', String(proxyPort));
-    await until('the replica in sync', async () => /master_link_status:up/.test(await info(replicaPort)));
+    await until('the replica in sync', async () => /master_link_status:up/.test(await info(replicaPort)), { everyMs: 100, tries: 200 });
   }, 30_000);
 
   afterAll(async () => {
@@ -100,7 +93,7 @@ describe.skipIf(PORTS.length !== 3)('Redis store waitForReplicas: a write no rep
       link.setMode('down');
       link.setMode('up');
     }
-    await until('the replica in sync again', async () => /master_link_status:up/.test(await info(replicaPort)));
+    await until('the replica in sync again', async () => /master_link_status:up/.test(await info(replicaPort)), { everyMs: 100, tries: 200 });
   });
 
   it('a node that became a replica between the write and its WAIT (a failover under way) is StoreUnavailableError, not a bug\'s error', async () => {
@@ -132,7 +125,7 @@ describe.skipIf(PORTS.length !== 3)('Redis store waitForReplicas: a write no rep
       await admin.quit();
       await real.quit();
     }
-    await until('the replica in sync again', async () => /master_link_status:up/.test(await info(replicaPort)));
+    await until('the replica in sync again', async () => /master_link_status:up/.test(await info(replicaPort)), { everyMs: 100, tries: 200 });
   });
 
   it('the WAIT leaves with its script, before the script is answered, so it is counted on the script\'s own connection', async () => {
@@ -184,7 +177,7 @@ describe.skipIf(PORTS.length !== 3)('Redis store waitForReplicas: a write no rep
     const { access, refresh } = buildTokenPair({ userId: null });
     expect(await store.tokens.saveTokens(access, refresh, { authorizedAt: new Date() })).toBe(true);
     const replica = await open(replicaPort, false);
-    await until('the token on the replica', async () => (await replica.tokens.findAccessToken(access.tokenHash)) !== null);
+    await until('the token on the replica', async () => (await replica.tokens.findAccessToken(access.tokenHash)) !== null, { everyMs: 100, tries: 200 });
     link.setMode('hang');
     await store.tokens.revokeGrant(access.grantId);
     expect(await store.tokens.findAccessToken(access.tokenHash)).toBeNull();
