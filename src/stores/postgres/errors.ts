@@ -34,7 +34,8 @@ const SQLSTATE_WORDS: Readonly<Record<string, string>> = {
   '3D000': 'no such database',
   '28P01': 'password authentication failed',
   '28000': 'the server refused this role or host (pg_hba.conf)',
-  '57P01': 'the server is shutting down',
+  // admin_shutdown is what a fast shutdown and pg_terminate_backend() both send, with one message for both.
+  '57P01': 'the server ended the connection: a shutdown, or pg_terminate_backend',
   '57P03': 'the server is starting up or not accepting connections',
   '53300': 'too many connections',
   '25006': 'the server takes no writes (a standby, or read-only)',
