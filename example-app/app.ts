@@ -90,6 +90,8 @@ export function createApp(options: AppOptions): App {
   app.get('/health/live', oauth.health.liveness);
   app.get('/metrics', metricsGuard(options.metricsAccess ?? { token: null, localOnly: true }), metrics.handler);
   app.get('/', helmet(), (_req, res) => {
+    // Names AUTH_URL's endpoints, which a restart with another AUTH_URL changes: no cache keeps it.
+    res.setHeader('Cache-Control', 'no-store');
     res.json({
       name: 'Acme Sign example API',
       authorization_endpoint: `${authUrl}/oauth2/authorize`,
@@ -106,5 +108,10 @@ export function createApp(options: AppOptions): App {
   // The package's router last: it serves its own paths under both issuers and sets its own headers
   // (SPEC §4.2 fixes them byte for byte), so helmet is not put in front of it.
   app.use(oauth.router);
+  // Whatever nothing above answered: a JSON 404 as under /api/v1, not Express's HTML page, and no-store, since a
+  // shared cache keeps a 404 without Cache-Control (Varnish: 120 s), across the deploy that adds the path.
+  app.use((_req, res) => {
+    res.status(404).setHeader('Cache-Control', 'no-store').json({ error: 'not_found', error_description: 'no such route' });
+  });
   return { app, oauth, metrics };
 }

@@ -210,6 +210,18 @@ describe('example app in-process', () => {
   });
 
   it.each([
+    ['get', '/'], ['get', '/signatures'], ['post', '/nope'], ['get', '/oauth2/nope'], ['get', '/legacy/nope'],
+  ] as const)('%s %s outside the API is never kept by a shared cache, and a path nothing serves is a JSON 404', async (method, path) => {
+    const response = await request(app)[method](path);
+    expect(response.headers['cache-control']).toBe('no-store');
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    if (path !== '/') {
+      expect(response.status).toBe(404);
+      expect(response.body).toEqual({ error: 'not_found', error_description: 'no such route' });
+    }
+  });
+
+  it.each([
     ['text/plain', '{"title":"NDA"}'],
     ['application/x-www-form-urlencoded', 'title=NDA'],
   ])('refuses a %s body with 415 and a JSON error naming application/json', async (type, body) => {
