@@ -1,5 +1,6 @@
 // PostgreSQL store: a read that draws a pooled connection whose backend was just terminated is sent once more on
 // another connection (a SELECT changes nothing, whether or not it reached the server); writes and timeouts never are.
+import { createServer, type Server } from 'node:net';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createPostgresStore, type PostgresStore } from '../../src/stores/postgres/index.js';
@@ -72,23 +73,26 @@ describe.skipIf(!url)('PostgreSQL store: reads on a just-terminated connection (
 /** A pool whose `query` answers from `script`, one entry a call, recording each call's config. */
 function scriptedPool(script: readonly (Error | 'ok')[], options: { connectionTimeoutMillis?: number; max?: number } = {}) {
   const calls: PostgresQueryConfig[] = [];
+  const released: Array<Error | boolean | undefined> = [];
+  async function query(config: PostgresQueryConfig) {
+    const step = script[calls.length];
+    calls.push(config);
+    if (step === undefined) throw new Error('unexpected query');
+    if (step instanceof Error) throw step;
+    return { rows: [{ ok: 1 }], rowCount: 1 };
+  }
   const pool = {
     options,
-    async query(config: PostgresQueryConfig) {
-      const step = script[calls.length];
-      calls.push(config);
-      if (step === undefined) throw new Error('unexpected query');
-      if (step instanceof Error) throw step;
-      return { rows: [{ ok: 1 }], rowCount: 1 };
-    },
+    query,
+    // A read draws its connection itself (a failure as one opens is not retried): each is released, with its error.
     async connect() {
-      throw new Error('not used');
+      return { query, release: (err?: Error | boolean) => { released.push(err); } };
     },
     async end() {},
     on() {},
     removeListener() {},
   } as unknown as PostgresPoolConnection;
-  return { pool, calls };
+  return { pool, calls, released };
 }
 
 const terminated = () => Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
@@ -96,10 +100,12 @@ const SELECT = prepareSql('SELECT 1 AS ok');
 
 describe('PostgreSQL runner: read retry rules', () => {
   it('a read that met a terminated backend is sent once more, within the query timeout', async () => {
-    const { pool, calls } = scriptedPool([terminated(), 'ok'], { connectionTimeoutMillis: 5000 });
+    const { pool, calls, released } = scriptedPool([terminated(), 'ok'], { connectionTimeoutMillis: 5000 });
     const { rows } = await createPostgresRunner(pool, 1000).read(SELECT, []);
     expect(rows).toEqual([{ ok: 1 }]);
     expect(calls).toHaveLength(2);
+    // The broken connection goes back with its error (pg's pool then discards it), the good one without.
+    expect(released).toEqual([expect.objectContaining({ code: '57P01' }), undefined]);
     expect(calls[1]!.query_timeout).toBeLessThanOrEqual(1000);
     expect(calls[1]!.query_timeout).toBeGreaterThan(0);
   });
@@ -131,5 +137,30 @@ describe('PostgreSQL runner: read retry rules', () => {
     const { pool, calls } = scriptedPool([terminated(), 'ok']);
     await expect(createPostgresRunner(pool, 1000).query(SELECT, [])).rejects.toBeInstanceOf(StoreUnavailableError);
     expect(calls).toHaveLength(1);
+  });
+});
+
+describe('PostgreSQL runner: a connection that fails as it opens is not a connection that broke', () => {
+  // An address that accepts every connection and closes it at once: HAProxy or a pooler with no server behind it in
+  // a failover. Each new connection fails as the first did, so a read sent again only multiplies the attempts.
+  it.each(['closed', 'reset'])('a read against an address that %s each connection opens it once, as a write does', async (how) => {
+    let accepted = 0;
+    const server: Server = createServer((socket) => {
+      accepted += 1;
+      if (how === 'reset') socket.resetAndDestroy();
+      else socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    const pool = new pg.Pool({ host: '127.0.0.1', port, user: 'nobody', database: 'none', max: 10, connectionTimeoutMillis: 5000 });
+    pool.on('error', () => undefined);
+    try {
+      const runner = createPostgresRunner(pool as unknown as PostgresPoolConnection, 1000);
+      await expect(runner.read(SELECT, [])).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(accepted).toBe(1);
+    } finally {
+      await pool.end();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

@@ -161,9 +161,18 @@ export function createPostgresRunner(pool: PostgresPoolConnection, queryTimeoutM
     const started = performance.now();
     let timeoutMs = queryTimeoutMs;
     for (let retries = poolSize; ; retries -= 1) {
+      // Drawn here rather than by pool.query, so that a connection that fails as it opens is told apart: behind an
+      // address that accepts and closes every connection (HAProxy or a pooler with no server up), each new one fails
+      // as the first did, and sending the read again made the pool's size more connection attempts per read. The
+      // read's own deadline (when there is one) covers the wait: one that comes late still runs and is released.
+      const client = listenedWhileOut(await pool.connect());
       try {
-        return await pool.query<R>(configOf(sql, values, timeoutMs));
+        const result = await client.query<R>(configOf(sql, values, timeoutMs));
+        client.release();
+        return result;
       } catch (err) {
+        // pg's pool discards a connection released with an error, so the next attempt draws another.
+        client.release(err instanceof Error ? err : new Error(String(err)));
         timeoutMs = Math.floor(queryTimeoutMs - (performance.now() - started));
         if (retries < 1 || timeoutMs < 1 || !isPostgresConnectionBroken(err)) throw err;
       }
