@@ -35,6 +35,8 @@ const ANY_BEARER = /^Bearer(\s|$)/i;
 /** Sends the refusal and reports it; `missing_token` stands for RFC 6750 §3.1's "no error code" answer. */
 function reject(source: OAuthEvents, res: Response, status: number, challenge: string | null, body: Record<string, string>): void {
   reportErrorAnswer(source, 'bearer', body.error ?? 'missing_token', status);
+  // A host's request timeout may have answered while the token was looked up: nothing more can be said on it.
+  if (res.headersSent) return;
   sendHostRouteJson(res, status, body, challenge ? [['WWW-Authenticate', challenge]] : undefined);
 }
 
@@ -128,8 +130,10 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
       setRequestAuth(req, auth);
       // The answer is this token's: no shared cache may keep it (RFC 9111 §3.5), yet nginx's proxy_cache ignores
       // Authorization and stores it under `proxy_cache_valid`, for the next caller with no token. The host's own
-      // Cache-Control, set before the check or by its handler after, wins.
-      if (!res.hasHeader('Cache-Control')) res.setHeader('Cache-Control', 'no-store');
+      // Cache-Control, set before the check or by its handler after, wins. An answer a host's request timeout already
+      // sent while the token was looked up takes no header: setting one threw from the middleware's promise, which
+      // Express 4 leaves unhandled.
+      if (!res.headersSent && !res.hasHeader('Cache-Control')) res.setHeader('Cache-Control', 'no-store');
       next();
     }
 

@@ -181,6 +181,32 @@ describe('RFC 6750 bearer token usage (requireBearer)', () => {
     expect([before.status, before.headers['cache-control']]).toEqual([200, 'private, max-age=30']);
   });
 
+  // A host's request timeout (connect-timeout, a hand-written one) answers 503 while the store lookup is still pending,
+  // then the lookup admits or refuses the token. Nothing more can be said on that answer; setting no-store on it threw
+  // ERR_HTTP_HEADERS_SENT from the middleware's promise, which Express 4 ignores: an unhandled rejection ends Node 20.
+  it('says nothing more on an answer the host already sent while the token was looked up (a request timeout)', async () => {
+    const { default: express } = await import('express');
+    const { createTestRouter } = await import('../helpers/app.js');
+    const slow = { ...t.store, tokens: { ...t.store.tokens, async findAccessToken(hash: string) {
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      return t.store.tokens.findAccessToken(hash);
+    } } };
+    const oauth = createTestRouter(slow);
+    const outcomes: unknown[] = [];
+    const host = express();
+    const bearer = oauth.requireBearer();
+    host.get('/api/v1/me', (_req, res, next) => { setTimeout(() => res.status(503).json({ error: 'timeout' }), 5); next(); },
+      (req, res, next) => { void Promise.resolve(bearer(req, res, next)).then(() => outcomes.push('settled'), (err: unknown) => outcomes.push(err)); },
+      (_req, _res, next) => { outcomes.push('handler'); next(); });
+    for (const token of [fullToken, 'no-such-token']) {
+      outcomes.length = 0;
+      const res = await request(host).get('/api/v1/me').set('Authorization', `Bearer ${token}`);
+      expect([res.status, res.headers['cache-control']]).toEqual([503, undefined]);
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      expect(outcomes).toEqual(token === fullToken ? ['handler', 'settled'] : ['settled']);
+    }
+  });
+
   it('leaves the host\'s own security headers as the host set them (no HSTS, framing or XSS header of the token endpoint\'s)', async () => {
     const { default: express } = await import('express');
     const { createTestRouter } = await import('../helpers/app.js');
