@@ -140,8 +140,17 @@ async function main(): Promise<void> {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
 
-  demo = await seedDemoClients(store, redirectUri);
+  // Read while listening: a stop during the seeding closes the server, and address() is null then.
   const actualPort = (server.address() as AddressInfo).port;
+  try {
+    demo = await seedDemoClients(store, redirectUri);
+  } catch (error) {
+    // A stop closed the store under the seeding: stop() exits, and there is nothing to report or show.
+    if (stopping) return;
+    throw error;
+  }
+  // Printed even when a stop came during the seeding: the integrations it registered exist now, and their secrets are
+  // shown only here.
   process.stdout.write(`${formatBanner({
     listenUrl: `http://localhost:${actualPort}`,
     authUrl,
