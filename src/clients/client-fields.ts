@@ -15,6 +15,20 @@ const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 /** A surrogate not in a pair: with the `u` flag a pair reads as one astral code point, so only a lone one is `Cs`. */
 const LONE_SURROGATE = /\p{Cs}/u;
 
+/**
+ * A letter, digit, punctuation mark or symbol: what makes a name show at all. Without one, a name of zero-width
+ * spaces (U+200B, a format character JavaScript's `trim()` keeps) or of the blank letters below is an invisible
+ * integration on the consent page ("Allow  ?"), a user cannot tell what they grant.
+ */
+const VISIBLE = /[\p{L}\p{N}\p{P}\p{S}]/u;
+/** Letters and symbols that render as nothing: the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0), Braille's blank. */
+const BLANK_LOOKALIKES = /[\u115f\u1160\u3164\uffa0\u2800]/gu;
+
+/** Whether `text` shows at least one character (VISIBLE, not a blank look-alike). */
+function showsSomething(text: string): boolean {
+  return VISIBLE.test(text.replace(BLANK_LOOKALIKES, ''));
+}
+
 /** The code points of `text`, counted up to `stop` (a megabyte of name is not walked to the end). */
 function countCodePoints(text: string, stop: number): number {
   let count = 0;
@@ -28,7 +42,7 @@ function countCodePoints(text: string, stop: number): number {
  * formatting characters (BIDI_CONTROLS), which let a name impersonate another or scramble the page around it; a
  * name written in a right-to-left script needs none of them.
  * @throws TypeError unless 1–200 characters (code points) of well-formed text without control or bidirectional
- *   formatting characters. @see RFC 6749 §2.
+ *   formatting characters, showing at least one character. @see RFC 6749 §2.
  */
 export function checkClientName(name: unknown): string {
   const trimmed = typeof name === 'string' ? name.trim() : '';
@@ -38,6 +52,7 @@ export function checkClientName(name: unknown): string {
   if (LONE_SURROGATE.test(trimmed)) throw new TypeError('name must not contain lone surrogates (it is not valid Unicode text)');
   if (/[\u0000-\u001f\u007f-\u009f]/.test(trimmed)) throw new TypeError('name must not contain control characters');
   if (BIDI_CONTROLS.test(trimmed)) throw new TypeError('name must not contain bidirectional formatting characters (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C)');
+  if (!showsSomething(trimmed)) throw new TypeError('name must show at least one letter, digit, punctuation mark or symbol (not only spaces or invisible characters)');
   return trimmed;
 }
 

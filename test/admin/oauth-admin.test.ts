@@ -204,6 +204,19 @@ describe('createOAuthAdmin (RFC 6749 §2, RFC 7009 §2.1)', () => {
     expect(await admin.getClient(client.clientId)).toEqual(client);
   });
 
+  it('a name shows something: only zero-width, blank or space characters are refused, as on create so on update', async () => {
+    const admin = createOAuthAdmin(createMemoryStore());
+    const { client } = await admin.createClient({ name: 'Acme', flow: 'client_credentials' });
+    for (const invisible of ['\u200B', '\u200B\u200C\u200D\u2060', '\u3164', ' \u115F\u1160 ', '\u2800\u2800', '\uFFA0\u00A0', '\u0301']) {
+      await expect(admin.createClient({ name: invisible, flow: 'client_credentials' })).rejects.toThrow('name must show at least one');
+      await expect(admin.updateClient(client.clientId, { name: invisible })).rejects.toThrow('name must show at least one');
+    }
+    expect(await admin.getClient(client.clientId)).toEqual(client);
+    for (const visible of ['.', '\u200BAcme', '\u{1F4DD}', '\u3164x', 'تطبيق', '\u4E2D']) {
+      expect((await admin.createClient({ name: visible, flow: 'client_credentials' })).client.name).toBe(visible);
+    }
+  });
+
   it('a contract-v1 store refuses a grace period with StoreCapabilityError, and the old secret keeps working over HTTP', async () => {
     const store = contractV1Store();
     const host = await createTestApp({}, store);

@@ -148,6 +148,8 @@ describe('example app in-process', () => {
     ['a left-to-right embedding', '"\\u202aNDA"', /bidirectional formatting characters/],
     ['a first-strong isolate', '"NDA\\u2068"', /bidirectional formatting characters/],
     ['a pop directional isolate', '"NDA\\u2069"', /bidirectional formatting characters/],
+    ['zero-width spaces only', '"\\u200b\\u200b"', /show at least one letter/],
+    ['Hangul fillers and spaces only', '" \\u3164 "', /show at least one letter/],
   ])('refuses a title with %s with 400 naming the rule', async (_label, titleJson, rule) => {
     const { token } = await clientCredentialsToken();
     const response = await request(app)
