@@ -5,6 +5,7 @@ import { importDriver, type StoreDriver } from '../missing-driver.js';
 import { StoreUnavailableError } from '../store-unavailable-error.js';
 import type { DuplicableRedisClient } from './revocation-feed.js';
 import { clusterCredentials } from './cluster-credentials.js';
+import { clusterNodeReconnector } from './cluster-node-reconnect.js';
 
 const REDIS: StoreDriver = { store: 'Redis', name: 'redis', major: 5 };
 
@@ -40,7 +41,7 @@ export interface ResilientRedisConnection {
 }
 
 /** The wait before reconnection attempt `retries` (from 0): 50 ms, doubling to 2 s, as node-redis's own backoff. */
-function reconnectDelay(retries: number): number {
+export function reconnectDelay(retries: number): number {
   return Math.min(50 * 2 ** retries, 2000);
 }
 
@@ -222,6 +223,14 @@ export async function connectResilientRedis(options: {
 /** A connected node-redis cluster client the store owns, and its shutdown. */
 export interface ResilientRedisClusterConnection {
   readonly cluster: RedisClusterType;
+  /**
+   * Reconnects now the connection of the node serving `firstKey` if it was lost and no attempt is under way: the
+   * attempt, which resolves once it is ready; `null` for a keyless command. Call it before a command goes out, as
+   * ResilientRedisConnection's `reconnect()`: a lost node connection is made again by nothing else but a backoff.
+   */
+  reconnect(firstKey: string | undefined, isReadonly: boolean): Promise<void> | null;
+  /** Call after a command for `firstKey` timed out: its node is PINGed, and a hung connection dropped and made again. */
+  probe(firstKey: string | undefined, isReadonly: boolean): void;
   /** Closes every node connection, bounded by the timeout. Idempotent. */
   close(): Promise<void>;
 }
@@ -234,7 +243,9 @@ function usesTls(rootNodes: readonly string[]): boolean {
 /**
  * Connects a node-redis cluster client (`createCluster`) with the same outage behaviour as
  * connectResilientRedis for every node: no offline queue, a connect timeout, keep-alive PINGs, a socket
- * timeout, and reconnection with backoff once connected. node-redis follows MOVED/ASK redirects and re-reads the
+ * timeout, and, once connected, reconnection on demand (clusterNodeReconnector: a command for a lost node's slots
+ * makes its connection again, a hung one is dropped, a handshake unanswered within `timeoutMs` given up), with the
+ * backoff in the background. node-redis follows MOVED/ASK redirects and re-reads the
  * slot map on them; a master that died sends neither, so the map is also re-read whenever a node's connection
  * fails (`rediscoverOnNodeError`): once its replica is promoted, requests for its slots go there, where they
  * would answer 503 until the dead node came back. The user and password
@@ -268,7 +279,9 @@ export async function connectResilientRedisCluster(options: {
         ...(usesTls(options.rootNodes) ? { tls: true as const } : {}),
         connectTimeout: timeoutMs,
         socketTimeout: timeoutMs * 3,
-        reconnectStrategy: (retries: number, cause: Error) => (connected ? Math.min(50 * 2 ** retries, 2000) : cause),
+        // node-redis never retries: the first connect rejects (an unreachable cluster fails at once), and a lost node
+        // connection stays closed for the reconnector below (a retry of node-redis's own would race its attempt).
+        reconnectStrategy: (_retries: number, cause: Error) => cause,
       },
     },
   }) as unknown as RedisClusterType;
@@ -282,14 +295,24 @@ export async function connectResilientRedisCluster(options: {
   let closed = false;
   const rediscovery = rediscoverOnNodeError(cluster, () => closed || !connected);
   cluster.on('node-error', rediscovery.onNodeError);
+  const reconnector = clusterNodeReconnector(cluster, { timeoutMs, logger, label });
+  cluster.on('node-error', () => {
+    if (connected) reconnector.reconnectLost();
+  });
   cluster.on('node-ready', () => {
     reported = false;
   });
   try {
     await cluster.connect();
     connected = true;
-    reopenGivenUpNodes(cluster);
+    // A master down when the store starts failed its first connection and, before the store was connected, was not
+    // retried: node-redis keeps that closed connection for the master's slots, which emits no `node-error` (so no
+    // re-read of the slot map) and answered 503 for as long as the process ran, the replica's promotion and the node's
+    // return included. Reconnected now, it fails like any lost node: its commands fail (503), each failed attempt
+    // emits `node-error` (the map is read again, so a promoted replica takes over), and the node's return serves them.
+    reconnector.reconnectLost();
   } catch (err) {
+    reconnector.stop();
     try {
       cluster.destroy();
     } catch {
@@ -299,9 +322,12 @@ export async function connectResilientRedisCluster(options: {
   }
   return {
     cluster,
+    reconnect: (firstKey, isReadonly) => reconnector.reconnect(firstKey, isReadonly),
+    probe: (firstKey, isReadonly) => reconnector.probe(firstKey, isReadonly),
     async close() {
       if (closed) return;
       closed = true;
+      reconnector.stop();
       // A re-read under way would connect to the nodes of the map it reads after the close: let it end first.
       await withDeadline(rediscovery.settled(), timeoutMs).catch(() => undefined);
       await withDeadline(cluster.isOpen ? cluster.close() : Promise.resolve(), timeoutMs).catch(() => undefined);
@@ -314,30 +340,10 @@ export async function connectResilientRedisCluster(options: {
   };
 }
 
-/**
- * Reconnects, in the background, every master whose connection gave up while the cluster client connected. A master
- * that is down when the store starts fails its first connection, which the reconnect strategy then refuses to retry
- * (before the store is connected, failing is what makes an unreachable cluster reject at once); node-redis still
- * connects when another root node answers, and keeps that closed connection for the master's slots: every request
- * for them answered 503 "The client is closed" for as long as the process ran, the replica's promotion and the
- * node's return included, since a closed connection emits no `node-error` and so no re-read of the slot map. Reopened
- * now that the strategy backs off, it fails like any lost node: commands for its slots fail at once (503), each
- * failed attempt emits `node-error` (the map is read again, so a promoted replica takes over), and the node's return
- * serves them again.
- * @see https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/ (failover, slot map)
- */
-function reopenGivenUpNodes(cluster: unknown): void {
-  for (const node of (cluster as ClusterSlotsLike).masters ?? []) {
-    const client = node.client;
-    // Failed attempts are reported through `node-error`; the promise itself has nothing more to say.
-    if (client !== undefined && client.isOpen === false && typeof client.connect === 'function') client.connect().catch(() => undefined);
-  }
-}
-
 /** What `rediscoverOnNodeError` reads of node-redis 5's cluster: its slot manager, which it does not type. */
 interface ClusterSlotsLike {
   readonly masters?: readonly {
-    readonly client?: { readonly isReady?: boolean; readonly isOpen?: boolean; connect?(): Promise<unknown> };
+    readonly client?: { readonly isReady?: boolean };
   }[];
   readonly _slots?: { rediscover?(startWith: unknown): Promise<void> };
 }

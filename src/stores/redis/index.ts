@@ -348,21 +348,27 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
     client = own.client as unknown as RedisCommandClient;
   }
 
-  /** Under the command deadline; an outage is a StoreUnavailableError, and a timeout has a hung connection probed. */
-  const bounded = async <T>(sent: () => Promise<T>): Promise<T> => {
+  /**
+   * Under the command deadline; an outage is a StoreUnavailableError, and a timeout has a hung connection probed.
+   * `firstKey` and `isReadonly` route the command on a cluster: its slot's node is the connection reconnected or probed.
+   */
+  const bounded = async <T>(sent: () => Promise<T>, firstKey: string | undefined, isReadonly: boolean): Promise<T> => {
     try {
-      // A lost connection of the store's own is made again for this command, which waits for it (within the
-      // deadline): once Redis answers again, this command is served, not refused until a backoff ends. Commands
-      // while the attempt runs fail at once (no offline queue), as during the outage.
-      const reconnecting = own?.reconnect();
+      // A lost connection of the store's own (on a cluster, the command's node's) is made again for this command,
+      // which waits for it (within the deadline): once Redis answers again, this command is served, not refused until
+      // a backoff ends. Commands while the attempt runs fail at once (no offline queue), as during the outage.
+      const reconnecting = own?.reconnect() ?? ownCluster?.reconnect(firstKey, isReadonly);
       if (reconnecting) await withDeadline(reconnecting, timeoutMs);
       return await withDeadline(sent(), timeoutMs);
     } catch (err) {
-      if (err instanceof StoreUnavailableError && err.cause === undefined) own?.probe();
+      if (err instanceof StoreUnavailableError && err.cause === undefined) {
+        own?.probe();
+        ownCluster?.probe(firstKey, isReadonly);
+      }
       return rethrowRedisError(err);
     }
   };
-  const send: RedisSend = (args) => bounded(() => client.sendCommand(args));
+  const send: RedisSend = (args) => bounded(() => client.sendCommand(args), clusterRoutingKey(args), READ_COMMANDS.has(args[0] ?? ''));
   const unconfirmed = createScriptRunner(send);
   // A script and its WAIT, on the connection that runs the script: a plain Redis's one, or on a cluster the
   // connection of the node that runs it, wherever a MOVED or ASK sent it (cluster.sendCommand would follow those for
@@ -377,7 +383,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
   }
   // Rate-limit counters and the sweeper's pruning go unconfirmed: a counter lost in a failover only lets a few more
   // attempts through, and a prune lost is made again by the next sweep.
-  const run = replicaWait && withWait ? confirmedScriptRunner((key, script, wait) => bounded(() => withWait(key, script, wait)), replicaWait) : unconfirmed;
+  const run = replicaWait && withWait ? confirmedScriptRunner((key, script, wait) => bounded(() => withWait(key, script, wait), key, false), replicaWait) : unconfirmed;
   const keys = createRedisKeys(prefix, onCluster);
   // SCAN reaches one node only: on a cluster the index sets are left to their TTL and to the prune on every add.
   const sweeper = onCluster ? null : startRedisSweeper(keys.accessToken('').slice(0, -'at:'.length), send, unconfirmed, sweepSeconds, logger);

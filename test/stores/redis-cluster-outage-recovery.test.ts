@@ -1,0 +1,110 @@
+// Redis Cluster store: once a node answers again after a hang, calls for its slots are served, not timed out for ever.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createClient } from 'redis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRedisStore, type RedisStore } from '../../src/stores/redis/index.js';
+import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
+import { buildClient } from '../../src/testing/conformance-fixtures.js';
+import { freePort } from '../helpers/example-app-processes.js';
+import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
+import { until } from '../helpers/until.js';
+
+// A cluster of its own (redis-server installed where OAUTH_TEST_REDIS_URL is set): nothing shared is cut off.
+const REDIS_URL = process.env.OAUTH_TEST_REDIS_URL ?? '';
+if (!REDIS_URL) console.info('Redis Cluster outage recovery tests skipped: set OAUTH_TEST_REDIS_URL=redis://127.0.0.1:6379 to run them');
+
+const TIMEOUT_MS = 500;
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+});
+
+/**
+ * A one-node cluster of the test's own (every slot on one master, so one proxy covers them all), a fault proxy in
+ * front of it, and a cluster store reaching the node through the proxy (the node announces its own address).
+ */
+async function clusterStoreBehindProxy(): Promise<{ store: RedisStore; proxy: FaultProxy; clientId: string }> {
+  const port = await freePort();
+  // The cluster bus on a port of its own: port + 10000, the default, can be past 65535 or taken.
+  let busPort = await freePort();
+  while (busPort === port) busPort = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'oauth-cluster-outage-'));
+  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+  const server: ChildProcess = spawn('redis-server', [
+    '--port', String(port), '--cluster-port', String(busPort), '--bind', '127.0.0.1', '--cluster-enabled', 'yes',
+    '--cluster-config-file', join(dir, 'nodes.conf'), '--cluster-announce-ip', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no',
+  ], { stdio: 'ignore' });
+  cleanups.push(async () => server.kill('SIGKILL'));
+  const connected = async (): Promise<boolean> => {
+    await createClient({ url: `redis://127.0.0.1:${port}`, socket: { reconnectStrategy: false } }).on('error', () => undefined).connect().then((c) => c.close());
+    return true;
+  };
+  await until('redis-server to listen', connected);
+  const admin = createClient({ url: `redis://127.0.0.1:${port}` });
+  await admin.connect();
+  await admin.sendCommand(['CLUSTER', 'ADDSLOTSRANGE', '0', '16383']);
+  await until('cluster_state:ok', async () => /cluster_state:ok/.test(String(await admin.sendCommand(['CLUSTER', 'INFO']))));
+  await admin.close();
+  const proxy = await startFaultProxy({ host: '127.0.0.1', port });
+  cleanups.push(() => proxy.close());
+  const store = await createRedisStore({
+    cluster: { rootNodes: [`redis://127.0.0.1:${proxy.port}`], nodeAddressMap: { [`127.0.0.1:${port}`]: { host: '127.0.0.1', port: proxy.port } } },
+    commandTimeoutMs: TIMEOUT_MS, logger: { warn: () => undefined },
+  });
+  cleanups.push(() => store.close());
+  const { client } = buildClient();
+  await store.clients.createClient(client);
+  return { store, proxy, clientId: client.clientId };
+}
+
+/** Calls until one is served: how long that took and how many were refused (each a 503) meanwhile. */
+async function untilServed(call: () => Promise<unknown>, giveUpMs: number): Promise<{ servedAfterMs: number; refused: number }> {
+  const start = performance.now();
+  let refused = 0;
+  while (performance.now() - start < giveUpMs) {
+    const served = await call().then(() => true, (err: unknown) => {
+      expect(err).toBeInstanceOf(StoreUnavailableError);
+      return false;
+    });
+    if (served) return { servedAfterMs: performance.now() - start, refused };
+    refused += 1;
+    // Refused at once (no offline queue) while a reconnection runs: let the event loop (and the proxy) turn.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return { servedAfterMs: Infinity, refused };
+}
+
+describe.skipIf(!REDIS_URL)('Redis Cluster store after an outage ends', () => {
+  it('a hang under steady calls (connections accepted, never answered): served within two command timeouts of its end, not never', { timeout: 15_000 }, async () => {
+    const { store, proxy, clientId } = await clusterStoreBehindProxy();
+    proxy.setMode('hang');
+    // Calls go on through the hang, each refused: each one written to the hung connection kept its socket timeout
+    // from ever firing, so node-redis never dropped it.
+    const hung = performance.now();
+    while (performance.now() - hung < 3 * TIMEOUT_MS) {
+      await expect(store.clients.findClient(clientId)).rejects.toBeInstanceOf(StoreUnavailableError);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    // The hang ends for new connections only (a middlebox that lost the state of those it held).
+    proxy.setMode('up');
+    const { servedAfterMs, refused } = await untilServed(() => store.clients.findClient(clientId), 8 * TIMEOUT_MS);
+    // Before: every call timed out, 20 s after the hang's end as at its start (the connection stayed the hung one).
+    expect(servedAfterMs, `${refused} calls refused after the hang ended`).toBeLessThan(2 * TIMEOUT_MS);
+  });
+
+  it('a refused connection, for long enough to back off to seconds: the first call after it is served', { timeout: 15_000 }, async () => {
+    const { store, proxy, clientId } = await clusterStoreBehindProxy();
+    proxy.setMode('down');
+    await expect(store.clients.findClient(clientId)).rejects.toBeInstanceOf(StoreUnavailableError);
+    // Reconnection attempts back off (50 ms, doubling to 2 s), the node's and the revocation feed's subscriber's
+    // alike: fourteen refused means the node's next waits 2 s or so.
+    const before = proxy.accepted;
+    await until('seven refused reconnection attempts of each connection', () => proxy.accepted - before >= 14);
+    proxy.setMode('up');
+    // node-redis's own loop would still be asleep: this call was refused at once ("The client is closed").
+    expect(await store.clients.findClient(clientId)).not.toBeNull();
+  });
+});
