@@ -59,19 +59,20 @@ type Callback = (err?: unknown, value?: unknown) => void;
  * StoreUnavailableError: the router's pages then answer 503 "temporarily unavailable", never a 500 or a
  * request that hangs on a dead connection. `onTimeout` lets the owner drop a connection that stopped answering;
  * `beforeCall` lets it make a lost connection again for this call (a promise the call waits for, within the
- * same deadline), or say there is nothing to wait for (`null`).
+ * same deadline), or say there is nothing to wait for (`null`). Both are given the session id, whose key a cluster
+ * routes by.
  */
 class GuardedSessionStore extends SessionStore {
   constructor(
     private readonly inner: SessionStore,
     private readonly timeoutMs: number,
-    private readonly onTimeout: () => void,
-    private readonly beforeCall: () => Promise<void> | null = () => null,
+    private readonly onTimeout: (sid: string) => void,
+    private readonly beforeCall: (sid: string) => Promise<void> | null = () => null,
   ) {
     super();
   }
 
-  private guard(label: string, callback: Callback | undefined, run: (done: Callback) => void): void {
+  private guard(label: string, sid: string, callback: Callback | undefined, run: (done: Callback) => void): void {
     let settled = false;
     const finish: Callback = (err, value) => {
       if (settled) return;
@@ -82,7 +83,7 @@ class GuardedSessionStore extends SessionStore {
     };
     const timer = setTimeout(() => {
       finish(unavailable(`session store unavailable (no answer to ${label} within ${this.timeoutMs} ms)`));
-      this.onTimeout();
+      this.onTimeout(sid);
     }, this.timeoutMs);
     const send = (): void => {
       // The deadline may have passed while reconnecting: the caller has its 503, so nothing goes out.
@@ -95,7 +96,7 @@ class GuardedSessionStore extends SessionStore {
     };
     let reconnecting: Promise<void> | null;
     try {
-      reconnecting = this.beforeCall();
+      reconnecting = this.beforeCall(sid);
     } catch (err) {
       finish(err);
       return;
@@ -105,15 +106,15 @@ class GuardedSessionStore extends SessionStore {
   }
 
   override get(sid: string, callback: (err: unknown, session?: SessionData | null) => void): void {
-    this.guard('get', callback as Callback, (done) => this.inner.get(sid, done));
+    this.guard('get', sid, callback as Callback, (done) => this.inner.get(sid, done));
   }
 
   override set(sid: string, data: SessionData, callback?: (err?: unknown) => void): void {
-    this.guard('set', callback, (done) => this.inner.set(sid, data, done));
+    this.guard('set', sid, callback, (done) => this.inner.set(sid, data, done));
   }
 
   override destroy(sid: string, callback?: (err?: unknown) => void): void {
-    this.guard('destroy', callback, (done) => this.inner.destroy(sid, done));
+    this.guard('destroy', sid, callback, (done) => this.inner.destroy(sid, done));
   }
 
   override touch(sid: string, data: SessionData, callback?: () => void): void {
@@ -121,7 +122,7 @@ class GuardedSessionStore extends SessionStore {
       callback?.();
       return;
     }
-    this.guard('touch', callback, (done) => this.inner.touch!(sid, data, done));
+    this.guard('touch', sid, callback, (done) => this.inner.touch!(sid, data, done));
   }
 }
 
@@ -220,10 +221,14 @@ async function createRedisSessionStore(storeUrl: string, timeoutMs: number, logg
 async function createRedisClusterSessionStore(storeUrl: string, timeoutMs: number, logger: SessionStoreOptions['logger'] & object): Promise<AppSessionStore> {
   const { rootNodes, prefix: value } = parseRedisClusterUrl(storeUrl);
   const prefix = `${value ?? 'oauth:'}${SESSION_KEY_SUFFIX}`;
+  // As the OAuth store's calls on a cluster, each session call first makes its key's node's lost connection again and
+  // waits for it, and one that times out has that node PINGed: without that, a cluster answering again saw session
+  // calls refused until the background backoff (up to 2 s) ended, and after a hang under steady use, time out for ever.
   const connection = await connectResilientRedisCluster({ rootNodes, timeoutMs, logger, label: 'example app: Redis Cluster session' });
   const inner = new RedisStore({ client: connection.cluster, prefix });
+  const key = (sid: string): string => `${prefix}${sid}`;
   return {
-    store: new GuardedSessionStore(inner, timeoutMs, () => undefined),
+    store: new GuardedSessionStore(inner, timeoutMs, (sid) => connection.probe(key(sid), false), (sid) => connection.reconnect(key(sid), false)),
     description: `redis cluster (key prefix ${prefix})`,
     shared: true,
     close: () => connection.close(),

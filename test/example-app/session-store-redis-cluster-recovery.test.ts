@@ -1,0 +1,102 @@
+// Example app's Redis Cluster sessions: once the cluster answers again after an outage, sessions are served, as tokens are.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SessionData } from 'express-session';
+import { createClient } from 'redis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSessionStore, type AppSessionStore } from '../../example-app/session-store.js';
+import { freePort } from '../helpers/example-app-processes.js';
+import { startFaultProxy, type FaultProxy } from '../stores/fault-proxy.js';
+import { until } from '../helpers/until.js';
+
+// A cluster of its own (redis-server installed where OAUTH_TEST_REDIS_URL is set): nothing shared is cut off.
+const REDIS_URL = process.env.OAUTH_TEST_REDIS_URL ?? '';
+if (!REDIS_URL) console.info('Redis Cluster session recovery tests skipped: set OAUTH_TEST_REDIS_URL=redis://127.0.0.1:6379 to run them');
+
+const TIMEOUT_MS = 500;
+const SESSION = { cookie: { originalMaxAge: 60_000, expires: new Date(Date.now() + 60_000) } } as unknown as SessionData;
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+});
+
+/**
+ * A one-node cluster of the test's own (every slot on one master) that announces a fault proxy's port in front of it,
+ * so a `redis+cluster://` URL naming the proxy reaches the node through it alone, and the app's sessions on it.
+ */
+async function clusterSessionsBehindProxy(): Promise<{ sessions: AppSessionStore; proxy: FaultProxy }> {
+  const port = await freePort();
+  const proxy = await startFaultProxy({ host: '127.0.0.1', port });
+  cleanups.push(() => proxy.close());
+  // The cluster bus on a port of its own: port + 10000, the default, can be past 65535 or taken.
+  let busPort = await freePort();
+  while (busPort === port || busPort === proxy.port) busPort = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'oauth-cluster-sessions-'));
+  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+  const server: ChildProcess = spawn('redis-server', [
+    '--port', String(port), '--cluster-port', String(busPort), '--bind', '127.0.0.1', '--cluster-enabled', 'yes',
+    '--cluster-config-file', join(dir, 'nodes.conf'), '--cluster-announce-ip', '127.0.0.1', '--cluster-announce-port', String(proxy.port),
+    '--dir', dir, '--save', '', '--appendonly', 'no',
+  ], { stdio: 'ignore' });
+  cleanups.push(async () => server.kill('SIGKILL'));
+  await until('redis-server to listen', async () => {
+    await createClient({ url: `redis://127.0.0.1:${port}`, socket: { reconnectStrategy: false } }).on('error', () => undefined).connect().then((c) => c.close());
+    return true;
+  });
+  const admin = createClient({ url: `redis://127.0.0.1:${port}` });
+  await admin.connect();
+  await admin.sendCommand(['CLUSTER', 'ADDSLOTSRANGE', '0', '16383']);
+  await until('cluster_state:ok', async () => /cluster_state:ok/.test(String(await admin.sendCommand(['CLUSTER', 'INFO']))));
+  await admin.close();
+  const sessions = await createSessionStore(`redis+cluster://127.0.0.1:${proxy.port}?prefix=recovery:`, { timeoutMs: TIMEOUT_MS, logger: { warn: () => undefined } });
+  cleanups.push(() => sessions.close());
+  return { sessions, proxy };
+}
+
+function get(sessions: AppSessionStore, sid: string): Promise<SessionData | null | undefined> {
+  return new Promise((resolve, reject) => sessions.store!.get(sid, (err, data) => (err ? reject(err) : resolve(data))));
+}
+
+function set(sessions: AppSessionStore, sid: string, data: SessionData): Promise<void> {
+  return new Promise((resolve, reject) => sessions.store!.set(sid, data, (err) => (err ? reject(err) : resolve())));
+}
+
+describe.skipIf(!REDIS_URL)('example app Redis Cluster sessions after an outage ends', () => {
+  it('a session read right after the cluster is back is served, though the connection was refused long enough to back off to seconds', { timeout: 15_000 }, async () => {
+    const { sessions, proxy } = await clusterSessionsBehindProxy();
+    await set(sessions, 'sid-1', SESSION);
+    proxy.setMode('down');
+    await expect(get(sessions, 'sid-1')).rejects.toMatchObject({ name: 'StoreUnavailableError' });
+    // Background reconnection attempts back off (50 ms, doubling to 2 s): after seven refused, the next waits 2 s.
+    const before = proxy.accepted;
+    await until('seven refused reconnection attempts', () => proxy.accepted - before >= 7);
+    proxy.setMode('up');
+    // Without an on-demand reconnect this read was refused at once ("The client is closed") until the backoff ended.
+    expect(await get(sessions, 'sid-1')).toMatchObject({ cookie: { originalMaxAge: 60_000 } });
+  });
+
+  it('a hang under steady reads (connections accepted, never answered): served within two timeouts of its end, not never', { timeout: 15_000 }, async () => {
+    const { sessions, proxy } = await clusterSessionsBehindProxy();
+    await set(sessions, 'sid-1', SESSION);
+    proxy.setMode('hang');
+    // Reads go on through the hang, each refused: each one written to the hung connection kept its socket timeout
+    // from ever firing, so node-redis never dropped it.
+    const hung = performance.now();
+    while (performance.now() - hung < 3 * TIMEOUT_MS) {
+      await expect(get(sessions, 'sid-1')).rejects.toMatchObject({ name: 'StoreUnavailableError' });
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    // The hang ends for new connections only (a middlebox that lost the state of those it held).
+    proxy.setMode('up');
+    const resumed = performance.now();
+    let refused = 0;
+    while (performance.now() - resumed < 8 * TIMEOUT_MS) {
+      if (await get(sessions, 'sid-1').then(() => true, () => false)) break;
+      refused += 1;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(performance.now() - resumed, `${refused} reads refused after the hang ended`).toBeLessThan(2 * TIMEOUT_MS);
+  });
+});
