@@ -26,7 +26,7 @@ afterEach(async () => {
  * A one-node cluster of the test's own (every slot on one master, so one proxy covers them all), a fault proxy in
  * front of it, and a cluster store reaching the node through the proxy (the node announces its own address).
  */
-async function clusterStoreBehindProxy(): Promise<{ store: RedisStore; proxy: FaultProxy; clientId: string }> {
+async function clusterStoreBehindProxy(warnings: string[] = []): Promise<{ store: RedisStore; proxy: FaultProxy; clientId: string }> {
   const port = await freePort();
   // The cluster bus on a port of its own: port + 10000, the default, can be past 65535 or taken.
   let busPort = await freePort();
@@ -52,7 +52,7 @@ async function clusterStoreBehindProxy(): Promise<{ store: RedisStore; proxy: Fa
   cleanups.push(() => proxy.close());
   const store = await createRedisStore({
     cluster: { rootNodes: [`redis://127.0.0.1:${proxy.port}`], nodeAddressMap: { [`127.0.0.1:${port}`]: { host: '127.0.0.1', port: proxy.port } } },
-    commandTimeoutMs: TIMEOUT_MS, logger: { warn: () => undefined },
+    commandTimeoutMs: TIMEOUT_MS, logger: { warn: (message) => warnings.push(message) },
   });
   cleanups.push(() => store.close());
   const { client } = buildClient();
@@ -106,5 +106,19 @@ describe.skipIf(!REDIS_URL)('Redis Cluster store after an outage ends', () => {
     proxy.setMode('up');
     // node-redis's own loop would still be asleep: this call was refused at once ("The client is closed").
     expect(await store.clients.findClient(clientId)).not.toBeNull();
+  });
+
+  it('each outage is reported once, not only the first the process saw', { timeout: 15_000 }, async () => {
+    const warnings: string[] = [];
+    const { store, proxy, clientId } = await clusterStoreBehindProxy(warnings);
+    for (let outage = 1; outage <= 2; outage += 1) {
+      proxy.setMode('down');
+      await expect(store.clients.findClient(clientId)).rejects.toBeInstanceOf(StoreUnavailableError);
+      proxy.setMode('up');
+      expect((await untilServed(() => store.clients.findClient(clientId), 8 * TIMEOUT_MS)).servedAfterMs).toBeLessThan(Infinity);
+      // node-redis tells of a node connection's first 'ready' only (node-ready), so the end of an outage was never
+      // noticed after the first: the second went unreported.
+      expect(warnings.filter((line) => /cluster connection lost/.test(line))).toHaveLength(outage);
+    }
   });
 });

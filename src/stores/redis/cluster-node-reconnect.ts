@@ -66,6 +66,11 @@ export function clusterNodeReconnector(cluster: unknown, options: {
   readonly timeoutMs: number;
   readonly logger: RedisConnectionLogger;
   readonly label: string;
+  /**
+   * Called each time a connection made again here is ready: the end of an outage. node-redis's own `node-ready`
+   * tells of a connection's first 'ready' only.
+   */
+  readonly onReady?: () => void;
 }): ClusterNodeReconnector {
   const { timeoutMs, logger, label } = options;
   const slots = (cluster as ClusterNodesLike)._slots;
@@ -93,7 +98,10 @@ export function clusterNodeReconnector(cluster: unknown, options: {
         client.destroy();
       }, timeoutMs);
     });
-    client.on('ready', () => clearTimeout(created.handshake));
+    client.on('ready', () => {
+      clearTimeout(created.handshake);
+      options.onReady?.();
+    });
     return state;
   }
 

@@ -295,7 +295,11 @@ export async function connectResilientRedisCluster(options: {
   let closed = false;
   const rediscovery = rediscoverOnNodeError(cluster, () => closed || !connected);
   cluster.on('node-error', rediscovery.onNodeError);
-  const reconnector = clusterNodeReconnector(cluster, { timeoutMs, logger, label });
+  const reconnector = clusterNodeReconnector(cluster, {
+    timeoutMs, logger, label, onReady: () => {
+      reported = false;
+    },
+  });
   cluster.on('node-error', () => {
     if (connected) reconnector.reconnectLost();
   });
