@@ -35,6 +35,11 @@ interface NodeReconnection {
 /** What the cluster store calls around each command, and what the cluster's events call. */
 export interface ClusterNodeReconnector {
   /**
+   * Whether the cluster client has what this reads (node-redis 5's slot map and node connections): when not, nothing
+   * is reconnected here, and node-redis's own backoff must stay on.
+   */
+  readonly supported: boolean;
+  /**
    * Reconnects now the connection of the node that serves `firstKey` if it was lost and no attempt is under way:
    * the attempt (via the slot map's lookup), or `null` for a keyless command.
    */
@@ -155,6 +160,7 @@ export function clusterNodeReconnector(cluster: unknown, options: {
   }
 
   return {
+    supported: typeof slots?.getClientAndSlotNumber === 'function' && Array.isArray(slots.masters),
     reconnect(firstKey, isReadonly) {
       // A keyless command goes to any node: there is no node of its own to wait for.
       if (stopped || firstKey === undefined) return null;

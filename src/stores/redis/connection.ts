@@ -280,8 +280,9 @@ export async function connectResilientRedisCluster(options: {
         connectTimeout: timeoutMs,
         socketTimeout: timeoutMs * 3,
         // node-redis never retries: the first connect rejects (an unreachable cluster fails at once), and a lost node
-        // connection stays closed for the reconnector below (a retry of node-redis's own would race its attempt).
-        reconnectStrategy: (_retries: number, cause: Error) => cause,
+        // connection stays closed for the reconnector below (a retry of node-redis's own would race its attempt). A
+        // client the reconnector cannot read (another driver version) keeps node-redis's backoff once connected.
+        reconnectStrategy: (retries: number, cause: Error) => (connected && !reconnector.supported ? reconnectDelay(retries) : cause),
       },
     },
   }) as unknown as RedisClusterType;
