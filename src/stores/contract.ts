@@ -455,8 +455,8 @@ export interface Store {
   readonly clientCopies?: ClientCopies;
   /**
    * Optional, in no tier: what readiness asks besides its probe read. Rejects (`StoreUnavailableError`) when the
-   * store cannot serve though reads still answer: the SQLite store's file removed or replaced under it, whose reads
-   * reach the old file while every write is refused, until a restart opens the file at the path again.
+   * store cannot serve though reads still answer: the SQLite store's file removed or replaced under it (whose reads
+   * reach the old file), or its `-wal` removed, while every write is refused until a restart opens the file at the path again.
    */
   checkReady?(): Promise<void>;
   /**

@@ -105,6 +105,20 @@ describe('readiness of a SQLite store whose file is removed or replaced under it
     }
   });
 
+  it('its -wal removed (every write then answers 503 until a restart): not ready', async () => {
+    const h = sqliteHost();
+    try {
+      // The -wal is there the whole time the store's connection is open, between writes too: a healthy store stays ready.
+      for (let i = 0; i < 3; i += 1) expect((await request(h.app).get('/health/ready')).status).toBe(200);
+      rmSync(`${h.file}-wal`);
+      const res = await request(h.app).get('/health/ready');
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({ status: 'not_ready', checks: { store: { status: 'fail', reason: 'unavailable' } } });
+    } finally {
+      await h.cleanup();
+    }
+  });
+
   it('the path out of sight (its folder moved, a file at the folder\'s name: ENOTDIR, as EACCES for a folder made unreadable): not ready (store unavailable), not an error', async () => {
     const h = sqliteHost();
     const folder = dirname(h.file);

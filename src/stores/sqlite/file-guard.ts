@@ -33,9 +33,9 @@ function statAt(path: string, what: string): Stats | undefined {
  * under a running store keeps taking writes into an inode nothing names: every token issued after that is gone at
  * the next start while clients hold it, and every revocation undone. The same goes for a deleted `-wal`, where the
  * commits of the running connection go until its next checkpoint: a crash before it loses them. The check makes
- * such a write fail (503) instead, one or two `stat` per transaction. Inside a write transaction in WAL mode the
- * `-wal` exists (the transaction writes to it), and SQLite never unlinks it while the connection is open, so a
- * missing one was deleted by someone else. Only its presence is checked, not its inode: the connection itself makes
+ * such a write fail (503) instead, one or two `stat` per transaction. In WAL mode the `-wal` exists while the
+ * connection is open (it reads and writes it, and holds the lock that keeps another connection's close from
+ * unlinking it), so a missing one was deleted by someone else. Only its presence is checked, not its inode: the connection itself makes
  * a new one when its journal mode goes to DELETE and back. In-memory and temporary databases have no path to check.
  * @throws StoreUnavailableError from the returned check, for a file gone or replaced, or a path it cannot look at.
  * @see DESIGN §2 (what a response confirmed survives), RFC 6749 §5.2 (`temporarily_unavailable`).

@@ -310,10 +310,12 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
 
     sweepExpired: () => sweeper.sweepNow(),
 
-    // The file at the path is still the one open: its own stat, taken now, without the -wal test, which holds only
-    // inside a write transaction.
+    // The file at the path is still the one open, and its -wal is there: the writes' own check, taken now. The -wal
+    // exists as long as the connection is open (SQLite deletes it only at the last connection's close, and this one
+    // holds a lock that keeps others from doing so): one deleted under it fails every write until a restart, whose
+    // close still checkpoints what it held, so an orchestrator must be told to restart it.
     checkReady: (() => {
-      const sameFileAtPath = createFileGuard(db as SqliteFileInfo, false);
+      const sameFileAtPath = createFileGuard(db as SqliteFileInfo, walMode);
       return async (): Promise<void> => sameFileAtPath();
     })(),
 
