@@ -456,7 +456,8 @@ export interface Store {
   /**
    * Optional, in no tier: what readiness asks besides its probe read. Rejects (`StoreUnavailableError`) when the
    * store cannot serve though reads still answer: the SQLite store's file removed or replaced under it (whose reads
-   * reach the old file), or its `-wal` removed, while every write is refused until a restart opens the file at the path again.
+   * reach the old file), or its `-wal` removed, while every write is refused until a restart opens the file at the path again; or its writes
+   * failing with an I/O error or a read-only file, until one goes through.
    */
   checkReady?(): Promise<void>;
   /**

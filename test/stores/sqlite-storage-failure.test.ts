@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../../src/stores/sqlite/index.js';
-import { basic, createTestApp } from '../helpers/app.js';
+import { basic, createTestApp, createTestRouter } from '../helpers/app.js';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -20,9 +20,11 @@ async function hostOn(db: Database.Database) {
   cleanups.push(() => store.close());
   const logged: string[] = [];
   const t = await createTestApp({ logger: { warn: (m: string) => logged.push(m), error: (m: string) => logged.push(m) } }, store);
+  t.app.get('/health/ready', createTestRouter(store).health.readiness);
+  const ready = async () => (await request(t.app).get('/health/ready')).status;
   const token = () => request(t.app).post('/oauth2/token').type('form').set('Authorization', basic(t.credentialsClient))
     .send({ grant_type: 'client_credentials' });
-  return { ...t, token, logged };
+  return { ...t, token, ready, logged };
 }
 
 function tempDatabase(): { db: Database.Database; file: string } {
@@ -52,5 +54,31 @@ describe('SQLite store whose file fails under it', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(503);
     expect(res.body.error).toBe('temporarily_unavailable');
     expect(h.logged.join('\n')).toMatch(/store unavailable: SQLite store unavailable \(SQLITE_CORRUPT/);
+  });
+
+  it('writes the file refuses (SQLITE_READONLY, as on a filesystem gone read-only) make readiness 503 until a write goes through again', async () => {
+    const { db } = tempDatabase();
+    const h = await hostOn(db);
+    expect(await h.ready()).toBe(200);
+    // Reads still answer, so a probe read alone would call the store ready while it issues nothing.
+    db.pragma('query_only = 1');
+    expect((await h.token()).status).toBe(503);
+    expect(await h.ready()).toBe(503);
+    expect(await h.ready()).toBe(503);
+    // The file takes writes again: readiness finds it out by itself (its probe write), with no token request needed.
+    db.pragma('query_only = 0');
+    expect(await h.ready()).toBe(200);
+    expect((await h.token()).status).toBe(200);
+  });
+
+  it('a full disk (SQLITE_FULL) leaves readiness as it was: reads serve, and writes resume by themselves once there is room', async () => {
+    const { db } = tempDatabase();
+    const h = await hostOn(db);
+    db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
+    const answers = await Promise.all(Array.from({ length: 50 }, () => h.token()));
+    expect(answers.some((res) => res.status === 503)).toBe(true);
+    expect(await h.ready()).toBe(200);
+    db.pragma('max_page_count = 4294967294');
+    expect((await h.token()).status).toBe(200);
   });
 });

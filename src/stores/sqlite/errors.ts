@@ -33,6 +33,19 @@ export function isLockBusy(err: unknown): boolean {
   return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
 }
 
+/** Result-code prefixes of a file that fails the store whatever the moment: it cannot be read, written or opened. */
+const STORAGE_FAILURE_CODES = ['SQLITE_IOERR', 'SQLITE_CORRUPT', 'SQLITE_READONLY', 'SQLITE_CANTOPEN'];
+
+/**
+ * True when the error says the store's file itself failed (an I/O error, a damaged page, a file or filesystem
+ * that takes no writes), rather than a lock (which passes), a full disk (which passes once there is room) or a bug.
+ * @see write-health.ts (readiness), RFC 6749 §5.2 (`temporarily_unavailable`).
+ */
+export function isStorageFailure(err: unknown): boolean {
+  const code = err instanceof Error ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && STORAGE_FAILURE_CODES.some((prefix) => code.startsWith(prefix));
+}
+
 /**
  * The error a store call rejects with: transient failures become StoreUnavailableError with the driver's
  * error as `cause`, anything else (a bug) is returned as it is. The message names the failure kind only,

@@ -61,13 +61,26 @@ export function createFileGuard(db: SqliteFileInfo, wal: boolean): () => void {
 
 /**
  * Runs a write in one IMMEDIATE transaction that `guard` checks before its COMMIT: a write into a file nothing
- * names any more rolls back and fails (503) instead of being answered as done and lost at the next start.
+ * names any more rolls back and fails (503) instead of being answered as done and lost at the next start. Each
+ * outcome goes to `noteOutcome` (write-health.ts: readiness).
  */
-export function createGuardedWrite(db: SqliteConnection, guard: () => void): <T>(write: () => T) => T {
+export function createGuardedWrite(
+  db: SqliteConnection, guard: () => void, noteOutcome: (error?: unknown) => void = () => {},
+): <T>(write: () => T) => T {
   const transaction = db.transaction((write: () => unknown) => {
     const result = write();
     guard();
     return result;
   });
-  return <T>(write: () => T): T => transaction.immediate(write) as T;
+  return <T>(write: () => T): T => {
+    let result: T;
+    try {
+      result = transaction.immediate(write) as T;
+    } catch (error) {
+      noteOutcome(error);
+      throw error;
+    }
+    noteOutcome();
+    return result;
+  };
 }

@@ -49,7 +49,8 @@ export type GroupCommit = <A extends unknown[], R>(write: (...args: A) => R, opt
  * When another connection holds the lock, the whole batch is rolled back (a lock met inside one call's
  * savepoint aborts the batch too: nothing of it is written) and run again on a timer, calls made meanwhile
  * joining behind it; a call still meeting the lock at its deadline (`lockWait.timeoutMs` after it was made)
- * is rejected with StoreUnavailableError and never written. Every call is answered exactly once.
+ * is rejected with StoreUnavailableError and never written. Every call is answered exactly once. Each batch's
+ * outcome but a lock (committed, or the error that failed it) goes to `noteOutcome` (write-health.ts: readiness).
  *
  * Calls of an `ahead` write (the code consumes) go first: the turn runs two batches, in two `setImmediate`
  * callbacks queued together, so that everything a consume's answer leads to (the checks of the code, the
@@ -67,6 +68,7 @@ export type GroupCommit = <A extends unknown[], R>(write: (...args: A) => R, opt
  */
 export function createGroupCommit(
   db: SqliteConnection, lockWait: SqliteLockWait, relaxAhead = false, beforeCommit: () => void = () => {},
+  noteOutcome: (error?: unknown) => void = () => {},
 ): GroupCommit {
   let queue: Pending[] = [];
   // The ahead batch skips SQLite's sync; the connection is back under FULL for everything else (revocations,
@@ -166,12 +168,14 @@ export function createGroupCommit(
       outcomes = commit(batch);
     } catch (error) {
       if (isLockBusy(error)) return waitForLock(batch, error);
+      noteOutcome(error);
       failed = 0;
       const mapped = toStoreError(error);
       for (const item of batch) item.reject(mapped);
       return;
     }
     failed = 0;
+    noteOutcome();
     answer(batch, outcomes);
   }
 

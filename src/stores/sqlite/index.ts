@@ -7,6 +7,7 @@ import { createSqliteClientStore } from './clients.js';
 import { runSqlite } from './errors.js';
 import { createGroupCommit } from './group-commit.js';
 import { createFileGuard, createGuardedWrite, type SqliteFileInfo } from './file-guard.js';
+import { createWriteHealth } from './write-health.js';
 import { createSqliteKeyStore } from './keys.js';
 import { createLockWait } from './lock-wait.js';
 import { createSqliteRateLimits } from './rate-limits.js';
@@ -255,8 +256,10 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
   const relaxAhead = synchronous === 'full' && walMode;
   // Every write is checked before it commits: into the files at the store's path, or not at all (file-guard.ts).
   const guard = createFileGuard(db as SqliteFileInfo, walMode);
-  const guarded = createGuardedWrite(db, guard);
-  const groupCommit = createGroupCommit(db, lockWait, relaxAhead, guard);
+  // Whether writes fail for the file's sake, which readiness reports until one goes through (write-health.ts).
+  const writes = createWriteHealth();
+  const guarded = createGuardedWrite(db, guard, writes.note);
+  const groupCommit = createGroupCommit(db, lockWait, relaxAhead, guard, writes.note);
   const consume = groupCommit((codeHash: string): ConsumeResult<AuthorizationCodeRecord> => {
     const now = Date.now();
     const won = s.consumeCode.get(now, codeHash, now);
@@ -314,9 +317,16 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
     // exists as long as the connection is open (SQLite deletes it only at the last connection's close, and this one
     // holds a lock that keeps others from doing so): one deleted under it fails every write until a restart, whose
     // close still checkpoints what it held, so an orchestrator must be told to restart it.
+    // Then, if the last writes failed for the file's sake, one write of its own: the schema version rewritten as it is.
     checkReady: (() => {
       const sameFileAtPath = createFileGuard(db as SqliteFileInfo, walMode);
-      return async (): Promise<void> => sameFileAtPath();
+      const probeWrite = (): void => {
+        guarded(() => db.pragma(`user_version = ${Number(db.pragma('user_version', { simple: true }))}`));
+      };
+      return async (): Promise<void> => {
+        sameFileAtPath();
+        writes.check(probeWrite);
+      };
     })(),
 
     async close(): Promise<void> {
