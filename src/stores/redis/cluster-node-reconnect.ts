@@ -153,6 +153,16 @@ export function clusterNodeReconnector(cluster: unknown, options: {
     state.background.unref();
   }
 
+  /**
+   * Whether any node connection of the slot map is closed, read without allocating: while none is, which is almost
+   * always, a command needs no slot lookup (an extra promise and deadline timer per command) to learn so.
+   */
+  function anyClosed(): boolean {
+    for (const node of slots?.masters ?? []) if (node.client !== undefined && !node.client.isOpen) return true;
+    for (const node of slots?.replicas ?? []) if (node.client !== undefined && !node.client.isOpen) return true;
+    return false;
+  }
+
   /** The connection of the node that serves `firstKey` (its slot's master, as the command is routed). */
   async function nodeFor(firstKey: string, isReadonly: boolean): Promise<NodeClientLike | undefined> {
     if (typeof slots?.getClientAndSlotNumber !== 'function') return undefined;
@@ -163,7 +173,7 @@ export function clusterNodeReconnector(cluster: unknown, options: {
     supported: typeof slots?.getClientAndSlotNumber === 'function' && Array.isArray(slots.masters),
     reconnect(firstKey, isReadonly) {
       // A keyless command goes to any node: there is no node of its own to wait for.
-      if (stopped || firstKey === undefined) return null;
+      if (stopped || firstKey === undefined || !anyClosed()) return null;
       // The lookup waits only for a connection node-redis is making for a node it just found.
       return nodeFor(firstKey, isReadonly).then((client) => (client ? reconnectNode(client) ?? undefined : undefined));
     },

@@ -368,7 +368,10 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
       return rethrowRedisError(err);
     }
   };
-  const send: RedisSend = (args) => bounded(() => client.sendCommand(args), clusterRoutingKey(args), READ_COMMANDS.has(args[0] ?? ''));
+  // The routing key is worked out on a cluster only: a single Redis has one connection, and this is every command's path.
+  const send: RedisSend = ownCluster
+    ? (args) => bounded(() => client.sendCommand(args), clusterRoutingKey(args), READ_COMMANDS.has(args[0] ?? ''))
+    : (args) => bounded(() => client.sendCommand(args), undefined, false);
   const unconfirmed = createScriptRunner(send);
   // A script and its WAIT, on the connection that runs the script: a plain Redis's one, or on a cluster the
   // connection of the node that runs it, wherever a MOVED or ASK sent it (cluster.sendCommand would follow those for
