@@ -12,11 +12,13 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { REDIRECT_URI, USER, basic, createTestApp, createTestRouter, type TestApp } from '../helpers/app.js';
 import { listen, openConnection, type RawConnection } from '../helpers/raw-http.js';
 import { runCli } from '../helpers/run-cli.js';
-import { clientCredentialsToken, revoke } from '../helpers/token-requests.js';
+import { clientCredentialsToken, codeTokens, revoke } from '../helpers/token-requests.js';
 import { codeGrant, expectRefused, me } from '../helpers/bearer-cache.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { createSqliteStore } from '../../src/stores/sqlite/index.js';
 import { combineStores } from '../../src/stores/combine-stores.js';
+import { createOAuthAdmin } from '../../src/admin/create-oauth-admin.js';
+import { deleteOAuthClient } from '../../src/clients/delete-client.js';
 import { disableClient } from '../../src/clients/disable-client.js';
 import { rotateClientSecret } from '../../src/clients/rotate-client-secret.js';
 import { withdrawConsent } from '../../src/consents/withdraw-consent.js';
@@ -155,6 +157,42 @@ describe.each(FORMATS)('requireBearer cache on the %s store, %s access tokens (R
     await expectRefused(h, token);
   });
 
+  it('a cached token of an integration deleted in this process is refused on the next request', async () => {
+    const h = await host(engine, base);
+    const token = await clientCredentialsToken(h.app, h.credentialsClient);
+    await useUntilCached(h, token);
+    await deleteOAuthClient(h.store, h.credentialsClient.clientId);
+    await expectRefused(h, token);
+  });
+
+  it('a cached token of an integration whose tokens the admin API revoked ({ clientId }) is refused on the next request', async () => {
+    const h = await host(engine, base);
+    const token = await clientCredentialsToken(h.app, h.credentialsClient);
+    await useUntilCached(h, token);
+    await createOAuthAdmin(h.store).revokeTokens({ clientId: h.credentialsClient.clientId });
+    await expectRefused(h, token);
+  });
+
+  it('a cached token of a user the admin API revoked at one integration ({ clientId, userId }) is refused on the next request', async () => {
+    const h = await host(engine, base);
+    const { accessToken } = await codeGrant(h);
+    await useUntilCached(h, accessToken);
+    await createOAuthAdmin(h.store).revokeTokens({ clientId: h.codeClient.clientId, userId: USER.id });
+    await expectRefused(h, accessToken);
+  });
+
+  it('cached tokens of a user the admin API revoked at every integration ({ userId }) are refused on the next request', async () => {
+    const h = await host(engine, base);
+    const atCode = await codeTokens(h.app, h.codeClient);
+    const atLegacy = await codeTokens(h.app, h.legacyCodeClient, '/legacy');
+    const machine = await clientCredentialsToken(h.app, h.credentialsClient);
+    for (const token of [atCode.accessToken, atLegacy.accessToken, machine]) await useUntilCached(h, token);
+    await createOAuthAdmin(h.store).revokeTokens({ userId: USER.id });
+    await expectRefused(h, atCode.accessToken);
+    await expectRefused(h, atLegacy.accessToken);
+    expect((await me(h.app, machine)).status, 'a client_credentials token has no user').toBe(200);
+  });
+
   it('revoking one token drops the whole cache, and other live tokens are verified again, not refused', async () => {
     const h = await host(engine, base);
     const kept = await clientCredentialsToken(h.app, h.credentialsClient);
@@ -205,6 +243,44 @@ describe('requireBearer cache on a SQLite file that other processes and instance
     const result = await runCli(h.file, ['clients', 'rotate-secret', h.codeClient.clientId]);
     expect(result.code, result.stderr).toBe(0);
     await expectRefused(h, accessToken);
+  });
+
+  it('a cached token of an integration oauth-admin deleted in another process is refused on the next request', async () => {
+    const h = await host('sqlite');
+    const token = await clientCredentialsToken(h.app, h.credentialsClient);
+    await useUntilCached(h, token);
+    const result = await runCli(h.file, ['clients', 'delete', h.credentialsClient.clientId, '--yes']);
+    expect(result.code, result.stderr).toBe(0);
+    await expectRefused(h, token);
+  });
+
+  it('a cached token of an integration whose tokens oauth-admin revoked in another process (--client) is refused on the next request', async () => {
+    const h = await host('sqlite');
+    const token = await clientCredentialsToken(h.app, h.credentialsClient);
+    await useUntilCached(h, token);
+    const result = await runCli(h.file, ['tokens', 'revoke', '--client', h.credentialsClient.clientId]);
+    expect(result.code, result.stderr).toBe(0);
+    await expectRefused(h, token);
+  });
+
+  it('a cached token of a user oauth-admin revoked at one integration in another process (--client --user) is refused on the next request', async () => {
+    const h = await host('sqlite');
+    const { accessToken } = await codeGrant(h);
+    await useUntilCached(h, accessToken);
+    const result = await runCli(h.file, ['tokens', 'revoke', '--client', h.codeClient.clientId, '--user', USER.id]);
+    expect(result.code, result.stderr).toBe(0);
+    await expectRefused(h, accessToken);
+  });
+
+  it('cached tokens of a user oauth-admin revoked at every integration in another process (--user) are refused on the next request', async () => {
+    const h = await host('sqlite');
+    const atCode = await codeTokens(h.app, h.codeClient);
+    const atLegacy = await codeTokens(h.app, h.legacyCodeClient, '/legacy');
+    for (const token of [atCode.accessToken, atLegacy.accessToken]) await useUntilCached(h, token);
+    const result = await runCli(h.file, ['tokens', 'revoke', '--user', USER.id]);
+    expect(result.code, result.stderr).toBe(0);
+    await expectRefused(h, atCode.accessToken);
+    await expectRefused(h, atLegacy.accessToken);
   });
 
   it('a cached token revoked at a second router instance on the same file is refused on the next request', async () => {

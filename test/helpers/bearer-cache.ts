@@ -4,6 +4,8 @@ import { expect, it } from 'vitest';
 import { REDIRECT_URI, USER, basic, createTestApp, type TestApp } from './app.js';
 import { obtainCode } from './browser-flow.js';
 import { clientCredentialsToken, revoke } from './token-requests.js';
+import { createOAuthAdmin } from '../../src/admin/create-oauth-admin.js';
+import { deleteOAuthClient } from '../../src/clients/delete-client.js';
 import { disableClient } from '../../src/clients/disable-client.js';
 import { rotateClientSecret } from '../../src/clients/rotate-client-secret.js';
 import { withdrawConsent } from '../../src/consents/withdraw-consent.js';
@@ -129,6 +131,24 @@ export function crossInstanceRevocationCases(twoInstances: () => Promise<TwoInst
     const { accessToken } = await codeGrant(a);
     const mark = await useUntilCached(a, accessToken);
     expect(await rotateClientSecret(storeB, a.codeClient.clientId)).toEqual(expect.any(String));
+    await untilNotified(a, mark);
+    await expectRefused(a, accessToken);
+  });
+
+  it('a cached token of an integration deleted through instance B (oauth-admin clients delete) is refused by instance A once notified', async () => {
+    const { a, storeB } = await twoInstances();
+    const token = await clientCredentialsToken(a.app, a.credentialsClient);
+    const mark = await useUntilCached(a, token);
+    await deleteOAuthClient(storeB, a.credentialsClient.clientId);
+    await untilNotified(a, mark);
+    await expectRefused(a, token);
+  });
+
+  it('a cached token of a user revoked at every integration through instance B (admin.revokeTokens({ userId })) is refused by instance A once notified', async () => {
+    const { a, storeB } = await twoInstances();
+    const { accessToken } = await codeGrant(a);
+    const mark = await useUntilCached(a, accessToken);
+    await createOAuthAdmin(storeB).revokeTokens({ userId: USER.id });
     await untilNotified(a, mark);
     await expectRefused(a, accessToken);
   });
