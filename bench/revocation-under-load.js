@@ -1,10 +1,13 @@
 // Revokes tokens through every path while a load runs, and counts requests served with a token already revoked.
 // node bench/revocation-under-load.js [--store sqlite|postgres|redis] [--seconds 10] [--connections 10]
-//   [--clients 6] [--tokens 20] [--users 6] [--grants 4] [--refreshes 2] [--deferred]
+//   [--clients 10] [--tokens 20] [--users 10] [--grants 4] [--refreshes 2] [--deferred] [--jwt]
 //
-// The servers are bench/server.js children, bearer cache on (the default). On SQLite one server (instance A) on a
-// file of this run; on PostgreSQL and Redis two, A and B, on one schema / key prefix of this run: the load goes
-// to B, every revocation through A or the CLI, so each crosses instances by the store's revocation feed.
+// The servers are bench/server.js children, bearer cache on (the default); with --jwt every access token is a JWT
+// (accessTokenFormat 'jwt') and requireBearer runs with jwt: { checkRevocation: true }, so it must refuse a revoked
+// JWT through the same cache and feed (B is given A's issuer, which the tokens carry in iss and aud). On SQLite one
+// server (instance A) on a file of this run; on PostgreSQL and Redis two, A and B, on one schema / key prefix of
+// this run: the load goes to B, every revocation through A or the CLI, so each crosses instances by the store's
+// revocation feed.
 // Tokens: --clients client_credentials integrations, registered with the CLI, --tokens access tokens each; and
 // for one authorization_code integration, --users users × --grants grants, each grant a code exchanged at A
 // (an access and a refresh token) then refreshed --refreshes times (an access token each). --connections
@@ -18,7 +21,12 @@
 //   replay    the code of one grant exchanged again at A (RFC 6749 §4.1.2: its tokens SHOULD be revoked);
 //   refresh   POST /oauth2/revoke of one grant's refresh token at A (RFC 7009 §2.1: the grant goes);
 //   cli-user  `oauth-admin tokens revoke --client --user` of one user at the code integration;
-//   consent   one user's consent withdrawn at A (oauth.withdrawConsent, what the consents page calls).
+//   consent   one user's consent withdrawn at A (oauth.withdrawConsent, what the consents page calls);
+//   rotate    `oauth-admin clients rotate-secret` (no --grace) of one client_credentials integration;
+//   delete    `oauth-admin clients delete --yes` of one client_credentials integration;
+//   user      `oauth-admin tokens revoke --user` of one user (at every integration: one revocation each, the code
+//             integration, where its tokens are, among them);
+//   admin     oauth.admin.revokeTokens({ userId }) of one user at A (the API an admin page calls).
 // A revocation counts from the moment its call returned (response received, CLI process exited). A request
 // SENT after that moment and answered 200 is a violation; one sent before and answered after is in flight
 // (either answer is right). The run fails (exit 1) on any violation on SQLite, where revocation is exact within
@@ -43,13 +51,14 @@ const cli = parseCli(import.meta.url, {
   store: { type: 'string', default: 'sqlite' },
   seconds: { type: 'string', default: '10' },
   connections: { type: 'string', default: '10' },
-  clients: { type: 'string', default: '6' },
+  clients: { type: 'string', default: '10' },
   tokens: { type: 'string', default: '20' },
-  users: { type: 'string', default: '6' },
+  users: { type: 'string', default: '10' },
   grants: { type: 'string', default: '4' },
   refreshes: { type: 'string', default: '2' },
   'max-lag-ms': { type: 'string', default: '50' },
   deferred: { type: 'boolean', default: false },
+  jwt: { type: 'boolean', default: false },
 });
 const users = Number(cli.users);
 const grantCount = users * Number(cli.grants);
@@ -118,11 +127,12 @@ async function post(server, path, client, form) {
 }
 
 try {
-  // A mints the codes and holds the consent route; B (the same as A on SQLite) takes the load.
-  const a = await startServer(['--app', 'oauth', ...setup.instances[0], '--codes', String(grantCount), '--code-users', String(users), ...(cli.deferred && setup.instances.length === 1 ? ['--deferred-route'] : [])]);
+  // A mints the codes and holds the consent and admin routes; B (the same as A on SQLite) takes the load.
+  const jwt = cli.jwt ? ['--token-format', 'jwt', '--jwt-check-revocation'] : [];
+  const a = await startServer(['--app', 'oauth', ...setup.instances[0], ...jwt, '--codes', String(grantCount), '--code-users', String(users), ...(cli.deferred && setup.instances.length === 1 ? ['--deferred-route'] : [])]);
   servers.push(a);
   const deferred = cli.deferred ? ['--deferred-route'] : [];
-  const b = setup.instances.length > 1 ? await startServer(['--app', 'oauth', ...setup.instances[1], ...deferred]) : a;
+  const b = setup.instances.length > 1 ? await startServer(['--app', 'oauth', ...setup.instances[1], ...jwt, ...(cli.jwt ? ['--issuer', a.url] : []), ...deferred]) : a;
   if (b !== a) servers.push(b);
 
   /** @type {{ clientId: string, secret: string, tokens: string[] }[]} */
@@ -159,6 +169,8 @@ try {
     ...clients.flatMap((c) => c.tokens.map((token) => ({ token, client: c }))),
     ...grants.flatMap((g) => g.tokens.map((token) => ({ token, client: codeClient }))),
   ];
+  // A JWT is three base64url parts; an opaque token one: --jwt must not measure opaque tokens by mistake.
+  if (all.some(({ token }) => (token.split('.').length === 3) !== cli.jwt)) throw new Error(`not every access token is ${cli.jwt ? 'a JWT' : 'opaque'}`);
   /** token → performance.now() when the call that revoked it returned, and by which path. */
   const revokedAt = new Map();
   const markRevoked = (tokens, path) => {
@@ -244,6 +256,35 @@ try {
       markRevoked(grants.filter((g) => g.user === user).flatMap((g) => g.tokens), 'consent');
       return true;
     },
+    async rotate() {
+      const target = wholeClients.shift();
+      if (!target) return false;
+      await oauthAdmin('clients', 'rotate-secret', target.clientId);
+      markRevoked(target.tokens, 'rotate');
+      return true;
+    },
+    async delete() {
+      const target = wholeClients.shift();
+      if (!target) return false;
+      await oauthAdmin('clients', 'delete', target.clientId, '--yes');
+      markRevoked(target.tokens, 'delete');
+      return true;
+    },
+    async user() {
+      const user = liveUsers.shift();
+      if (!user) return false;
+      await oauthAdmin('tokens', 'revoke', '--user', user);
+      markRevoked(grants.filter((g) => g.user === user).flatMap((g) => g.tokens), 'user');
+      return true;
+    },
+    async admin() {
+      const user = liveUsers.shift();
+      if (!user) return false;
+      const answer = await request(a, 'POST', `/__bench/revoke-user-tokens?user=${encodeURIComponent(user)}`, {});
+      if (answer.status !== 200) throw new Error(`oauth.admin.revokeTokens answered ${answer.status}: ${answer.body}`);
+      markRevoked(grants.filter((g) => g.user === user).flatMap((g) => g.tokens), 'admin');
+      return true;
+    },
   };
   const names = Object.keys(paths);
   const done = Object.fromEntries(names.map((p) => [p, 0]));
@@ -272,7 +313,7 @@ try {
   }
   const total = log.length;
   const ok = log.filter((l) => l[3] === 200).length;
-  const where = `${b === a ? 'one instance' : 'two instances (load on B; revocations through A and the CLI)'}${cli.deferred ? ', half the bearer checks deferred to the check phase' : ''}`;
+  const where = `${b === a ? 'one instance' : 'two instances (load on B; revocations through A and the CLI)'}${cli.deferred ? ', half the bearer checks deferred to the check phase' : ''}${cli.jwt ? ', JWT access tokens with jwt.checkRevocation' : ''}`;
   console.log(`express-oauth-router revocation under load: Node ${process.version}, ${cli.store}, ${where}, ${cli.connections} connections, ${cli.seconds} s`);
   console.log(`${clients.length} client_credentials integrations × ${cli.tokens} tokens; ${grantCount} code grants (${users} users) × ${1 + Number(cli.refreshes)} access tokens`);
   console.log(`${total} requests (${(total / Number(cli.seconds)).toFixed(0)} req/s), ${ok} answered 200, ${total - ok} refused\n`);

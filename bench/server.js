@@ -9,7 +9,7 @@ import { toDictionaryProperties } from '../dist/http/dictionary-properties.js';
 import { DEFAULT_POSTGRES_URL, DEFAULT_REDIS_URL } from './bench-stores.js';
 
 // --app baseline                  a bare Express 5 app: GET /baseline → { ok: true }
-// --app oauth --store sqlite|memory [--token-format opaque|jwt] [--count]
+// --app oauth --store sqlite|memory [--token-format opaque|jwt] [--jwt-check-revocation] [--count]
 //   the package mounted the way example-app mounts it: GET /api/open and GET /api/guarded (requireBearer) with
 //   the same handler, then oauth.router (POST /oauth2/token …). --count wraps the store to count its calls and
 //   adds GET /__bench/store-calls; it is never used for a timed run.
@@ -22,6 +22,10 @@ import { DEFAULT_POSTGRES_URL, DEFAULT_REDIS_URL } from './bench-stores.js';
 //                               unless --pg-schema / --redis-prefix name one that the caller owns (seeded data)
 //   --sqlite-file PATH          use this file (the caller's, kept) instead of a temp file
 //   --sweep-seconds N           the store's sweepIntervalSeconds (default: the store's default)
+//   --jwt-check-revocation      jwt: { checkRevocation: true }: requireBearer also requires a JWT's record, through
+//                               the bearer cache (bench/revocation-under-load.js --jwt)
+//   --issuer URL                the issuer (default: this server's own address), so that a second instance accepts
+//                               the JWTs the first signed: their iss and aud are the issuer (bench/revocation-under-load.js)
 //   --bearer-cache off          requireBearer looks every token up in the store (bearerCache: false)
 //   --codes N                   also registers an authorization_code integration and mints N codes for it
 //                               before the ready line (bench/mint-codes.js); the ready line says how to name them
@@ -31,12 +35,16 @@ import { DEFAULT_POSTGRES_URL, DEFAULT_REDIS_URL } from './bench-stores.js';
 //                               (as express-session's MemoryStore does), for bench/revocation-under-load.js --deferred
 //   --code-users U              the codes belong to U users (bench-user-0 … U−1), code i to user i % U; also adds
 //                               POST /__bench/withdraw-consent?user=ID (oauth.withdrawConsent, as the consents page
-//                               calls it) after the router, for bench/revocation-under-load.js
+//                               calls it) after the router, for bench/revocation-under-load.js, and
+//                               POST /__bench/revoke-user-tokens?user=ID (oauth.admin.revokeTokens({ userId }): the
+//                               user's tokens at every integration, as an admin page calls it)
 const { values: args } = parseArgs({
   options: {
     app: { type: 'string' },
     store: { type: 'string', default: 'sqlite' },
     'token-format': { type: 'string', default: 'opaque' },
+    'jwt-check-revocation': { type: 'boolean', default: false },
+    issuer: { type: 'string' },
     count: { type: 'boolean', default: false },
     'sqlite-file': { type: 'string' },
     'pg-url': { type: 'string', default: DEFAULT_POSTGRES_URL },
@@ -126,13 +134,14 @@ async function buildOAuthApp(port) {
     store = counter.store;
   }
 
-  const authUrl = `http://127.0.0.1:${port}`;
+  const authUrl = args.issuer ?? `http://127.0.0.1:${port}`;
   const options = {
     issuer: authUrl,
     legacy: { issuer: `${authUrl}/legacy` },
     session: { secret: 'bench-session-secret-not-used-by-these-routes' },
   };
   if (args['token-format'] !== 'opaque') options.accessTokenFormat = args['token-format'];
+  if (args['jwt-check-revocation']) options.jwt = { checkRevocation: true };
   if (args['bearer-cache'] === 'off') options.bearerCache = false;
   const oauth = createOAuthRouter(store, { verifyCredentials: async () => null }, options);
   const { client, clientSecret } = await registerClient(store, {
@@ -166,6 +175,13 @@ async function buildOAuthApp(port) {
       try {
         await oauth.withdrawConsent(String(req.query.user), codes.codeClientId);
         res.json({ withdrawn: true });
+      } catch (error) {
+        next(error);
+      }
+    });
+    app.post('/__bench/revoke-user-tokens', async (req, res, next) => {
+      try {
+        res.json(await oauth.admin.revokeTokens({ userId: String(req.query.user) }));
       } catch (error) {
         next(error);
       }
