@@ -1,6 +1,7 @@
 // Reconnects a Redis Cluster's node connections on demand, and drops one that stopped answering.
 import { StoreUnavailableError } from '../store-unavailable-error.js';
 import { reconnectDelay, withDeadline, type RedisConnectionLogger } from './connection.js';
+import { tolerateClosedDestroy } from './tolerate-closed-destroy.js';
 
 /** One node's connection in node-redis 5's cluster client: a client of its own, closed ones kept. */
 interface NodeClientLike {
@@ -93,6 +94,8 @@ export function clusterNodeReconnector(cluster: unknown, options: {
     const created: NodeReconnection = { attempt: null, background: undefined, retries: 0, expired: null, handshake: undefined, probing: false };
     state = created;
     states.set(client, created);
+    // Dropped here (a hung handshake or PING), it is closed without the error that reconnectLost() sees.
+    tolerateClosedDestroy(client);
     // The TCP connect is bounded by `connectTimeout`; the handshake after it only by the socket timeout, three times
     // longer, which a connection the outage swallowed (accepted, never answered) runs out.
     client.on('connect', () => {
@@ -200,6 +203,8 @@ export function clusterNodeReconnector(cluster: unknown, options: {
     reconnectLost() {
       if (stopped) return;
       const clients = current();
+      // Each connection closes with an error that calls this, before node-redis can drop it from a new slot map.
+      for (const client of clients) tolerateClosedDestroy(client);
       for (const client of clients) if (!client.isOpen) retryLater(client);
       // Connections of nodes that left the map are forgotten (node-redis destroyed them).
       for (const [client, state] of states) {
