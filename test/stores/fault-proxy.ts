@@ -8,6 +8,8 @@ export interface FaultProxy {
   readonly port: number;
   /** Connections accepted so far, in every mode: a client's connection attempts, counted. */
   readonly accepted: number;
+  /** Connections accepted and not yet closed by the peer: what a client left open. */
+  readonly open: number;
   setMode(mode: ProxyMode): void;
   close(): Promise<void>;
 }
@@ -21,7 +23,14 @@ export async function startFaultProxy(target: { host: string; port: number }, po
     accepted += 1;
     client.on('error', () => undefined);
     if (mode === 'down') return void client.destroy();
-    if (mode === 'hang') return void pairs.add([client, null]);
+    if (mode === 'hang') {
+      const hung: [net.Socket, net.Socket | null] = [client, null];
+      pairs.add(hung);
+      // Read and dropped, so the peer's close is seen.
+      client.resume();
+      client.on('close', () => pairs.delete(hung));
+      return;
+    }
     const upstream = net.connect(target.port, target.host);
     upstream.on('error', () => client.destroy());
     client.on('close', () => upstream.destroy());
@@ -36,6 +45,9 @@ export async function startFaultProxy(target: { host: string; port: number }, po
     port: (server.address() as net.AddressInfo).port,
     get accepted() {
       return accepted;
+    },
+    get open() {
+      return pairs.size;
     },
     setMode(next) {
       mode = next;

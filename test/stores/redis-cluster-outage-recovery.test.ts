@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from 'redis';
 import { afterEach, describe, expect, it } from 'vitest';
+import { connectResilientRedisCluster } from '../../src/stores/redis/connection.js';
 import { createRedisStore, type RedisStore } from '../../src/stores/redis/index.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 import { buildClient } from '../../src/testing/conformance-fixtures.js';
@@ -27,6 +28,19 @@ afterEach(async () => {
  * front of it, and a cluster store reaching the node through the proxy (the node announces its own address).
  */
 async function clusterStoreBehindProxy(warnings: string[] = []): Promise<{ store: RedisStore; proxy: FaultProxy; clientId: string }> {
+  const { port, proxy } = await clusterNodeBehindProxy();
+  const store = await createRedisStore({
+    cluster: { rootNodes: [`redis://127.0.0.1:${proxy.port}`], nodeAddressMap: { [`127.0.0.1:${port}`]: { host: '127.0.0.1', port: proxy.port } } },
+    commandTimeoutMs: TIMEOUT_MS, logger: { warn: (message) => warnings.push(message) },
+  });
+  cleanups.push(() => store.close());
+  const { client } = buildClient();
+  await store.clients.createClient(client);
+  return { store, proxy, clientId: client.clientId };
+}
+
+/** The one-node cluster of clusterStoreBehindProxy and its fault proxy: the node's own port and the proxy. */
+async function clusterNodeBehindProxy(): Promise<{ port: number; proxy: FaultProxy }> {
   const port = await freePort();
   // The cluster bus on a port of its own: port + 10000, the default, can be past 65535 or taken.
   let busPort = await freePort();
@@ -50,14 +64,7 @@ async function clusterStoreBehindProxy(warnings: string[] = []): Promise<{ store
   await admin.close();
   const proxy = await startFaultProxy({ host: '127.0.0.1', port });
   cleanups.push(() => proxy.close());
-  const store = await createRedisStore({
-    cluster: { rootNodes: [`redis://127.0.0.1:${proxy.port}`], nodeAddressMap: { [`127.0.0.1:${port}`]: { host: '127.0.0.1', port: proxy.port } } },
-    commandTimeoutMs: TIMEOUT_MS, logger: { warn: (message) => warnings.push(message) },
-  });
-  cleanups.push(() => store.close());
-  const { client } = buildClient();
-  await store.clients.createClient(client);
-  return { store, proxy, clientId: client.clientId };
+  return { port, proxy };
 }
 
 /** Calls until one is served: how long that took and how many were refused (each a 503) meanwhile. */
@@ -121,5 +128,29 @@ describe.skipIf(!REDIS_URL)('Redis Cluster store after an outage ends', () => {
       // noticed after the first: the second went unreported.
       expect(warnings.filter((line) => /cluster connection lost/.test(line))).toHaveLength(outage);
     }
+  });
+
+  it('a close while a node connection is being made again leaves no connection open behind it', { timeout: 15_000 }, async () => {
+    const { port, proxy } = await clusterNodeBehindProxy();
+    const connection = await connectResilientRedisCluster({
+      rootNodes: [`redis://127.0.0.1:${proxy.port}`], nodeAddressMap: { [`127.0.0.1:${port}`]: { host: '127.0.0.1', port: proxy.port } },
+      timeoutMs: TIMEOUT_MS, logger: { warn() {} }, label: 'test',
+    });
+    cleanups.push(() => connection.close());
+    // The node's connection is lost while the proxy forwards, then made again into a hang: its handshake gets no answer.
+    const node = (connection.cluster.masters[0] as unknown as { client: { destroy(): void } }).client;
+    node.destroy();
+    await until('the lost connection closed at the proxy', () => proxy.open === 0);
+    proxy.setMode('hang');
+    const attempt = connection.reconnect('key', false);
+    expect(attempt).not.toBeNull();
+    attempt!.catch(() => undefined);
+    await until('the new connection accepted', () => proxy.open === 1);
+    await connection.close();
+    // Before: the close cleared the attempt's handshake deadline and left its socket to the socket timeout (3 × 500 ms),
+    // keeping a host that had let go of everything else alive, and the node's error came after the close.
+    const closed = performance.now();
+    await until('the attempt\'s connection closed', () => proxy.open === 0);
+    expect(performance.now() - closed).toBeLessThan(TIMEOUT_MS);
   });
 });

@@ -52,7 +52,7 @@ export interface ClusterNodeReconnector {
    * listener, and called once connected for the masters whose first connection failed.
    */
   reconnectLost(): void;
-  /** No attempt starts from now on, and none waits. */
+  /** No attempt starts from now on, none waits, and one under way is dropped. */
   stop(): void;
 }
 
@@ -215,9 +215,12 @@ export function clusterNodeReconnector(cluster: unknown, options: {
     },
     stop() {
       stopped = true;
-      for (const state of states.values()) {
+      for (const [client, state] of states) {
         clearTimeout(state.background);
         clearTimeout(state.handshake);
+        // A connection still being made holds no call (none is queued while it is not ready): with its deadline
+        // cleared, only the socket timeout (3 × timeoutMs) would end it, after the close, holding the host open.
+        if (state.attempt !== null && client.isOpen) client.destroy();
       }
       states.clear();
     },
