@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createClient } from 'redis';
 import { afterEach, describe, expect, it } from 'vitest';
+import { connectResilientRedis } from '../../src/stores/redis/connection.js';
 import { createRedisStore, type RedisStore } from '../../src/stores/redis/index.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 import { buildClient } from '../../src/testing/conformance-fixtures.js';
@@ -83,5 +84,32 @@ describe.skipIf(!REDIS_URL)('Redis store after an outage ends', () => {
     // The handshake under way is dropped after the command timeout and the next call connects: before, the client
     // waited out its socket timeout (three command timeouts) and then a backoff, refusing every call meanwhile.
     expect(servedAfterMs, `${refused} calls refused after the hang ended`).toBeLessThan(2 * TIMEOUT_MS);
+  });
+
+  it('a close while the connection is being made again leaves no connection open behind it', async () => {
+    const port = await freePort();
+    const server: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    cleanups.push(async () => server.kill('SIGKILL'));
+    const admin = createClient({ url: `redis://127.0.0.1:${port}` });
+    await until('redis-server to listen', () => admin.connect().then(() => true, () => false));
+    await admin.close();
+    const proxy = await startFaultProxy({ host: '127.0.0.1', port });
+    cleanups.push(() => proxy.close());
+    const connection = await connectResilientRedis({ url: `redis://127.0.0.1:${proxy.port}`, timeoutMs: TIMEOUT_MS, logger: { warn() {} }, label: 'test' });
+    cleanups.push(() => connection.close());
+    // The connection is lost while the proxy forwards, then made again into a hang: its handshake gets no answer.
+    connection.client.destroy();
+    await until('the lost connection closed at the proxy', () => proxy.open === 0);
+    proxy.setMode('hang');
+    const attempt = connection.reconnect();
+    expect(attempt).not.toBeNull();
+    attempt!.catch(() => undefined);
+    await until('the new connection accepted', () => proxy.open === 1);
+    await connection.close();
+    // Before: close() cleared the handshake deadline and its QUIT-less close waited for the handshake's replies, so the
+    // socket stayed open until the socket timeout (3 × 500 ms), holding a host that had let go of everything else.
+    const closed = performance.now();
+    await until('the attempt\'s connection closed', () => proxy.open === 0);
+    expect(performance.now() - closed).toBeLessThan(TIMEOUT_MS);
   });
 });

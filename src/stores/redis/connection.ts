@@ -214,6 +214,9 @@ export async function connectResilientRedis(options: {
       closed = true;
       clearTimeout(backgroundTimer);
       clearTimeout(handshakeTimer);
+      // A connection still being made holds no call (none is queued while it is not ready), and its close() would wait
+      // for the handshake's answers: with the deadline cleared, only the socket timeout would end it, after the close.
+      if (attempt !== null && client.isOpen) client.destroy();
       await withDeadline(client.isOpen ? client.close() : Promise.resolve(), timeoutMs).catch(() => undefined);
       if (client.isOpen) client.destroy();
     },
