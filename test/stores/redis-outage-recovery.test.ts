@@ -20,8 +20,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
 });
 
-/** A redis-server of the test's own, a fault proxy in front of it, and a store (with one integration) through the proxy. */
-async function storeBehindProxy(): Promise<{ store: RedisStore; proxy: FaultProxy; clientId: string }> {
+/** A redis-server of the test's own and a fault proxy in front of it. */
+async function redisBehindProxy(): Promise<FaultProxy> {
   const port = await freePort();
   const server: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   cleanups.push(async () => server.kill('SIGKILL'));
@@ -30,6 +30,12 @@ async function storeBehindProxy(): Promise<{ store: RedisStore; proxy: FaultProx
   await admin.close();
   const proxy = await startFaultProxy({ host: '127.0.0.1', port });
   cleanups.push(() => proxy.close());
+  return proxy;
+}
+
+/** A redis-server of the test's own, a fault proxy in front of it, and a store (with one integration) through the proxy. */
+async function storeBehindProxy(): Promise<{ store: RedisStore; proxy: FaultProxy; clientId: string }> {
+  const proxy = await redisBehindProxy();
   const store = await createRedisStore({
     url: `redis://127.0.0.1:${proxy.port}`, commandTimeoutMs: TIMEOUT_MS, sweepIntervalSeconds: 0, logger: { warn: () => undefined },
   });
@@ -87,14 +93,7 @@ describe.skipIf(!REDIS_URL)('Redis store after an outage ends', () => {
   });
 
   it('a close while the connection is being made again leaves no connection open behind it', async () => {
-    const port = await freePort();
-    const server: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    cleanups.push(async () => server.kill('SIGKILL'));
-    const admin = createClient({ url: `redis://127.0.0.1:${port}` });
-    await until('redis-server to listen', () => admin.connect().then(() => true, () => false));
-    await admin.close();
-    const proxy = await startFaultProxy({ host: '127.0.0.1', port });
-    cleanups.push(() => proxy.close());
+    const proxy = await redisBehindProxy();
     const connection = await connectResilientRedis({ url: `redis://127.0.0.1:${proxy.port}`, timeoutMs: TIMEOUT_MS, logger: { warn() {} }, label: 'test' });
     cleanups.push(() => connection.close());
     // The connection is lost while the proxy forwards, then made again into a hang: its handshake gets no answer.
