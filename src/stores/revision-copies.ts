@@ -1,8 +1,9 @@
 // Integrations kept as last read, with their stored revision, for a store whose saves check that revision.
 import type { ClientCopy, OAuthClient } from './contract.js';
 import { copyClient } from './copy-client.js';
+import { setBounded } from './set-bounded.js';
 
-/** Far past any deployment's number of integrations; past it the copies start over rather than grow. */
+/** Far past most deployments' number of integrations; past it the oldest copy is forgotten for each new one. */
 const MAX_COPIES = 10_000;
 
 /** One store's kept integrations (its `clientCopies` part). */
@@ -33,11 +34,10 @@ export function createRevisionCopies(): RevisionCopies {
       // The same revision is the same record: every lookup of an unchanged integration (each code exchange's,
       // each authorize's) would otherwise copy and freeze it again.
       if (copies.get(client.clientId)?.revision === revision) return;
-      if (copies.size >= MAX_COPIES && !copies.has(client.clientId)) copies.clear();
       const kept = copyClient(client);
       Object.freeze(kept.redirectUris);
       Object.freeze(kept.allowedScopes);
-      copies.set(client.clientId, Object.freeze({ client: Object.freeze(kept), revision }));
+      setBounded(copies, client.clientId, Object.freeze({ client: Object.freeze(kept), revision }), MAX_COPIES);
     },
     forget: (clientId) => {
       copies.delete(clientId);

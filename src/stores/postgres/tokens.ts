@@ -7,6 +7,7 @@ import { createBatcher, judgedAlone, type BatchOutcome, type BatcherLimits } fro
 import { createBatchedLookup } from './batched-lookup.js';
 import { dateOf, jsonRowSql, parseJsonRow } from './json-row.js';
 import { isoTimestamp } from './iso-timestamp.js';
+import { setBounded } from '../set-bounded.js';
 
 /** A token's row: its hash, and the rest of the record as a JSON row (`TOKEN_RECORD`). */
 interface TokenRow {
@@ -36,7 +37,7 @@ export interface RevocationLockKeys {
   user(clientId: string, userId: string): bigint;
 }
 
-/** Far past any deployment's number of integrations; past it the remembered keys start over rather than grow. */
+/** Far past most deployments' number of integrations; past it the oldest remembered key is forgotten for each new one. */
 const MAX_REMEMBERED_KEYS = 10_000;
 
 /**
@@ -50,9 +51,8 @@ export function createRevocationLockKeys(namespace: string): RevocationLockKeys 
     client(clientId) {
       let key = clientKeys.get(clientId);
       if (key === undefined) {
-        if (clientKeys.size >= MAX_REMEMBERED_KEYS) clientKeys.clear();
         key = lockKey(namespace, 'client', clientId);
-        clientKeys.set(clientId, key);
+        setBounded(clientKeys, clientId, key, MAX_REMEMBERED_KEYS);
       }
       return key;
     },

@@ -1,8 +1,9 @@
 // The SQLite store's integrations kept in process while its change mark holds: findClient without a SELECT.
 import type { OAuthClient } from '../contract.js';
 import { copyClient } from '../copy-client.js';
+import { setBounded } from '../set-bounded.js';
 
-/** Far past any deployment's number of integrations; past it the copies start over rather than grow. */
+/** Far past most deployments' number of integrations; past it the oldest copy is forgotten for each new one. */
 const MAX_COPIES = 10_000;
 
 /** The copies of one store's integrations. */
@@ -42,8 +43,7 @@ export function createClientCopies(mark: () => number | null): ClientCopies {
       if (copy) return copyClient(copy);
       const client = await load();
       if (client && before !== null && current() === before) {
-        if (copies.size >= MAX_COPIES) copies.clear();
-        copies.set(clientId, copyClient(client));
+        setBounded(copies, clientId, copyClient(client), MAX_COPIES);
       }
       return client;
     },
