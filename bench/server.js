@@ -38,6 +38,8 @@ import { DEFAULT_POSTGRES_URL, DEFAULT_REDIS_URL } from './bench-stores.js';
 //                               calls it) after the router, for bench/revocation-under-load.js, and
 //                               POST /__bench/revoke-user-tokens?user=ID (oauth.admin.revokeTokens({ userId }): the
 //                               user's tokens at every integration, as an admin page calls it)
+//   --integrations N            also registers N client_credentials integrations bench-int-0 … N−1 before the ready
+//                               line (bench/bench-integrations.js names their secrets), for bench/integrations.js
 const { values: args } = parseArgs({
   options: {
     app: { type: 'string' },
@@ -57,6 +59,7 @@ const { values: args } = parseArgs({
     'code-users': { type: 'string', default: '1' },
     'deferred-route': { type: 'boolean', default: false },
     'router-first': { type: 'boolean', default: false },
+    integrations: { type: 'string', default: '0' },
   },
 });
 const sweep = args['sweep-seconds'] === undefined ? {} : { sweepIntervalSeconds: Number(args['sweep-seconds']) };
@@ -90,6 +93,10 @@ process.on('SIGINT', stop);
 // The runner asks over IPC (never over HTTP, so no route is added) for this process's CPU time, to price a request.
 process.on('message', (message) => {
   if (message === 'cpu-usage') process.send({ cpuUsage: process.cpuUsage() });
+  else if (message === 'memory-usage') {
+    globalThis.gc?.(); // started with --expose-gc (bench/integrations.js): what is live, not what awaits collection
+    process.send({ memoryUsage: process.memoryUsage() });
+  }
 });
 process.on('disconnect', stop); // the runner is gone: do not outlive it
 
@@ -147,6 +154,12 @@ async function buildOAuthApp(port) {
   const { client, clientSecret } = await registerClient(store, {
     name: 'bench', flow: 'client_credentials', allowedScopes: ['bench:read'],
   });
+
+  const integrations = Number(args.integrations);
+  if (integrations > 0) {
+    const { seedIntegrations } = await import('./bench-integrations.js');
+    await seedIntegrations(store, integrations);
+  }
 
   let codes = {};
   const codeCount = Number(args.codes);

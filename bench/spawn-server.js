@@ -15,7 +15,8 @@ const STOP_TIMEOUT_MS = 10_000;
  *   ['--cpu-prof']; a command that runs node, e.g. ['valgrind', '--tool=callgrind'] (bench/instructions.js); how long
  *   to wait for the ready line (default 120 s)
  * @returns {Promise<{ url: string, port: number, pid: number, clientId?: string, clientSecret?: string,
- *   cpuUsage(): Promise<NodeJS.CpuUsage>, stop(): Promise<void> }>} cpuUsage: the child's user+system CPU time
+ *   cpuUsage(): Promise<NodeJS.CpuUsage>, memoryUsage(): Promise<NodeJS.MemoryUsage>, stop(): Promise<void> }>}
+ *   cpuUsage: the child's user+system CPU time
  */
 export async function startServer(args, { nodeArgs = [], wrapper = [], readyTimeoutMs = READY_TIMEOUT_MS } = {}) {
   const command = [...wrapper, process.execPath, ...nodeArgs, SERVER, ...args];
@@ -43,7 +44,10 @@ export async function startServer(args, { nodeArgs = [], wrapper = [], readyTime
         reject(new Error(`server ${args.join(' ')} exited before it was ready (${code ?? signal})`));
       });
     });
-    return { ...report, url: `http://127.0.0.1:${report.port}`, cpuUsage: () => childCpuUsage(child), stop: () => stopChild(child) };
+    return {
+      ...report, url: `http://127.0.0.1:${report.port}`, cpuUsage: () => childCpuUsage(child),
+      memoryUsage: () => childMemoryUsage(child), stop: () => stopChild(child),
+    };
   } catch (error) {
     await stopChild(child);
     throw error;
@@ -59,6 +63,21 @@ function childCpuUsage(child) {
       resolve(message.cpuUsage);
     });
     child.send('cpu-usage');
+  });
+}
+
+/** The child's process.memoryUsage() (rss, heapUsed, …), asked over IPC as its CPU time is. */
+function childMemoryUsage(child) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('server did not report its memory usage')), 60_000);
+    const listener = (message) => {
+      if (!message.memoryUsage) return;
+      clearTimeout(timer);
+      child.off('message', listener);
+      resolve(message.memoryUsage);
+    };
+    child.on('message', listener);
+    child.send('memory-usage');
   });
 }
 
