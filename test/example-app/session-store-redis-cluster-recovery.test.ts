@@ -3,20 +3,19 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SessionData } from 'express-session';
 import { createClient } from 'redis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSessionStore, type AppSessionStore } from '../../example-app/session-store.js';
 import { freePort } from '../helpers/example-app-processes.js';
 import { startFaultProxy, type FaultProxy } from '../stores/fault-proxy.js';
 import { until } from '../helpers/until.js';
+import { getSession, SESSION, setSession } from '../helpers/session-calls.js';
 
 // A cluster of its own (redis-server installed where OAUTH_TEST_REDIS_URL is set): nothing shared is cut off.
 const REDIS_URL = process.env.OAUTH_TEST_REDIS_URL ?? '';
 if (!REDIS_URL) console.info('Redis Cluster session recovery tests skipped: set OAUTH_TEST_REDIS_URL=redis://127.0.0.1:6379 to run them');
 
 const TIMEOUT_MS = 500;
-const SESSION = { cookie: { originalMaxAge: 60_000, expires: new Date(Date.now() + 60_000) } } as unknown as SessionData;
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
@@ -55,37 +54,30 @@ async function clusterSessionsBehindProxy(): Promise<{ sessions: AppSessionStore
   return { sessions, proxy };
 }
 
-function get(sessions: AppSessionStore, sid: string): Promise<SessionData | null | undefined> {
-  return new Promise((resolve, reject) => sessions.store!.get(sid, (err, data) => (err ? reject(err) : resolve(data))));
-}
-
-function set(sessions: AppSessionStore, sid: string, data: SessionData): Promise<void> {
-  return new Promise((resolve, reject) => sessions.store!.set(sid, data, (err) => (err ? reject(err) : resolve())));
-}
 
 describe.skipIf(!REDIS_URL)('example app Redis Cluster sessions after an outage ends', () => {
   it('a session read right after the cluster is back is served, though the connection was refused long enough to back off to seconds', { timeout: 15_000 }, async () => {
     const { sessions, proxy } = await clusterSessionsBehindProxy();
-    await set(sessions, 'sid-1', SESSION);
+    await setSession(sessions, 'sid-1', SESSION);
     proxy.setMode('down');
-    await expect(get(sessions, 'sid-1')).rejects.toMatchObject({ name: 'StoreUnavailableError' });
+    await expect(getSession(sessions, 'sid-1')).rejects.toMatchObject({ name: 'StoreUnavailableError' });
     // Background reconnection attempts back off (50 ms, doubling to 2 s): after seven refused, the next waits 2 s.
     const before = proxy.accepted;
     await until('seven refused reconnection attempts', () => proxy.accepted - before >= 7);
     proxy.setMode('up');
     // Without an on-demand reconnect this read was refused at once ("The client is closed") until the backoff ended.
-    expect(await get(sessions, 'sid-1')).toMatchObject({ cookie: { originalMaxAge: 60_000 } });
+    expect(await getSession(sessions, 'sid-1')).toMatchObject({ cookie: { originalMaxAge: 60_000 } });
   });
 
   it('a hang under steady reads (connections accepted, never answered): served within two timeouts of its end, not never', { timeout: 15_000 }, async () => {
     const { sessions, proxy } = await clusterSessionsBehindProxy();
-    await set(sessions, 'sid-1', SESSION);
+    await setSession(sessions, 'sid-1', SESSION);
     proxy.setMode('hang');
     // Reads go on through the hang, each refused: each one written to the hung connection kept its socket timeout
     // from ever firing, so node-redis never dropped it.
     const hung = performance.now();
     while (performance.now() - hung < 3 * TIMEOUT_MS) {
-      await expect(get(sessions, 'sid-1')).rejects.toMatchObject({ name: 'StoreUnavailableError' });
+      await expect(getSession(sessions, 'sid-1')).rejects.toMatchObject({ name: 'StoreUnavailableError' });
       await new Promise((resolve) => setImmediate(resolve));
     }
     // The hang ends for new connections only (a middlebox that lost the state of those it held).
@@ -93,7 +85,7 @@ describe.skipIf(!REDIS_URL)('example app Redis Cluster sessions after an outage 
     const resumed = performance.now();
     let refused = 0;
     while (performance.now() - resumed < 8 * TIMEOUT_MS) {
-      if (await get(sessions, 'sid-1').then(() => true, () => false)) break;
+      if (await getSession(sessions, 'sid-1').then(() => true, () => false)) break;
       refused += 1;
       await new Promise((resolve) => setImmediate(resolve));
     }

@@ -1,12 +1,12 @@
 // Example app's Redis sessions: once Redis answers again after an outage, sessions are served at once, as tokens are.
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { SessionData } from 'express-session';
 import { createClient } from 'redis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSessionStore, type AppSessionStore } from '../../example-app/session-store.js';
 import { freePort } from '../helpers/example-app-processes.js';
 import { startFaultProxy, type FaultProxy } from '../stores/fault-proxy.js';
 import { until } from '../helpers/until.js';
+import { getSession, SESSION, setSession } from '../helpers/session-calls.js';
 
 // A server of its own (redis-server installed where OAUTH_TEST_REDIS_URL is set): nothing shared is cut off.
 const REDIS_URL = process.env.OAUTH_TEST_REDIS_URL ?? '';
@@ -15,7 +15,6 @@ if (!REDIS_URL) console.info('Redis session recovery tests skipped: set OAUTH_TE
 const PORT_BASE = Number(process.env.OAUTH_TEST_PORT_BASE ?? 0);
 
 const TIMEOUT_MS = 500;
-const SESSION = { cookie: { originalMaxAge: 60_000, expires: new Date(Date.now() + 60_000) } } as unknown as SessionData;
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
@@ -36,25 +35,18 @@ async function sessionsBehindProxy(): Promise<{ sessions: AppSessionStore; proxy
   return { sessions, proxy };
 }
 
-function get(sessions: AppSessionStore, sid: string): Promise<SessionData | null | undefined> {
-  return new Promise((resolve, reject) => sessions.store!.get(sid, (err, data) => (err ? reject(err) : resolve(data))));
-}
-
-function set(sessions: AppSessionStore, sid: string, data: SessionData): Promise<void> {
-  return new Promise((resolve, reject) => sessions.store!.set(sid, data, (err) => (err ? reject(err) : resolve())));
-}
 
 describe.skipIf(!REDIS_URL)('example app Redis sessions after an outage ends', () => {
   it('a session read right after Redis is back is served, though the connection was refused long enough to back off to seconds', async () => {
     const { sessions, proxy } = await sessionsBehindProxy();
-    await set(sessions, 'sid-1', SESSION);
+    await setSession(sessions, 'sid-1', SESSION);
     proxy.setMode('down');
-    await expect(get(sessions, 'sid-1')).rejects.toMatchObject({ name: 'StoreUnavailableError' });
+    await expect(getSession(sessions, 'sid-1')).rejects.toMatchObject({ name: 'StoreUnavailableError' });
     // Background reconnection attempts back off (50 ms, doubling to 2 s): after seven refused, the next waits 2 s.
     const before = proxy.accepted;
     await until('seven refused reconnection attempts', () => proxy.accepted - before >= 7);
     proxy.setMode('up');
     // Without an on-demand reconnect this read was refused at once ("The client is closed") until the backoff ended.
-    expect(await get(sessions, 'sid-1')).toMatchObject({ cookie: { originalMaxAge: 60_000 } });
+    expect(await getSession(sessions, 'sid-1')).toMatchObject({ cookie: { originalMaxAge: 60_000 } });
   });
 });
