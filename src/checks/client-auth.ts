@@ -7,6 +7,7 @@ import { InvalidClientError, InvalidRequestError } from '../errors.js';
 import { hashSecret } from '../crypto/hash-secret.js';
 import { isKnownOrPending, isSlowSecretHash, verifyClientSecret } from '../crypto/verify-client-secret.js';
 import { constantEquals } from '../crypto/constant-equals.js';
+import { BasicReadingMemory } from './basic-reading-memory.js';
 
 /** Credentials taken from an `Authorization: Basic` header or from the form. */
 export interface BasicCredentials {
@@ -241,7 +242,7 @@ export async function authenticateClient(
   // the other. The first one's slow-check mismatch is not the request's verdict (`final` false), so a partner is
   // never counted as failing by its own successes; the request's failure, if both fail, is counted once.
   const asSent: PresentedCredentials = { ...literal, method: presented.method };
-  const [a, b] = READ_AS_SENT.has(presented.clientId) ? [asSent, presented] : [presented, asSent];
+  const [a, b] = READ_AS_SENT.readAsSent(presented.clientId) ? [asSent, presented] : [presented, asSent];
   let first: InvalidClientError;
   try {
     return remember(presented.clientId, a === asSent, await authenticatePresented(store, a, copies, gate, false));
@@ -262,17 +263,12 @@ export async function authenticateClient(
   }
 }
 
-/** Form-decoded client_ids whose header last authenticated as sent (SPEC §2): tried that way first. Bounded. */
-const READ_AS_SENT = new Set<string>();
-const MAX_READ_AS_SENT = 10_000;
+/** Form-decoded client_ids whose header last authenticated as sent (SPEC §2): tried that way first. */
+const READ_AS_SENT = new BasicReadingMemory();
 
 /** Notes which reading of `clientId`'s header authenticated, and passes the result on. */
 function remember(clientId: string, asSent: boolean, result: AuthenticatedClient): AuthenticatedClient {
-  if (!asSent) READ_AS_SENT.delete(clientId);
-  else if (!READ_AS_SENT.has(clientId)) {
-    if (READ_AS_SENT.size >= MAX_READ_AS_SENT) READ_AS_SENT.clear();
-    READ_AS_SENT.add(clientId);
-  }
+  READ_AS_SENT.remember(clientId, asSent);
   return result;
 }
 
