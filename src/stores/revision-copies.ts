@@ -2,9 +2,7 @@
 import type { ClientCopy, OAuthClient } from './contract.js';
 import { copyClient } from './copy-client.js';
 import { setBounded } from './set-bounded.js';
-
-/** Far past most deployments' number of integrations; past it the oldest copy is forgotten for each new one. */
-const MAX_COPIES = 10_000;
+import { DEFAULT_INTEGRATION_COPIES } from './integration-copies-option.js';
 
 /** One store's kept integrations (its `clientCopies` part). */
 export interface RevisionCopies {
@@ -23,10 +21,10 @@ export interface RevisionCopies {
  * the store's `saveTokens` refuses a `clientRevision` that is no longer the stored one, and the router, on a
  * refusal, asks again with a lookup (contract, `ClientCopies`). So nothing here listens, expires or times
  * out: a changed integration is read again by the request that first trips over the change. Only records a
- * lookup found are kept, so unknown ids fill nothing.
+ * lookup found are kept, so unknown ids fill nothing; past `maxCopies` the oldest copy goes for each new one.
  * @see RFC 6749 §2.3.1 (client authentication).
  */
-export function createRevisionCopies(): RevisionCopies {
+export function createRevisionCopies(maxCopies: number = DEFAULT_INTEGRATION_COPIES): RevisionCopies {
   const copies = new Map<string, ClientCopy>();
   return {
     get: (clientId) => copies.get(clientId),
@@ -37,7 +35,7 @@ export function createRevisionCopies(): RevisionCopies {
       const kept = copyClient(client);
       Object.freeze(kept.redirectUris);
       Object.freeze(kept.allowedScopes);
-      setBounded(copies, client.clientId, Object.freeze({ client: Object.freeze(kept), revision }), MAX_COPIES);
+      setBounded(copies, client.clientId, Object.freeze({ client: Object.freeze(kept), revision }), maxCopies);
     },
     forget: (clientId) => {
       copies.delete(clientId);

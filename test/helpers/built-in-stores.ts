@@ -26,23 +26,28 @@ const withQuery = (url: string, query: string) => `${url}${url.includes('?') ? '
 /** `[label, available here, open]`, the shape `describe.each` takes; PostgreSQL and Redis need their URL variables. */
 export type StoreCase = readonly [label: string, available: boolean, open: () => Promise<OpenedStore>];
 
+/** Options every persistent built-in store takes alike (the memory store keeps no copies and ignores them). */
+export interface SharedStoreOptions {
+  readonly maxIntegrationCopies?: number;
+}
+
 /**
  * The memory, SQLite, PostgreSQL and Redis stores, sweeps off; `name` (letters, digits, `_`) names each one's
  * temp directory, schema or key prefix, with the process id and a counter, so parallel files never share data.
  */
-export function builtInStores(name: string): readonly StoreCase[] {
+export function builtInStores(name: string, shared: SharedStoreOptions = {}): readonly StoreCase[] {
   let opened = 0;
   const unique = () => `${name}_${process.pid}_${Date.now().toString(36)}_${(opened += 1)}`;
   return [
     ['memory', true, async () => ({ store: createMemoryStore({ sweepIntervalSeconds: 0 }), dispose: async () => {} })],
     ['SQLite', true, async () => {
       const dir = mkdtempSync(join(tmpdir(), `${name}-`));
-      const store = createSqliteStore({ filename: join(dir, 'oauth.sqlite'), sweepIntervalSeconds: 0 });
+      const store = createSqliteStore({ ...shared, filename: join(dir, 'oauth.sqlite'), sweepIntervalSeconds: 0 });
       return { store, dispose: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
     }],
     ['PostgreSQL', POSTGRES_URL !== '', async () => {
       const schema = unique();
-      const store = await createPostgresStore({ connectionString: POSTGRES_URL, schema, sweepIntervalSeconds: 0 });
+      const store = await createPostgresStore({ ...shared, connectionString: POSTGRES_URL, schema, sweepIntervalSeconds: 0 });
       return {
         store,
         storeUrl: withQuery(POSTGRES_URL, `schema=${schema}`),
@@ -57,7 +62,7 @@ export function builtInStores(name: string): readonly StoreCase[] {
     }],
     ['Redis', REDIS_URL !== '', async () => {
       const prefix = `${unique()}:`;
-      const store = await createRedisStore({ url: REDIS_URL, prefix, sweepIntervalSeconds: 0 });
+      const store = await createRedisStore({ ...shared, url: REDIS_URL, prefix, sweepIntervalSeconds: 0 });
       return {
         store,
         storeUrl: withQuery(REDIS_URL, `prefix=${encodeURIComponent(prefix)}`),

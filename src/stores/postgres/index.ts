@@ -1,6 +1,7 @@
 // PostgreSQL Store: shared state for many API instances, schema migrated by the store on start.
 import { createPostgresPool, type PostgresClient, type PostgresPool, type PostgresPoolConnection } from './driver.js';
 import type { ClientCopies, CompleteStore, RevocationFeed } from '../contract.js';
+import { integrationCopiesOption } from '../integration-copies-option.js';
 import { createRevisionCopies } from '../revision-copies.js';
 import { createPostgresCodeStore, createPostgresClientStore, createPostgresConsentStore } from './records.js';
 import { rethrowPostgresError } from './errors.js';
@@ -72,6 +73,14 @@ export interface PostgresStoreOptions {
    */
   readonly queryTimeoutMs?: number;
   /**
+   * How many integrations this process keeps as it last read them, so that a token request reads none from the
+   * store (each copy is checked by the save: the contract's `clientCopies`). Default 10,000, about 1–2 KB of heap
+   * each. Past it the copy kept longest goes for each new one, so a registry larger than it reads that share of its
+   * integrations again on each token request (half of them at twice the bound): set it to the number of
+   * integrations that call. An integer from 1 to 10,000,000.
+   */
+  readonly maxIntegrationCopies?: number;
+  /**
    * Receives background failures (sweeps, idle connections dropped) with the driver's error as the second
    * argument: log its message and code (`describeStoreError`), never the object, which holds the connection.
    * Default: one line per failure on stderr (`consoleStoreLogger`).
@@ -128,6 +137,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     throw new TypeError('createPostgresStore: give exactly one of the options "pool" and "connectionString"');
   }
   const queryTimeoutMs = checkNonNegative('queryTimeoutMs', options.queryTimeoutMs, 5000) || 5000;
+  const maxCopies = integrationCopiesOption('createPostgresStore', options.maxIntegrationCopies);
   const sweepIntervalSeconds = checkNonNegative('sweepIntervalSeconds', options.sweepIntervalSeconds, 60);
   // A query's deadline is twice its timeout (the runner's withDeadline): that is what must fit a timer.
   checkTimerRange('createPostgresStore: option "queryTimeoutMs"', queryTimeoutMs, 'milliseconds', 2);
@@ -165,7 +175,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   // transaction ids the primary assigned to what it lost: a copy of a lost change may carry the xmin of another
   // version written since, and pass the save's check. A failover always breaks or silences the feed's listener,
   // so no copy read before such a gap is used after it.
-  const copies = createRevisionCopies();
+  const copies = createRevisionCopies(maxCopies);
   const starting = startPostgresRevocationFeed({
     pool, channel, timeoutMs: queryTimeoutMs, logger, signal: opening.signal, onGap: copies.clear,
   });

@@ -1,6 +1,7 @@
 // Redis Store: shared state for many API instances, with native TTLs and Lua for every atomic step.
 import type { AdministrationClientStore, CompleteStore, ConsentStore, OAuthClient } from '../contract.js';
 import { compareClients, compareConsents, definedClientChanges } from '../store-policy.js';
+import { integrationCopiesOption } from '../integration-copies-option.js';
 import { createRevisionCopies, type RevisionCopies } from '../revision-copies.js';
 import {
   CLIENT_FIELDS,
@@ -139,6 +140,15 @@ export interface RedisStoreOptions {
    * (no offline queue) instead of queueing requests until Redis returns.
    */
   readonly commandTimeoutMs?: number;
+  /**
+   * How many integrations this process keeps as it last read them, so that a token request reads none from the
+   * store (each copy is checked by the save: the contract's `clientCopies`). Default 10,000, about 1–2 KB of heap
+   * each. Past it the copy kept longest goes for each new one, so a registry larger than it reads that share of its
+   * integrations again on each token request (half of them at twice the bound): set it to the number of
+   * integrations that call. An integer from 1 to 10,000,000. A Redis Cluster keeps no copies (an integration and its
+   * tokens are in different slots, which no script joins).
+   */
+  readonly maxIntegrationCopies?: number;
   /**
    * Receives connection losses of a client the store made, with the driver's error as the second argument:
    * log its message and code (`describeStoreError`), never the object. Default: one line per loss on stderr
@@ -300,6 +310,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
   }
   // The connection's socket timeout is three times it (connectResilientRedis): that is what must fit a timer.
   checkTimerRange('createRedisStore: option "commandTimeoutMs"', timeoutMs, 'milliseconds', 3);
+  const maxCopies = integrationCopiesOption('createRedisStore', options.maxIntegrationCopies);
   // Checked before connecting, as every other option is: a bad value must not wait on the network to be told.
   const sweepSeconds = options.sweepIntervalSeconds ?? 60;
   if (typeof sweepSeconds !== 'number' || !Number.isFinite(sweepSeconds) || sweepSeconds < 0) {
@@ -404,7 +415,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
     : null;
   const announcer = { channel: revocationChannel(prefix), revoked: () => feed?.bump() };
   // On a cluster an integration's record and its tokens are in different slots, which no script joins: no copies.
-  const copies = onCluster ? null : createRevisionCopies();
+  const copies = onCluster ? null : createRevisionCopies(maxCopies);
   return {
     clients: createRedisClientStore(keys, run, send, copies),
     codes: createRedisCodeStore(keys, run),

@@ -2,9 +2,7 @@
 import type { OAuthClient } from '../contract.js';
 import { copyClient } from '../copy-client.js';
 import { setBounded } from '../set-bounded.js';
-
-/** Far past most deployments' number of integrations; past it the oldest copy is forgotten for each new one. */
-const MAX_COPIES = 10_000;
+import { DEFAULT_INTEGRATION_COPIES } from '../integration-copies-option.js';
 
 /** The copies of one store's integrations. */
 export interface ClientCopies {
@@ -25,7 +23,7 @@ export interface ClientCopies {
  * unknown ids are never kept, so probing random ids fills nothing.
  * @see RFC 6749 §2 (client registration), §2.3.1 (a disabled integration or a rotated secret counts at once).
  */
-export function createClientCopies(mark: () => number | null): ClientCopies {
+export function createClientCopies(mark: () => number | null, maxCopies: number = DEFAULT_INTEGRATION_COPIES): ClientCopies {
   const copies = new Map<string, OAuthClient>();
   let held: number | null = null;
   function current(): number | null {
@@ -43,7 +41,7 @@ export function createClientCopies(mark: () => number | null): ClientCopies {
       if (copy) return copyClient(copy);
       const client = await load();
       if (client && before !== null && current() === before) {
-        setBounded(copies, clientId, copyClient(client), MAX_COPIES);
+        setBounded(copies, clientId, copyClient(client), maxCopies);
       }
       return client;
     },

@@ -40,12 +40,13 @@ export function createSqliteClientStore(
   watch: SqliteChangeWatch,
   guarded: <T>(write: () => T) => T,
   revisions: RevisionCopies,
+  maxCopies?: number,
 ): Required<ClientStore> {
   const { own } = watch;
   // data_version read on every findClient, not once per turn: a copy is then never older than the token
   // request that reads it (which took its startedAt before), so a token request that began after a disable
   // or a rotation committed by the CLI cannot be served from a copy made before it.
-  const copies = createClientCopies(watch.markOf('clients', true));
+  const copies = createClientCopies(watch.markOf('clients', true), maxCopies);
   /**
    * Runs an integration write and counts it in the same synchronous block as its commit (or its failure), so
    * no findClient can read a copy between the two.

@@ -20,6 +20,7 @@ import { createSqliteTokenStore } from './tokens.js';
 import { createSqliteRevocationFeed } from './revocation-feed.js';
 import { createSqliteChangeWatch } from './change-watch.js';
 import { createRevisionCopies } from '../revision-copies.js';
+import { integrationCopiesOption } from '../integration-copies-option.js';
 import { prepareSqliteSweep } from './sweeper.js';
 import { startSweepLoop } from '../sweep-loop.js';
 import { checkTimerRange } from '../timer-range.js';
@@ -77,13 +78,21 @@ export interface SqliteStoreOptions {
    * @see SQLite `PRAGMA synchronous` (WAL mode), RFC 7009 §2.1 (a revoked token stays revoked).
    */
   readonly synchronous?: SqliteSynchronous;
+  /**
+   * How many integrations this process keeps as it last read them, so that a token request reads none from the
+   * store (each copy is checked by the save: the contract's `clientCopies`). Default 10,000, about 1–2 KB of heap
+   * each. Past it the copy kept longest goes for each new one, so a registry larger than it reads that share of its
+   * integrations again on each token request (half of them at twice the bound): set it to the number of
+   * integrations that call. An integer from 1 to 10,000,000.
+   */
+  readonly maxIntegrationCopies?: number;
 }
 
 /** SQLite's `PRAGMA synchronous` levels the store offers. @see SqliteStoreOptions.synchronous. */
 export type SqliteSynchronous = 'full' | 'normal';
 
 /** Options of `createSqliteStore` for a host's open Database. @see SqliteStoreOptions. */
-export type SqliteConnectionOptions = Pick<SqliteStoreOptions, 'sweepIntervalSeconds' | 'lockTimeoutMs' | 'synchronous'>;
+export type SqliteConnectionOptions = Pick<SqliteStoreOptions, 'sweepIntervalSeconds' | 'lockTimeoutMs' | 'synchronous' | 'maxIntegrationCopies'>;
 
 /** The SQLite store: every tier of the contract, and `close()`. @see RFC 6749 §10.3–10.5, RFC 7009 §2.1. */
 export type SqliteStore = CompleteStore & {
@@ -203,6 +212,7 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
   const sweepSeconds = checkSweepInterval(options.sweepIntervalSeconds ?? DEFAULT_SWEEP_INTERVAL_SECONDS);
   const lockWait = createLockWait(checkLockTimeout(options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS));
   const synchronous = checkSynchronous(options.synchronous ?? 'full');
+  const maxCopies = integrationCopiesOption('createSqliteStore', options.maxIntegrationCopies);
   // A host's database is a better-sqlite3 Database like the one openDatabase makes; only its type is narrower.
   const db = isSqliteDatabase(source)
     ? (source as SqliteConnection)
@@ -270,9 +280,9 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
     return live ? { kind: 'replayed', grantId: live.grant_id, userId: live.user_id, clientId: live.client_id } : { kind: 'not_found' };
   }, { ahead: true });
 
-  const copies = createRevisionCopies();
+  const copies = createRevisionCopies(maxCopies);
   return {
-    clients: createSqliteClientStore(db, s, lockWait, watch, guarded, copies),
+    clients: createSqliteClientStore(db, s, lockWait, watch, guarded, copies, maxCopies),
     clientCopies: { find: copies.get },
 
     codes: {
