@@ -131,9 +131,15 @@ export function createRedisTokenStore(
       // router then looks the integration up and asks again without one.
       if (revision !== undefined && !checksClientRevision) return false;
       const checked = revision === undefined ? [] : [keys.client(access.clientId)];
+      // The refresh token shares the access token's integration and user (checkTokenPair): one pair of drains.
+      const clientIndex = keys.clientIndex(access.clientId);
+      const draining = [
+        keys.draining(clientIndex),
+        keys.draining(access.userId === null ? clientIndex : keys.userIndex(access.clientId, access.userId)),
+      ];
       const reply = await run(
         SAVE_TOKENS,
-        [keys.revokedGrant(access.grantId), keys.grantIndex(access.grantId), ...parts.flatMap((p) => p.keys), ...checked],
+        [keys.revokedGrant(access.grantId), keys.grantIndex(access.grantId), ...parts.flatMap((p) => p.keys), ...draining, ...checked],
         [String(Date.now()), String(options.authorizedAt.getTime()), ...parts.flatMap((p) => p.args), ...(revision === undefined ? [] : [revision])],
       );
       return Number(reply) === 1;

@@ -132,16 +132,23 @@ return 1`);
  * expired members are pruned on the way and each index expires with its last member. The two tokens of a
  * code exchange share their tombstones and indexes: each is read, and each index added to, pruned and given
  * its expiry, once (a code exchange's save ran 31 commands, 11 of them repeats).
+ * Also refused while a token of the grant waits in the draining set of a revocation of the integration (or
+ * of the user at it) that has not finished: START_REVOCATION records the moment before the drain deletes the
+ * grant's refresh token and writes its tombstone, so a refresh that began after the moment and read that
+ * refresh token in between would otherwise mint an access token that outlives the revocation (a drain of
+ * 1,000,000 tokens runs for tens of seconds, 500 per script). Costs a save one EXISTS while no drain runs.
  * With a last key and argument more (a plain Redis only: the client's record is in another slot on a
  * cluster), also refused when the integration's record is no longer the revision of the copy the request was
  * authenticated with (`clientRevisionOf`: its fields, length-prefixed, SHA-1), or is gone.
  * KEYS grantTombstone, grantIndex, then per token: tokenKey, clientIndex, userIndex, clientRevokedAt,
- * userRevokedAt (without a user, the client's keys stand in for the unused user keys), then [client].
+ * userRevokedAt (without a user, the client's keys stand in for the unused user keys), then the draining sets
+ * of the client's and the user's index (the client's twice without a user), then [client].
  * ARGV nowMs, authorizedAtMs, then per token: json, expiresAtMs, hasUser ('1' | '0'), then [revision].
  */
 export const SAVE_TOKENS = script(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-if #KEYS % 5 == 3 then
+local checked = (#KEYS - 4) % 5 == 1
+if checked then
   local v = redis.pcall('HMGET', KEYS[#KEYS], ${CLIENT_FIELDS.map((f) => `'${f}'`).join(', ')})
   if v.err then return 0 end
   local parts = {}
@@ -149,7 +156,7 @@ if #KEYS % 5 == 3 then
   if redis.sha1hex(table.concat(parts)) ~= ARGV[#ARGV] then return 0 end
 end
 local now, since = tonumber(ARGV[1]), tonumber(ARGV[2])
-local n = math.floor((#KEYS - 2) / 5)
+local n = math.floor((#KEYS - 4) / 5)
 local read = {}
 local function revokedSince(key)
   if read[key] then return false end
@@ -161,6 +168,13 @@ for i = 0, n - 1 do
   local k, a = 3 + i * 5, 3 + i * 3
   if revokedSince(KEYS[k + 3]) then return 0 end
   if ARGV[a + 2] == '1' and revokedSince(KEYS[k + 4]) then return 0 end
+end
+local d = 3 + n * 5
+local drainingClient, drainingUser = KEYS[d], KEYS[d + 1]
+if redis.call('EXISTS', drainingClient, drainingUser) > 0 then
+  for _, member in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+    if redis.call('ZSCORE', drainingClient, member) or redis.call('ZSCORE', drainingUser, member) then return 0 end
+  end
 end
 local indexes, entries = {}, {}
 local function index(key, member, exp)
