@@ -1,6 +1,7 @@
 // Lua scripts of the Redis store: every multi-key write runs as one script, so it is atomic server-side.
 import { createHash } from 'node:crypto';
 import { CLIENT_FIELDS } from './codec.js';
+import { SWEEP_BATCH } from '../sweep-loop.js';
 
 /** Runs a script by SHA (EVALSHA), loading it with EVAL once per server after a NOSCRIPT. */
 export type RunScript = (script: RedisScript, keys: readonly string[], args: readonly string[]) => Promise<unknown>;
@@ -129,7 +130,9 @@ return 1`);
  * wholly after it (and finds the tokens in the indexes it drains). Refused when the grant's tombstone
  * exists, or the integration's tokens, or (hasUser) the user's tokens at it, were revoked at or after
  * `authorizedAt`. Each token is indexed in sorted sets scored by expiry (grant, client, client+user);
- * expired members are pruned on the way and each index expires with its last member. The two tokens of a
+ * expired members are pruned on the way, the oldest `SWEEP_BATCH` per index at most (the members of one
+ * integration's tokens that expired together, 300,000 of them, took one unbounded prune 299 ms, during which
+ * Redis served no one; the rest go with the next saves and the sweep), and each index expires with its last member. The two tokens of a
  * code exchange share their tombstones and indexes: each is read, and each index added to, pruned and given
  * its expiry, once (a code exchange's save ran 31 commands, 11 of them repeats).
  * Also refused while a token of the grant waits in the draining set of a revocation of the integration (or
@@ -199,7 +202,8 @@ for i = 0, n - 1 do
 end
 for _, key in ipairs(indexes) do
   redis.call('ZADD', key, unpack(entries[key]))
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+  local expired = redis.call('ZCOUNT', key, '-inf', now)
+  if expired > 0 then redis.call('ZREMRANGEBYRANK', key, 0, math.min(expired, ${SWEEP_BATCH}) - 1) end
   local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
   if last[2] then redis.call('PEXPIREAT', key, last[2]) end
 end
