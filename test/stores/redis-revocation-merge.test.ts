@@ -1,0 +1,71 @@
+// Redis store: a revocation that finds an earlier one still draining merges the smaller set into the larger, never rewriting the larger.
+import { createClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AdministrationStore } from '../../src/stores/contract.js';
+import { createRedisStore } from '../../src/stores/redis/index.js';
+import { createRedisKeys } from '../../src/stores/redis/codec.js';
+import { START_REVOCATION } from '../../src/stores/redis/scripts.js';
+
+const url = process.env.OAUTH_TEST_REDIS_URL ?? '';
+if (!url) console.info('Redis merge tests skipped: set OAUTH_TEST_REDIS_URL=redis://127.0.0.1:6379 to run them');
+
+const prefix = `oauth-test:${process.pid}:revocation-merge:${Math.random().toString(36).slice(2, 8)}:`;
+const admin = createClient({ url });
+const keys = createRedisKeys(prefix);
+let store: AdministrationStore;
+const LATER = Date.now() + 3_600_000;
+
+/** `n` members `name-i` of the set, each scored by its token's expiry. */
+async function fill(key: string, name: string, n: number): Promise<void> {
+  const members = Array.from({ length: n }, (_, i) => ({ score: LATER + i, value: keys.accessToken(`${name}-${i}`) }));
+  for (let i = 0; i < n; i += 1000) await admin.zAdd(key, members.slice(i, i + 1000));
+}
+
+/** START_REVOCATION as the store runs it (same keys and arguments); its reply is how many members it copied. */
+async function start(index: string, revokedAt: string): Promise<number> {
+  return Number(await admin.eval(START_REVOCATION.source, {
+    keys: [revokedAt, index, keys.draining(index)], arguments: [String(Date.now()), '86400000'],
+  }));
+}
+
+describe.skipIf(!url)('Redis store: a revocation while another drains (RFC 7009 §2.1)', () => {
+  beforeAll(async () => {
+    await admin.connect();
+    store = (await createRedisStore({ url, prefix, sweepIntervalSeconds: 0, logger: { warn: () => undefined } })) as AdministrationStore;
+  });
+  afterAll(async () => {
+    await store?.close?.();
+    const all: string[] = [];
+    for await (const batch of admin.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) all.push(...batch);
+    if (all.length) await admin.del(all);
+    await admin.quit();
+  });
+
+  it('copies only the few tokens saved since the drain began into the large draining set', async () => {
+    // A `clients disable` (or the retry the README advises after `revocation_incomplete`) while a `tokens revoke
+    // --client` of 1,000,000 tokens drains: the index holds only what was saved since.
+    const index = keys.clientIndex('big');
+    await fill(keys.draining(index), 'old', 5000);
+    await fill(index, 'new', 10);
+    expect(await start(index, keys.clientRevokedAt('big'))).toBe(10);
+    expect(await admin.exists(index)).toBe(0);
+    expect(await admin.zCard(keys.draining(index))).toBe(5010);
+    expect(await admin.zScore(keys.draining(index), keys.accessToken('new-9'))).toBe(LATER + 9);
+    expect(await admin.pExpireTime(keys.draining(index))).toBe(LATER + 4999);
+  });
+
+  it('copies a small leftover drain into a large index, then takes the index as the draining set', async () => {
+    // A revocation interrupted a day ago left a few members; the integration saved many tokens since.
+    const index = keys.clientIndex('left');
+    await fill(keys.draining(index), 'old', 7);
+    await fill(index, 'new', 3000);
+    expect(await start(index, keys.clientRevokedAt('left'))).toBe(7);
+    expect(await admin.exists(index)).toBe(0);
+    expect(await admin.zCard(keys.draining(index))).toBe(3007);
+    expect(await admin.zScore(keys.draining(index), keys.accessToken('old-6'))).toBe(LATER + 6);
+
+    // And the drain that follows empties it.
+    await store.tokens.revokeClientTokens('left');
+    expect(await admin.exists(keys.draining(index))).toBe(0);
+  });
+});
