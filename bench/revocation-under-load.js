@@ -27,6 +27,8 @@
 //   user      `oauth-admin tokens revoke --user` of one user (at every integration: one revocation each, the code
 //             integration, where its tokens are, among them);
 //   admin     oauth.admin.revokeTokens({ userId }) of one user at A (the API an admin page calls).
+//   narrow    `oauth-admin clients update --scope` of one client_credentials integration registered without scopes
+//             (all-access): a narrowing, which revokes every token of the integration (README, `clients update`).
 // A revocation counts from the moment its call returned (response received, CLI process exited). A request
 // SENT after that moment and answered 200 is a violation; one sent before and answered after is in flight
 // (either answer is right). The run fails (exit 1) on any violation on SQLite, where revocation is exact within
@@ -275,6 +277,13 @@ try {
       if (!user) return false;
       await oauthAdmin('tokens', 'revoke', '--user', user);
       markRevoked(grants.filter((g) => g.user === user).flatMap((g) => g.tokens), 'user');
+      return true;
+    },
+    async narrow() {
+      const target = wholeClients.shift();
+      if (!target) return false;
+      await oauthAdmin('clients', 'update', target.clientId, '--scope', 'bench:narrowed');
+      markRevoked(target.tokens, 'narrow');
       return true;
     },
     async admin() {
