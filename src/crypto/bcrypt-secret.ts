@@ -1,6 +1,6 @@
 // Checks imported bcrypt hashes ($2a$/$2b$/$2y$, common in Node servers) in a worker thread, off the event loop.
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { runtimeRequire } from '../runtime-require.js';
 
 /**
  * Highest bcrypt cost accepted at import: each step doubles the work (cost 10 ≈ 57 ms, 12 ≈ 230 ms per check
@@ -41,7 +41,7 @@ function settleAll(): void {
 function startWorker(): Worker {
   const started = new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: { bcryptjs: createRequire(import.meta.url).resolve('bcryptjs') },
+    workerData: { bcryptjs: runtimeRequire().resolve('bcryptjs') },
   });
   started.on('message', ({ id, matches }: { id: number; matches: boolean }) => {
     const resolve = waiting.get(id);

@@ -1,6 +1,6 @@
 // Loads prom-client (an optional peer dependency) when metrics are created, naming the package when it is missing.
-import { createRequire } from 'node:module';
 import { isMissing } from '../stores/missing-driver.js';
+import { runtimeRequire } from '../runtime-require.js';
 
 /** The prom-client module. */
 export type PromClient = typeof import('prom-client');
@@ -14,7 +14,7 @@ export type PromClient = typeof import('prom-client');
  */
 export function loadPromClient(): PromClient {
   try {
-    return createRequire(import.meta.url)('prom-client') as PromClient;
+    return runtimeRequire()('prom-client') as PromClient;
   } catch (error) {
     if (isMissing(error, 'prom-client')) {
       throw new Error('express-oauth-router/metrics needs prom-client: npm install prom-client@15', { cause: error });

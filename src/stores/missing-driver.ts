@@ -1,5 +1,5 @@
 // Loads a store's database driver (an optional peer dependency) on first use, naming the package when it is missing.
-import { createRequire } from 'node:module';
+import { runtimeRequire } from '../runtime-require.js';
 
 /** A store's driver: the npm package and the major version the store is written against. @see DESIGN §2 (built-in stores). */
 export interface StoreDriver {
@@ -38,7 +38,7 @@ function driverMissing(driver: StoreDriver, cause: unknown): Error {
  */
 export function requireDriver<T>(driver: StoreDriver): T {
   try {
-    return createRequire(import.meta.url)(driver.name) as T;
+    return runtimeRequire()(driver.name) as T;
   } catch (error) {
     throw isMissing(error, driver.name) ? driverMissing(driver, error) : error;
   }
@@ -51,7 +51,8 @@ export function requireDriver<T>(driver: StoreDriver): T {
  */
 export async function importDriver<T>(driver: StoreDriver): Promise<T> {
   try {
-    return (await import(driver.name)) as T;
+    // Left to Node: webpack would make a computed import() an empty context that never finds the driver.
+    return (await import(/* webpackIgnore: true */ driver.name)) as T;
   } catch (error) {
     throw isMissing(error, driver.name) ? driverMissing(driver, error) : error;
   }

@@ -157,3 +157,23 @@ export function hostTsconfig(
     files,
   }, null, 2);
 }
+
+/** An imported integration's bcrypt hash (cost 4) of `legacy-secret-0123456789`, as `oauth-admin clients import` takes it. */
+export const BCRYPT_HASH = '$2b$04$vqGwmXiOSMq.wvUc4SUBQOy51ax5lar7EBW6Qv2/YpWymAtLtu7ia';
+
+/**
+ * What the package loads at run time rather than by an import a bundler follows (prom-client, bcryptjs in its
+ * worker), used once each: prints one JSON line of what each said. No top-level await, so a bundler can
+ * emit it as CommonJS.
+ */
+export const RUNTIME_LOADS = `import { verifyClientSecret } from 'express-oauth-router';
+import { createOAuthMetrics } from 'express-oauth-router/metrics';
+
+const said = async (use) => { try { return await use(); } catch (error) { return error.message; } };
+(async () => {
+  console.log(JSON.stringify({
+    metrics: await said(() => { createOAuthMetrics().close(); return 'created'; }),
+    bcrypt: await said(() => verifyClientSecret('${BCRYPT_HASH}', 'legacy-secret-0123456789')),
+  }));
+})();
+`;
