@@ -180,15 +180,20 @@ export function createRedisTokenStore(
      * saved afterwards for a request that began after the moment goes to the fresh index, not the draining
      * set, so legitimate issuance can neither survive wrongly nor keep the drain from ending. The draining
      * key is fixed per index, so a revocation interrupted midway (crash, outage) leaves its set where the
-     * next one (a retry) merges and finishes it. Each deleted refresh token's grant is tombstoned in the
-     * same script call as the delete: a refresh under way that read it is refused too.
+     * next one (a retry) merges and finishes it (or, both sets past `REVOCATION_MERGE_MAX`, drains first). Each
+     * deleted refresh token's grant is tombstoned in the same script call as the delete: a refresh under way that
+     * read it is refused too.
      */
     async revokeClientTokens(clientId, userId) {
       const index = userId === undefined ? keys.clientIndex(clientId) : keys.userIndex(clientId, userId);
       const revokedAt = userId === undefined ? keys.clientRevokedAt(clientId) : keys.userRevokedAt(clientId, userId);
       const draining = keys.draining(index);
       await counted(announcer, async () => {
-        await run(START_REVOCATION, [revokedAt, index, draining], [String(Date.now()), RETENTION_MS]);
+        // -1: an earlier revocation's set and the index are both too large to merge in one script (it would hold
+        // every client of the Redis for seconds); that set's tokens are revoked anyway, so drain it first.
+        while (Number(await run(START_REVOCATION, [revokedAt, index, draining], [String(Date.now()), RETENTION_MS])) < 0) {
+          while ((await drainChunk(draining)) > 0);
+        }
         let left: number;
         do left = await drainChunk(draining);
         while (left > 0);
