@@ -82,6 +82,8 @@ export function createRedisTokenStore(
   checksClientRevision: boolean,
 ): Required<TokenStore> {
   const { channel } = announcer;
+  // What every refresh token's key starts with: SAVE_TOKENS tells a grant's refresh token from its access tokens by it.
+  const refreshMark = keys.refreshToken('');
   function tokenArgs(kind: 'access' | 'refresh', r: TokenRecord): { keys: string[]; args: string[] } {
     const tokenKey = kind === 'access' ? keys.accessToken(r.tokenHash) : keys.refreshToken(r.tokenHash);
     const clientIndex = keys.clientIndex(r.clientId);
@@ -140,7 +142,7 @@ export function createRedisTokenStore(
       const reply = await run(
         SAVE_TOKENS,
         [keys.revokedGrant(access.grantId), keys.grantIndex(access.grantId), ...parts.flatMap((p) => p.keys), ...draining, ...checked],
-        [String(Date.now()), String(options.authorizedAt.getTime()), ...parts.flatMap((p) => p.args), ...(revision === undefined ? [] : [revision])],
+        [String(Date.now()), String(options.authorizedAt.getTime()), ...parts.flatMap((p) => p.args), refreshMark, ...(revision === undefined ? [] : [revision])],
       );
       return Number(reply) === 1;
     },
