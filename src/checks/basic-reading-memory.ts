@@ -2,7 +2,7 @@
 
 /**
  * Integrations a process remembers. Only a successful authentication adds one, so the registry fills it, never a
- * caller: about 30 bytes each beside the id. 10,000 that then started over made every imported integration whose secret holds `%`
+ * caller: about 20–30 bytes each beside the id. 10,000 that then started over made every imported integration whose secret holds `%`
  * or `+` pay a failed slow check of the other reading again (a scrypt, ~67 ms) once a registry passed it.
  */
 export const MAX_READ_AS_SENT = 1_000_000;
