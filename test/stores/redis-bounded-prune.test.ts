@@ -1,17 +1,16 @@
 // Redis store: a token save prunes a bounded number of expired index members, so a mass expiry never blocks Redis in one script.
-import { createClient } from 'redis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AdministrationStore, TokenRecord } from '../../src/stores/contract.js';
-import { createRedisStore } from '../../src/stores/redis/index.js';
 import { createRedisKeys } from '../../src/stores/redis/codec.js';
+import { redisPrefixStore } from '../helpers/redis-prefix-store.js';
 import { hashSecret } from '../../src/crypto/hash-secret.js';
 import { SWEEP_BATCH } from '../../src/stores/sweep-loop.js';
 
 const url = process.env.OAUTH_TEST_REDIS_URL ?? '';
 if (!url) console.info('Redis prune tests skipped: set OAUTH_TEST_REDIS_URL=redis://127.0.0.1:6379 to run them');
 
-const prefix = `oauth-test:${process.pid}:bounded-prune:${Math.random().toString(36).slice(2, 8)}:`;
-const admin = createClient({ url });
+const redis = redisPrefixStore(url, 'bounded-prune');
+const { prefix, admin } = redis;
 const keys = createRedisKeys(prefix);
 let store: AdministrationStore;
 
@@ -23,16 +22,8 @@ function token(name: string, clientId: string): TokenRecord {
 }
 
 describe.skipIf(!url)('Redis store: pruning an integration index on a save', () => {
-  beforeAll(async () => {
-    await admin.connect();
-    store = (await createRedisStore({ url, prefix, sweepIntervalSeconds: 0, logger: { warn: () => undefined } })) as AdministrationStore;
-  });
-  afterAll(async () => {
-    await store?.close?.();
-    const all: string[] = [];
-    for await (const batch of admin.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) all.push(...batch);
-    if (all.length) await admin.del(all);
-    await admin.quit();
+  redis.openAround((opened) => {
+    store = opened;
   });
 
   it(`removes at most ${SWEEP_BATCH} expired members per index per save, and the later saves go on`, async () => {

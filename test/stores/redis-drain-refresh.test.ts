@@ -1,16 +1,15 @@
 // Redis store: a refresh that reads a refresh token while a large revocation is still draining mints nothing that outlives it.
-import { createClient } from 'redis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AdministrationStore, TokenRecord } from '../../src/stores/contract.js';
-import { createRedisStore } from '../../src/stores/redis/index.js';
 import { createRedisKeys } from '../../src/stores/redis/codec.js';
+import { redisPrefixStore } from '../helpers/redis-prefix-store.js';
 import { hashSecret } from '../../src/crypto/hash-secret.js';
 
 const url = process.env.OAUTH_TEST_REDIS_URL ?? '';
 if (!url) console.info('Redis drain tests skipped: set OAUTH_TEST_REDIS_URL=redis://127.0.0.1:6379 to run them');
 
-const prefix = `oauth-test:${process.pid}:drain-refresh:${Math.random().toString(36).slice(2, 8)}:`;
-const admin = createClient({ url });
+const redis = redisPrefixStore(url, 'drain-refresh');
+const { prefix, admin } = redis;
 let store: AdministrationStore;
 const keys = createRedisKeys(prefix);
 const HOUR = 3_600_000;
@@ -41,16 +40,8 @@ async function finishDrain(index: string, grantIds: string[]): Promise<void> {
 }
 
 describe.skipIf(!url)('Redis store: refresh during a revocation drain (RFC 7009 §2.1, RFC 6749 §10.4)', () => {
-  beforeAll(async () => {
-    await admin.connect();
-    store = (await createRedisStore({ url, prefix, sweepIntervalSeconds: 0, logger: { warn: () => undefined } })) as AdministrationStore;
-  });
-  afterAll(async () => {
-    await store?.close?.();
-    const all: string[] = [];
-    for await (const batch of admin.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) all.push(...batch);
-    if (all.length) await admin.del(all);
-    await admin.quit();
+  redis.openAround((opened) => {
+    store = opened;
   });
 
   it('refuses an access token for a grant whose refresh token the integration revocation has yet to drain', async () => {

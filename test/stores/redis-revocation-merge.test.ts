@@ -1,16 +1,15 @@
 // Redis store: a revocation that finds an earlier one still draining merges the smaller set into the larger, never rewriting the larger.
-import { createClient } from 'redis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AdministrationStore } from '../../src/stores/contract.js';
-import { createRedisStore } from '../../src/stores/redis/index.js';
 import { createRedisKeys } from '../../src/stores/redis/codec.js';
+import { redisPrefixStore } from '../helpers/redis-prefix-store.js';
 import { REVOCATION_MERGE_MAX, START_REVOCATION } from '../../src/stores/redis/scripts.js';
 
 const url = process.env.OAUTH_TEST_REDIS_URL ?? '';
 if (!url) console.info('Redis merge tests skipped: set OAUTH_TEST_REDIS_URL=redis://127.0.0.1:6379 to run them');
 
-const prefix = `oauth-test:${process.pid}:revocation-merge:${Math.random().toString(36).slice(2, 8)}:`;
-const admin = createClient({ url });
+const redis = redisPrefixStore(url, 'revocation-merge');
+const { prefix, admin } = redis;
 const keys = createRedisKeys(prefix);
 let store: AdministrationStore;
 const LATER = Date.now() + 3_600_000;
@@ -29,16 +28,8 @@ async function start(index: string, revokedAt: string): Promise<number> {
 }
 
 describe.skipIf(!url)('Redis store: a revocation while another drains (RFC 7009 §2.1)', () => {
-  beforeAll(async () => {
-    await admin.connect();
-    store = (await createRedisStore({ url, prefix, sweepIntervalSeconds: 0, logger: { warn: () => undefined } })) as AdministrationStore;
-  });
-  afterAll(async () => {
-    await store?.close?.();
-    const all: string[] = [];
-    for await (const batch of admin.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) all.push(...batch);
-    if (all.length) await admin.del(all);
-    await admin.quit();
+  redis.openAround((opened) => {
+    store = opened;
   });
 
   it('copies only the few tokens saved since the drain began into the large draining set', async () => {
