@@ -7,7 +7,8 @@ import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browseAuthorization } from '../helpers/fetch-browser.js';
 import { ESM_JS_HOST, RUNTIME_LOADS } from './host-sources.js';
-import { ROOT, createHost, packPackage, run, startHost, type HostClient, type RunningHost } from './packed-host.js';
+import { ROOT, createHost, packPackage, run, startHost, type RunningHost } from './packed-host.js';
+import { tokenRequest } from './host-token-request.js';
 
 const REDIRECT_URI = 'https://client.example/callback';
 
@@ -46,22 +47,6 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-/** RFC 6749 §2.3.1: client_secret_basic, the id and secret form-encoded before base64. */
-function basic(client: HostClient): string {
-  return `Basic ${Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString('base64')}`;
-}
-
-async function tokenRequest(client: HostClient, form: Record<string, string>): Promise<Record<string, unknown>> {
-  const res = await fetch(`${host!.issuer}/oauth2/token`, {
-    method: 'POST',
-    headers: { Authorization: basic(client), 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(form),
-  });
-  const body = (await res.json()) as Record<string, unknown>;
-  expect(res.status, JSON.stringify(body)).toBe(200);
-  return body;
-}
-
 async function callApi(accessToken: unknown): Promise<unknown> {
   const res = await fetch(`${host!.issuer}/api/me`, { headers: { Authorization: `Bearer ${String(accessToken)}` } });
   return { status: res.status, body: await res.json() };
@@ -69,7 +54,7 @@ async function callApi(accessToken: unknown): Promise<unknown> {
 
 describe('a host bundled by esbuild into one CommonJS file (--bundle --platform=node --format=cjs)', () => {
   it('client_credentials with Basic gets a token the requireBearer route accepts (RFC 6749 §4.4)', async () => {
-    const token = await tokenRequest(host!.machine, { grant_type: 'client_credentials' });
+    const token = await tokenRequest(host!, host!.machine, { grant_type: 'client_credentials' });
     expect(await callApi(token['access_token'])).toEqual({ status: 200, body: { clientId: host!.machine.clientId, userId: null } });
   });
 
@@ -80,7 +65,7 @@ describe('a host bundled by esbuild into one CommonJS file (--bundle --platform=
     }).toString();
     const back = await browseAuthorization(authorize);
     expect(back.searchParams.get('state')).toBe('bundled-state');
-    const tokens = await tokenRequest(host!.web, { grant_type: 'authorization_code', code: back.searchParams.get('code')!, redirect_uri: REDIRECT_URI });
+    const tokens = await tokenRequest(host!, host!.web, { grant_type: 'authorization_code', code: back.searchParams.get('code')!, redirect_uri: REDIRECT_URI });
     expect(await callApi(tokens['access_token'])).toEqual({ status: 200, body: { clientId: host!.web.clientId, userId: 'user-alice' } });
   });
 

@@ -7,8 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browseAuthorization } from '../helpers/fetch-browser.js';
 import { CJS_JS_HOST, ESM_JS_HOST, REDIS_TYPES, STRICTEST, TS_HOST, TYPES_ONLY, hostTsconfig } from './host-sources.js';
 import {
-  ROOT, createHost, packPackage, run, startHost, typeCheck, type CommandResult, type HostClient, type RunningHost,
+  ROOT, createHost, packPackage, run, startHost, typeCheck, type CommandResult, type RunningHost,
 } from './packed-host.js';
+import { tokenRequest } from './host-token-request.js';
 import { CHECKED_AGAINST_THE_PACKAGE, LISTINGS, listedRecordChecks, README_GLUE, readmeBlocks, splitDiagnostics } from './readme-blocks.js';
 
 const REDIRECT_URI = 'https://client.example/callback';
@@ -93,23 +94,6 @@ beforeAll(async () => {
 afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
-
-/** RFC 6749 §2.3.1: client_secret_basic, the id and secret form-encoded before base64. */
-function basic(client: HostClient): string {
-  const pair = `${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`;
-  return `Basic ${Buffer.from(pair).toString('base64')}`;
-}
-
-async function tokenRequest(host: RunningHost, client: HostClient, form: Record<string, string>): Promise<Record<string, unknown>> {
-  const res = await fetch(`${host.issuer}/oauth2/token`, {
-    method: 'POST',
-    headers: { Authorization: basic(client), 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(form),
-  });
-  const body = (await res.json()) as Record<string, unknown>;
-  expect(res.status, JSON.stringify(body)).toBe(200);
-  return body;
-}
 
 async function callApi(host: RunningHost, accessToken: unknown): Promise<{ status: number; body: unknown }> {
   const res = await fetch(`${host.issuer}/api/me`, { headers: { Authorization: `Bearer ${String(accessToken)}` } });
