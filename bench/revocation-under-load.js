@@ -203,6 +203,14 @@ try {
     }
     return null;
   };
+  /** A path that revokes every token of one client_credentials integration by an `oauth-admin` command. */
+  const revokeWholeClient = async (path, command) => {
+    const target = wholeClients.shift();
+    if (!target) return false;
+    await oauthAdmin(...command(target.clientId));
+    markRevoked(target.tokens, path);
+    return true;
+  };
   const paths = {
     async endpoint() {
       const live = all.filter(({ token }) => !revokedAt.has(token));
@@ -213,20 +221,8 @@ try {
       markRevoked([pick.token], 'endpoint');
       return true;
     },
-    async cli() {
-      const target = wholeClients.shift();
-      if (!target) return false;
-      await oauthAdmin('tokens', 'revoke', '--client', target.clientId);
-      markRevoked(target.tokens, 'cli');
-      return true;
-    },
-    async disable() {
-      const target = wholeClients.shift();
-      if (!target) return false;
-      await oauthAdmin('clients', 'disable', target.clientId);
-      markRevoked(target.tokens, 'disable');
-      return true;
-    },
+    cli: () => revokeWholeClient('cli', (id) => ['tokens', 'revoke', '--client', id]),
+    disable: () => revokeWholeClient('disable', (id) => ['clients', 'disable', id]),
     async replay() {
       const grant = nextGrant();
       if (!grant) return false;
@@ -258,20 +254,8 @@ try {
       markRevoked(grants.filter((g) => g.user === user).flatMap((g) => g.tokens), 'consent');
       return true;
     },
-    async rotate() {
-      const target = wholeClients.shift();
-      if (!target) return false;
-      await oauthAdmin('clients', 'rotate-secret', target.clientId);
-      markRevoked(target.tokens, 'rotate');
-      return true;
-    },
-    async delete() {
-      const target = wholeClients.shift();
-      if (!target) return false;
-      await oauthAdmin('clients', 'delete', target.clientId, '--yes');
-      markRevoked(target.tokens, 'delete');
-      return true;
-    },
+    rotate: () => revokeWholeClient('rotate', (id) => ['clients', 'rotate-secret', id]),
+    delete: () => revokeWholeClient('delete', (id) => ['clients', 'delete', id, '--yes']),
     async user() {
       const user = liveUsers.shift();
       if (!user) return false;
@@ -279,13 +263,7 @@ try {
       markRevoked(grants.filter((g) => g.user === user).flatMap((g) => g.tokens), 'user');
       return true;
     },
-    async narrow() {
-      const target = wholeClients.shift();
-      if (!target) return false;
-      await oauthAdmin('clients', 'update', target.clientId, '--scope', 'bench:narrowed');
-      markRevoked(target.tokens, 'narrow');
-      return true;
-    },
+    narrow: () => revokeWholeClient('narrow', (id) => ['clients', 'update', id, '--scope', 'bench:narrowed']),
     async admin() {
       const user = liveUsers.shift();
       if (!user) return false;
