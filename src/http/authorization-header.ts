@@ -32,11 +32,16 @@ export function requireSingleHeader(req: Request, lower: string, name: string): 
 }
 
 /**
- * The `Authorization` header, or `undefined` when absent; refused when repeated (`requireSingleHeader`).
+ * The `Authorization` header, or `undefined` when absent or empty; refused when repeated (`requireSingleHeader`).
+ * An empty value (Node strips the whitespace around one) has no auth-scheme, so it carries no credentials: it is
+ * no second client authentication method next to `client_secret` in the body, as an empty parameter is omitted
+ * (RFC 6749 §3.1), and requireBearer answers it as a request without credentials.
  * @throws InvalidRequestError when the header appears more than once.
- * @see RFC 9110 §5.3, RFC 6749 §5.2 ("includes multiple credentials" is invalid_request), RFC 6750 §3.1.
+ * @see RFC 9110 §5.3, §11.6.2 (credentials start with an auth-scheme), RFC 6749 §2.3, §5.2 ("includes multiple
+ *   credentials" is invalid_request), RFC 6750 §3.1.
  */
 export function singleAuthorizationHeader(req: Request): string | undefined {
   requireSingleHeader(req, 'authorization', 'Authorization');
-  return req.headers.authorization;
+  const value = req.headers.authorization;
+  return value === '' ? undefined : value;
 }

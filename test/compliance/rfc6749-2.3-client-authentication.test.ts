@@ -129,6 +129,21 @@ describe('RFC 6749 §2.3: "The client MUST NOT use more than one authentication 
     expectInvalidRequest(res);
   });
 
+  it.each(ENDPOINTS)('reads an empty Authorization header as absent at /oauth2/%s: client_secret_post is then the one method', async (endpoint) => {
+    // An empty field value has no auth-scheme, so it is no credentials (RFC 9110 §11.6.2) and no second method;
+    // as an empty parameter is omitted (§3.1). requireBearer already reads it as no credentials (RFC 6750 §3.1).
+    const token = await clientCredentialsToken(t.app, t.credentialsClient);
+    const res = await post(t.app, endpoint, 'client_secret_post', t.credentialsClient, formFor(endpoint, token)).set('Authorization', '');
+    expectSuccess(endpoint, res);
+  });
+
+  it('answers an empty Authorization header with nothing else like no credentials: 401 invalid_client', async () => {
+    const res = await request(t.app).post('/oauth2/token').type('form').set('Authorization', '')
+      .send({ grant_type: 'client_credentials', client_id: t.credentialsClient.clientId });
+    expectInvalidClient(res);
+    expect(res.body.error_description).toMatch(/client authentication required/);
+  });
+
   it("keeps SPEC's form working: client_id in the body and Basic in the header is one method (SPEC §4.4, §5.1)", async () => {
     const res = await request(t.app).post('/oauth2/token').type('form').set('Authorization', basic(t.credentialsClient))
       .send({ grant_type: 'client_credentials', client_id: t.credentialsClient.clientId });
