@@ -27,7 +27,21 @@ export function checkCodeChallenge(challenge: string | undefined, method: string
 }
 
 /**
- * Verifies a code_verifier against the challenge bound to the code.
+ * Checks the syntax of a code_verifier, before the code is looked at: one outside RFC 7636 §4.1
+ * (`code-verifier = 43*128unreserved`) makes the request malformed, RFC 6749 §5.2 `invalid_request`. §4.6's
+ * `invalid_grant` is for a verifier that does not match; a malformed one was compared with nothing, so the
+ * code is not spent on it.
+ * @throws InvalidRequestError for a malformed verifier.
+ * @see RFC 7636 §4.1, RFC 6749 §5.2.
+ */
+export function checkCodeVerifierSyntax(verifier: string | undefined): void {
+  if (verifier !== undefined && !VERIFIER.test(verifier)) {
+    throw new InvalidRequestError('code_verifier is malformed: 43 to 128 characters of A-Z, a-z, 0-9 and -._~ (RFC 7636 section 4.1)');
+  }
+}
+
+/**
+ * Verifies a code_verifier against the challenge bound to the code (its syntax checked by `checkCodeVerifierSyntax`).
  * A verifier sent for a code issued without a challenge is refused too: that is how a PKCE downgrade shows.
  * @throws InvalidGrantError (RFC 7636 §4.6: "If the values are not equal, an error response indicating
  * 'invalid_grant' … MUST be returned").
@@ -38,7 +52,6 @@ export function checkCodeVerifier(challenge: string | null, verifier: string | u
     return;
   }
   if (verifier === undefined) throw new InvalidGrantError('code_verifier required');
-  if (!VERIFIER.test(verifier)) throw new InvalidGrantError('code_verifier is malformed');
   const computed = createHash('sha256').update(verifier, 'ascii').digest('base64url');
   if (!constantEquals(computed, challenge)) throw new InvalidGrantError('code_verifier does not match the code_challenge');
 }

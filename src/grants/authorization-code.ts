@@ -3,7 +3,7 @@ import type { GrantContext, GrantHandler, TokenResponseBody } from './grant-cont
 import type { AuthorizationCodeRecord } from '../stores/contract.js';
 import { issueTokens, publishGrantRevoked, requireGrantUser, requireScopeStillAllowed } from './issue-tokens.js';
 import { hashToken } from '../crypto/hash-token.js';
-import { checkCodeVerifier } from '../checks/pkce.js';
+import { checkCodeVerifier, checkCodeVerifierSyntax } from '../checks/pkce.js';
 import { isRegisteredRedirectUri } from '../checks/redirect-uri-match.js';
 import { InvalidGrantError, InvalidRequestError, RefusedSaveError, SettingsRefusalError } from '../errors.js';
 
@@ -69,7 +69,8 @@ async function redeem(context: GrantContext, record: AuthorizationCodeRecord, re
 /**
  * Redeems an authorization code once.
  * - The code is consumed before anything else is checked, so a wrong redirect_uri or verifier still uses
- *   it up: an attacker gets one try per code.
+ *   it up: an attacker gets one try per code. Only the request's own syntax is checked first (code and
+ *   redirect_uri present, a code_verifier of RFC 7636 §4.1's form): nothing is compared there.
  * - A replayed code revokes every token issued from it at once (RFC 6749 §4.1.2: "If an authorization code
  *   is used more than once, the authorization server MUST deny the request and SHOULD revoke (when possible)
  *   all tokens previously issued based on that authorization code"). The revocation leaves a tombstone, so
@@ -97,6 +98,8 @@ export const authorizationCodeGrant: GrantHandler = {
     if (code === undefined) throw new InvalidRequestError('missing required parameter: code');
     // SPEC §4.3 makes redirect_uri required; RFC 6749 §4.1.3 requires it whenever the request had one.
     if (redirectUri === undefined) throw new InvalidRequestError('missing required parameter: redirect_uri');
+    // A malformed verifier is a malformed request (RFC 6749 §5.2), answered before the code is spent.
+    checkCodeVerifierSyntax(params.get('code_verifier'));
 
     const result = await store.codes.consumeCode(hashToken(code));
     if (result.kind === 'not_found') throw new InvalidGrantError('authorization code is invalid or expired');

@@ -80,10 +80,21 @@ describe('RFC 7636 §4.6: the server verifies code_verifier against code_challen
     ['too short (42 characters)', 'a'.repeat(42)],
     ['too long (129 characters)', 'a'.repeat(129)],
     ['with a character outside the unreserved set', `${'a'.repeat(42)}+`],
-  ])('answers a verifier %s with invalid_grant', async (_label, verifier) => {
+  ])('answers a verifier %s with invalid_request, before the code is used: a retry with the right one succeeds', async (_label, verifier) => {
+    // §4.1: code-verifier = 43*128unreserved. The challenge here is the malformed verifier's own S256, so the
+    // values are equal and §4.6's invalid_grant ("If the values are not equal") does not apply: the request
+    // "is otherwise malformed", which RFC 6749 §5.2 answers invalid_request (as oidc-provider and
+    // @node-oauth/oauth2-server do). Nothing was compared, so the code is not spent on it.
     const { challenge } = createPkcePair(verifier);
     const code = await codeWithChallenge(challenge);
-    expectInvalidGrant(await redeemCode(t.app, '', t.codeClient, code, { code_verifier: verifier }));
+    const res = await redeemCode(t.app, '', t.codeClient, code, { code_verifier: verifier });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_request');
+    expect(res.body.error_description).toMatch(/code_verifier/);
+    const { verifier: right, challenge: other } = createPkcePair();
+    const second = await codeWithChallenge(other);
+    expect((await redeemCode(t.app, '', t.codeClient, second, { code_verifier: `${right.slice(0, 42)}+` })).body.error).toBe('invalid_request');
+    expect((await redeemCode(t.app, '', t.codeClient, second, { code_verifier: right })).status).toBe(200);
   });
 
   it('answers the challenge itself sent as the verifier with invalid_grant', async () => {
