@@ -21,12 +21,15 @@ export function isAllAccess(scope: readonly string[], options: Pick<ResolvedOpti
  * - `allowed` empty and all-access on: `[]` (all-access) when no scope is sent; a scope the server knows
  *   (`options.scopes`) narrows it, since all-access includes every scope;
  * - `allowed` empty and all-access off: `[]`, and any requested scope is refused.
+ * `authority` ends the refusal's description (see `checkRequestedScope`).
  * @throws InvalidScopeError for a malformed scope or one outside what may be granted.
  * @see RFC 6749 §3.3, §6 ("MUST NOT include any scope not originally granted").
  */
-export function grantScope(requested: string | undefined, allowed: readonly string[], options: ScopeOptions): string[] {
-  if (allowed.length > 0 || !options.allAccessWithoutScopes) return checkRequestedScope(requested, allowed);
-  return checkRequestedScope(requested, Object.keys(options.scopes), []);
+export function grantScope(
+  requested: string | undefined, allowed: readonly string[], options: ScopeOptions, authority?: string,
+): string[] {
+  if (allowed.length > 0 || !options.allAccessWithoutScopes) return checkRequestedScope(requested, allowed, allowed, authority);
+  return checkRequestedScope(requested, Object.keys(options.scopes), [], authority);
 }
 
 /**

@@ -17,10 +17,13 @@ export function checkScopeTokens(scopes: readonly string[]): void {
 /**
  * Parses a requested `scope` parameter ("a list of space-delimited, case-sensitive strings") and checks it
  * against what may be granted. Absent → `fallback` (the whole allowed set, RFC 6749 §3.3 "pre-defined
- * default value").
+ * default value"). `authority` names what `allowed` is in the refusal: the client's registered scopes, or for a
+ * refresh the original grant's (§6).
  * @throws InvalidScopeError for a malformed scope or one outside `allowed`.
  */
-export function checkRequestedScope(requested: string | undefined, allowed: readonly string[], fallback = allowed): string[] {
+export function checkRequestedScope(
+  requested: string | undefined, allowed: readonly string[], fallback = allowed, authority = 'not allowed for this client',
+): string[] {
   if (requested === undefined) return [...fallback];
   const scopes = [...new Set(requested.split(' ').filter((s) => s.length > 0))];
   if (requested.length > 0 && (scopes.length === 0 || requested.split(' ').some((s) => s.length === 0))) {
@@ -28,7 +31,7 @@ export function checkRequestedScope(requested: string | undefined, allowed: read
   }
   for (const scope of scopes) {
     if (!SCOPE_TOKEN.test(scope)) throw new InvalidScopeError('scope must be space-delimited scope tokens of printable ASCII');
-    if (!allowed.includes(scope)) throw new InvalidScopeError('the requested scope includes a value not allowed for this client');
+    if (!allowed.includes(scope)) throw new InvalidScopeError(`the requested scope includes a value ${authority}`);
   }
   return scopes;
 }

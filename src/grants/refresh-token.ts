@@ -34,7 +34,7 @@ export const refreshTokenGrant: GrantHandler = {
     if (record.issuer !== issuer.issuer) throw new InvalidGrantError('refresh token was issued by another authorization server');
     requireScopeStillAllowed(context, record.scope, "the refresh token's");
     const requestedScope = params.get('scope');
-    const scope = grantScope(requestedScope, record.scope, context.options);
+    const scope = grantScope(requestedScope, record.scope, context.options, 'not in the original grant (RFC 6749 section 6)');
     if (record.userId !== null) await requireGrantUser(context, record.grantId, record.userId);
     return issueTokens(context, {
       grantType: 'refresh_token',

@@ -72,6 +72,12 @@ describe('SPEC §4.5 refresh_token grant', () => {
     expect(widened.body.error).toBe('invalid_scope');
   });
 
+  it('names the original grant, not the client, as what a widened refresh scope exceeds (RFC 6749 §6)', async () => {
+    const widened = await refresh({ scope: 'envelopes:read admin' });
+    expect(widened.status).toBe(400);
+    expect(widened.body.error_description).toBe('the requested scope includes a value not in the original grant (RFC 6749 section 6)');
+  });
+
   it('refuses a refresh token whose user was deleted (invalid_grant) and revokes the grant', async () => {
     t.deletedUsers.add('user-alice');
     expect((await refresh()).body.error).toBe('invalid_grant');
