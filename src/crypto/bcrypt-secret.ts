@@ -30,6 +30,9 @@ parentPort.on('message', ({ id, secret, hash }) => {
 
 let worker: Worker | null = null;
 let nextId = 0;
+/** Workers started in this process, and the module they load instead of bcryptjs: `bcryptWorkerForTests` only. */
+let starts = 0;
+let moduleForTests: string | null = null;
 const waiting = new Map<number, (matches: boolean) => void>();
 
 function settleAll(): void {
@@ -41,8 +44,9 @@ function settleAll(): void {
 function startWorker(): Worker {
   const started = new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: { bcryptjs: runtimeRequire().resolve('bcryptjs') },
+    workerData: { bcryptjs: moduleForTests ?? runtimeRequire().resolve('bcryptjs') },
   });
+  starts += 1;
   started.on('message', ({ id, matches }: { id: number; matches: boolean }) => {
     const resolve = waiting.get(id);
     waiting.delete(id);
@@ -72,3 +76,17 @@ export function verifyBcrypt(storedHash: string, presented: string): Promise<boo
     worker!.postMessage({ id, secret: presented, hash: storedHash });
   });
 }
+
+/**
+ * For tests only, not part of the package's API (no entry point exports this module): the running worker, so a test
+ * can terminate it as a crash would; the checks it was sent and has not answered; how many workers were started; and
+ * a module to load in place of bcryptjs (null: bcryptjs), so a test can make a worker's start fail for real.
+ */
+export const bcryptWorkerForTests = {
+  current: (): Worker | null => worker,
+  checksUnderWay: (): number => waiting.size,
+  starts: (): number => starts,
+  loadInsteadOfBcryptjs(path: string | null): void {
+    moduleForTests = path;
+  },
+};
