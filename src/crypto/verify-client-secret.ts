@@ -57,7 +57,10 @@ export function isSlowSecretHash(storedHash: string): boolean {
  *   A wrong secret pays it every time, which the client-authentication rate limit bounds: it lets one new slow
  *   check run at a time per source and counts its failure before the next starts (`slowCheck`).
  * - `$2a$`/`$2b$`/`$2y$` (imported bcrypt, cost ≤ 12): bcryptjs in a worker thread, cached the same way.
- * @see RFC 6749 §2.3.1 (client password), §10.10; RFC 9700 §4; RFC 7914 (scrypt).
+ * A check that cannot be made rejects rather than answer false: a worker that stopped with the check under way or
+ * cannot start (`BcryptWorkerError`), a bcryptjs that cannot be found, a failed scrypt. The router answers those
+ * 500 `server_error` and logs them; the client-authentication limit counts only a false.
+ * @see RFC 6749 §2.3.1 (client password), §5.2, §10.10; RFC 9700 §4; RFC 7914 (scrypt).
  */
 export async function verifyClientSecret(storedHash: string, presented: string): Promise<boolean> {
   if (isSlowSecretHash(storedHash)) return verifySlow(storedHash, presented);
