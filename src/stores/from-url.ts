@@ -4,6 +4,7 @@ import type { CompleteStore } from './contract.js';
 import type { SqliteSynchronous } from './sqlite/index.js';
 import type { StoreWarningLogger } from './console-store-logger.js';
 import { DEFAULT_COMMAND_TIMEOUT_MS } from './redis/replica-wait.js';
+import { checkIntegrationCopies } from './integration-copies-option.js';
 
 /** The embedded default: one SQLite file under the working directory. @see RFC 6749 §10.3, §10.5. */
 export const DEFAULT_STORE_URL = 'sqlite:./data/oauth.sqlite';
@@ -48,12 +49,25 @@ function sqlitePath(rest: string): string {
 interface SqliteUrlOptions {
   synchronous?: SqliteSynchronous;
   lockTimeoutMs?: number;
+  maxIntegrationCopies?: number;
 }
 
 /**
- * Reads the query of a `sqlite:` URL: `synchronous=full|normal` and `lock_timeout_ms=N`
- * (`SqliteStoreOptions.synchronous`, `.lockTimeoutMs`), so a deployment that sets only OAUTH_STORE can choose
- * them too. Anything else, a parameter given twice or empty, or a malformed value is refused by name: a typo
+ * `max_integration_copies=N` of any store's URL, as the store's `maxIntegrationCopies`: checked here, with the option's
+ * own bounds and message but naming the parameter, so a value out of range or not a whole number is refused before
+ * any connection is made or file opened.
+ */
+function integrationCopiesOf(value: string | undefined): { maxIntegrationCopies?: number } {
+  if (value === undefined) return {};
+  // Digits only: `1e3`, `0x10`, ` 5` and `5.0` are refused as written, not read as numbers.
+  const n = /^[0-9]{1,12}$/.test(value) ? Number(value) : value;
+  return { maxIntegrationCopies: checkIntegrationCopies('OAUTH_STORE: max_integration_copies', n) };
+}
+
+/**
+ * Reads the query of a `sqlite:` URL: `synchronous=full|normal`, `lock_timeout_ms=N` and `max_integration_copies=N`
+ * (`SqliteStoreOptions.synchronous`, `.lockTimeoutMs`, `.maxIntegrationCopies`), so a deployment that sets only
+ * OAUTH_STORE can choose them too. Anything else, a parameter given twice or empty, or a malformed value is refused by name: a typo
  * must not silently leave the default durability in place.
  */
 function sqliteUrlOptions(query: string): SqliteUrlOptions {
@@ -69,8 +83,10 @@ function sqliteUrlOptions(query: string): SqliteUrlOptions {
     } else if (name === 'lock_timeout_ms') {
       if (!/^[0-9]{1,9}$/.test(value)) throw new TypeError('OAUTH_STORE: lock_timeout_ms must be a whole number of milliseconds');
       options.lockTimeoutMs = Number(value);
+    } else if (name === 'max_integration_copies') {
+      Object.assign(options, integrationCopiesOf(value));
     } else {
-      throw new TypeError(`OAUTH_STORE: unknown sqlite: parameter "${name}"; known: synchronous, lock_timeout_ms`);
+      throw new TypeError(`OAUTH_STORE: unknown sqlite: parameter "${name}"; known: synchronous, lock_timeout_ms, max_integration_copies`);
     }
   }
   return options;
@@ -124,10 +140,13 @@ function replicaWaitOf(
 }
 
 /** Parameter names that mean one of the stores' own options, once `_`/`-` are dropped and case folded. */
-const STORE_PARAMETERS = new Set(['schema', 'tableprefix', 'prefix', 'keyprefix', 'waitreplicas', 'waittimeoutms']);
+const STORE_PARAMETERS = new Set(['schema', 'tableprefix', 'prefix', 'keyprefix', 'waitreplicas', 'waittimeoutms', 'maxintegrationcopies']);
+
+/** The PostgreSQL store's own URL parameters. */
+const POSTGRES_PARAMETERS = ['schema', 'table_prefix', 'max_integration_copies'];
 
 /** The Redis store's own URL parameters (see replicaWaitOf). */
-const REDIS_PARAMETERS = ['prefix', 'wait_replicas', 'wait_timeout_ms'];
+const REDIS_PARAMETERS = ['prefix', 'wait_replicas', 'wait_timeout_ms', 'max_integration_copies'];
 
 /**
  * Refuses a parameter that names a store option this scheme does not take (`tablePrefix`, `prefix` on a
@@ -156,6 +175,8 @@ function refuseOtherStoresParameters(url: string, scheme: string, own: readonly 
  *   (default none), `?prefix=STR` the Redis key prefix (default `oauth:`), so several deployments (or test
  *   runs) can share one server; another store's parameter (`prefix` on PostgreSQL, `schema` on Redis, a
  *   misspelt `tablePrefix`) is refused, not passed on to the driver to be ignored;
+ * - on every form but `memory:`, `?max_integration_copies=N` sets the store's `maxIntegrationCopies` (an integer from
+ *   1 to 10,000,000; default 10,000);
  * - `redis+cluster://host:port,host:port?prefix=STR` (`rediss+cluster://` for TLS) — the Redis store on a
  *   Redis Cluster, given some of its nodes. On both Redis forms `?wait_replicas=N&wait_timeout_ms=MS` sets
  *   `waitForReplicas` (a write no replica acknowledged answers 503: README, "Replication and failover").
@@ -194,14 +215,17 @@ export async function createStoreFromUrl(url: string, options: StoreFromUrlOptio
     // The PostgreSQL store: `pg` is an optional peer dependency, loaded only when chosen.
     case 'postgres':
     case 'postgresql': {
-      refuseOtherStoresParameters(trimmed, scheme, ['schema', 'table_prefix']);
-      const { createPostgresStore } = await import('./postgres/index.js');
+      refuseOtherStoresParameters(trimmed, scheme, POSTGRES_PARAMETERS);
       const { url: withoutSchema, value: schema } = takeParam(trimmed, scheme, 'schema');
-      const { url: connectionString, value: tablePrefix } = takeParam(withoutSchema, scheme, 'table_prefix');
+      const { url: withoutPrefix, value: tablePrefix } = takeParam(withoutSchema, scheme, 'table_prefix');
+      const { url: connectionString, value: copies } = takeParam(withoutPrefix, scheme, 'max_integration_copies');
+      const copiesOption = integrationCopiesOf(copies);
+      const { createPostgresStore } = await import('./postgres/index.js');
       return createPostgresStore({
         connectionString,
         ...(schema !== undefined ? { schema } : {}),
         ...(tablePrefix !== undefined ? { tablePrefix } : {}),
+        ...copiesOption,
         ...(options.mustExist === true ? { mustExist: true } : {}),
         ...logger,
       });
@@ -213,9 +237,10 @@ export async function createStoreFromUrl(url: string, options: StoreFromUrlOptio
       const { createRedisStore } = await import('./redis/index.js');
       const { url: withoutPrefix, value: prefix } = takeParam(trimmed, scheme, 'prefix');
       const { url: withoutReplicas, value: replicas } = takeParam(withoutPrefix, scheme, 'wait_replicas');
-      const { url: redisUrl, value: timeoutMs } = takeParam(withoutReplicas, scheme, 'wait_timeout_ms');
+      const { url: withoutTimeout, value: timeoutMs } = takeParam(withoutReplicas, scheme, 'wait_timeout_ms');
+      const { url: redisUrl, value: copies } = takeParam(withoutTimeout, scheme, 'max_integration_copies');
       const wait = replicaWaitOf(scheme, replicas, timeoutMs);
-      return createRedisStore({ url: redisUrl, ...(prefix !== undefined ? { prefix } : {}), ...wait, ...logger });
+      return createRedisStore({ url: redisUrl, ...(prefix !== undefined ? { prefix } : {}), ...wait, ...integrationCopiesOf(copies), ...logger });
     }
     case 'redis+cluster':
     case 'rediss+cluster': {
@@ -228,7 +253,9 @@ export async function createStoreFromUrl(url: string, options: StoreFromUrlOptio
       // parseRedisClusterUrl accepted the URL, so everything after its first `?` is the query.
       const query = new URLSearchParams(trimmed.includes('?') ? trimmed.slice(trimmed.indexOf('?') + 1) : '');
       const wait = replicaWaitOf(scheme, singleValue(query, 'wait_replicas'), singleValue(query, 'wait_timeout_ms'));
-      return createRedisStore({ cluster: { rootNodes }, ...(prefix !== undefined ? { prefix } : {}), ...wait, ...logger });
+      // Checked as on the other forms, though a cluster store keeps no copies (createRedisStore's maxIntegrationCopies).
+      const copies = integrationCopiesOf(singleValue(query, 'max_integration_copies'));
+      return createRedisStore({ cluster: { rootNodes }, ...(prefix !== undefined ? { prefix } : {}), ...wait, ...copies, ...logger });
     }
     default:
       throw new TypeError(

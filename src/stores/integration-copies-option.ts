@@ -14,8 +14,18 @@ const MAX_INTEGRATION_COPIES = 10_000_000;
  */
 export function integrationCopiesOption(factory: string, value: unknown): number {
   if (value === undefined) return DEFAULT_INTEGRATION_COPIES;
+  return checkIntegrationCopies(`${factory}: option "maxIntegrationCopies"`, value);
+}
+
+/**
+ * `value` when it is an integer from 1 to 10,000,000; `subject` names what gave it in the error (the option, or
+ * the `max_integration_copies` parameter of an `OAUTH_STORE` URL), the rest of the message being the same.
+ * @throws TypeError `<subject> must be an integer from 1 to 10000000 (got <value>)`.
+ * @see RFC 6749 §2.3.1 (the client authentication the copies serve).
+ */
+export function checkIntegrationCopies(subject: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_INTEGRATION_COPIES) {
-    throw new TypeError(`${factory}: option "maxIntegrationCopies" must be an integer from 1 to ${MAX_INTEGRATION_COPIES} (got ${String(value)})`);
+    throw new TypeError(`${subject} must be an integer from 1 to ${MAX_INTEGRATION_COPIES} (got ${String(value)})`);
   }
   return value;
 }

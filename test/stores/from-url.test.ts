@@ -32,6 +32,21 @@ function tempDir(): string {
   return dir;
 }
 
+/**
+ * Registers `count` client_credentials integrations and looks each up once, in order (each lookup keeps a copy),
+ * then answers which of them the store still keeps a copy of.
+ */
+async function keptCopies(store: CompleteStore, count: number): Promise<boolean[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const { client } = buildClient({ flow: 'client_credentials', redirectUris: [] });
+    expect(await store.clients.createClient!(client)).toBe(true);
+    ids.push(client.clientId);
+  }
+  for (const id of ids) expect(await store.clients.findClient(id)).not.toBeNull();
+  return ids.map((id) => store.clientCopies!.find(id) !== undefined);
+}
+
 async function open(url: string): Promise<CompleteStore> {
   const store = await createStoreFromUrl(url);
   opened.push(store);
@@ -109,6 +124,8 @@ describe('createStoreFromUrl', () => {
     ['a level SQLite offers but the store does not', 'sqlite:./x.sqlite?synchronous=off', /synchronous must be full or normal/],
     ['a lock timeout that is not a whole number', 'sqlite:./x.sqlite?lock_timeout_ms=1e3', /lock_timeout_ms must be a whole number/],
     ['a parameter given twice', 'sqlite:./x.sqlite?synchronous=full&synchronous=normal', /give the "synchronous" parameter once/],
+    ['no integration copies', 'sqlite:./x.sqlite?max_integration_copies=0', /^OAUTH_STORE: max_integration_copies must be an integer from 1 to 10000000 \(got 0\)$/],
+    ['the option\'s name for the parameter', 'sqlite:./x.sqlite?maxIntegrationCopies=5', /unknown sqlite: parameter "maxIntegrationCopies"; known: synchronous, lock_timeout_ms, max_integration_copies/],
     ['an empty parameter', 'sqlite:./x.sqlite?synchronous=', /give the "synchronous" parameter once, with a value/],
   ])('sqlite: with %s is refused before any file is made', async (_label, url, message) => {
     const cwd = process.cwd();
@@ -163,13 +180,48 @@ describe('createStoreFromUrl', () => {
   });
 
   it.each([
-    ['postgres://127.0.0.1:1/db?schema=a&tablePrefix=ah_', 'tablePrefix', 'schema, table_prefix'],
-    ['postgresql://127.0.0.1:1/db?table-prefix=ah_', 'table-prefix', 'schema, table_prefix'],
-    ['postgres://127.0.0.1:1/db?prefix=ah_', 'prefix', 'schema, table_prefix'],
-    ['redis://127.0.0.1:1?schema=oauth', 'schema', 'prefix, wait_replicas, wait_timeout_ms'],
-    ['rediss://127.0.0.1:1?key_prefix=x:', 'key_prefix', 'prefix, wait_replicas, wait_timeout_ms'],
-    ['redis+cluster://127.0.0.1:1,127.0.0.1:2?table_prefix=x', 'table_prefix', 'prefix, wait_replicas, wait_timeout_ms'],
-    ['postgres://127.0.0.1:1/db?wait_replicas=1', 'wait_replicas', 'schema, table_prefix'],
+    ['sqlite:./x.sqlite', 'a word'],
+    ['sqlite:./x.sqlite', '1e3'],
+    ['postgres://127.0.0.1:1/db', '0'],
+    ['postgresql://127.0.0.1:1/db?schema=a', '10000001'],
+    ['postgres://127.0.0.1:1/db', '-1'],
+    ['redis://127.0.0.1:1', '2.5'],
+    ['rediss://127.0.0.1:1?prefix=a:', '0x10'],
+    ['redis+cluster://127.0.0.1:1,127.0.0.1:2', '0'],
+  ])('%s with ?max_integration_copies=%s is refused with the option\'s message, naming the parameter, before connecting', async (url, value) => {
+    const cwd = process.cwd();
+    process.chdir(tempDir());
+    try {
+      await expect(createStoreFromUrl(withParam(url, `max_integration_copies=${encodeURIComponent(value)}`))).rejects.toThrow(
+        new TypeError(`OAUTH_STORE: max_integration_copies must be an integer from 1 to 10000000 (got ${value})`),
+      );
+      expect(existsSync('x.sqlite')).toBe(false);
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
+  it('?max_integration_copies= given twice or empty is refused before connecting', async () => {
+    await expect(createStoreFromUrl('postgres://127.0.0.1:1/db?max_integration_copies=5&max_integration_copies=6')).rejects.toThrow(/"max_integration_copies" parameter once/);
+    await expect(createStoreFromUrl('redis://127.0.0.1:1?max_integration_copies=')).rejects.toThrow(/"max_integration_copies" parameter once, with a value/);
+    await expect(createStoreFromUrl('redis+cluster://127.0.0.1:1?max_integration_copies=1&max_integration_copies=1')).rejects.toThrow(/"max_integration_copies" parameter once/);
+  });
+
+  it('sqlite:PATH?max_integration_copies=N bounds the store\'s integration copies', async () => {
+    const store = await open(`sqlite:${join(tempDir(), 'copies.sqlite')}?max_integration_copies=3`);
+    expect(await keptCopies(store, 4)).toEqual([false, true, true, true]);
+  });
+
+  it.each([
+    ['postgres://127.0.0.1:1/db?schema=a&tablePrefix=ah_', 'tablePrefix', 'schema, table_prefix, max_integration_copies'],
+    ['postgresql://127.0.0.1:1/db?table-prefix=ah_', 'table-prefix', 'schema, table_prefix, max_integration_copies'],
+    ['postgres://127.0.0.1:1/db?prefix=ah_', 'prefix', 'schema, table_prefix, max_integration_copies'],
+    ['postgres://127.0.0.1:1/db?maxIntegrationCopies=5', 'maxIntegrationCopies', 'schema, table_prefix, max_integration_copies'],
+    ['redis://127.0.0.1:1?schema=oauth', 'schema', 'prefix, wait_replicas, wait_timeout_ms, max_integration_copies'],
+    ['rediss://127.0.0.1:1?key_prefix=x:', 'key_prefix', 'prefix, wait_replicas, wait_timeout_ms, max_integration_copies'],
+    ['redis://127.0.0.1:1?max-integration-copies=5', 'max-integration-copies', 'prefix, wait_replicas, wait_timeout_ms, max_integration_copies'],
+    ['redis+cluster://127.0.0.1:1,127.0.0.1:2?table_prefix=x', 'table_prefix', 'prefix, wait_replicas, wait_timeout_ms, max_integration_copies'],
+    ['postgres://127.0.0.1:1/db?wait_replicas=1', 'wait_replicas', 'schema, table_prefix, max_integration_copies'],
   ])('another store\'s parameter is refused by name before connecting, not left to the driver to ignore: %s', async (url, name, own) => {
     const scheme = url.slice(0, url.indexOf(':'));
     await expect(createStoreFromUrl(url)).rejects.toThrow(
@@ -240,6 +292,11 @@ describe.skipIf(!pgUrl)('createStoreFromUrl: postgres://…?table_prefix=STR, an
       .rejects.toMatchObject({ code: 'ENOENT', path: `PostgreSQL schema "${schema}"` });
     expect((await tablesOfSchema()).filter((name) => !name.startsWith('ah_'))).toEqual([]);
   });
+
+  it('max_integration_copies bounds the store\'s integration copies, and is not passed on to the driver', async () => {
+    const store = await open(withParam(withParam(pgUrl, `schema=${schema}`), 'table_prefix=mc_&max_integration_copies=3'));
+    expect(await keptCopies(store, 4)).toEqual([false, true, true, true]);
+  });
 });
 
 describe.skipIf(!redisUrl)('createStoreFromUrl: redis://…?prefix=STR', () => {
@@ -255,6 +312,21 @@ describe.skipIf(!redisUrl)('createStoreFromUrl: redis://…?prefix=STR', () => {
       for await (const batch of admin.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) keys.push(...batch);
       expect(keys).toContain(`${prefix}client:${client.clientId}`);
       expect((await store.clients.findClient(client.clientId))?.name).toBe(client.name);
+      if (keys.length > 0) await admin.del(keys);
+    } finally {
+      admin.destroy();
+    }
+  });
+
+  it('?max_integration_copies= bounds the store\'s integration copies', async () => {
+    const prefix = `oauth-url-${process.pid}-${Math.random().toString(36).slice(2, 8)}:`;
+    const admin = createClient({ url: redisUrl });
+    await admin.connect();
+    try {
+      const store = await open(withParam(redisUrl, `prefix=${encodeURIComponent(prefix)}&max_integration_copies=3`));
+      expect(await keptCopies(store, 4)).toEqual([false, true, true, true]);
+      const keys: string[] = [];
+      for await (const batch of admin.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) keys.push(...batch);
       if (keys.length > 0) await admin.del(keys);
     } finally {
       admin.destroy();
