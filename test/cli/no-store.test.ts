@@ -172,7 +172,7 @@ describe.skipIf(!postgresUrl)('a command that needs a store, on a PostgreSQL sch
   it('a parameter the store does not take (tablePrefix) is a usage error, not an empty store', async () => {
     const result = await runInFolder(['clients', 'list'], storeUrl(`schema=${schema}&tablePrefix=ah_`));
     expect(result.code).toBe(2);
-    expect(result.stderr).toBe('oauth-admin: OAUTH_STORE: unknown postgres: parameter "tablePrefix"; this store\'s own are schema, table_prefix\n');
+    expect(result.stderr).toBe('oauth-admin: OAUTH_STORE: unknown postgres: parameter "tablePrefix"; this store\'s own are schema, table_prefix, max_integration_copies\n');
     expect(await schemaTables()).toEqual([]);
   });
 });
