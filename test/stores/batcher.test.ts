@@ -4,10 +4,13 @@ import { createBatcher, type BatchOutcome } from '../../src/stores/postgres/batc
 
 /** A runner whose batches the test answers by hand, recording what each carried. */
 function manualRunner() {
-  const batches: { items: readonly number[]; answer: (outcomes: readonly BatchOutcome<string>[]) => void; fail: (e: unknown) => void }[] = [];
-  const run = (items: readonly number[]) =>
+  const batches: {
+    items: readonly number[]; sendBy: readonly number[];
+    answer: (outcomes: readonly BatchOutcome<string>[]) => void; fail: (e: unknown) => void;
+  }[] = [];
+  const run = (items: readonly number[], sendBy: readonly number[]) =>
     new Promise<readonly BatchOutcome<string>[]>((resolve, reject) => {
-      batches.push({ items, answer: resolve, fail: reject });
+      batches.push({ items, sendBy, answer: resolve, fail: reject });
     });
   const echo = (items: readonly number[]): BatchOutcome<string>[] => items.map((n) => ({ ok: true, value: `#${n}` }));
   return { batches, run, echo };
@@ -94,5 +97,50 @@ describe('batcher (DESIGN §3a: one round trip for the calls of a busy moment)',
       throw new TypeError('bad item');
     }, { inFlight: 1, maxItems: 10 });
     await expect(broken(1)).rejects.toThrow('bad item');
+  });
+
+  it('a call still queued sendWithinMs after it was made is taken out and rejected, never sent; the rest go on', async () => {
+    const { batches, run, echo } = manualRunner();
+    const call = createBatcher(run, { inFlight: 1, maxItems: 10, sendWithinMs: 40 });
+    const stalled = call(1);
+    const early = [call(2), call(3)];
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    const later = call(4);
+    const settled = Promise.allSettled(early);
+    const began = performance.now();
+    const [two, three] = await settled;
+    expect(performance.now() - began, 'rejected at its moment, not when the batch ahead answered').toBeLessThan(35);
+    for (const outcome of [two, three]) {
+      expect(outcome).toMatchObject({ status: 'rejected', reason: { name: 'StoreUnavailableError' } });
+      expect((outcome as PromiseRejectedResult).reason.message).toMatch(/not sent within 40 ms.*nothing of this call was sent/);
+    }
+    // The stalled batch answers: only the call still within its moment goes next.
+    batches[0]!.answer(echo([1]));
+    await turn();
+    expect(batches.map((b) => b.items)).toEqual([[1], [4]]);
+    batches[1]!.answer(echo([4]));
+    expect([await stalled, await later]).toEqual(['#1', '#4']);
+  });
+
+  it('each call of a batch comes with the moment it must be sent by: sendWithinMs after it was made', async () => {
+    const { batches, run, echo } = manualRunner();
+    const before = performance.now();
+    const call = createBatcher(run, { inFlight: 1, maxItems: 10, sendWithinMs: 1000 });
+    const answers = [call(1), call(2)];
+    const after = performance.now();
+    batches[0]!.answer(echo([1]));
+    await turn();
+    for (const batch of batches) {
+      for (const sendBy of batch.sendBy) {
+        expect(sendBy).toBeGreaterThanOrEqual(before + 1000);
+        expect(sendBy).toBeLessThanOrEqual(after + 1000);
+      }
+    }
+    batches[1]!.answer(echo([2]));
+    await Promise.all(answers);
+    // Without sendWithinMs a call may wait for as long as the batch ahead does.
+    const unbounded = manualRunner();
+    createBatcher(unbounded.run, { inFlight: 1, maxItems: 10 })(1).catch(() => undefined);
+    expect(unbounded.batches[0]!.sendBy).toEqual([Infinity]);
   });
 });

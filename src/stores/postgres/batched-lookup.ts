@@ -1,6 +1,6 @@
 // Lookups by one key, batched by back-pressure: the keys asked for meanwhile go out as one SELECT.
 import type { PostgresRow } from './driver.js';
-import { createBatcher, type BatcherLimits } from './batcher.js';
+import { createBatcher, earliest, type BatcherLimits } from './batcher.js';
 import { prepareSql, type PostgresRunner } from './query.js';
 
 /** How a batched lookup reads its rows. */
@@ -42,11 +42,11 @@ export function createBatchedLookup<Row extends PostgresRow, R>(
 ): (key: string) => Promise<R | null> {
   const one = prepareSql(shape.sql('= $1'));
   const many = prepareSql(shape.sql('= ANY($1::text[])'));
-  return createBatcher<string, R | null>(async (keys) => {
+  return createBatcher<string, R | null>(async (keys, sendBy) => {
     const distinct = [...new Set(keys)];
     const values: unknown[] = distinct.length === 1 ? [distinct[0]] : [distinct];
     if (shape.extra) values.push(shape.extra());
-    const { rows } = await db.read<Row>(distinct.length === 1 ? one : many, values);
+    const { rows } = await db.read<Row>(distinct.length === 1 ? one : many, values, earliest(sendBy));
     const found = new Map(rows.map((row) => [shape.keyOf(row), row]));
     return keys.map((key) => {
       const row = found.get(key);

@@ -69,7 +69,9 @@ export interface PostgresStoreOptions {
   /**
    * Milliseconds before a query, or waiting for a connection, gives up with StoreUnavailableError
    * (the router answers 503). Becomes `statement_timeout`, `query_timeout` and `connectionTimeoutMillis`
-   * of a pool the store makes. Default 5000.
+   * of a pool the store makes. A call the store batches (lookups, code redemptions, token saves) is sent within
+   * it of being made or not at all (nothing of it sent), then has it for its statement: each settles within twice
+   * it, whatever stalls ahead of it. Default 5000.
    */
   readonly queryTimeoutMs?: number;
   /**
@@ -208,16 +210,18 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
   // With 0 the sweeper has no timer, and runs only when sweepExpired() asks.
   const sweeper = startPostgresSweeper(db, tables, sweepIntervalSeconds, logger);
+  // A batched call is sent within queryTimeoutMs of being made or not at all, then has queryTimeoutMs of its own.
+  const batching = { ...BATCHING, sendWithinMs: queryTimeoutMs };
 
   let closed = false;
   return {
-    clients: createPostgresClientStore(db, tables, { channel, bump: feed.bump }, BATCHING, copies),
-    codes: createPostgresCodeStore(db, tables, BATCHING),
+    clients: createPostgresClientStore(db, tables, { channel, bump: feed.bump }, batching, copies),
+    codes: createPostgresCodeStore(db, tables, batching),
     // Lock keys are scoped to the tables, so instances of one store share them and other stores do not.
     tokens: createPostgresTokenStore(db, tables, createRevocationLockKeys(tables.tokens), readCommitted, {
       channel,
       bump: feed.bump,
-    }, BATCHING),
+    }, batching),
     consents: createPostgresConsentStore(db, tables),
     keys: createPostgresKeyStore(db, tables),
     rateLimits: createPostgresRateLimits(db, tables),

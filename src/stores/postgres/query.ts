@@ -50,20 +50,28 @@ export interface AdvisoryLocks {
   readonly exclusive?: readonly bigint[];
 }
 
-/** Runs one statement, or a callback inside one transaction, on the store's pool. */
+/**
+ * Runs one statement, or a callback inside one transaction, on the store's pool.
+ *
+ * `sendBy` (a `performance.now()` moment; a batched call's, batcher.ts): the statement is sent by then or never. The
+ * wait for a pooled connection is given up at that moment (a connection that comes later goes back unused) and the
+ * call rejects with StoreUnavailableError, nothing sent; once sent, the statement has `queryTimeoutMs` as any other
+ * (a transaction: its statements share `queryTimeoutMs` from `sendBy`), so the call settles by `sendBy` plus
+ * `queryTimeoutMs`. Undefined or `Infinity`: no such moment.
+ */
 export interface PostgresRunner {
-  query<R extends PostgresRow>(sql: PreparedSql, values: readonly unknown[]): Promise<PostgresQueryResult<R>>;
+  query<R extends PostgresRow>(sql: PreparedSql, values: readonly unknown[], sendBy?: number): Promise<PostgresQueryResult<R>>;
   /**
    * `query` for a statement that changes nothing (a plain SELECT): sent again, on another pooled connection, when
    * the one it drew broke under it (a terminated backend), within the call's own bound. Never for a write.
    */
-  read<R extends PostgresRow>(sql: PreparedSql, values: readonly unknown[]): Promise<PostgresQueryResult<R>>;
+  read<R extends PostgresRow>(sql: PreparedSql, values: readonly unknown[], sendBy?: number): Promise<PostgresQueryResult<R>>;
   /**
    * BEGIN (READ COMMITTED, statement_timeout = the query timeout) and the advisory locks in one round trip,
    * then `fn`'s statements, then COMMIT; ROLLBACK and rethrow on failure. Each statement of `fn` takes its
    * snapshot after the locks are granted, so it sees everything committed by the holders it waited for.
    */
-  transaction<T>(fn: (tx: PostgresTransaction) => Promise<T>, locks?: AdvisoryLocks): Promise<T>;
+  transaction<T>(fn: (tx: PostgresTransaction) => Promise<T>, locks?: AdvisoryLocks, sendBy?: number): Promise<T>;
   /** A dedicated connection (for migrations); release it with `release(err?)`. */
   connect(): Promise<PostgresClient>;
 }
@@ -126,6 +134,36 @@ export function createPostgresRunner(pool: PostgresPoolConnection, queryTimeoutM
     });
   }
 
+  /**
+   * A pooled connection by `sendBy`, or StoreUnavailableError then (a connection that arrives later goes straight
+   * back to the pool): what lets a batched call fail with nothing sent rather than send a statement late.
+   */
+  function connectBy(sendBy: number): Promise<PostgresClient> {
+    const ms = Math.floor(sendBy - performance.now());
+    if (ms < 1) return Promise.reject(new StoreUnavailableError('PostgreSQL store unavailable (no time left to send the call; nothing sent)'));
+    return new Promise<PostgresClient>((resolve, reject) => {
+      let late = false;
+      const timer = setTimeout(() => {
+        late = true;
+        reject(new StoreUnavailableError(`PostgreSQL store unavailable (no pooled connection within ${ms} ms; nothing sent)`));
+      }, ms);
+      pool.connect().then(
+        (client) => {
+          clearTimeout(timer);
+          if (late) client.release();
+          else resolve(listenedWhileOut(client));
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          if (!late) reject(err);
+        },
+      );
+    });
+  }
+
+  /** `connectBy` when there is a moment to send by, else the pool's own wait (or the runner's deadline). */
+  const bounded = (sendBy: number | undefined): sendBy is number => sendBy !== undefined && Number.isFinite(sendBy);
+
   async function connect(): Promise<PostgresClient> {
     let client: PostgresClient;
     try {
@@ -157,15 +195,31 @@ export function createPostgresRunner(pool: PostgresPoolConnection, queryTimeoutM
    * attempt's query timeout is what is left of `queryTimeoutMs` since the read began (and the deadline, when there
    * is one, covers them all), so a read answers within the bound a single query has.
    */
-  async function readAgainOnBreak<R extends PostgresRow>(sql: PreparedSql, values: readonly unknown[]): Promise<PostgresQueryResult<R>> {
-    const started = performance.now();
+  async function readAgainOnBreak<R extends PostgresRow>(
+    sql: PreparedSql, values: readonly unknown[], sendBy?: number,
+  ): Promise<PostgresQueryResult<R>> {
+    let started = performance.now();
     let timeoutMs = queryTimeoutMs;
     for (let retries = poolSize; ; retries -= 1) {
       // Drawn here rather than by pool.query, so that a connection that fails as it opens is told apart: behind an
       // address that accepts and closes every connection (HAProxy or a pooler with no server up), each new one fails
       // as the first did, and sending the read again made the pool's size more connection attempts per read. The
       // read's own deadline (when there is one) covers the wait: one that comes late still runs and is released.
-      const client = listenedWhileOut(await pool.connect());
+      // With `sendBy`, the first attempt is sent by then and the read has queryTimeoutMs from it; another attempt
+      // must find its connection within what is left of that.
+      let client: PostgresClient;
+      if (bounded(sendBy)) {
+        const first = retries === poolSize;
+        client = await connectBy(first ? sendBy : started + queryTimeoutMs);
+        if (first) started = performance.now();
+        timeoutMs = Math.floor(queryTimeoutMs - (performance.now() - started));
+        if (timeoutMs < 1) {
+          client.release();
+          throw new StoreUnavailableError('PostgreSQL store unavailable (no time left to read again)');
+        }
+      } else {
+        client = listenedWhileOut(await pool.connect());
+      }
       try {
         const result = await client.query<R>(configOf(sql, values, timeoutMs));
         client.release();
@@ -180,31 +234,63 @@ export function createPostgresRunner(pool: PostgresPoolConnection, queryTimeoutM
   }
 
   return {
-    async query<R extends PostgresRow>(sql: PreparedSql, values: readonly unknown[]) {
+    async query<R extends PostgresRow>(sql: PreparedSql, values: readonly unknown[], sendBy?: number) {
+      if (!bounded(sendBy)) {
+        try {
+          return await withDeadline(pool.query<R>(configOf(sql, values, queryTimeoutMs)));
+        } catch (err) {
+          return rethrowPostgresError(err);
+        }
+      }
+      let client: PostgresClient;
       try {
-        return await withDeadline(pool.query<R>(configOf(sql, values, queryTimeoutMs)));
+        client = await connectBy(sendBy);
+      } catch (err) {
+        return rethrowPostgresError(err);
+      }
+      try {
+        const result = await client.query<R>(configOf(sql, values, queryTimeoutMs));
+        client.release();
+        return result;
+      } catch (err) {
+        // As pool.query does: a connection whose statement failed is discarded.
+        client.release(err instanceof Error ? err : new Error(String(err)));
+        return rethrowPostgresError(err);
+      }
+    },
+
+    async read<R extends PostgresRow>(sql: PreparedSql, values: readonly unknown[], sendBy?: number) {
+      try {
+        return bounded(sendBy) ? await readAgainOnBreak<R>(sql, values, sendBy) : await withDeadline(readAgainOnBreak<R>(sql, values));
       } catch (err) {
         return rethrowPostgresError(err);
       }
     },
 
-    async read<R extends PostgresRow>(sql: PreparedSql, values: readonly unknown[]) {
-      try {
-        return await withDeadline(readAgainOnBreak<R>(sql, values));
-      } catch (err) {
-        return rethrowPostgresError(err);
+    async transaction<T>(fn: (tx: PostgresTransaction) => Promise<T>, locks: AdvisoryLocks = {}, sendBy?: number): Promise<T> {
+      let client: PostgresClient;
+      if (bounded(sendBy)) {
+        try {
+          client = await connectBy(sendBy);
+        } catch (err) {
+          return rethrowPostgresError(err);
+        }
+      } else {
+        client = await connect();
       }
-    },
-
-    async transaction<T>(fn: (tx: PostgresTransaction) => Promise<T>, locks: AdvisoryLocks = {}): Promise<T> {
-      const client = await connect();
-      const run = (text: string, values?: readonly unknown[], name?: string) =>
-        client.query({
+      // With `sendBy`, the statements share queryTimeoutMs from it: one left unanswered is given up (the connection
+      // discarded, so the server rolls back what COMMIT had not reached), and none is sent once that is spent.
+      const end = bounded(sendBy) ? sendBy + queryTimeoutMs : undefined;
+      const run = (text: string, values?: readonly unknown[], name?: string) => {
+        const timeoutMs = end === undefined ? queryTimeoutMs : Math.floor(end - performance.now());
+        if (timeoutMs < 1) return Promise.reject(new StoreUnavailableError('PostgreSQL store unavailable (no time left for the transaction\'s next statement)'));
+        return client.query({
           text,
           ...(name !== undefined ? { name } : {}),
           ...(values !== undefined ? { values: values as unknown[] } : {}),
-          query_timeout: queryTimeoutMs,
+          query_timeout: timeoutMs,
         });
+      };
       try {
         await run(beginSql(queryTimeoutMs, locks));
         const result = await fn({

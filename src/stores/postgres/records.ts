@@ -13,7 +13,7 @@ import type {
 import type { PostgresTables } from './schema.js';
 import { CLIENT_CHANGE_FIELDS, definedClientChanges } from '../store-policy.js';
 import { prepareSql, type PostgresRunner, type PreparedSql } from './query.js';
-import { createBatcher, judgedAlone, type BatcherLimits } from './batcher.js';
+import { createBatcher, earliest, judgedAlone, type BatcherLimits } from './batcher.js';
 import { createBatchedLookup } from './batched-lookup.js';
 import { dateOf, jsonRowSql, parseJsonRow } from './json-row.js';
 import type { RevisionCopies } from '../revision-copies.js';
@@ -250,18 +250,20 @@ export function createPostgresCodeStore(db: PostgresRunner, t: PostgresTables, b
      WHERE c.code_hash = ANY($1::text[]) AND c.expires_at > $2
        AND NOT EXISTS (SELECT 1 FROM won WHERE won.code_hash = c.code_hash)`,
   );
-  const consumeAlone = async (codeHash: string): Promise<ConsumeResult<AuthorizationCodeRecord>> => {
-    const { rows } = await db.query<CodeRow>(consume, [codeHash, new Date()]);
+  // A call is sent by its moment or not at all (batcher.ts): a consume sent has its whole queryTimeoutMs, since one
+  // given up after it was sent may still have used the code up, and the client could not redeem it again.
+  const consumeAlone = async (codeHash: string, sendBy: number): Promise<ConsumeResult<AuthorizationCodeRecord>> => {
+    const { rows } = await db.query<CodeRow>(consume, [codeHash, new Date()], sendBy);
     return rows[0] ? toConsumeResult(rows[0]) : { kind: 'not_found' };
   };
-  const consumeBatched = createBatcher<string, ConsumeResult<AuthorizationCodeRecord>>(async (hashes) => {
+  const consumeBatched = createBatcher<string, ConsumeResult<AuthorizationCodeRecord>>(async (hashes, sendBy) => {
     let rows: CodeRow[];
     try {
-      if (hashes.length === 1) return [{ ok: true, value: await consumeAlone(hashes[0]!) }];
-      ({ rows } = await db.query<CodeRow>(consumeMany, [[...new Set(hashes)], new Date()]));
+      if (hashes.length === 1) return [{ ok: true, value: await consumeAlone(hashes[0]!, sendBy[0]!) }];
+      ({ rows } = await db.query<CodeRow>(consumeMany, [[...new Set(hashes)], new Date()], earliest(sendBy)));
     } catch (error) {
       if (hashes.length === 1 || !judgedAlone(error)) throw error;
-      return hashes.map((hash) => ({ ok: true, value: consumeAlone(hash) }));
+      return hashes.map((hash, n) => ({ ok: true, value: consumeAlone(hash, sendBy[n]!) }));
     }
     const found = new Map(rows.map((row) => [row.code_hash, row]));
     const answered = new Set<string>();

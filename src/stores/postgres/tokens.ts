@@ -3,7 +3,7 @@ import type { SaveTokensOptions, TokenRecord, TokenStore } from '../contract.js'
 import { STORE_POLICY, checkTokenPair } from '../store-policy.js';
 import type { PostgresTables } from './schema.js';
 import { lockKey, prepareSql, type PostgresRunner } from './query.js';
-import { createBatcher, judgedAlone, type BatchOutcome, type BatcherLimits } from './batcher.js';
+import { createBatcher, earliest, judgedAlone, type BatchOutcome, type BatcherLimits } from './batcher.js';
 import { createBatchedLookup } from './batched-lookup.js';
 import { dateOf, jsonRowSql, parseJsonRow } from './json-row.js';
 import { isoTimestamp } from './iso-timestamp.js';
@@ -208,20 +208,27 @@ export function createPostgresTokenStore(
     }
   }
 
-  /** One statement for `items`; `wait` (one item only) waits for its locks instead of answering 'busy'. */
-  async function saveItems(items: readonly SaveItem[], wait: boolean): Promise<readonly SaveResult[]> {
+  /**
+   * One statement for `items`, sent by `sendBy` or not at all (query.ts); `wait` (one item only) waits for its locks
+   * instead of answering 'busy'.
+   */
+  async function saveItems(items: readonly SaveItem[], wait: boolean, sendBy: number): Promise<readonly SaveResult[]> {
     const values = [JSON.stringify(items.map((item, n) => ({ ...item, i: n + 1 }))), new Date(), wait];
     const { rows } = readCommitted
-      ? await db.query<{ results: string }>(saveBatch, values)
-      : await db.transaction((tx) => tx.query<{ results: string }>(saveBatch, values));
+      ? await db.query<{ results: string }>(saveBatch, values, sendBy)
+      : await db.transaction((tx) => tx.query<{ results: string }>(saveBatch, values), {}, sendBy);
     const results = rows[0] ? (parseJsonRow(rows[0].results) as SaveResult[]) : undefined;
     if (!results || results.length !== items.length) throw new Error('save_tokens_batch answered no result per call');
     return results;
   }
 
-  /** One call on its own, waiting for its locks: a call the batch found locked, or one its batch failed. */
-  async function saveAlone(item: SaveItem): Promise<boolean> {
-    const [result] = await saveItems([item], true);
+  /**
+   * One call on its own, waiting for its locks: a call the batch found locked, or one its batch failed. Sent only
+   * by the call's own moment (`sendBy`): past it the call fails with nothing of it written, since the batch wrote
+   * nothing of it either ('busy', or a batch that failed as a whole).
+   */
+  async function saveAlone(item: SaveItem, sendBy: number): Promise<boolean> {
+    const [result] = await saveItems([item], true, sendBy);
     return result === 'saved';
   }
 
@@ -229,16 +236,16 @@ export function createPostgresTokenStore(
   // batch's slot, so the next batch goes out meanwhile. A batch that fails for a reason other than the
   // database being out of reach (committing nothing) sends each call alone, so that one call's fault (a
   // repeated token hash) fails only that call, as it would have alone.
-  const saveBatched = createBatcher<SaveItem, boolean>(async (items) => {
+  const saveBatched = createBatcher<SaveItem, boolean>(async (items, sendBy) => {
     let results: readonly SaveResult[];
     try {
-      results = await saveItems(items, false);
+      results = await saveItems(items, false, earliest(sendBy));
     } catch (error) {
       if (items.length === 1 || !judgedAlone(error)) throw error;
-      return items.map((item): BatchOutcome<boolean> => ({ ok: true, value: saveAlone(item) }));
+      return items.map((item, n): BatchOutcome<boolean> => ({ ok: true, value: saveAlone(item, sendBy[n]!) }));
     }
     return results.map((result, n): BatchOutcome<boolean> =>
-      result === 'busy' ? { ok: true, value: saveAlone(items[n]!) } : { ok: true, value: result === 'saved' },
+      result === 'busy' ? { ok: true, value: saveAlone(items[n]!, sendBy[n]!) } : { ok: true, value: result === 'saved' },
     );
   }, batching);
 
