@@ -40,14 +40,14 @@ describe('Redis Cluster key layout (computed with the CRC16 slot rule)', () => {
   const prefix = 'oauth:';
   const k = createRedisKeys(prefix, true);
 
-  it('every key a token script touches (SAVE_TOKENS, REVOKE_GRANT, START_REVOCATION, DRAIN_CHUNK) is in one slot', () => {
+  it('every key a token script touches (SAVE_TOKENS, REVOKE_GRANT, START_REVOCATION, DRAIN_CHUNK, CLAIM_DRAIN, FIND_UNDRAINED) is in one slot', () => {
     const family: string[] = [];
     for (const a of IDS) {
       for (const b of IDS) {
         family.push(
           k.accessToken(`hash-${a}`), k.refreshToken(`hash-${b}`), k.grantIndex(a), k.revokedGrant(a),
           k.clientIndex(a), k.userIndex(a, b), k.clientRevokedAt(a), k.userRevokedAt(a, b),
-          k.draining(k.clientIndex(a)), k.draining(k.userIndex(a, b)),
+          k.draining(k.clientIndex(a)), k.draining(k.userIndex(a, b)), k.drains, k.drainMarker,
         );
       }
     }

@@ -23,7 +23,8 @@ async function fill(key: string, name: string, n: number): Promise<void> {
 /** START_REVOCATION as the store runs it (same keys and arguments); its reply is how many members it copied. */
 async function start(index: string, revokedAt: string): Promise<number> {
   return Number(await admin.eval(START_REVOCATION.source, {
-    keys: [revokedAt, index, keys.draining(index)], arguments: [String(Date.now()), '86400000'],
+    keys: [revokedAt, index, keys.draining(index), keys.drains, keys.drainMarker],
+    arguments: [String(Date.now()), '86400000', String(Date.now() + 60_000), `${prefix}revocations`],
   }));
 }
 

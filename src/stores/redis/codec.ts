@@ -32,6 +32,16 @@ export interface RedisKeys {
   userRevokedAt(clientId: string, userId: string): string;
   /** Where `revokeClientTokens` moves an index it drains (suffix of the index key, so same hash tag). */
   draining(index: string): string;
+  /**
+   * Sorted set of the draining sets a revocation registered and has not emptied, each scored by the moment its
+   * drainer's lease runs out (see drain.ts).
+   */
+  readonly drains: string;
+  /**
+   * A string that exists while `drains` has a member: token lookups read it with the token (one MGET), and only
+   * when it is there look the token up in the draining sets.
+   */
+  readonly drainMarker: string;
   consent(userId: string, clientId: string): string;
   /** Sorted set of client ids a user consented to, scored by grantedAt. */
   consentList(userId: string): string;
@@ -91,6 +101,8 @@ export function createRedisKeys(prefix: string, cluster = false): RedisKeys {
     clientRevokedAt: (id) => `${t}revoked-client:{${e(id)}}`,
     userRevokedAt: (clientId, userId) => `${t}revoked-user:{${e(clientId)}}:${e(userId)}`,
     draining: (index) => `${index}:draining`,
+    drains: `${t}drains`,
+    drainMarker: `${t}drains-any`,
     consent: (userId, clientId) => cluster ? `${u(userId)}consent:${e(clientId)}` : `${prefix}consent:${e(userId)}:${e(clientId)}`,
     consentList: (userId) => cluster ? `${u(userId)}consents` : `${prefix}consents:${e(userId)}`,
   };

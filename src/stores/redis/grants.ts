@@ -1,10 +1,13 @@
 // Redis authorization codes and tokens: native TTLs, atomic consume, and issuance that revocations refuse, in Lua.
 import type { AuthorizationCodeRecord, CodeStore, ConsumeResult, TokenRecord, TokenStore } from '../contract.js';
-import { STORE_POLICY, checkTokenPair } from '../store-policy.js';
-import { decodeCode, decodeLiveToken, encodeCode, encodeToken, grantIdOf, type RedisKeys } from './codec.js';
+import { checkTokenPair } from '../store-policy.js';
+import { decodeCode, decodeLiveToken, encodeCode, encodeToken, type RedisKeys } from './codec.js';
+import { RETENTION_MS, REVOKE_CHUNK, type RedisDrains } from './drain.js';
 import {
   CONSUME_CODE,
-  DRAIN_CHUNK,
+  createScriptRunner,
+  DRAIN_LEASE_MS,
+  FIND_UNDRAINED,
   REVOKE_ACCESS_TOKEN,
   REVOKE_GRANT,
   SAVE_CODE,
@@ -12,12 +15,6 @@ import {
   START_REVOCATION,
   type RunScript,
 } from './scripts.js';
-
-/** Index members handled per script call, so revoking a million tokens never blocks Redis in one script. */
-const REVOKE_CHUNK = 500;
-
-/** Tombstones and revocation moments live this long (as ARGV of the scripts that write them). */
-const RETENTION_MS = String(STORE_POLICY.revocationRetentionMs);
 
 /** Raw command access: one Redis command per call. */
 export type RedisSend = (args: readonly string[]) => Promise<unknown>;
@@ -80,6 +77,7 @@ export function createRedisTokenStore(
   send: RedisSend,
   announcer: RedisRevocationAnnouncer,
   checksClientRevision: boolean,
+  drains: RedisDrains,
 ): Required<TokenStore> {
   const { channel } = announcer;
   // What every refresh token's key starts with: SAVE_TOKENS tells a grant's refresh token from its access tokens by it.
@@ -102,26 +100,24 @@ export function createRedisTokenStore(
     };
   }
 
-  async function find(key: string): Promise<TokenRecord | null> {
-    return decodeLiveToken((await send(['GET', key])) as string | null, Date.now());
-  }
+  // FIND_UNDRAINED only reads: never confirmed by replicas (`waitForReplicas`), as a GET is not.
+  const runRead = createScriptRunner(send);
 
-  /** One DRAIN_CHUNK call over the first members of `draining`; resolves how many are left. */
-  async function drainChunk(draining: string): Promise<number> {
-    const members = (await send(['ZRANGE', draining, '0', String(REVOKE_CHUNK - 1)])) as string[];
-    if (members.length === 0) return 0;
-    // Tokens are written once and never changed, so the grant id read here is the one DRAIN_CHUNK deletes.
-    const refresh = members.filter((key) => keys.isRefreshToken(key));
-    const values = refresh.length > 0 ? ((await send(['MGET', ...refresh])) as (string | null)[]) : [];
-    const stored = new Map(refresh.map((key, i) => [key, values[i] ?? null]));
-    const tombstones: string[] = [];
-    const flags = members.map((key) => {
-      const json = stored.get(key);
-      if (json === undefined || json === null) return '0';
-      tombstones.push(keys.revokedGrant(grantIdOf(json)));
-      return '1';
-    });
-    return Number(await run(DRAIN_CHUNK, [draining, ...members, ...tombstones], [RETENTION_MS, channel, ...flags]));
+  /**
+   * The token, with the drain marker in the same MGET (one command, as the GET it replaced): while no revocation's
+   * drain is registered that is all. While one is (running, or left by a process that died midway), a live token is
+   * looked up again with the draining sets of its integration and user, and refused when it waits in one; and a
+   * resumption of abandoned drains is started (at most one every few seconds).
+   */
+  async function find(key: string): Promise<TokenRecord | null> {
+    const [json, marker] = (await send(['MGET', key, keys.drainMarker])) as [string | null, string | null];
+    const record = decodeLiveToken(json, Date.now());
+    if (record === null || marker === null) return record;
+    drains.poke();
+    const clientIndex = keys.clientIndex(record.clientId);
+    const userIndex = record.userId === null ? clientIndex : keys.userIndex(record.clientId, record.userId);
+    const checked = await runRead(FIND_UNDRAINED, [key, keys.draining(clientIndex), keys.draining(userIndex)], []);
+    return decodeLiveToken((checked ?? null) as string | null, Date.now());
   }
 
   return {
@@ -180,11 +176,13 @@ export function createRedisTokenStore(
      *   into the draining set, and the drain deletes every member of that set before this call returns.
      * So a save landing between two chunks is always refused (the moment is already written); a token
      * saved afterwards for a request that began after the moment goes to the fresh index, not the draining
-     * set, so legitimate issuance can neither survive wrongly nor keep the drain from ending. The draining
-     * key is fixed per index, so a revocation interrupted midway (crash, outage) leaves its set where the
-     * next one (a retry) merges and finishes it (or, both sets past `REVOCATION_MERGE_MAX`, drains first). Each
-     * deleted refresh token's grant is tombstoned in the same script call as the delete: a refresh under way that
-     * read it is refused too.
+     * set, so legitimate issuance can neither survive wrongly nor keep the drain from ending. From
+     * START_REVOCATION on, the tokens are also refused by every lookup (`find`: the set is registered and the drain
+     * marker set in that same script), so a revocation interrupted midway (crash, SIGKILL, deploy, outage) leaves
+     * none of them usable; its set stays registered with a lease that runs out, and is finished by whichever comes
+     * first: a retry (which merges it, or, both sets past `REVOCATION_MERGE_MAX`, drains it first), the sweep, a
+     * store's opening, or a lookup that meets the marker (drain.ts). Each deleted refresh token's grant is
+     * tombstoned in the same script call as the delete: a refresh under way that read it is refused too.
      */
     async revokeClientTokens(clientId, userId) {
       const index = userId === undefined ? keys.clientIndex(clientId) : keys.userIndex(clientId, userId);
@@ -193,12 +191,13 @@ export function createRedisTokenStore(
       await counted(announcer, async () => {
         // -1: an earlier revocation's set and the index are both too large to merge in one script (it would hold
         // every client of the Redis for seconds); that set's tokens are revoked anyway, so drain it first.
-        while (Number(await run(START_REVOCATION, [revokedAt, index, draining], [String(Date.now()), RETENTION_MS])) < 0) {
-          while ((await drainChunk(draining)) > 0);
-        }
-        let left: number;
-        do left = await drainChunk(draining);
-        while (left > 0);
+        const start = (): Promise<unknown> => run(
+          START_REVOCATION,
+          [revokedAt, index, draining, keys.drains, keys.drainMarker],
+          [String(Date.now()), RETENTION_MS, String(Date.now() + DRAIN_LEASE_MS), channel],
+        );
+        while (Number(await start()) < 0) await drains.drain(draining);
+        await drains.drain(draining);
       });
     },
   };

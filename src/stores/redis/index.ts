@@ -33,6 +33,7 @@ import {
 import { clusterScriptWithWait } from './cluster-script-with-wait.js';
 import { createRedisRateLimits } from './rate-limits.js';
 import { startRedisSweeper } from './sweeper.js';
+import { createRedisDrains } from './drain.js';
 import { StoreUnavailableError } from '../store-unavailable-error.js';
 import { consoleStoreLogger } from '../console-store-logger.js';
 import {
@@ -99,7 +100,10 @@ function viaCluster(cluster: RedisClusterCommandClient): RedisCommandClient {
 /** The Redis store: every tier of the contract, `close()`, and a sweep of the token index sets on demand. */
 export type RedisStore = CompleteStore & {
   close(): Promise<void>;
-  /** Prunes expired members from the token index sets now (a no-op on a cluster); resolves when done. */
+  /**
+   * Finishes revocation drains whose drainer died midway (its lease run out), and prunes expired members from the
+   * token index sets (not on a cluster); resolves when done.
+   */
   sweepExpired(): Promise<void>;
 };
 
@@ -399,8 +403,15 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
   // attempts through, and a prune lost is made again by the next sweep.
   const run = replicaWait && withWait ? confirmedScriptRunner((key, script, wait) => bounded(() => withWait(key, script, wait), key, false), replicaWait) : unconfirmed;
   const keys = createRedisKeys(prefix, onCluster);
-  // SCAN reaches one node only: on a cluster the index sets are left to their TTL and to the prune on every add.
-  const sweeper = onCluster ? null : startRedisSweeper(keys.accessToken('').slice(0, -'at:'.length), send, unconfirmed, sweepSeconds, logger);
+  const drains = createRedisDrains(keys, run, send, revocationChannel(prefix), (err) => {
+    logger.warn('express-oauth-router: Redis resumption of an interrupted revocation drain failed (the next sweep or lookup tries again)', err);
+  });
+  // SCAN reaches one node only: on a cluster the index sets are left to their TTL and to the prune on every add. The
+  // sweep also resumes abandoned drains; a cluster resumes them on opening and when a lookup meets the drain marker.
+  const sweeper = onCluster
+    ? null
+    : startRedisSweeper(keys.accessToken('').slice(0, -'at:'.length), send, unconfirmed, sweepSeconds, logger, drains.resumeAbandoned);
+  drains.poke();
   // The feed needs a connection of its own (a subscribed one takes no other command): a duplicate of the
   // store's client, or of the host's when it can make one; a client that cannot means no feed, not a wrong one.
   // On a cluster the subscriber is a plain connection to one node (PUBLISH is broadcast to all); with a
@@ -419,7 +430,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
   return {
     clients: createRedisClientStore(keys, run, send, copies),
     codes: createRedisCodeStore(keys, run),
-    tokens: createRedisTokenStore(keys, run, send, announcer, !onCluster),
+    tokens: createRedisTokenStore(keys, run, send, announcer, !onCluster, drains),
     consents: createRedisConsentStore(keys, run, send),
     keys: createRedisKeyStore(prefix, run, send),
     rateLimits: createRedisRateLimits(prefix, unconfirmed, send),
@@ -430,9 +441,10 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
       const [seconds, micros] = (await send(['TIME'])) as [string, string];
       return new Date(Number(seconds) * 1000 + Math.floor(Number(micros) / 1000));
     },
-    sweepExpired: async () => sweeper?.sweepNow(),
+    sweepExpired: async () => (sweeper ? sweeper.sweepNow() : drains.resumeAbandoned()),
     async close() {
       await sweeper?.stop();
+      await drains.idle();
       await feed?.close();
       await own?.close();
       await ownCluster?.close();

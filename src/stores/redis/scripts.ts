@@ -273,10 +273,46 @@ return redis.call('ZCARD', KEYS[2])`);
 export const REVOCATION_MERGE_MAX = 10_000;
 
 /**
+ * How long a drainer holds a draining set it registered or claimed (ms): every chunk renews it. Once it has run out
+ * (the drainer's process died, or stalls this long between two chunks), any instance may claim the set and finish
+ * the drain (drain.ts). Two drainers of one set at once only repeat deletes: each chunk removes what it deletes.
+ */
+export const DRAIN_LEASE_MS = 60_000;
+
+/*
+ * Lua registering a draining set (KEYS[d]) in the drains registry (KEYS[r]) with a lease until ARGV[l], and keeping
+ * the marker (KEYS[m]) until the latest expiry of any registered set's tokens, the registry likewise: a set nobody
+ * drains (every drainer dead) is then forgotten only once each of its tokens has expired anyway. Announces it on
+ * ARGV[c] (the revocation channel): from now on every lookup refuses the set's tokens, so cached ones must go.
+ */
+const registerDrain = (d: number, r: number, m: number, l: number, c: number): string => `
+local function register()
+  local last = redis.call('ZRANGE', KEYS[${d}], -1, -1, 'WITHSCORES')
+  if not last[2] then return end
+  redis.call('ZADD', KEYS[${r}], ARGV[${l}], KEYS[${d}])
+  local upto = last[2]
+  local held = redis.call('GET', KEYS[${m}])
+  if held and tonumber(held) > tonumber(upto) then upto = held end
+  redis.call('SET', KEYS[${m}], upto, 'PXAT', upto)
+  redis.call('PEXPIREAT', KEYS[${r}], upto)
+  redis.call('PUBLISH', ARGV[${c}], '0')
+end`;
+
+/** Lua dropping the draining set KEYS[d] from the registry KEYS[r], and the marker KEYS[m] with the last member. */
+const unregisterDrain = (d: number, r: number, m: number): string => `
+local function unregister()
+  redis.call('ZREM', KEYS[${r}], KEYS[${d}])
+  if redis.call('EXISTS', KEYS[${r}]) == 0 then redis.call('DEL', KEYS[${m}]) end
+end`;
+
+/**
  * First step of revokeClientTokens: records the moment (the later of the stored one and ARGV's, kept for
  * the retention) so that SAVE_TOKENS refuses every token authorized at or before it, and in the same step
  * moves the index SAVE_TOKENS writes to into the draining set (merged with any left by an interrupted
- * revocation), which the later steps empty. KEYS revokedAt, index, draining; ARGV nowMs, retentionMs.
+ * revocation), which the later steps empty. Also in that step it registers the draining set (with this drainer's
+ * lease) and sets the drain marker, so every token lookup refuses the set's tokens from this moment, whatever
+ * becomes of the drain, and announces it on the revocation channel, so no requireBearer cache keeps serving them.
+ * KEYS revokedAt, index, draining, drains, drainMarker; ARGV nowMs, retentionMs, leaseUntilMs, channel.
  * Returns how many members it copied: a merge copies the smaller set's into the larger one (a member in both has
  * the one score, its token's expiry), never rewriting the larger: a second revocation while a drain of 836,500
  * tokens was under way rewrote the draining set with ZUNIONSTORE in one 3.7 s script, during which Redis served no
@@ -285,20 +321,27 @@ export const REVOCATION_MERGE_MAX = 10_000;
  * since: the copy took 3.6 s), it records the moment, moves nothing and returns -1: the caller drains the earlier
  * set and runs it again.
  */
-export const START_REVOCATION = script(`
+export const START_REVOCATION = script(`${registerDrain(3, 4, 5, 3, 4)}
 local at = ARGV[1]
 local before = redis.call('GET', KEYS[1])
 if before and tonumber(before) > tonumber(at) then at = before end
 redis.call('SET', KEYS[1], at, 'PX', ARGV[2])
-if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  register()
+  return 0
+end
 if redis.call('EXISTS', KEYS[3]) == 0 then
   redis.call('RENAME', KEYS[2], KEYS[3])
+  register()
   return 0
 end
 local from, into = KEYS[2], KEYS[3]
 local fromCount, intoCount = redis.call('ZCARD', from), redis.call('ZCARD', into)
 if fromCount > intoCount then from, into, fromCount = KEYS[3], KEYS[2], intoCount end
-if fromCount > ${REVOCATION_MERGE_MAX} then return -1 end
+if fromCount > ${REVOCATION_MERGE_MAX} then
+  register()
+  return -1
+end
 local all = redis.call('ZRANGE', from, 0, -1, 'WITHSCORES')
 for i = 1, #all, 2000 do
   local batch = {}
@@ -312,28 +355,61 @@ redis.call('DEL', from)
 if into ~= KEYS[3] then redis.call('RENAME', into, KEYS[3]) end
 local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
 if last[2] then redis.call('PEXPIREAT', KEYS[3], last[2]) end
+register()
 return #all / 2`);
 
 /**
  * One chunk of a revocation's drain: removes the given members from the draining set and deletes the tokens
  * they name, and for every refresh token it deletes writes its grant's tombstone in the same step (a
- * refresh already under way must not mint from it); announces the deletions. KEYS draining, then the n
- * token keys, then one tombstone key per flagged token; ARGV retentionMs, channel, then n flags ('1': a
- * tombstone key follows for it). Returns how many members are left in the draining set.
+ * refresh already under way must not mint from it); announces the deletions. Renews the drainer's lease on the set
+ * while members are left, and unregisters the set (and the drain marker with the last set) once it is empty.
+ * KEYS draining, drains, drainMarker, then the n token keys, then one tombstone key per flagged token; ARGV
+ * retentionMs, channel, leaseUntilMs, then n flags ('1': a tombstone key follows for it). Returns how many members
+ * are left in the draining set.
  */
-export const DRAIN_CHUNK = script(`
-local n = #ARGV - 2
-local t = n + 2
+export const DRAIN_CHUNK = script(`${unregisterDrain(1, 2, 3)}
+local n = #ARGV - 3
+local t = n + 4
 local count = 0
 for i = 1, n do
-  local key = KEYS[i + 1]
+  local key = KEYS[i + 3]
   redis.call('ZREM', KEYS[1], key)
   local deleted = redis.call('DEL', key)
   count = count + deleted
-  if ARGV[i + 2] == '1' then
+  if ARGV[i + 3] == '1' then
     if deleted == 1 then redis.call('SET', KEYS[t], '1', 'PX', ARGV[1]) end
     t = t + 1
   end
 end
 if count > 0 then redis.call('PUBLISH', ARGV[2], count) end
-return redis.call('ZCARD', KEYS[1])`);
+local left = redis.call('ZCARD', KEYS[1])
+if left == 0 then unregister()
+else redis.call('ZADD', KEYS[2], 'XX', ARGV[3], KEYS[1]) end
+return left`);
+
+/**
+ * Takes over a registered draining set whose drainer's lease ran out: renews the lease for the caller and returns 1,
+ * or returns 0 when the lease still runs (its drainer is at work) or the set is no longer registered; a registered
+ * set that is gone (its tokens all expired) is unregistered on the way. KEYS drains, drainMarker, draining; ARGV
+ * nowMs, leaseUntilMs.
+ */
+export const CLAIM_DRAIN = script(`${unregisterDrain(3, 1, 2)}
+local lease = redis.call('ZSCORE', KEYS[1], KEYS[3])
+if not lease or tonumber(lease) > tonumber(ARGV[1]) then return 0 end
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  unregister()
+  return 0
+end
+redis.call('ZADD', KEYS[1], ARGV[2], KEYS[3])
+return 1`);
+
+/**
+ * A token lookup while a drain is registered: the token's JSON, or nil when it is gone or waits in the draining set
+ * of its integration's or its user's index (revoked, not yet deleted). Reads only. KEYS token, the integration's
+ * draining set, the user's (the integration's again without a user).
+ */
+export const FIND_UNDRAINED = script(`
+local v = redis.call('GET', KEYS[1])
+if not v then return false end
+if redis.call('ZSCORE', KEYS[2], KEYS[1]) or redis.call('ZSCORE', KEYS[3], KEYS[1]) then return false end
+return v`);

@@ -37,7 +37,8 @@ export type RedisSweeper = SweepLoop;
  * until then. That matters for the integration and user indexes, which gather many grants' tokens; a grant's
  * own index holds only its own few. This sweep walks those sets with SCAN (`tokenFamily` is the keys' common start, see
  * createRedisKeys) and removes expired members, `SWEEP_BATCH` per script, so Redis never blocks for long;
- * every `intervalSeconds` (none when 0), on an unref'd timer re-armed after each run.
+ * every `intervalSeconds` (none when 0), on an unref'd timer re-armed after each run. Each run first calls
+ * `resumeDrains` (the store's `resumeAbandoned`, drain.ts).
  * @see RFC 7009 §2.1 (revocation reads these indexes), RFC 6749 §10.3 (tokens expire).
  */
 export function startRedisSweeper(
@@ -46,12 +47,15 @@ export function startRedisSweeper(
   run: RunScript,
   intervalSeconds: number,
   logger: RedisSweeperLogger,
+  resumeDrains: () => Promise<void> = async () => undefined,
 ): RedisSweeper {
   // One SCAN pass over the integration and user-at-integration indexes: they gather a member per token of
   // many grants. A grant's own index is left to its TTL and the prune on add: it holds only that grant's
   // tokens, and there is one per grant, so visiting each would cost a script per grant every run.
   const patterns = [`${globLiteral(tokenFamily)}[cu]tok:*`];
   return startAsyncSweepLoop(async (isStopped) => {
+    // First the drains of revocations whose process died midway: their tokens are refused already, this reclaims them.
+    await resumeDrains();
     for (const pattern of patterns) {
       let cursor = '0';
       do {
