@@ -134,6 +134,20 @@ describe.skipIf(!url)('Redis store: a revocation interrupted mid-drain (RFC 7009
     expect(await admin.exists([keys.draining(keys.userIndex('c', 'u4')), keys.drains, keys.drainMarker])).toBe(0);
     expect(await store.tokens.findAccessToken(hashSecret('d1'))).toBeNull();
   });
+
+  it('the sweep adopts and drains a draining set an earlier version left unregistered', async () => {
+    const authorizedAt = new Date(Date.now() + 1);
+    expect(await store.tokens.saveTokens(token('e1', 'g5', 'u5'), token('s5', 'g5', 'u5'), { authorizedAt, newGrant: true })).toBe(true);
+    // What 0.2's revocation left when its process died before draining: the index renamed, no registry entry.
+    const index = keys.userIndex('c', 'u5');
+    await admin.rename(index, keys.draining(index));
+    // A user index whose user id is "draining" is an index, not a draining set: the sweep leaves it.
+    expect(await store.tokens.saveTokens(token('f1', 'g6', 'draining'), null, { authorizedAt, newGrant: true })).toBe(true);
+    await store.sweepExpired();
+    expect(await admin.exists([keys.draining(index), keys.accessToken(hashSecret('e1')), keys.drains, keys.drainMarker])).toBe(0);
+    expect(await admin.exists(keys.revokedGrant('g5'))).toBe(1);
+    expect(await store.tokens.findAccessToken(hashSecret('f1'))).not.toBeNull();
+  });
 });
 
 describe.skipIf(CLUSTER_NODES.length === 0)('Redis Cluster store: a revocation interrupted mid-drain, with no sweep', () => {

@@ -1,7 +1,7 @@
 // Drains a revocation's draining set 500 tokens a script, and resumes drains whose drainer died midway.
 import { STORE_POLICY } from '../store-policy.js';
 import { grantIdOf, type RedisKeys } from './codec.js';
-import { CLAIM_DRAIN, DRAIN_CHUNK, DRAIN_LEASE_MS, type RunScript } from './scripts.js';
+import { ADOPT_DRAIN, CLAIM_DRAIN, DRAIN_CHUNK, DRAIN_LEASE_MS, type RunScript } from './scripts.js';
 
 /** Index members handled per script call, so revoking a million tokens never blocks Redis in one script. */
 export const REVOKE_CHUNK = 500;
@@ -19,6 +19,11 @@ const RESUME_EVERY_MS = 5_000;
 export interface RedisDrains {
   /** Empties `draining` (a registered set this caller holds the lease on), 500 tokens a script. */
   drain(draining: string): Promise<void>;
+  /**
+   * Registers a draining set found unregistered (left by a version before 0.3.0, which had no registry) with a lease
+   * already run out, so lookups refuse its tokens and the next `resumeAbandoned` drains it; resolves whether it did.
+   */
+  adopt(draining: string): Promise<boolean>;
   /** Drains every registered set whose drainer's lease ran out; resolves when done. */
   resumeAbandoned(): Promise<void>;
   /**
@@ -26,8 +31,8 @@ export interface RedisDrains {
    * found the drain marker calls it, so a cluster (which has no sweep) finishes a dead instance's drain too.
    */
   poke(): void;
-  /** Resolves once the resumption `poke` started (if any) has ended; for `close()`. */
-  idle(): Promise<void>;
+  /** Stops `poke` from starting more, and resolves once the resumption it started (if any) has ended; for `close()`. */
+  close(): Promise<void>;
 }
 
 /**
@@ -83,20 +88,27 @@ export function createRedisDrains(
     }
   }
 
+  async function adopt(draining: string): Promise<boolean> {
+    return Number(await run(ADOPT_DRAIN, [draining, keys.drains, keys.drainMarker], ['0', channel])) === 1;
+  }
+
   let running: Promise<void> | null = null;
   let lastStart = -Infinity;
+  let closed = false;
   return {
     drain,
+    adopt,
     resumeAbandoned,
     poke() {
       const now = performance.now();
-      if (running || now - lastStart < RESUME_EVERY_MS) return;
+      if (closed || running || now - lastStart < RESUME_EVERY_MS) return;
       lastStart = now;
       running = resumeAbandoned().catch(onResumeError).finally(() => {
         running = null;
       });
     },
-    idle: async () => {
+    async close() {
+      closed = true;
       await running;
     },
   };

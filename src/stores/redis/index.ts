@@ -410,7 +410,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
   // sweep also resumes abandoned drains; a cluster resumes them on opening and when a lookup meets the drain marker.
   const sweeper = onCluster
     ? null
-    : startRedisSweeper(keys.accessToken('').slice(0, -'at:'.length), send, unconfirmed, sweepSeconds, logger, drains.resumeAbandoned);
+    : startRedisSweeper(keys.accessToken('').slice(0, -'at:'.length), send, unconfirmed, sweepSeconds, logger, drains);
   drains.poke();
   // The feed needs a connection of its own (a subscribed one takes no other command): a duplicate of the
   // store's client, or of the host's when it can make one; a client that cannot means no feed, not a wrong one.
@@ -444,7 +444,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
     sweepExpired: async () => (sweeper ? sweeper.sweepNow() : drains.resumeAbandoned()),
     async close() {
       await sweeper?.stop();
-      await drains.idle();
+      await drains.close();
       await feed?.close();
       await own?.close();
       await ownCluster?.close();

@@ -404,6 +404,17 @@ redis.call('ZADD', KEYS[1], ARGV[2], KEYS[3])
 return 1`);
 
 /**
+ * Registers a draining set that is not registered (one left by a version before 0.3.0, which had no registry), with
+ * the lease ARGV gives (the sweep gives 0: run out, so the next resumption drains it), setting the drain marker and
+ * announcing it as START_REVOCATION does. KEYS draining, drains, drainMarker; ARGV leaseUntilMs, channel. Returns 1
+ * when it registered the set, 0 when it was registered already or is gone.
+ */
+export const ADOPT_DRAIN = script(`${registerDrain(1, 2, 3, 1, 2)}
+if redis.call('ZSCORE', KEYS[2], KEYS[1]) or redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+register()
+return 1`);
+
+/**
  * A token lookup while a drain is registered: the token's JSON, or nil when it is gone or waits in the draining set
  * of its integration's or its user's index (revoked, not yet deleted). Reads only. KEYS token, the integration's
  * draining set, the user's (the integration's again without a user).

@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { RedisSend } from './grants.js';
 import type { RedisScript, RunScript } from './scripts.js';
+import type { RedisDrains } from './drain.js';
 import { SWEEP_BATCH, startAsyncSweepLoop, type SweepLoop } from '../sweep-loop.js';
 
 /**
@@ -21,6 +22,15 @@ function globLiteral(text: string): string {
   return text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
 }
 
+/**
+ * Whether a key (past the token family) is a draining set: `ctok:<client>:draining` or `utok:<client>:<user>:draining`.
+ * Ids in keys are encoded (`keyPart`), never holding a `:`, so a user id `draining` (`utok:<client>:draining`) is not one.
+ */
+function isDraining(rest: string): boolean {
+  const parts = rest.split(':');
+  return parts[parts.length - 1] === 'draining' && parts.length === (parts[0] === 'ctok' ? 3 : 4);
+}
+
 /** Where the sweeper reports what it cannot throw. */
 export interface RedisSweeperLogger {
   warn(message: string, error?: unknown): void;
@@ -37,8 +47,9 @@ export type RedisSweeper = SweepLoop;
  * until then. That matters for the integration and user indexes, which gather many grants' tokens; a grant's
  * own index holds only its own few. This sweep walks those sets with SCAN (`tokenFamily` is the keys' common start, see
  * createRedisKeys) and removes expired members, `SWEEP_BATCH` per script, so Redis never blocks for long;
- * every `intervalSeconds` (none when 0), on an unref'd timer re-armed after each run. Each run first calls
- * `resumeDrains` (the store's `resumeAbandoned`, drain.ts).
+ * every `intervalSeconds` (none when 0), on an unref'd timer re-armed after each run. Each run first finishes the
+ * revocation drains whose drainer died (`drains.resumeAbandoned`); a draining set the walk meets unregistered (left by
+ * a version before 0.3.0) it registers (`drains.adopt`), so that lookups refuse its tokens, and drains at the end.
  * @see RFC 7009 §2.1 (revocation reads these indexes), RFC 6749 §10.3 (tokens expire).
  */
 export function startRedisSweeper(
@@ -47,7 +58,7 @@ export function startRedisSweeper(
   run: RunScript,
   intervalSeconds: number,
   logger: RedisSweeperLogger,
-  resumeDrains: () => Promise<void> = async () => undefined,
+  drains: Pick<RedisDrains, 'resumeAbandoned' | 'adopt'>,
 ): RedisSweeper {
   // One SCAN pass over the integration and user-at-integration indexes: they gather a member per token of
   // many grants. A grant's own index is left to its TTL and the prune on add: it holds only that grant's
@@ -55,7 +66,8 @@ export function startRedisSweeper(
   const patterns = [`${globLiteral(tokenFamily)}[cu]tok:*`];
   return startAsyncSweepLoop(async (isStopped) => {
     // First the drains of revocations whose process died midway: their tokens are refused already, this reclaims them.
-    await resumeDrains();
+    await drains.resumeAbandoned();
+    let adopted = false;
     for (const pattern of patterns) {
       let cursor = '0';
       do {
@@ -63,9 +75,11 @@ export function startRedisSweeper(
         const [next, keys] = (await send(['SCAN', cursor, 'MATCH', pattern, 'COUNT', String(SWEEP_BATCH), 'TYPE', 'zset'])) as [string, string[]];
         cursor = next;
         for (const key of keys) {
+          if (isDraining(key.slice(tokenFamily.length)) && (await drains.adopt(key))) adopted = true;
           while (!isStopped() && Number(await run(PRUNE_INDEX, [key], [String(Date.now()), String(SWEEP_BATCH)])) === SWEEP_BATCH);
         }
       } while (cursor !== '0');
     }
+    if (adopted && !isStopped()) await drains.resumeAbandoned();
   }, intervalSeconds * 1000, (err) => logger.warn('express-oauth-router: Redis sweep of expired index members failed', err));
 }
