@@ -41,12 +41,17 @@ export interface RedisDrains {
  * registered with a lease that runs out, and the next `resumeAbandoned` (the sweep on a plain Redis, the store's
  * opening, or a lookup that met the drain marker) claims it and finishes the drain. Its tokens were refused by every
  * lookup from the revocation's first step on (FIND_UNDRAINED), so this reclaims storage, and tombstones the grants of
- * its refresh tokens, which SAVE_TOKENS refused meanwhile by the draining set.
+ * its refresh tokens, which SAVE_TOKENS refused meanwhile by the draining set. A revocation's own drain runs its
+ * scripts with `run` (confirmed by replicas under `waitForReplicas`, before the revocation resolves); a resumption and
+ * an adoption with `unconfirmed`, as the sweep's pruning: the tokens are refused already (by the set START_REVOCATION
+ * registered, confirmed), and a step a failover loses is made again, the set staying registered until it is empty; a
+ * resumption refused while a replica lags would stop every sweep.
  * @see RFC 7009 §2.1 (revocation), RFC 6749 §10.4 (refresh tokens of a revoked authorization).
  */
 export function createRedisDrains(
   keys: RedisKeys,
   run: RunScript,
+  unconfirmed: RunScript,
   send: (args: readonly string[]) => Promise<unknown>,
   channel: string,
   onResumeError: (err: unknown) => void,
@@ -54,7 +59,7 @@ export function createRedisDrains(
   const leaseUntil = (): string => String(Date.now() + DRAIN_LEASE_MS);
 
   /** One DRAIN_CHUNK call over the first members of `draining`; resolves how many are left. */
-  async function drainChunk(draining: string): Promise<number> {
+  async function drainChunk(draining: string, runner: RunScript): Promise<number> {
     const members = (await send(['ZRANGE', draining, '0', String(REVOKE_CHUNK - 1)])) as string[];
     // Tokens are written once and never changed, so the grant id read here is the one DRAIN_CHUNK deletes.
     const refresh = members.filter((key) => keys.isRefreshToken(key));
@@ -68,11 +73,11 @@ export function createRedisDrains(
       return '1';
     });
     // Run even with no members: the script unregisters an emptied set (another drainer's last chunk may have emptied it).
-    return Number(await run(DRAIN_CHUNK, [draining, keys.drains, keys.drainMarker, ...members, ...tombstones], [RETENTION_MS, channel, leaseUntil(), ...flags]));
+    return Number(await runner(DRAIN_CHUNK, [draining, keys.drains, keys.drainMarker, ...members, ...tombstones], [RETENTION_MS, channel, leaseUntil(), ...flags]));
   }
 
-  async function drain(draining: string): Promise<void> {
-    while ((await drainChunk(draining)) > 0);
+  async function drainWith(runner: RunScript, draining: string): Promise<void> {
+    while ((await drainChunk(draining, runner)) > 0);
   }
 
   async function resumeAbandoned(): Promise<void> {
@@ -83,20 +88,21 @@ export function createRedisDrains(
       if (fresh.length === 0) return;
       for (const draining of fresh) {
         seen.add(draining);
-        if (Number(await run(CLAIM_DRAIN, [keys.drains, keys.drainMarker, draining], [String(Date.now()), leaseUntil()])) === 1) await drain(draining);
+        const claimed = Number(await unconfirmed(CLAIM_DRAIN, [keys.drains, keys.drainMarker, draining], [String(Date.now()), leaseUntil()]));
+        if (claimed === 1) await drainWith(unconfirmed, draining);
       }
     }
   }
 
   async function adopt(draining: string): Promise<boolean> {
-    return Number(await run(ADOPT_DRAIN, [draining, keys.drains, keys.drainMarker], ['0', channel])) === 1;
+    return Number(await unconfirmed(ADOPT_DRAIN, [draining, keys.drains, keys.drainMarker], ['0', channel])) === 1;
   }
 
   let running: Promise<void> | null = null;
   let lastStart = -Infinity;
   let closed = false;
   return {
-    drain,
+    drain: (draining) => drainWith(run, draining),
     adopt,
     resumeAbandoned,
     poke() {

@@ -161,7 +161,7 @@ export interface RedisStoreOptions {
   readonly logger?: { warn(message: string, error?: unknown): void };
   /**
    * After every write that revokes or issues (tokens, codes, revocations, integrations, consents, signing keys; not
-   * rate-limit counters, nor the sweep's pruning), sends `WAIT replicas timeoutMs` to the node that took it, and reports the write
+   * rate-limit counters, nor the sweep's pruning, nor the resumption of a drain a dead instance left), sends `WAIT replicas timeoutMs` to the node that took it, and reports the write
    * unavailable (StoreUnavailableError, a 503) when fewer replicas acknowledged it in time. Redis replicates
    * asynchronously: without this, a primary that dies before its replica received a revocation (or a consumed
    * code, or an issued token) loses it when the replica is promoted, and the revoked token works again. Costs a
@@ -399,11 +399,11 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
     await ownCluster?.close();
     throw new TypeError('createRedisStore: option "waitForReplicas" on a Redis Cluster needs node-redis 5\'s cluster client (createCluster): the store sends each script and its WAIT on the connection of the node that runs the script');
   }
-  // Rate-limit counters and the sweeper's pruning go unconfirmed: a counter lost in a failover only lets a few more
-  // attempts through, and a prune lost is made again by the next sweep.
+  // Rate-limit counters, the sweeper's pruning and resumed drains go unconfirmed: a counter lost in a failover only lets
+  // a few more attempts through, and a prune or a resumed drain's step lost is made again by the next sweep.
   const run = replicaWait && withWait ? confirmedScriptRunner((key, script, wait) => bounded(() => withWait(key, script, wait), key, false), replicaWait) : unconfirmed;
   const keys = createRedisKeys(prefix, onCluster);
-  const drains = createRedisDrains(keys, run, send, revocationChannel(prefix), (err) => {
+  const drains = createRedisDrains(keys, run, unconfirmed, send, revocationChannel(prefix), (err) => {
     logger.warn('express-oauth-router: Redis resumption of an interrupted revocation drain failed (the next sweep or lookup tries again)', err);
   });
   // SCAN reaches one node only: on a cluster the index sets are left to their TTL and to the prune on every add. The
