@@ -82,12 +82,17 @@ export interface OAuthRouter {
   readonly errorHandler: ErrorRequestHandler;
 }
 
-declare module 'express-serve-static-core' {
-  interface Request {
-    /**
-     * Set by `requireBearer` on success. Behind an accessor on Express's request prototype: assign `undefined`
-     * to clear it (`delete` finds no own property to remove).
-     */
-    auth?: BearerAuth | undefined;
+// Express's global `Express.Request`, which @types/express 4 and 5 both have their Request extend: an augmentation of
+// `express-serve-static-core` (which @types/express depends on, not this package nor the host) is lost where that
+// module does not resolve from the package, as under pnpm without hoisting or Yarn PnP.
+declare global {
+  namespace Express {
+    interface Request {
+      /**
+       * Set by `requireBearer` on success. Behind an accessor on Express's request prototype: assign `undefined`
+       * to clear it (`delete` finds no own property to remove).
+       */
+      auth?: BearerAuth | undefined;
+    }
   }
 }

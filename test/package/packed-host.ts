@@ -1,6 +1,6 @@
 // Packs the package once and installs the tarball into fresh host folders, as a host app's developer would.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { cp, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -60,6 +60,28 @@ export async function createHost(tarball: string, spec: HostSpec): Promise<void>
   const flags = ['--no-audit', '--no-fund', '--prefer-offline', ...(spec.ignoreScripts === true ? ['--ignore-scripts'] : [])];
   const installed = await run('npm', ['install', ...flags, tarball, ...spec.installs], spec.dir);
   if (installed.code !== 0) throw new Error(`npm install in ${spec.dir} failed:\n${installed.stderr}`);
+}
+
+/**
+ * A host laid out as pnpm (without hoisting) or Yarn PnP lay it out, made from an installed npm host without
+ * installing anything: its own folder holds only what it depends on (`links`, linked to the npm host's copies, whose
+ * own dependencies resolve there) and a copy of the package (`package.json` and `dist`), from which only those and the
+ * host's own packages resolve, never a dependency of a dependency (`express-serve-static-core`, which `@types/express`
+ * brings).
+ */
+export async function createStrictLayoutHost(
+  from: string, spec: Omit<HostSpec, 'installs' | 'ignoreScripts'>, links: readonly string[],
+): Promise<void> {
+  const modules = join(spec.dir, 'node_modules');
+  const pkg = join(modules, 'express-oauth-router');
+  await mkdir(join(modules, '@types'), { recursive: true });
+  await mkdir(pkg);
+  const installed = join(from, 'node_modules', 'express-oauth-router');
+  await cp(join(installed, 'package.json'), join(pkg, 'package.json'));
+  await cp(join(installed, 'dist'), join(pkg, 'dist'), { recursive: true });
+  for (const name of links) await symlink(join(from, 'node_modules', name), join(modules, name), 'dir');
+  await writeFile(join(spec.dir, 'package.json'), JSON.stringify({ name: 'host-strict-layout', private: true, type: spec.type }, null, 2));
+  for (const [file, text] of Object.entries(spec.files)) await writeFile(join(spec.dir, file), text);
 }
 
 /** Runs the repository's `tsc -p <tsconfig>` in a host folder. */

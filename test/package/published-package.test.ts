@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browseAuthorization } from '../helpers/fetch-browser.js';
 import { CJS_JS_HOST, ESM_JS_HOST, REDIS_TYPES, STRICTEST, TS_HOST, TYPES_ONLY, hostTsconfig } from './host-sources.js';
 import {
-  ROOT, createHost, packPackage, run, startHost, typeCheck, type CommandResult, type RunningHost,
+  ROOT, createHost, createStrictLayoutHost, packPackage, run, startHost, typeCheck, type CommandResult, type RunningHost,
 } from './packed-host.js';
 import { tokenRequest } from './host-token-request.js';
 import { CHECKED_AGAINST_THE_PACKAGE, LISTINGS, listedRecordChecks, README_GLUE, readmeBlocks, splitDiagnostics } from './readme-blocks.js';
@@ -50,7 +50,16 @@ beforeAll(async () => {
     createHost(tarball, {
       dir: hostDir('express4-esm'), type: 'module', installs: ['express@4', '@types/express@4'],
       files: { 'server.mjs': ESM_JS_HOST, 'server.ts': TS_HOST, 'tsconfig.json': hostTsconfig('nodenext', ['server.ts'], false) },
-    }).then(() => { checks['express4-esm'] = typeCheck(hostDir('express4-esm')); }),
+    }).then(async () => {
+      checks['express4-esm'] = typeCheck(hostDir('express4-esm'));
+      // (a') The same TypeScript in a pnpm-like layout (no hoisting): from the package, express-serve-static-core
+      // (a dependency of @types/express, not of the package or the host) does not resolve.
+      await createStrictLayoutHost(hostDir('express4-esm'), {
+        dir: hostDir('strict-layout'), type: 'module',
+        files: { 'server.ts': TS_HOST, 'tsconfig.json': hostTsconfig('nodenext', ['server.ts'], false) },
+      }, ['express', 'commander', 'express-rate-limit', '@types/express', '@types/node']);
+      checks['strict-layout'] = typeCheck(hostDir('strict-layout'));
+    }),
     // (b) Express 5, the strictest TypeScript, compiled by the host; it uses the Redis store's types, so it installs
     // redis. The same compile checks README.md's ```ts blocks, each its own module, with the reader's glue; they
     // import prom-client, connect-redis (whose types import express-session's) and pino, so it installs them too.
@@ -250,6 +259,11 @@ describe('(a) an Express 4 host in ESM JavaScript, without any store driver', ()
 
   it('its TypeScript twin type-checks strictly against @types/express 4 with skipLibCheck off', async () => {
     expectClean(await checks['express4-esm']!);
+  }, 60_000);
+
+  it("its TypeScript twin type-checks in a layout without hoisting (pnpm's, Yarn PnP's): req.auth is typed there too", async () => {
+    expect(existsSync(join(hostDir('strict-layout'), 'node_modules', '@types', 'express-serve-static-core'))).toBe(false);
+    expectClean(await checks['strict-layout']!);
   }, 60_000);
 });
 
