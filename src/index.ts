@@ -1,6 +1,7 @@
 // Public exports of express-oauth-router.
 export { createOAuthRouter } from './router.js';
 export { OAuthEvents } from './events/oauth-events.js';
+export type { ErrorSink } from './events/oauth-events.js';
 export type {
   OAuthEvent, OAuthEventType, OAuthEventOf, OAuthEventBase, TokenIssuedEvent, TokenRefreshedEvent, TokenRevokedEvent,
   RevocationCause, CodeReplayedEvent, ClientAuthFailure, ClientAuthenticationFailedEvent, LoginSucceededEvent,
@@ -11,6 +12,7 @@ export type {
   OAuthRouterOptions, LegacyOptions, SessionOptions, Logger, ResolvedOptions, ResolvedIssuer, JwtOptions,
 } from './options.js';
 export type { OAuthRouter, BearerAuth, RequireBearerOptions } from './types.js';
+export type { BearerCacheOption } from './middleware/bearer-cache.js';
 export type { OAuthHealth } from './health/create-health.js';
 export type { ReadinessReport, ReadinessOptions, HealthCheckResult, HealthFailure } from './health/check-readiness.js';
 export { DIAGNOSTICS_CHANNELS } from './metrics/channels.js';
@@ -59,6 +61,7 @@ export { revokeTokens } from './clients/revoke-tokens.js';
 export type { RevokeTokensTarget, RevokedTokens } from './clients/revoke-tokens.js';
 export { UnknownClientError, StoreCapabilityError, RevocationIncompleteError, ConcurrentRotationError, GracePeriodRunningError } from './clients/client-errors.js';
 export { withdrawConsent } from './consents/withdraw-consent.js';
+export type { WithdrawalAudit } from './consents/withdraw-consent.js';
 export { hashSecret } from './crypto/hash-secret.js';
 export { hashToken } from './crypto/hash-token.js';
 export { hashSecretScrypt, SCRYPT_PARAMS } from './crypto/scrypt-secret.js';

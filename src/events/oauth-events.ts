@@ -4,8 +4,8 @@ import type { OAuthEvent, OAuthEventOf, OAuthEventType } from './event-types.js'
 
 type EventArgs = { [T in OAuthEventType]: [OAuthEventOf<T>] } & { event: [OAuthEvent] };
 
-/** Where a listener's error is reported. */
-interface ErrorSink {
+/** Where a listener's error is reported (`reportErrorsTo`; a `Logger` is one). */
+export interface ErrorSink {
   error(message: string): void;
 }
 

@@ -136,12 +136,38 @@ import type { createSqliteStore } from 'express-oauth-router/stores/sqlite';
 export type Named = [OAuthRouter, Store, UserAuth, typeof createMemoryStore, typeof createSqliteStore];
 `;
 
+/**
+ * A host library that exports what it builds with the package, types inferred (`declaration: true`, as a workspace
+ * package of a monorepo emits): each inferred type must be one the package exports, or tsc cannot name it (TS2742,
+ * TS4023) without a path into the package's `dist`, which its exports map does not open.
+ */
+export const DECLARATIONS = `import {
+  createOAuthRouter, MemorySessionStore, OAuthEvents, withdrawConsent, type OAuthRouterOptions,
+} from 'express-oauth-router';
+import { createMemoryStore } from 'express-oauth-router/stores/memory';
+
+export const store = createMemoryStore();
+export const events = new OAuthEvents();
+export const sessions = new MemorySessionStore();
+export const oauth = createOAuthRouter(store, { verifyCredentials: async () => null }, { issuer: 'https://auth.example.com', events });
+export const { admin, health, router, errorHandler } = oauth;
+export const requireRead = oauth.requireBearer({ scope: 'envelopes:read' });
+// An option, a function's reporting argument and a method, their types inferred from where the package names them.
+export const bearerCache = ({} as OAuthRouterOptions).bearerCache;
+export const [, , , audit] = [] as unknown as Parameters<typeof withdrawConsent>;
+export const reportErrorsTo = events.reportErrorsTo.bind(events);
+`;
+
 /** The checks beyond `strict` that the strictest hosts turn on, and this package's own tsconfig does. */
 export const STRICTEST = { exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true } as const;
 
-/** tsconfig of a host: strict (or stricter, with STRICTEST), and the package's `.d.ts` checked like the host's own code. */
+/**
+ * tsconfig of a host: strict (or stricter, with STRICTEST), and the package's `.d.ts` checked like the host's own code;
+ * `emit` compiles to `dist`, or only declarations to `types` (`'declarations'`), or nothing (`false`).
+ */
 export function hostTsconfig(
-  module: 'nodenext' | 'commonjs', files: readonly string[], emit: boolean, esModuleInterop = true, stricter: Partial<typeof STRICTEST> = {},
+  module: 'nodenext' | 'commonjs', files: readonly string[], emit: boolean | 'declarations', esModuleInterop = true,
+  stricter: Partial<typeof STRICTEST> = {},
 ): string {
   return JSON.stringify({
     compilerOptions: {
@@ -152,7 +178,7 @@ export function hostTsconfig(
       ...stricter,
       skipLibCheck: false,
       esModuleInterop,
-      ...(emit ? { outDir: 'dist' } : { noEmit: true }),
+      ...(emit === 'declarations' ? { declaration: true, emitDeclarationOnly: true, outDir: 'types' } : emit ? { outDir: 'dist' } : { noEmit: true }),
     },
     files,
   }, null, 2);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browseAuthorization } from '../helpers/fetch-browser.js';
-import { CJS_JS_HOST, ESM_JS_HOST, REDIS_TYPES, STRICTEST, TS_HOST, TYPES_ONLY, hostTsconfig } from './host-sources.js';
+import { CJS_JS_HOST, DECLARATIONS, ESM_JS_HOST, REDIS_TYPES, STRICTEST, TS_HOST, TYPES_ONLY, hostTsconfig } from './host-sources.js';
 import {
   ROOT, createHost, createStrictLayoutHost, packPackage, run, startHost, typeCheck, type CommandResult, type RunningHost,
 } from './packed-host.js';
@@ -46,10 +46,14 @@ beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'eor-packed-'));
   tarball = await packPackage(work);
   await Promise.all([
-    // (a) Express 4, ESM JavaScript, no store driver; its TypeScript twin checks the types against @types/express 4.
+    // (a) Express 4, ESM JavaScript, no store driver; its TypeScript twin checks the types against @types/express 4,
+    // emitting declarations of a host library's exports.
     createHost(tarball, {
       dir: hostDir('express4-esm'), type: 'module', installs: ['express@4', '@types/express@4'],
-      files: { 'server.mjs': ESM_JS_HOST, 'server.ts': TS_HOST, 'tsconfig.json': hostTsconfig('nodenext', ['server.ts'], false) },
+      files: {
+        'server.mjs': ESM_JS_HOST, 'server.ts': TS_HOST, 'declarations.ts': DECLARATIONS,
+        'tsconfig.json': hostTsconfig('nodenext', ['server.ts', 'declarations.ts'], 'declarations'),
+      },
     }).then(async () => {
       checks['express4-esm'] = typeCheck(hostDir('express4-esm'));
       // (a') The same TypeScript in a pnpm-like layout (no hoisting): from the package, express-serve-static-core
@@ -257,7 +261,7 @@ describe('(a) an Express 4 host in ESM JavaScript, without any store driver', ()
     expect(result.code).not.toBe(0);
   });
 
-  it('its TypeScript twin type-checks strictly against @types/express 4 with skipLibCheck off', async () => {
+  it('its TypeScript twin type-checks strictly against @types/express 4 with skipLibCheck off, and the inferred types of a host library\'s exports can be named in its declarations', async () => {
     expectClean(await checks['express4-esm']!);
   }, 60_000);
 
