@@ -7,6 +7,7 @@ import { createClient } from 'redis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createStoreFromUrl, DEFAULT_STORE_URL } from '../../src/stores/from-url.js';
 import { buildClient } from '../../src/testing/conformance-fixtures.js';
+import { registerAndLookUp } from '../helpers/register-and-look-up.js';
 import type { CompleteStore, Store } from '../../src/stores/contract.js';
 
 const pgUrl = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
@@ -32,18 +33,9 @@ function tempDir(): string {
   return dir;
 }
 
-/**
- * Registers `count` client_credentials integrations and looks each up once, in order (each lookup keeps a copy),
- * then answers which of them the store still keeps a copy of.
- */
+/** Which of `count` integrations registered and looked up in order (`registerAndLookUp`) the store keeps a copy of. */
 async function keptCopies(store: CompleteStore, count: number): Promise<boolean[]> {
-  const ids: string[] = [];
-  for (let i = 0; i < count; i += 1) {
-    const { client } = buildClient({ flow: 'client_credentials', redirectUris: [] });
-    expect(await store.clients.createClient!(client)).toBe(true);
-    ids.push(client.clientId);
-  }
-  for (const id of ids) expect(await store.clients.findClient(id)).not.toBeNull();
+  const ids = await registerAndLookUp(store, count);
   return ids.map((id) => store.clientCopies!.find(id) !== undefined);
 }
 

@@ -5,23 +5,10 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { builtInStores } from '../helpers/built-in-stores.js';
-import { buildClient } from '../../src/testing/conformance-fixtures.js';
+import { registerAndLookUp } from '../helpers/register-and-look-up.js';
 import { createSqliteStore } from '../../src/stores/sqlite/index.js';
 import { createPostgresStore } from '../../src/stores/postgres/index.js';
 import { createRedisStore } from '../../src/stores/redis/index.js';
-import type { Store } from '../../src/stores/contract.js';
-
-/** Registers `count` client_credentials integrations and looks each up once, in order: each lookup keeps a copy. */
-async function registerAndLookUp(store: Store, count: number): Promise<string[]> {
-  const ids: string[] = [];
-  for (let i = 0; i < count; i += 1) {
-    const { client } = buildClient({ flow: 'client_credentials', redirectUris: [] });
-    expect(await store.clients.createClient!(client)).toBe(true);
-    ids.push(client.clientId);
-  }
-  for (const id of ids) expect(await store.clients.findClient(id)).not.toBeNull();
-  return ids;
-}
 
 const stores = builtInStores('copies_bound', { maxIntegrationCopies: 3 }).filter(([label]) => label !== 'memory');
 
