@@ -9,6 +9,7 @@ import request from 'supertest';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/crypto/hash-token.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
+import { nextLockDelay } from '../../src/stores/sqlite/lock-wait.js';
 import {
   createSqliteStore, sqliteLockWaitChannel, type SqliteLockWaitMessage, type SqliteStore,
 } from '../../src/stores/sqlite/index.js';
@@ -271,5 +272,16 @@ describe('reads and migrations meeting a lock', () => {
   it('refuses a negative or non-finite lockTimeoutMs, naming the option', () => {
     expect(() => createSqliteStore({ filename: ':memory:', lockTimeoutMs: -1 })).toThrow(/lockTimeoutMs/);
     expect(() => createSqliteStore({ filename: ':memory:', lockTimeoutMs: Number.POSITIVE_INFINITY })).toThrow(/lockTimeoutMs/);
+  });
+});
+
+describe('the lock wait schedule', () => {
+  it('retries 1 ms apart for 20 attempts (another instance commits in short bursts), then backs off to 20 attempts a second, never past the deadline', () => {
+    const delays = Array.from({ length: 30 }, (_, i) => nextLockDelay(i + 1, 5000));
+    expect(delays.slice(0, 20)).toEqual(Array(20).fill(1));
+    expect(delays.slice(20)).toEqual([2, 5, 10, 20, 50, 50, 50, 50, 50, 50]);
+    expect(nextLockDelay(25, 7)).toBe(7);
+    expect(nextLockDelay(3, 0.4)).toBe(0.4);
+    expect(nextLockDelay(3, -1)).toBe(0);
   });
 });

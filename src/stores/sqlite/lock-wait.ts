@@ -4,10 +4,19 @@ import { performance } from 'node:perf_hooks';
 import { isLockBusy, toStoreError } from './errors.js';
 
 /**
- * Delays between attempts, in ms: short at first, since most locks are one CLI statement's milliseconds,
- * then capped so that a long-held lock costs a failed attempt (a few microseconds) 20 times a second.
+ * Attempts made 1 ms apart before the delays grow. The lock's usual holder is another instance on the same file
+ * (node:cluster, pm2 in cluster mode): its commits hold it well under a millisecond each, but back to back under
+ * load, so a waiting process meets it on about half its attempts. A delay that grew with every miss (1, 2, 5, 10,
+ * 20, 50 ms) then let one process idle for tens to hundreds of milliseconds while the other committed, its queued
+ * token requests with it (bench/sqlite-shared-file.js, BENCHMARKS.md "fortieth pass").
  */
-const BACKOFF_MS = [1, 2, 5, 10, 20, 50];
+const STEADY_ATTEMPTS = 20;
+
+/**
+ * Delays after the steady attempts, in ms: a lock held that long is one CLI statement, a backup or a large
+ * revocation, and is then tried 20 times a second at most (a failed attempt costs a few microseconds).
+ */
+const BACKOFF_MS = [2, 5, 10, 20, 50];
 
 /** What `express-oauth-router:sqlite:lock-wait` subscribers receive at each attempt that met a lock. */
 export interface SqliteLockWaitMessage {
@@ -44,7 +53,9 @@ export const monotonicMs = (): number => performance.now();
  * attempt is made at the deadline itself.
  */
 export function nextLockDelay(failedAttempts: number, remainingMs: number): number {
-  const step = BACKOFF_MS[Math.min(failedAttempts, BACKOFF_MS.length) - 1] ?? BACKOFF_MS[0]!;
+  const step = failedAttempts <= STEADY_ATTEMPTS
+    ? 1
+    : BACKOFF_MS[Math.min(failedAttempts - STEADY_ATTEMPTS, BACKOFF_MS.length) - 1]!;
   return Math.max(0, Math.min(step, remainingMs));
 }
 
