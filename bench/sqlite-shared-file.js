@@ -27,7 +27,7 @@ const connections = Number(args.connections);
 async function measure(files) {
   const servers = [];
   try {
-    // One after the other: two stores opening one new file at once would race to create its schema.
+    // One after the other, so that a server that fails to start leaves the other in `servers`, to be stopped.
     for (const file of files) servers.push(await startServer(['--app', 'oauth', '--store', 'sqlite', '--sqlite-file', file]));
     const runs = await Promise.all(servers.map((server) => runWrk({
       url: `${server.url}/oauth2/token`, ...tokenRequest(server.clientId, server.clientSecret), connections, threads: 1, seconds,
