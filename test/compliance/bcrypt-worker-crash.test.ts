@@ -1,49 +1,17 @@
 // RFC 6749 §5.2: the worker thread that checks imported bcrypt secrets crashing is a server fault (500 server_error,
 // logged), never a wrong secret (401 invalid_client, counted by the RFC 6819 §4.3.5 limit); a fresh worker takes over.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
-import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { basic, createTestApp, type TestClient } from '../helpers/app.js';
+import type { TestClient } from '../helpers/app.js';
+import { hostWithBcryptSecret as host, laterBy, SERVER_ERROR, withFakeBcryptjs } from '../helpers/bcrypt-host.js';
 import { expectSpecHeaders } from '../helpers/spec-requests.js';
 import { until } from '../helpers/until.js';
 import { bcryptWorkerForTests as handle } from '../../src/crypto/bcrypt-secret.js';
-import { OAuthEvents } from '../../src/events/oauth-events.js';
-import type { OAuthEvent } from '../../src/events/event-types.js';
 
-const SERVER_ERROR = { error: 'server_error', error_description: 'the server encountered an unexpected condition' };
 const SECRET = 'imported-partner-secret-2019';
 // Cost 12 (~230 ms a check, the most an import accepts): three checks queue in the worker long enough to crash it.
 const HASH = bcrypt.hashSync(SECRET, 12);
-
-/** A host (behind a loopback proxy, so each test source is its own) whose client_credentials integration was imported
- * with a bcrypt hash; one failure per (client_id, source) blocks that source, so a counted crash would show as 429. */
-async function hostWithBcryptSecret(secret = SECRET, hash = HASH) {
-  const logged: string[] = [];
-  const seen: OAuthEvent[] = [];
-  const events = new OAuthEvents();
-  events.on('event', (event) => seen.push(event));
-  const t = await createTestApp({
-    clientAuthRateLimit: { max: 1, maxPerSource: 1 },
-    events,
-    logger: { warn(line: string) { logged.push(line); }, error(line: string) { logged.push(line); } },
-  });
-  t.app.set('trust proxy', 'loopback');
-  const imported: TestClient = { clientId: t.credentialsClient.clientId, clientSecret: secret };
-  await t.store.clients.updateClient!(imported.clientId, { clientSecretHash: hash });
-  const token = (client: TestClient, source: string) => request(t.app).post('/oauth2/token').type('form')
-    .set('X-Forwarded-For', source).set('Authorization', basic(client)).send({ grant_type: 'client_credentials' });
-  const counted = () => seen.filter((event) => event.type === 'client.authentication_failed' || event.type === 'rate_limit.hit');
-  return { imported, token, logged, counted };
-}
-
-/** Lets `ms` pass for the monotonic clock (performance.now) the worker's restarts and the log throttle read. */
-function laterBy(ms: number): void {
-  const monotonic = performance.now.bind(performance);
-  vi.spyOn(performance, 'now').mockImplementation(() => monotonic() + ms);
-}
+const hostWithBcryptSecret = (secret = SECRET, hash = HASH) => host(secret, hash);
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -105,11 +73,8 @@ describe('the bcrypt worker crashes: a server fault, not a wrong secret', () => 
     // The worker the last test left, idle, crashes too: nobody was waiting, so nothing to answer or log.
     await handle.current()?.terminate();
     expect(handle.current()).toBeNull();
-    const dir = mkdtempSync(join(tmpdir(), 'bcrypt-worker-'));
-    try {
-      const broken = join(dir, 'broken-bcryptjs.cjs');
-      writeFileSync(broken, "throw new Error('a broken install, for a test');\n");
-      handle.loadInsteadOfBcryptjs(broken);
+    await withFakeBcryptjs({ broken: "throw new Error('a broken install, for a test');" }, async ({ broken }) => {
+      handle.loadInsteadOfBcryptjs(broken!);
       const startsBefore = handle.starts();
       const first = await token(imported, '198.51.100.1');
       expect(first.status).toBe(500);
@@ -138,8 +103,6 @@ describe('the bcrypt worker crashes: a server fault, not a wrong secret', () => 
       expect(handle.starts()).toBe(startsBefore + 3);
       expect(counted()).toEqual([]);
       for (const line of logged) expect(line).not.toContain(imported.clientSecret);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
