@@ -2,7 +2,7 @@
 
 /**
  * The worker thread that checks imported bcrypt secrets stopped (an uncaught error, out of memory, terminated) before
- * answering a check, or could not start. The check's answer is unknown, so the request is a server fault: the router
+ * answering a check, hung (answered none of its checks for 10 s, and was ended), or could not start. The check's answer is unknown, so the request is a server fault: the router
  * answers 500 `server_error` and logs `unexpected BcryptWorkerError: <message>` (the `logger` option, throttled per
  * kind), and the client-authentication limit does not count it. The message names the worker's exit, never the
  * secret or the hash.

@@ -57,8 +57,8 @@ export function isSlowSecretHash(storedHash: string): boolean {
  *   A wrong secret pays it every time, which the client-authentication rate limit bounds: it lets one new slow
  *   check run at a time per source and counts its failure before the next starts (`slowCheck`).
  * - `$2a$`/`$2b$`/`$2y$` (imported bcrypt, cost ≤ 12): bcryptjs in a worker thread, cached the same way.
- * A check that cannot be made rejects rather than answer false: a worker that stopped with the check under way or
- * cannot start (`BcryptWorkerError`), a bcryptjs that cannot be found, a failed scrypt. The router answers those
+ * A check that cannot be made rejects rather than answer false: a worker that stopped or hung with the check under
+ * way or cannot start (`BcryptWorkerError`), a bcryptjs that cannot be found, a failed scrypt. The router answers those
  * 500 `server_error` and logs them; the client-authentication limit counts only a false.
  * @see RFC 6749 §2.3.1 (client password), §5.2, §10.10; RFC 9700 §4; RFC 7914 (scrypt).
  */
