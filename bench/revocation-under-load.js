@@ -1,13 +1,13 @@
 // Revokes tokens through every path while a load runs, and counts requests served with a token already revoked.
 // node bench/revocation-under-load.js [--store sqlite|postgres|redis] [--seconds 10] [--connections 10]
-//   [--clients 10] [--tokens 20] [--users 10] [--grants 4] [--refreshes 2] [--deferred] [--jwt]
+//   [--clients 10] [--tokens 20] [--users 10] [--grants 4] [--refreshes 2] [--deferred] [--jwt] [--sqlite-instances 1|2]
 //
 // The servers are bench/server.js children, bearer cache on (the default); with --jwt every access token is a JWT
 // (accessTokenFormat 'jwt') and requireBearer runs with jwt: { checkRevocation: true }, so it must refuse a revoked
 // JWT through the same cache and feed (B is given A's issuer, which the tokens carry in iss and aud). On SQLite one
-// server (instance A) on a file of this run; on PostgreSQL and Redis two, A and B, on one schema / key prefix of
-// this run: the load goes to B, every revocation through A or the CLI, so each crosses instances by the store's
-// revocation feed.
+// server (instance A) on a file of this run, or two (A and B) on that file with --sqlite-instances 2; on PostgreSQL
+// and Redis two, A and B, on one schema / key prefix of this run. With two, the load goes to B, every revocation
+// through A or the CLI, so each crosses instances by the store's revocation feed.
 // Tokens: --clients client_credentials integrations, registered with the CLI, --tokens access tokens each; and
 // for one authorization_code integration, --users users × --grants grants, each grant a code exchanged at A
 // (an access and a refresh token) then refreshed --refreshes times (an access token each). --connections
@@ -61,6 +61,7 @@ const cli = parseCli(import.meta.url, {
   'max-lag-ms': { type: 'string', default: '50' },
   deferred: { type: 'boolean', default: false },
   jwt: { type: 'boolean', default: false },
+  'sqlite-instances': { type: 'string', default: '1' },
 });
 const users = Number(cli.users);
 const grantCount = users * Number(cli.grants);
@@ -71,7 +72,10 @@ async function storeSetup() {
     const dir = mkdtempSync(join(tmpdir(), 'oauth-revocation-load-'));
     const file = join(dir, 'oauth.sqlite');
     const args = ['--store', 'sqlite', '--sqlite-file', file];
-    return { url: `sqlite:${file}`, instances: [args], remove: async () => rmSync(dir, { recursive: true, force: true }) };
+    // --sqlite-instances 2: two processes on the one file (node:cluster, pm2 -i 2), each revocation made at A or by
+    // the CLI reaching B's bearer cache through the file (PRAGMA data_version), within one request as from the CLI.
+    const instances = cli['sqlite-instances'] === '2' ? [args, args] : [args];
+    return { url: `sqlite:${file}`, instances, remove: async () => rmSync(dir, { recursive: true, force: true }) };
   }
   if (cli.store === 'postgres') {
     const schema = benchName('pg');
