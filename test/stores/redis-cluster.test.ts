@@ -47,7 +47,7 @@ describe('Redis Cluster key layout (computed with the CRC16 slot rule)', () => {
         family.push(
           k.accessToken(`hash-${a}`), k.refreshToken(`hash-${b}`), k.grantIndex(a), k.revokedGrant(a),
           k.clientIndex(a), k.userIndex(a, b), k.clientRevokedAt(a), k.userRevokedAt(a, b),
-          k.draining(k.clientIndex(a)), k.draining(k.userIndex(a, b)), k.drains, k.drainMarker,
+          ...k.drainingSets(k.clientIndex(a)), ...k.drainingSets(k.userIndex(a, b)), k.drains, k.drainMarker,
         );
       }
     }

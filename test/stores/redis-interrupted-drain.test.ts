@@ -1,12 +1,14 @@
 // Redis store: a revocation whose process dies mid-drain leaves no token of it usable, and its drain is resumed.
-import { createClient, createCluster } from 'redis';
+import { createCluster } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TokenRecord } from '../../src/stores/contract.js';
 import { createRedisKeys, type RedisKeys } from '../../src/stores/redis/codec.js';
 import { createRedisStore, type RedisStore } from '../../src/stores/redis/index.js';
-import { DRAIN_CHUNK } from '../../src/stores/redis/scripts.js';
+import { REVOKE_CHUNK } from '../../src/stores/redis/drain.js';
+import { DRAIN_CHUNK, REVOCATION_MERGE_MAX } from '../../src/stores/redis/scripts.js';
 import { hashSecret } from '../../src/crypto/hash-secret.js';
 import { CLUSTER_NODES, CLUSTER_ROOT_NODES, connectNodes, wipeClusterPrefix } from '../helpers/redis-cluster.js';
+import { openDyingRedisStore, runs, type DyingRedisStore, type DyingRedisTarget } from '../helpers/redis-dying-store.js';
 import { redisPrefixStore } from '../helpers/redis-prefix-store.js';
 import { until } from '../helpers/until.js';
 
@@ -16,16 +18,12 @@ if (!url) console.info('Redis interrupted-drain tests skipped: set OAUTH_TEST_RE
 const HOUR = 3_600_000;
 const quiet = { warn: () => undefined };
 
-function token(name: string, grantId: string, userId: string | null, lifetimeMs = 2 * HOUR): TokenRecord {
+function token(name: string, grantId: string, userId: string | null, lifetimeMs = 2 * HOUR, clientId = 'c'): TokenRecord {
   return {
-    tokenHash: hashSecret(name), grantId, clientId: 'c', userId, scope: ['read'], issuer: 'https://as.example',
+    tokenHash: hashSecret(name), grantId, clientId, userId, scope: ['read'], issuer: 'https://as.example',
     expiresAt: new Date(Date.now() + lifetimeMs),
   };
 }
-
-/** Whether a command runs DRAIN_CHUNK (by SHA, or by source after a NOSCRIPT). */
-const isDrainChunk = (args: readonly string[]): boolean =>
-  (args[0] === 'EVALSHA' && args[1] === DRAIN_CHUNK.sha) || (args[0] === 'EVAL' && args[1] === DRAIN_CHUNK.source);
 
 /** What a test of either layout reaches Redis by: admin commands routed by key, as redis-cli -c would. */
 interface Admin {
@@ -38,7 +36,82 @@ interface Admin {
  * A store of a process that dies (SIGKILL, a crash, a deploy) right after its revocation's first drain chunk: that
  * chunk runs, every command after it fails, as the store's own would once its process is gone.
  */
-type OpenDying = () => Promise<{ store: RedisStore; close(): Promise<void> }>;
+type OpenDying = () => Promise<DyingRedisStore>;
+
+/** Opens a store on `prefix` at `target` that dies after its first DRAIN_CHUNK. */
+const dyingAfterFirstChunk = (target: DyingRedisTarget, prefix: string): OpenDying =>
+  () => openDyingRedisStore(target, prefix, runs(DRAIN_CHUNK));
+
+/** `n` members of `key` naming no stored token, expiring in an hour (before the real tokens), 1,000 a command. */
+async function fill(admin: Admin, key: string, name: string, n: number): Promise<void> {
+  const members = Array.from({ length: n }, (_, i) => ({ score: Date.now() + HOUR + i, value: `${key}:${name}-${i}` }));
+  for (let i = 0; i < n; i += 1000) await admin.zAdd(key, members.slice(i, i + 1000));
+}
+
+/**
+ * The revocation behind an earlier one left unfinished, both too large to merge: an interrupted revocation of a large
+ * integration left its draining set (`REVOCATION_MERGE_MAX` members and more), the integration issued as many tokens
+ * again, and a second revocation (a retry, `clients disable`) dies after its first drain chunk too. The version before
+ * moved nothing then and drained the earlier set first, so the integration's later tokens passed every lookup until
+ * someone retried, and a retry would have revoked tokens issued after the second revocation too.
+ */
+async function interruptedBehindEarlierDrain(
+  store: RedisStore, keys: RedisKeys, admin: Admin, openDying: OpenDying, resume: () => Promise<void>,
+): Promise<void> {
+  const index = keys.clientIndex('big');
+  const [first, second] = keys.drainingSets(index);
+  const revoke = async (): Promise<void> => {
+    const dying = await openDying();
+    try {
+      await expect(dying.store.tokens.revokeClientTokens!('big')).rejects.toThrow();
+    } finally {
+      await dying.close();
+    }
+  };
+  const authorizedAt = new Date(Date.now() - 10_000);
+  expect(await store.tokens.saveTokens(token('old', 'gb0', 'ub', 2 * HOUR, 'big'), null, { authorizedAt, newGrant: true })).toBe(true);
+  // The first chunk drains the 500 fillers expiring soonest and leaves more than the merge bound.
+  await fill(admin, index, 'early', REVOCATION_MERGE_MAX + REVOKE_CHUNK + 1);
+  await revoke();
+  expect(await admin.zCard(first)).toBe(REVOCATION_MERGE_MAX + 2);
+  expect(await store.tokens.findAccessToken(hashSecret('old'))).toBeNull();
+
+  const since = new Date(Date.now() + 5);
+  expect(await store.tokens.saveTokens(
+    token('a1', 'gb1', 'ub', 2 * HOUR, 'big'), token('r1', 'gb1', 'ub', 30 * 24 * HOUR, 'big'), { authorizedAt: since },
+  )).toBe(true);
+  expect(await store.tokens.saveTokens(token('cc', 'gb2', null, 2 * HOUR, 'big'), null, { authorizedAt: since, newGrant: true })).toBe(true);
+  await fill(admin, index, 'since', REVOCATION_MERGE_MAX + 1);
+  await revoke();
+
+  // Every token that existed at the second revocation's moment is refused, though its process died draining.
+  expect(await store.tokens.findAccessToken(hashSecret('a1'))).toBeNull();
+  expect(await store.tokens.findAccessToken(hashSecret('cc'))).toBeNull();
+  expect(await store.tokens.findRefreshToken(hashSecret('r1'))).toBeNull();
+  expect(await store.tokens.findAccessToken(hashSecret('old'))).toBeNull();
+  // Nothing was merged: the index went whole into the second draining set (its tokens still stored), and the first
+  // chunk the process ran was the earlier set's.
+  expect(await admin.exists([index])).toBe(0);
+  expect(await admin.zCard(second)).toBe(REVOCATION_MERGE_MAX + 4);
+  expect(await admin.zCard(first)).toBe(REVOCATION_MERGE_MAX + 2 - REVOKE_CHUNK);
+  expect(await admin.exists([keys.accessToken(hashSecret('a1'))])).toBe(1);
+  // A token issued after the revocation passes, and stays after the drains are resumed.
+  const later = new Date(Date.now() + 5);
+  expect(await store.tokens.saveTokens(token('a2', 'gb3', 'ub', 2 * HOUR, 'big'), null, { authorizedAt: later, newGrant: true })).toBe(true);
+  expect(await store.tokens.findAccessToken(hashSecret('a2'))).not.toBeNull();
+
+  // Once the dead processes' leases have run out, another instance finishes both revocations, each set on its own.
+  await admin.zAdd(keys.drains, [{ score: 0, value: first }, { score: 0, value: second }]);
+  await resume();
+  expect(await admin.exists([
+    first, second, keys.accessToken(hashSecret('old')), keys.accessToken(hashSecret('a1')),
+    keys.refreshToken(hashSecret('r1')), keys.accessToken(hashSecret('cc')),
+  ])).toBe(0);
+  expect(await admin.exists([keys.revokedGrant('gb1')])).toBe(1);
+  expect(await admin.exists([keys.drains, keys.drainMarker])).toBe(0);
+  expect(await store.tokens.findAccessToken(hashSecret('a2'))).not.toBeNull();
+  expect(await admin.zCard(index)).toBe(1);
+}
 
 /**
  * The scenario on one layout: `store` (with a feed) is another instance, on the same prefix as `openDying`'s.
@@ -96,34 +169,14 @@ describe.skipIf(!url)('Redis store: a revocation interrupted mid-drain (RFC 7009
   redis.openAround((opened) => {
     store = opened as RedisStore;
   });
+  const plainAdmin: Admin = {
+    zCard: (key) => admin.zCard(key),
+    zAdd: (key, members) => admin.zAdd(key, members),
+    exists: (list) => admin.exists(list),
+  };
 
   it("refuses every token of the interrupted revocation at once, moves the feed's mark, and the sweep resumes the drain", async () => {
-    const openDying: OpenDying = async () => {
-      const real = createClient({ url });
-      await real.connect();
-      let dead = false;
-      const dyingStore = await createRedisStore({
-        client: {
-          get isOpen() {
-            return real.isOpen;
-          },
-          async sendCommand(args) {
-            if (dead) throw new Error('the process is gone');
-            const reply = await real.sendCommand([...args]);
-            if (isDrainChunk(args)) dead = true;
-            return reply;
-          },
-        },
-        prefix, sweepIntervalSeconds: 0, logger: quiet,
-      });
-      return { store: dyingStore, close: async () => { await dyingStore.close(); await real.close(); } };
-    };
-    const plainAdmin: Admin = {
-      zCard: (key) => admin.zCard(key),
-      zAdd: (key, members) => admin.zAdd(key, members),
-      exists: (list) => admin.exists(list),
-    };
-    await interruptedDrain(store, keys, plainAdmin, openDying, () => store.sweepExpired());
+    await interruptedDrain(store, keys, plainAdmin, dyingAfterFirstChunk({ url }, prefix), () => store.sweepExpired());
   });
 
   it('a drain that finishes leaves no registration behind, so lookups stay one command', async () => {
@@ -131,7 +184,7 @@ describe.skipIf(!url)('Redis store: a revocation interrupted mid-drain (RFC 7009
     const authorizedAt = new Date(Date.now() + 1);
     expect(await store.tokens.saveTokens(token('d1', 'g4', 'u4'), null, { authorizedAt, newGrant: true })).toBe(true);
     await store.tokens.revokeClientTokens!('c', 'u4');
-    expect(await admin.exists([keys.draining(keys.userIndex('c', 'u4')), keys.drains, keys.drainMarker])).toBe(0);
+    expect(await admin.exists([...keys.drainingSets(keys.userIndex('c', 'u4')), keys.drains, keys.drainMarker])).toBe(0);
     expect(await store.tokens.findAccessToken(hashSecret('d1'))).toBeNull();
   });
 
@@ -141,12 +194,23 @@ describe.skipIf(!url)('Redis store: a revocation interrupted mid-drain (RFC 7009
     // What 0.2's revocation left when its process died before draining: the index renamed, no registry entry.
     const index = keys.userIndex('c', 'u5');
     await admin.rename(index, keys.draining(index));
+    // A second draining set found unregistered (never left so, but a registry lost to eviction would) is adopted too.
+    expect(await store.tokens.saveTokens(token('e7', 'g7', 'u7'), null, { authorizedAt, newGrant: true })).toBe(true);
+    const index7 = keys.userIndex('c', 'u7');
+    await admin.rename(index7, keys.drainingSets(index7)[1]);
     // A user index whose user id is "draining" is an index, not a draining set: the sweep leaves it.
     expect(await store.tokens.saveTokens(token('f1', 'g6', 'draining'), null, { authorizedAt, newGrant: true })).toBe(true);
     await store.sweepExpired();
-    expect(await admin.exists([keys.draining(index), keys.accessToken(hashSecret('e1')), keys.drains, keys.drainMarker])).toBe(0);
+    expect(await admin.exists([
+      keys.draining(index), keys.accessToken(hashSecret('e1')), ...keys.drainingSets(index7), keys.accessToken(hashSecret('e7')),
+      keys.drains, keys.drainMarker,
+    ])).toBe(0);
     expect(await admin.exists(keys.revokedGrant('g5'))).toBe(1);
     expect(await store.tokens.findAccessToken(hashSecret('f1'))).not.toBeNull();
+  });
+
+  it('a revocation behind an unfinished one, both too large to merge, dying: its tokens refused at once; the sweep finishes both', async () => {
+    await interruptedBehindEarlierDrain(store, keys, plainAdmin, dyingAfterFirstChunk({ url }, prefix), () => store.sweepExpired());
   });
 });
 
@@ -167,37 +231,23 @@ describe.skipIf(CLUSTER_NODES.length === 0)('Redis Cluster store: a revocation i
     await Promise.all(nodes.map((n) => n.close()));
   });
 
+  const clusterAdmin: Admin = {
+    zCard: (key) => admin.zCard(key),
+    zAdd: (key, members) => admin.zAdd(key, members),
+    // Every key the test names is of the token family, one slot.
+    exists: (list) => admin.exists(list),
+  };
+  // A deploy's next instance: its opening claims the abandoned drains and finishes them.
+  const nextInstance = async (): Promise<void> => {
+    const next = await createRedisStore({ cluster: { rootNodes: CLUSTER_ROOT_NODES }, prefix, logger: quiet });
+    await next.close();
+  };
+
   it('refuses the tokens at once; the next store opened finishes the drain', async () => {
-    const openDying: OpenDying = async () => {
-      const real = createCluster({ rootNodes: CLUSTER_ROOT_NODES.map((u) => ({ url: u })) });
-      await real.connect();
-      let dead = false;
-      const dyingStore = await createRedisStore({
-        clusterClient: {
-          get isOpen() {
-            return real.isOpen;
-          },
-          async sendCommand(firstKey, isReadonly, args) {
-            if (dead) throw new Error('the process is gone');
-            const reply = await real.sendCommand(firstKey, isReadonly, args);
-            if (isDrainChunk(args)) dead = true;
-            return reply;
-          },
-        },
-        prefix, logger: quiet,
-      });
-      return { store: dyingStore, close: async () => { await dyingStore.close(); await real.close(); } };
-    };
-    const clusterAdmin: Admin = {
-      zCard: (key) => admin.zCard(key),
-      zAdd: (key, members) => admin.zAdd(key, members),
-      // Every key the test names is of the token family, one slot.
-      exists: (list) => admin.exists(list),
-    };
-    await interruptedDrain(store, keys, clusterAdmin, openDying, async () => {
-      // A deploy's next instance: its opening claims the abandoned drain and finishes it.
-      const next = await createRedisStore({ cluster: { rootNodes: CLUSTER_ROOT_NODES }, prefix, logger: quiet });
-      await next.close();
-    });
+    await interruptedDrain(store, keys, clusterAdmin, dyingAfterFirstChunk({ rootNodes: CLUSTER_ROOT_NODES }, prefix), nextInstance);
+  });
+
+  it('an interrupted revocation behind an earlier unfinished one, both too large to merge: refused at once, both finished', async () => {
+    await interruptedBehindEarlierDrain(store, keys, clusterAdmin, dyingAfterFirstChunk({ rootNodes: CLUSTER_ROOT_NODES }, prefix), nextInstance);
   });
 });

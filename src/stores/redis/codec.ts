@@ -30,8 +30,17 @@ export interface RedisKeys {
   clientRevokedAt(clientId: string): string;
   /** Epoch ms of the latest `revokeClientTokens(clientId, userId)`. */
   userRevokedAt(clientId: string, userId: string): string;
-  /** Where `revokeClientTokens` moves an index it drains (suffix of the index key, so same hash tag). */
+  /**
+   * Where `revokeClientTokens` moves an index it drains (suffix of the index key, so same hash tag): the first of
+   * `drainingSets(index)`, and the only one versions before 0.3.0 wrote.
+   */
   draining(index: string): string;
+  /**
+   * The two draining sets an index may have at once: `draining(index)`, the one every version wrote, and a second,
+   * which a revocation takes when an earlier one's set is still draining and neither is small enough to merge (see
+   * START_REVOCATION). Lookups and token saves check both; each drains on its own.
+   */
+  drainingSets(index: string): readonly [string, string];
   /**
    * Sorted set of the draining sets a revocation registered and has not emptied, each scored by the moment its
    * drainer's lease runs out (see drain.ts).
@@ -101,6 +110,7 @@ export function createRedisKeys(prefix: string, cluster = false): RedisKeys {
     clientRevokedAt: (id) => `${t}revoked-client:{${e(id)}}`,
     userRevokedAt: (clientId, userId) => `${t}revoked-user:{${e(clientId)}}:${e(userId)}`,
     draining: (index) => `${index}:draining`,
+    drainingSets: (index) => [`${index}:draining`, `${index}:draining:1`],
     drains: `${t}drains`,
     drainMarker: `${t}drains-any`,
     consent: (userId, clientId) => cluster ? `${u(userId)}consent:${e(clientId)}` : `${prefix}consent:${e(userId)}:${e(clientId)}`,

@@ -37,9 +37,10 @@ export interface RedisDrains {
 
 /**
  * The drain of a revocation by `revokeClientTokens`, and its resumption. START_REVOCATION registers the draining set
- * in `keys.drains` with a lease (`DRAIN_LEASE_MS`) that each chunk renews; a process that dies midway leaves the set
- * registered with a lease that runs out, and the next `resumeAbandoned` (the sweep on a plain Redis, the store's
- * opening, or a lookup that met the drain marker) claims it and finishes the drain. Its tokens were refused by every
+ * (each of an index's two, `keys.drainingSets`, is registered and drained on its own) in `keys.drains` with a lease
+ * (`DRAIN_LEASE_MS`) that each chunk renews; a process that dies midway leaves the set registered with a lease that
+ * runs out, and the next `resumeAbandoned` (the sweep on a plain Redis, the store's opening, or a lookup that met the
+ * drain marker) claims it and finishes the drain. Its tokens were refused by every
  * lookup from the revocation's first step on (FIND_UNDRAINED), so this reclaims storage, and tombstones the grants of
  * its refresh tokens, which SAVE_TOKENS refused meanwhile by the draining set. A revocation's own drain runs its
  * scripts with `run` (confirmed by replicas under `waitForReplicas`, before the revocation resolves); a resumption and

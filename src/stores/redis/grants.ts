@@ -116,7 +116,7 @@ export function createRedisTokenStore(
     drains.poke();
     const clientIndex = keys.clientIndex(record.clientId);
     const userIndex = record.userId === null ? clientIndex : keys.userIndex(record.clientId, record.userId);
-    const checked = await runRead(FIND_UNDRAINED, [key, keys.draining(clientIndex), keys.draining(userIndex)], []);
+    const checked = await runRead(FIND_UNDRAINED, [key, ...keys.drainingSets(clientIndex), ...keys.drainingSets(userIndex)], []);
     return decodeLiveToken((checked ?? null) as string | null, Date.now());
   }
 
@@ -132,8 +132,8 @@ export function createRedisTokenStore(
       // The refresh token shares the access token's integration and user (checkTokenPair): one pair of drains.
       const clientIndex = keys.clientIndex(access.clientId);
       const draining = [
-        keys.draining(clientIndex),
-        keys.draining(access.userId === null ? clientIndex : keys.userIndex(access.clientId, access.userId)),
+        ...keys.drainingSets(clientIndex),
+        ...keys.drainingSets(access.userId === null ? clientIndex : keys.userIndex(access.clientId, access.userId)),
       ];
       const reply = await run(
         SAVE_TOKENS,
@@ -169,7 +169,8 @@ export function createRedisTokenStore(
     /**
      * Exact, though the drain takes several script calls. START_REVOCATION first records the moment
      * (`Date.now()` here, or a later one already stored) and, in the same step, moves the index that
-     * SAVE_TOKENS writes (the client's, or the client+user one) into a draining set. Take any saveTokens S of
+     * SAVE_TOKENS writes (the client's, or the client+user one) into a draining set (a second one while an
+     * earlier revocation's set still drains and neither is small enough to merge). Take any saveTokens S of
      * the integration (or user) authorized at or before that moment; S is one script, so it ran either:
      * - after START_REVOCATION: it read the moment and was refused, saving nothing; or
      * - before it: it wrote its tokens and their entries in that same index atomically, so they were moved
@@ -180,24 +181,26 @@ export function createRedisTokenStore(
      * START_REVOCATION on, the tokens are also refused by every lookup (`find`: the set is registered and the drain
      * marker set in that same script), so a revocation interrupted midway (crash, SIGKILL, deploy, outage) leaves
      * none of them usable; its set stays registered with a lease that runs out, and is finished by whichever comes
-     * first: a retry (which merges it, or, both sets past `REVOCATION_MERGE_MAX`, drains it first), the sweep, a
-     * store's opening, or a lookup that meets the marker (drain.ts). Each deleted refresh token's grant is
+     * first: a retry (which drains every draining set of the index), the sweep, a store's opening, or a lookup
+     * that meets the marker (drain.ts); each set on its own, so a resumption finishes every revocation whose set it
+     * drains, and never takes in a token saved after that revocation's moment. Each deleted refresh token's grant is
      * tombstoned in the same script call as the delete: a refresh under way that read it is refused too.
      */
     async revokeClientTokens(clientId, userId) {
       const index = userId === undefined ? keys.clientIndex(clientId) : keys.userIndex(clientId, userId);
       const revokedAt = userId === undefined ? keys.clientRevokedAt(clientId) : keys.userRevokedAt(clientId, userId);
-      const draining = keys.draining(index);
+      const start = async (): Promise<readonly unknown[]> => (await run(
+        START_REVOCATION,
+        [revokedAt, index, ...keys.drainingSets(index), keys.drains, keys.drainMarker],
+        [String(Date.now()), RETENTION_MS, String(Date.now() + DRAIN_LEASE_MS), channel],
+      )) as readonly unknown[];
       await counted(announcer, async () => {
-        // -1: an earlier revocation's set and the index are both too large to merge in one script (it would hold
-        // every client of the Redis for seconds); that set's tokens are revoked anyway, so drain it first.
-        const start = (): Promise<unknown> => run(
-          START_REVOCATION,
-          [revokedAt, index, draining, keys.drains, keys.drainMarker],
-          [String(Date.now()), RETENTION_MS, String(Date.now() + DRAIN_LEASE_MS), channel],
-        );
-        while (Number(await start()) < 0) await drains.drain(draining);
-        await drains.drain(draining);
+        // -1: both draining sets were busy and too large to merge into one another, or the index into either, in one
+        // script (it would hold every client of the Redis for seconds); that run moved part of the smaller into the
+        // larger and recorded nothing, so it runs again (each run bounded) until the index can move.
+        let held = await start();
+        while (Number(held[0]) < 0) held = await start();
+        for (const draining of held.slice(1)) await drains.drain(String(draining));
       });
     },
   };

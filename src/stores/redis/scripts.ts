@@ -135,11 +135,11 @@ return 1`);
  * Redis served no one; the rest go with the next saves and the sweep), and each index expires with its last member. The two tokens of a
  * code exchange share their tombstones and indexes: each is read, and each index added to, pruned and given
  * its expiry, once (a code exchange's save ran 31 commands, 11 of them repeats).
- * Also refused while a token of the grant waits in the draining set of a revocation of the integration (or
- * of the user at it) that has not finished: START_REVOCATION records the moment before the drain deletes the
- * grant's refresh token and writes its tombstone, so a refresh that began after the moment and read that
- * refresh token in between would otherwise mint an access token that outlives the revocation (a drain of
- * 1,000,000 tokens runs for tens of seconds, 500 per script). Costs a save one EXISTS while no drain runs. While
+ * Also refused while a token of the grant waits in a draining set (either of the index's two, `keys.drainingSets`)
+ * of a revocation of the integration (or of the user at it) that has not finished: START_REVOCATION records the
+ * moment before the drain deletes the grant's refresh token and writes its tombstone, so a refresh that began after
+ * the moment and read that refresh token in between would otherwise mint an access token that outlives the
+ * revocation (a drain of 1,000,000 tokens runs for tens of seconds, 500 per script). Costs a save one EXISTS while no drain runs. While
  * one does, only the grant's latest-expiring refresh token is looked up, found from the top of the grant's index
  * (100 members a read): a grant's tokens saved before the revocation are all in its draining set, the refresh
  * token saved with its first access token among them (or drained, and the grant tombstoned), and a later one is
@@ -150,14 +150,14 @@ return 1`);
  * cluster), also refused when the integration's record is no longer the revision of the copy the request was
  * authenticated with (`clientRevisionOf`: its fields, length-prefixed, SHA-1), or is gone.
  * KEYS grantTombstone, grantIndex, then per token: tokenKey, clientIndex, userIndex, clientRevokedAt,
- * userRevokedAt (without a user, the client's keys stand in for the unused user keys), then the draining sets
- * of the client's and the user's index (the client's twice without a user), then [client].
+ * userRevokedAt (without a user, the client's keys stand in for the unused user keys), then the two draining sets
+ * of the client's index and the two of the user's (the client's again without a user), then [client].
  * ARGV nowMs, authorizedAtMs, then per token: json, expiresAtMs, hasUser ('1' | '0'), then the refresh-token key
  * prefix, then [revision].
  */
 export const SAVE_TOKENS = script(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-local checked = (#KEYS - 4) % 5 == 1
+local checked = (#KEYS - 6) % 5 == 1
 if checked then
   local v = redis.pcall('HMGET', KEYS[#KEYS], ${CLIENT_FIELDS.map((f) => `'${f}'`).join(', ')})
   if v.err then return 0 end
@@ -166,7 +166,7 @@ if checked then
   if redis.sha1hex(table.concat(parts)) ~= ARGV[#ARGV] then return 0 end
 end
 local now, since = tonumber(ARGV[1]), tonumber(ARGV[2])
-local n = math.floor((#KEYS - 4) / 5)
+local n = math.floor((#KEYS - 6) / 5)
 local read = {}
 local function revokedSince(key)
   if read[key] then return false end
@@ -180,10 +180,12 @@ for i = 0, n - 1 do
   if ARGV[a + 2] == '1' and revokedSince(KEYS[k + 4]) then return 0 end
 end
 local d = 3 + n * 5
-local drainingClient, drainingUser = KEYS[d], KEYS[d + 1]
-if redis.call('EXISTS', drainingClient, drainingUser) > 0 then
+if redis.call('EXISTS', KEYS[d], KEYS[d + 1], KEYS[d + 2], KEYS[d + 3]) > 0 then
   local function waits(member)
-    return redis.call('ZSCORE', drainingClient, member) or redis.call('ZSCORE', drainingUser, member)
+    for i = d, d + 3 do
+      if redis.call('ZSCORE', KEYS[i], member) then return true end
+    end
+    return false
   end
   local mark, size, stop, refresh, seen = ARGV[3 + n * 3], redis.call('ZCARD', KEYS[2]), -1, nil, {}
   while not refresh and stop >= -size do
@@ -266,9 +268,9 @@ if deleted > 0 then redis.call('PUBLISH', ARGV[2], deleted) end
 return redis.call('ZCARD', KEYS[2])`);
 
 /**
- * Members START_REVOCATION copies in one script at most when it merges two sets: 19 ms of Redis measured (SLOWLOG;
- * 3.6 s for 1,000,000), under the longest drain chunk's 45 ms. Past it on both sides it merges nothing and the
- * caller drains the earlier set first.
+ * Members START_REVOCATION copies in one script at most: 19 ms of Redis measured (SLOWLOG; 3.6 s for 1,000,000), under
+ * the longest drain chunk's 45 ms; into sets of 300,000 to 600,000 members, 29 ms (49 ms at most, wall time on a 2-core
+ * VM). Past it, it moves the index into a draining set of its own instead (a RENAME).
  */
 export const REVOCATION_MERGE_MAX = 10_000;
 
@@ -280,16 +282,16 @@ export const REVOCATION_MERGE_MAX = 10_000;
 export const DRAIN_LEASE_MS = 60_000;
 
 /*
- * Lua registering a draining set (KEYS[d]) in the drains registry (KEYS[r]) with a lease until ARGV[l], and keeping
+ * Lua `register(set)`: registers a draining set in the drains registry (KEYS[r]) with a lease until ARGV[l], and keeps
  * the marker (KEYS[m]) until the latest expiry of any registered set's tokens, the registry likewise: a set nobody
  * drains (every drainer dead) is then forgotten only once each of its tokens has expired anyway. Announces it on
  * ARGV[c] (the revocation channel): from now on every lookup refuses the set's tokens, so cached ones must go.
  */
-const registerDrain = (d: number, r: number, m: number, l: number, c: number): string => `
-local function register()
-  local last = redis.call('ZRANGE', KEYS[${d}], -1, -1, 'WITHSCORES')
+const registerDrain = (r: number, m: number, l: number, c: number): string => `
+local function register(set)
+  local last = redis.call('ZRANGE', set, -1, -1, 'WITHSCORES')
   if not last[2] then return end
-  redis.call('ZADD', KEYS[${r}], ARGV[${l}], KEYS[${d}])
+  redis.call('ZADD', KEYS[${r}], ARGV[${l}], set)
   local upto = last[2]
   local held = redis.call('GET', KEYS[${m}])
   if held and tonumber(held) > tonumber(upto) then upto = held end
@@ -298,65 +300,107 @@ local function register()
   redis.call('PUBLISH', ARGV[${c}], '0')
 end`;
 
-/** Lua dropping the draining set KEYS[d] from the registry KEYS[r], and the marker KEYS[m] with the last member. */
-const unregisterDrain = (d: number, r: number, m: number): string => `
-local function unregister()
-  redis.call('ZREM', KEYS[${r}], KEYS[${d}])
+/** Lua `unregister(set)`: drops a draining set from the registry KEYS[r], and the marker KEYS[m] with the last one. */
+const unregisterDrain = (r: number, m: number): string => `
+local function unregister(set)
+  redis.call('ZREM', KEYS[${r}], set)
   if redis.call('EXISTS', KEYS[${r}]) == 0 then redis.call('DEL', KEYS[${m}]) end
 end`;
 
 /**
- * First step of revokeClientTokens: records the moment (the later of the stored one and ARGV's, kept for
- * the retention) so that SAVE_TOKENS refuses every token authorized at or before it, and in the same step
- * moves the index SAVE_TOKENS writes to into the draining set (merged with any left by an interrupted
- * revocation), which the later steps empty. Also in that step it registers the draining set (with this drainer's
- * lease) and sets the drain marker, so every token lookup refuses the set's tokens from this moment, whatever
- * becomes of the drain, and announces it on the revocation channel, so no requireBearer cache keeps serving them.
- * KEYS revokedAt, index, draining, drains, drainMarker; ARGV nowMs, retentionMs, leaseUntilMs, channel.
- * Returns how many members it copied: a merge copies the smaller set's into the larger one (a member in both has
- * the one score, its token's expiry), never rewriting the larger: a second revocation while a drain of 836,500
- * tokens was under way rewrote the draining set with ZUNIONSTORE in one 3.7 s script, during which Redis served no
- * one (an outside run). The larger set ends up under the draining key, by RENAME (O(1)) when it was the index.
- * When both hold more than `REVOCATION_MERGE_MAX` (an interrupted drain of 1,000,000 tokens, and as many saved
- * since: the copy took 3.6 s), it records the moment, moves nothing and returns -1: the caller drains the earlier
- * set and runs it again.
+ * First step of revokeClientTokens: records the moment (the later of the stored one and ARGV's, kept for the
+ * retention) so that SAVE_TOKENS refuses every token authorized at or before it, and in the same step moves the index
+ * SAVE_TOKENS writes to into a draining set, which the later steps empty. Also in that step it registers the index's
+ * draining sets (with this drainer's lease) and sets the drain marker, so every token lookup refuses their tokens
+ * from this moment, whatever becomes of the drain, and announces it on the revocation channel, so no requireBearer
+ * cache keeps serving them.
+ *
+ * An index has two draining sets (`keys.drainingSets`), so an earlier revocation's set still draining (or left by a
+ * process that died) never stands in the way: the index is moved by RENAME (O(1)) into a free one, or merged into the
+ * busy one when either side holds at most `REVOCATION_MERGE_MAX` members (the smaller set's members copied into the
+ * larger, never rewriting the larger: a ZUNIONSTORE while a drain of 836,500 tokens was under way held Redis for 3.7 s
+ * in one script; the larger ends up under the draining key, by RENAME when it was the index). Each set drains on its
+ * own, so a process dying at any later step leaves every token that existed at the moment refused, and its drain
+ * resumable, while tokens saved after the moment (in the fresh index) stay valid: the version before moved nothing
+ * when both sides were large, and drained the earlier set first, so a crash then left the index's tokens passing
+ * lookups, and a retry moved tokens issued after the revocation too.
+ *
+ * When both draining sets are busy, the cheapest of copying the index into one, or the smaller set into the other
+ * (freeing it for a RENAME), is made if it copies at most `REVOCATION_MERGE_MAX` members. Otherwise (three revocations
+ * of 10,000 tokens or more, two of them unfinished) the script only moves `REVOCATION_MERGE_MAX` members of the smaller
+ * set into the larger (each member is in one or the other at every moment, both refused), records nothing and returns
+ * -1: the caller runs it again, and the revocation's moment is that of the run that moves the index.
+ * KEYS revokedAt, index, the index's two draining sets, drains, drainMarker; ARGV nowMs, retentionMs, leaseUntilMs,
+ * channel. Returns {copied, the index's draining sets that exist (each registered, for the caller to drain)}, or
+ * {-1}.
  */
-export const START_REVOCATION = script(`${registerDrain(3, 4, 5, 3, 4)}
+export const START_REVOCATION = script(`${registerDrain(5, 6, 3, 4)}${unregisterDrain(5, 6)}
+local index, slots = KEYS[2], {KEYS[3], KEYS[4]}
+local function copy(from, into, stop)
+  local all = redis.call('ZRANGE', from, 0, stop, 'WITHSCORES')
+  for i = 1, #all, 2000 do
+    local batch = {}
+    for j = i, math.min(i + 1998, #all - 1), 2 do
+      batch[#batch + 1] = all[j + 1]
+      batch[#batch + 1] = all[j]
+    end
+    redis.call('ZADD', into, unpack(batch))
+  end
+  local last = redis.call('ZRANGE', into, -1, -1, 'WITHSCORES')
+  redis.call('PEXPIREAT', into, last[2])
+  return #all / 2
+end
+local function merge(from, into, dest)
+  local copied = copy(from, into, -1)
+  redis.call('DEL', from)
+  if into ~= dest then redis.call('RENAME', into, dest) end
+  return copied
+end
+local size, sizes = redis.call('ZCARD', index), {redis.call('ZCARD', slots[1]), redis.call('ZCARD', slots[2])}
+local copied = 0
+if size > 0 then
+  if sizes[1] == 0 or sizes[2] == 0 then
+    local free = sizes[1] == 0 and 1 or 2
+    local busy = 3 - free
+    if sizes[busy] == 0 or math.min(size, sizes[busy]) > ${REVOCATION_MERGE_MAX} then
+      redis.call('RENAME', index, slots[free])
+    elseif size <= sizes[busy] then
+      copied = merge(index, slots[busy], slots[busy])
+    else
+      copied = merge(slots[busy], index, slots[busy])
+    end
+  else
+    local small = sizes[2] < sizes[1] and 2 or 1
+    local large = 3 - small
+    if math.min(size, sizes[small]) > ${REVOCATION_MERGE_MAX} then
+      copy(slots[small], slots[large], ${REVOCATION_MERGE_MAX - 1})
+      redis.call('ZREMRANGEBYRANK', slots[small], 0, ${REVOCATION_MERGE_MAX - 1})
+      if redis.call('EXISTS', slots[small]) == 0 then unregister(slots[small]) end
+      return {-1}
+    end
+    if size <= sizes[small] then
+      copied = merge(index, slots[small], slots[small])
+    else
+      merge(slots[small], slots[large], slots[large])
+      copied = sizes[small]
+      redis.call('RENAME', index, slots[small])
+    end
+  end
+end
 local at = ARGV[1]
 local before = redis.call('GET', KEYS[1])
 if before and tonumber(before) > tonumber(at) then at = before end
 redis.call('SET', KEYS[1], at, 'PX', ARGV[2])
-if redis.call('EXISTS', KEYS[2]) == 0 then
-  register()
-  return 0
-end
-if redis.call('EXISTS', KEYS[3]) == 0 then
-  redis.call('RENAME', KEYS[2], KEYS[3])
-  register()
-  return 0
-end
-local from, into = KEYS[2], KEYS[3]
-local fromCount, intoCount = redis.call('ZCARD', from), redis.call('ZCARD', into)
-if fromCount > intoCount then from, into, fromCount = KEYS[3], KEYS[2], intoCount end
-if fromCount > ${REVOCATION_MERGE_MAX} then
-  register()
-  return -1
-end
-local all = redis.call('ZRANGE', from, 0, -1, 'WITHSCORES')
-for i = 1, #all, 2000 do
-  local batch = {}
-  for j = i, math.min(i + 1998, #all - 1), 2 do
-    batch[#batch + 1] = all[j + 1]
-    batch[#batch + 1] = all[j]
+local held = {copied}
+for _, set in ipairs(slots) do
+  if redis.call('EXISTS', set) == 1 then
+    register(set)
+    held[#held + 1] = set
+  else
+    unregister(set)
   end
-  redis.call('ZADD', into, unpack(batch))
 end
-redis.call('DEL', from)
-if into ~= KEYS[3] then redis.call('RENAME', into, KEYS[3]) end
-local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
-if last[2] then redis.call('PEXPIREAT', KEYS[3], last[2]) end
-register()
-return #all / 2`);
+return held`);
 
 /**
  * One chunk of a revocation's drain: removes the given members from the draining set and deletes the tokens
@@ -367,7 +411,7 @@ return #all / 2`);
  * retentionMs, channel, leaseUntilMs, then n flags ('1': a tombstone key follows for it). Returns how many members
  * are left in the draining set.
  */
-export const DRAIN_CHUNK = script(`${unregisterDrain(1, 2, 3)}
+export const DRAIN_CHUNK = script(`${unregisterDrain(2, 3)}
 local n = #ARGV - 3
 local t = n + 4
 local count = 0
@@ -383,7 +427,7 @@ for i = 1, n do
 end
 if count > 0 then redis.call('PUBLISH', ARGV[2], count) end
 local left = redis.call('ZCARD', KEYS[1])
-if left == 0 then unregister()
+if left == 0 then unregister(KEYS[1])
 else redis.call('ZADD', KEYS[2], 'XX', ARGV[3], KEYS[1]) end
 return left`);
 
@@ -393,11 +437,11 @@ return left`);
  * set that is gone (its tokens all expired) is unregistered on the way. KEYS drains, drainMarker, draining; ARGV
  * nowMs, leaseUntilMs.
  */
-export const CLAIM_DRAIN = script(`${unregisterDrain(3, 1, 2)}
+export const CLAIM_DRAIN = script(`${unregisterDrain(1, 2)}
 local lease = redis.call('ZSCORE', KEYS[1], KEYS[3])
 if not lease or tonumber(lease) > tonumber(ARGV[1]) then return 0 end
 if redis.call('EXISTS', KEYS[3]) == 0 then
-  unregister()
+  unregister(KEYS[3])
   return 0
 end
 redis.call('ZADD', KEYS[1], ARGV[2], KEYS[3])
@@ -409,18 +453,20 @@ return 1`);
  * announcing it as START_REVOCATION does. KEYS draining, drains, drainMarker; ARGV leaseUntilMs, channel. Returns 1
  * when it registered the set, 0 when it was registered already or is gone.
  */
-export const ADOPT_DRAIN = script(`${registerDrain(1, 2, 3, 1, 2)}
+export const ADOPT_DRAIN = script(`${registerDrain(2, 3, 1, 2)}
 if redis.call('ZSCORE', KEYS[2], KEYS[1]) or redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-register()
+register(KEYS[1])
 return 1`);
 
 /**
- * A token lookup while a drain is registered: the token's JSON, or nil when it is gone or waits in the draining set
- * of its integration's or its user's index (revoked, not yet deleted). Reads only. KEYS token, the integration's
- * draining set, the user's (the integration's again without a user).
+ * A token lookup while a drain is registered: the token's JSON, or nil when it is gone or waits in a draining set of
+ * its integration's or its user's index (revoked, not yet deleted). Reads only. KEYS token, then the draining sets:
+ * the integration's two, the user's two (the integration's again without a user).
  */
 export const FIND_UNDRAINED = script(`
 local v = redis.call('GET', KEYS[1])
 if not v then return false end
-if redis.call('ZSCORE', KEYS[2], KEYS[1]) or redis.call('ZSCORE', KEYS[3], KEYS[1]) then return false end
+for i = 2, #KEYS do
+  if redis.call('ZSCORE', KEYS[i], KEYS[1]) then return false end
+end
 return v`);

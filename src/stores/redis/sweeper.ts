@@ -23,12 +23,14 @@ function globLiteral(text: string): string {
 }
 
 /**
- * Whether a key (past the token family) is a draining set: `ctok:<client>:draining` or `utok:<client>:<user>:draining`.
- * Ids in keys are encoded (`keyPart`), never holding a `:`, so a user id `draining` (`utok:<client>:draining`) is not one.
+ * Whether a key (past the token family) is a draining set: `ctok:<client>:draining` or `utok:<client>:<user>:draining`,
+ * or the second of either (`…:draining:1`, see `keys.drainingSets`). Ids in keys are encoded (`keyPart`), never holding
+ * a `:`, so a user id `draining` (`utok:<client>:draining`) is not one.
  */
 function isDraining(rest: string): boolean {
   const parts = rest.split(':');
-  return parts[parts.length - 1] === 'draining' && parts.length === (parts[0] === 'ctok' ? 3 : 4);
+  const second = parts[parts.length - 1] === '1' ? 1 : 0;
+  return parts[parts.length - 1 - second] === 'draining' && parts.length === (parts[0] === 'ctok' ? 3 : 4) + second;
 }
 
 /** Where the sweeper reports what it cannot throw. */
