@@ -3,6 +3,8 @@
 /**
  * One run of a sweep as a generator: each step between two `yield`s is one small synchronous batch (a
  * transaction of at most a thousand rows, a thousand Map entries), so requests are served between batches.
+ * A step that yields a number did no work and asks for that many ms before the next (a lock another process
+ * holds, to be tried again); any other value is a batch done.
  */
 export type SweepRun = (now: number) => Iterator<unknown>;
 
@@ -28,9 +30,9 @@ const yieldToIo = (): Promise<void> => new Promise((resolve) => setImmediate(res
  * Starts a sweep every `intervalMs` (none when `0`). A timed run paces itself (after each batch it waits
  * `PACE` times the batch's duration, at most a second), so it takes at most a quarter of the event loop;
  * `sweepNow()` (tests, a host's cron) runs at full speed, yielding only to pending I/O. The timer is unref'd, so it never keeps the process
- * alive, and re-armed only after a run ends, so runs never overlap. A batch that throws (a lock another
- * connection holds) ends the run; reads already treat expired records as absent, so a late sweep only
- * delays the space coming back, and the next run retries.
+ * alive, and re-armed only after a run ends, so runs never overlap. A step that yields a number is waited for
+ * (SweepRun). A batch that throws (a lock held past the store's wait) ends the run; reads already treat expired
+ * records as absent, so a late sweep only delays the space coming back, and the next run retries.
  * @see RFC 6749 §10.5 (codes are short-lived), RFC 7009 §2.1 (tombstones kept for the retention only).
  */
 export function startSweepLoop(run: SweepRun, intervalMs: number): SweepLoop {
@@ -51,7 +53,13 @@ export function startSweepLoop(run: SweepRun, intervalMs: number): SweepLoop {
     try {
       while (!state.stopped) {
         const started = performance.now();
-        if (batches.next().done === true) return;
+        const step = batches.next();
+        if (step.done === true) return;
+        // A lock wait: the batch is tried again after the delay, timed or not (stop() cuts the pause short).
+        if (typeof step.value === 'number') {
+          await pause(step.value);
+          continue;
+        }
         // A timed run leaves the event loop to requests PACE times as long as its batch took, so a backlog
         // of a million expired rows costs requests about a fifth of their throughput, not three quarters.
         if (paced) await pause(Math.min((performance.now() - started) * PACE, MAX_PAUSE_MS));

@@ -199,6 +199,63 @@ describe('a lock held by another process does not block the event loop', () => {
     expect(await store.codes.consumeCode(code.codeHash)).toEqual({ kind: 'consumed', record: code });
   });
 
+  /** Expired rows seeded through the test's own connection, then how many of them the file still holds. */
+  function seedExpired(prefix: string): () => number {
+    const db = new Database(file, { fileMustExist: true });
+    try {
+      const past = Date.now() - 1000;
+      db.transaction(() => {
+        for (let i = 0; i < 450; i += 1) {
+          db.prepare("INSERT INTO tokens (token_hash, kind, grant_id, client_id, user_id, scope, issuer, expires_at) VALUES (?, 'access', ?, ?, NULL, '', 'x', ?)")
+            .run(`${prefix}-${i}`, `${prefix}-grant-${i}`, prefix, past);
+        }
+        db.prepare('INSERT INTO rate_limits (key, count, expires_at) VALUES (?, 1, ?)').run(`${prefix}-counter`, past);
+      })();
+    } finally {
+      db.close();
+    }
+    return () => {
+      const reader = new Database(file, { fileMustExist: true });
+      try {
+        return reader.prepare<[string], number>('SELECT count(*) FROM tokens WHERE client_id = ?').pluck().get(prefix)!
+          + reader.prepare<[string], number>('SELECT count(*) FROM rate_limits WHERE key = ?').pluck().get(`${prefix}-counter`)!;
+      } finally {
+        reader.close();
+      }
+    };
+  }
+
+  // Several processes serving from one file hold the write lock about half the time under load: a sweep that gave
+  // up at the first lock it met (as it did) never got past the tokens table, and expired rows piled up for good.
+  it('a sweep that meets another process\'s lock waits for it like any call, then deletes every expired row', async () => {
+    const left = seedExpired('sweep-waits');
+    await holder.lock();
+    const waiting = nextLockWait().then(() => 'waiting');
+    const sweep = stores[0]!.sweepExpired().then(() => 'swept', (err: unknown) => err);
+    try {
+      expect(await Promise.race([waiting, sweep])).toBe('waiting');
+    } finally {
+      await holder.release();
+    }
+
+    expect(await sweep).toBe('swept');
+    expect(left()).toBe(0);
+  });
+
+  it('a sweep whose lock wait runs out rejects with StoreUnavailableError, and the next one deletes what it left', async () => {
+    const left = seedExpired('sweep-gives-up');
+    await holder.lock();
+    try {
+      await expect(stores[1]!.sweepExpired()).rejects.toBeInstanceOf(StoreUnavailableError);
+    } finally {
+      await holder.release();
+    }
+    expect(left()).toBeGreaterThan(0);
+
+    await stores[1]!.sweepExpired();
+    expect(left()).toBe(0);
+  });
+
   it('opening a current file needs no lock: a store opens at once while another process holds it', async () => {
     await holder.lock('EXCLUSIVE');
     try {

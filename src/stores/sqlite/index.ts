@@ -190,8 +190,8 @@ function checkLockTimeout(ms: number): number {
  *   so `requireBearer` may cache verified tokens and still refuse a revoked one on the next request. A
  *   host that passes its own Database must not delete tokens through it behind the store's back.
  * - Expired rows and tombstones read as absent at once and are deleted by an unref'd timer, in batches of
- *   200 rows with the event loop free between them (sweeper.ts); `close()` stops it and waits for the
- *   batch under way. The file does not shrink: freed pages are reused by later rows.
+ *   200 rows with the event loop free between them (sweeper.ts), a batch that meets another process's lock
+ *   waiting for it as every call does; `close()` stops it and waits for the batch under way. The file does not shrink: freed pages are reused by later rows.
  *
  * @example
  * ```ts
@@ -259,7 +259,7 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
   db.pragma('busy_timeout = 0');
 
   // Expired rows in batches of SQLITE_SWEEP_BATCH, the event loop free between them (sweeper.ts).
-  const sweeper = startSweepLoop(prepareSqliteSweep(db), sweepSeconds * 1000);
+  const sweeper = startSweepLoop(prepareSqliteSweep(db, lockWait.timeoutMs), sweepSeconds * 1000);
   // Code consumes and token saves: per event-loop turn, one batch of consumes, then one synced batch of the rest;
   // under FULL in WAL mode the consumes need no sync of their own, the save of their tokens covers them (group-commit.ts).
   const walMode = db.pragma('journal_mode', { simple: true }) === 'wal';

@@ -1,6 +1,7 @@
 // The SQLite store's purge of expired rows, a thousand per statement, so requests run between batches.
 import type { SqliteConnection } from './driver.js';
-import { runSqlite } from './errors.js';
+import { isLockBusy, toStoreError } from './errors.js';
+import { lockTimeoutError, monotonicMs, nextLockDelay, publishLockWait } from './lock-wait.js';
 import { SWEEP_BATCH, type SweepRun } from '../sweep-loop.js';
 
 /**
@@ -30,9 +31,15 @@ const TABLES: readonly (readonly [table: string, key: string])[] = [
  * (their `expires_at`) and ended rate-limit windows. Only rows with `expires_at <= now` go: exactly the rows
  * every read already treats as absent (`expires_at > now` is live), so a sweep never changes an answer.
  * Each batch is one autocommitted DELETE of at most `SQLITE_SWEEP_BATCH` rows; the run yields after each.
+ *
+ * A batch that meets another connection's lock is tried again as every other call of the store is (lock-wait.ts:
+ * the same delays, published on `sqliteLockWaitChannel`), up to `lockTimeoutMs`, and only then ends the run with
+ * StoreUnavailableError. Several processes serving from one file hold the write lock about half the time under load:
+ * a run that ended at the first lock it met deleted nothing while they served (bench: 60,000 expired tokens, three
+ * processes under load, 1,800 deleted in 20 s, none of the tables after `tokens`; one process: all in under 8 s).
  * @see RFC 6749 §10.5 (codes are short-lived), RFC 7009 §2.1 (tombstones kept for the retention only).
  */
-export function prepareSqliteSweep(db: SqliteConnection): SweepRun {
+export function prepareSqliteSweep(db: SqliteConnection, lockTimeoutMs: number): SweepRun {
   const statements = TABLES.map(([table, key]) =>
     db.prepare<[number, number]>(
       `DELETE FROM ${table} WHERE ${key} IN (
@@ -44,8 +51,26 @@ export function prepareSqliteSweep(db: SqliteConnection): SweepRun {
     for (const statement of statements) {
       // A closed connection (a host closing its own Database first) ends the run quietly.
       while (db.open) {
-        // A lock another connection holds ends the run as StoreUnavailableError (for sweepExpired's caller).
-        const { changes } = runSqlite(() => statement.run(now, SQLITE_SWEEP_BATCH));
+        let changes: number | null = null;
+        // Per batch: a wait that ended made way for the next batch's own.
+        let failed = 0;
+        let deadline = 0;
+        while (changes === null) {
+          try {
+            ({ changes } = statement.run(now, SQLITE_SWEEP_BATCH));
+          } catch (err) {
+            if (!isLockBusy(err)) throw toStoreError(err);
+            if (failed === 0) deadline = monotonicMs() + lockTimeoutMs;
+            const remaining = deadline - monotonicMs();
+            // For sweepExpired's caller; a timed run just ends, and the next one retries.
+            if (remaining <= 0) throw lockTimeoutError(err, lockTimeoutMs);
+            failed += 1;
+            publishLockWait(failed, 1);
+            yield nextLockDelay(failed, remaining);
+            // The store closed while this batch waited: nothing more to do.
+            if (!db.open) return;
+          }
+        }
         if (changes < SQLITE_SWEEP_BATCH) break;
         yield;
       }
