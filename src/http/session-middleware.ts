@@ -10,6 +10,7 @@ import { isExpressSessionMemoryStore } from './check-production-session.js';
 import { createHostSessionCookieCheck } from './host-session-cookie.js';
 import { foreignSessionMessage, isExpressSession } from './express-session-like.js';
 import { hostSessionKey, registerSharedSessionOwner, useSharedSessionKey } from './oauth-session.js';
+import { oneOfSeveralProcesses } from './several-processes.js';
 
 // Requests whose session the router made itself (none came from the host app): the host-login loop check
 // words its diagnosis by it.
@@ -28,7 +29,9 @@ export function hasRouterOwnSession(req: Request): boolean {
  * rolls with each use and lives `session.idleTtl`. Without `session.store`, sessions live in a
  * MemorySessionStore, bounded and swept, never express-session's MemoryStore, which is neither.
  * Without `session.secret` a random one is made now, but the warning about it waits for the first request
- * that really uses the router's own session: a host running its own express-session never gets it.
+ * that really uses the router's own session: a host running its own express-session never gets it. So does the
+ * warning that sessions kept in this process's memory cannot serve a process that is one of several
+ * (`oneOfSeveralProcesses`: node:cluster, pm2): users there are asked to sign in again.
  * @see RFC 6749 §10.12, RFC 6819 §4.4.1.4.
  */
 export function createSessionMiddleware(options: ResolvedOptions, productionOwnLogin = false): RequestHandler {
@@ -37,6 +40,8 @@ export function createSessionMiddleware(options: ResolvedOptions, productionOwnL
   if (config.hostSession === true) return hostSessionOnly(options, productionOwnLogin);
   const configured = config.secret === undefined ? undefined : typeof config.secret === 'string' ? config.secret : [...config.secret];
   let warnAboutSecret = configured === undefined;
+  // The default store, or one of the two kept in memory handed in: either holds this process's sign-ins only.
+  let warnAboutProcessMemory = config.store === undefined || config.store instanceof MemorySessionStore || isExpressSessionMemoryStore(config.store);
   const secure = options.main.secure;
   const useHostSession = createHostSessionUse(options);
   const middleware = session({
@@ -60,6 +65,15 @@ export function createSessionMiddleware(options: ResolvedOptions, productionOwnL
     if (warnAboutSecret) {
       warnAboutSecret = false;
       options.logger.warn('express-oauth-router: no session.secret set; using a random one (login sessions will not survive a restart or span instances)');
+    }
+    if (warnAboutProcessMemory) {
+      warnAboutProcessMemory = false;
+      const several = oneOfSeveralProcesses();
+      if (several !== null) {
+        options.logger.warn(`express-oauth-router: login sessions are kept in this process's memory (${config.store === undefined ? 'no session.store' : 'session.store is a memory store'}), but this process is ${several}: `
+          + 'a sign-in made at one process is unknown to the others, which ask the user to sign in again. Give every process the same '
+          + 'session.store (connect-redis, connect-pg-simple, …) and session.secret');
+      }
     }
     ownSessionRequests.add(req);
     middleware(req, res, next);
