@@ -39,7 +39,7 @@ export async function createSeedTarget(kind, { postgresUrl, redisUrl, clients, p
           const expiresAt = expiry(expired);
           // One transaction of the store's own prepared insert: one sync for the lot.
           db.transaction(() => {
-            for (let i = from; i < to; i += 1) insertToken.run(...tokenValues('access', record(i, expiresAt)));
+            for (let i = from; i < to; i += 1) insertToken.run(...tokenValues('access', record(i, expiresAt), Date.now()));
           }).immediate();
           // The server child must not start by checkpointing a WAL of hundreds of MB inside the timed window.
           db.pragma('wal_checkpoint(TRUNCATE)');

@@ -42,8 +42,8 @@ try {
   const s = prepareSqliteStatements(db);
   const save = db.transaction((token) => {
     const now = Date.now();
-    const refused = s.isRefused.get(token.grantId, now, token.clientId, now, now, token.clientId, null, now, now);
-    if (refused !== 1) s.insertToken.run(...tokenValues('access', token));
+    const refused = s.isRefused.get(token.grantId, now, token.clientId, now, now, token.grantId, token.clientId, null, now, now, token.grantId);
+    if (refused !== 1) s.insertToken.run(...tokenValues('access', token, now));
   });
   const batch = db.transaction((tokens) => {
     for (const token of tokens) save(token);

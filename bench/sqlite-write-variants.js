@@ -124,8 +124,8 @@ async function measure(variant) {
         }
         // As the store binds them (src/stores/sqlite/tokens.ts): positional values.
         : (row) => {
-          const refused = s.isRefused.get(row.grant_id, now, row.client_id, now, now, row.client_id, row.user_id, now, now);
-          if (refused !== 1) s.insertToken.run(row.token_hash, row.kind, row.grant_id, row.client_id, row.user_id, row.scope, row.issuer, row.expires_at);
+          const refused = s.isRefused.get(row.grant_id, now, row.client_id, now, now, row.grant_id, row.client_id, row.user_id, now, now, row.grant_id);
+          if (refused !== 1) s.insertToken.run(row.token_hash, row.kind, row.grant_id, row.client_id, row.user_id, row.scope, row.issuer, row.expires_at, now);
         };
     const save = variant.savepoint === false ? checkAndInsert : db.transaction(checkAndInsert);
     const batch = db.transaction((rows) => {

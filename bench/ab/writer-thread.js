@@ -18,8 +18,12 @@ if (!isMainThread) {
   const s = prepareSqliteStatements(db);
   // A root built before 2026-11-27 binds the store's statements by name (rows as objects), later ones by position
   // (rows as `tokenValues` arrays: hash, kind, grant, client, user, …).
+  // From schema version 8 the check takes the grant again after each revocation tombstone (11 placeholders, not 9).
+  const grantTwice = (s.isRefused.source.match(/\?/g) ?? []).length === 11;
   const refused = (row, authorizedAt, now) => (Array.isArray(row)
-    ? s.isRefused.get(row[2], now, row[3], authorizedAt, now, row[3], row[4], authorizedAt, now)
+    ? (grantTwice
+      ? s.isRefused.get(row[2], now, row[3], authorizedAt, now, row[2], row[3], row[4], authorizedAt, now, row[2])
+      : s.isRefused.get(row[2], now, row[3], authorizedAt, now, row[3], row[4], authorizedAt, now))
     : s.isRefused.get({ grant_id: row.grant_id, client_id: row.client_id, user_id: row.user_id, authorized_at: authorizedAt, now })) === 1;
   const insert = (row) => (Array.isArray(row) ? s.insertToken.run(...row) : s.insertToken.run(row));
   const save = db.transaction(([access, refresh, authorizedAt]) => {
@@ -56,7 +60,8 @@ export async function moveWritesToThread(root, store, file) {
   };
   store.tokens.saveTokens = (access, refresh, options) => new Promise((resolve) => {
     queue.push({
-      item: [tokenToRow('access', access), refresh ? tokenToRow('refresh', refresh) : null, options.authorizedAt.getTime()],
+      // The third argument (issued_at, schema version 8) is ignored by the roots before it.
+      item: [tokenToRow('access', access, options.authorizedAt.getTime()), refresh ? tokenToRow('refresh', refresh, options.authorizedAt.getTime()) : null, options.authorizedAt.getTime()],
       resolve,
     });
     if (!scheduled) {

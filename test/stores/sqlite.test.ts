@@ -308,7 +308,7 @@ describe('sqlite store specifics', () => {
     const file = tempFile(dirs);
     const store = open(file);
     const later = Date.now() + 60_000;
-    probe(file, (db) => db.prepare('INSERT INTO revoked_clients VALUES (?, ?, ?)').run('c', later, later + 1));
+    probe(file, (db) => db.prepare('INSERT INTO revoked_clients (client_id, revoked_at, expires_at) VALUES (?, ?, ?)').run('c', later, later + 1));
     await store.tokens.revokeClientTokens('c');
     expect(revokedAtOf(file, 'c')).toBe(later);
   });

@@ -16,12 +16,13 @@ import { migrateSqliteSchema } from './schema.js';
 import { checkSqliteFileContents } from './file-contents.js';
 import { openWithRetry } from './open-with-retry.js';
 import { prepareSqliteStatements } from './statements.js';
-import { createSqliteTokenStore } from './tokens.js';
+import { createSqliteTokenStore, drainRevocation } from './tokens.js';
 import { createSqliteRevocationFeed } from './revocation-feed.js';
 import { createSqliteChangeWatch } from './change-watch.js';
 import { createRevisionCopies } from '../revision-copies.js';
 import { integrationCopiesOption } from '../integration-copies-option.js';
 import { prepareSqliteSweep } from './sweeper.js';
+import { prepareSqliteDrain } from './drain.js';
 import { startSweepLoop } from '../sweep-loop.js';
 import { checkTimerRange } from '../timer-range.js';
 
@@ -181,7 +182,9 @@ function checkLockTimeout(ms: number): number {
  *   turn's saves, unsynced, and are answered at once, so the tokens a consume leads to join the same turn's
  *   saves, whose one sync (under `synchronous = 'full'`) covers both; each call in its own savepoint, in order.
  * - `saveTokens` checks the revocation tombstones inside the transaction that inserts the tokens; every
- *   revocation records its tombstone and deletes in one transaction (see `createSqliteTokenStore`).
+ *   revocation records its tombstone in one short transaction, from which on lookups refuse its tokens, then deletes
+ *   them in transactions of about 20 ms each, the event loop and the lock free between (see `createSqliteTokenStore`); a
+ *   drain left undone (a process killed midway) is finished at the next open or sweep.
  * - `updateClient` is one `UPDATE` of the given columns only, so concurrent updates of different fields
  *   all take effect. `clientCopies` hands the token endpoint integrations without a read, and a save served
  *   from one is refused, inside its write transaction, once the integration's row holds other values or is gone.
@@ -258,8 +261,10 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
   // From now on a lock is reported at once and waited for on a timer (lock-wait.ts).
   db.pragma('busy_timeout = 0');
 
-  // Expired rows in batches of SQLITE_SWEEP_BATCH, the event loop free between them (sweeper.ts).
-  const sweeper = startSweepLoop(prepareSqliteSweep(db, lockWait.timeoutMs), sweepSeconds * 1000);
+  // Expired rows in batches of SQLITE_SWEEP_BATCH, the event loop free between them, after any drain a revocation
+  // left undone (sweeper.ts, drain.ts).
+  const drain = prepareSqliteDrain(db);
+  const sweeper = startSweepLoop(prepareSqliteSweep(db, drain, lockWait.timeoutMs), sweepSeconds * 1000);
   // Code consumes and token saves: per event-loop turn, one batch of consumes, then one synced batch of the rest;
   // under FULL in WAL mode the consumes need no sync of their own, the save of their tokens covers them (group-commit.ts).
   const walMode = db.pragma('journal_mode', { simple: true }) === 'wal';
@@ -280,6 +285,15 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
     return live ? { kind: 'replayed', grantId: live.grant_id, userId: live.user_id, clientId: live.client_id } : { kind: 'not_found' };
   }, { ahead: true });
 
+  let closed = false;
+  const isClosed = (): boolean => closed;
+  // A drain left undone (its process killed midway) is resumed now, paced as a revocation's own, not at the first
+  // timed sweep: its tokens are refused meanwhile, but they hold their space. A failure (another connection's lock
+  // past lockTimeoutMs, the store closed) leaves it to the sweep.
+  void (async () => {
+    for (const target of drain.pending()) await drainRevocation(drain, lockWait, guarded, target, isClosed);
+  })().catch(() => {});
+
   const copies = createRevisionCopies(maxCopies);
   return {
     clients: createSqliteClientStore(db, s, lockWait, watch, guarded, copies, maxCopies),
@@ -295,7 +309,7 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
       },
     },
 
-    tokens: createSqliteTokenStore(db, s, lockWait, groupCommit, guarded, revocations.bump),
+    tokens: createSqliteTokenStore(db, s, lockWait, groupCommit, guarded, revocations.bump, drain, isClosed),
 
     revocations: revocations.feed,
 
@@ -340,6 +354,8 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
     })(),
 
     async close(): Promise<void> {
+      // A drain under way stops before its next chunk (tokens.ts).
+      closed = true;
       // A sweep under way stops after its current batch; the file is closed only once it has.
       await sweeper.stop();
       if (ownsDatabase && db.open) db.close();

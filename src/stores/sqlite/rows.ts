@@ -194,14 +194,18 @@ export function valuesToCode(codeHash: string, values: CodeRecordValues): Author
 /** A `tokens` row's values in the column order of the store's insert. @see RFC 6749 §1.4, §1.5. */
 export type TokenValues = [
   tokenHash: string, kind: 'access' | 'refresh', grantId: string, clientId: string, userId: string | null,
-  scope: string, issuer: string, expiresAt: number,
+  scope: string, issuer: string, expiresAt: number, issuedAt: number,
 ];
 
-/** Maps an access or refresh token to the values of its row, for the store's positional insert. @see RFC 6749 §1.4, §1.5. */
-export function tokenValues(kind: 'access' | 'refresh', token: TokenRecord): TokenValues {
+/**
+ * Maps an access or refresh token to the values of its row, for the store's positional insert. `issuedAt` is the
+ * save's `authorizedAt` (ms): a revocation refuses the token when its moment is at or after it (schema.ts, 8).
+ * @see RFC 6749 §1.4, §1.5, RFC 7009 §2.1.
+ */
+export function tokenValues(kind: 'access' | 'refresh', token: TokenRecord, issuedAt: number): TokenValues {
   return [
     token.tokenHash, kind, token.grantId, token.clientId, token.userId, JSON.stringify(token.scope), token.issuer,
-    token.expiresAt.getTime(),
+    token.expiresAt.getTime(), issuedAt,
   ];
 }
 

@@ -1,6 +1,9 @@
 // The SQLite store's schema and its versioned, idempotent migration (PRAGMA user_version).
 import type { SqliteConnection } from './driver.js';
 
+/** A migration's SQL, or a function of the moment it runs (ms, read under the write lock) that gives it. */
+type Migration = string | ((now: number) => string);
+
 /**
  * One entry per schema version: entry `i` takes a database from version `i` to `i + 1`. Append only;
  * never edit a released entry, since files in the field are already at that version.
@@ -10,7 +13,7 @@ import type { SqliteConnection } from './driver.js';
  * No COLLATE anywhere: ids compare with SQLite's default BINARY collation, exactly (no case folding, no
  * trailing-space padding), as the contract requires.
  */
-const MIGRATIONS: readonly string[] = [
+const MIGRATIONS: readonly Migration[] = [
   `
   CREATE TABLE clients (
     client_id TEXT PRIMARY KEY,
@@ -136,6 +139,25 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX codes_client_id ON codes (client_id);
   CREATE INDEX consents_client_id ON consents (client_id);
   `,
+  // 8: revoking an integration's (or a user's) tokens is a tombstone first, then deletes in short transactions (drain.ts):
+  // one transaction deleting a million tokens held the write lock, and the event loop, for 7–16 s. A token's issued_at is
+  // its save's authorizedAt, so a lookup refuses it under a tombstone at or after that moment, exactly as the save would
+  // have been refused, while its row waits for the drain; `draining` marks a tombstone whose tokens are not all deleted
+  // yet (the next open or sweep finishes an interrupted drain, and the sweep keeps the tombstone until it has).
+  // The default of issued_at is the moment of this migration, a literal, so no row is rewritten: every row already
+  // here survived every revocation recorded before (the previous version deleted in the revocation's transaction),
+  // and any later one refuses it. A process of the previous version still serving from this file inserts without
+  // the column, and its rows read the same moment: refused under any revocation recorded after the upgrade, even one
+  // they were saved after (the cautious side; they go as the drain meets them). Its revocations still delete in one
+  // transaction and leave `draining` at 0, which is what they did. Columns added, not rebuilt; partial indexes, so
+  // finding the drains left reads only them.
+  (now) => `
+  ALTER TABLE tokens ADD COLUMN issued_at INTEGER NOT NULL DEFAULT ${now};
+  ALTER TABLE revoked_clients ADD COLUMN draining INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE revoked_client_users ADD COLUMN draining INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX revoked_clients_draining ON revoked_clients (client_id) WHERE draining = 1;
+  CREATE INDEX revoked_client_users_draining ON revoked_client_users (client_id, user_id) WHERE draining = 1;
+  `,
 ];
 
 /** What migrating needs: no statement is prepared, so a better-sqlite3 `Database` fits as typed by its own package. */
@@ -170,7 +192,7 @@ export function migrateSqliteSchema(db: MigratedDatabase, target: number = SQLIT
       );
     }
     if (from >= target) return;
-    for (const sql of MIGRATIONS.slice(from, target)) db.exec(sql);
+    for (const migration of MIGRATIONS.slice(from, target)) db.exec(typeof migration === 'string' ? migration : migration(Date.now()));
     // user_version lives in the file header and is part of the transaction: all or nothing.
     db.pragma(`user_version = ${target}`);
   }).immediate();

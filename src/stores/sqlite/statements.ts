@@ -8,14 +8,15 @@ type Statement<P extends unknown[] | object, R = unknown> = SqliteStatement<P, R
 
 /**
  * Values of the `saveTokens` refusal check, in the order of its placeholders: the token's ids, its `authorizedAt`
- * and the clock (ms), each as often as the check reads it. Positional, not named: better-sqlite3 binds a named
+ * and the clock (ms), each as often as the check reads it; the grant again after each revocation tombstone, for
+ * its refresh tokens still waiting for that revocation's drain. Positional, not named: better-sqlite3 binds a named
  * parameter by looking its key up on the object, which cost 1 µs more per check (BENCHMARKS.md, seventh pass).
  * @see RFC 7009 §2.1.
  */
 export type RefusalValues = [
   grantId: string, now: number,
-  clientId: string, authorizedAt: number, now: number,
-  clientId: string, userId: string | null, authorizedAt: number, now: number,
+  clientId: string, authorizedAt: number, now: number, grantId: string,
+  clientId: string, userId: string | null, authorizedAt: number, now: number, grantId: string,
 ];
 
 /** `RefusalValues`, then every column of the integration's row as its copy holds it (`isRefusedAtRevision`). */
@@ -32,6 +33,14 @@ export interface RevocationParams {
 export interface UserRevocationParams extends RevocationParams {
   readonly user_id: string;
 }
+
+/**
+ * A refresh token of the grant (the placeholder) that the tombstone `r` refuses and its drain has not deleted yet.
+ * A refresh that read it before the tombstone committed may save with a later `authorizedAt`; once the drain deletes
+ * it, the grant's own tombstone, written in the same transaction (drain.ts), refuses that save instead. Evaluated only
+ * while the integration or user has a drain left: one search of the grant's index then.
+ */
+const REFRESH_TOKEN_UNDER_IT = `EXISTS (SELECT 1 FROM tokens t WHERE t.grant_id = ? AND t.kind = 'refresh' AND t.issued_at <= r.revoked_at)`;
 
 /**
  * The prepared statements, with their positional parameters named in the types.
@@ -53,21 +62,21 @@ export interface SqliteStatements {
   readonly findLiveCodeGrant: Statement<[codeHash: string, now: number], { grant_id: string; user_id: string; client_id: string }>;
   /** Positional (`tokenValues`): binding by name cost 2.5 µs more per token. */
   readonly insertToken: Statement<TokenValues>;
-  /** Raw: values by position. */
+  /** Raw: values by position. Refuses a token under a revocation at or after its `issued_at`, deleted or not yet. */
   readonly findToken: Statement<[tokenHash: string, kind: string, now: number], TokenRecordValues>;
   readonly deleteAccessToken: Statement<[tokenHash: string]>;
   readonly deleteGrantTokens: Statement<[grantId: string]>;
+  /** Only inside `deleteClient`, after the revocation's drain has emptied the integration (contract: revoke first). */
   readonly deleteClientTokens: Statement<[clientId: string]>;
-  readonly deleteClientUserTokens: Statement<[clientId: string, userId: string]>;
-  /** 1 when a live tombstone (grant, integration or user at it, the latter two at or after authorizedAt) refuses the token. */
+  /**
+   * 1 when a live tombstone (grant, integration or user at it, the latter two at or after authorizedAt) refuses the
+   * token, or a revocation of the integration or user still draining holds a refresh token of the grant.
+   */
   readonly isRefused: Statement<RefusalValues, number>;
   /** `isRefused`, or the integration is gone or its row no longer holds every value a copy of it holds. */
   readonly isRefusedAtRevision: Statement<RevisionRefusalValues, number>;
   readonly upsertRevokedGrant: Statement<[grantId: string, expiresAt: number]>;
-  /** A grant tombstone for each grant of which the client has a refresh token (before they are deleted). */
-  readonly revokeClientRefreshGrants: Statement<[expiresAt: number, clientId: string]>;
-  readonly revokeClientUserRefreshGrants: Statement<[expiresAt: number, clientId: string, userId: string]>;
-  /** Keeps the latest revocation moment and the latest retention. */
+  /** Keeps the latest revocation moment and the latest retention, and marks the tombstone draining (drain.ts). */
   readonly upsertRevokedClient: Statement<RevocationParams>;
   readonly upsertRevokedClientUser: Statement<UserRevocationParams>;
   readonly findConsent: Statement<[userId: string, clientId: string], ConsentRow>;
@@ -125,27 +134,31 @@ export function prepareSqliteStatements(db: SqliteConnection): SqliteStatements 
       RETURNING ${CODE_RECORD_COLUMNS}`).raw(),
     findLiveCodeGrant: db.prepare('SELECT grant_id, user_id, client_id FROM codes WHERE code_hash = ? AND expires_at > ?'),
     insertToken: db.prepare(`
-      INSERT INTO tokens (token_hash, kind, grant_id, client_id, user_id, scope, issuer, expires_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
-    findToken: db.prepare<[string, string, number], TokenRecordValues>(
-      `SELECT ${TOKEN_RECORD_COLUMNS} FROM tokens WHERE token_hash = ? AND kind = ? AND expires_at > ?`).raw(),
+      INSERT INTO tokens (token_hash, kind, grant_id, client_id, user_id, scope, issuer, expires_at, issued_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    // A tombstone refuses whether or not it has expired: it is swept only once its drain has deleted every token it
+    // refuses (sweeper.ts), so its going never revives one. Each is one search of a small WITHOUT ROWID table by key.
+    findToken: db.prepare<[string, string, number], TokenRecordValues>(`
+      SELECT ${TOKEN_RECORD_COLUMNS} FROM tokens t WHERE token_hash = ? AND kind = ? AND expires_at > ?
+        AND NOT EXISTS (SELECT 1 FROM revoked_clients r WHERE r.client_id = t.client_id AND r.revoked_at >= t.issued_at)
+        AND NOT EXISTS (SELECT 1 FROM revoked_client_users r
+                        WHERE r.client_id = t.client_id AND r.user_id = t.user_id AND r.revoked_at >= t.issued_at)`).raw(),
     deleteAccessToken: db.prepare("DELETE FROM tokens WHERE token_hash = ? AND kind = 'access'"),
     deleteGrantTokens: db.prepare('DELETE FROM tokens WHERE grant_id = ?'),
     deleteClientTokens: db.prepare('DELETE FROM tokens WHERE client_id = ?'),
-    deleteClientUserTokens: db.prepare('DELETE FROM tokens WHERE client_id = ? AND user_id = ?'),
     // A null user_id (client_credentials) matches no user tombstone: `= NULL` is never true.
     isRefused: db.prepare<RefusalValues, number>(`
       SELECT EXISTS (SELECT 1 FROM revoked_grants WHERE grant_id = ? AND expires_at > ?)
-          OR EXISTS (SELECT 1 FROM revoked_clients WHERE client_id = ?
-                       AND revoked_at >= ? AND expires_at > ?)
-          OR EXISTS (SELECT 1 FROM revoked_client_users WHERE client_id = ? AND user_id = ?
-                       AND revoked_at >= ? AND expires_at > ?)`).pluck(),
+          OR EXISTS (SELECT 1 FROM revoked_clients r WHERE client_id = ?
+                       AND (revoked_at >= ? AND expires_at > ? OR draining = 1 AND ${REFRESH_TOKEN_UNDER_IT}))
+          OR EXISTS (SELECT 1 FROM revoked_client_users r WHERE client_id = ? AND user_id = ?
+                       AND (revoked_at >= ? AND expires_at > ? OR draining = 1 AND ${REFRESH_TOKEN_UNDER_IT}))`).pluck(),
     isRefusedAtRevision: db.prepare<RevisionRefusalValues, number>(`
       SELECT EXISTS (SELECT 1 FROM revoked_grants WHERE grant_id = ? AND expires_at > ?)
-          OR EXISTS (SELECT 1 FROM revoked_clients WHERE client_id = ?
-                       AND revoked_at >= ? AND expires_at > ?)
-          OR EXISTS (SELECT 1 FROM revoked_client_users WHERE client_id = ? AND user_id = ?
-                       AND revoked_at >= ? AND expires_at > ?)
+          OR EXISTS (SELECT 1 FROM revoked_clients r WHERE client_id = ?
+                       AND (revoked_at >= ? AND expires_at > ? OR draining = 1 AND ${REFRESH_TOKEN_UNDER_IT}))
+          OR EXISTS (SELECT 1 FROM revoked_client_users r WHERE client_id = ? AND user_id = ?
+                       AND (revoked_at >= ? AND expires_at > ? OR draining = 1 AND ${REFRESH_TOKEN_UNDER_IT}))
           OR NOT EXISTS (SELECT 1 FROM clients WHERE client_id = ? AND client_secret_hash = ? AND name = ? AND flow = ?
                            AND redirect_uris = ? AND allowed_scopes = ? AND require_pkce = ? AND credentials_issued_at = ?
                            AND created_at = ? AND disabled = ? AND token_endpoint_auth_method IS ?
@@ -153,25 +166,17 @@ export function prepareSqliteStatements(db: SqliteConnection): SqliteStatements 
     upsertRevokedGrant: db.prepare(`
       INSERT INTO revoked_grants (grant_id, expires_at) VALUES (?, ?)
       ON CONFLICT (grant_id) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)`),
-    // Expired refresh tokens count too: a refresh that read one just before it expired may still be saving.
-    revokeClientRefreshGrants: db.prepare(`
-      INSERT INTO revoked_grants (grant_id, expires_at)
-      SELECT DISTINCT grant_id, ? FROM tokens WHERE client_id = ? AND kind = 'refresh'
-      ON CONFLICT (grant_id) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)`),
-    revokeClientUserRefreshGrants: db.prepare(`
-      INSERT INTO revoked_grants (grant_id, expires_at)
-      SELECT DISTINCT grant_id, ? FROM tokens WHERE client_id = ? AND user_id = ? AND kind = 'refresh'
-      ON CONFLICT (grant_id) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)`),
-    // max(): another process (the CLI) may have recorded a later moment; a revocation never moves back.
+    // max(): another process (the CLI) may have recorded a later moment; a revocation never moves back. Draining
+    // until drain.ts has deleted every token at or before the moment, this call's and any other's.
     upsertRevokedClient: db.prepare(`
-      INSERT INTO revoked_clients (client_id, revoked_at, expires_at) VALUES (@client_id, @revoked_at, @expires_at)
+      INSERT INTO revoked_clients (client_id, revoked_at, expires_at, draining) VALUES (@client_id, @revoked_at, @expires_at, 1)
       ON CONFLICT (client_id) DO UPDATE SET
-        revoked_at = max(revoked_at, excluded.revoked_at), expires_at = max(expires_at, excluded.expires_at)`),
+        revoked_at = max(revoked_at, excluded.revoked_at), expires_at = max(expires_at, excluded.expires_at), draining = 1`),
     upsertRevokedClientUser: db.prepare(`
-      INSERT INTO revoked_client_users (client_id, user_id, revoked_at, expires_at)
-      VALUES (@client_id, @user_id, @revoked_at, @expires_at)
+      INSERT INTO revoked_client_users (client_id, user_id, revoked_at, expires_at, draining)
+      VALUES (@client_id, @user_id, @revoked_at, @expires_at, 1)
       ON CONFLICT (client_id, user_id) DO UPDATE SET
-        revoked_at = max(revoked_at, excluded.revoked_at), expires_at = max(expires_at, excluded.expires_at)`),
+        revoked_at = max(revoked_at, excluded.revoked_at), expires_at = max(expires_at, excluded.expires_at), draining = 1`),
     findConsent: db.prepare('SELECT * FROM consents WHERE user_id = ? AND client_id = ?'),
     upsertConsent: db.prepare(`
       INSERT INTO consents (user_id, client_id, scope, granted_at)

@@ -1,5 +1,6 @@
 // The SQLite store's purge of expired rows, a thousand per statement, so requests run between batches.
 import type { SqliteConnection } from './driver.js';
+import type { SqliteDrain } from './drain.js';
 import { isLockBusy, toStoreError } from './errors.js';
 import { lockTimeoutError, monotonicMs, nextLockDelay, publishLockWait } from './lock-wait.js';
 import { SWEEP_BATCH, type SweepRun } from '../sweep-loop.js';
@@ -13,65 +14,91 @@ import { SWEEP_BATCH, type SweepRun } from '../sweep-loop.js';
 export const SQLITE_SWEEP_BATCH = SWEEP_BATCH / 5;
 
 /**
- * Every table with an `expires_at`, and the key that names one row. Tables WITHOUT ROWID have no rowid,
- * so their primary key picks the rows; the others use the rowid, the b-tree's own key. Each inner SELECT
- * walks the table's `expires_at` index (schema.ts) from the oldest row, so a batch never scans live rows.
+ * Every table with an `expires_at`, the key that names one row, and what else a row must be to go. Tables WITHOUT
+ * ROWID have no rowid, so their primary key picks the rows; the others use the rowid, the b-tree's own key. Each
+ * inner SELECT walks the table's `expires_at` index (schema.ts) from the oldest row, so a batch never scans live rows.
+ * A revocation's tombstone stays, expired or not, while its drain has tokens left: it is what refuses them.
  */
-const TABLES: readonly (readonly [table: string, key: string])[] = [
+const TABLES: readonly (readonly [table: string, key: string, also?: string])[] = [
   ['codes', 'rowid'],
   ['tokens', 'rowid'],
   ['revoked_grants', 'rowid'],
-  ['revoked_clients', 'client_id'],
-  ['revoked_client_users', '(client_id, user_id)'],
+  ['revoked_clients', 'client_id', 'draining = 0'],
+  ['revoked_client_users', '(client_id, user_id)', 'draining = 0'],
   ['rate_limits', 'key'],
 ];
+
+/** What a lock wait gives back when the store closed while it waited. */
+const closed = Symbol('closed');
 
 /**
  * Prepares the sweep of expired codes, tokens, revocation tombstones past `STORE_POLICY.revocationRetentionMs`
  * (their `expires_at`) and ended rate-limit windows. Only rows with `expires_at <= now` go: exactly the rows
  * every read already treats as absent (`expires_at > now` is live), so a sweep never changes an answer.
  * Each batch is one autocommitted DELETE of at most `SQLITE_SWEEP_BATCH` rows; the run yields after each.
+ * First, it finishes the drains left undone (a revocation whose process was killed midway, or whose chunk met
+ * another connection's lock past its wait), a chunk per step (drain.ts); their tokens are refused meanwhile.
  *
- * A batch that meets another connection's lock is tried again as every other call of the store is (lock-wait.ts:
- * the same delays, published on `sqliteLockWaitChannel`), up to `lockTimeoutMs`, and only then ends the run with
- * StoreUnavailableError. Several processes serving from one file hold the write lock about half the time under load:
- * a run that ended at the first lock it met deleted nothing while they served (bench: 60,000 expired tokens, three
- * processes under load, 1,800 deleted in 20 s, none of the tables after `tokens`; one process: all in under 8 s).
+ * A batch (or drain chunk) that meets another connection's lock is tried again as every other call of the store is
+ * (lock-wait.ts: the same delays, published on `sqliteLockWaitChannel`), up to `lockTimeoutMs`, and only then ends the
+ * run with StoreUnavailableError. Several processes serving from one file hold the write lock about half the time under
+ * load: a run that ended at the first lock it met deleted nothing while they served (bench: 60,000 expired tokens,
+ * three processes under load, 1,800 deleted in 20 s, none of the tables after `tokens`; one process: all in under 8 s).
  * @see RFC 6749 §10.5 (codes are short-lived), RFC 7009 §2.1 (tombstones kept for the retention only).
  */
-export function prepareSqliteSweep(db: SqliteConnection, lockTimeoutMs: number): SweepRun {
-  const statements = TABLES.map(([table, key]) =>
+export function prepareSqliteSweep(db: SqliteConnection, drain: SqliteDrain, lockTimeoutMs: number): SweepRun {
+  const statements = TABLES.map(([table, key, also]) =>
     db.prepare<[number, number]>(
       `DELETE FROM ${table} WHERE ${key} IN (
          SELECT ${key === '(client_id, user_id)' ? 'client_id, user_id' : key} FROM ${table}
-         WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)`,
+         WHERE expires_at <= ?${also === undefined ? '' : ` AND ${also}`} ORDER BY expires_at LIMIT ?)`,
     ),
   );
+  /**
+   * Runs `operation`, yielding lock-wait delays (numbers, SweepRun) while another connection holds the lock; `closed`
+   * when the store closed during a wait. Per batch: a wait that ended made way for the next batch's own.
+   */
+  function* withLockWait<T>(operation: () => T): Generator<number, T | typeof closed> {
+    let failed = 0;
+    let deadline = 0;
+    for (;;) {
+      try {
+        return operation();
+      } catch (err) {
+        if (!isLockBusy(err)) throw toStoreError(err);
+        if (failed === 0) deadline = monotonicMs() + lockTimeoutMs;
+        const remaining = deadline - monotonicMs();
+        // For sweepExpired's caller; a timed run just ends, and the next one retries.
+        if (remaining <= 0) throw lockTimeoutError(err, lockTimeoutMs);
+        failed += 1;
+        publishLockWait(failed, 1);
+        yield nextLockDelay(failed, remaining);
+        if (!db.open) return closed;
+      }
+    }
+  }
+
   return function* sweep(now: number) {
+    // A closed connection (a host closing its own Database first) ends the run quietly.
+    if (!db.open) return;
+    const targets = yield* withLockWait(() => drain.pending());
+    if (targets === closed) return;
+    // A drain under way in a live revocation (this process's or another's) may be met here too: both delete what
+    // the tombstone refuses, a chunk each, and neither misses a row.
+    for (const target of targets) {
+      for (;;) {
+        const done = yield* withLockWait(() => drain.chunk(target, SQLITE_SWEEP_BATCH));
+        if (done === closed || !db.open) return;
+        if (done) break;
+        yield;
+      }
+      yield;
+    }
     for (const statement of statements) {
-      // A closed connection (a host closing its own Database first) ends the run quietly.
       while (db.open) {
-        let changes: number | null = null;
-        // Per batch: a wait that ended made way for the next batch's own.
-        let failed = 0;
-        let deadline = 0;
-        while (changes === null) {
-          try {
-            ({ changes } = statement.run(now, SQLITE_SWEEP_BATCH));
-          } catch (err) {
-            if (!isLockBusy(err)) throw toStoreError(err);
-            if (failed === 0) deadline = monotonicMs() + lockTimeoutMs;
-            const remaining = deadline - monotonicMs();
-            // For sweepExpired's caller; a timed run just ends, and the next one retries.
-            if (remaining <= 0) throw lockTimeoutError(err, lockTimeoutMs);
-            failed += 1;
-            publishLockWait(failed, 1);
-            yield nextLockDelay(failed, remaining);
-            // The store closed while this batch waited: nothing more to do.
-            if (!db.open) return;
-          }
-        }
-        if (changes < SQLITE_SWEEP_BATCH) break;
+        const result = yield* withLockWait(() => statement.run(now, SQLITE_SWEEP_BATCH));
+        if (result === closed) return;
+        if (result.changes < SQLITE_SWEEP_BATCH) break;
         yield;
       }
       yield;

@@ -1,4 +1,5 @@
 // The SQLite store's tokens: tombstone checks and inserts in one transaction, revocations that leave tombstones.
+import { performance } from 'node:perf_hooks';
 import type { SqliteConnection } from './driver.js';
 import type { SaveTokensOptions, TokenRecord, TokenStore } from '../contract.js';
 import { STORE_POLICY, checkTokenPair } from '../store-policy.js';
@@ -7,6 +8,27 @@ import type { SqliteLockWait } from './lock-wait.js';
 import { tokenValues, valuesToToken } from './rows.js';
 import type { SqliteStatements } from './statements.js';
 import { clientRowValuesOf } from './client-revision.js';
+import { drainPaced, type DrainTarget, type SqliteDrain } from './drain.js';
+import { StoreUnavailableError } from '../store-unavailable-error.js';
+
+/**
+ * Deletes the tokens under a tombstone, a chunk per transaction, sized and paced by `drainPaced`, other work going on
+ * between them. Each chunk is checked like every write (file-guard.ts) and waits for a lock as any call does, up to
+ * lockTimeoutMs; past it the drain rejects with the tombstone in place: its tokens stay refused, and the next open or
+ * sweep finishes it. Once the store is closed (`closed()`), it rejects before its next chunk: a host's own connection
+ * stays open after `close()`, and must not be written to by the store any more. @see RFC 7009 §2.1.
+ */
+export function drainRevocation(
+  drain: SqliteDrain, lockWait: SqliteLockWait, guarded: <T>(write: () => T) => T, target: DrainTarget,
+  closed: () => boolean,
+): Promise<void> {
+  return drainPaced((limit) => lockWait.run(() => {
+    if (closed()) throw new StoreUnavailableError('SQLite store unavailable (closed during a revocation\'s drain)');
+    const started = performance.now();
+    const done = guarded(() => drain.chunk(target, limit));
+    return [done, performance.now() - started] as const;
+  }));
+}
 
 /** The `authorizedAt` of `saveTokens` in ms; refuses a missing or invalid Date, which would disable the check. */
 function authorizedAtMs(options: SaveTokensOptions | undefined): number {
@@ -23,14 +45,16 @@ function authorizedAtMs(options: SaveTokensOptions | undefined): number {
  * `saveTokens` goes through the store's group commit: the saves (and code consumes) of one event-loop turn
  * share one `BEGIN IMMEDIATE` transaction, and each save's tombstone check runs in it, in order, right
  * before that save's inserts.
- * Every revocation is a write transaction of its own, and SQLite runs one writer at a time (across
- * processes too), so a revocation falls wholly before a save (whose check then sees its tombstone) or
- * wholly after it (and deletes what it saved): exact, with no timing involved.
+ * Every revocation's tombstone is a write transaction of its own, and SQLite runs one writer at a time (across
+ * processes too), so it falls wholly before a save (whose check then sees it) or wholly after it. A save committed
+ * before it was authorized before its moment (the clock is read under the write lock), and each token keeps that
+ * `authorizedAt` as its `issued_at`, so the tombstone refuses exactly the tokens saved before it: at once in every
+ * lookup, while `revokeClientTokens` deletes them a chunk per transaction (drain.ts) and returns once all are gone.
  * @see RFC 6749 §4.1.2 (replay revokes the grant), §10.4 (refresh tokens), RFC 7009 §2.1 (revocation).
  */
 export function createSqliteTokenStore(
   db: SqliteConnection, s: SqliteStatements, lockWait: SqliteLockWait, groupCommit: GroupCommit,
-  guarded: <T>(write: () => T) => T, onRevoked: () => void = () => {},
+  guarded: <T>(write: () => T) => T, onRevoked: () => void, drain: SqliteDrain, closed: () => boolean,
 ): Required<TokenStore> {
   const { run } = lockWait;
   /**
@@ -53,17 +77,20 @@ export function createSqliteTokenStore(
    */
   function refused(token: TokenRecord, authorizedAt: number, revision: string | undefined, now: number): boolean {
     const { grantId, clientId, userId } = token;
-    if (revision === undefined) return s.isRefused.get(grantId, now, clientId, authorizedAt, now, clientId, userId, authorizedAt, now) === 1;
+    if (revision === undefined) {
+      return s.isRefused.get(grantId, now, clientId, authorizedAt, now, grantId, clientId, userId, authorizedAt, now, grantId) === 1;
+    }
     const row = clientRowValuesOf(revision);
     if (row === null || row[0] !== clientId) return true;
-    return s.isRefusedAtRevision.get(grantId, now, clientId, authorizedAt, now, clientId, userId, authorizedAt, now, ...row) === 1;
+    return s.isRefusedAtRevision.get(
+      grantId, now, clientId, authorizedAt, now, grantId, clientId, userId, authorizedAt, now, grantId, ...row) === 1;
   }
 
   const save = groupCommit((access: TokenRecord, refresh: TokenRecord | null, authorizedAt: number, revision: string | undefined) => {
     // The refresh token shares the access token's grant, integration and user (checkTokenPair): one check.
     if (refused(access, authorizedAt, revision, Date.now())) return false;
-    s.insertToken.run(...tokenValues('access', access));
-    if (refresh !== null) s.insertToken.run(...tokenValues('refresh', refresh));
+    s.insertToken.run(...tokenValues('access', access, authorizedAt));
+    if (refresh !== null) s.insertToken.run(...tokenValues('refresh', refresh, authorizedAt));
     return true;
   });
 
@@ -74,23 +101,15 @@ export function createSqliteTokenStore(
     s.deleteGrantTokens.run(grantId);
   });
 
-  const revokeClientTokens = db.transaction((clientId: string, userId: string | undefined) => {
+  // One row, whatever the number of tokens: the write lock is held for a moment, not for the deletes.
+  const recordRevocation = db.transaction(({ clientId, userId }: DrainTarget) => {
     // The moment is read once the write lock is held (this process's clock, which authorizedAt comes from):
     // a save that committed before this transaction was authorized at or before it, so "authorized after
-    // the moment" means "saved after the revocation", and such tokens are never deleted by it.
+    // the moment" means "saved after the revocation", and such tokens are neither refused nor deleted by it.
     const now = Date.now();
     const tombstone = { client_id: clientId, revoked_at: now, expires_at: now + STORE_POLICY.revocationRetentionMs };
-    if (userId === undefined) {
-      s.upsertRevokedClient.run(tombstone);
-      // Before the delete: a refresh under way already read one of these refresh tokens, and its grant's
-      // tombstone is what refuses the token it is about to save, whatever its authorizedAt.
-      s.revokeClientRefreshGrants.run(tombstone.expires_at, clientId);
-      s.deleteClientTokens.run(clientId);
-    } else {
-      s.upsertRevokedClientUser.run({ ...tombstone, user_id: userId });
-      s.revokeClientUserRefreshGrants.run(tombstone.expires_at, clientId, userId);
-      s.deleteClientUserTokens.run(clientId, userId);
-    }
+    if (userId === null) s.upsertRevokedClient.run(tombstone);
+    else s.upsertRevokedClientUser.run({ ...tombstone, user_id: userId });
   });
 
   return {
@@ -117,7 +136,10 @@ export function createSqliteTokenStore(
       await revoking(() => revokeGrant(grantId));
     },
     async revokeClientTokens(clientId: string, userId?: string): Promise<void> {
-      await revoking(() => revokeClientTokens(clientId, userId));
+      const target: DrainTarget = { clientId, userId: userId ?? null };
+      // The feed moves at the tombstone's commit: from then on no cached token of it is served.
+      await revoking(() => recordRevocation(target));
+      await drainRevocation(drain, lockWait, guarded, target, closed);
     },
   };
 }
