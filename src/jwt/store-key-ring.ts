@@ -69,6 +69,7 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
   let loaded: LoadedKeys | null = null;
   let loading: Promise<LoadedKeys> | null = null;
   let lastUnknownKidReload = Number.NEGATIVE_INFINITY;
+  let lastVerifierRefresh = Number.NEGATIVE_INFINITY;
 
   function parse(record: SigningKeyRecord): SigningKey | null {
     const cached = parsed.get(record.kid);
@@ -132,12 +133,29 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
     }
   }
 
+  /**
+   * A verifier's keys are served as loaded; past the refresh period, the store is read again in the background (one
+   * read at a time, at most once a period), so the next check sees another instance's rotation, and with it the
+   * moment the old key retires. A process that only verifies (it never signs nor serves the JWKS) otherwise kept a
+   * superseded key verifying for as long as it ran, unless a token of the new key happened to arrive. Not awaited: a
+   * store that is down must not delay a JWT's verification, which needs no store.
+   */
+  function refreshForVerifying(keys: LoadedKeys): void {
+    const now = performance.now();
+    if (now - keys.loadedAt < SIGNER_REFRESH_MS || loading || now - lastVerifierRefresh < SIGNER_REFRESH_MS) return;
+    lastVerifierRefresh = now;
+    reload().catch(() => {
+      // The keys loaded stay in use; the next period tries again.
+    });
+  }
+
   return {
     async signer() {
       return signerAt(await fresh(), Date.now()).key;
     },
     async findKey(kid) {
       const keys = loaded ?? (await reload());
+      refreshForVerifying(keys);
       const hit = lookup(keys, kid);
       if (hit) return hit;
       if (loading) return lookup(await loading, kid);

@@ -46,3 +46,48 @@ describe('RFC 9068 §4, RFC 7517 §5: refresh periods are durations, not wall-cl
     expect((await ring.findKey(kid))?.kid).toBe(kid);
   });
 });
+
+describe('RFC 9068 §4: a process that only verifies follows another instance\'s rotation', () => {
+  it('a key superseded elsewhere stops verifying once it retires, though this ring never signs nor serves the JWKS', async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'performance'], now: Date.now() });
+    const store = createMemoryStore();
+    const ring = createStoreKeyRing(store.keys!, 3600, logger);
+    // A first check loads the ring, which makes the store's first key.
+    expect(await ring.findKey('some-other-kid')).toBeNull();
+    const [old] = await store.keys!.listSigningKeys();
+    expect((await ring.findKey(old!.kid))?.kid).toBe(old!.kid);
+    // Another instance rotates now; its key signs after the publication delay, and the old one verifies for the
+    // tokens' lifetime after that, plus the margin: well within two hours.
+    const rotated = generateSigningKeyRecord(new Date(Date.now()));
+    await store.keys!.saveSigningKey(rotated);
+    vi.advanceTimersByTime(2 * 3600_000);
+    // The check that finds the ring's keys past their refresh period reads the store in the background …
+    await ring.findKey(old!.kid);
+    await new Promise((resolve) => setImmediate(resolve));
+    // … and from then on the old key is retired, the new one verifies, with no token of the new key having come by.
+    expect(await ring.findKey(old!.kid)).toBeNull();
+    expect((await ring.findKey(rotated.kid))?.kid).toBe(rotated.kid);
+  });
+
+  it('a store that is down delays no verification: the loaded keys answer, and the next period tries again', async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'performance'], now: Date.now() });
+    const store = createMemoryStore();
+    let down = false;
+    let reads = 0;
+    const keys = {
+      ...store.keys!,
+      listSigningKeys: () => {
+        reads += 1;
+        return down ? new Promise<never>(() => {}) : store.keys!.listSigningKeys();
+      },
+    };
+    const ring = createStoreKeyRing(keys, 3600, logger);
+    const signing = await ring.signer();
+    const readsWhenLoaded = reads;
+    down = true;
+    vi.advanceTimersByTime(61_000);
+    // A store read that never answers: every check still answers at once, from the keys loaded.
+    for (let i = 0; i < 5; i += 1) expect((await ring.findKey(signing.kid))?.kid).toBe(signing.kid);
+    expect(reads).toBe(readsWhenLoaded + 1);
+  });
+});
