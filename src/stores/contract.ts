@@ -264,11 +264,14 @@ export interface TokenStore {
    */
   revokeGrant(grantId: string): Promise<void>;
   /**
-   * Tiers `administration` and `consents`. In one transaction: removes every token of the integration, or of
-   * one user at it (`userId` given); records as revoked every grant of which it removed a refresh token (a
+   * Tiers `administration` and `consents`. As one transaction would: removes every token of the integration, or
+   * of one user at it (`userId` given); records as revoked every grant of which it removed a refresh token (a
    * refresh already under way must not mint a token from it); and records the moment of the call, by the
    * store process's `Date.now()` (the clock `authorizedAt` comes from), so that `saveTokens` refuses tokens
-   * authorized at or before it. Idempotent.
+   * authorized at or before it. Idempotent. One transaction is the simple way; a store may instead record the moment
+   * first and delete in steps, as the SQLite and Redis stores do for large integrations, if from that first step on
+   * no lookup finds a token saved before the moment and no refresh of such a grant saves, whatever becomes of the
+   * process, and the call resolves once the steps are done.
    */
   revokeClientTokens?(clientId: string, userId?: string): Promise<void>;
 }
