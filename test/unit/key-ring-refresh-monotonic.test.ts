@@ -56,8 +56,10 @@ describe('RFC 9068 §4: a process that only verifies follows another instance\'s
     expect(await ring.findKey('some-other-kid')).toBeNull();
     const [old] = await store.keys!.listSigningKeys();
     expect((await ring.findKey(old!.kid))?.kid).toBe(old!.kid);
-    // Another instance rotates now; its key signs after the publication delay, and the old one verifies for the
-    // tokens' lifetime after that, plus the margin: well within two hours.
+    // Another instance rotates a minute later (the clock is frozen: a key of the same millisecond would be ordered by
+    // kid, by chance); its key signs after the publication delay, and the old one verifies for the tokens' lifetime
+    // after that, plus the margin: well within two hours.
+    vi.advanceTimersByTime(60_000);
     const rotated = generateSigningKeyRecord(new Date(Date.now()));
     await store.keys!.saveSigningKey(rotated);
     vi.advanceTimersByTime(2 * 3600_000);
