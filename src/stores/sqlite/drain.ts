@@ -1,6 +1,9 @@
 // The SQLite store's drain of a revocation: the tokens under an integration's (or a user's) tombstone, deleted a chunk per transaction.
+import { performance } from 'node:perf_hooks';
 import type { SqliteConnection } from './driver.js';
+import type { SqliteLockWait } from './lock-wait.js';
 import { STORE_POLICY } from '../store-policy.js';
+import { StoreUnavailableError } from '../store-unavailable-error.js';
 
 /** The longest pause between two chunks of a drain, in ms. */
 const MAX_DRAIN_PAUSE_MS = 100;
@@ -123,4 +126,23 @@ export function prepareSqliteDrain(db: SqliteConnection): SqliteDrain {
       ...pendingUsers.all().map(([clientId, userId]) => ({ clientId, userId })),
     ],
   };
+}
+
+/**
+ * Deletes the tokens under a tombstone, a chunk per transaction, sized and paced by `drainPaced`, other work going on
+ * between them. Each chunk is checked like every write (file-guard.ts) and waits for a lock as any call does, up to
+ * lockTimeoutMs; past it the drain rejects with the tombstone in place: its tokens stay refused, and the next open or
+ * sweep finishes it. Once the store is closed (`closed()`), it rejects before its next chunk: a host's own connection
+ * stays open after `close()`, and must not be written to by the store any more. @see RFC 7009 §2.1.
+ */
+export function drainRevocation(
+  drain: SqliteDrain, lockWait: SqliteLockWait, guarded: <T>(write: () => T) => T, target: DrainTarget,
+  closed: () => boolean,
+): Promise<void> {
+  return drainPaced((limit) => lockWait.run(() => {
+    if (closed()) throw new StoreUnavailableError('SQLite store unavailable (closed during a revocation\'s drain)');
+    const started = performance.now();
+    const done = guarded(() => drain.chunk(target, limit));
+    return [done, performance.now() - started] as const;
+  }));
 }

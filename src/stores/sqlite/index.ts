@@ -16,13 +16,13 @@ import { migrateSqliteSchema } from './schema.js';
 import { checkSqliteFileContents } from './file-contents.js';
 import { openWithRetry } from './open-with-retry.js';
 import { prepareSqliteStatements } from './statements.js';
-import { createSqliteTokenStore, drainRevocation } from './tokens.js';
+import { createSqliteTokenStore } from './tokens.js';
 import { createSqliteRevocationFeed } from './revocation-feed.js';
 import { createSqliteChangeWatch } from './change-watch.js';
 import { createRevisionCopies } from '../revision-copies.js';
 import { integrationCopiesOption } from '../integration-copies-option.js';
 import { prepareSqliteSweep } from './sweeper.js';
-import { prepareSqliteDrain } from './drain.js';
+import { drainRevocation, prepareSqliteDrain } from './drain.js';
 import { startSweepLoop } from '../sweep-loop.js';
 import { checkTimerRange } from '../timer-range.js';
 

@@ -107,3 +107,32 @@ export function createLockWait(timeoutMs: number): SqliteLockWait {
     },
   };
 }
+
+/** What `lockWaitSteps` gives back when the store closed while it waited. */
+export const LOCK_WAIT_CLOSED = Symbol('closed');
+
+/**
+ * `run`'s waiting for a caller that paces itself (the sweep, a generator whose steps the sweep loop runs): runs
+ * `operation`, and while it meets another connection's lock yields the delay before the next attempt (the same delays,
+ * published the same way), up to `timeoutMs` from the first miss, then throws StoreUnavailableError. Gives back
+ * `LOCK_WAIT_CLOSED` when `isOpen()` turned false during a wait. Not `run` itself: a generator on every store call
+ * would cost the hot path. @see RFC 6749 §5.2.
+ */
+export function* lockWaitSteps<T>(operation: () => T, timeoutMs: number, isOpen: () => boolean): Generator<number, T | typeof LOCK_WAIT_CLOSED> {
+  let failed = 0;
+  let deadline = 0;
+  for (;;) {
+    try {
+      return operation();
+    } catch (err) {
+      if (!isLockBusy(err)) throw toStoreError(err);
+      if (failed === 0) deadline = monotonicMs() + timeoutMs;
+      const remaining = deadline - monotonicMs();
+      if (remaining <= 0) throw lockTimeoutError(err, timeoutMs);
+      failed += 1;
+      publishLockWait(failed, 1);
+      yield nextLockDelay(failed, remaining);
+      if (!isOpen()) return LOCK_WAIT_CLOSED;
+    }
+  }
+}

@@ -1,8 +1,7 @@
 // The SQLite store's purge of expired rows, a thousand per statement, so requests run between batches.
 import type { SqliteConnection } from './driver.js';
 import type { SqliteDrain } from './drain.js';
-import { isLockBusy, toStoreError } from './errors.js';
-import { lockTimeoutError, monotonicMs, nextLockDelay, publishLockWait } from './lock-wait.js';
+import { LOCK_WAIT_CLOSED, lockWaitSteps } from './lock-wait.js';
 import { SWEEP_BATCH, type SweepRun } from '../sweep-loop.js';
 
 /**
@@ -28,9 +27,6 @@ const TABLES: readonly (readonly [table: string, key: string, also?: string])[] 
   ['rate_limits', 'key'],
 ];
 
-/** What a lock wait gives back when the store closed while it waited. */
-const closed = Symbol('closed');
-
 /**
  * Prepares the sweep of expired codes, tokens, revocation tombstones past `STORE_POLICY.revocationRetentionMs`
  * (their `expires_at`) and ended rate-limit windows. Only rows with `expires_at <= now` go: exactly the rows
@@ -47,6 +43,7 @@ const closed = Symbol('closed');
  * @see RFC 6749 §10.5 (codes are short-lived), RFC 7009 §2.1 (tombstones kept for the retention only).
  */
 export function prepareSqliteSweep(db: SqliteConnection, drain: SqliteDrain, lockTimeoutMs: number): SweepRun {
+  const withLockWait = <T>(operation: () => T) => lockWaitSteps(operation, lockTimeoutMs, () => db.open);
   const statements = TABLES.map(([table, key, also]) =>
     db.prepare<[number, number]>(
       `DELETE FROM ${table} WHERE ${key} IN (
@@ -54,41 +51,17 @@ export function prepareSqliteSweep(db: SqliteConnection, drain: SqliteDrain, loc
          WHERE expires_at <= ?${also === undefined ? '' : ` AND ${also}`} ORDER BY expires_at LIMIT ?)`,
     ),
   );
-  /**
-   * Runs `operation`, yielding lock-wait delays (numbers, SweepRun) while another connection holds the lock; `closed`
-   * when the store closed during a wait. Per batch: a wait that ended made way for the next batch's own.
-   */
-  function* withLockWait<T>(operation: () => T): Generator<number, T | typeof closed> {
-    let failed = 0;
-    let deadline = 0;
-    for (;;) {
-      try {
-        return operation();
-      } catch (err) {
-        if (!isLockBusy(err)) throw toStoreError(err);
-        if (failed === 0) deadline = monotonicMs() + lockTimeoutMs;
-        const remaining = deadline - monotonicMs();
-        // For sweepExpired's caller; a timed run just ends, and the next one retries.
-        if (remaining <= 0) throw lockTimeoutError(err, lockTimeoutMs);
-        failed += 1;
-        publishLockWait(failed, 1);
-        yield nextLockDelay(failed, remaining);
-        if (!db.open) return closed;
-      }
-    }
-  }
-
   return function* sweep(now: number) {
     // A closed connection (a host closing its own Database first) ends the run quietly.
     if (!db.open) return;
     const targets = yield* withLockWait(() => drain.pending());
-    if (targets === closed) return;
+    if (targets === LOCK_WAIT_CLOSED) return;
     // A drain under way in a live revocation (this process's or another's) may be met here too: both delete what
     // the tombstone refuses, a chunk each, and neither misses a row.
     for (const target of targets) {
       for (;;) {
         const done = yield* withLockWait(() => drain.chunk(target, SQLITE_SWEEP_BATCH));
-        if (done === closed || !db.open) return;
+        if (done === LOCK_WAIT_CLOSED || !db.open) return;
         if (done) break;
         yield;
       }
@@ -97,7 +70,7 @@ export function prepareSqliteSweep(db: SqliteConnection, drain: SqliteDrain, loc
     for (const statement of statements) {
       while (db.open) {
         const result = yield* withLockWait(() => statement.run(now, SQLITE_SWEEP_BATCH));
-        if (result === closed) return;
+        if (result === LOCK_WAIT_CLOSED) return;
         if (result.changes < SQLITE_SWEEP_BATCH) break;
         yield;
       }

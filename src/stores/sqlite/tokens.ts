@@ -1,5 +1,4 @@
 // The SQLite store's tokens: tombstone checks and inserts in one transaction, revocations that leave tombstones.
-import { performance } from 'node:perf_hooks';
 import type { SqliteConnection } from './driver.js';
 import type { SaveTokensOptions, TokenRecord, TokenStore } from '../contract.js';
 import { STORE_POLICY, checkTokenPair } from '../store-policy.js';
@@ -8,27 +7,7 @@ import type { SqliteLockWait } from './lock-wait.js';
 import { tokenValues, valuesToToken } from './rows.js';
 import type { SqliteStatements } from './statements.js';
 import { clientRowValuesOf } from './client-revision.js';
-import { drainPaced, type DrainTarget, type SqliteDrain } from './drain.js';
-import { StoreUnavailableError } from '../store-unavailable-error.js';
-
-/**
- * Deletes the tokens under a tombstone, a chunk per transaction, sized and paced by `drainPaced`, other work going on
- * between them. Each chunk is checked like every write (file-guard.ts) and waits for a lock as any call does, up to
- * lockTimeoutMs; past it the drain rejects with the tombstone in place: its tokens stay refused, and the next open or
- * sweep finishes it. Once the store is closed (`closed()`), it rejects before its next chunk: a host's own connection
- * stays open after `close()`, and must not be written to by the store any more. @see RFC 7009 §2.1.
- */
-export function drainRevocation(
-  drain: SqliteDrain, lockWait: SqliteLockWait, guarded: <T>(write: () => T) => T, target: DrainTarget,
-  closed: () => boolean,
-): Promise<void> {
-  return drainPaced((limit) => lockWait.run(() => {
-    if (closed()) throw new StoreUnavailableError('SQLite store unavailable (closed during a revocation\'s drain)');
-    const started = performance.now();
-    const done = guarded(() => drain.chunk(target, limit));
-    return [done, performance.now() - started] as const;
-  }));
-}
+import { drainRevocation, type DrainTarget, type SqliteDrain } from './drain.js';
 
 /** The `authorizedAt` of `saveTokens` in ms; refuses a missing or invalid Date, which would disable the check. */
 function authorizedAtMs(options: SaveTokensOptions | undefined): number {
