@@ -10,9 +10,11 @@ const lua = (value) => JSON.stringify(String(value)); // a JSON string of these 
  * The Lua script of one run. Every answer outside 2xx is counted per thread and summed in `done`, so the
  * runner can fail the run (wrk itself only counts statuses above 399). With `codes` (bench/mint-codes.js's
  * codes), each request redeems the next code: thread t of T sends codes first + t, first + t + T, …, so
- * threads never share one, and `done` reports how many each took, for the next run to start after them.
+ * threads never share one, and `done` reports how many each took, for the next run to start after them. With
+ * `bearers` (access tokens), each request sends the next one in turn as its Authorization header, so a bearer
+ * cache holds as many tokens as a server with that many clients would.
  */
-function script({ method, headers, body, codes, threads }) {
+function script({ method, headers, body, codes, bearers, threads }) {
   const lines = [
     `wrk.method = ${lua(method)}`,
     ...Object.entries(headers).map(([name, value]) => `wrk.headers[${lua(name)}] = ${lua(value)}`),
@@ -36,6 +38,18 @@ function script({ method, headers, body, codes, threads }) {
       'end',
     );
   }
+  if (bearers) {
+    lines.push(
+      `local bearers, step = { ${bearers.map((token) => lua(`Bearer ${token}`)).join(', ')} }, ${threads}`,
+      'function request()',
+      '  local headers = {}',
+      '  for name, value in pairs(wrk.headers) do headers[name] = value end',
+      '  headers["Authorization"] = bearers[((id + sent * step) % #bearers) + 1]',
+      '  sent = sent + 1',
+      '  return wrk.format(nil, nil, headers)',
+      'end',
+    );
+  }
   lines.push(
     'function done(summary, latency)',
     '  local nonOk, codes = 0, 0',
@@ -51,17 +65,17 @@ function script({ method, headers, body, codes, threads }) {
 /**
  * One wrk run against `url`. `codes`, when given, is advanced past the codes this run used.
  * @param {{ url: string, method?: string, headers?: Record<string, string>, body?: string,
- *   codes?: { prefix: string, baseMs: number, first: number, redirectUri: string },
+ *   codes?: { prefix: string, baseMs: number, first: number, redirectUri: string }, bearers?: string[],
  *   connections: number, threads: number, seconds: number }} load
  * @returns {Promise<{ requests: number, seconds: number, errors: number, non2xx: number, p50: number, p99: number, max: number }>}
  *   latencies in ms
  */
-export async function runWrk({ url, method = 'GET', headers = {}, body, codes, connections, threads, seconds }) {
+export async function runWrk({ url, method = 'GET', headers = {}, body, codes, bearers, connections, threads, seconds }) {
   const dir = mkdtempSync(join(tmpdir(), 'oauth-bench-wrk-'));
   try {
     const file = join(dir, 'load.lua');
     const used = Math.max(1, Math.min(threads, connections));
-    writeFileSync(file, script({ method, headers, body, codes, threads: used }));
+    writeFileSync(file, script({ method, headers, body, codes, bearers, threads: used }));
     const stdout = await new Promise((resolve, reject) => {
       execFile('wrk', [`-t${used}`, `-c${connections}`, `-d${seconds}s`, '-s', file, url], (error, out, err) => {
         if (error) reject(new Error(`wrk failed (is it installed? apt-get install wrk): ${error.message}\n${err}`));

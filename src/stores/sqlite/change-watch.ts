@@ -60,47 +60,61 @@ export interface SqliteChangeWatch {
  * pragma is a read transaction (the WAL read lock taken and dropped: two fcntl calls and a getpid), 1.4 µs of CPU
  * alone. Commits on this connection are invisible to its data_version, so its writers count them in `own`, which
  * callers compare on every call.
+ *
+ * When data_version has moved, the `change_counters` row (schema 9: triggers count every revocation and integration
+ * write, whoever commits it) says what the commits were, and only a kind whose counter moved moves its marks: another
+ * process issuing tokens no longer empties this one's caches. The row is read after the pragma, so it holds at least
+ * every commit the pragma saw; one committed in between is counted now and read again, unchanged, at the next move.
  * @see RFC 7009 §2.1, https://sqlite.org/pragma.html#pragma_data_version, libuv src/unix/linux.c (uv__io_poll)
  */
 export function createSqliteChangeWatch(db: SqliteConnection): SqliteChangeWatch {
   const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
+  const counters = db.prepare<[], [number, number]>('SELECT revocations, clients FROM change_counters WHERE id = 1').raw();
   let seen = dataVersion.get();
-  let generation = 0;
+  let counted = counters.get();
+  // Per kind: moves when another connection's commits moved that kind's counter.
+  const generation: Record<keyof OwnWrites, number> = { revocations: 0, clients: 0 };
   const own = ownWrites.get(db) ?? { revocations: 0, clients: 0 };
   ownWrites.set(db, own);
   // The connection, and how many bytes it had read, that the last read stands for.
   let readFor: ConnectionResource | null = null;
   let readAt = -1;
-  function others(perRequest = false): number | null {
-    if (!db.open) return null;
+  /** Reads the pragma (and, when it moved, the counters); false while the file cannot be read. */
+  function read(perRequest: boolean): boolean {
+    if (!db.open) return false;
     const resource = perRequest ? undefined : executionAsyncResource();
-    if (resource === readFor && readFor !== null && readFor.socket.bytesRead === readAt) return generation;
+    if (resource === readFor && readFor !== null && readFor.socket.bytesRead === readAt) return true;
     let current: number | undefined;
+    let now: [number, number] | undefined;
     try {
       current = dataVersion.get();
+      // Only when something was committed elsewhere: the usual read is the pragma alone.
+      now = current === seen ? counted : counters.get();
     } catch {
-      return null;
+      return false;
     }
-    if (current === undefined) return null;
+    if (current === undefined || now === undefined || counted === undefined) return false;
     if (!perRequest) {
       readFor = dispatchingConnection(resource);
       readAt = readFor === null ? -1 : readFor.socket.bytesRead;
     }
     if (current !== seen) {
       seen = current;
-      generation += 1;
+      if (now[0] !== counted[0]) generation.revocations += 1;
+      if (now[1] !== counted[1]) generation.clients += 1;
+      counted = now;
     }
-    return generation;
+    return true;
   }
   return {
     own,
     markOf(kind, perRequest = false) {
-      let othersSeen = others();
+      let othersSeen = read(false) ? generation[kind] : -1;
       let ownSeen = own[kind];
       let mark = 0;
       return () => {
-        const now = others(perRequest);
-        if (now === null) return null;
+        if (!read(perRequest)) return null;
+        const now = generation[kind];
         if (now !== othersSeen || own[kind] !== ownSeen) {
           othersSeen = now;
           ownSeen = own[kind];

@@ -13,8 +13,8 @@ export interface ClientCopies {
 /**
  * `mark()` must move whenever any integration may have changed, and be read fresh for each call: a token
  * request takes its `startedAt` (a revocation at or after it voids what it issues) before it asks for the
- * integration, so the answer must reflect every change committed before the call. SQLite's data_version is
- * exact and costs 1.4 µs; a notification feed (PostgreSQL, Redis) lags by its latency, and a copy served
+ * integration, so the answer must reflect every change committed before the call. SQLite's data_version, with
+ * the integration counter the schema's triggers keep in the same file, is exact and costs 1.4 µs; a notification feed (PostgreSQL, Redis) lags by its latency, and a copy served
  * within it would let a request that began after a disable or a rotation get a token no tombstone refuses,
  * which is why only this store's `findClient` answers from copies it trusts (the token endpoint's copies, in
  * every store, are checked by the save instead: revision-copies.ts). `null` (the file cannot be read): nothing is served from, or

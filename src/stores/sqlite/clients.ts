@@ -17,8 +17,9 @@ import type { SqliteStatements } from './statements.js';
  * `deleteClient` removes the row, its codes, consents and tokens in one IMMEDIATE transaction.
  *
  * `findClient`, asked on every token request, answers from an in-process copy of the rows it read while
- * nothing can have changed them: the copies are dropped whenever another connection has committed (the
- * CLI disabling or rotating an integration; data_version read on each call) or this
+ * nothing can have changed them: the copies are dropped whenever another connection has committed a write of
+ * an integration (the CLI disabling or rotating one; data_version read on each call, and when it moved, the
+ * integration counter schema 9's triggers keep) or this
  * connection has written an integration (counted in `watch.own.clients`, seen at once); see
  * `createClientCopies` for what is kept and when. Saves the SELECT and the row's decoding (about 5 %
  * of a client_credentials request's busy samples; the pragma read that replaces them is 1.4 µs).

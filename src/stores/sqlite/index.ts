@@ -188,10 +188,11 @@ function checkLockTimeout(ms: number): number {
  * - `updateClient` is one `UPDATE` of the given columns only, so concurrent updates of different fields
  *   all take effect. `clientCopies` hands the token endpoint integrations without a read, and a save served
  *   from one is refused, inside its write transaction, once the integration's row holds other values or is gone.
- * - `revocations.mark()` (the `revocationFeed` tier) moves with `PRAGMA data_version`, which changes when
- *   another connection commits (the CLI, another instance), and with every revocation on this connection,
- *   so `requireBearer` may cache verified tokens and still refuse a revoked one on the next request. A
- *   host that passes its own Database must not delete tokens through it behind the store's back.
+ * - `revocations.mark()` (the `revocationFeed` tier) moves when another connection (the CLI, another instance)
+ *   commits a revocation, seen by `PRAGMA data_version` and told apart from its other commits by schema 9's
+ *   trigger-kept counters (change-watch.ts), and with every revocation on this connection, so `requireBearer`
+ *   may cache verified tokens and still refuse a revoked one on the next request. A host that passes its own
+ *   Database must not delete tokens through it behind the store's back.
  * - Expired rows and tombstones read as absent at once and are deleted by an unref'd timer, in batches of
  *   200 rows with the event loop free between them (sweeper.ts), a batch that meets another process's lock
  *   waiting for it as every call does; `close()` stops it and waits for the batch under way. The file does not shrink: freed pages are reused by later rows.

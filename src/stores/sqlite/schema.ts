@@ -158,6 +158,43 @@ const MIGRATIONS: readonly Migration[] = [
   CREATE INDEX revoked_clients_draining ON revoked_clients (client_id) WHERE draining = 1;
   CREATE INDEX revoked_client_users_draining ON revoked_client_users (client_id, user_id) WHERE draining = 1;
   `,
+  // 9: what another connection's commit changed, for the caches (change-watch.ts). PRAGMA data_version moves at every
+  // commit of another connection, so each process's bearer cache and integration copies were dropped whenever any
+  // other process issued a token: with two processes under load, at nearly every request. Triggers count what can
+  // make a cached answer wrong, whoever writes it (this package of any version, the CLI, a host's own SQL): an access
+  // token deleted or changed (a revocation, a sweep, a deleted integration), a tombstone written, an integration
+  // written. A refresh token's deletion is not counted: the bearer cache never holds one. A process of the previous
+  // version still serving from this file writes through the same triggers, and drops its caches as it did.
+  `
+  CREATE TABLE change_counters (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    revocations INTEGER NOT NULL,
+    clients INTEGER NOT NULL
+  ) STRICT;
+  INSERT INTO change_counters (id, revocations, clients) VALUES (1, 0, 0);
+  CREATE TRIGGER tokens_delete_counted AFTER DELETE ON tokens WHEN OLD.kind = 'access'
+    BEGIN UPDATE change_counters SET revocations = revocations + 1; END;
+  CREATE TRIGGER tokens_update_counted AFTER UPDATE ON tokens
+    BEGIN UPDATE change_counters SET revocations = revocations + 1; END;
+  CREATE TRIGGER revoked_grants_insert_counted AFTER INSERT ON revoked_grants
+    BEGIN UPDATE change_counters SET revocations = revocations + 1; END;
+  CREATE TRIGGER revoked_grants_update_counted AFTER UPDATE ON revoked_grants
+    BEGIN UPDATE change_counters SET revocations = revocations + 1; END;
+  CREATE TRIGGER revoked_clients_insert_counted AFTER INSERT ON revoked_clients
+    BEGIN UPDATE change_counters SET revocations = revocations + 1; END;
+  CREATE TRIGGER revoked_clients_update_counted AFTER UPDATE ON revoked_clients
+    BEGIN UPDATE change_counters SET revocations = revocations + 1; END;
+  CREATE TRIGGER revoked_client_users_insert_counted AFTER INSERT ON revoked_client_users
+    BEGIN UPDATE change_counters SET revocations = revocations + 1; END;
+  CREATE TRIGGER revoked_client_users_update_counted AFTER UPDATE ON revoked_client_users
+    BEGIN UPDATE change_counters SET revocations = revocations + 1; END;
+  CREATE TRIGGER clients_insert_counted AFTER INSERT ON clients
+    BEGIN UPDATE change_counters SET clients = clients + 1; END;
+  CREATE TRIGGER clients_update_counted AFTER UPDATE ON clients
+    BEGIN UPDATE change_counters SET clients = clients + 1; END;
+  CREATE TRIGGER clients_delete_counted AFTER DELETE ON clients
+    BEGIN UPDATE change_counters SET clients = clients + 1; END;
+  `,
 ];
 
 /** What migrating needs: no statement is prepared, so a better-sqlite3 `Database` fits as typed by its own package. */
