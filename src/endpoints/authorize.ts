@@ -9,6 +9,7 @@ import { bindSessionToUser } from '../http/session-owner.js';
 import { encodeLoginRequest } from '../http/login-request.js';
 import { issueCodeRedirect } from './issue-code.js';
 import { errorRedirectUri } from '../http/error-redirect-uri.js';
+import { errorResponseMode } from '../checks/error-response-mode.js';
 import { renderConsent, renderLogin, renderTargetError } from './render.js';
 import { markSentToHostLogin, takeHostLoginMark } from '../http/host-login-mark.js';
 import { renderHostLoginLoop } from './host-login-loop.js';
@@ -27,7 +28,8 @@ function promptValues(query: URLSearchParams): readonly string[] {
 /**
  * The authorization endpoint of one base address.
  * 1. client_id and redirect_uri: on failure an error page, never a redirect (RFC 6749 §4.1.2.1);
- * 2. the other parameters: on failure a redirect with `error`, `error_description`, `state` and `iss`;
+ * 2. the other parameters: on failure a redirect with `error`, `error_description`, `state` and `iss`, in the query,
+ *    or in the fragment for a `response_type` holding `token` or `id_token` (errorResponseMode, RFC 6749 §4.2.2.1);
  * 3. nobody signed in: the login page (or the host's login URL, but not twice in a row for one request: see
  *    renderHostLoginLoop), which carries the request itself, so a signed-out browser gets no server-side
  *    session; signed in: the consent page, its request kept in the user's session. With `prompt=none`, no page:
@@ -121,7 +123,7 @@ export function createAuthorizeEndpoint(context: PageContext) {
         state: target.state,
         stateOctets: target.stateOctets,
         issuer: issuer.issuer,
-      }));
+      }, errorResponseMode(query)));
     }
   };
 }

@@ -9,11 +9,20 @@ export type ParamValue = string | { readonly encoded: string } | undefined;
  * @see RFC 6749 §4.1.2, §4.1.2.1; RFC 9207 §2 (`iss`).
  */
 export function redirectUriWithParams(redirectUri: string, params: ReadonlyArray<readonly [string, ParamValue]>): string {
-  const query = params
-    .filter((pair): pair is readonly [string, NonNullable<ParamValue>] => pair[1] !== undefined)
-    .map(([name, value]) => `${encodeURIComponent(name)}=${typeof value === 'string' ? encodeURIComponent(value) : value.encoded}`)
-    .join('&');
+  const query = encodeParams(params);
   if (query.length === 0) return redirectUri;
   const separator = !redirectUri.includes('?') ? '?' : redirectUri.endsWith('?') || redirectUri.endsWith('&') ? '' : '&';
   return `${redirectUri}${separator}${query}`;
+}
+
+/**
+ * `name=value&…`, each part percent-encoded (an already encoded value as it is), absent values skipped: the
+ * form the query and the fragment of a redirect both carry.
+ * @see RFC 6749 Appendix B, §4.1.2, §4.2.2.
+ */
+export function encodeParams(params: ReadonlyArray<readonly [string, ParamValue]>): string {
+  return params
+    .filter((pair): pair is readonly [string, NonNullable<ParamValue>] => pair[1] !== undefined)
+    .map(([name, value]) => `${encodeURIComponent(name)}=${typeof value === 'string' ? encodeURIComponent(value) : value.encoded}`)
+    .join('&');
 }

@@ -62,8 +62,11 @@ describe('no input makes the server fail', () => {
         expect([200, 302, 400]).toContain(res.status);
         if (res.status === 302) {
           const location = res.headers.location!;
-          expect(location.startsWith(`${REDIRECT_URI}?`), location).toBe(true);
-          const error = new URL(location).searchParams.get('error');
+          // RFC 6749 §4.2.2.1: a request for a token in the front channel gets its error in the fragment.
+          const implicit = responseType.split(' ').includes('token');
+          expect(location.startsWith(`${REDIRECT_URI}${implicit ? '#' : '?'}`), location).toBe(true);
+          const url = new URL(location);
+          const error = (implicit ? new URLSearchParams(url.hash.slice(1)) : url.searchParams).get('error');
           expect(AUTHORIZE_ERRORS.has(error ?? ''), location).toBe(true);
         }
       },

@@ -188,7 +188,7 @@ describe('RFC 6749 §4.1.2.1: state in the error redirect', () => {
   });
 
   it('an empty state beside a real one is omitted (§3.1), and the real one echoed', async () => {
-    const res = await request(t.app).get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { state: undefined, response_type: 'token' })}&state=&state=abc`);
+    const res = await request(t.app).get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { state: undefined, response_type: 'foo' })}&state=&state=abc`);
     const callback = new URL(res.headers.location!);
     expect(callback.searchParams.get('error')).toBe('unsupported_response_type');
     expect(callback.searchParams.getAll('state')).toEqual(['abc']);
@@ -197,10 +197,20 @@ describe('RFC 6749 §4.1.2.1: state in the error redirect', () => {
   it('a state of 2,048 characters once encoded is echoed byte for byte with another error', async () => {
     // 2,026 that encode as themselves, and eight that take 22 once encoded.
     const state = `${'s'.repeat(2026)}"&é\\ +%`;
-    const res = await request(t.app).get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { state, response_type: 'token' })}`);
+    const res = await request(t.app).get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { state, response_type: 'foo' })}`);
     const callback = new URL(res.headers.location!);
     expect(callback.searchParams.get('error')).toBe('unsupported_response_type');
     expect(callback.searchParams.get('state')).toBe(state);
+  });
+
+  it('the same state is echoed byte for byte in the fragment of an implicit request\'s error (RFC 6749 §4.2.2.1)', async () => {
+    const state = `${'s'.repeat(2026)}"&é\\ +%`;
+    const res = await request(t.app).get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { state, response_type: 'token' })}`);
+    const callback = new URL(res.headers.location!);
+    expect(callback.search).toBe('');
+    const fragment = new URLSearchParams(callback.hash.slice(1));
+    expect(fragment.get('error')).toBe('unsupported_response_type');
+    expect(fragment.get('state')).toBe(state);
   });
 });
 

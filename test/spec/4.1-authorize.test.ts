@@ -306,16 +306,27 @@ describe('RFC 6749 §4.1.2.1: other errors are redirected to the trusted redirec
     expect(callback.searchParams.has('code')).toBe(false);
   });
 
-  it('redirects error=unsupported_response_type with state when response_type is token', async () => {
-    const callback = expectRedirectTo(await getAuthorize(t.app, authorizeQuery(t.codeClient, { response_type: 'token' })));
-    expect(callback.searchParams.get('error')).toBe('unsupported_response_type');
-    expect(callback.searchParams.get('state')).toBe('xyz-123');
-    expect(callback.searchParams.has('code')).toBe(false);
+  it('redirects error=unsupported_response_type with state when response_type is token, in the fragment (RFC 6749 §4.2.2.1)', async () => {
+    const res = await getAuthorize(t.app, authorizeQuery(t.codeClient, { response_type: 'token' }));
+    expect(res.status).toBe(302);
+    const callback = new URL(res.headers.location!);
+    expect(`${callback.origin}${callback.pathname}${callback.search}`).toBe(REDIRECT_URI);
+    const fragment = new URLSearchParams(callback.hash.slice(1));
+    expect(fragment.get('error')).toBe('unsupported_response_type');
+    expect(fragment.get('state')).toBe('xyz-123');
+    expect(fragment.has('code')).toBe(false);
   });
 
-  it('redirects error=unsupported_response_type when response_type is "code token"', async () => {
-    const callback = expectRedirectTo(await getAuthorize(t.app, authorizeQuery(t.codeClient, { response_type: 'code token' })));
+  it('redirects error=unsupported_response_type when response_type is "code token", in the fragment (hybrid)', async () => {
+    const res = await getAuthorize(t.app, authorizeQuery(t.codeClient, { response_type: 'code token' }));
+    expect(new URLSearchParams(new URL(res.headers.location!).hash.slice(1)).get('error')).toBe('unsupported_response_type');
+  });
+
+  it('redirects error=unsupported_response_type with state when response_type is foo, in the query', async () => {
+    const callback = expectRedirectTo(await getAuthorize(t.app, authorizeQuery(t.codeClient, { response_type: 'foo' })));
     expect(callback.searchParams.get('error')).toBe('unsupported_response_type');
+    expect(callback.searchParams.get('state')).toBe('xyz-123');
+    expect(callback.hash).toBe('');
   });
 
   it('redirects error=invalid_scope with state for a scope the integration may not have', async () => {
@@ -343,7 +354,7 @@ describe('RFC 6749 §4.1.2.1: other errors are redirected to the trusted redirec
   });
 
   it('redirects errors to a redirect_uri with its own query, keeping that query', async () => {
-    const res = await getAuthorize(t.app, authorizeQuery(t.codeClient, { redirect_uri: QUERY_REDIRECT_URI, response_type: 'token' }));
+    const res = await getAuthorize(t.app, authorizeQuery(t.codeClient, { redirect_uri: QUERY_REDIRECT_URI, response_type: 'foo' }));
     const callback = expectRedirectTo(res, QUERY_REDIRECT_URI);
     expect(callback.searchParams.get('tenant')).toBe('a b');
     expect(callback.searchParams.get('error')).toBe('unsupported_response_type');
@@ -370,5 +381,61 @@ describe('RFC 6749 §4.1.2.1: other errors are redirected to the trusted redirec
     const res = await getAuthorize(t.app, authorizeQuery(t.codeClient, { response_type: 'token' }));
     expect(res.status).toBe(302);
     expect(res.text).not.toMatch(/name="password"/);
+  });
+});
+
+describe('RFC 6749 §4.2.2.1: a request for the implicit flow gets its error in the fragment, where such a client reads it', () => {
+  // "the authorization server informs the client by adding the following parameters to the fragment component of
+  // the redirection URI" (§4.2.2.1); OAuth 2.0 Multiple Response Type Encoding Practices §5 makes the fragment the
+  // default for every response_type holding token or id_token.
+  /** The redirect's fragment, read as the form-encoded parameters it holds; its URL without the fragment. */
+  function fragmentOf(res: request.Response): { url: string; params: URLSearchParams } {
+    expect(res.status).toBe(302);
+    const location = res.headers.location!;
+    const at = location.indexOf('#');
+    expect(at, location).toBeGreaterThan(-1);
+    return { url: location.slice(0, at), params: new URLSearchParams(location.slice(at + 1)) };
+  }
+
+  it.each(['token', 'code token', 'id_token', 'id_token token', 'code id_token token'])(
+    'response_type=%s: unsupported_response_type, state and iss in the fragment, nothing in the query',
+    async (responseType) => {
+      const res = await getAuthorize(t.app, authorizeQuery(t.codeClient, { response_type: responseType }));
+      const { url, params } = fragmentOf(res);
+      expect(url).toBe(REDIRECT_URI);
+      expect(params.get('error')).toBe('unsupported_response_type');
+      expect(params.get('state')).toBe('xyz-123');
+      expect(params.get('iss')).toBe(ISSUER);
+      expect(params.has('code')).toBe(false);
+    },
+  );
+
+  it('keeps the registered redirect_uri\'s own query as it is, and puts the error after it in the fragment', async () => {
+    const res = await getAuthorize(t.app, authorizeQuery(t.codeClient, { redirect_uri: QUERY_REDIRECT_URI, response_type: 'token' }));
+    const { url, params } = fragmentOf(res);
+    expect(url).toBe(QUERY_REDIRECT_URI);
+    expect(params.get('error')).toBe('unsupported_response_type');
+  });
+
+  it('puts any error of such a request in the fragment: a repeated scope beside response_type=token', async () => {
+    const res = await getAuthorize(t.app, `${authorizeQuery(t.codeClient, { response_type: 'token', scope: 'envelopes:read' })}&scope=envelopes:sign`);
+    expect(fragmentOf(res).params.get('error')).toBe('invalid_request');
+  });
+
+  it('follows an explicit response_mode=query, the one mode the metadata lists', async () => {
+    const callback = expectRedirectTo(await getAuthorize(t.app, `${authorizeQuery(t.codeClient, { response_type: 'token' })}&response_mode=query`));
+    expect(callback.searchParams.get('error')).toBe('unsupported_response_type');
+    expect(callback.hash).toBe('');
+  });
+
+  it('ignores a response_mode it does not support: response_mode=fragment leaves a code request\'s errors in the query', async () => {
+    const callback = expectRedirectTo(await getAuthorize(t.app, `${authorizeQuery(t.codeClient, { scope: 'envelopes:read admin' })}&response_mode=fragment`));
+    expect(callback.searchParams.get('error')).toBe('invalid_scope');
+    expect(callback.hash).toBe('');
+  });
+
+  it('still shows the error page, never a redirect, when the client or redirect_uri is wrong', async () => {
+    expectErrorPage(await getAuthorize(t.app, authorizeQuery(t.codeClient, { response_type: 'token', redirect_uri: 'https://attacker.example/' })));
+    expectErrorPage(await getAuthorize(t.app, authorizeQuery({ clientId: 'nobody', clientSecret: '' }, { response_type: 'token' })));
   });
 });
