@@ -5,7 +5,7 @@ import { createRandomClientId } from '../crypto/random-client-id.js';
 import { hashSecret } from '../crypto/hash-secret.js';
 import { checkClientAuthMethod, checkClientName, checkClientRedirectUris, checkClientRequirePkce, checkClientScopes } from './client-fields.js';
 import { requireAdministration } from '../stores/check-store.js';
-import { isStoreId } from '../stores/store-policy.js';
+import { isClientId } from '../checks/client-id.js';
 
 /** `registerClient` was given a client_id that is already registered. */
 export class ClientExistsError extends Error {
@@ -26,7 +26,8 @@ export interface RegisterClientInput {
   /** When the credentials count as issued (SPEC §9); not in the future. Default: now. */
   readonly credentialsIssuedAt?: Date;
   /**
-   * A chosen client_id (an import, a fixed demo id); any store id is accepted, one starting with `-` too.
+   * A chosen client_id (an import, a fixed demo id): 1–255 VSCHAR (%x20-7E, RFC 6749 Appendix A.1), one starting
+   * with `-` too; a control or non-ASCII character is refused (`isClientId`).
    * Default: 256 random bits, base64url, never starting with `-` (see `createRandomClientId`).
    */
   readonly clientId?: string;
@@ -49,8 +50,8 @@ export interface RegisteredClient {
  * place the rules of registration live (an import checks every row with it before writing any).
  * @param clientSecretHash the stored form of the secret (`hashSecret`, or an imported hash format).
  * @throws TypeError for a bad name, flow, redirect URI, scope, PKCE setting, date, client_id or authentication method.
- * @see RFC 6749 §2 (client registration), §2.2 (client identifier), §3.1.2.2 (registration requirements);
- *   RFC 7591 §2 (`token_endpoint_auth_method`); SPEC §9 (issue date).
+ * @see RFC 6749 §2 (client registration), §2.2 (client identifier), §3.1.2.2 (registration requirements),
+ *   Appendix A.1 (client_id is VSCHAR); RFC 7591 §2 (`token_endpoint_auth_method`); SPEC §9 (issue date).
  */
 export function buildClientRecord(input: RegisterClientInput, clientSecretHash: string): OAuthClient {
   const name = checkClientName(input.name);
@@ -64,8 +65,8 @@ export function buildClientRecord(input: RegisterClientInput, clientSecretHash: 
   if (Number.isNaN(issuedAt.getTime())) throw new TypeError('credentialsIssuedAt must be a valid date');
   // A future issue date is a typo (2012 → 2021) that would silently pick the wrong base address (SPEC §9).
   if (issuedAt.getTime() > Date.now()) throw new TypeError('credentialsIssuedAt must not be in the future');
-  if (input.clientId !== undefined && !isStoreId(input.clientId)) {
-    throw new TypeError('clientId must be 1–255 characters without control characters');
+  if (input.clientId !== undefined && !isClientId(input.clientId)) {
+    throw new TypeError('clientId must be 1–255 characters from %x20-7E (printable ASCII and space: RFC 6749 Appendix A.1 VSCHAR)');
   }
   const authMethod = checkClientAuthMethod(input.tokenEndpointAuthMethod);
   return {

@@ -183,6 +183,29 @@ describe('createOAuthAdmin (RFC 6749 §2, RFC 7009 §2.1)', () => {
     expect((refused as UnknownClientError).message.length, 'its message shows it cut').toBeLessThan(300);
   });
 
+  it('a chosen clientId outside VSCHAR (RFC 6749 Appendix A.1: %x20-7E) is a TypeError that says so, and nothing is stored', async () => {
+    const admin = createOAuthAdmin(createMemoryStore());
+    for (const clientId of ['café-partner', 'tab\there', 'del\u007fid', 'nul\u0000id', 'nbsp\u00a0id', 'emoji-\u{1F600}', 'line\nbreak', '', 'x'.repeat(256)]) {
+      const refused: unknown = await admin.createClient({ name: 'Acme', flow: 'client_credentials', clientId }).then(() => null, (error: unknown) => error);
+      expect(refused, JSON.stringify(clientId)).toBeInstanceOf(TypeError);
+      expect((refused as TypeError).message).toBe('clientId must be 1–255 characters from %x20-7E (printable ASCII and space: RFC 6749 Appendix A.1 VSCHAR)');
+    }
+    expect(await admin.listClients()).toEqual([]);
+    // Every VSCHAR is accepted, the characters Basic credentials must encode (RFC 6749 §2.3.1) too.
+    for (const clientId of ['tenant:partner', 'partner+7%41', 'spaced partner', '~!"#$&\'()*,./;<=>?@[\\]^_`{|}-', 'x'.repeat(255)]) {
+      expect((await admin.createClient({ name: 'Acme', flow: 'client_credentials', clientId })).client.clientId).toBe(clientId);
+    }
+  });
+
+  it('an imported row whose client_id is outside VSCHAR is invalid, with the same message', async () => {
+    const admin = createOAuthAdmin(createMemoryStore());
+    const row = (clientId: string) => ({ line: 1, fields: { client_id: clientId, client_secret: 'partner secret', name: 'Partner', flow: 'client_credentials', credentials_issued_at: '2020-01-01' } });
+    const report = await admin.importClients([row('café-partner')]);
+    expect(report.refused).toBe(true);
+    expect(report.rows).toEqual([expect.objectContaining({ outcome: 'invalid', message: expect.stringContaining('client_id must be 1–255 characters from %x20-7E') })]);
+    expect(await admin.listClients()).toEqual([]);
+  });
+
   it('a grace period longer than 30 days, or not whole seconds, is a TypeError and changes nothing', async () => {
     const admin = createOAuthAdmin(createMemoryStore());
     const { client } = await admin.createClient({ name: 'Acme', flow: 'client_credentials' });

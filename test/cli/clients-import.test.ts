@@ -367,6 +367,17 @@ describe('oauth-admin clients import: whole-file semantics, idempotence, report'
     expect(report.stdout).not.toContain('Partner-Pa55word-0x7f');
   });
 
+  it('refuses a client_id outside VSCHAR (RFC 6749 Appendix A.1) as an invalid row, exit 2, and accepts one with : % + (usage error, nothing written)', async () => {
+    const row = (clientId: string) => ({ client_id: clientId, client_secret: 'Partner-Pa55word-0x7f', name: 'Partner', flow: 'client_credentials', credentials_issued_at: '2020-01-01' });
+    const file = writeImport('vschar.jsonl', jsonLines([row('café-partner'), row('tab\tpartner'), row('tenant:partner+7%41')] as unknown as Row[]));
+    const report = await runCli(storeFile, ['clients', 'import', file, '--json']);
+    expect(report.code).toBe(2);
+    const rows = (JSON.parse(report.stdout) as JsonReport).rows;
+    expect(rows.map((r) => r.outcome)).toEqual(['invalid', 'invalid', 'would_create']);
+    expect(rows[0]!.message).toBe('client_id must be 1–255 characters from %x20-7E (printable ASCII and space: RFC 6749 Appendix A.1 VSCHAR)');
+    expect((JSON.parse(report.stdout) as JsonReport).refused).toBe(true);
+  });
+
   it('refuses a CSV file with an unknown column as a whole, naming the column', async () => {
     const text = 'client_id,client_secret,name,flow,credential_issued_at\nx,y,X,client_credentials,2020-01-01\n';
     const result = await runCli(storeFile, ['clients', 'import', writeImport('clients.csv', text), '--json']);

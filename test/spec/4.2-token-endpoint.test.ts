@@ -235,10 +235,13 @@ describe('SPEC §5.1 HTTP Basic client authentication (RFC 6749 §2.3.1, §5.2)'
 
   it('reads octets that are not UTF-8 as ISO-8859-1, as requests\' HTTPBasicAuth and Authlib send a non-ASCII secret (RFC 7617 §2.1)', async () => {
     // RFC 7617 §2.1: without charset="UTF-8" in the challenge the charset is the server's to pick; those clients
-    // encode `id:secret` as ISO-8859-1, where é is the one octet 0xE9, which no UTF-8 reading has.
+    // encode `id:secret` as ISO-8859-1, where é is the one octet 0xE9, which no UTF-8 reading has. Registration
+    // refuses an id outside VSCHAR (RFC 6749 Appendix A.1) now; one already in the store (registered before, or
+    // written by a tool) keeps authenticating, so it is written here as such a tool would.
     const clientId = 'café-partner';
     const clientSecret = 'naïve+secret%2F§';
-    await t.store.clients.createClient!(buildClientRecord({ name: 'Latin partner', flow: 'client_credentials', clientId }, hashSecret(clientSecret)));
+    const record = buildClientRecord({ name: 'Latin partner', flow: 'client_credentials', clientId: 'cafe-partner' }, hashSecret(clientSecret));
+    await t.store.clients.createClient!({ ...record, clientId });
     const encoded = (id: string, secret: string, charset: BufferEncoding) => `Basic ${Buffer.from(`${id}:${secret}`, charset).toString('base64')}`;
     const send = (header: string) => token().set('Authorization', header).send({ grant_type: 'client_credentials' });
     expect((await send(encoded(clientId, clientSecret, 'latin1'))).status, 'ISO-8859-1, as sent by requests and Authlib').toBe(200);
@@ -248,6 +251,33 @@ describe('SPEC §5.1 HTTP Basic client authentication (RFC 6749 §2.3.1, §5.2)'
     const wrong = await send(encoded(clientId, 'naïve+secret%2F¤', 'latin1'));
     expectInvalidClient(wrong);
     expect(wrong.body).toEqual({ error: 'invalid_client', error_description: 'client authentication failed' });
+  });
+
+  it('an id holding a colon authenticates form-encoded in Basic (%3A, RFC 6749 §2.3.1) and in the body; sent raw, the id ends at its first colon (RFC 7617 §2)', async () => {
+    const clientId = 'tenant:partner';
+    const clientSecret = 'colon:secret';
+    await t.store.clients.createClient!(buildClientRecord({ name: 'Colon partner', flow: 'client_credentials', clientId }, hashSecret(clientSecret)));
+    const cc = { grant_type: 'client_credentials' };
+    const encoded = await token().set('Authorization', basic({ clientId, clientSecret })).send(cc);
+    expect(encoded.status, JSON.stringify(encoded.body)).toBe(200);
+    expect(Buffer.from(basic({ clientId, clientSecret }).slice(6), 'base64').toString()).toBe('tenant%3Apartner:colon%3Asecret');
+    expect((await token().send({ ...cc, client_id: clientId, client_secret: clientSecret })).status, 'client_secret_post').toBe(200);
+    // Raw, the header names the integration "tenant" with the secret "partner:colon:secret": no such integration.
+    const raw = await token().set('Authorization', `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`).send(cc);
+    expectInvalidClient(raw);
+  });
+
+  it('an unknown client_id outside VSCHAR (controls, DEL, non-ASCII, a lone surrogate) is 401 invalid_client, in the body or in Basic, raw or form-encoded', async () => {
+    for (const clientId of ['tab\tid', 'del\u007fid', 'nul\u0000id', 'c1\u0085id', 'café-unknown', 'nbsp\u00a0id', 'emoji-\u{1F600}', 'lone-\uD800']) {
+      const label = JSON.stringify(clientId);
+      const posted = await token().send(new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: 'x' }).toString());
+      expectInvalidClient(posted);
+      // A lone surrogate has no UTF-8, so no form-encoding (encodeURIComponent throws): raw only.
+      if (!clientId.startsWith('lone-')) expectInvalidClient(await token().set('Authorization', basic({ clientId, clientSecret: 'x' })).send({ grant_type: 'client_credentials' }));
+      const raw = await token().set('Authorization', `Basic ${Buffer.from(`${clientId}:x`).toString('base64')}`).send({ grant_type: 'client_credentials' });
+      expect(raw.status, label).toBe(401);
+      expect(raw.body.error, label).toBe('invalid_client');
+    }
   });
 
   it('a disabled integration and a wrong secret take the same work when the header has two readings: both are tried', async () => {

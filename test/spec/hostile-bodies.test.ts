@@ -91,7 +91,10 @@ describe('hostile bodies and headers', () => {
     });
 
     it('decodes charset=ISO-8859-1 as ISO-8859-1 (Java\'s Apache HttpClient default): %E9 is é', async () => {
-      const { client, clientSecret } = await registerClient(t.store, { clientId: 'café-sync', name: 'Café', flow: 'client_credentials' });
+      // An id outside VSCHAR, which registration refuses now (RFC 6749 Appendix A.1): one stored before still works.
+      const { client: registered, clientSecret } = await registerClient(t.store, { clientId: 'cafe-sync', name: 'Café', flow: 'client_credentials' });
+      const client = { ...registered, clientId: 'café-sync' };
+      await t.store.clients.createClient!(client);
       const latin1 = `grant_type=client_credentials&client_id=caf%E9-sync&client_secret=${clientSecret}`;
       const res = await post('/oauth2/token', { 'Content-Type': `${FORM}; charset=ISO-8859-1` }, Buffer.from(latin1, 'latin1'));
       expect(res.status, JSON.stringify(res.body)).toBe(200);
