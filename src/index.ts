@@ -18,6 +18,7 @@ export type { ReadinessReport, ReadinessOptions, HealthCheckResult, HealthFailur
 export { DIAGNOSTICS_CHANNELS } from './metrics/channels.js';
 export type {
   ErrorEndpoint, ChannelMessageBase, TokenRequestMessage, BearerCheckMessage, ErrorAnswerMessage,
+  BcryptWorkerFailureMessage, BcryptWorkerFailureReason,
 } from './metrics/channels.js';
 export type { SessionStoreLike } from './http/session-store-like.js';
 export { MemorySessionStore } from './http/memory-session-store.js';

@@ -1,11 +1,12 @@
 // Checks imported bcrypt hashes ($2a$/$2b$/$2y$, common in Node servers) in a worker thread, off the event loop.
 import { Worker } from 'node:worker_threads';
 import { runtimeRequire } from '../runtime-require.js';
+import { bcryptWorkerFailureChannel, type BcryptWorkerFailureMessage } from '../metrics/channels.js';
 import { BcryptWorkerError } from './bcrypt-worker-error.js';
 
 /**
- * Highest bcrypt cost accepted at import: each step doubles the work (cost 10 ≈ 57 ms, 12 ≈ 230 ms per check
- * on the 2-core reference machine, in pure JavaScript).
+ * Highest bcrypt cost accepted at import: each step doubles the work (in pure JavaScript, one check at cost 12 took
+ * 230 ms on one 2-core machine and 340 to 380 ms on a 2-vCPU VM; `bench/bcrypt-check-cost.js` measures a machine).
  */
 export const MAX_BCRYPT_COST = 12;
 
@@ -59,9 +60,14 @@ const MOST_RESTART_DELAY_MS = 30_000;
 /**
  * The longest a worker with checks under way may go without answering one before it is taken for hung. It checks one
  * at a time, so a burst legitimately takes long (100 checks at cost 12: about 25 to 40 s) but never goes silent for
- * longer than one check: at most 230 to 380 ms at the highest cost accepted (`MAX_BCRYPT_COST`, 2-core machines),
- * plus the thread's start. 10 s is some 25 times that, room for a starved CPU, and the package's other bound on a
- * request that waits on something it does not control (`userAuthTimeout`, `bodyTimeout`: 10 s by default).
+ * longer than one check: 230 to 380 ms at the highest cost accepted (`MAX_BCRYPT_COST`, 2-core machines), plus the
+ * thread's start. 10 s is some 25 times that, room for a starved CPU (a 2-vCPU VM at a load average of 7 to 10: checks
+ * of 0.7 to 4.7 s), and the package's other bound on a request that waits on something it does not control
+ * (`userAuthTimeout`, `bodyTimeout`: 10 s by default).
+ * Not a host option: it bounds the package's own code at a capped cost, not the host's directory or network, so no
+ * deployment needs another value (a slower CPU is inside the 25 times; a shorter bound only ends a rare fault a few
+ * seconds sooner); and the worker is one per process while options are per router, so two routers could ask for
+ * two bounds on the one worker. A failure is counted (`oauth_bcrypt_worker_failures_total`) whatever the bound.
  */
 const MOST_SILENCE_MS = 10_000;
 
@@ -105,6 +111,8 @@ const HUNG = Symbol('hung');
  * A worker that stops while idle is not a failure: nothing was lost, and only a check starts the next one.
  * Its message is the same for every check of one failure, so the router's log says it once (per kind per 10 s).
  * After start, only the error's name and code are told: a message from code that was handed a secret is not logged.
+ * Each failure is published on `DIAGNOSTICS_CHANNELS.bcryptWorkerFailure` (what `oauth_bcrypt_worker_failures_total`
+ * counts), so an operator can alert on a worker that keeps failing, which the throttled log line alone does not tell.
  */
 function stopped(run: Running, cause: unknown): void {
   if (run.stopped) return;
@@ -123,6 +131,11 @@ function stopped(run: Running, cause: unknown): void {
       ? `the bcrypt worker thread ${cause === HUNG ? `hung (${silence}) and was stopped` : `stopped (${kindOf(cause)})`} with client secret checks under way; ${next}`
       : `the bcrypt worker thread failed to start: ${cause === HUNG ? silence : described(cause)}`,
   );
+  // Only here, on a failure: a check that is answered publishes nothing. `hasSubscribers` first, as every channel does.
+  if (bcryptWorkerFailureChannel.hasSubscribers) {
+    const reason = !run.ready ? 'start_failed' : cause === HUNG ? 'hang' : 'crash';
+    bcryptWorkerFailureChannel.publish({ reason, checks: run.waiting.size } satisfies BcryptWorkerFailureMessage);
+  }
   for (const check of run.waiting.values()) check.reject(lastFailure);
   run.waiting.clear();
 }

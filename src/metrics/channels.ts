@@ -14,6 +14,11 @@ export const DIAGNOSTICS_CHANNELS = {
   bearerCheck: 'express-oauth-router:bearer-check',
   /** One `ErrorAnswerMessage` per OAuth error answered (RFC 6749 §4.1.2.1, §5.2; RFC 6750 §3.1). */
   errorAnswer: 'express-oauth-router:error',
+  /**
+   * One `BcryptWorkerFailureMessage` per bcrypt worker thread that failed with client secret checks under way (RFC 6749
+   * §5.2 `server_error`): process-wide, as the worker is shared by every router of the process.
+   */
+  bcryptWorkerFailure: 'express-oauth-router:bcrypt-worker-failure',
 } as const;
 
 /** Where an error was answered: the endpoint, or `bearer` for `requireBearer` on the host's routes. */
@@ -46,10 +51,28 @@ export interface ErrorAnswerMessage extends ChannelMessageBase {
   readonly status: number;
 }
 
+/**
+ * How the worker that checks imported bcrypt secrets failed: it stopped (`crash`: an uncaught error, out of memory,
+ * terminated), answered none of its checks for the watchdog's bound and was ended (`hang`), or stopped or went silent
+ * before it had loaded bcryptjs (`start_failed`). A worker that stops while idle lost nothing and is not reported.
+ */
+export type BcryptWorkerFailureReason = 'crash' | 'hang' | 'start_failed';
+
+/**
+ * A bcrypt worker thread failed; its checks were answered 500 `server_error`. Names no router (`source`): one worker
+ * serves every router of the process, and its checks may have come from several. Never carries a secret or a hash.
+ */
+export interface BcryptWorkerFailureMessage {
+  readonly reason: BcryptWorkerFailureReason;
+  /** The checks it had under way, each now answered 500. */
+  readonly checks: number;
+}
+
 /** The channels, made once: `channel()` returns the same object for a name anyway. */
 export const tokenRequestChannel = diagnosticsChannel.channel(DIAGNOSTICS_CHANNELS.tokenRequest);
 export const bearerCheckChannel = diagnosticsChannel.channel(DIAGNOSTICS_CHANNELS.bearerCheck);
 export const errorAnswerChannel = diagnosticsChannel.channel(DIAGNOSTICS_CHANNELS.errorAnswer);
+export const bcryptWorkerFailureChannel = diagnosticsChannel.channel(DIAGNOSTICS_CHANNELS.bcryptWorkerFailure);
 
 /**
  * Reports an error answer when anyone listens. Call it where the answer is sent, once per answer.

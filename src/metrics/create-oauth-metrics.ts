@@ -7,7 +7,8 @@ import type { OAuthRouter } from '../types.js';
 import type { OAuthEvents } from '../events/oauth-events.js';
 import type { OAuthEventOf } from '../events/event-types.js';
 import {
-  DIAGNOSTICS_CHANNELS, type BearerCheckMessage, type ErrorAnswerMessage, type TokenRequestMessage,
+  DIAGNOSTICS_CHANNELS, type BcryptWorkerFailureMessage, type BcryptWorkerFailureReason, type BearerCheckMessage,
+  type ErrorAnswerMessage, type TokenRequestMessage,
 } from './channels.js';
 import { instrumentStore } from './instrument-store.js';
 import { loadPromClient } from './load-prom-client.js';
@@ -63,7 +64,10 @@ const NAMES = {
   rateLimitHits: 'rate_limit_hits_total',
   storeCalls: 'store_call_duration_seconds',
   storeErrors: 'store_errors_total',
+  bcryptWorkerFailures: 'bcrypt_worker_failures_total',
 } as const;
+
+const BCRYPT_WORKER_FAILURE_REASONS: readonly BcryptWorkerFailureReason[] = ['crash', 'hang', 'start_failed'];
 
 /**
  * Prometheus metrics of the authorization server (prom-client 15). Counters and histograms, all labels from
@@ -77,7 +81,10 @@ const NAMES = {
  *   `oauth_bearer_check_duration_seconds{outcome}` (histograms);
  * - `oauth_rate_limit_hits_total{limit}`: `rate_limit.hit` events (`login`, `client_authentication`);
  * - `oauth_store_call_duration_seconds{part,method,outcome}` and `oauth_store_errors_total{part,method,reason}`
- *   for a store passed through `instrumentStore`.
+ *   for a store passed through `instrumentStore`;
+ * - `oauth_bcrypt_worker_failures_total{reason}`: the worker thread that checks imported bcrypt secrets failed with
+ *   checks under way (`crash`, `hang`, `start_failed`), each of them answered 500; process-wide (one worker serves
+ *   every router), counted once per metrics however many routers it observes.
  * Timings come from `node:diagnostics_channel`, which the router only feeds while subscribed, so a host that
  * does not create metrics pays nothing for them.
  * @throws Error naming prom-client when it is not installed; TypeError for a bad prefix; prom-client's Error
@@ -127,6 +134,11 @@ export function createOAuthMetrics(options: OAuthMetricsOptions = {}): OAuthMetr
     name: `${prefix}${NAMES.storeErrors}`, help: 'Store calls that failed, by part, method and reason (unavailable or error).',
     labelNames: ['part', 'method', 'reason'] as const, registers,
   });
+  const bcryptWorkerFailures = new prom.Counter({
+    name: `${prefix}${NAMES.bcryptWorkerFailures}`,
+    help: 'Worker threads checking imported bcrypt client secrets that failed with checks under way, by reason (crash, hang, start_failed).',
+    labelNames: ['reason'] as const, registers,
+  });
 
   const sources = new Set<OAuthEvents>();
   const onTokenRequest = (message: unknown): void => {
@@ -143,6 +155,10 @@ export function createOAuthMetrics(options: OAuthMetricsOptions = {}): OAuthMetr
     const m = message as ErrorAnswerMessage;
     if (sources.has(m.source)) errors.inc({ endpoint: m.endpoint, error: m.error, status: String(m.status) });
   };
+  // Process-wide, not one router's: counted while any router is observed (the channel is subscribed to only then).
+  const onBcryptWorkerFailure = (message: unknown): void => {
+    bcryptWorkerFailures.inc({ reason: (message as BcryptWorkerFailureMessage).reason });
+  };
   const onIssued = (event: OAuthEventOf<'token.issued'> | OAuthEventOf<'token.refreshed'>): void => {
     tokensIssued.inc({ grant_type: event.grantType, issuer: event.issuer ?? '' });
   };
@@ -153,6 +169,7 @@ export function createOAuthMetrics(options: OAuthMetricsOptions = {}): OAuthMetr
     [DIAGNOSTICS_CHANNELS.tokenRequest, onTokenRequest],
     [DIAGNOSTICS_CHANNELS.bearerCheck, onBearerCheck],
     [DIAGNOSTICS_CHANNELS.errorAnswer, onErrorAnswer],
+    [DIAGNOSTICS_CHANNELS.bcryptWorkerFailure, onBcryptWorkerFailure],
   ];
   let subscribed = false;
 
@@ -172,6 +189,7 @@ export function createOAuthMetrics(options: OAuthMetricsOptions = {}): OAuthMetr
         }
       }
       for (const limit of ['login', 'client_authentication']) rateLimitHits.inc({ limit }, 0);
+      for (const reason of BCRYPT_WORKER_FAILURE_REASONS) bcryptWorkerFailures.inc({ reason }, 0);
       if (!subscribed) {
         subscribed = true;
         for (const [name, listener] of channels) diagnosticsChannel.subscribe(name, listener);
