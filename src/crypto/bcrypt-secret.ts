@@ -61,8 +61,8 @@ const MOST_RESTART_DELAY_MS = 30_000;
  * The longest a worker with checks under way may go without answering one before it is taken for hung. It checks one
  * at a time, so a burst legitimately takes long (100 checks at cost 12: about 25 to 40 s) but never goes silent for
  * longer than one check: 230 to 380 ms at the highest cost accepted (`MAX_BCRYPT_COST`, 2-core machines), plus the
- * thread's start. 10 s is some 25 times that, room for a starved CPU (a 2-vCPU VM at a load average of 7 to 10: checks
- * of 0.7 to 4.7 s), and the package's other bound on a request that waits on something it does not control
+ * thread's start. 10 s is some 25 times that, room for a starved CPU (a 2-vCPU VM whose CPUs other jobs took: checks of
+ * 0.7 to 4.7 s), and the package's other bound on a request that waits on something it does not control
  * (`userAuthTimeout`, `bodyTimeout`: 10 s by default).
  * Not a host option: it bounds the package's own code at a capped cost, not the host's directory or network, so no
  * deployment needs another value (a slower CPU is inside the 25 times; a shorter bound only ends a rare fault a few
