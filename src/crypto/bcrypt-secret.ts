@@ -12,6 +12,13 @@ export const MAX_BCRYPT_COST = 12;
 
 const BCRYPT = /^\$2[aby]\$(\d{2})\$[./A-Za-z0-9]{53}$/;
 
+/**
+ * The most bytes of a secret bcrypt reads: it ignores the rest, so a longer secret would pass for any other with the
+ * same first 72 bytes (Spring Security's CVE-2025-22228; Okta's bcrypt cache key, 2024). A longer secret is never a
+ * match: the hash cannot tell whether its bytes past the 72nd are the right ones.
+ */
+export const MAX_BCRYPT_SECRET_BYTES = 72;
+
 /** Whether a stored hash is bcrypt with a cost from 4 to `MAX_BCRYPT_COST`. @see bcrypt (Provos & Mazières, 1999). */
 export function isBcryptHash(value: string): boolean {
   const cost = Number(BCRYPT.exec(value)?.[1] ?? Number.NaN);
@@ -206,10 +213,13 @@ function startWorker(): Running {
  * thread, which bcryptjs compares in constant time). Checks queue in the worker, never on the event loop.
  * A worker that stops with checks under way, answers none of them for 10 s (hung: it is ended), or cannot start,
  * rejects them with `BcryptWorkerError` (a 500, never a wrong secret); a bcryptjs that cannot be found throws its
- * `Cannot find module` (a 500 too).
+ * `Cannot find module` (a 500 too). A secret over `MAX_BCRYPT_SECRET_BYTES` in UTF-8 (as bcryptjs reads it) matches
+ * nothing, answered without the worker, as Spring Security's `BCryptPasswordEncoder.matches` answers it since its
+ * fix of CVE-2025-22228.
  * @see RFC 6749 §2.3.1 (client password), §5.2, §10.10.
  */
 export function verifyBcrypt(storedHash: string, presented: string): Promise<boolean> {
+  if (Buffer.byteLength(presented, 'utf8') > MAX_BCRYPT_SECRET_BYTES) return Promise.resolve(false);
   if (!running && lastFailure && performance.now() < restartAt) return Promise.reject(lastFailure);
   const run = (running ??= startWorker());
   const id = nextId++;
