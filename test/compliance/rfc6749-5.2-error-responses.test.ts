@@ -194,7 +194,7 @@ describe('RFC 6749 §4.1.2.1: state in the error redirect', () => {
     expect(callback.searchParams.getAll('state')).toEqual(['abc']);
   });
 
-  it('a state of 2,048 characters once encoded is echoed byte for byte with another error', async () => {
+  it('a state of 2,048 characters once encoded is echoed exactly (its decoded value) with another error', async () => {
     // 2,026 that encode as themselves, and eight that take 22 once encoded.
     const state = `${'s'.repeat(2026)}"&é\\ +%`;
     const res = await request(t.app).get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { state, response_type: 'foo' })}`);
@@ -203,7 +203,7 @@ describe('RFC 6749 §4.1.2.1: state in the error redirect', () => {
     expect(callback.searchParams.get('state')).toBe(state);
   });
 
-  it('the same state is echoed byte for byte in the fragment of an implicit request\'s error (RFC 6749 §4.2.2.1)', async () => {
+  it('the same state is echoed exactly (its decoded value) in the fragment of an implicit request\'s error (RFC 6749 §4.2.2.1)', async () => {
     const state = `${'s'.repeat(2026)}"&é\\ +%`;
     const res = await request(t.app).get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { state, response_type: 'token' })}`);
     const callback = new URL(res.headers.location!);
