@@ -10,6 +10,8 @@ import { createSqliteStore, type SqliteStore } from '../../src/stores/sqlite/ind
 import { createSqliteChangeWatch } from '../../src/stores/sqlite/change-watch.js';
 import type { SqliteConnection } from '../../src/stores/sqlite/driver.js';
 import { buildClient, buildCode, buildConsent } from '../../src/testing/conformance-fixtures.js';
+import { migrateSqliteSchema, SQLITE_SCHEMA_VERSION } from '../../src/stores/sqlite/schema.js';
+import { tokenValues } from '../../src/stores/sqlite/rows.js';
 
 const dirs: string[] = [];
 const closers: (() => unknown)[] = [];
@@ -168,5 +170,28 @@ describe('SQLite integration copies: what another connection commits (schema 9 c
     last = mark();
     await there.clients.deleteClient!('client-a');
     expect(mark()).not.toBe(last);
+  });
+});
+
+describe('SQLite schema 9 on a file an earlier version wrote', () => {
+  it('a schema 8 file migrates at open, and a deletion by a connection that knows nothing of the counters still moves the mark', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'oauth-sqlite-counters-'));
+    dirs.push(dir);
+    const file = join(dir, 'oauth.sqlite');
+    const old = new Database(file);
+    old.pragma('journal_mode = WAL');
+    migrateSqliteSchema(old, 8);
+    const access = token('client-a', 'alice');
+    // As the previous version inserts: naming its columns, with the issued_at schema 8 added.
+    old.prepare(`INSERT INTO tokens (token_hash, kind, grant_id, client_id, user_id, scope, issuer, expires_at, issued_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(...tokenValues('access', access, Date.now() - 1000));
+    const here = createSqliteStore({ filename: file, sweepIntervalSeconds: 0 });
+    closers.push(() => here.close(), () => old.close());
+    expect(old.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
+    expect(await here.tokens.findAccessToken(access.tokenHash)).not.toBeNull();
+    const before = markOf(here);
+    // The previous version's revocation endpoint: one DELETE, no counter in its code.
+    old.prepare("DELETE FROM tokens WHERE token_hash = ? AND kind = 'access'").run(access.tokenHash);
+    expect(markOf(here)).not.toBe(before);
   });
 });
