@@ -28,8 +28,8 @@ export interface StoreFromUrlOptions {
    */
   readonly refuseForeignFile?: boolean;
   /**
-   * Where the PostgreSQL and Redis stores report connection losses and background failures (their `logger`
-   * option); the other stores report none. Default: one line per warning on stderr (`consoleStoreLogger`).
+   * Where the PostgreSQL, Redis and SQLite stores report connection losses and background failures (their `logger`
+   * option); the memory store reports none. Default: one line per warning on stderr (`consoleStoreLogger`).
    */
   readonly logger?: StoreWarningLogger;
 }
@@ -205,7 +205,7 @@ export async function createStoreFromUrl(url: string, options: StoreFromUrlOptio
       const filename = sqlitePath(question === -1 ? rest : rest.slice(0, question));
       const urlOptions = question === -1 ? {} : sqliteUrlOptions(rest.slice(question + 1));
       const { createSqliteStore } = await import('./sqlite/index.js');
-      return createSqliteStore({ filename, fileMustExist: options.mustExist === true, refuseForeignFile: options.refuseForeignFile === true, ...urlOptions });
+      return createSqliteStore({ filename, fileMustExist: options.mustExist === true, refuseForeignFile: options.refuseForeignFile === true, ...urlOptions, ...logger });
     }
     case 'memory': {
       if (rest !== '' && rest !== '//') throw new TypeError('OAUTH_STORE: write the memory store as memory:');

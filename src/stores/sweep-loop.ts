@@ -32,10 +32,11 @@ const yieldToIo = (): Promise<void> => new Promise((resolve) => setImmediate(res
  * `sweepNow()` (tests, a host's cron) runs at full speed, yielding only to pending I/O. The timer is unref'd, so it never keeps the process
  * alive, and re-armed only after a run ends, so runs never overlap. A step that yields a number is waited for
  * (SweepRun). A batch that throws (a lock held past the store's wait) ends the run; reads already treat expired
- * records as absent, so a late sweep only delays the space coming back, and the next run retries.
+ * records as absent, so a late sweep only delays the space coming back, and the next run retries. A timed run's
+ * failure goes to `onError` (no caller sees it); a `sweepNow()` rejects to its caller instead.
  * @see RFC 6749 §10.5 (codes are short-lived), RFC 7009 §2.1 (tombstones kept for the retention only).
  */
-export function startSweepLoop(run: SweepRun, intervalMs: number): SweepLoop {
+export function startSweepLoop(run: SweepRun, intervalMs: number, onError: (err: unknown) => void = () => undefined): SweepLoop {
   const state: LoopState = { stopped: false };
   let wake: (() => void) | null = null;
   state.onStop = () => wake?.();
@@ -71,7 +72,7 @@ export function startSweepLoop(run: SweepRun, intervalMs: number): SweepLoop {
   }
 
   // A failed batch only ends its run: the next one retries (see above).
-  return scheduleRuns(state, once, intervalMs, () => undefined);
+  return scheduleRuns(state, once, intervalMs, onError);
 }
 
 /**

@@ -1,4 +1,4 @@
-// Child process for sqlite-lock-wait.test.ts: another process (the CLI, a backup) holding SQLite's write lock until told to let go.
+// Child process for the SQLite lock tests (sqlite-lock-holder-process.ts): another process (the CLI, a backup) holding SQLite's write lock until told to let go.
 import Database from 'better-sqlite3';
 
 /** What the test sends: take the lock (`BEGIN IMMEDIATE` or `BEGIN EXCLUSIVE`), or release it. */

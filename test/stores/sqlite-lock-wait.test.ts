@@ -1,9 +1,7 @@
 // Another process holding the SQLite lock never freezes the server: other routes answer, store calls wait on a timer, then 503.
-import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import request from 'supertest';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +13,7 @@ import {
 } from '../../src/stores/sqlite/index.js';
 import { buildClient, buildCode, buildTokenPair } from '../../src/testing/conformance-fixtures.js';
 import { basic, createTestApp, type TestApp, type TestClient } from '../helpers/app.js';
-import type { LockCommand, LockReport } from './sqlite-lock-holder.js';
+import { LockHolder } from './sqlite-lock-holder-process.js';
 
 /** The next attempt of any SQLite store in this process that meets a lock: a call is then known to be waiting. */
 function nextLockWait(): Promise<SqliteLockWaitMessage> {
@@ -26,34 +24,6 @@ function nextLockWait(): Promise<SqliteLockWaitMessage> {
     };
     sqliteLockWaitChannel.subscribe(once);
   });
-}
-
-/** Another process on the same file (the CLI, a backup) that takes the write lock and lets go when told. */
-class LockHolder {
-  private readonly child: ChildProcess;
-  private readonly queued: LockReport[] = [];
-  private readonly waiting: Array<(report: LockReport) => void> = [];
-
-  constructor(file: string) {
-    const holder = fileURLToPath(new URL('./sqlite-lock-holder.ts', import.meta.url));
-    this.child = fork(holder, [file], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    this.child.on('message', (m) => (this.waiting.shift() ?? ((r: LockReport) => this.queued.push(r)))(m as LockReport));
-    this.child.once('exit', (code) => { for (const w of this.waiting.splice(0)) w({ error: `lock holder exited (${code})` }); });
-  }
-
-  private async tell(command: LockCommand | null): Promise<LockReport> {
-    if (command) this.child.send(command);
-    const report = this.queued.shift() ?? await new Promise<LockReport>((resolve) => this.waiting.push(resolve));
-    if (report.error !== undefined) throw new Error(report.error);
-    return report;
-  }
-
-  ready(): Promise<LockReport> { return this.tell(null); }
-  /** Resolves once the other process holds the lock. */
-  lock(mode: 'IMMEDIATE' | 'EXCLUSIVE' = 'IMMEDIATE'): Promise<LockReport> { return this.tell({ lock: mode }); }
-  /** Resolves once the other process has rolled back: the lock is free. */
-  release(): Promise<LockReport> { return this.tell({ release: true }); }
-  stop(): void { this.child.kill(); }
 }
 
 function clientCredentials(app: TestApp['app'], client: TestClient): Promise<request.Response> {

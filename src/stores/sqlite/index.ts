@@ -24,6 +24,8 @@ import { integrationCopiesOption } from '../integration-copies-option.js';
 import { prepareSqliteSweep } from './sweeper.js';
 import { drainRevocation, prepareSqliteDrain } from './drain.js';
 import { startSweepLoop } from '../sweep-loop.js';
+import { consoleStoreLogger, type StoreWarningLogger } from '../console-store-logger.js';
+import { createSweepLog } from './sweep-log.js';
 import { checkTimerRange } from '../timer-range.js';
 
 export type { SqliteDatabase } from './driver.js';
@@ -87,13 +89,21 @@ export interface SqliteStoreOptions {
    * integrations that call. An integer from 1 to 10,000,000.
    */
   readonly maxIntegrationCopies?: number;
+  /**
+   * Receives what goes wrong in the store's background work, which no caller sees: a timed sweep that fails (another
+   * process held the lock past `lockTimeoutMs`, an I/O error), once when it starts failing and once when a sweep gets
+   * through again; a revocation's drain resumed at open that fails. The error is the second argument: log its message
+   * and code (`describeStoreError`). Store calls that answer a request report their own errors to their caller, not
+   * here. Default: one line per warning on stderr (`consoleStoreLogger`), as the PostgreSQL and Redis stores.
+   */
+  readonly logger?: StoreWarningLogger;
 }
 
 /** SQLite's `PRAGMA synchronous` levels the store offers. @see SqliteStoreOptions.synchronous. */
 export type SqliteSynchronous = 'full' | 'normal';
 
 /** Options of `createSqliteStore` for a host's open Database. @see SqliteStoreOptions. */
-export type SqliteConnectionOptions = Pick<SqliteStoreOptions, 'sweepIntervalSeconds' | 'lockTimeoutMs' | 'synchronous' | 'maxIntegrationCopies'>;
+export type SqliteConnectionOptions = Pick<SqliteStoreOptions, 'sweepIntervalSeconds' | 'lockTimeoutMs' | 'synchronous' | 'maxIntegrationCopies' | 'logger'>;
 
 /** The SQLite store: every tier of the contract, and `close()`. @see RFC 6749 §10.3–10.5, RFC 7009 §2.1. */
 export type SqliteStore = CompleteStore & {
@@ -217,6 +227,17 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
   const lockWait = createLockWait(checkLockTimeout(options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS));
   const synchronous = checkSynchronous(options.synchronous ?? 'full');
   const maxCopies = integrationCopiesOption('createSqliteStore', options.maxIntegrationCopies);
+  const given = options.logger ?? consoleStoreLogger;
+  // Called from timers and detached promises: a logger that throws must not become an unhandled rejection that ends the host.
+  const logger: StoreWarningLogger = {
+    warn(message, error) {
+      try {
+        given.warn(message, error);
+      } catch {
+        // Nothing else to tell it to.
+      }
+    },
+  };
   // A host's database is a better-sqlite3 Database like the one openDatabase makes; only its type is narrower.
   const db = isSqliteDatabase(source)
     ? (source as SqliteConnection)
@@ -265,7 +286,19 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
   // Expired rows in batches of SQLITE_SWEEP_BATCH, the event loop free between them, after any drain a revocation
   // left undone (sweeper.ts, drain.ts).
   const drain = prepareSqliteDrain(db);
-  const sweeper = startSweepLoop(prepareSqliteSweep(db, drain, lockWait.timeoutMs), sweepSeconds * 1000);
+  let closed = false;
+  // A failure once the store or the host's connection is closed is the shutdown itself, not worth a line.
+  const working = (): boolean => !closed && db.open;
+  const sweepRun = prepareSqliteSweep(db, drain, lockWait.timeoutMs);
+  const sweepLog = createSweepLog(logger);
+  const sweeper = startSweepLoop(function* sweep(now: number) {
+    yield* sweepRun(now);
+    // Not reached by a run that stop() ended (the loop returns the generator); one the close cut short is not said.
+    if (working()) sweepLog.succeeded();
+  }, sweepSeconds * 1000, (err) => {
+    // Only timed runs come here: a sweepExpired() rejects to its caller.
+    if (working()) sweepLog.failed(err);
+  });
   // Code consumes and token saves: per event-loop turn, one batch of consumes, then one synced batch of the rest;
   // under FULL in WAL mode the consumes need no sync of their own, the save of their tokens covers them (group-commit.ts).
   const walMode = db.pragma('journal_mode', { simple: true }) === 'wal';
@@ -286,14 +319,18 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
     return live ? { kind: 'replayed', grantId: live.grant_id, userId: live.user_id, clientId: live.client_id } : { kind: 'not_found' };
   }, { ahead: true });
 
-  let closed = false;
   const isClosed = (): boolean => closed;
   // A drain left undone (its process killed midway) is resumed now, paced as a revocation's own, not at the first
   // timed sweep: its tokens are refused meanwhile, but they hold their space. A failure (another connection's lock
-  // past lockTimeoutMs, the store closed) leaves it to the sweep.
+  // past lockTimeoutMs, the file guard) leaves it to the sweep, and is told to the logger (no caller waits for it);
+  // the store closed meanwhile is not. The first failure ends the loop: one line at most per open.
   void (async () => {
     for (const target of drain.pending()) await drainRevocation(drain, lockWait, guarded, target, isClosed);
-  })().catch(() => {});
+  })().catch((err: unknown) => {
+    if (working()) {
+      logger.warn('express-oauth-router: SQLite resumption of an interrupted revocation drain failed (its tokens stay refused; the next sweep finishes it)', err);
+    }
+  });
 
   const copies = createRevisionCopies(maxCopies);
   return {
