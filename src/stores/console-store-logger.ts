@@ -1,4 +1,4 @@
-// The stores' default logger: one line on stderr per warning, never an error object.
+// The stores' default logger (one line on stderr per warning, never an error object), and the guard every store puts on a host's.
 import { describeStoreError } from './describe-store-error.js';
 
 /** Where a store reports what it cannot throw: background failures, connections lost. */
@@ -23,3 +23,21 @@ export const consoleStoreLogger: StoreWarningLogger = {
     console.warn(`${message}: ${text}${code === undefined ? '' : ` (${code})`}`);
   },
 };
+
+/**
+ * The host's logger as a store calls it: from timers, socket 'error' listeners and detached promises, where a
+ * `warn` that throws would end the host (an uncaught exception, an unhandled rejection) over a line of log. What it
+ * throws is dropped: there is nothing else to tell it to.
+ */
+export function guardStoreLogger(given: StoreWarningLogger | undefined): StoreWarningLogger {
+  const logger = given ?? consoleStoreLogger;
+  return {
+    warn(message, error) {
+      try {
+        logger.warn(message, error);
+      } catch {
+        // Dropped, as the doc says.
+      }
+    },
+  };
+}

@@ -101,4 +101,33 @@ describe.skipIf(!PG_URL)('a PostgreSQL store whose idle connection the server dr
     for (const line of lines) expect(line).toMatch(/^express-oauth-router: [^:]+: terminating connection due to administrator command \(57P01\)$/);
     expect(stderr).not.toMatch(/secretKey|processID|connectionParameters/);
   });
+
+  it('a host logger that throws from the connection-lost listener does not end the host: the store closes cleanly after', { timeout: 30_000 }, async () => {
+    const tag = `eor-warn-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+    const schema = tag.replace(/-/g, '_');
+    const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}&application_name=${tag}`;
+    const child = spawn(process.execPath, ['--import', 'tsx', WORKER], { env: { ...process.env, OAUTH_STORE: url, OAUTH_TEST_THROWING_LOGGER: '1' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const admin = new pg.Client({ connectionString: PG_URL });
+    await admin.connect();
+    let code: number | null;
+    try {
+      await vi.waitFor(() => expect(stdout).toBe('ready\n'), { timeout: 15_000, interval: 50 });
+      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [tag]);
+      await vi.waitFor(() => expect(stderr).toContain('logger called: express-oauth-router: idle PostgreSQL connection lost'), { timeout: 10_000, interval: 50 });
+      // An uncaught exception from the listener ends the process with 1 at once; a guarded one leaves it to SIGTERM.
+      child.kill('SIGTERM');
+      code = await exited;
+    } finally {
+      child.kill('SIGKILL');
+      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await admin.end();
+    }
+    expect(code, stderr).toBe(0);
+    expect(stderr).not.toContain('the host logger failed');
+  });
 });

@@ -8,7 +8,7 @@ import { rethrowPostgresError } from './errors.js';
 import { createPostgresRunner, prepareSql } from './query.js';
 import { createPostgresTables, migratePostgresSchema, type PostgresTables } from './schema.js';
 import { startPostgresSweeper, type StoreLogger } from './sweeper.js';
-import { consoleStoreLogger } from '../console-store-logger.js';
+import { guardStoreLogger } from '../console-store-logger.js';
 import { createPostgresTokenStore, createRevocationLockKeys } from './tokens.js';
 import { createPostgresKeyStore } from './keys.js';
 import { createPostgresRateLimits } from './rate-limits.js';
@@ -147,7 +147,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const schema = options.schema ?? 'oauth';
   const tablePrefix = options.tablePrefix ?? '';
   const tables = createPostgresTables(schema, tablePrefix);
-  const logger: StoreLogger = options.logger ?? consoleStoreLogger;
+  // A host's logger that throws must not end the host from a socket listener or a timer.
+  const logger: StoreLogger = guardStoreLogger(options.logger);
 
   const ownsPool = !options.pool;
   // A host's pool is a pg Pool like the one createPostgresPool makes; only its declared type is looser.

@@ -35,7 +35,7 @@ import { createRedisRateLimits } from './rate-limits.js';
 import { startRedisSweeper } from './sweeper.js';
 import { createRedisDrains } from './drain.js';
 import { StoreUnavailableError } from '../store-unavailable-error.js';
-import { consoleStoreLogger } from '../console-store-logger.js';
+import { guardStoreLogger } from '../console-store-logger.js';
 import {
   connectResilientRedis,
   connectResilientRedisCluster,
@@ -326,7 +326,8 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
     throw new TypeError('createRedisStore: on a Redis Cluster the option "prefix" must not contain "{" or "}" (it goes inside hash tags)');
   }
   const replicaWait = checkReplicaWait(options.waitForReplicas, timeoutMs);
-  const logger = options.logger ?? consoleStoreLogger;
+  // A host's logger that throws must not end the host from a socket listener or a timer.
+  const logger = guardStoreLogger(options.logger);
   let client: RedisCommandClient;
   let own: ResilientRedisConnection | null = null;
   let ownCluster: ResilientRedisClusterConnection | null = null;

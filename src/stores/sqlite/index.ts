@@ -24,7 +24,7 @@ import { integrationCopiesOption } from '../integration-copies-option.js';
 import { prepareSqliteSweep } from './sweeper.js';
 import { drainRevocation, prepareSqliteDrain } from './drain.js';
 import { startSweepLoop } from '../sweep-loop.js';
-import { consoleStoreLogger, type StoreWarningLogger } from '../console-store-logger.js';
+import { guardStoreLogger, type StoreWarningLogger } from '../console-store-logger.js';
 import { createSweepLog } from './sweep-log.js';
 import { checkTimerRange } from '../timer-range.js';
 
@@ -227,17 +227,7 @@ export function createSqliteStore(source: SqliteStoreOptions | SqliteDatabase, c
   const lockWait = createLockWait(checkLockTimeout(options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS));
   const synchronous = checkSynchronous(options.synchronous ?? 'full');
   const maxCopies = integrationCopiesOption('createSqliteStore', options.maxIntegrationCopies);
-  const given = options.logger ?? consoleStoreLogger;
-  // Called from timers and detached promises: a logger that throws must not become an unhandled rejection that ends the host.
-  const logger: StoreWarningLogger = {
-    warn(message, error) {
-      try {
-        given.warn(message, error);
-      } catch {
-        // Nothing else to tell it to.
-      }
-    },
-  };
+  const logger = guardStoreLogger(options.logger);
   // A host's database is a better-sqlite3 Database like the one openDatabase makes; only its type is narrower.
   const db = isSqliteDatabase(source)
     ? (source as SqliteConnection)
