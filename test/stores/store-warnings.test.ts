@@ -70,64 +70,69 @@ describe('the stores\' default logger (no logger option): one line per warning, 
   });
 });
 
-describe.skipIf(!PG_URL)('a PostgreSQL store whose idle connection the server drops, with no logger (real server, real process)', () => {
-  it('writes one line to stderr with the message and SQLSTATE, and none of pg\'s connection object (secretKey)', { timeout: 30_000 }, async () => {
-    const tag = `eor-warn-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-    const schema = tag.replace(/-/g, '_');
-    const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}&application_name=${tag}`;
-    const child = spawn(process.execPath, ['--import', 'tsx', WORKER], { env: { ...process.env, OAUTH_STORE: url } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    const admin = new pg.Client({ connectionString: PG_URL });
-    await admin.connect();
-    try {
-      await vi.waitFor(() => expect(stdout).toBe('ready\n'), { timeout: 15_000, interval: 50 });
+/**
+ * The worker on a fresh schema, tagged so the test can have the server drop its connections: `dropConnections()`
+ * terminates them, `stop()` sends SIGTERM and resolves with the exit code, `dispose()` kills it and drops the schema.
+ */
+async function startWorker(env: Record<string, string> = {}) {
+  const tag = `eor-warn-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  const schema = tag.replace(/-/g, '_');
+  const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}&application_name=${tag}`;
+  const child = spawn(process.execPath, ['--import', 'tsx', WORKER], { env: { ...process.env, OAUTH_STORE: url, ...env } });
+  const output = { stdout: '', stderr: '' };
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { output.stdout += chunk; });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { output.stderr += chunk; });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await vi.waitFor(() => expect(output.stdout).toBe('ready\n'), { timeout: 15_000, interval: 50 });
+  return {
+    output,
+    async dropConnections(): Promise<number> {
       const { rowCount } = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [tag]);
-      expect(rowCount).toBeGreaterThan(0);
-      await vi.waitFor(() => expect(stderr).toContain('connection lost'), { timeout: 10_000, interval: 50 });
+      return rowCount ?? 0;
+    },
+    stop(): Promise<number | null> {
       child.kill('SIGTERM');
-      await exited;
-    } finally {
+      return exited;
+    },
+    async dispose(): Promise<void> {
       child.kill('SIGKILL');
       await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await admin.end();
+    },
+  };
+}
+
+describe.skipIf(!PG_URL)('a PostgreSQL store whose idle connection the server drops, with no logger (real server, real process)', () => {
+  it('writes one line to stderr with the message and SQLSTATE, and none of pg\'s connection object (secretKey)', { timeout: 30_000 }, async () => {
+    const worker = await startWorker();
+    try {
+      expect(await worker.dropConnections()).toBeGreaterThan(0);
+      await vi.waitFor(() => expect(worker.output.stderr).toContain('connection lost'), { timeout: 10_000, interval: 50 });
+      await worker.stop();
+    } finally {
+      await worker.dispose();
     }
-    const lines = stderr.split('\n').filter((l) => l !== '');
+    const lines = worker.output.stderr.split('\n').filter((l) => l !== '');
     // The pool's idle connection, and the revocation feed's listener when the server dropped it too: one line each.
     expect(lines).toContain('express-oauth-router: idle PostgreSQL connection lost: terminating connection due to administrator command (57P01)');
     for (const line of lines) expect(line).toMatch(/^express-oauth-router: [^:]+: terminating connection due to administrator command \(57P01\)$/);
-    expect(stderr).not.toMatch(/secretKey|processID|connectionParameters/);
+    expect(worker.output.stderr).not.toMatch(/secretKey|processID|connectionParameters/);
   });
 
   it('a host logger that throws from the connection-lost listener does not end the host: the store closes cleanly after', { timeout: 30_000 }, async () => {
-    const tag = `eor-warn-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-    const schema = tag.replace(/-/g, '_');
-    const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}&application_name=${tag}`;
-    const child = spawn(process.execPath, ['--import', 'tsx', WORKER], { env: { ...process.env, OAUTH_STORE: url, OAUTH_TEST_THROWING_LOGGER: '1' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    const admin = new pg.Client({ connectionString: PG_URL });
-    await admin.connect();
+    const worker = await startWorker({ OAUTH_TEST_THROWING_LOGGER: '1' });
     let code: number | null;
     try {
-      await vi.waitFor(() => expect(stdout).toBe('ready\n'), { timeout: 15_000, interval: 50 });
-      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [tag]);
-      await vi.waitFor(() => expect(stderr).toContain('logger called: express-oauth-router: idle PostgreSQL connection lost'), { timeout: 10_000, interval: 50 });
+      await worker.dropConnections();
+      await vi.waitFor(() => expect(worker.output.stderr).toContain('logger called: express-oauth-router: idle PostgreSQL connection lost'), { timeout: 10_000, interval: 50 });
       // An uncaught exception from the listener ends the process with 1 at once; a guarded one leaves it to SIGTERM.
-      child.kill('SIGTERM');
-      code = await exited;
+      code = await worker.stop();
     } finally {
-      child.kill('SIGKILL');
-      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await admin.end();
+      await worker.dispose();
     }
-    expect(code, stderr).toBe(0);
-    expect(stderr).not.toContain('the host logger failed');
+    expect(code, worker.output.stderr).toBe(0);
+    expect(worker.output.stderr).not.toContain('the host logger failed');
   });
 });
