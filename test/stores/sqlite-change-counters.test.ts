@@ -47,10 +47,10 @@ function token(clientId: string, userId: string | null, grantId = randomBytes(12
   };
 }
 
-async function savePair(store: SqliteStore, clientId: string, userId: string | null): Promise<{ access: TokenRecord; refresh: TokenRecord }> {
+async function savePair(store: SqliteStore, clientId: string, userId: string | null, authorizedAt = new Date()): Promise<{ access: TokenRecord; refresh: TokenRecord }> {
   const access = token(clientId, userId);
   const refresh = token(clientId, userId, access.grantId);
-  expect(await store.tokens.saveTokens(access, refresh, { authorizedAt: new Date() })).toBe(true);
+  expect(await store.tokens.saveTokens(access, refresh, { authorizedAt })).toBe(true);
   return { access, refresh };
 }
 
@@ -124,6 +124,42 @@ describe('SQLite revocation feed: what another connection commits (schema 9 chan
     const before = markOf(here);
     rawConnection(file).exec("DELETE FROM tokens WHERE kind = 'refresh'");
     expect(markOf(here)).toBe(before);
+  });
+
+  it("access tokens a tombstone already refuses, deleted elsewhere (a drain's chunks), leave the mark: the tombstone moved it", async () => {
+    const { file, here, there } = twoStores();
+    const revokedAt = Date.now();
+    for (let i = 0; i < 5; i += 1) await savePair(there, 'client-a', `user-${i}`, new Date(revokedAt - 1000));
+    await savePair(there, 'client-b', 'alice', new Date(revokedAt - 1000));
+    const db = rawConnection(file);
+    let before = markOf(here);
+    db.prepare("INSERT INTO revoked_clients (client_id, revoked_at, expires_at, draining) VALUES ('client-a', ?, ?, 1)").run(revokedAt, revokedAt + 3_600_000);
+    expect(markOf(here)).not.toBe(before);
+    before = markOf(here);
+    db.exec("DELETE FROM tokens WHERE client_id = 'client-a'");
+    expect(markOf(here)).toBe(before);
+    // Not under a tombstone: a token saved after the revocation, another integration's.
+    await savePair(there, 'client-a', 'zed', new Date(revokedAt + 1000));
+    db.exec("DELETE FROM tokens WHERE client_id = 'client-a' AND kind = 'access'");
+    expect(markOf(here)).not.toBe(before);
+    before = markOf(here);
+    db.exec("DELETE FROM tokens WHERE client_id = 'client-b' AND kind = 'access'");
+    expect(markOf(here)).not.toBe(before);
+  });
+
+  it("a user tombstone's tokens deleted elsewhere leave the mark; the same user's at another integration move it", async () => {
+    const { file, here, there } = twoStores();
+    const revokedAt = Date.now();
+    await savePair(there, 'client-a', 'alice', new Date(revokedAt - 1000));
+    await savePair(there, 'client-b', 'alice', new Date(revokedAt - 1000));
+    const db = rawConnection(file);
+    db.prepare("INSERT INTO revoked_client_users (client_id, user_id, revoked_at, expires_at, draining) VALUES ('client-a', 'alice', ?, ?, 1)")
+      .run(revokedAt, revokedAt + 3_600_000);
+    let before = markOf(here);
+    db.exec("DELETE FROM tokens WHERE client_id = 'client-a' AND user_id = 'alice'");
+    expect(markOf(here)).toBe(before);
+    db.exec("DELETE FROM tokens WHERE client_id = 'client-b' AND user_id = 'alice'");
+    expect(markOf(here)).not.toBe(before);
   });
 
   it('a save and a revocation committed together elsewhere move the mark', async () => {

@@ -163,8 +163,11 @@ const MIGRATIONS: readonly Migration[] = [
   // other process issued a token: with two processes under load, at nearly every request. Triggers count what can
   // make a cached answer wrong, whoever writes it (this package of any version, the CLI, a host's own SQL): an access
   // token deleted or changed (a revocation, a sweep, a deleted integration), a tombstone written, an integration
-  // written. A refresh token's deletion is not counted: the bearer cache never holds one. A process of the previous
-  // version still serving from this file writes through the same triggers, and drops its caches as it did.
+  // written. Not counted: a refresh token's deletion (the bearer cache never holds one), nor that of an access token a
+  // tombstone already refuses, as findToken reads them (the tombstone's own write was counted, and no lookup has
+  // answered the token since, so no cache holds it): a drain's chunks, a million rows in thousands of commits, left
+  // every other process's cache as it was. A process of the previous version still serving from this file writes
+  // through the same triggers, and drops its caches as it did.
   `
   CREATE TABLE change_counters (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -173,6 +176,9 @@ const MIGRATIONS: readonly Migration[] = [
   ) STRICT;
   INSERT INTO change_counters (id, revocations, clients) VALUES (1, 0, 0);
   CREATE TRIGGER tokens_delete_counted AFTER DELETE ON tokens WHEN OLD.kind = 'access'
+    AND NOT EXISTS (SELECT 1 FROM revoked_clients r WHERE r.client_id = OLD.client_id AND r.revoked_at >= OLD.issued_at)
+    AND NOT EXISTS (SELECT 1 FROM revoked_client_users r
+                    WHERE r.client_id = OLD.client_id AND r.user_id = OLD.user_id AND r.revoked_at >= OLD.issued_at)
     BEGIN UPDATE change_counters SET revocations = revocations + 1; END;
   CREATE TRIGGER tokens_update_counted AFTER UPDATE ON tokens
     BEGIN UPDATE change_counters SET revocations = revocations + 1; END;
