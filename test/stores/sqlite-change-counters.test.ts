@@ -162,6 +162,18 @@ describe('SQLite revocation feed: what another connection commits (schema 9 chan
     expect(markOf(here)).not.toBe(before);
   });
 
+  it("a grant tombstone written elsewhere alone leaves the mark: lookups do not read it, and a grant's revocation deletes its tokens", async () => {
+    const { file, here, there } = twoStores();
+    const { access } = await savePair(there, 'client-a', 'alice');
+    const db = rawConnection(file);
+    const before = markOf(here);
+    // As a drain's chunk records the grants of the refresh tokens it deletes.
+    db.prepare('INSERT INTO revoked_grants (grant_id, expires_at) VALUES (?, ?)').run('another-grant', Date.now() + 3_600_000);
+    expect(markOf(here)).toBe(before);
+    await there.tokens.revokeGrant(access.grantId);
+    expect(markOf(here)).not.toBe(before);
+  });
+
   it('a save and a revocation committed together elsewhere move the mark', async () => {
     const { file, here, there } = twoStores();
     const { access } = await savePair(there, 'client-a', 'alice');

@@ -161,12 +161,14 @@ const MIGRATIONS: readonly Migration[] = [
   // 9: what another connection's commit changed, for the caches (change-watch.ts). PRAGMA data_version moves at every
   // commit of another connection, so each process's bearer cache and integration copies were dropped whenever any
   // other process issued a token: with two processes under load, at nearly every request. Triggers count what can
-  // make a cached answer wrong, whoever writes it (this package of any version, the CLI, a host's own SQL): an access
-  // token deleted or changed (a revocation, a sweep, a deleted integration), a tombstone written, an integration
-  // written. Not counted: a refresh token's deletion (the bearer cache never holds one), nor that of an access token a
-  // tombstone already refuses, as findToken reads them (the tombstone's own write was counted, and no lookup has
-  // answered the token since, so no cache holds it): a drain's chunks, a million rows in thousands of commits, left
-  // every other process's cache as it was. A process of the previous version still serving from this file writes
+  // make a cached answer wrong, whoever writes it (this package of any version, the CLI, a host's own SQL): what
+  // findToken reads, an access token deleted or changed (a revocation, a sweep, a deleted integration) and an
+  // integration or user tombstone written, and an integration written. Not counted: a refresh token's deletion (the
+  // bearer cache never holds one); a grant tombstone (findToken does not read it: a grant's revocation deletes its
+  // tokens, counted); an access token's deletion that a tombstone already refuses, as findToken reads them (the
+  // tombstone's own write was counted, and no lookup has answered the token since, so no cache holds it). So a
+  // drain's chunks, a million rows and their grants in thousands of commits, leave every other process's cache as it
+  // was. A process of the previous version still serving from this file writes
   // through the same triggers, and drops its caches as it did.
   `
   CREATE TABLE change_counters (
@@ -181,10 +183,6 @@ const MIGRATIONS: readonly Migration[] = [
                     WHERE r.client_id = OLD.client_id AND r.user_id = OLD.user_id AND r.revoked_at >= OLD.issued_at)
     BEGIN UPDATE change_counters SET revocations = revocations + 1; END;
   CREATE TRIGGER tokens_update_counted AFTER UPDATE ON tokens
-    BEGIN UPDATE change_counters SET revocations = revocations + 1; END;
-  CREATE TRIGGER revoked_grants_insert_counted AFTER INSERT ON revoked_grants
-    BEGIN UPDATE change_counters SET revocations = revocations + 1; END;
-  CREATE TRIGGER revoked_grants_update_counted AFTER UPDATE ON revoked_grants
     BEGIN UPDATE change_counters SET revocations = revocations + 1; END;
   CREATE TRIGGER revoked_clients_insert_counted AFTER INSERT ON revoked_clients
     BEGIN UPDATE change_counters SET revocations = revocations + 1; END;

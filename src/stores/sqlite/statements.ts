@@ -138,6 +138,7 @@ export function prepareSqliteStatements(db: SqliteConnection): SqliteStatements 
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     // A tombstone refuses whether or not it has expired: it is swept only once its drain has deleted every token it
     // refuses (sweeper.ts), so its going never revives one. Each is one search of a small WITHOUT ROWID table by key.
+    // What it reads is what schema 9's triggers count for the bearer cache (schema.ts): read another table, count it there.
     findToken: db.prepare<[string, string, number], TokenRecordValues>(`
       SELECT ${TOKEN_RECORD_COLUMNS} FROM tokens t WHERE token_hash = ? AND kind = ? AND expires_at > ?
         AND NOT EXISTS (SELECT 1 FROM revoked_clients r WHERE r.client_id = t.client_id AND r.revoked_at >= t.issued_at)
