@@ -1,9 +1,7 @@
 // Example app's Redis sessions: once Redis answers again after an outage, sessions are served at once, as tokens are.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createClient } from 'redis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSessionStore, type AppSessionStore } from '../../example-app/session-store.js';
-import { freePort } from '../helpers/example-app-processes.js';
+import { startRedisServer } from '../helpers/redis-server.js';
 import { startFaultProxy, type FaultProxy } from '../stores/fault-proxy.js';
 import { until } from '../helpers/until.js';
 import { getSession, SESSION, setSession } from '../helpers/session-calls.js';
@@ -22,13 +20,9 @@ afterEach(async () => {
 
 /** A redis-server of the test's own, a fault proxy in front of it, and the example app's session store through the proxy. */
 async function sessionsBehindProxy(): Promise<{ sessions: AppSessionStore; proxy: FaultProxy }> {
-  const port = PORT_BASE || (await freePort());
-  const server: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  cleanups.push(async () => server.kill('SIGKILL'));
-  const admin = createClient({ url: `redis://127.0.0.1:${port}` });
-  await until('redis-server to listen', () => admin.connect().then(() => true, () => false));
-  await admin.close();
-  const proxy = await startFaultProxy({ host: '127.0.0.1', port }, PORT_BASE ? PORT_BASE + 1 : 0);
+  const server = await startRedisServer([], PORT_BASE || undefined);
+  cleanups.push(() => server.stop());
+  const proxy = await startFaultProxy({ host: '127.0.0.1', port: server.port }, PORT_BASE ? PORT_BASE + 1 : 0);
   cleanups.push(() => proxy.close());
   const sessions = await createSessionStore(`redis://127.0.0.1:${proxy.port}?prefix=recovery:`, { timeoutMs: TIMEOUT_MS, logger: { warn: () => undefined } });
   cleanups.push(() => sessions.close());

@@ -1,6 +1,5 @@
 // A database that is up but refuses writes for now (a full Redis, a read-only PostgreSQL) is an outage, not a bug:
 // the store rejects with StoreUnavailableError and the token endpoint answers 503, never a 500 logged per request.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createClient } from 'redis';
@@ -12,7 +11,7 @@ import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.
 import type { Store } from '../../src/stores/contract.js';
 import { buildTokenPair } from '../../src/testing/conformance-fixtures.js';
 import { basic, createTestApp } from '../helpers/app.js';
-import { freePort } from '../helpers/example-app-processes.js';
+import { startRedisServer } from '../helpers/redis-server.js';
 
 const REDIS_URL = process.env.OAUTH_TEST_REDIS_URL ?? '';
 const PG_URL = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
@@ -39,21 +38,11 @@ async function refusal(store: Store): Promise<unknown> {
 describe.skipIf(!REDIS_URL)('Redis at maxmemory under noeviction (OOM): 503, not 500', () => {
   it('a save is refused with StoreUnavailableError and a token request answered 503 temporarily_unavailable', async () => {
     // A server of its own: the shared one must not be filled up under the other tests.
-    const port = await freePort();
-    const server: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
-      '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' });
-    cleanups.push(async () => { server.kill('SIGKILL'); });
-    const url = `redis://127.0.0.1:${port}`;
+    const server = await startRedisServer(['--maxmemory-policy', 'noeviction']);
+    cleanups.push(() => server.stop());
+    const { url } = server;
     const admin = createClient({ url });
-    for (let tries = 0; ; tries += 1) {
-      try {
-        await admin.connect();
-        break;
-      } catch (error) {
-        if (tries > 50) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
+    await admin.connect();
     cleanups.push(() => admin.quit());
     const store = await createRedisStore({ url });
     cleanups.push(() => store.close());
