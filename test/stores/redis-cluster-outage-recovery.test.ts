@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from 'redis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectResilientRedisCluster } from '../../src/stores/redis/connection.js';
+import { connectResilientRedisCluster, withDeadline } from '../../src/stores/redis/connection.js';
 import { createRedisStore, type RedisStore } from '../../src/stores/redis/index.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 import { buildClient } from '../../src/testing/conformance-fixtures.js';
@@ -128,6 +128,34 @@ describe.skipIf(!REDIS_URL)('Redis Cluster store after an outage ends', () => {
       // noticed after the first: the second went unreported.
       expect(warnings.filter((line) => /cluster connection lost/.test(line))).toHaveLength(outage);
     }
+  });
+
+  it('a call that comes while a node reconnection begun during the outage is under way waits for it, and for one begun after it fails: served once the node is back', { timeout: 15_000 }, async () => {
+    const { port, proxy } = await clusterNodeBehindProxy();
+    const connection = await connectResilientRedisCluster({
+      rootNodes: [`redis://127.0.0.1:${proxy.port}`], nodeAddressMap: { [`127.0.0.1:${port}`]: { host: '127.0.0.1', port: proxy.port } },
+      timeoutMs: TIMEOUT_MS, logger: { warn() {} }, label: 'test',
+    });
+    cleanups.push(() => connection.close());
+    // The outage swallows connections: the attempt that the lost node connection's first call begins is never answered.
+    proxy.setMode('hang');
+    const node = (connection.cluster.masters[0] as unknown as { client: { destroy(): void } }).client;
+    node.destroy();
+    await until('the lost connection closed at the proxy', () => proxy.open === 0);
+    const first = connection.reconnect('key', false);
+    expect(first).not.toBeNull();
+    first!.catch(() => undefined);
+    await until('the attempt accepted into the hang', () => proxy.open === 1);
+    // A second call for the node's slots comes; then the outage ends, resetting the attempt.
+    const second = connection.reconnect('key', false);
+    proxy.setMode('down');
+    proxy.setMode('up');
+    // Before: null while the attempt ran (the connection open, not ready), so the command went out at once and was
+    // refused: "The client is offline".
+    expect(second).not.toBeNull();
+    await withDeadline(second!, TIMEOUT_MS);
+    expect(await connection.cluster.sendCommand('key', false, ['GET', 'key'])).toBeNull();
+    await expect(first).rejects.toThrow();
   });
 
   it('a close while a node connection is being made again leaves no connection open behind it', { timeout: 15_000 }, async () => {

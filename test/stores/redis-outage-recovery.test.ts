@@ -1,12 +1,10 @@
 // Redis store: once Redis answers again after an outage, calls are served at once, not refused for a reconnect backoff.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createClient } from 'redis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectResilientRedis } from '../../src/stores/redis/connection.js';
+import { connectResilientRedis, withDeadline } from '../../src/stores/redis/connection.js';
 import { createRedisStore, type RedisStore } from '../../src/stores/redis/index.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 import { buildClient } from '../../src/testing/conformance-fixtures.js';
-import { freePort } from '../helpers/example-app-processes.js';
+import { startRedisServer } from '../helpers/redis-server.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
 import { until } from '../helpers/until.js';
 
@@ -22,13 +20,9 @@ afterEach(async () => {
 
 /** A redis-server of the test's own and a fault proxy in front of it. */
 async function redisBehindProxy(): Promise<FaultProxy> {
-  const port = await freePort();
-  const server: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  cleanups.push(async () => server.kill('SIGKILL'));
-  const admin = createClient({ url: `redis://127.0.0.1:${port}` });
-  await until('redis-server to listen', () => admin.connect().then(() => true, () => false));
-  await admin.close();
-  const proxy = await startFaultProxy({ host: '127.0.0.1', port });
+  const server = await startRedisServer();
+  cleanups.push(() => server.stop());
+  const proxy = await startFaultProxy({ host: '127.0.0.1', port: server.port });
   cleanups.push(() => proxy.close());
   return proxy;
 }
@@ -58,6 +52,29 @@ describe.skipIf(!REDIS_URL)('Redis store after an outage ends', () => {
     proxy.setMode('up');
     // node-redis's own loop would still be asleep: this call was refused at once ("The client is closed").
     expect(await store.clients.findClient(clientId)).not.toBeNull();
+  });
+
+  it('a call that comes while a reconnection begun during the outage is under way waits for it, and for one begun after it fails: served once Redis is back, not refused at once', async () => {
+    const proxy = await redisBehindProxy();
+    const connection = await connectResilientRedis({ url: `redis://127.0.0.1:${proxy.port}`, timeoutMs: TIMEOUT_MS, logger: { warn() {} }, label: 'test' });
+    cleanups.push(() => connection.close());
+    // The outage swallows connections: the attempt that the lost connection's first call begins is never answered.
+    proxy.setMode('hang');
+    connection.client.destroy();
+    await until('the lost connection closed at the proxy', () => proxy.open === 0);
+    const first = connection.reconnect();
+    expect(first).not.toBeNull();
+    first!.catch(() => undefined);
+    await until('the attempt accepted into the hang', () => proxy.open === 1);
+    // A second call comes (the store's commands call reconnect() first); then the outage ends, resetting the attempt.
+    const second = connection.reconnect();
+    proxy.setMode('down');
+    proxy.setMode('up');
+    // Before: null while an attempt ran, so the command went out at once on the closed client: "The client is offline".
+    expect(second).not.toBeNull();
+    await withDeadline(second!, TIMEOUT_MS);
+    expect(await connection.client.sendCommand(['PING'])).toBe('PONG');
+    await expect(first).rejects.toThrow();
   });
 
   it('a hang (connections accepted, never answered): served within one command timeout of its end, not after the handshake\'s socket timeout and a backoff', async () => {

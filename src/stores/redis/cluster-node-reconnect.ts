@@ -1,6 +1,7 @@
 // Reconnects a Redis Cluster's node connections on demand, and drops one that stopped answering.
 import { StoreUnavailableError } from '../store-unavailable-error.js';
 import { reconnectDelay, withDeadline, type RedisConnectionLogger } from './connection.js';
+import { joinAttempt } from './join-attempt.js';
 import { tolerateClosedDestroy } from './tolerate-closed-destroy.js';
 
 /** One node's connection in node-redis 5's cluster client: a client of its own, closed ones kept. */
@@ -41,8 +42,9 @@ export interface ClusterNodeReconnector {
    */
   readonly supported: boolean;
   /**
-   * Reconnects now the connection of the node that serves `firstKey` if it was lost and no attempt is under way:
-   * the attempt (via the slot map's lookup), or `null` for a keyless command.
+   * Reconnects now the connection of the node that serves `firstKey` if it was lost: the attempt (via the slot map's
+   * lookup), or the one under way followed by one begun after it if it fails (joinAttempt); `null` for a keyless
+   * command.
    */
   reconnect(firstKey: string | undefined, isReadonly: boolean): Promise<void> | null;
   /** Call after a command for `firstKey` timed out: a PING under the same deadline, and a hung connection dropped. */
@@ -114,9 +116,17 @@ export function clusterNodeReconnector(cluster: unknown, options: {
   }
 
   function reconnectNode(client: NodeClientLike): Promise<void> | null {
-    if (stopped || client.isOpen) return null;
+    if (stopped) return null;
+    // A command that came while an attempt runs was refused at once ("The client is offline") though the node was back.
+    const underWay = states.get(client)?.attempt;
+    if (underWay) return joinAttempt(underWay, () => (stopped ? undefined : states.get(client)?.attempt ?? begin(client) ?? undefined));
+    return begin(client);
+  }
+
+  /** A new attempt for a lost node connection, unless it is open (connected, or being connected) or left the map. */
+  function begin(client: NodeClientLike): Promise<void> | null {
+    if (client.isOpen) return null;
     const state = stateOf(client);
-    if (state.attempt !== null) return null;
     clearTimeout(state.background);
     state.background = undefined;
     // A connection its node's departure from the map closed is not made again (node-redis made another if it came back).
@@ -157,12 +167,13 @@ export function clusterNodeReconnector(cluster: unknown, options: {
   }
 
   /**
-   * Whether any node connection of the slot map is closed, read without allocating: while none is, which is almost
-   * always, a command needs no slot lookup (an extra promise and deadline timer per command) to learn so.
+   * Whether any node connection of the slot map is closed or being made again, read without allocating: while none
+   * is, which is almost always, a command needs no slot lookup (an extra promise and deadline timer per command) to
+   * learn so. Not ready, not merely closed: a command for a node whose attempt is under way waits for it.
    */
-  function anyClosed(): boolean {
-    for (const node of slots?.masters ?? []) if (node.client !== undefined && !node.client.isOpen) return true;
-    for (const node of slots?.replicas ?? []) if (node.client !== undefined && !node.client.isOpen) return true;
+  function anyUnready(): boolean {
+    for (const node of slots?.masters ?? []) if (node.client !== undefined && !node.client.isReady) return true;
+    for (const node of slots?.replicas ?? []) if (node.client !== undefined && !node.client.isReady) return true;
     return false;
   }
 
@@ -176,7 +187,7 @@ export function clusterNodeReconnector(cluster: unknown, options: {
     supported: typeof slots?.getClientAndSlotNumber === 'function' && Array.isArray(slots.masters),
     reconnect(firstKey, isReadonly) {
       // A keyless command goes to any node: there is no node of its own to wait for.
-      if (stopped || firstKey === undefined || !anyClosed()) return null;
+      if (stopped || firstKey === undefined || !anyUnready()) return null;
       // The lookup waits only for a connection node-redis is making for a node it just found.
       return nodeFor(firstKey, isReadonly).then((client) => (client ? reconnectNode(client) ?? undefined : undefined));
     },

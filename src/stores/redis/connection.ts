@@ -6,6 +6,7 @@ import { StoreUnavailableError } from '../store-unavailable-error.js';
 import type { DuplicableRedisClient } from './revocation-feed.js';
 import { clusterCredentials } from './cluster-credentials.js';
 import { clusterNodeReconnector } from './cluster-node-reconnect.js';
+import { joinAttempt } from './join-attempt.js';
 
 const REDIS: StoreDriver = { store: 'Redis', name: 'redis', major: 5 };
 
@@ -24,11 +25,12 @@ export interface ResilientRedisConnection {
    */
   probe(): void;
   /**
-   * Reconnects now if the connection was lost (the client is closed) and no attempt is under way: the attempt,
-   * which resolves once the client is ready and rejects with its failure; else `null` (connected, connecting, or
-   * closed by `close()`). Call it when a command is about to go out on a lost connection: the client reconnects by
-   * itself too, but only on its backoff (50 ms doubling to 2 s), whose sleep nothing can cut short, so a Redis
-   * that answers again would otherwise see every call fail at once until the sleep ends.
+   * Reconnects now if the connection was lost (the client is closed): the attempt, which resolves once the client is
+   * ready and rejects with its failure. With an attempt already under way, that one, followed by one begun after it if
+   * it fails (joinAttempt): it may have begun before Redis answered again. `null` when connected or closed by
+   * `close()`. Call it when a command is about to go out on a lost connection: the client reconnects by itself too,
+   * but only on its backoff (50 ms doubling to 2 s), whose sleep nothing can cut short, so a Redis that answers again
+   * would otherwise see every call fail at once until the sleep ends.
    */
   reconnect(): Promise<void> | null;
   /**
@@ -124,7 +126,15 @@ export async function connectResilientRedis(options: {
   }
 
   function reconnect(): Promise<void> | null {
-    if (closed || attempt !== null || client.isOpen) return null;
+    if (closed) return null;
+    // A command that came while an attempt runs was refused at once ("The client is offline") though Redis was back.
+    if (attempt !== null) return joinAttempt(attempt, () => (closed ? undefined : attempt ?? begin() ?? undefined));
+    return begin();
+  }
+
+  /** A new attempt, unless the client is open (connected, or being connected). */
+  function begin(): Promise<void> | null {
+    if (client.isOpen) return null;
     clearTimeout(backgroundTimer);
     backgroundTimer = undefined;
     handshakeExpired = null;

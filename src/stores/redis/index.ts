@@ -372,7 +372,8 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
     try {
       // A lost connection of the store's own (on a cluster, the command's node's) is made again for this command,
       // which waits for it (within the deadline): once Redis answers again, this command is served, not refused until
-      // a backoff ends. Commands while the attempt runs fail at once (no offline queue), as during the outage.
+      // a backoff ends. A command that finds an attempt under way waits for it, and for one begun after it if it fails:
+      // the earlier one may have met the outage this command comes after.
       const reconnecting = own?.reconnect() ?? ownCluster?.reconnect(firstKey, isReadonly);
       if (reconnecting) await withDeadline(reconnecting, timeoutMs);
       return await withDeadline(sent(), timeoutMs);
