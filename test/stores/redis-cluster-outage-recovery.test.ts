@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from 'redis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectResilientRedisCluster, withDeadline } from '../../src/stores/redis/connection.js';
+import { connectResilientRedisCluster, withDeadline, type ResilientRedisClusterConnection } from '../../src/stores/redis/connection.js';
 import { createRedisStore, type RedisStore } from '../../src/stores/redis/index.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 import { buildClient } from '../../src/testing/conformance-fixtures.js';
@@ -65,6 +65,17 @@ async function clusterNodeBehindProxy(): Promise<{ port: number; proxy: FaultPro
   const proxy = await startFaultProxy({ host: '127.0.0.1', port });
   cleanups.push(() => proxy.close());
   return { port, proxy };
+}
+
+/** The one-node cluster of clusterNodeBehindProxy, and a resilient cluster connection (no store) through its proxy. */
+async function clusterConnectionBehindProxy(): Promise<{ connection: ResilientRedisClusterConnection; proxy: FaultProxy }> {
+  const { port, proxy } = await clusterNodeBehindProxy();
+  const connection = await connectResilientRedisCluster({
+    rootNodes: [`redis://127.0.0.1:${proxy.port}`], nodeAddressMap: { [`127.0.0.1:${port}`]: { host: '127.0.0.1', port: proxy.port } },
+    timeoutMs: TIMEOUT_MS, logger: { warn() {} }, label: 'test',
+  });
+  cleanups.push(() => connection.close());
+  return { connection, proxy };
 }
 
 /** Calls until one is served: how long that took and how many were refused (each a 503) meanwhile. */
@@ -131,12 +142,7 @@ describe.skipIf(!REDIS_URL)('Redis Cluster store after an outage ends', () => {
   });
 
   it('a call that comes while a node reconnection begun during the outage is under way waits for it, and for one begun after it fails: served once the node is back', { timeout: 15_000 }, async () => {
-    const { port, proxy } = await clusterNodeBehindProxy();
-    const connection = await connectResilientRedisCluster({
-      rootNodes: [`redis://127.0.0.1:${proxy.port}`], nodeAddressMap: { [`127.0.0.1:${port}`]: { host: '127.0.0.1', port: proxy.port } },
-      timeoutMs: TIMEOUT_MS, logger: { warn() {} }, label: 'test',
-    });
-    cleanups.push(() => connection.close());
+    const { connection, proxy } = await clusterConnectionBehindProxy();
     // The outage swallows connections: the attempt that the lost node connection's first call begins is never answered.
     proxy.setMode('hang');
     const node = (connection.cluster.masters[0] as unknown as { client: { destroy(): void } }).client;
@@ -159,12 +165,7 @@ describe.skipIf(!REDIS_URL)('Redis Cluster store after an outage ends', () => {
   });
 
   it('a close while a node connection is being made again leaves no connection open behind it', { timeout: 15_000 }, async () => {
-    const { port, proxy } = await clusterNodeBehindProxy();
-    const connection = await connectResilientRedisCluster({
-      rootNodes: [`redis://127.0.0.1:${proxy.port}`], nodeAddressMap: { [`127.0.0.1:${port}`]: { host: '127.0.0.1', port: proxy.port } },
-      timeoutMs: TIMEOUT_MS, logger: { warn() {} }, label: 'test',
-    });
-    cleanups.push(() => connection.close());
+    const { connection, proxy } = await clusterConnectionBehindProxy();
     // The node's connection is lost while the proxy forwards, then made again into a hang: its handshake gets no answer.
     const node = (connection.cluster.masters[0] as unknown as { client: { destroy(): void } }).client;
     node.destroy();
