@@ -24,7 +24,7 @@ export interface OAuthMetricsBuckets {
 export interface OAuthMetricsOptions {
   /** The host's prom-client registry, so these metrics join its own. Default: a new `Registry`. */
   readonly registry?: Registry;
-  /** Put before every metric name. Default `oauth_`. */
+  /** Put before every metric name: letters, digits and `_`, no colon (reserved for recording rules). Default `oauth_`. */
   readonly prefix?: string;
   readonly buckets?: OAuthMetricsBuckets;
 }
@@ -53,7 +53,9 @@ const DEFAULT_BUCKETS = {
   storeCall: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
 } as const;
 
-const PREFIX = /^([a-zA-Z_:][a-zA-Z0-9_:]*)?$/;
+// A metric name's characters but the colon, which Prometheus reserves for recording rules (its naming practices):
+// promtool check metrics flags every name that has one.
+const PREFIX = /^([a-zA-Z_][a-zA-Z0-9_]*)?$/;
 
 /** The metric names, after the prefix. */
 const NAMES = {
@@ -87,8 +89,8 @@ const BCRYPT_WORKER_FAILURE_REASONS: readonly BcryptWorkerFailureReason[] = ['cr
  *   every router), counted once per metrics however many routers it observes.
  * Timings come from `node:diagnostics_channel`, which the router only feeds while subscribed, so a host that
  * does not create metrics pays nothing for them.
- * @throws Error naming prom-client when it is not installed; TypeError for a bad prefix; prom-client's Error
- * when a metric of the same name is already in the registry.
+ * @throws Error naming prom-client when it is not installed; TypeError for a bad prefix (one with a colon too);
+ * prom-client's Error when a metric of the same name is already in the registry.
  * @see RFC 6749 §5.2, RFC 6750 §3.1 (the error codes counted), DESIGN §2 (the Store).
  * @example
  * const metrics = createOAuthMetrics({ registry });
@@ -99,7 +101,7 @@ const BCRYPT_WORKER_FAILURE_REASONS: readonly BcryptWorkerFailureReason[] = ['cr
 export function createOAuthMetrics(options: OAuthMetricsOptions = {}): OAuthMetrics {
   const prefix = options.prefix ?? 'oauth_';
   if (typeof prefix !== 'string' || !PREFIX.test(prefix)) {
-    throw new TypeError(`express-oauth-router/metrics: prefix must be a Prometheus metric name prefix ([a-zA-Z_:][a-zA-Z0-9_:]*), got ${JSON.stringify(prefix)}`);
+    throw new TypeError(`express-oauth-router/metrics: prefix must be a Prometheus metric name prefix ([a-zA-Z_][a-zA-Z0-9_]*, no colon: colons are for recording rules), got ${JSON.stringify(prefix)}`);
   }
   const prom = loadPromClient();
   const registry = options.registry ?? new prom.Registry();

@@ -220,5 +220,7 @@ describe('Prometheus metrics', () => {
 
   it('a bad prefix is refused with a TypeError naming it', () => {
     expect(() => createOAuthMetrics({ prefix: 'oauth-' })).toThrow(/prefix must be a Prometheus metric name prefix/);
+    // Colons are reserved for recording rules (prometheus.io/docs/practices/naming): promtool flags every name with one.
+    expect(() => createOAuthMetrics({ prefix: 'acme:oauth_' })).toThrow(/prefix must be .*no colon.*"acme:oauth_"/);
   });
 });
