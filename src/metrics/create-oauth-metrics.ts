@@ -13,7 +13,7 @@ import {
 import { instrumentStore } from './instrument-store.js';
 import { loadPromClient } from './load-prom-client.js';
 
-/** Histogram buckets, in seconds, per histogram. */
+/** Histogram buckets, in seconds, per histogram: finite upper bounds in strictly increasing order (`+Inf` is added). */
 export interface OAuthMetricsBuckets {
   readonly tokenRequest?: readonly number[];
   readonly bearerCheck?: readonly number[];
@@ -57,6 +57,29 @@ const DEFAULT_BUCKETS = {
 // promtool check metrics flags every name that has one.
 const PREFIX = /^([a-zA-Z_][a-zA-Z0-9_]*)?$/;
 
+/**
+ * The buckets of each histogram: the defaults, overridden by the host's lists (a key given as `undefined` keeps its
+ * default). prom-client takes any list as it is: an unsorted one counts an observation under a lower bound it
+ * exceeds (Prometheus then read a median of 0.3 s as 0.05 s), a repeated bound exposes one series twice (Prometheus
+ * keeps the first, and +Inf falls below the next bound), and
+ * Infinity or NaN becomes an `le` that histogram_quantile reads as a bucket, so those are refused here.
+ * @throws TypeError naming the option of a list that is not finite numbers in strictly increasing order.
+ */
+function resolveBuckets(given: OAuthMetricsBuckets | undefined): Record<keyof typeof DEFAULT_BUCKETS, readonly number[]> {
+  const buckets: Record<keyof typeof DEFAULT_BUCKETS, readonly number[]> = { ...DEFAULT_BUCKETS };
+  for (const key of Object.keys(DEFAULT_BUCKETS) as Array<keyof typeof DEFAULT_BUCKETS>) {
+    const list: unknown = given?.[key];
+    if (list === undefined) continue;
+    const valid = Array.isArray(list) && list.every((bound: unknown, i) =>
+      typeof bound === 'number' && Number.isFinite(bound) && (i === 0 || bound > (list[i - 1] as number)));
+    if (!valid) {
+      throw new TypeError(`express-oauth-router/metrics: buckets.${key} must be finite numbers in strictly increasing order (seconds; +Inf is added), got ${Array.isArray(list) ? `[${list.join(', ')}]` : String(list)}`);
+    }
+    buckets[key] = list as readonly number[];
+  }
+  return buckets;
+}
+
 /** The metric names, after the prefix. */
 const NAMES = {
   tokensIssued: 'tokens_issued_total',
@@ -89,8 +112,9 @@ const BCRYPT_WORKER_FAILURE_REASONS: readonly BcryptWorkerFailureReason[] = ['cr
  *   every router), counted once per metrics however many routers it observes.
  * Timings come from `node:diagnostics_channel`, which the router only feeds while subscribed, so a host that
  * does not create metrics pays nothing for them.
- * @throws Error naming prom-client when it is not installed; TypeError for a bad prefix (one with a colon too);
- * prom-client's Error when a metric of the same name is already in the registry.
+ * @throws Error naming prom-client when it is not installed; TypeError for a bad prefix (one with a colon too) or
+ * bad buckets (not finite and strictly increasing); prom-client's Error when a metric of the same name is already in
+ * the registry.
  * @see RFC 6749 §5.2, RFC 6750 §3.1 (the error codes counted), DESIGN §2 (the Store).
  * @example
  * const metrics = createOAuthMetrics({ registry });
@@ -103,9 +127,9 @@ export function createOAuthMetrics(options: OAuthMetricsOptions = {}): OAuthMetr
   if (typeof prefix !== 'string' || !PREFIX.test(prefix)) {
     throw new TypeError(`express-oauth-router/metrics: prefix must be a Prometheus metric name prefix ([a-zA-Z_][a-zA-Z0-9_]*, no colon: colons are for recording rules), got ${JSON.stringify(prefix)}`);
   }
+  const buckets = resolveBuckets(options.buckets);
   const prom = loadPromClient();
   const registry = options.registry ?? new prom.Registry();
-  const buckets = { ...DEFAULT_BUCKETS, ...options.buckets };
   const registers = [registry];
 
   const tokensIssued = new prom.Counter({

@@ -223,4 +223,25 @@ describe('Prometheus metrics', () => {
     // Colons are reserved for recording rules (prometheus.io/docs/practices/naming): promtool flags every name with one.
     expect(() => createOAuthMetrics({ prefix: 'acme:oauth_' })).toThrow(/prefix must be .*no colon.*"acme:oauth_"/);
   });
+
+  it('buckets are used as given, and ones that are not finite and strictly increasing are refused with a TypeError naming them', async () => {
+    const metrics = createOAuthMetrics({ buckets: { storeCall: [0.1, 1] } });
+    open.push(metrics);
+    await metrics.instrumentStore(createMemoryStore()).clients.findClient('nobody');
+    const les = parseScrape(await metrics.registry.metrics()).labelSets('oauth_store_call_duration_seconds_bucket').map((labels) => labels.le);
+    expect(les).toEqual(['0.1', '1', '+Inf']);
+    // prom-client takes any list: an unsorted one counted 0.3 s as under 0.1 s, a repeated bound exposed the same
+    // series twice with a +Inf below it, and Infinity or NaN made an le that histogram_quantile reads as a bucket.
+    for (const bad of [[1, 0.1, 0.5], [0.1, 0.1, 1], [0.1, Infinity], [Number.NaN, 1], ['0.1', 1]]) {
+      expect(() => createOAuthMetrics({ buckets: { tokenRequest: bad as number[] } })).toThrow(/buckets\.tokenRequest must be finite numbers in strictly increasing order/);
+    }
+    expect(() => createOAuthMetrics({ buckets: { bearerCheck: 0.1 as unknown as number[] } })).toThrow(/buckets\.bearerCheck must be/);
+  });
+
+  it('a histogram whose buckets are given as undefined keeps the default ones', async () => {
+    const metrics = createOAuthMetrics({ buckets: { storeCall: undefined } as unknown as { storeCall: number[] } });
+    open.push(metrics);
+    await metrics.instrumentStore(createMemoryStore()).clients.findClient('nobody');
+    expect(parseScrape(await metrics.registry.metrics()).labelSets('oauth_store_call_duration_seconds_bucket')).toHaveLength(13);
+  });
 });
