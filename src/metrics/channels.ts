@@ -42,6 +42,12 @@ export interface TokenRequestMessage extends ChannelMessageBase {
 export interface BearerCheckMessage extends ChannelMessageBase {
   readonly outcome: 'success' | 'error';
   readonly seconds: number;
+  /**
+   * Where the decision came from: `hit`, the router's memory (the bearer cache, or the JWT verifier's memory of
+   * tokens it verified); `miss`, a store lookup or a JWT signature verification; `null` when the request carried no
+   * well-formed Bearer token (refused before any of them).
+   */
+  readonly cache: 'hit' | 'miss' | null;
 }
 
 /** An OAuth error answered. `error` is an RFC error code, or `missing_token` for a request without credentials. */

@@ -86,6 +86,7 @@ const NAMES = {
   errors: 'errors_total',
   tokenRequests: 'token_request_duration_seconds',
   bearerChecks: 'bearer_check_duration_seconds',
+  bearerCache: 'bearer_cache_requests_total',
   rateLimitHits: 'rate_limit_hits_total',
   storeCalls: 'store_call_duration_seconds',
   storeErrors: 'store_errors_total',
@@ -104,6 +105,9 @@ const BCRYPT_WORKER_FAILURE_REASONS: readonly BcryptWorkerFailureReason[] = ['cr
  *   `temporarily_unavailable` stay apart);
  * - `oauth_token_request_duration_seconds{grant_type,outcome}` and
  *   `oauth_bearer_check_duration_seconds{outcome}` (histograms);
+ * - `oauth_bearer_cache_requests_total{result}`: `requireBearer` decisions on a well-formed Bearer token, `hit` when
+ *   the router's memory decided (the bearer cache, or the JWT verifier's memory), `miss` when a store lookup or a
+ *   signature verification did: `hit / (hit + miss)` is the cache's hit ratio;
  * - `oauth_rate_limit_hits_total{limit}`: `rate_limit.hit` events (`login`, `client_authentication`);
  * - `oauth_store_call_duration_seconds{part,method,outcome}` and `oauth_store_errors_total{part,method,reason}`
  *   for a store passed through `instrumentStore`;
@@ -148,6 +152,11 @@ export function createOAuthMetrics(options: OAuthMetricsOptions = {}): OAuthMetr
     name: `${prefix}${NAMES.bearerChecks}`, help: 'requireBearer decisions, by outcome.',
     labelNames: ['outcome'] as const, buckets: [...buckets.bearerCheck], registers,
   });
+  const bearerCache = new prom.Counter({
+    name: `${prefix}${NAMES.bearerCache}`,
+    help: 'requireBearer decisions on a Bearer token, by result: hit (the bearer cache or the JWT verifier\'s memory decided) or miss (a store lookup or a signature verification did).',
+    labelNames: ['result'] as const, registers,
+  });
   const rateLimitHits = new prom.Counter({
     name: `${prefix}${NAMES.rateLimitHits}`, help: 'Requests refused by a rate limit, by limit.',
     labelNames: ['limit'] as const, registers,
@@ -173,9 +182,12 @@ export function createOAuthMetrics(options: OAuthMetricsOptions = {}): OAuthMetr
   };
   // requireBearer is the hottest path: its two series are looked up once, not per request.
   const bearerSeries = { success: bearerChecks.labels({ outcome: 'success' }), error: bearerChecks.labels({ outcome: 'error' }) };
+  const cacheSeries = { hit: bearerCache.labels({ result: 'hit' }), miss: bearerCache.labels({ result: 'miss' }) };
   const onBearerCheck = (message: unknown): void => {
     const m = message as BearerCheckMessage;
-    if (sources.has(m.source)) bearerSeries[m.outcome].observe(m.seconds);
+    if (!sources.has(m.source)) return;
+    bearerSeries[m.outcome].observe(m.seconds);
+    if (m.cache !== null) cacheSeries[m.cache].inc();
   };
   const onErrorAnswer = (message: unknown): void => {
     const m = message as ErrorAnswerMessage;

@@ -155,6 +155,12 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
     }
 
     /**
+     * Set by a check decided from memory (the bearer cache, or the JWT verifier's memory of tokens it verified),
+     * read right after the synchronous part of that check: what the bearer-check channel reports as a hit.
+     */
+    let fromMemory = false;
+
+    /**
      * The check itself: calls `next()` when the token is good, otherwise answers the refusal. A token served
      * from the cache is decided synchronously; anything else returns the promise of its verification.
      */
@@ -175,6 +181,7 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
         asked = header.slice(7);
         const known = remembered(asked);
         if (known !== undefined) {
+          fromMemory = true;
           decide(known, req, res, next);
           return undefined;
         }
@@ -200,6 +207,7 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
         // so an opaque token still in use after the switch to JWTs pays one lookup, not two.
         const known = token === asked ? undefined : remembered?.(token);
         if (known !== undefined) {
+          fromMemory = true;
           decide(known, req, res, next);
           return undefined;
         }
@@ -210,6 +218,7 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
       const mark = cache ? cache.mark() : null;
       const cached = cache?.get(tokenHash, mark, Date.now());
       if (cached) {
+        fromMemory = true;
         decide(cached, req, res, next);
         return undefined;
       }
@@ -222,22 +231,31 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
       toDictionaryProperties(res);
       if (!bearerCheckChannel.hasSubscribers) return check(req, res, next);
       const timedFrom = performance.now();
+      // Known once the check's synchronous part has run: a promise means a lookup or a signature verification.
+      let cache: BearerCheckMessage['cache'] = null;
       const publish = (outcome: BearerCheckMessage['outcome']): void => {
-        bearerCheckChannel.publish({ source, outcome, seconds: (performance.now() - timedFrom) / 1000 } satisfies BearerCheckMessage);
+        bearerCheckChannel.publish({ source, outcome, seconds: (performance.now() - timedFrom) / 1000, cache } satisfies BearerCheckMessage);
       };
       let passed = false;
       const done = (): void => {
         if (!passed) publish('error');
       };
+      fromMemory = false;
+      let decidedNow = true;
       const pending = check(req, res, () => {
         passed = true;
+        // A host's handler called within the check's synchronous part (a hit) publishes before `pending` is known.
+        if (decidedNow) cache = fromMemory ? 'hit' : null;
         publish('success');
         next();
       });
+      decidedNow = false;
       if (pending === undefined) {
+        cache = fromMemory ? 'hit' : null;
         done();
         return undefined;
       }
+      cache = 'miss';
       return pending.then(done);
     };
   };

@@ -182,6 +182,44 @@ describe('Prometheus metrics', () => {
     expect(after.labelSets('oauth_store_errors_total')).toEqual([]);
   });
 
+  it('bearer checks count as cache hits or misses: a lookup is a miss, the cached answers hits, a revocation makes the next check a miss, and a request without a token neither', async () => {
+    const { app, credentialsClient, scrape } = await createMetricsApp();
+    const token = (await clientCredentials(app, credentialsClient, '', 'envelopes:read')).body.access_token as string;
+    const other = (await clientCredentials(app, credentialsClient)).body.access_token as string;
+    const before = await scrape();
+    const me = (bearer?: string): request.Test => {
+      const call = request(app).get('/api/v1/me');
+      return bearer === undefined ? call : call.set('Authorization', `Bearer ${bearer}`);
+    };
+    for (let i = 0; i < 3; i += 1) expect((await me(token)).status).toBe(200);
+    // A refusal from the cache (403 insufficient_scope) is a hit too: the memory decided.
+    expect((await request(app).get('/api/v1/sign').set('Authorization', `Bearer ${token}`)).status).toBe(403);
+    // Revoking another token moves the feed's mark: the cached answer no longer holds, and the store is asked again.
+    expect((await request(app).post('/oauth2/revoke').set('Authorization', basic(credentialsClient)).type('form').send({ token: other })).status).toBe(200);
+    expect((await me(token)).status).toBe(200);
+    expect((await me(other)).status).toBe(401);
+    // No token, or one that is not a Bearer credential: decided before any memory or lookup.
+    expect((await me()).status).toBe(401);
+    expect((await request(app).get('/api/v1/me').set('Authorization', 'Basic eDp5')).status).toBe(401);
+    const after = await scrape();
+    const cache = (result: string) => moved(before, after, 'oauth_bearer_cache_requests_total', { result });
+    expect({ hit: cache('hit'), miss: cache('miss') }).toEqual({ hit: 3, miss: 3 });
+    // The store's own count also holds the revocation endpoint's lookup: it cannot tell the bearer cache's misses.
+    expect(moved(before, after, 'oauth_store_call_duration_seconds_count', { part: 'tokens', method: 'findAccessToken', outcome: 'ok' })).toBe(4);
+    expect(moved(before, after, 'oauth_bearer_check_duration_seconds_count', { outcome: 'success' })
+      + moved(before, after, 'oauth_bearer_check_duration_seconds_count', { outcome: 'error' })).toBe(8);
+  });
+
+  it('JWTs checked by signature alone count as hits once the verifier remembers them, as misses when it verifies', async () => {
+    const { app, credentialsClient, scrape } = await createMetricsApp({ accessTokenFormat: 'jwt' });
+    const token = (await clientCredentials(app, credentialsClient)).body.access_token as string;
+    const before = await scrape();
+    for (let i = 0; i < 3; i += 1) expect((await request(app).get('/api/v1/me').set('Authorization', `Bearer ${token}`)).status).toBe(200);
+    const after = await scrape();
+    const cache = (result: string) => moved(before, after, 'oauth_bearer_cache_requests_total', { result });
+    expect({ hit: cache('hit'), miss: cache('miss') }).toEqual({ hit: 2, miss: 1 });
+  });
+
   it('no label holds a client id, a user id, a token or a secret', async () => {
     const { app, codeClient, credentialsClient, scrape } = await createMetricsApp();
     const token = await clientCredentials(app, credentialsClient);
