@@ -48,9 +48,11 @@ export interface OAuthMetrics {
 
 const DEFAULT_BUCKETS = {
   tokenRequest: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-  // A cached bearer check takes microseconds; a store lookup, milliseconds.
-  bearerCheck: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-  storeCall: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  // A cached bearer check takes microseconds; a store lookup, milliseconds. From 10 µs: with 100 µs first, an outside
+  // run with a real Prometheus found 65 % of successful checks in the first bucket, its median a guess within it.
+  bearerCheck: [0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  // From 50 µs: a SQLite lookup takes tens of µs (98.6 % of them fell in a first bucket of 0.5 ms).
+  storeCall: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
 } as const;
 
 // A metric name's characters but the colon, which Prometheus reserves for recording rules (its naming practices):

@@ -280,6 +280,17 @@ describe('Prometheus metrics', () => {
     const metrics = createOAuthMetrics({ buckets: { storeCall: undefined } as unknown as { storeCall: number[] } });
     open.push(metrics);
     await metrics.instrumentStore(createMemoryStore()).clients.findClient('nobody');
-    expect(parseScrape(await metrics.registry.metrics()).labelSets('oauth_store_call_duration_seconds_bucket')).toHaveLength(13);
+    expect(parseScrape(await metrics.registry.metrics()).labelSets('oauth_store_call_duration_seconds_bucket')).toHaveLength(16);
+  });
+
+  it('the default buckets start at 10 µs for bearer checks and 50 µs for store calls, where a cached check and a SQLite lookup fall', async () => {
+    const { app, credentialsClient, scrape } = await createMetricsApp();
+    const token = (await clientCredentials(app, credentialsClient)).body.access_token as string;
+    expect((await request(app).get('/api/v1/me').set('Authorization', `Bearer ${token}`)).status).toBe(200);
+    const after = await scrape();
+    const les = (name: string) => after.labelSets(name).filter((labels) => labels.outcome === (name.includes('store') ? 'ok' : 'success')).map((labels) => labels.le);
+    // Before, they started at 100 µs and 0.5 ms: most cached checks and SQLite lookups fell in the first bucket.
+    expect(les('oauth_bearer_check_duration_seconds_bucket').slice(0, 4)).toEqual(['0.00001', '0.000025', '0.00005', '0.0001']);
+    expect(les('oauth_store_call_duration_seconds_bucket').slice(0, 4)).toEqual(['0.00005', '0.0001', '0.00025', '0.0005']);
   });
 });
