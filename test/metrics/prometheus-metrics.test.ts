@@ -3,14 +3,13 @@ import express from 'express';
 import request from 'supertest';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createOAuthRouter } from '../../src/router.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
-import { registerClient } from '../../src/clients/register-client.js';
 import { createOAuthMetrics, type OAuthMetrics } from '../../src/metrics/index.js';
 import type { OAuthRouterOptions } from '../../src/options.js';
 import type { OAuthRouter } from '../../src/types.js';
-import { ISSUER, LEGACY_ISSUER, basic, createTestUserAuth, type TestClient } from '../helpers/app.js';
+import { ISSUER, LEGACY_ISSUER, basic, type TestClient } from '../helpers/app.js';
 import { authorize, authorizeQuery, obtainCode } from '../helpers/browser-flow.js';
+import { meteredApp } from '../helpers/metered-app.js';
 import { parseScrape, type Scrape } from '../helpers/prometheus-text.js';
 
 const open: OAuthMetrics[] = [];
@@ -31,23 +30,7 @@ interface MetricsApp {
 async function createMetricsApp(options: Partial<OAuthRouterOptions> = {}, metrics = createOAuthMetrics()): Promise<MetricsApp> {
   open.push(metrics);
   const store = createMemoryStore();
-  const oauth = createOAuthRouter(metrics.instrumentStore(store), createTestUserAuth(new Set()), {
-    issuer: ISSUER, legacy: { issuer: LEGACY_ISSUER }, session: { secret: 'test-session-secret-0123456789' },
-    logger: { warn() {}, error() {} }, ...options,
-  });
-  metrics.observe(oauth);
-  const app = express();
-  app.use(oauth.router);
-  app.get('/api/v1/me', oauth.requireBearer(), (req, res) => { res.json(req.auth); });
-  app.get('/api/v1/sign', oauth.requireBearer({ scope: 'envelopes:sign' }), (_req, res) => { res.json({ ok: true }); });
-  app.get('/metrics', metrics.handler);
-  const register = async (flow: 'authorization_code' | 'client_credentials', issuedAt?: Date): Promise<TestClient> => {
-    const { client, clientSecret } = await registerClient(store, {
-      name: 'Metered', flow, redirectUris: flow === 'authorization_code' ? ['https://client.example/callback'] : [],
-      allowedScopes: ['envelopes:read', 'envelopes:sign'], ...(issuedAt ? { credentialsIssuedAt: issuedAt } : {}),
-    });
-    return { clientId: client.clientId, clientSecret };
-  };
+  const { app, oauth, register } = meteredApp(metrics.instrumentStore(store), metrics, options);
   return {
     app, oauth, metrics,
     codeClient: await register('authorization_code'),

@@ -1,16 +1,14 @@
 // Prometheus's own linter over the router's exposition after real traffic: every metric keeps the naming conventions.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import express from 'express';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createOAuthRouter } from '../../src/router.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
-import { registerClient } from '../../src/clients/register-client.js';
 import { createOAuthMetrics } from '../../src/metrics/index.js';
-import { ISSUER, LEGACY_ISSUER, basic, createTestUserAuth, type TestClient } from '../helpers/app.js';
+import { basic, type TestClient } from '../helpers/app.js';
 import { authorizeQuery, obtainCode } from '../helpers/browser-flow.js';
+import { meteredApp } from '../helpers/metered-app.js';
 
 // Set by .ci/run (Debian's prometheus package); a machine without it skips this file unless it is set.
 const PROMTOOL = process.env.OAUTH_TEST_PROMTOOL ?? '';
@@ -53,23 +51,7 @@ describe.skipIf(!PROMTOOL)('promtool check metrics (Prometheus naming convention
       },
     });
     const store = metrics.instrumentStore(raw);
-    const oauth = createOAuthRouter(store, createTestUserAuth(new Set()), {
-      issuer: ISSUER, legacy: { issuer: LEGACY_ISSUER }, session: { secret: 'test-session-secret-0123456789' },
-      logger: { warn() {}, error() {} }, clientAuthRateLimit: { max: 2 },
-    });
-    metrics.observe(oauth);
-    const app = express();
-    app.use(oauth.router);
-    app.get('/api/v1/me', oauth.requireBearer(), (req, res) => { res.json(req.auth); });
-    app.get('/api/v1/sign', oauth.requireBearer({ scope: 'envelopes:sign' }), (_req, res) => { res.json({ ok: true }); });
-    app.get('/metrics', metrics.handler);
-    const register = async (flow: 'authorization_code' | 'client_credentials', issuedAt?: Date): Promise<TestClient> => {
-      const { client, clientSecret } = await registerClient(store, {
-        name: 'Linted', flow, redirectUris: flow === 'authorization_code' ? ['https://client.example/callback'] : [],
-        allowedScopes: ['envelopes:read', 'envelopes:sign'], ...(issuedAt ? { credentialsIssuedAt: issuedAt } : {}),
-      });
-      return { clientId: client.clientId, clientSecret };
-    };
+    const { app, register } = meteredApp(store, metrics, { clientAuthRateLimit: { max: 2 } });
     const codeClient = await register('authorization_code');
     const credentialsClient = await register('client_credentials');
     // Credentials from before the legacy issuer's cut-off, which it still serves.
