@@ -15,6 +15,7 @@ import {
 import { tokenValues } from '../../src/stores/sqlite/rows.js';
 import { createSweepLog } from '../../src/stores/sqlite/sweep-log.js';
 import { LockHolder } from './sqlite-lock-holder-process.js';
+import { withConnection } from '../helpers/sqlite-connection.js';
 
 /** A logger that keeps each warning, and tells the test when the next one comes. */
 class RecordingLogger {
@@ -63,14 +64,7 @@ function open(file: string, options: Omit<SqliteStoreOptions, 'filename'>): Sqli
   return store;
 }
 
-function withDb<T>(file: string, work: (db: Database.Database) => T): T {
-  const db = new Database(file);
-  try {
-    return work(db);
-  } finally {
-    db.close();
-  }
-}
+const withDb = withConnection;
 
 function token(clientId: string): TokenRecord {
   return {

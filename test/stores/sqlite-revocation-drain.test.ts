@@ -11,6 +11,7 @@ import type { TokenRecord } from '../../src/stores/contract.js';
 import { createSqliteStore, type SqliteStore } from '../../src/stores/sqlite/index.js';
 import { tokenValues } from '../../src/stores/sqlite/rows.js';
 import { migrateSqliteSchema, SQLITE_SCHEMA_VERSION } from '../../src/stores/sqlite/schema.js';
+import { withConnection } from '../helpers/sqlite-connection.js';
 
 const dirs: string[] = [];
 const stores: SqliteStore[] = [];
@@ -87,12 +88,9 @@ async function until(condition: () => boolean, ms = 10_000): Promise<void> {
 
 /** The state a revocation's first transaction commits: the tombstone, draining, and no token deleted yet. */
 function tombstoneOnly(file: string, clientId: string, revokedAt: number, expiresAt = revokedAt + 86_400_000): void {
-  const db = new Database(file);
-  try {
+  withConnection(file, (db) => {
     db.prepare('INSERT INTO revoked_clients (client_id, revoked_at, expires_at, draining) VALUES (?, ?, ?, 1)').run(clientId, revokedAt, expiresAt);
-  } finally {
-    db.close();
-  }
+  });
 }
 
 describe('SQLite revocation of many tokens: tombstone first, then a drain in short transactions (RFC 7009 §2.1)', () => {

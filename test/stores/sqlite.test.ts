@@ -14,6 +14,7 @@ import { migrateSqliteSchema, SQLITE_SCHEMA_VERSION } from '../../src/stores/sql
 import { runStoreConformance } from '../../src/testing/index.js';
 import { buildClient, buildCode, buildTokenPair } from '../../src/testing/conformance-fixtures.js';
 import type { SaveReport, WorkerMessage } from './sqlite-process-worker.js';
+import { withConnection } from '../helpers/sqlite-connection.js';
 
 function tempFile(dirs: string[]): string {
   const dir = mkdtempSync(join(tmpdir(), 'oauth-sqlite-'));
@@ -22,14 +23,7 @@ function tempFile(dirs: string[]): string {
 }
 
 /** Reads (or writes) the file through a connection of its own, as another process would. */
-function probe<T>(file: string, read: (db: Database.Database) => T): T {
-  const db = new Database(file);
-  try {
-    return read(db);
-  } finally {
-    db.close();
-  }
-}
+const probe = withConnection;
 
 function revokedAtOf(file: string, clientId: string): number {
   return probe(file, (db) => db.prepare<[string], number>('SELECT revoked_at FROM revoked_clients WHERE client_id = ?').pluck().get(clientId)!);
