@@ -5,8 +5,10 @@ import { InvalidGrantError, InvalidRequestError } from '../errors.js';
 
 // RFC 7636 §4.1/§4.2: 43–128 characters of [A-Z] / [a-z] / [0-9] / "-" / "." / "_" / "~".
 const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
-// An S256 challenge is a base64url SHA-256: exactly 43 characters.
-const S256_CHALLENGE = /^[A-Za-z0-9\-_]{43}$/;
+// An S256 challenge is a base64url SHA-256: exactly 43 characters, the last of which holds the digest's final
+// 4 bits and 2 zero bits (RFC 4648 §3.5), so only 16 of the 64 letters can end it. Any other last letter names
+// no digest: no verifier could ever match it, and the code would be issued unredeemable.
+const S256_CHALLENGE = /^[A-Za-z0-9\-_]{42}[AEIMQUYcgkosw048]$/;
 
 /**
  * Validates the PKCE parameters of an authorization request.

@@ -136,6 +136,8 @@ describe('RFC 7636 §4.3/§4.4: the authorization request\'s code_challenge (err
     ['too long (44 characters)', `${createPkcePair().challenge}A`],
     ['in standard base64 with padding', Buffer.alloc(32, 0xfb).toString('base64')],
     ['with a character outside base64url', `${createPkcePair().challenge.slice(0, 42)}.`],
+    // RFC 4648 §3.5: the last of 43 letters carries 4 bits of the digest and 2 zero bits; 'B' sets one of those.
+    ['whose last letter sets bits past the 256 of a SHA-256 (no verifier can match it)', `${createPkcePair().challenge.slice(0, 42)}B`],
   ])('redirects error=invalid_request for a malformed S256 challenge %s', async (_label, challenge) => {
     await expectAuthorizeError(t, t.codeClient, { code_challenge: challenge, code_challenge_method: 'S256' }, 'invalid_request');
   });
