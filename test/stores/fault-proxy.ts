@@ -8,6 +8,8 @@ export interface FaultProxy {
   readonly port: number;
   /** Connections accepted so far, in every mode: a client's connection attempts, counted. */
   readonly accepted: number;
+  /** When each of them was accepted (`performance.now()`), oldest first: how far apart a client's attempts came. */
+  readonly acceptedAt: readonly number[];
   /** Connections accepted and not yet closed by the peer: what a client left open. */
   readonly open: number;
   setMode(mode: ProxyMode): void;
@@ -18,9 +20,11 @@ export interface FaultProxy {
 export async function startFaultProxy(target: { host: string; port: number }, port = 0): Promise<FaultProxy> {
   let mode: ProxyMode = 'up';
   let accepted = 0;
+  const acceptedAt: number[] = [];
   const pairs = new Set<[net.Socket, net.Socket | null]>();
   const server = net.createServer((client) => {
     accepted += 1;
+    acceptedAt.push(performance.now());
     client.on('error', () => undefined);
     if (mode === 'down') return void client.destroy();
     if (mode === 'hang') {
@@ -46,6 +50,7 @@ export async function startFaultProxy(target: { host: string; port: number }, po
     get accepted() {
       return accepted;
     },
+    acceptedAt,
     get open() {
       return pairs.size;
     },
@@ -74,4 +79,15 @@ export async function startFaultProxy(target: { host: string; port: number }, po
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * Whether the connections `proxy` accepted after its first `from` include two in a row `ms` or more apart: every
+ * client reconnecting through it then waits that long between attempts, whatever number of connections (a node's,
+ * a subscriber's, a cluster's discovery) one attempt opens. Counting attempts instead assumed that number.
+ */
+export function backedOff(proxy: FaultProxy, from: number, ms: number): boolean {
+  const times = proxy.acceptedAt;
+  for (let i = from + 1; i < times.length; i += 1) if (times[i]! - times[i - 1]! >= ms) return true;
+  return false;
 }
