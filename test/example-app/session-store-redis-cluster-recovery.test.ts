@@ -1,12 +1,11 @@
 // Example app's Redis Cluster sessions: once the cluster answers again after an outage, sessions are served, as tokens are.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from 'redis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSessionStore, type AppSessionStore } from '../../example-app/session-store.js';
-import { freePort } from '../helpers/example-app-processes.js';
+import { startRedisServer } from '../helpers/redis-server.js';
 import { backedOff, startFaultProxy, type FaultProxy } from '../stores/fault-proxy.js';
 import { until } from '../helpers/until.js';
 import { getSession, SESSION, setSession } from '../helpers/session-calls.js';
@@ -26,24 +25,20 @@ afterEach(async () => {
  * so a `redis+cluster://` URL naming the proxy reaches the node through it alone, and the app's sessions on it.
  */
 async function clusterSessionsBehindProxy(): Promise<{ sessions: AppSessionStore; proxy: FaultProxy }> {
-  const port = await freePort();
-  const proxy = await startFaultProxy({ host: '127.0.0.1', port });
+  // The proxy first, as the node announces its port; it forwards to the node's port, set once the node listens.
+  const node = { host: '127.0.0.1', port: 0 };
+  const proxy = await startFaultProxy(node);
   cleanups.push(() => proxy.close());
-  // The cluster bus on a port of its own: port + 10000, the default, can be past 65535 or taken.
-  let busPort = await freePort();
-  while (busPort === port || busPort === proxy.port) busPort = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'oauth-cluster-sessions-'));
   cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-  const server: ChildProcess = spawn('redis-server', [
-    '--port', String(port), '--cluster-port', String(busPort), '--bind', '127.0.0.1', '--cluster-enabled', 'yes',
-    '--cluster-config-file', join(dir, 'nodes.conf'), '--cluster-announce-ip', '127.0.0.1', '--cluster-announce-port', String(proxy.port),
-    '--dir', dir, '--save', '', '--appendonly', 'no',
-  ], { stdio: 'ignore' });
-  cleanups.push(async () => server.kill('SIGKILL'));
-  await until('redis-server to listen', async () => {
-    await createClient({ url: `redis://127.0.0.1:${port}`, socket: { reconnectStrategy: false } }).on('error', () => undefined).connect().then((c) => c.close());
-    return true;
-  });
+  // A config file per port: a try that lost its port to another process may have written its own.
+  const server = await startRedisServer((port) => [
+    '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--cluster-announce-ip', '127.0.0.1', '--cluster-announce-port', String(proxy.port),
+    '--dir', dir,
+  ], { cluster: true });
+  cleanups.push(() => server.stop());
+  const { port } = server;
+  node.port = port;
   const admin = createClient({ url: `redis://127.0.0.1:${port}` });
   await admin.connect();
   await admin.sendCommand(['CLUSTER', 'ADDSLOTSRANGE', '0', '16383']);

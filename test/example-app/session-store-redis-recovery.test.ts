@@ -20,7 +20,7 @@ afterEach(async () => {
 
 /** A redis-server of the test's own, a fault proxy in front of it, and the example app's session store through the proxy. */
 async function sessionsBehindProxy(): Promise<{ sessions: AppSessionStore; proxy: FaultProxy }> {
-  const server = await startRedisServer([], PORT_BASE || undefined);
+  const server = await startRedisServer([], { port: PORT_BASE || undefined });
   cleanups.push(() => server.stop());
   const proxy = await startFaultProxy({ host: '127.0.0.1', port: server.port }, PORT_BASE ? PORT_BASE + 1 : 0);
   cleanups.push(() => proxy.close());

@@ -16,7 +16,10 @@ export interface FaultProxy {
   close(): Promise<void>;
 }
 
-/** Starts a proxy on 127.0.0.1 in front of `target` (host:port), on `port` (default: an ephemeral one). */
+/**
+ * Starts a proxy on 127.0.0.1 in front of `target` (host:port, read at each connection: it may be set after the
+ * proxy starts), on `port` (default: an ephemeral one).
+ */
 export async function startFaultProxy(target: { host: string; port: number }, port = 0): Promise<FaultProxy> {
   let mode: ProxyMode = 'up';
   let accepted = 0;

@@ -1,6 +1,6 @@
 // A Redis Cluster master dies for good and its replica takes over: the store follows the new slot map by itself,
 // where node-redis alone waited for a MOVED reply that a dead node never sends (503s until the node came back).
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStore } from '../../src/stores/redis/index.js';
 import type { Store } from '../../src/stores/contract.js';
 import { basic, createTestApp } from '../helpers/app.js';
-import { freePort } from '../helpers/example-app-processes.js';
+import { startRedisServer } from '../helpers/redis-server.js';
 
 // The Redis Cluster suites' switch: where it is set, redis-server and redis-cli are installed.
 const ENABLED = Boolean(process.env.OAUTH_TEST_REDIS_CLUSTER_NODES);
@@ -41,29 +41,13 @@ describe.skipIf(!ENABLED)('Redis Cluster: a master lost for good, its replica pr
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'oauth-cluster-failover-'));
-    ports = [];
-    // Each node's cluster bus on a port of its own: port + 10000, the default, can be past 65535 or taken.
-    const taken = new Set<number>();
-    const nextPort = async (): Promise<number> => {
-      let port = await freePort();
-      while (taken.has(port)) port = await freePort();
-      taken.add(port);
-      return port;
-    };
-    const busPorts = new Map<number, number>();
-    for (let i = 0; i < 6; i += 1) {
-      const port = await nextPort();
-      ports.push(port);
-      busPorts.set(port, await nextPort());
-    }
-    for (const port of ports) {
-      servers.set(port, spawn('redis-server', [
-        '--port', String(port), '--cluster-port', String(busPorts.get(port)), '--bind', '127.0.0.1', '--cluster-enabled', 'yes',
-        '--cluster-config-file', join(dir, `nodes-${port}.conf`),
-        '--cluster-node-timeout', '1000', '--dir', dir, '--save', '', '--appendonly', 'no',
-      ], { stdio: 'ignore' }));
-    }
-    for (const port of ports) await until(`node ${port}`, async () => ((await cli(port, 'ping')).trim() === 'PONG' ? true : undefined), 10_000);
+    // Six nodes, each on free ports (its cluster bus on one of its own), started again on others if one was taken.
+    const starts = await Promise.allSettled(Array.from({ length: 6 }, () => startRedisServer((port) => [
+      '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--cluster-node-timeout', '1000', '--dir', dir,
+    ], { cluster: true })));
+    for (const start of starts) if (start.status === 'fulfilled') servers.set(start.value.port, start.value.process);
+    for (const start of starts) if (start.status === 'rejected') throw start.reason;
+    ports = [...servers.keys()];
     await run('redis-cli', ['--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', '1', '--cluster-yes']);
     // Every replica in sync with its master: only then can one be promoted.
     await until('three replicas in sync', async () => {

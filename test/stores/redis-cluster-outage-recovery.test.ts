@@ -1,5 +1,4 @@
 // Redis Cluster store: once a node answers again after a hang, calls for its slots are served, not timed out for ever.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +8,7 @@ import { connectResilientRedisCluster, withDeadline, type ResilientRedisClusterC
 import { createRedisStore, type RedisStore } from '../../src/stores/redis/index.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 import { buildClient } from '../../src/testing/conformance-fixtures.js';
-import { freePort } from '../helpers/example-app-processes.js';
+import { startRedisServer } from '../helpers/redis-server.js';
 import { backedOff, startFaultProxy, type FaultProxy } from './fault-proxy.js';
 import { until } from '../helpers/until.js';
 
@@ -41,22 +40,14 @@ async function clusterStoreBehindProxy(warnings: string[] = []): Promise<{ store
 
 /** The one-node cluster of clusterStoreBehindProxy and its fault proxy: the node's own port and the proxy. */
 async function clusterNodeBehindProxy(): Promise<{ port: number; proxy: FaultProxy }> {
-  const port = await freePort();
-  // The cluster bus on a port of its own: port + 10000, the default, can be past 65535 or taken.
-  let busPort = await freePort();
-  while (busPort === port) busPort = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'oauth-cluster-outage-'));
   cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-  const server: ChildProcess = spawn('redis-server', [
-    '--port', String(port), '--cluster-port', String(busPort), '--bind', '127.0.0.1', '--cluster-enabled', 'yes',
-    '--cluster-config-file', join(dir, 'nodes.conf'), '--cluster-announce-ip', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no',
-  ], { stdio: 'ignore' });
-  cleanups.push(async () => server.kill('SIGKILL'));
-  const connected = async (): Promise<boolean> => {
-    await createClient({ url: `redis://127.0.0.1:${port}`, socket: { reconnectStrategy: false } }).on('error', () => undefined).connect().then((c) => c.close());
-    return true;
-  };
-  await until('redis-server to listen', connected);
+  // A config file per port: a try that lost its port to another process may have written its own.
+  const server = await startRedisServer((port) => [
+    '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--cluster-announce-ip', '127.0.0.1', '--dir', dir,
+  ], { cluster: true });
+  cleanups.push(() => server.stop());
+  const { port } = server;
   const admin = createClient({ url: `redis://127.0.0.1:${port}` });
   await admin.connect();
   await admin.sendCommand(['CLUSTER', 'ADDSLOTSRANGE', '0', '16383']);
