@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, runAdminCli } from '../helpers/example-app-processes.js';
+import { runAdminCli } from '../helpers/example-app-processes.js';
+import { startOnFreePorts } from '../helpers/free-port.js';
 
 const SERVER = resolve(import.meta.dirname, '../../example-app/dist/server.js');
 const REDIRECT_URI = 'https://client.example/cb';
@@ -73,22 +74,26 @@ describe('example app audit log', () => {
     codeClient = await register(storeUrl, ['--name', 'Audit Web', '--flow', 'authorization_code', '--redirect-uri', REDIRECT_URI, '--scope', 'envelopes:read']);
     ccClient = await register(storeUrl, ['--name', 'Audit Sync', '--flow', 'client_credentials']);
     secrets.add(codeClient.clientSecret).add(ccClient.clientSecret);
-    const port = await freePort();
-    base = `http://localhost:${port}`;
-    child = spawn(process.execPath, [SERVER], {
-      cwd: dir,
-      env: { ...process.env, PORT: String(port), OAUTH_STORE: storeUrl, DEMO_USERNAME: USERNAME, DEMO_PASSWORD: PASSWORD, SESSION_SECRET: 'audit-session-secret-0123456789abcdef' },
-    });
     secrets.add('audit-session-secret-0123456789abcdef');
-    await new Promise<void>((done, fail) => {
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-        output += chunk;
-        if (output.includes('Press Ctrl+C to stop.')) done();
+    // On a free port, and on another if that one was taken before the app bound it (EADDRINUSE).
+    await startOnFreePorts(1, ([port]) => {
+      // A try that lost its port read all its lines before it failed (at 'close'): none of them is kept.
+      output = '';
+      base = `http://localhost:${port}`;
+      child = spawn(process.execPath, [SERVER], {
+        cwd: dir,
+        env: { ...process.env, PORT: String(port), OAUTH_STORE: storeUrl, DEMO_USERNAME: USERNAME, DEMO_PASSWORD: PASSWORD, SESSION_SECRET: 'audit-session-secret-0123456789abcdef' },
       });
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-        output += chunk;
+      return new Promise<void>((done, fail) => {
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+          output += chunk;
+          if (output.includes('Press Ctrl+C to stop.')) done();
+        });
+        child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+          output += chunk;
+        });
+        child.once('close', (code) => fail(new Error(`the example app exited with ${code}: ${output}`)));
       });
-      child.once('exit', (code) => fail(new Error(`the example app exited with ${code}: ${output}`)));
     });
   });
 

@@ -1,10 +1,10 @@
 // The built example server in a child process: first-start credentials, then a restart that keeps tokens valid.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startOnFreePorts } from '../helpers/free-port.js';
 
 function basic(clientId: string, secret: string): string {
   return `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`;
@@ -24,19 +24,8 @@ describe('example app as a built server', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function freePort(): Promise<number> {
-    return new Promise((done, fail) => {
-      const probe = createServer();
-      probe.once('error', fail);
-      probe.listen(0, () => {
-        const address = probe.address();
-        probe.close(() => (address && typeof address === 'object' ? done(address.port) : fail(new Error('no port'))));
-      });
-    });
-  }
-
   /** Starts the server and resolves with everything it printed up to the end of its banner. */
-  function start(port: number): Promise<{ child: ChildProcessWithoutNullStreams; stdout: string }> {
+  function start(port: number): Promise<{ port: number; child: ChildProcessWithoutNullStreams; stdout: string }> {
     const child = spawn(process.execPath, [SERVER], {
       cwd: dir,
       env: { ...process.env, PORT: String(port), OAUTH_STORE: `sqlite:${join(dir, 'oauth.sqlite')}`, DEMO_PASSWORD: 'demo-password-for-tests' },
@@ -48,12 +37,13 @@ describe('example app as a built server', () => {
       child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
         stdout += chunk;
         // The banner's last line: by then the server is listening.
-        if (stdout.includes('Press Ctrl+C to stop.')) done({ child, stdout });
+        if (stdout.includes('Press Ctrl+C to stop.')) done({ port, child, stdout });
       });
       child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
         stderr += chunk;
       });
-      child.once('exit', (code) => fail(new Error(`server exited with ${code}: ${stderr}`)));
+      // At 'close', once all of stderr is read: a lost port's EADDRINUSE is in the error, and the start is made again.
+      child.once('close', (code) => fail(new Error(`server exited with ${code}: ${stderr}`)));
     });
   }
 
@@ -65,9 +55,10 @@ describe('example app as a built server', () => {
   }
 
   it('prints the demo credentials once, and its tokens survive a restart', async () => {
-    const port = await freePort();
+    // A free port (another one if it was taken before the server bound it); the restart below reuses it.
+    const first = await startOnFreePorts(1, ([free]) => start(free!));
+    const { port } = first;
     const base = `http://localhost:${port}`;
-    const first = await start(port);
     expect(first.stdout).toContain(`listening on ${base}`);
     const clientId = /export CC_CLIENT_ID=(\S+)/.exec(first.stdout)?.[1];
     const clientSecret = /export CC_CLIENT_SECRET=(\S+)/.exec(first.stdout)?.[1];

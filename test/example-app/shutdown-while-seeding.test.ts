@@ -1,11 +1,10 @@
 // The example app stopped (SIGTERM) while it still registers the demo integrations: it exits 0 as any stop does.
 import { spawn } from 'node:child_process';
-import { connect } from 'node:net';
 import { resolve } from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPostgresStore } from '../../src/stores/postgres/index.js';
-import { freePort } from '../helpers/example-app-processes.js';
+import { startOnFreePorts } from '../helpers/free-port.js';
 import { until } from '../helpers/until.js';
 
 const POSTGRES_URL = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
@@ -15,12 +14,13 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
 });
 
-/** Whether something accepts connections on 127.0.0.1:port. */
-function accepts(port: number): Promise<boolean> {
-  return new Promise((done) => {
-    const socket = connect(port, '127.0.0.1', () => { socket.destroy(); done(true); });
-    socket.once('error', () => done(false));
-  });
+/**
+ * Whether a session waits for the lock on `schema`.clients: only the app's seeding reads that table, and the app
+ * seeds once it listens. Unlike a connection to its port, which another process holding that port could accept.
+ */
+async function seedingWaits(admin: pg.Client, schema: string): Promise<boolean> {
+  const { rowCount } = await admin.query('SELECT 1 FROM pg_locks WHERE NOT granted AND relation = $1::regclass', [`${schema}.clients`]);
+  return Boolean(rowCount);
 }
 
 describe.skipIf(!POSTGRES_URL)('example app: a stop that arrives while the demo integrations are registered', () => {
@@ -40,25 +40,29 @@ describe.skipIf(!POSTGRES_URL)('example app: a stop that arrives while the demo 
     await holder.query('BEGIN');
     await holder.query(`LOCK TABLE ${schema}.clients IN ACCESS EXCLUSIVE MODE`);
 
-    const port = await freePort();
-    const child = spawn(process.execPath, [SERVER], {
-      env: { ...process.env, PORT: String(port), OAUTH_STORE: `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}schema=${schema}` },
+    // On a free port; a start that lost it before binding (EADDRINUSE, before any seeding) is made again on another.
+    const app = await startOnFreePorts(1, async ([port]) => {
+      const child = spawn(process.execPath, [SERVER], {
+        env: { ...process.env, PORT: String(port), OAUTH_STORE: `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}schema=${schema}` },
+      });
+      cleanups.push(async () => child.kill('SIGKILL'));
+      const output = { stdout: '', stderr: '' };
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => { output.stdout += chunk; });
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => { output.stderr += chunk; });
+      // At 'close', once all its output is read.
+      const exited = new Promise<number | null>((done) => child.once('close', (code) => done(code)));
+      await until('the app to listen', async () => child.exitCode !== null || await seedingWaits(admin, schema), { tries: 800 });
+      if (child.exitCode !== null) throw new Error(`the app exited with ${await exited}: ${output.stderr}`);
+      return { child, output, exited };
     });
-    cleanups.push(async () => child.kill('SIGKILL'));
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
-    const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
-
-    await until('the app to listen', () => accepts(port), { tries: 800 });
-    expect(stdout).not.toContain('listening on');
+    const { child, output, exited } = app;
+    expect(output.stdout).not.toContain('listening on');
     child.kill('SIGTERM');
     await new Promise((done) => setTimeout(done, 300));
     await holder.query('COMMIT');
 
     const code = await exited;
-    expect(stderr).toBe('');
+    expect(output.stderr).toBe('');
     expect(code).toBe(0);
   }, 30_000);
 });
