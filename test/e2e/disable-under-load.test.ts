@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bannerExport, freePort, runAdminCli, startAppProcess, stopAppProcesses, type AppProcess } from '../helpers/example-app-processes.js';
+import { bannerExport, runAdminCli, startAppProcesses, stopAppProcesses, type AppProcess } from '../helpers/example-app-processes.js';
 import { basicAuth, burstAround, countByPhase, requestToken, tryTokens, type TokenAnswer } from '../helpers/token-burst.js';
 
 const PG_URL = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
@@ -99,13 +99,13 @@ for (const backend of BACKENDS) {
     const bases = (): string[] => [a!.base, b!.base];
 
     beforeAll(async () => {
-      const [portA, portB] = [await freePort(), await freePort()];
-      const env = {
+      const env = ([portA]: number[]) => ({
         OAUTH_STORE: backend.storeUrl, SESSION_SECRET: 'one-session-secret-for-every-instance',
         DEMO_PASSWORD: 'disable-under-load-password', AUTH_URL: `http://127.0.0.1:${portA}`, TRUST_PROXY: 'loopback',
-      };
-      // Started together on an empty store: one of them registers the demo integrations, and shows the secret.
-      [a, b] = await Promise.all([startAppProcess(portA, env), startAppProcess(portB, env)]);
+      });
+      // Started together on an empty store: one of them registers the demo integrations, and shows the secret (the
+      // store is emptied again before a start that lost a port is made again).
+      [a, b] = await startAppProcesses(2, env, { beforeRetry: () => backend.cleanup() });
       const creator = [a, b].filter((app) => bannerExport(app.banner, 'CC_CLIENT_SECRET') !== null);
       expect(creator).toHaveLength(1);
       expect(bannerExport(creator[0]!.banner, 'CC_CLIENT_ID')).toBe(DEMO_ID);

@@ -2,7 +2,7 @@
 // redeemable exactly once across instances, tokens valid on both.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  bannerExport, freePort, runAdminCli, sharedStoreBackends, startAppProcess, stopAppProcesses, type AppProcess,
+  bannerExport, runAdminCli, sharedStoreBackends, startAppProcesses, stopAppProcesses, type AppProcess,
 } from '../helpers/example-app-processes.js';
 
 const PG_URL = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
@@ -52,11 +52,10 @@ for (const backend of sharedStoreBackends('scale')) {
       new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT_URI, state: 's1', scope: 'envelopes:read' }).toString();
 
     beforeAll(async () => {
-      const [portA, portB] = [await freePort(), await freePort()];
       // One issuer for both: codes and tokens name the issuer they were issued at, as a load balancer would.
-      const shared = { ...env, AUTH_URL: `http://127.0.0.1:${portA}` };
-      // Started together on an empty store: both race to register the demo integrations.
-      [a, b] = await Promise.all([startAppProcess(portA, shared), startAppProcess(portB, shared)]);
+      // Started together on an empty store: both race to register the demo integrations (emptied again before a
+      // start that lost a port is made again, since the other instance may have registered them).
+      [a, b] = await startAppProcesses(2, ([portA]) => ({ ...env, AUTH_URL: `http://127.0.0.1:${portA}` }), { beforeRetry: () => backend.cleanup() });
       const stdout = await adminCli(backend.storeUrl, [
         'clients', 'create', '--name', 'Scale-out CRM', '--flow', 'authorization_code',
         '--redirect-uri', REDIRECT_URI, '--scope', 'envelopes:read', '--json',

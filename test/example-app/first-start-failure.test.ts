@@ -1,11 +1,12 @@
 // A first start of the built example app that fails (port taken, configuration refused) registers no demo integration.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bannerExport, freePort, runAdminCli, startAppProcess, stopAppProcesses } from '../helpers/example-app-processes.js';
+import { bannerExport, runAdminCli, startAppProcess, stopAppProcesses } from '../helpers/example-app-processes.js';
+import { freePort } from '../helpers/free-port.js';
 
 const SERVER = resolve(import.meta.dirname, '../../example-app/dist/server.js');
 
@@ -50,15 +51,16 @@ describe('example app: a first start that fails', () => {
     const listed = await runAdminCli(env['OAUTH_STORE']!, ['clients', 'list', '--json']);
     // No store at all (exit 1, no_store) or an empty one: either way nothing was registered.
     if (listed.code === 0) expect(JSON.parse(listed.stdout)).toEqual([]);
-    const next = await startAppProcess(await freePort(), env);
+    const next = await startAppProcess(env);
     expect(bannerExport(next.banner, 'CC_CLIENT_SECRET'), next.banner).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(bannerExport(next.banner, 'CODE_CLIENT_SECRET')).toMatch(/^[A-Za-z0-9_-]{43}$/);
   }
 
   it('on a port already taken exits 1 and registers nothing', async () => {
-    const port = await freePort();
+    // The test's own listener holds the port from the start (listen on 0), so nothing else can take it first.
     blocker = createServer();
-    await new Promise<void>((done) => blocker!.listen(port, done));
+    await new Promise<void>((done) => blocker!.listen(0, done));
+    const { port } = blocker.address() as AddressInfo;
     const failed = await runUntilExit({ ...env, PORT: String(port) });
     expect(failed.code).toBe(1);
     expect(failed.stderr).toContain(`Cannot listen on port ${port}`);
@@ -77,6 +79,7 @@ describe('example app: a first start that fails', () => {
   });
 
   it('refused under NODE_ENV=production without SESSION_SECRET exits 2 and registers nothing', async () => {
+    // Refused before it listens: the start never binds its PORT, so no one taking it meanwhile changes the outcome.
     const failed = await runUntilExit({ ...env, PORT: String(await freePort()), NODE_ENV: 'production' });
     expect(failed.code).toBe(2);
     expect(failed.stderr).toContain('session.secret');

@@ -5,7 +5,7 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { bannerExport, freePort, startAppProcess, stopAppProcesses } from '../helpers/example-app-processes.js';
+import { bannerExport, startAppProcess, stopAppProcesses } from '../helpers/example-app-processes.js';
 
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -70,8 +70,8 @@ describe('example app graceful shutdown', () => {
   it('answers a token request in flight at SIGTERM, then closes the store and exits 0', { timeout: 60_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'graceful-'));
     dirs.push(dir);
-    const port = await freePort();
-    const app = await startAppProcess(port, { OAUTH_STORE: `sqlite:${join(dir, 'oauth.sqlite')}`, DEMO_PASSWORD: 'demo-password-for-tests' });
+    const app = await startAppProcess({ OAUTH_STORE: `sqlite:${join(dir, 'oauth.sqlite')}`, DEMO_PASSWORD: 'demo-password-for-tests' });
+    const { port } = app;
     const clientId = bannerExport(app.banner, 'CC_CLIENT_ID');
     const secret = bannerExport(app.banner, 'CC_CLIENT_SECRET');
     expect(clientId).not.toBeNull();
@@ -110,8 +110,8 @@ describe('example app graceful shutdown', () => {
   it('16 keep-alive connections each sending request after request (as wrk does) see no reset at SIGTERM: answers, then ECONNREFUSED', { timeout: 60_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'graceful-'));
     dirs.push(dir);
-    const port = await freePort();
-    const app = await startAppProcess(port, { OAUTH_STORE: `sqlite:${join(dir, 'oauth.sqlite')}`, DEMO_PASSWORD: 'demo-password-for-tests' });
+    const app = await startAppProcess({ OAUTH_STORE: `sqlite:${join(dir, 'oauth.sqlite')}`, DEMO_PASSWORD: 'demo-password-for-tests' });
+    const { port } = app;
     const exited = new Promise<number | null>((resolve) => app.child.once('exit', (code) => resolve(code)));
     const agent = new Agent({ keepAlive: true, maxSockets: 16 });
     try {
@@ -144,8 +144,8 @@ describe('example app graceful shutdown', () => {
   it('a busy keep-alive client is told Connection: close during the drain, so its next request is refused cleanly, never cut (README "requests in flight finish")', { timeout: 60_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'graceful-'));
     dirs.push(dir);
-    const port = await freePort();
-    const app = await startAppProcess(port, { OAUTH_STORE: `sqlite:${join(dir, 'oauth.sqlite')}`, DEMO_PASSWORD: 'demo-password-for-tests' });
+    const app = await startAppProcess({ OAUTH_STORE: `sqlite:${join(dir, 'oauth.sqlite')}`, DEMO_PASSWORD: 'demo-password-for-tests' });
+    const { port } = app;
     const authorization = `Basic ${Buffer.from(`${bannerExport(app.banner, 'CC_CLIENT_ID')}:${bannerExport(app.banner, 'CC_CLIENT_SECRET')}`).toString('base64')}`;
     const exited = new Promise<number | null>((resolve) => app.child.once('exit', (code) => resolve(code)));
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });

@@ -8,7 +8,7 @@ import { createMemoryStore } from 'express-oauth-router/stores/memory';
 import { createApp, type AppOptions } from '../../example-app/app.js';
 import { createDemoUserAuth } from '../../example-app/users.js';
 import { parseMetricsAccess, type MetricsAccess } from '../../example-app/metrics-access.js';
-import { freePort, startAppProcess, stopAppProcesses } from '../helpers/example-app-processes.js';
+import { startAppProcess, stopAppProcesses } from '../helpers/example-app-processes.js';
 import { parseScrape } from '../helpers/prometheus-text.js';
 
 const TOKEN = 'metrics-token-of-the-test-0123456789';
@@ -96,13 +96,12 @@ describe('example app /metrics and /health', () => {
   });
 
   it('the started server reads METRICS_TOKEN and serves the process metrics next to the router\'s', { timeout: 30_000 }, async () => {
-    const port = await freePort();
-    const started = await startAppProcess(port, { OAUTH_STORE: 'memory:', METRICS_TOKEN: TOKEN, DEMO_PASSWORD: 'a-demo-password' });
+    const started = await startAppProcess({ OAUTH_STORE: 'memory:', METRICS_TOKEN: TOKEN, DEMO_PASSWORD: 'a-demo-password' });
     expect((await fetch(`${started.base}/metrics`)).status).toBe(401);
     const res = await fetch(`${started.base}/metrics`, { headers: { Authorization: `Bearer ${TOKEN}` } });
     expect(res.status).toBe(200);
     const scrape = parseScrape(await res.text());
-    expect(scrape.value('oauth_tokens_issued_total', { grant_type: 'client_credentials', issuer: `http://localhost:${port}` })).toBe(0);
+    expect(scrape.value('oauth_tokens_issued_total', { grant_type: 'client_credentials', issuer: `http://localhost:${started.port}` })).toBe(0);
     expect(scrape.labelSets('process_cpu_user_seconds_total')).toHaveLength(1);
     expect((await fetch(`${started.base}/health/live`)).status).toBe(200);
     expect((await fetch(`${started.base}/health/ready`)).status).toBe(200);

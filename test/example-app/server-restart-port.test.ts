@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bannerExport, freePort, startAppProcess, stopAppProcesses } from '../helpers/example-app-processes.js';
+import { bannerExport, startAppProcess, stopAppProcesses } from '../helpers/example-app-processes.js';
 import { browseAuthorization } from '../helpers/fetch-browser.js';
 
 const DEMO = { username: 'demo', password: 'demo-password-for-tests' };
@@ -30,16 +30,16 @@ describe('example app restarted on another port', () => {
   });
 
   it('registers the new port\'s callback, so its printed link leads to a code and a token', async () => {
-    const firstPort = await freePort();
-    const first = await startAppProcess(firstPort, env);
+    const first = await startAppProcess(env);
+    const firstPort = first.port;
     const clientId = bannerExport(first.banner, 'CODE_CLIENT_ID')!;
     const clientSecret = bannerExport(first.banner, 'CODE_CLIENT_SECRET')!;
     expect(clientSecret).toBeTruthy();
     await stopAppProcesses();
 
-    const secondPort = await freePort();
+    const second = await startAppProcess(env, { avoiding: [firstPort] });
+    const secondPort = second.port;
     expect(secondPort).not.toBe(firstPort);
-    const second = await startAppProcess(secondPort, env);
     const link = authorizeLink(second.banner, secondPort);
     expect(link.searchParams.get('redirect_uri')).toBe(`http://localhost:${secondPort}/demo/callback`);
 
@@ -66,11 +66,10 @@ describe('example app restarted on another port', () => {
   });
 
   it('keeps the first port\'s callback registered, for instances still listening there', async () => {
-    const firstPort = await freePort();
-    await startAppProcess(firstPort, env);
+    const firstPort = (await startAppProcess(env)).port;
     await stopAppProcesses();
-    const secondPort = await freePort();
-    const second = await startAppProcess(secondPort, env);
+    const second = await startAppProcess(env, { avoiding: [firstPort] });
+    const secondPort = second.port;
     const link = authorizeLink(second.banner, secondPort);
     link.searchParams.set('redirect_uri', `http://localhost:${firstPort}/demo/callback`);
     const page = await fetch(link, { redirect: 'manual' });

@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort, startAppProcess, stopAppProcesses } from '../helpers/example-app-processes.js';
+import { startAppProcess, stopAppProcesses } from '../helpers/example-app-processes.js';
 
 const dirs: string[] = [];
 
@@ -31,8 +31,7 @@ describe('example app: connections that never finish their headers (RFC 9110 §1
   it('is answered 408 and closed by the headers timeout (10 s, checked every 2 s), so idle sockets cannot pile up', { timeout: 40_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'oauth-slow-headers-'));
     dirs.push(dir);
-    const port = await freePort();
-    await startAppProcess(port, { OAUTH_STORE: `sqlite:${join(dir, 'oauth.sqlite')}` });
+    const { port } = await startAppProcess({ OAUTH_STORE: `sqlite:${join(dir, 'oauth.sqlite')}` });
     const answer = await halfSentHeaders(port, 'POST /oauth2/token HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\n');
     expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
   });

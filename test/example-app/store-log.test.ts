@@ -1,7 +1,7 @@
 // The example app's stores log through its JSON logger: a dropped database connection is one JSON line on stdout.
 import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { freePort, startAppProcess, stopAppProcesses } from '../helpers/example-app-processes.js';
+import { startAppProcess, stopAppProcesses } from '../helpers/example-app-processes.js';
 
 const PG_URL = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
 
@@ -15,7 +15,7 @@ describe.skipIf(!PG_URL)('example app store warnings (example-app/README "Logs":
     const admin = new pg.Client({ connectionString: PG_URL });
     await admin.connect();
     try {
-      const app = await startAppProcess(await freePort(), { OAUTH_STORE: storeUrl, DEMO_PASSWORD: 'demo-password-for-tests' });
+      const app = await startAppProcess({ OAUTH_STORE: storeUrl, DEMO_PASSWORD: 'demo-password-for-tests' });
       let after = '';
       let stderr = '';
       app.child.stdout.on('data', (chunk: string) => { after += chunk; });

@@ -1,9 +1,9 @@
 // Runs the built example app and the built admin CLI as child processes on a test's own store, as an operator would.
 import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import pg from 'pg';
 import { createClient } from 'redis';
+import { startOnFreePorts, type StartOnFreePortsOptions } from './free-port.js';
 import { CLUSTER_NODES, clusterStoreUrl, connectNodes, wipeClusterPrefix } from './redis-cluster.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -14,29 +14,22 @@ const CLI_LIMIT_MS = 30_000;
 // Every server this module started and that has not exited yet, so a failed start-up leaves none behind.
 const running = new Set<ChildProcessWithoutNullStreams>();
 
-/** A free TCP port on 127.0.0.1 (the OS picks it; nothing listens on it afterwards). */
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const probe = createServer();
-    probe.once('error', fail);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (address && typeof address === 'object' ? done(address.port) : fail(new Error('no port'))));
-    });
-  });
-}
-
 /** One running example-app process. */
 export interface AppProcess {
   readonly child: ChildProcessWithoutNullStreams;
+  /** The PORT it listens on. */
+  readonly port: number;
   /** http://127.0.0.1:PORT */
   readonly base: string;
   /** What it printed up to "Press Ctrl+C to stop." (the demo credentials, on the start that created them). */
   readonly banner: string;
 }
 
-/** Starts example-app/dist/server.js on `port`; resolves once its banner is printed (it listens then). */
-export function startAppProcess(port: number, env: Record<string, string>): Promise<AppProcess> {
+/**
+ * Starts example-app/dist/server.js on `port`, a port the test must reuse (a restart on an earlier start's port);
+ * resolves once its banner is printed (it listens then). A new server belongs on startAppProcess's free port.
+ */
+export function startAppProcessOn(port: number, env: Record<string, string>): Promise<AppProcess> {
   const child = spawn(process.execPath, [SERVER], { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port) } });
   running.add(child);
   child.once('exit', () => running.delete(child));
@@ -45,12 +38,56 @@ export function startAppProcess(port: number, env: Record<string, string>): Prom
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       stdout += chunk;
-      if (stdout.includes('Press Ctrl+C to stop.')) done({ child, base: `http://127.0.0.1:${port}`, banner: stdout });
+      if (stdout.includes('Press Ctrl+C to stop.')) done({ child, port, base: `http://127.0.0.1:${port}`, banner: stdout });
     });
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
     });
-    child.once('exit', (code) => fail(new Error(`server on port ${port} exited with ${code}: ${stderr}`)));
+    // At 'close', not 'exit': only then has all its stderr been read, so a lost port's EADDRINUSE is in the error.
+    child.once('close', (code) => fail(new Error(`server on port ${port} exited with ${code}: ${stderr}`)));
+  });
+}
+
+/**
+ * Starts the example app on a free port; `env` may name that port (AUTH_URL). The app refuses PORT=0 (its defaults
+ * name the port before it listens), so the port is chosen here, and a start that lost it to another process before
+ * binding ("Cannot listen on port …: EADDRINUSE", nothing registered yet) is made again on another one.
+ */
+export function startAppProcess(
+  env: Record<string, string> | ((port: number) => Record<string, string>), options: Pick<StartOnFreePortsOptions, 'avoiding'> = {},
+): Promise<AppProcess> {
+  return startOnFreePorts(1, ([port]) => startAppProcessOn(port!, typeof env === 'function' ? env(port!) : env), options);
+}
+
+/**
+ * Starts `count` instances together (as they race to register the demo integrations on an empty store), each on a
+ * free port of its own; `envFor` gets all the ports (one instance's AUTH_URL can be every instance's). When one lost
+ * its port, the others are stopped, `beforeRetry` runs (empty the store one of them seeded) and all start again.
+ */
+export function startAppProcesses(
+  count: 2, envFor: (ports: number[]) => Record<string, string>, options?: Pick<StartOnFreePortsOptions, 'beforeRetry'>,
+): Promise<[AppProcess, AppProcess]>;
+export function startAppProcesses(
+  count: number, envFor: (ports: number[]) => Record<string, string>, options?: Pick<StartOnFreePortsOptions, 'beforeRetry'>,
+): Promise<AppProcess[]>;
+export function startAppProcesses(
+  count: number, envFor: (ports: number[]) => Record<string, string>, options: Pick<StartOnFreePortsOptions, 'beforeRetry'> = {},
+): Promise<AppProcess[]> {
+  return startOnFreePorts(count, async (ports) => {
+    const env = envFor(ports);
+    const starts = await Promise.allSettled(ports.map((port) => startAppProcessOn(port, env)));
+    const failed = starts.find((start) => start.status === 'rejected');
+    if (!failed) return starts.map((start) => (start as PromiseFulfilledResult<AppProcess>).value);
+    await Promise.all(starts.map((start) => (start.status === 'fulfilled' ? stopChild(start.value.child) : undefined)));
+    throw failed.reason;
+  }, options);
+}
+
+function stopChild(child: ChildProcessWithoutNullStreams): Promise<void> {
+  return new Promise((done) => {
+    if (child.exitCode !== null || child.signalCode !== null) return done();
+    child.once('exit', () => done());
+    child.kill('SIGTERM');
   });
 }
 
@@ -59,10 +96,7 @@ export function startAppProcess(port: number, env: Record<string, string>): Prom
  * finished) and resolves when all have exited.
  */
 export function stopAppProcesses(): Promise<void> {
-  return Promise.all([...running].map((child) => new Promise<void>((done) => {
-    child.once('exit', () => done());
-    child.kill('SIGTERM');
-  }))).then(() => undefined);
+  return Promise.all([...running].map(stopChild)).then(() => undefined);
 }
 
 /** What one `oauth-admin` run printed and how it ended. */
