@@ -1,7 +1,7 @@
 // Public exports of express-oauth-router.
 export { createOAuthRouter } from './router.js';
 export { OAuthEvents } from './events/oauth-events.js';
-export type { ErrorSink } from './events/oauth-events.js';
+export type { ErrorSink, OAuthEventMap } from './events/oauth-events.js';
 export type {
   OAuthEvent, OAuthEventType, OAuthEventOf, OAuthEventBase, TokenIssuedEvent, TokenRefreshedEvent, TokenRevokedEvent,
   RevocationCause, CodeReplayedEvent, ClientAuthFailure, ClientAuthenticationFailedEvent, LoginSucceededEvent,
@@ -10,7 +10,9 @@ export type {
 export { OptionsError, resolveOptions } from './options.js';
 export type {
   OAuthRouterOptions, LegacyOptions, SessionOptions, Logger, ResolvedOptions, ResolvedIssuer, JwtOptions,
+  ResolvedSessionOptions, ResolvedJwtOptions,
 } from './options.js';
+export type { SigningKey, PublicJwk } from './jwt/signing-key.js';
 export type { OAuthRouter, BearerAuth, RequireBearerOptions } from './types.js';
 export type { BearerCacheOption } from './middleware/bearer-cache.js';
 export type { OAuthHealth } from './health/create-health.js';
@@ -22,7 +24,7 @@ export type {
 } from './metrics/channels.js';
 export type { SessionStoreLike } from './http/session-store-like.js';
 export { MemorySessionStore } from './http/memory-session-store.js';
-export type { MemorySessionStoreOptions } from './http/memory-session-store.js';
+export type { MemorySessionStoreOptions, StoredSession } from './http/memory-session-store.js';
 export type { UserAuth, AuthenticatedUser } from './user-auth.js';
 export type {
   Store, ClientStore, CodeStore, TokenStore, ConsentStore, OAuthClient, ClientFlow, GrantType,
@@ -31,8 +33,8 @@ export type {
   ClientChanges, SaveTokensOptions, StoreTier, AdministrationStore, AdministrationClientStore, ConsentsStore, CompleteStore,
   TokenEndpointAuthMethod, RateLimitStore, RateLimitCount, RevocationFeed, RevocationMark, ClientCopy, ClientCopies,
 } from './stores/contract.js';
-export type { LoginRateLimitOptions } from './http/login-rate-limit.js';
-export type { ClientAuthRateLimitOptions } from './checks/client-auth-rate-limit.js';
+export type { LoginRateLimitOptions, ResolvedLoginRateLimit } from './http/login-rate-limit.js';
+export type { ClientAuthRateLimitOptions, ResolvedClientAuthRateLimit } from './checks/client-auth-rate-limit.js';
 export {
   STORE_POLICY, compareIds, compareClients, compareConsents, compareSigningKeys, isStoreId, checkTokenPair,
   CLIENT_CHANGE_FIELDS, definedClientChanges, applyClientChanges,

@@ -183,7 +183,7 @@ export interface SessionOptions {
   readonly hostSession?: boolean;
 }
 
-/** Session settings after defaults (seconds). */
+/** Session settings after defaults (seconds): `oauth.options.session`. @see RFC 6819 §4.4.1.4 (session lifetime). */
 export interface ResolvedSessionOptions extends SessionOptions {
   readonly idleTtl: number;
   readonly absoluteTtl: number;

@@ -18,7 +18,7 @@ export interface ClientAuthRateLimitOptions {
   readonly windowSeconds?: number;
 }
 
-/** The option after defaults. */
+/** The `clientAuthRateLimit` option after defaults: `oauth.options.clientAuthRateLimit` (`null` when off). @see RFC 6819 §4.3.5. */
 export interface ResolvedClientAuthRateLimit {
   readonly max: number;
   readonly maxPerSource: number;

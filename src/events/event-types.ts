@@ -150,10 +150,9 @@ export type OAuthEvent =
 export type OAuthEventType = OAuthEvent['type'];
 
 /** The event of one type name. */
-export type OAuthEventOf<T extends OAuthEventType> = NarrowEvent<OAuthEvent, T>;
-
-// Distributes over the union; an event interface whose `type` is itself a union (ClientLifecycleEvent) is
-// narrowed to the one name, which `Extract` would drop.
-type NarrowEvent<E, T> = E extends { readonly type: infer U }
-  ? (T extends U ? Omit<E, 'type'> & { readonly type: T } : never)
+// `infer E` makes the union a type parameter, so the test on E distributes over its members: an event interface whose
+// `type` is itself a union (ClientLifecycleEvent) is narrowed to the one name, which `Extract` would drop. Written
+// inline, not through a helper alias, so the declarations name no type that the package does not export.
+export type OAuthEventOf<T extends OAuthEventType> = OAuthEvent extends infer E
+  ? (E extends { readonly type: infer U } ? (T extends U ? Omit<E, 'type'> & { readonly type: T } : never) : never)
   : never;

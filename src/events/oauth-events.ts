@@ -2,7 +2,13 @@
 import { EventEmitter } from 'node:events';
 import type { OAuthEvent, OAuthEventOf, OAuthEventType } from './event-types.js';
 
-type EventArgs = { [T in OAuthEventType]: [OAuthEventOf<T>] } & { event: [OAuthEvent] };
+/**
+ * The listener arguments of each event name of OAuthEvents, the event map of its typed `EventEmitter`: one event of
+ * that type per name, every event for `event`. A host names it to type a bridge (`EventEmitter<OAuthEventMap>`) or a
+ * helper that binds `on`/`once`.
+ * @see RFC 9700 §4.14 (audit of token issuance and use).
+ */
+export type OAuthEventMap = { [T in OAuthEventType]: [OAuthEventOf<T>] } & { event: [OAuthEvent] };
 
 /** Where a listener's error is reported (`reportErrorsTo`; a `Logger` is one). */
 export interface ErrorSink {
@@ -17,7 +23,7 @@ export interface ErrorSink {
  * logger and skipped: an audit sink cannot fail a token request or issue one twice.
  * @see RFC 9700 §4.14, RFC 6819 §5.1.4.1.1 (events carry ids, never secrets).
  */
-export class OAuthEvents extends EventEmitter<EventArgs> {
+export class OAuthEvents extends EventEmitter<OAuthEventMap> {
   #sink: ErrorSink = console;
 
   /** Where listener errors are reported; `createOAuthRouter` points it at its `logger`. */

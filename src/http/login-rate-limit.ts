@@ -28,7 +28,7 @@ export interface LoginRateLimitOptions {
   readonly store?: ExpressRateLimitStore;
 }
 
-/** The option after defaults. */
+/** The `loginRateLimit` option after defaults: `oauth.options.loginRateLimit` (`null` when off). @see RFC 6819 §4.4.3.6. */
 export interface ResolvedLoginRateLimit {
   readonly max: number;
   readonly maxPerSource: number;

@@ -16,12 +16,15 @@ interface Entry {
   readonly expiresAt: number;
 }
 
-/** A session as this store reads it: a JSON object whose `cookie.expires` ends it. */
+/**
+ * A session as MemorySessionStore keeps it (what its `get` hands back and `set`/`touch` take): express-session's
+ * session data, a JSON object whose `cookie.expires` ends it.
+ * @see RFC 6819 §4.4.1.4 (the login session is server-side state).
+ */
 export interface StoredSession {
   readonly cookie?: { readonly expires?: Date | string | null | boolean };
   readonly [key: string]: unknown;
 }
-type SessionData = StoredSession;
 
 // express-session's Store base class (it supplies createSession, regenerate, load and the EventEmitter), typed
 // by the shape the package publishes, so that the declaration files need no @types/express-session.
@@ -58,19 +61,19 @@ export class MemorySessionStore extends StoreBase implements SessionStoreLike {
     return this.entries.size;
   }
 
-  get(sid: string, callback: (err: unknown, session?: SessionData | null) => void): void {
+  get(sid: string, callback: (err: unknown, session?: StoredSession | null) => void): void {
     const entry = this.entries.get(sid);
     if (entry && entry.expiresAt <= Date.now()) this.entries.delete(sid);
-    const found = entry && entry.expiresAt > Date.now() ? (JSON.parse(entry.json) as SessionData) : null;
+    const found = entry && entry.expiresAt > Date.now() ? (JSON.parse(entry.json) as StoredSession) : null;
     queueMicrotask(() => callback(null, found));
   }
 
-  set(sid: string, data: SessionData, callback?: (err?: unknown) => void): void {
+  set(sid: string, data: StoredSession, callback?: (err?: unknown) => void): void {
     this.write(sid, data);
     queueMicrotask(() => callback?.());
   }
 
-  touch(sid: string, data: SessionData, callback?: () => void): void {
+  touch(sid: string, data: StoredSession, callback?: () => void): void {
     if (this.entries.has(sid)) this.write(sid, data);
     queueMicrotask(() => callback?.());
   }
@@ -90,7 +93,7 @@ export class MemorySessionStore extends StoreBase implements SessionStoreLike {
     queueMicrotask(() => callback?.());
   }
 
-  private write(sid: string, data: SessionData): void {
+  private write(sid: string, data: StoredSession): void {
     const now = Date.now();
     this.sweep(now);
     this.entries.delete(sid);

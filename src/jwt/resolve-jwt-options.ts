@@ -24,7 +24,7 @@ export interface JwtOptions {
   readonly checkRevocation?: boolean;
 }
 
-/** JWT settings after validation: host keys parsed once, here. */
+/** JWT settings after validation, host keys parsed once, here: `oauth.options.jwt`. @see RFC 9068 §2.2 (`aud`), §4 (keys). */
 export interface ResolvedJwtOptions {
   readonly audience: string;
   /** Empty when the host supplied none (keys then come from `store.keys`). */

@@ -16,7 +16,10 @@ export interface PublicJwk {
   readonly use: 'sig';
 }
 
-/** A key ready to sign and verify: parsed once, at start-up or when first read from the store. */
+/**
+ * A key ready to sign and verify: parsed once, at start-up or when first read from the store (`oauth.options.jwt.signingKeys`
+ * holds the host's). @see RFC 7515 §4.1.4 (`kid`), RFC 7638 (the kid is the key's thumbprint), RFC 8725 §3.1 (one algorithm per key).
+ */
 export interface SigningKey {
   readonly kid: string;
   readonly algorithm: SigningAlgorithm;

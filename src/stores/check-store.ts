@@ -1,10 +1,14 @@
 // Fails fast at start-up when a Store lacks a method an enabled feature needs, naming every one missing.
 import type { AdministrationStore, ConsentsStore, Store, StoreTier } from './contract.js';
 
-type Part = 'clients' | 'codes' | 'tokens' | 'consents' | 'keys' | 'rateLimits' | 'revocations';
-
-/** The methods of each tier of the Store contract, by part. @see DESIGN §2 (the Store is split by concern). */
-export const STORE_TIERS: Readonly<Record<StoreTier, Readonly<Partial<Record<Part, readonly string[]>>>>> = {
+/**
+ * The methods of each tier of the Store contract, by part. The parts are written out, not named by an alias of this
+ * module, so a host's declarations that reach this type need nothing the package does not export.
+ * @see DESIGN §2 (the Store is split by concern).
+ */
+export const STORE_TIERS: Readonly<Record<StoreTier, Readonly<Partial<Record<
+  'clients' | 'codes' | 'tokens' | 'consents' | 'keys' | 'rateLimits' | 'revocations', readonly string[]
+>>>>> = {
   required: {
     clients: ['findClient'],
     codes: ['saveCode', 'consumeCode'],

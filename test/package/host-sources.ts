@@ -156,6 +156,10 @@ export const requireRead = oauth.requireBearer({ scope: 'envelopes:read' });
 export const bearerCache = ({} as OAuthRouterOptions).bearerCache;
 export const [, , , audit] = [] as unknown as Parameters<typeof withdrawConsent>;
 export const reportErrorsTo = events.reportErrorsTo.bind(events);
+// The resolved options' fields, the keys they hold and a session store's reader, as a host's helpers return them.
+export const { session: sessionSettings, loginRateLimit, clientAuthRateLimit, jwt } = oauth.options;
+export const publishedKeys = () => jwt.signingKeys.map((key) => key.publicJwk);
+export const readSession = sessions.get.bind(sessions);
 `;
 
 /** The checks beyond `strict` that the strictest hosts turn on, and this package's own tsconfig does. */

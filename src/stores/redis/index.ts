@@ -52,6 +52,7 @@ export { connectResilientRedis, connectResilientRedisCluster } from './connectio
 export { parseRedisClusterUrl } from './cluster-url.js';
 export type { ResilientRedisClusterConnection, ResilientRedisConnection, RedisConnectionLogger } from './connection.js';
 export type { ReplicaWaitOptions } from './replica-wait.js';
+export type { DuplicableRedisClient } from './revocation-feed.js';
 
 /**
  * The part of a node-redis v5 client the store uses (a `RedisClientType` from `createClient()` fits):

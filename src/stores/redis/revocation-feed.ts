@@ -3,7 +3,10 @@ import type { RedisClientType } from 'redis';
 import type { RevocationFeed } from '../contract.js';
 import { withDeadline, type RedisConnectionLogger } from './connection.js';
 
-/** The part of a node-redis v5 client the feed needs: it makes its own subscriber connection from it. */
+/**
+ * The part of a node-redis v5 client a revocation feed needs (`ResilientRedisConnection.subscriberSource`): it makes
+ * its own subscriber connection from it (SUBSCRIBE takes a connection for itself).
+ */
 export interface DuplicableRedisClient {
   duplicate(overrides?: { readonly name?: string; readonly pingInterval?: number }): RedisClientType;
 }
