@@ -11,6 +11,7 @@ import { createHostSessionCookieCheck } from './host-session-cookie.js';
 import { foreignSessionMessage, isExpressSession } from './express-session-like.js';
 import { hostSessionKey, registerSharedSessionOwner, useSharedSessionKey } from './oauth-session.js';
 import { oneOfSeveralProcesses } from './several-processes.js';
+import { guardEndedSessions } from './ended-sessions.js';
 
 // Requests whose session the router made itself (none came from the host app): the host-login loop check
 // words its diagnosis by it.
@@ -31,7 +32,8 @@ export function hasRouterOwnSession(req: Request): boolean {
  * Without `session.secret` a random one is made now, but the warning about it waits for the first request
  * that really uses the router's own session: a host running its own express-session never gets it. So does the
  * warning that sessions kept in this process's memory cannot serve a process that is one of several
- * (`oneOfSeveralProcesses`: node:cluster, pm2): users there are asked to sign in again.
+ * (`oneOfSeveralProcesses`: node:cluster, pm2): users there are asked to sign in again. A session this process ended
+ * (sign-out, sign-in) is never written back by a request that loaded it before (`guardEndedSessions`).
  * @see RFC 6749 §10.12, RFC 6819 §4.4.1.4.
  */
 export function createSessionMiddleware(options: ResolvedOptions, productionOwnLogin = false): RequestHandler {
@@ -53,7 +55,8 @@ export function createSessionMiddleware(options: ResolvedOptions, productionOwnL
     // Behind a TLS-terminating proxy, trust X-Forwarded-Proto for the Secure-cookie decision only.
     ...(secure ? { proxy: true } : {}),
     // The option is typed loosely for hosts without @types/express-session; the object is such a Store.
-    store: (config.store ?? new MemorySessionStore({ ttl: config.idleTtl })) as session.Store,
+    // Guarded: a request that loaded a session before a sign-out ended it must not write it back (ended-sessions.ts).
+    store: guardEndedSessions((config.store ?? new MemorySessionStore({ ttl: config.idleTtl })) as session.Store, config.idleTtl),
     cookie: { httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge: config.idleTtl * 1000 },
   });
   return function oauthSessionMiddleware(req, res, next) {

@@ -94,6 +94,75 @@ describe('sign-out: POST /oauth2/logout (RFC 6749 §10.12, RFC 6819 §4.4.1.4)',
     expect(isLoginPage(await authorizePage(browser))).toBe(true);
   });
 
+  /** Holds the next call of `target[method]` until released; resolves `reached` once it is called. */
+  function holdNext<T extends object>(target: T, method: keyof T & string): { reached: Promise<void>; release: () => void } {
+    let reach!: () => void;
+    let release!: () => void;
+    const reached = new Promise<void>((resolve) => { reach = resolve; });
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    const original = (target[method] as (...args: unknown[]) => Promise<unknown>).bind(target);
+    (target as Record<string, unknown>)[method] = async (...args: unknown[]) => {
+      (target as Record<string, unknown>)[method] = original;
+      reach();
+      await gate;
+      return original(...args);
+    };
+    return { reached, release };
+  }
+
+  it('stays signed out when an Allow that was issuing its code meanwhile ends (its session is not written back)', async () => {
+    const browser = await signedIn();
+    const page = await authorizePage(browser);
+    const held = holdNext(t.store.codes, 'saveCode');
+    const allow = browser.post('/oauth2/consent', {
+      csrf_token: hiddenField(page.text, 'csrf_token'), request_id: hiddenField(page.text, 'request_id'), decision: 'allow',
+    });
+    await held.reached;
+    const out = await browser.post('/oauth2/logout', { csrf_token: hiddenField(page.text, 'csrf_token') });
+    expect(out.text).toContain('You are signed out');
+    held.release();
+    // Clicked before the sign-out: the Allow is still answered, but its end no longer saves the ended session.
+    expect((await allow).headers.location).toMatch(/code=/);
+    expect(sessions.size).toBe(0);
+    expect(isLoginPage(await authorizePage(browser))).toBe(true);
+  });
+
+  it('stays signed out when another request of the session (a second tab, a stolen cookie) was being answered meanwhile', async () => {
+    const browser = await signedIn();
+    const page = await browser.get('/oauth2/consents');
+    const other = new CookieBrowser(t.app);
+    other.cookies.set(SESSION_COOKIE, browser.cookies.get(SESSION_COOKIE)!);
+    const held = holdNext(t.store.clients, 'findClient');
+    const pending = authorizePage(other);
+    await held.reached;
+    await browser.post('/oauth2/logout', { csrf_token: hiddenField(page.text, 'csrf_token') });
+    held.release();
+    expect(isConsentPage(await pending)).toBe(true);
+    expect(sessions.size).toBe(0);
+    expect(isLoginPage(await authorizePage(other))).toBe(true);
+  });
+
+  it('keeps the session a new sign-in replaced ended, though a request of it was being answered meanwhile', async () => {
+    const browser = await signedIn();
+    const other = new CookieBrowser(t.app);
+    other.cookies.set(SESSION_COOKIE, browser.cookies.get(SESSION_COOKIE)!);
+    const held = holdNext(t.store.clients, 'findClient');
+    const pending = authorizePage(other);
+    await held.reached;
+    // Signed in again (prompt=login): the session gets a new id, and the old one ends.
+    const login = await browser.get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { prompt: 'login' })}`);
+    const posted = await browser.post('/oauth2/login', {
+      csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'),
+      username: USER.username, password: USER.password,
+    });
+    expect(posted.status).toBe(303);
+    held.release();
+    await pending;
+    expect(sessions.size).toBe(1);
+    expect(isLoginPage(await authorizePage(other))).toBe(true);
+    expect(isConsentPage(await authorizePage(browser))).toBe(true);
+  });
+
   it('refuses a sign-out without the CSRF token, or with a wrong one, with 403, and the user stays signed in', async () => {
     const browser = await signedIn();
     expect((await browser.post('/oauth2/logout', {})).status).toBe(403);
