@@ -179,7 +179,7 @@ export function createLoginEndpoint(context: PageContext) {
               });
               return;
             }
-            await startSignedInSession(req, user, Date.now(), found.query);
+            await startSignedInSession(req, options, user, Date.now(), found.query);
             options.events.publish({
               type: 'login.succeeded', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, userId: user.id, clientId: found.clientId,
             });

@@ -5,6 +5,7 @@ import { clearOAuthSession } from './oauth-session.js';
 import { hasRouterOwnSession } from './session-middleware.js';
 import { sessionCookieName } from './page-cookies.js';
 import { saveSession } from './save-session.js';
+import { endSignIn } from './ended-sign-ins.js';
 
 /**
  * Destroys the router's own session and clears its cookie; in a host's express-session, removes only the router's
@@ -14,6 +15,8 @@ import { saveSession } from './save-session.js';
  * @see RFC 6819 §5.1.5.3 (session lifetime), RFC 6749 §3.1 (the resource owner's identity is verified anew).
  */
 export async function endRouterSignIn(req: Request, res: Response, options: ResolvedOptions): Promise<void> {
+  // Before the store is asked: a copy another request writes back meanwhile is over too.
+  endSignIn(req, options);
   if (hasRouterOwnSession(req)) {
     await new Promise<void>((resolve, reject) => req.session.destroy((err: unknown) => (err ? reject(err) : resolve())));
     res.clearCookie(sessionCookieName(options), { path: '/', httpOnly: true, sameSite: 'lax', secure: options.main.secure });

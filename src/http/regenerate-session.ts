@@ -4,6 +4,8 @@ import type { AuthenticatedUser } from '../user-auth.js';
 import { createRandomToken } from '../crypto/random-token.js';
 import { isOAuthSessionKey, oauthSession } from './oauth-session.js';
 import { saveSession } from './save-session.js';
+import { endSignIn } from './ended-sign-ins.js';
+import type { ResolvedOptions } from '../options.js';
 
 /**
  * Regenerates the session id and saves, so the new cookie is in place before the redirect that follows. Of the
@@ -14,8 +16,12 @@ import { saveSession } from './save-session.js';
  * `signedInFor` (its query) marks this sign-in as the re-authentication that request may ask for.
  * @see RFC 6819 §4.4.1.4, RFC 6749 §10.12; OWASP Session Management (a new id whenever the privilege changes).
  */
-export async function startSignedInSession(req: Request, user: AuthenticatedUser, now = Date.now(), signedInFor?: string): Promise<void> {
+export async function startSignedInSession(
+  req: Request, options: ResolvedOptions, user: AuthenticatedUser, now = Date.now(), signedInFor?: string,
+): Promise<void> {
   const session = req.session;
+  // The id being replaced: a copy of it that a request loaded before writes back is no sign-in (ended-sign-ins.ts).
+  endSignIn(req, options, now);
   const hostData: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(session)) if (key !== 'cookie' && !isOAuthSessionKey(req, key)) hostData[key] = value;
   await new Promise<void>((resolve, reject) => session.regenerate((err: unknown) => (err ? reject(err) : resolve())));

@@ -137,7 +137,7 @@ describe('sign-out: POST /oauth2/logout (RFC 6749 §10.12, RFC 6819 §4.4.1.4)',
     await held.reached;
     await browser.post('/oauth2/logout', { csrf_token: hiddenField(page.text, 'csrf_token') });
     held.release();
-    expect(isConsentPage(await pending)).toBe(true);
+    await pending;
     expect(sessions.size).toBe(0);
     expect(isLoginPage(await authorizePage(other))).toBe(true);
   });
@@ -218,6 +218,33 @@ describe('sign-out: POST /oauth2/logout (RFC 6749 §10.12, RFC 6819 §4.4.1.4)',
     expect((await browser.post('/oauth2/logout', { csrf_token: hiddenField(page.text, 'csrf_token') })).status).toBe(200);
     expect(isLoginPage(await browser.get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`))).toBe(true);
     expect((await browser.get('/host/note')).text).toBe('kept');
+  });
+
+  it('in a host\'s express-session, stays signed out when a request of the session was being answered meanwhile', async () => {
+    const { default: express } = await import('express');
+    const { createOAuthRouter } = await import('../../src/router.js');
+    const { createTestUserAuth } = await import('../helpers/app.js');
+    const oauth = createOAuthRouter(t.store, createTestUserAuth(new Set()), { issuer: 'http://auth.test', rememberConsent: false, logger: { warn() {}, error() {} } });
+    const app = express();
+    app.use(session({ secret: 'host-session-secret-0123456789', resave: false, saveUninitialized: false }));
+    app.use(oauth.router);
+    const browser = new CookieBrowser(app);
+    const login = await browser.get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`);
+    await browser.post('/oauth2/login', {
+      csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'),
+      username: USER.username, password: USER.password,
+    });
+    const page = await browser.get('/oauth2/consents');
+    const other = new CookieBrowser(app);
+    other.cookies.set('connect.sid', browser.cookies.get('connect.sid')!);
+    const held = holdNext(t.store.clients, 'findClient');
+    const pending = other.get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`);
+    await held.reached;
+    expect((await browser.post('/oauth2/logout', { csrf_token: hiddenField(page.text, 'csrf_token') })).status).toBe(200);
+    held.release();
+    await pending;
+    expect(isLoginPage(await other.get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`))).toBe(true);
+    expect(isLoginPage(await browser.get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`))).toBe(true);
   });
 });
 
