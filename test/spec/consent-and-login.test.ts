@@ -8,6 +8,7 @@ import { expectRedirectTo } from '../helpers/spec-requests.js';
 import { authorize, authorizeQuery, hiddenField, obtainCode, signIn, signInAndGetConsent } from '../helpers/browser-flow.js';
 import { createOAuthRouter } from '../../src/router.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
+import { MemorySessionStore } from '../../src/http/memory-session-store.js';
 import { OAuthEvents } from '../../src/events/oauth-events.js';
 import { registerClient } from '../../src/clients/register-client.js';
 import { hostSessionUserAuth } from '../helpers/host-login.js';
@@ -570,6 +571,28 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
     // Nor did it lose the mark of the Allow, saved after the first's: a Deny now is the 409 page, not access_denied.
     const fourth = await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'deny' });
     expect(fourth.status).toBe(409);
+  });
+
+  it('consent: an Allow and a Deny whose sessions the store hands back together (one Redis reply carrying both) get one answer', async () => {
+    // A session store that answers reads in pairs, both in one go, as node-redis resolves the replies of one socket read.
+    const sessions = new MemorySessionStore();
+    const t = await createTestApp({ session: { secret: 'test-session-secret-0123456789', store: sessions } });
+    const agent = request.agent(t.app);
+    const consent = await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient, { state: 'one-reply' }));
+    const form = {
+      csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), resume: hiddenField(consent, 'resume'),
+    };
+    const get = sessions.get.bind(sessions);
+    const held: (() => void)[] = [];
+    sessions.get = (sid, callback) => {
+      held.push(() => get(sid, callback));
+      if (held.length === 2) for (const read of held.splice(0)) read();
+    };
+    const post = (decision: string) => agent.post('/oauth2/consent').type('form').send({ ...form, decision }).then((res) => res);
+    const [allowed, denied] = await Promise.all([post('allow'), post('deny')]);
+    const codes = [allowed, denied].map((res) => new URL(res.headers.location!, 'http://x').searchParams.get('code'));
+    expect(new Set(codes.filter((code) => code !== null)).size).toBe(1);
+    expect(denied.headers.location).toBe(allowed.headers.location);
   });
 
   it('consent: a Deny arriving while the Allow\'s answered mark is being saved gets the Allow\'s answer, never an access_denied beside its code', async () => {
