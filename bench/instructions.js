@@ -14,7 +14,9 @@
 // `npm run bench`, not instead of it. The same settings give the same count to 0.1 % run after run on an idle
 // machine; two counts run side by side (or beside other load) read the same build up to 4 % apart, since V8
 // sizes its heap and schedules collections partly by wall-clock time, so count one scenario at a time and
-// compare medians of several runs for a change of a few k. Other --warmup or --requests move the count by up
+// compare medians of several runs for a change of a few k. On a heavily loaded machine (load average past the
+// cores) the code exchange read 8–9 % high, by two mark-compacts more in its window (BENCHMARKS.md, forty-third
+// pass: a bisection that ended on a commit changing tests only): count on a quiet machine. Other --warmup or --requests move the count by up
 // to 5–10 % (the JIT's tiering and where the counted window meets a garbage collection), so compare only
 // counts made with the same settings. A run of the default set takes about fifteen minutes.
 import { execFileSync } from 'node:child_process';
