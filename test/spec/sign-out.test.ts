@@ -55,6 +55,28 @@ async function signedIn(prefix = ''): Promise<CookieBrowser> {
 const authorizePage = (browser: CookieBrowser, prefix = '') =>
   browser.get(`${prefix}/oauth2/authorize?${authorizeQuery(prefix ? t.legacyCodeClient : t.codeClient)}`);
 
+/**
+ * A host app whose express-session (mounted before the router) holds the sign-ins, `extend` adding its own routes
+ * first, and a browser signed in there through the router's login page.
+ */
+async function signedInBehindHostSession(extend: (app: import('express').Express) => void = () => {}) {
+  const { default: express } = await import('express');
+  const { createOAuthRouter } = await import('../../src/router.js');
+  const { createTestUserAuth } = await import('../helpers/app.js');
+  const oauth = createOAuthRouter(t.store, createTestUserAuth(new Set()), { issuer: 'http://auth.test', rememberConsent: false, logger: { warn() {}, error() {} } });
+  const app = express();
+  app.use(session({ secret: 'host-session-secret-0123456789', resave: false, saveUninitialized: false }));
+  extend(app);
+  app.use(oauth.router);
+  const browser = new CookieBrowser(app);
+  const login = await browser.get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`);
+  await browser.post('/oauth2/login', {
+    csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'),
+    username: USER.username, password: USER.password,
+  });
+  return { app, browser };
+}
+
 describe('sign-out: POST /oauth2/logout (RFC 6749 §10.12, RFC 6819 §4.4.1.4)', () => {
   beforeEach(async () => { await createApp({ rememberConsent: false }); });
 
@@ -198,20 +220,9 @@ describe('sign-out: POST /oauth2/logout (RFC 6749 §10.12, RFC 6819 §4.4.1.4)',
   });
 
   it('in a host\'s express-session, removes the router\'s sign-in and keeps the host\'s own data', async () => {
-    const { default: express } = await import('express');
-    const { createOAuthRouter } = await import('../../src/router.js');
-    const { createTestUserAuth } = await import('../helpers/app.js');
-    const oauth = createOAuthRouter(t.store, createTestUserAuth(new Set()), { issuer: 'http://auth.test', rememberConsent: false, logger: { warn() {}, error() {} } });
-    const app = express();
-    app.use(session({ secret: 'host-session-secret-0123456789', resave: false, saveUninitialized: false }));
-    app.get('/host/remember', (req, res) => { (req.session as unknown as { hostNote: string }).hostNote = 'kept'; res.send('ok'); });
-    app.get('/host/note', (req, res) => { res.send((req.session as unknown as { hostNote?: string }).hostNote ?? 'none'); });
-    app.use(oauth.router);
-    const browser = new CookieBrowser(app);
-    const login = await browser.get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`);
-    await browser.post('/oauth2/login', {
-      csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'),
-      username: USER.username, password: USER.password,
+    const { browser } = await signedInBehindHostSession((app) => {
+      app.get('/host/remember', (req, res) => { (req.session as unknown as { hostNote: string }).hostNote = 'kept'; res.send('ok'); });
+      app.get('/host/note', (req, res) => { res.send((req.session as unknown as { hostNote?: string }).hostNote ?? 'none'); });
     });
     await browser.get('/host/remember');
     const page = await browser.get('/oauth2/consents');
@@ -221,19 +232,7 @@ describe('sign-out: POST /oauth2/logout (RFC 6749 §10.12, RFC 6819 §4.4.1.4)',
   });
 
   it('in a host\'s express-session, stays signed out when a request of the session was being answered meanwhile', async () => {
-    const { default: express } = await import('express');
-    const { createOAuthRouter } = await import('../../src/router.js');
-    const { createTestUserAuth } = await import('../helpers/app.js');
-    const oauth = createOAuthRouter(t.store, createTestUserAuth(new Set()), { issuer: 'http://auth.test', rememberConsent: false, logger: { warn() {}, error() {} } });
-    const app = express();
-    app.use(session({ secret: 'host-session-secret-0123456789', resave: false, saveUninitialized: false }));
-    app.use(oauth.router);
-    const browser = new CookieBrowser(app);
-    const login = await browser.get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`);
-    await browser.post('/oauth2/login', {
-      csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'),
-      username: USER.username, password: USER.password,
-    });
+    const { app, browser } = await signedInBehindHostSession();
     const page = await browser.get('/oauth2/consents');
     const other = new CookieBrowser(app);
     other.cookies.set('connect.sid', browser.cookies.get('connect.sid')!);
