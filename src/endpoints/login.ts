@@ -19,6 +19,7 @@ import { reachedOverHttps } from '../http/reached-over-https.js';
 import { sessionCookieSent } from '../http/session-cookie-sent.js';
 import { errorRedirectUri } from '../http/error-redirect-uri.js';
 import { reportErrorAnswer } from '../metrics/channels.js';
+import { echoedUsername } from './echoed-username.js';
 
 const GENERIC_FAILURE = 'The username or password is incorrect.';
 const FORM_EXPIRED = 'This sign-in form had expired, so you were not signed in. Please sign in again.';
@@ -172,7 +173,7 @@ export function createLoginEndpoint(context: PageContext) {
             if (err) throw err;
             if (!user) {
               publishFailure(req, 'bad_credentials', found.clientId);
-              const username = typeof body.username === 'string' ? body.username.slice(0, 200) : '';
+              const username = echoedUsername(body.username);
               renderLogin(req, res, context, {
                 requestId, clientName: found.clientName, error: GENERIC_FAILURE, username,
                 ...(found.redirectUri !== undefined ? { redirectUri: found.redirectUri } : {}),

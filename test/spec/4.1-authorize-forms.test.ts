@@ -240,6 +240,23 @@ describe('HTML escaping of values from outside', () => {
     expect(res.text).not.toContain('<img src=x');
     expect(res.text).toContain('&quot;&gt;&lt;img src=x onerror=alert(1)&gt;');
   });
+
+  it('shows the username again cut to 200 code units, never splitting a character, and controls as U+FFFD', async () => {
+    const agent = request.agent(t.app);
+    const login = await openLoginForm(agent, '', authorizeQuery(t.codeClient));
+    // An emoji (two UTF-16 code units) across the 200th unit: cut in half, its first half went out as U+FFFD.
+    const long = `${'a'.repeat(199)}\u{1F600}tail`;
+    const cut = await postLogin(agent, '', { csrf_token: login.csrfToken, request_id: login.requestId, username: long, password: 'x' });
+    expect(cut.status).toBe(400);
+    expect(cut.text).toContain(`value="${'a'.repeat(199)}"`);
+    expect(cut.text).not.toContain('\uFFFD');
+    const again = await openLoginForm(agent, '', authorizeQuery(t.codeClient));
+    const res = await postLogin(agent, '', { csrf_token: again.csrfToken, request_id: again.requestId, username: 'a\u0000b\u0007c', password: 'x' });
+    expect(res.status).toBe(400);
+    // A NUL or BEL is a parse error in an HTML attribute value: the page carries none.
+    expect(res.text).not.toMatch(/[\0\x07]/);
+    expect(res.text).toContain('value="a\uFFFDb\uFFFDc"');
+  });
 });
 
 describe('Session fixation (RFC 6819 §4.4.1.4 / OWASP): a new session id at login', () => {
