@@ -14,6 +14,11 @@ import { registerClient } from '../../src/clients/register-client.js';
 import { hostSessionUserAuth } from '../helpers/host-login.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 
+/** The hidden fields of a consent page's form, to post it again with a decision of the test's choosing. */
+function consentFields(consent: string) {
+  return { csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), resume: hiddenField(consent, 'resume') };
+}
+
 async function exchange(t: TestApp, code: string) {
   return request(t.app).post('/oauth2/token').set('Authorization', basic(t.codeClient)).type('form')
     .send({ grant_type: 'authorization_code', redirect_uri: REDIRECT_URI, code });
@@ -416,9 +421,7 @@ async function atConsentWithGatedCodeSave(state: string) {
   const t = await createTestApp({ events }, store);
   const agent = request.agent(t.app);
   const consent = await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient, { state }));
-  const form = {
-    csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), resume: hiddenField(consent, 'resume'),
-  };
+  const form = consentFields(consent);
   return { agent, form, atSave, release, granted };
 }
 
@@ -488,9 +491,7 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
     const t = await createTestApp();
     const agent = request.agent(t.app);
     const consent = await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient, { state: 'double-tap' }));
-    const form = {
-      csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), resume: hiddenField(consent, 'resume'),
-    };
+    const form = consentFields(consent);
     expect(expectRedirectTo(await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'allow' })).searchParams.get('code')).toBeTruthy();
     const second = await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'allow' });
     expect(second.status).toBe(303);
@@ -510,9 +511,7 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
     const t = await createTestApp();
     const agent = request.agent(t.app);
     const consent = await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient, { state: 'tap' }));
-    const form = {
-      csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), resume: hiddenField(consent, 'resume'),
-    };
+    const form = consentFields(consent);
     const allowed = expectRedirectTo(await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'allow' }));
     expect(allowed.searchParams.get('code')).toBeTruthy();
     const denied = await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'deny' });
@@ -532,9 +531,7 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
     const t = await createTestApp({ rememberConsent: false });
     const agent = request.agent(t.app);
     const consent = await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient, { state: 'first' }));
-    const form = {
-      csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), resume: hiddenField(consent, 'resume'),
-    };
+    const form = consentFields(consent);
     for (let i = 0; i < 2; i += 1) {
       const denied = expectRedirectTo(await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'deny' }));
       expect(denied.searchParams.get('error')).toBe('access_denied');
@@ -579,9 +576,7 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
     const t = await createTestApp({ session: { secret: 'test-session-secret-0123456789', store: sessions } });
     const agent = request.agent(t.app);
     const consent = await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient, { state: 'one-reply' }));
-    const form = {
-      csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), resume: hiddenField(consent, 'resume'),
-    };
+    const form = consentFields(consent);
     const get = sessions.get.bind(sessions);
     const held: (() => void)[] = [];
     sessions.get = (sid, callback) => {
@@ -613,9 +608,7 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
     const t = await createTestApp({ session: { secret: 'test-session-secret-0123456789', store: sessions } });
     const agent = request.agent(t.app);
     const consent = await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient, { state: 'window' }));
-    const form = {
-      csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), resume: hiddenField(consent, 'resume'),
-    };
+    const form = consentFields(consent);
     let release!: () => void;
     sessions.held = new Promise((resolve) => { release = resolve; });
     const atMarkSave = new Promise<void>((resolve) => { sessions.reached = resolve; });
@@ -640,9 +633,7 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
     const t = await createTestApp({ logger: { warn() {}, error() {} } }, store);
     const agent = request.agent(t.app);
     const consent = await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient, { state: 'outage' }));
-    const form = {
-      csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), resume: hiddenField(consent, 'resume'),
-    };
+    const form = consentFields(consent);
     const failed = expectRedirectTo(await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'allow' }));
     expect(failed.searchParams.get('error')).toBe('temporarily_unavailable');
     out = false;
