@@ -64,7 +64,7 @@ describe('integration copies past their bound (issue 10: as integrations grow)',
     // all of them again (and, with requests from a random one of 20,000, 88 % of requests read their integration).
     for (let i = 1; i < INTEGRATIONS; i += 1) await authenticate(i);
     expect(counted.calls() - INTEGRATIONS, 'integrations read again').toBe(0);
-  }, 60_000);
+  }, 120_000);
 
   it("the SQLite store's findClient, one integration past the bound, answers the others without a SELECT", async () => {
     const { store, selects, ids } = await openWithIntegrations();
@@ -72,5 +72,5 @@ describe('integration copies past their bound (issue 10: as integrations grow)',
     const after = selects();
     for (const id of ids.slice(1)) await store.clients.findClient(id);
     expect(selects() - after, 'SELECTs of integrations read before').toBe(0);
-  }, 60_000);
+  }, 120_000);
 });
