@@ -18,7 +18,8 @@ import type { ClientAuthRateLimit } from '../checks/client-auth-rate-limit.js';
  * - An access token revokes just itself.
  * - Unknown or already-revoked tokens answer 200 too ("invalid tokens do not cause an error response", §2.2).
  * - A live token revoked is reported as a `token.revoked` event (extent `grant` for a refresh token, `token`
- *   for an access token); an unknown one is not, nothing having been revoked.
+ *   for an access token); an unknown one is not, nothing having been revoked, nor one whose revocation the store
+ *   says another call made first (two revocations of one token at once: reported once).
  * - A token of another client is refused (§2.1: "verifies whether the token was issued to the client making
  *   the revocation request. If this validation fails, the request is refused").
  * `limit` is the router's `clientAuthRateLimit`, or null when it is off.
@@ -31,11 +32,13 @@ export function createRevocationEndpoint(store: Store, options: ResolvedOptions,
       const found = await findPresentedToken(store, token, hint);
       if (found) {
         if (found.record.clientId !== client.clientId) throw new InvalidRequestError('the token was not issued to this client');
-        if (found.kind === 'refresh_token') await store.tokens.revokeGrant(found.record.grantId);
-        else await store.tokens.revokeAccessToken(hashToken(token));
-        // Only for a live token found here: an unknown or already revoked one revoked nothing to report.
+        const revoked = found.kind === 'refresh_token'
+          ? await store.tokens.revokeGrant(found.record.grantId)
+          : await store.tokens.revokeAccessToken(hashToken(token));
+        // Only for a live token found here and revoked by this request: an unknown or already revoked one revoked
+        // nothing to report, nor does one that a concurrent revocation removed first (the store answered `false`).
         const { record } = found;
-        options.events.publish({
+        if (revoked !== false) options.events.publish({
           type: 'token.revoked', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, cause: 'revocation_endpoint',
           extent: found.kind === 'refresh_token' ? 'grant' : 'token',
           clientId: record.clientId, userId: record.userId, grantId: record.grantId,

@@ -64,8 +64,8 @@ export function requireScopeStillAllowed(context: GrantContext, scope: readonly 
 export async function requireGrantUser(context: GrantContext, grantId: string, userId: string): Promise<void> {
   // Called on its object: a host's UserAuth may be a class whose findUser reads `this`.
   if (!context.userAuth.findUser || (await callHostHook('findUser', () => context.userAuth.findUser!(userId)))) return;
-  await context.store.tokens.revokeGrant(grantId);
-  publishGrantRevoked(context, 'user_deleted', grantId, userId);
+  // Reported only by the revocation that took effect: of several requests of a deleted user's grant, the first.
+  if ((await context.store.tokens.revokeGrant(grantId)) !== false) publishGrantRevoked(context, 'user_deleted', grantId, userId);
   throw new InvalidGrantError('the user who granted access no longer exists');
 }
 

@@ -256,13 +256,20 @@ export interface TokenStore {
   findAccessToken(tokenHash: string): Promise<TokenRecord | null>;
   /** `null` if unknown, expired or revoked. Refresh tokens are reusable until then (SPEC §4.5). */
   findRefreshToken(tokenHash: string): Promise<TokenRecord | null>;
-  /** Removes one access token (RFC 7009 §2.1); given a refresh token's hash it changes nothing. Idempotent. */
-  revokeAccessToken(tokenHash: string): Promise<void>;
+  /**
+   * Removes one access token (RFC 7009 §2.1); given a refresh token's hash it changes nothing. Idempotent.
+   * May resolve `false` when this call removed nothing (the token was gone already, e.g. a concurrent revocation
+   * of it won), so that the revocation is reported once (`token.revoked`); `true` or nothing reports it.
+   */
+  revokeAccessToken(tokenHash: string): Promise<boolean | void>;
   /**
    * In one transaction: removes every access and refresh token of the grant and records the grant as
    * revoked, so that `saveTokens` refuses it from then on. Idempotent.
+   * May resolve `false` when the grant was already recorded as revoked before this call (two replays of one code,
+   * two revocations of one refresh token), so that the revocation is reported once (`token.revoked`); `true` or
+   * nothing reports it. Decided in the same transaction as the record, so of concurrent calls exactly one is first.
    */
-  revokeGrant(grantId: string): Promise<void>;
+  revokeGrant(grantId: string): Promise<boolean | void>;
   /**
    * Tiers `administration` and `consents`. As one transaction would: removes every token of the integration, or
    * of one user at it (`userId` given); records as revoked every grant of which it removed a refresh token (a

@@ -30,7 +30,7 @@ function withPeerOf<T>(context: RuleContext, use: (peer: Store) => Promise<T>, o
 function raceSaveAgainstPeer(
   context: RuleContext,
   tokensOf: Parameters<typeof raceSaveAgainst>[2],
-  revoke: (peer: Store, access: TokenRecord) => Promise<void>,
+  revoke: (peer: Store, access: TokenRecord) => Promise<unknown>,
 ): Promise<void> {
   return withPeerOf(context, (peer) => raceSaveAgainst(context.store, context.rounds, tokensOf, (access) => revoke(peer, access)));
 }

@@ -21,7 +21,7 @@ function assertMoved(before: RevocationMark, after: RevocationMark, what: string
 }
 
 /** Runs `revoke` on a saved live token pair and checks that the mark moved across it. */
-async function movesAcross(store: Store, what: string, revoke: (pair: ReturnType<typeof buildTokenPair>) => Promise<void>): Promise<void> {
+async function movesAcross(store: Store, what: string, revoke: (pair: ReturnType<typeof buildTokenPair>) => Promise<unknown>): Promise<void> {
   const feed = feedOf(store);
   if (!feed) return;
   const pair = buildTokenPair();
@@ -54,7 +54,7 @@ function cacheLookups(store: Store, feed: RevocationFeed, tokenHash: string) {
  * with it too), with a turn of the event loop every eighth (so that a store whose revocation waits on I/O is never
  * starved), and once more after the call resolved (a delete still pending then is caught too).
  */
-async function lookingUpWhile(lookUp: () => Promise<void>, revoke: () => Promise<void>): Promise<void> {
+async function lookingUpWhile(lookUp: () => Promise<void>, revoke: () => Promise<unknown>): Promise<void> {
   let resolved = false;
   const polling = (async () => {
     for (let n = 1; !resolved; n++) {
@@ -77,7 +77,7 @@ async function lookingUpWhile(lookUp: () => Promise<void>, revoke: () => Promise
  * before the token is gone (at the call's start, or before its delete commits) fails: a lookup in between caches
  * the token under the new mark, and nothing moves it again.
  */
-async function goneBeforeMoved(store: Store, what: string, revoke: (pair: ReturnType<typeof buildTokenPair>) => Promise<void>): Promise<void> {
+async function goneBeforeMoved(store: Store, what: string, revoke: (pair: ReturnType<typeof buildTokenPair>) => Promise<unknown>): Promise<void> {
   const feed = feedOf(store);
   if (!feed) return;
   const pair = buildTokenPair();
@@ -104,7 +104,7 @@ export const PEER_LATENCY_LIMIT_MS = 2_000;
  * runs through `peer`, then waits up to `PEER_LATENCY_LIMIT_MS` for `store`'s mark to leave every mark under which
  * it found the token (or turn `null`).
  */
-async function reachesFromPeer(store: Store, peer: Store, what: string, revoke: (pair: ReturnType<typeof buildTokenPair>) => Promise<void>): Promise<void> {
+async function reachesFromPeer(store: Store, peer: Store, what: string, revoke: (pair: ReturnType<typeof buildTokenPair>) => Promise<unknown>): Promise<void> {
   const feed = feedOf(store);
   if (!feed) return;
   const pair = buildTokenPair();

@@ -21,7 +21,7 @@ export async function raceSaveAgainst(
   store: Store,
   rounds: number,
   tokensOf: (round: number) => { access: TokenRecord; refresh: TokenRecord | null; newGrant?: boolean },
-  revoke: (access: TokenRecord) => Promise<void>,
+  revoke: (access: TokenRecord) => Promise<unknown>,
 ): Promise<void> {
   await forEachRound(rounds, async (round, schedule) => {
     const { access, refresh, newGrant } = tokensOf(round);

@@ -52,7 +52,7 @@ export interface SaveWhileOutcome {
  */
 export async function saveWhile(
   store: Store,
-  revoke: () => Promise<void>,
+  revoke: () => Promise<unknown>,
   make: () => { access: TokenRecord; refresh: TokenRecord | null },
   options: SaveWhileOptions,
 ): Promise<SaveWhileOutcome> {

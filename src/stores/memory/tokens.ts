@@ -108,22 +108,27 @@ export function createMemoryTokenStore(ready: Ready): MemoryTokenStore {
         await ready();
         return find('refresh', tokenHash);
       },
-      async revokeAccessToken(tokenHash: string): Promise<void> {
+      async revokeAccessToken(tokenHash: string): Promise<boolean> {
         await ready();
         const json = tokens.get(tokenHash);
-        if (json === undefined) return;
+        // Gone already (another revocation of it won): nothing removed, nothing to report.
+        if (json === undefined) return false;
         const stored = decode<StoredToken>(json);
         // Only access tokens: a refresh token is revoked with its grant.
-        if (stored.kind === 'access') {
-          remove(tokenHash, stored.record.grantId);
-          revocations += 1;
-        }
+        if (stored.kind !== 'access') return false;
+        remove(tokenHash, stored.record.grantId);
+        revocations += 1;
+        return true;
       },
-      async revokeGrant(grantId: string): Promise<void> {
+      async revokeGrant(grantId: string): Promise<boolean> {
         await ready();
-        remember(revokedGrants, grantId, Date.now());
+        const now = Date.now();
+        // Whether this is the grant's first revocation, so that a second (another replay of its code) is not reported.
+        const first = !revoked(revokedGrants, grantId, now);
+        remember(revokedGrants, grantId, now);
         revocations += 1;
         for (const hash of [...(tokensByGrant.get(grantId) ?? [])]) remove(hash, grantId);
+        return first;
       },
       async revokeClientTokens(clientId: string, userId?: string): Promise<void> {
         await ready();

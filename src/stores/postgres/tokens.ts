@@ -82,9 +82,15 @@ function revocationStatements(t: PostgresTables, notify: string) {
   const latest = `revoked_at = GREATEST(r.revoked_at, EXCLUDED.revoked_at),
        expires_at = GREATEST(r.expires_at, EXCLUDED.expires_at)`;
   return {
+    // A row back only when this statement revoked the grant (a new row, or a live one marked): ON CONFLICT's WHERE
+    // is judged on the row version it locked, so of two revocations at once exactly one gets it (revokeGrant's result).
     markGrant: prepareSql(`INSERT INTO ${t.grants} AS g (grant_id, revoked_at, expires_at) VALUES ($1, $2, $3)
-      ON CONFLICT (grant_id) DO UPDATE SET revoked_at = COALESCE(g.revoked_at, EXCLUDED.revoked_at),
-        expires_at = GREATEST(g.expires_at, EXCLUDED.expires_at)`),
+      ON CONFLICT (grant_id) DO UPDATE SET revoked_at = EXCLUDED.revoked_at,
+        expires_at = GREATEST(g.expires_at, EXCLUDED.expires_at) WHERE g.revoked_at IS NULL
+      RETURNING 1 AS first`),
+    // A grant revoked before: its tombstone is kept as long as this revocation asks, as it was before markGrant
+    // learnt to tell the first revocation apart.
+    extendGrant: prepareSql(`UPDATE ${t.grants} SET expires_at = GREATEST(expires_at, $2) WHERE grant_id = $1`),
     // Each delete also NOTIFYs the revocation feed's channel, delivered to listeners at COMMIT, in the same
     // round trip (a data-modifying CTE runs whether or not the SELECT reads it).
     deleteGrant: prepareSql(`WITH gone AS (DELETE FROM ${t.tokens} WHERE grant_id = $1) SELECT ${notify}`),
@@ -277,16 +283,22 @@ export function createPostgresTokenStore(
     findAccessToken: findAccess,
     findRefreshToken: findRefresh,
     async revokeAccessToken(tokenHash) {
-      await revoking(() => db.query(revokeAccess, [tokenHash]));
+      let removed = false;
+      // A row back only for a token this statement deleted: of two revocations of one token, one is reported.
+      await revoking(async () => { removed = (await db.query(revokeAccess, [tokenHash])).rows.length > 0; });
+      return removed;
     },
     async revokeGrant(grantId) {
       const now = Date.now();
       const until = new Date(now + STORE_POLICY.revocationRetentionMs);
+      let first = false;
       await revoking(() => db.transaction(async (tx) => {
-        await tx.query(revocations.markGrant, [grantId, new Date(now), until]);
+        first = (await tx.query(revocations.markGrant, [grantId, new Date(now), until])).rows.length > 0;
+        if (!first) await tx.query(revocations.extendGrant, [grantId, until]);
         // Codes stay: a used one must keep reporting `replayed` until it expires (contract, CodeStore).
         await tx.query(revocations.deleteGrant, [grantId]);
       }));
+      return first;
     },
     async revokeClientTokens(clientId, userId) {
       // The app's clock, not the database's: authorizedAt, which this moment is compared with, is the app's.

@@ -146,9 +146,12 @@ export function createRedisTokenStore(
     findRefreshToken: (tokenHash) => find(keys.refreshToken(tokenHash)),
     async revokeAccessToken(tokenHash) {
       // Its index entries stay until they expire: a DEL of a missing key is harmless.
+      let deleted = 0;
       await counted(announcer, async () => {
-        await run(REVOKE_ACCESS_TOKEN, [keys.accessToken(tokenHash)], [channel]);
+        deleted = Number(await run(REVOKE_ACCESS_TOKEN, [keys.accessToken(tokenHash)], [channel]));
       });
+      // Whether this call removed it: of two revocations of one token at once, only the one that did is reported.
+      return deleted > 0;
     },
     /**
      * The first script writes the tombstone and deletes the tokens listed in the grant's index a moment
@@ -158,13 +161,18 @@ export function createRedisTokenStore(
     async revokeGrant(grantId) {
       const tombstone = keys.revokedGrant(grantId);
       const index = keys.grantIndex(grantId);
+      // Whether the first script found the tombstone already there: a grant revoked before is not reported again.
+      let existed: boolean | undefined;
       await counted(announcer, async () => {
         let left: number;
         do {
           const members = (await send(['ZRANGE', index, '0', String(REVOKE_CHUNK - 1)])) as string[];
-          left = Number(await run(REVOKE_GRANT, [tombstone, index, ...members], [RETENTION_MS, channel]));
+          const [remaining, had] = (await run(REVOKE_GRANT, [tombstone, index, ...members], [RETENTION_MS, channel])) as [number, number];
+          left = Number(remaining);
+          existed ??= Number(had) === 1;
         } while (left > 0);
       });
+      return existed !== true;
     },
     /**
      * Exact, though the drain takes several script calls. START_REVOCATION first records the moment

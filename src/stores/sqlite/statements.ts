@@ -76,6 +76,8 @@ export interface SqliteStatements {
   /** `isRefused`, or the integration is gone or its row no longer holds every value a copy of it holds. */
   readonly isRefusedAtRevision: Statement<RevisionRefusalValues, number>;
   readonly upsertRevokedGrant: Statement<[grantId: string, expiresAt: number]>;
+  /** A live tombstone of the grant: a revocation of it is then not reported again (`revokeGrant` resolves false). */
+  readonly isGrantRevoked: Statement<[grantId: string, now: number], number>;
   /** Keeps the latest revocation moment and the latest retention, and marks the tombstone draining (drain.ts). */
   readonly upsertRevokedClient: Statement<RevocationParams>;
   readonly upsertRevokedClientUser: Statement<UserRevocationParams>;
@@ -164,6 +166,7 @@ export function prepareSqliteStatements(db: SqliteConnection): SqliteStatements 
                            AND redirect_uris = ? AND allowed_scopes = ? AND require_pkce = ? AND credentials_issued_at = ?
                            AND created_at = ? AND disabled = ? AND token_endpoint_auth_method IS ?
                            AND previous_client_secret_hash IS ? AND previous_client_secret_expires_at IS ?)`).pluck(),
+    isGrantRevoked: db.prepare<[string, number], number>('SELECT 1 FROM revoked_grants WHERE grant_id = ? AND expires_at > ?').pluck(),
     upsertRevokedGrant: db.prepare(`
       INSERT INTO revoked_grants (grant_id, expires_at) VALUES (?, ?)
       ON CONFLICT (grant_id) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)`),

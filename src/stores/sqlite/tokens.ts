@@ -40,11 +40,11 @@ export function createSqliteTokenStore(
    * Runs a revocation, then tells the revocation feed, committed or not (a spurious bump costs a cache miss),
    * in the same synchronous block: no request can read the feed between the commit and the bump.
    */
-  function revoking(write: () => void): Promise<void> {
+  function revoking<T>(write: () => T): Promise<T> {
     return run(() => {
       try {
         // Checked before it commits (file-guard.ts): a revocation written where no restart finds it would undo itself.
-        guarded(write);
+        return guarded(write);
       } finally {
         onRevoked();
       }
@@ -75,9 +75,14 @@ export function createSqliteTokenStore(
 
   // Write transactions start IMMEDIATE: the write lock is taken before the first read, so a lock is met at
   // BEGIN (and waited for) rather than as SQLITE_BUSY_SNAPSHOT halfway through.
-  const revokeGrant = db.transaction((grantId: string) => {
-    s.upsertRevokedGrant.run(grantId, Date.now() + STORE_POLICY.revocationRetentionMs);
+  // Resolves whether this transaction was the grant's first revocation: read under the write lock, so of two at once
+  // (two replays of one code) exactly one is first, and only that one is reported.
+  const revokeGrant = db.transaction((grantId: string): boolean => {
+    const now = Date.now();
+    const first = s.isGrantRevoked.get(grantId, now) === undefined;
+    s.upsertRevokedGrant.run(grantId, now + STORE_POLICY.revocationRetentionMs);
     s.deleteGrantTokens.run(grantId);
+    return first;
   });
 
   // One row, whatever the number of tokens: the write lock is held for a moment, not for the deletes.
@@ -108,11 +113,12 @@ export function createSqliteTokenStore(
         return row ? valuesToToken(tokenHash, row) : null;
       });
     },
-    async revokeAccessToken(tokenHash: string): Promise<void> {
-      await revoking(() => s.deleteAccessToken.run(tokenHash));
+    async revokeAccessToken(tokenHash: string): Promise<boolean> {
+      // Whether this call removed it: of two revocations of one token at once, only the one that did is reported.
+      return (await revoking(() => s.deleteAccessToken.run(tokenHash))).changes > 0;
     },
-    async revokeGrant(grantId: string): Promise<void> {
-      await revoking(() => revokeGrant(grantId));
+    async revokeGrant(grantId: string): Promise<boolean> {
+      return revoking(() => revokeGrant(grantId));
     },
     async revokeClientTokens(clientId: string, userId?: string): Promise<void> {
       const target: DrainTarget = { clientId, userId: userId ?? null };
