@@ -54,6 +54,27 @@ export async function raceSaveAgainst(
 export const tokenRaceRules: readonly ConformanceRule[] = [
   {
     tier: 'required',
+    name: 'concurrent revocations of one grant or one access token: no more than one resolves true, and not every one false',
+    async run({ store, rounds }) {
+      // Two replays of one code, two RFC 7009 revocations of one token: the router reports the revocation unless the
+      // store answers false, so a store answering booleans must give exactly one caller true.
+      for (let round = 0; round < Math.min(rounds, 20); round++) {
+        const { access, refresh } = buildTokenPair({ clientId: freshId('client'), userId: 'alice' });
+        assert.equal(await store.tokens.saveTokens(access, refresh, { authorizedAt: new Date() }), true);
+        for (const [what, revoke] of [
+          ['revokeAccessToken', () => store.tokens.revokeAccessToken(access.tokenHash)],
+          ['revokeGrant', () => store.tokens.revokeGrant(access.grantId)],
+        ] as const) {
+          const answers = await Promise.all(Array.from({ length: 4 }, revoke));
+          const wins = answers.filter((answer) => answer === true).length;
+          assert.ok(wins <= 1, `${what}: ${wins} of 4 concurrent calls resolved true (round ${round})`);
+          assert.ok(answers.some((answer) => answer !== false), `${what}: every one of 4 concurrent calls resolved false (round ${round})`);
+        }
+      }
+    },
+  },
+  {
+    tier: 'required',
     name: 'saveTokens racing revokeGrant: after both settle, no token of the grant can be found, in every interleaving',
     async run({ store, rounds }) {
       await raceSaveAgainst(

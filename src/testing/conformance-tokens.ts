@@ -150,6 +150,20 @@ export const tokenRules: readonly ConformanceRule[] = [
   },
   {
     tier: 'required',
+    name: 'a revocation that revokes nothing new does not resolve true (a second revokeAccessToken or revokeGrant), and a first one does not resolve false',
+    async run({ store }) {
+      // The router reports a revocation unless the store answers false (token.revoked): true for a second call would
+      // report it twice, false for the first would leave it unreported. Nothing (undefined) is always allowed.
+      const { access, refresh } = buildTokenPair();
+      await saveTokens(store, access, refresh);
+      assert.notEqual(await store.tokens.revokeAccessToken(access.tokenHash), false, 'revokeAccessToken of a live access token resolved false');
+      assert.notEqual(await store.tokens.revokeAccessToken(access.tokenHash), true, 'revokeAccessToken of a removed access token resolved true');
+      assert.notEqual(await store.tokens.revokeGrant(access.grantId), false, 'the first revokeGrant of a grant resolved false');
+      assert.notEqual(await store.tokens.revokeGrant(access.grantId), true, 'revokeGrant of a grant revoked before resolved true');
+    },
+  },
+  {
+    tier: 'required',
     name: 'revokeAccessToken removes only that access token, and is idempotent',
     async run({ store }) {
       const first = buildTokenPair();
