@@ -1,13 +1,23 @@
 // Checks the conformance suite's options before any store is made, and picks the rules `only` selects.
 import type { Store } from '../stores/contract.js';
 import type { ConformanceRule, StoreConformanceOptions } from './conformance-types.js';
+import { MAX_TIMER_MS } from '../stores/timer-range.js';
+
+/** Extra time vitest allows a test beyond the rule's own guard, so the guard's clearer message wins. */
+export const VITEST_MARGIN_MS = 5_000;
+
+/**
+ * The longest `timeoutMs`: the rule's guard and vitest's own timeout (the guard plus `VITEST_MARGIN_MS`) are timers,
+ * and a timer set past 2^31 − 1 ms fires after 1 ms, so every rule failed at once as hung.
+ */
+const MAX_RULE_TIMEOUT_MS = MAX_TIMER_MS - VITEST_MARGIN_MS;
 
 const KNOWN = new Set(['name', 'createStore', 'destroyStore', 'simulateOutage', 'openPeer', 'outageSparesPeer', 'rounds', 'only', 'timeoutMs']);
 
 /**
  * Refuses options the suite would otherwise ignore or trip over later: an unknown key (a typo such as `roundz`
  * would silently run the default), a missing `createStore`, a `rounds` or `timeoutMs` that is not a positive
- * integer, an `only` that is neither a list of strings nor a function. Returns the options as the suite runs them,
+ * integer (or a `timeoutMs` past what a timer can wait), an `only` that is neither a list of strings nor a function. Returns the options as the suite runs them,
  * over `Store`: the suite hands `destroyStore`, `simulateOutage` and `openPeer` only stores `createStore` made, so
  * each still gets the `S` it was typed for.
  * @throws TypeError naming the option.
@@ -26,6 +36,9 @@ export function checkConformanceOptions<S extends Store>(options: StoreConforman
   for (const key of ['rounds', 'timeoutMs'] as const) {
     const value = options[key];
     if (value !== undefined && !(Number.isInteger(value) && value > 0)) throw new TypeError(`${key} must be a positive integer`);
+  }
+  if (options.timeoutMs !== undefined && options.timeoutMs > MAX_RULE_TIMEOUT_MS) {
+    throw new TypeError(`timeoutMs must be at most ${MAX_RULE_TIMEOUT_MS} milliseconds (got ${options.timeoutMs}): a longer timer fires after 1 ms`);
   }
   const { only } = options;
   if (only !== undefined && typeof only !== 'function' && !(Array.isArray(only) && only.every((part) => typeof part === 'string'))) {

@@ -2,13 +2,10 @@
 import { describe, it, TestRunner } from 'vitest';
 import type { Store, StoreTier } from '../stores/contract.js';
 import type { StoreConformanceOptions } from './conformance-types.js';
-import { checkConformanceOptions, selectRules } from './conformance-options.js';
+import { checkConformanceOptions, selectRules, VITEST_MARGIN_MS } from './conformance-options.js';
 import { CONFORMANCE_RULES, TIER_ORDER } from './conformance-rules.js';
 import { OUTAGE_SKIPPED_NAME, OUTAGE_SKIPPED_REASON } from './conformance-outage.js';
 import { DEFAULT_RULE_TIMEOUT_MS, PEER_SKIPPED_REASON, probeStore, runRule, skipReason, type StoreShape } from './run-rule.js';
-
-/** Extra time vitest allows a test beyond the rule's own guard, so the guard's clearer message wins. */
-const VITEST_MARGIN_MS = 5_000;
 
 interface SuiteLike {
   readonly mode?: string;

@@ -118,6 +118,8 @@ describe('checkStoreConformance', () => {
     [{ roundz: 5 }, /unknown conformance option 'roundz'; known: name, createStore/],
     [{ rounds: 0 }, /rounds must be a positive integer/],
     [{ timeoutMs: '50' }, /timeoutMs must be a positive integer/],
+    // Past 2^31 − 1 ms a timer fires after 1 ms: every rule failed at once, "did not settle within 2147483648 ms".
+    [{ timeoutMs: 2 ** 31 }, /timeoutMs must be at most 2147478647 milliseconds/],
     [{ only: 'consumeCode' }, /only must be a list of strings .* or a function/],
     [{ createStore: undefined }, /createStore must be a function/],
   ])('refuses %j by name, before any store is made', async (bad, message) => {
