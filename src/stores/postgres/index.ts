@@ -50,7 +50,7 @@ export interface PostgresStoreOptions {
    * as not given, so `connectionString: process.env.DATABASE_URL` type-checks under `exactOptionalPropertyTypes`.
    */
   readonly connectionString?: string | undefined;
-  /** Pool size when the store makes the pool. Default 10 (node-postgres' default). */
+  /** Pool size when the store makes the pool: a whole number ≥ 1. Default 10 (node-postgres' default). */
   readonly maxConnections?: number;
   /** Schema holding the tables; created if missing. Default `'oauth'`. */
   readonly schema?: string;
@@ -106,6 +106,20 @@ function checkNonNegative(name: string, value: number | undefined, fallback: num
 }
 
 /**
+ * The pool size, a whole number from 1 (node-postgres' default 10 when absent). pg-pool reads a falsy `max` (0, NaN)
+ * as 10 and a negative one as a pool that is always full, so `-1` failed every query after `queryTimeoutMs` as an
+ * outage ("timeout exceeded when trying to connect") instead of naming the option.
+ * @throws TypeError naming the option.
+ */
+function checkPoolSize(value: number | undefined): number {
+  if (value === undefined) return 10;
+  if (!Number.isInteger(value) || value < 1) {
+    throw new TypeError(`createPostgresStore: option "maxConnections" must be a whole number of connections ≥ 1 (got ${String(value)})`);
+  }
+  return value;
+}
+
+/**
  * Rejects with an ENOENT Error when the schema and prefix hold no migrations table (`PostgresStoreOptions.mustExist`).
  * The `path` names the schema and prefix only: the connection string may carry a password.
  */
@@ -140,6 +154,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   }
   const queryTimeoutMs = checkNonNegative('queryTimeoutMs', options.queryTimeoutMs, 5000) || 5000;
   const maxCopies = integrationCopiesOption('createPostgresStore', options.maxIntegrationCopies);
+  const maxConnections = checkPoolSize(options.maxConnections);
   const sweepIntervalSeconds = checkNonNegative('sweepIntervalSeconds', options.sweepIntervalSeconds, 60);
   // A query's deadline is twice its timeout (the runner's withDeadline): that is what must fit a timer.
   checkTimerRange('createPostgresStore: option "queryTimeoutMs"', queryTimeoutMs, 'milliseconds', 2);
@@ -156,7 +171,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     (options.pool as PostgresPoolConnection | undefined) ??
     (await createPostgresPool({
       connectionString: options.connectionString,
-      max: options.maxConnections ?? 10,
+      max: maxConnections,
       connectionTimeoutMillis: queryTimeoutMs,
       query_timeout: queryTimeoutMs,
       statement_timeout: queryTimeoutMs,

@@ -1,0 +1,20 @@
+// createPostgresStore's maxConnections is a whole number of connections from 1, refused by name before connecting.
+import { describe, expect, it } from 'vitest';
+import { createPostgresStore } from '../../src/stores/postgres/index.js';
+
+/** Nothing listens on port 9 (discard): a store that tried to connect would fail there, not with a TypeError. */
+const NOWHERE_PG = 'postgres://postgres@127.0.0.1:9/none';
+
+describe('maxConnections must be a whole number of connections ≥ 1', () => {
+  // pg-pool reads 0 and NaN as its default of 10 and a negative size as a pool that is always full: `-1` failed
+  // every call after queryTimeoutMs as an outage ("timeout exceeded when trying to connect").
+  it.each([0, -1, Number.NaN, 1.5, Number.POSITIVE_INFINITY, '4'])('refuses %s naming the option, before connecting', async (value) => {
+    await expect(createPostgresStore({ connectionString: NOWHERE_PG, maxConnections: value as number, queryTimeoutMs: 200 }))
+      .rejects.toThrow(/createPostgresStore: option "maxConnections" must be a whole number of connections ≥ 1/);
+  });
+
+  it('takes 1 (and then fails only on the unreachable server)', async () => {
+    await expect(createPostgresStore({ connectionString: NOWHERE_PG, maxConnections: 1, queryTimeoutMs: 200 }))
+      .rejects.not.toThrow(/maxConnections/);
+  });
+});
