@@ -7,6 +7,7 @@ import { createGrantId } from '../crypto/random-grant-id.js';
 import { createCredential } from '../crypto/ordered-token.js';
 import { hashToken } from '../crypto/hash-token.js';
 import { redirectUriWithParams } from '../http/redirect-uri-with-params.js';
+import { expiryAfter } from '../grants/latest-expiry.js';
 
 /**
  * Makes a 256-bit code, stores only its hash — single use, bound to client, user, redirect_uri, PKCE
@@ -36,7 +37,8 @@ export async function issueCodeRedirect(
     codeChallenge: pending.codeChallenge,
     issuer: issuer.issuer,
     issuedAt: new Date(pending.createdAt),
-    expiresAt: new Date(Date.now() + options.authorizationCodeTtl * 1000),
+    // Never past the year 9999, as tokens (latest-expiry.ts).
+    expiresAt: new Date(expiryAfter(Date.now(), options.authorizationCodeTtl)),
   };
   await store.codes.saveCode(record);
   // Without the consents tier (a store run with rememberConsent and consentsPage off) nothing is recorded.

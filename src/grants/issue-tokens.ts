@@ -8,6 +8,7 @@ import { hashToken } from '../crypto/hash-token.js';
 import { InvalidGrantError, RefusedSaveError, SettingsRefusalError } from '../errors.js';
 import { withinAllowedScope } from '../checks/grant-scope.js';
 import { signAccessToken } from '../jwt/sign-access-token.js';
+import { expiryAfter, LATEST_EXPIRY_MS } from './latest-expiry.js';
 
 /** What to issue. */
 export interface IssueRequest {
@@ -99,7 +100,8 @@ export async function issueTokens(context: GrantContext, request: IssueRequest):
   // Expiries fall on a whole second, as a JWT's `exp` and introspection's `exp` state them (RFC 7519 §2
   // NumericDate): a record kept to the millisecond would stay active up to 999 ms past the `exp` its token shows.
   // Rounded up, not down: rounded down, a token lived up to 999 ms less than the `expires_in` it was issued with.
-  const expiresAt = wholeSecond(now + options.accessTokenTtl * 1000);
+  // Never past the year 9999 (latest-expiry.ts): a clock within a lifetime of it gets a token that ends then.
+  const expiresAt = wholeSecond(expiryAfter(now, options.accessTokenTtl));
   const accessToken = options.accessTokenFormat === 'jwt' && context.keyRing
     ? signAccessToken(await context.keyRing.signer(), {
       issuer: issuer.issuer, audience: options.jwt.audience, clientId: client.clientId, userId: request.userId,
@@ -119,7 +121,7 @@ export async function issueTokens(context: GrantContext, request: IssueRequest):
   let refresh: TokenRecord | null = null;
   if (request.withRefreshToken) {
     refreshToken = createCredential(options.orderedTokens);
-    refresh = { ...access, tokenHash: hashToken(refreshToken), expiresAt: new Date(wholeSecond(now + options.refreshTokenTtl * 1000)) };
+    refresh = { ...access, tokenHash: hashToken(refreshToken), expiresAt: new Date(wholeSecond(expiryAfter(now, options.refreshTokenTtl))) };
   }
   // The store refuses, atomically with the insert, tokens whose grant, integration or user was revoked since
   // authorizedAt: no token outlives a revocation that raced this request.
@@ -147,7 +149,8 @@ export async function issueTokens(context: GrantContext, request: IssueRequest):
   return {
     access_token: accessToken,
     ...(refreshToken !== undefined ? { refresh_token: refreshToken } : {}),
-    expires_in: options.accessTokenTtl,
+    // The lifetime, unless the year 9999 cut it short: then the seconds left, rounded down, which it lives at least.
+    expires_in: expiresAt === LATEST_EXPIRY_MS ? Math.floor((LATEST_EXPIRY_MS - now) / 1000) : options.accessTokenTtl,
     token_type: 'Bearer',
     ...(echoScope ? { scope } : {}),
   };

@@ -4,6 +4,7 @@ import type { ResolvedOptions } from '../options.js';
 import type { KeyRing } from './key-ring.js';
 import { decodeJsonObjectSegment, decodeSegment } from './base64url.js';
 import { jwsVerify } from './jws-crypto.js';
+import { LATEST_EXPIRY_MS } from '../grants/latest-expiry.js';
 
 /** Three base64url segments: what a JWS compact token looks like; our opaque tokens have no dot. */
 const JWS_COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
@@ -37,7 +38,7 @@ function isString(value: unknown): value is string {
 }
 
 /** 9999-12-31T23:59:59Z: the last second a NumericDate can name that every Date, store and client can hold. */
-const LAST_NUMERIC_DATE = 253_402_300_799;
+const LAST_NUMERIC_DATE = LATEST_EXPIRY_MS / 1000;
 
 /**
  * A NumericDate as this package signs it: whole seconds from 0 to the year 9999. `exp: 1e20` or `1.5` is no
