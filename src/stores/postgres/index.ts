@@ -71,7 +71,7 @@ export interface PostgresStoreOptions {
    * (the router answers 503). Becomes `statement_timeout`, `query_timeout` and `connectionTimeoutMillis`
    * of a pool the store makes. A call the store batches (lookups, code redemptions, token saves) is sent within
    * it of being made or not at all (nothing of it sent), then has it for its statement: each settles within twice
-   * it, whatever stalls ahead of it. Default 5000.
+   * it, whatever stalls ahead of it. A whole number ≥ 1; default 5000.
    */
   readonly queryTimeoutMs?: number;
   /**
@@ -101,6 +101,19 @@ function checkNonNegative(name: string, value: number | undefined, fallback: num
   if (value === undefined) return fallback;
   if (!Number.isFinite(value) || value < 0) {
     throw new TypeError(`createPostgresStore: option "${name}" must be a non-negative number (got ${String(value)})`);
+  }
+  return value;
+}
+
+/**
+ * The query timeout, a whole number of milliseconds from 1 (5000 when absent). It becomes `statement_timeout`, where 0
+ * means none (here it silently meant 5000) and PostgreSQL rounds a fraction to whole milliseconds (0.4 to 0: none).
+ * @throws TypeError naming the option.
+ */
+function checkQueryTimeout(value: number | undefined): number {
+  if (value === undefined) return 5000;
+  if (!Number.isInteger(value) || value < 1) {
+    throw new TypeError(`createPostgresStore: option "queryTimeoutMs" must be a whole number of milliseconds ≥ 1 (got ${String(value)})`);
   }
   return value;
 }
@@ -152,7 +165,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   if (!options.pool === !options.connectionString) {
     throw new TypeError('createPostgresStore: give exactly one of the options "pool" and "connectionString"');
   }
-  const queryTimeoutMs = checkNonNegative('queryTimeoutMs', options.queryTimeoutMs, 5000) || 5000;
+  const queryTimeoutMs = checkQueryTimeout(options.queryTimeoutMs);
   const maxCopies = integrationCopiesOption('createPostgresStore', options.maxIntegrationCopies);
   const maxConnections = checkPoolSize(options.maxConnections);
   const sweepIntervalSeconds = checkNonNegative('sweepIntervalSeconds', options.sweepIntervalSeconds, 60);
