@@ -60,8 +60,8 @@ describe.each(builtInStores('outlives_retention'))('%s: nothing revoked comes ba
   it.runIf(available)("an integration's tokens, and one user's at an integration", async () => {
     const user = await codeTokens(t.app, t.codeClient);
     const machine = await clientCredentialsToken(t.app, t.credentialsClient);
-    await opened.store.tokens.revokeClientTokens(t.codeClient.clientId, USER.id);
-    await opened.store.tokens.revokeClientTokens(t.credentialsClient.clientId);
+    await opened.store.tokens.revokeClientTokens!(t.codeClient.clientId, USER.id);
+    await opened.store.tokens.revokeClientTokens!(t.credentialsClient.clientId);
     await later(opened, label, startedAt, MONTHS_MS);
     expect(await apiStatus(t.app, user.accessToken)).toBe(401);
     expect(await apiStatus(t.app, machine)).toBe(401);
