@@ -10,6 +10,12 @@ export interface KeyRing {
   signer(): Promise<SigningKey>;
   /** The published key of `kid`, or `null`; an unknown kid may trigger a (rate-limited) reload. */
   findKey(kid: string): Promise<SigningKey | null>;
+  /**
+   * Whether the key of `kid`, which `findKey` found before, still verifies, by the keys as last loaded (no store read
+   * waited for): the verifier's memory of tokens it verified asks it on each hit, so a key that retires takes its
+   * tokens with it there too. @see RFC 9068 §4.
+   */
+  stillVerifies(kid: string): boolean;
   /** Every key a token may currently be signed with: the JWKS. */
   publishedKeys(): Promise<readonly SigningKey[]>;
   /** Publishes a new ES256 key, which signs once every instance and cache has it; older keys keep verifying until retired. */
@@ -23,6 +29,8 @@ function createHostKeyRing(keys: readonly SigningKey[]): KeyRing {
   return {
     signer: async () => signer,
     findKey: async (kid) => byKid.get(kid) ?? null,
+    // The host's keys change only with a restart, which empties every memory of verified tokens.
+    stillVerifies: (kid) => byKid.has(kid),
     publishedKeys: async () => keys,
     rotate: async () => {
       throw new Error('express-oauth-router: jwt.signingKeys are supplied by the host; rotate by adding the new key second in jwt.signingKeys, then moving it first');

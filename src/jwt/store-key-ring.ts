@@ -165,6 +165,14 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
       // Maybe another instance rotated: read the store again (rate-limited above).
       return lookup(await reload(), kid);
     },
+    stillVerifies(kid) {
+      // Not loaded yet: nothing was found, so nothing was verified with it; answered as findKey would, once loaded.
+      if (!loaded) return true;
+      // Past the refresh period, the store is read in the background, as by findKey: another instance's rotation
+      // must retire the key here even while every request is answered from the memory of verified tokens.
+      refreshForVerifying(loaded);
+      return lookup(loaded, kid) !== null;
+    },
     async publishedKeys() {
       const keys = await fresh();
       const now = Date.now();

@@ -65,30 +65,33 @@ export function createAccessTokenVerifier(keys: KeyRing, options: ResolvedOption
   const issuers = new Set([options.main.issuer, ...(options.legacy ? [options.legacy.issuer] : [])]);
   const audience = options.jwt.audience;
   /** Signature segment → the whole token verified and its auth. */
-  const verified = new Map<string, { readonly token: string; readonly auth: BearerAuth }>();
+  const verified = new Map<string, { readonly token: string; readonly kid: string; readonly auth: BearerAuth }>();
 
   /** Each request gets its own copy (frozen scope, fresh Date), so a handler that mutates req.auth changes no other request. */
   function copy(auth: BearerAuth): BearerAuth {
     return { ...auth, expiresAt: new Date(auth.expiresAt.getTime()) };
   }
 
-  function remember(token: string, signaturePart: string, auth: BearerAuth): BearerAuth {
+  function remember(token: string, signaturePart: string, kid: string, auth: BearerAuth): BearerAuth {
     // Map keeps insertion order: dropping the first entry drops the oldest.
     if (verified.size >= VERIFIED_CACHE_SIZE && !verified.has(signaturePart)) verified.delete(verified.keys().next().value!);
-    verified.set(signaturePart, { token, auth: { ...auth, scope: Object.freeze([...auth.scope]) } });
+    verified.set(signaturePart, { token, kid, auth: { ...auth, scope: Object.freeze([...auth.scope]) } });
     return copy(auth);
   }
 
   /**
-   * A token verified before: its auth (`null` once expired); `undefined` when it has not been verified. Any
-   * string may be asked (requireBearer asks before its syntax check): only one equal to a token that verified,
+   * A token verified before: its auth (`null` once expired, or once its key retired); `undefined` when it has not
+   * been verified. Any string may be asked (requireBearer asks before its syntax check): only one equal to a token that verified,
    * and so of JWS compact shape, is ever found.
    */
   function cached(token: string): BearerAuth | null | undefined {
     const signaturePart = token.slice(token.lastIndexOf('.') + 1);
     const entry = verified.get(signaturePart);
     if (!entry || entry.token !== token) return undefined;
-    if (entry.auth.expiresAt.getTime() > Date.now()) return copy(entry.auth);
+    // A key retires once the tokens signed under the lifetime in force have expired; a token signed under a longer
+    // one (accessTokenTtl lowered since) was still served from here after its key retired, where an instance that had
+    // not verified it before refused it.
+    if (entry.auth.expiresAt.getTime() > Date.now() && keys.stillVerifies(entry.kid)) return copy(entry.auth);
     verified.delete(signaturePart);
     return null;
   }
@@ -122,7 +125,7 @@ export function createAccessTokenVerifier(keys: KeyRing, options: ResolvedOption
     if (gty === 'client_credentials' && sub !== clientId) return null;
     if (scope !== undefined && typeof scope !== 'string') return null;
     if (gty !== undefined && gty !== 'client_credentials') return null;
-    return remember(token, signaturePart, {
+    return remember(token, signaturePart, key.kid, {
       clientId,
       userId: gty === 'client_credentials' ? null : sub,
       scope: typeof scope === 'string' ? scope.split(' ').filter(Boolean) : [],

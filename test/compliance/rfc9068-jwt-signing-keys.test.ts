@@ -4,8 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it } from 'vitest';
-import { ISSUER, createTestApp, createTestUserAuth } from '../helpers/app.js';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import express from 'express';
+import { ISSUER, createTestApp, createTestRouter, createTestUserAuth } from '../helpers/app.js';
 import { clientCredentialsToken } from '../helpers/token-requests.js';
 import { callApi, decodeJwt, fetchJwks, verifyWithJwks } from '../helpers/jwt.js';
 import { createOAuthRouter } from '../../src/router.js';
@@ -159,5 +160,32 @@ describe('RFC 9068 options (OptionsError names the key)', () => {
     expect(build(JWT, withoutKeys)).toThrow(OptionsError);
     expect(build(JWT, withoutKeys)).toThrow('"jwt.signingKeys"');
     expect(build({ ...JWT, jwt: { signingKeys: [ec()] } }, withoutKeys)).not.toThrow();
+  });
+});
+
+describe('RFC 9068 §4: a retired key verifies nothing more, also on an instance that verified its tokens before', () => {
+  afterEach(() => { vi.useRealTimers(); });
+
+  it('a token signed under a longer accessTokenTtl is refused once the key retires, cached or not', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const store = createMemoryStore({ sweepIntervalSeconds: 0 });
+    const before = await createTestApp({ ...JWT, accessTokenTtl: 365 * 86_400 }, store);
+    const old = await clientCredentialsToken(before.app, before.credentialsClient);
+    // The same deployment restarted with an hour, then a rotation: the old key retires an hour (and the delays) after the switch.
+    const restarted = (): { oauth: ReturnType<typeof createTestRouter>; app: express.Express } => {
+      const oauth = createTestRouter(store, { ...JWT, accessTokenTtl: 3600 });
+      const app = express();
+      app.use(oauth.router);
+      app.get('/api/v1/me', oauth.requireBearer(), (_req, res) => { res.json({}); });
+      return { oauth, app };
+    };
+    const after = restarted();
+    expect((await callApi(after.app, old)).status).toBe(200);
+    await after.oauth.rotateSigningKey();
+    vi.setSystemTime(Date.now() + 2 * 3600_000);
+    const fresh = restarted();
+    expect((await callApi(fresh.app, old)).status).toBe(401);
+    // The instance that verified the token before answers alike: its memory of verified tokens ended with the key.
+    expect((await callApi(after.app, old)).status).toBe(401);
   });
 });
