@@ -19,18 +19,21 @@ function scopeRequestedAtAuthorization(granted: readonly string[], registered: r
 }
 
 /**
- * Reports a replayed code and the revocation of its grant. `code.replayed` names the client that presented it
- * (authenticated), which is the code's own but for a stolen code tried elsewhere; `token.revoked` names the grant's
- * integration and user as the store gives them (a code presented by another integration revokes a grant that is
- * not the presenter's; a store that gives no integration leaves the presenter, and no user `null`), unless `revoked`
- * is false: the store said the grant was revoked before (a second replay of the code), which was reported then.
+ * Handles a replayed code: reports it, then revokes its grant and reports the revocation. `code.replayed` names the
+ * client that presented it (authenticated), which is the code's own but for a stolen code tried elsewhere, and is
+ * published before the revocation is tried: the replay is the attack signal, and a store outage that fails the
+ * revocation (503) must not hide it. `token.revoked` names the grant's integration and user as the store gives them
+ * (a code presented by another integration revokes a grant that is not the presenter's; a store that gives no
+ * integration leaves the presenter, and no user `null`), unless the store answers that the grant was revoked before
+ * (a second replay of the code), which was reported then.
  * @see RFC 6749 §4.1.2, RFC 9700 §4.14.
  */
-function publishReplay(context: GrantContext, replay: { grantId: string; userId?: string; clientId?: string }, revoked: boolean): void {
-  const { options, issuer, client, req } = context;
+async function revokeReplayed(context: GrantContext, replay: { grantId: string; userId?: string; clientId?: string }): Promise<void> {
+  const { options, issuer, client, req, store } = context;
   const { grantId } = replay;
   options.events.publish({ type: 'code.replayed', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, clientId: client.clientId, grantId });
-  if (revoked) publishGrantRevoked(context, 'code_replay', grantId, replay.userId ?? null, replay.clientId ?? client.clientId);
+  if ((await store.tokens.revokeGrant(grantId)) === false) return;
+  publishGrantRevoked(context, 'code_replay', grantId, replay.userId ?? null, replay.clientId ?? client.clientId);
 }
 
 /**
@@ -105,11 +108,8 @@ export const authorizationCodeGrant: GrantHandler = {
     const result = await store.codes.consumeCode(hashToken(code));
     if (result.kind === 'not_found') throw new InvalidGrantError('authorization code is invalid or expired');
     if (result.kind === 'replayed') {
-      await context.lookedUp?.();
-      // `false`: an earlier replay (or any revocation) revoked the grant already, and was reported then; this replay
-      // is reported as one, but not as a second revocation.
-      const revoked = (await store.tokens.revokeGrant(result.grantId)) !== false;
-      publishReplay(context, result, revoked);
+      // Authenticated by a lookup first: a secret that only a stale integration copy still accepts revokes nothing.
+      await revokeReplayed(await context.lookedUp?.() ?? context, result);
       throw new InvalidGrantError('authorization code has already been used');
     }
     try {

@@ -9,6 +9,7 @@ import { registerClient } from '../../src/clients/register-client.js';
 import { OAuthEvents } from '../../src/events/oauth-events.js';
 import type { OAuthEvent, OAuthEventOf, OAuthEventType } from '../../src/events/event-types.js';
 import type { OAuthRouterOptions } from '../../src/options.js';
+import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 import type { OAuthRouter } from '../../src/types.js';
 import type { Store, TokenEndpointAuthMethod } from '../../src/stores/contract.js';
 import { basic, createTestUserAuth, ISSUER, LEGACY_ISSUER, REDIRECT_URI, USER, type TestClient } from '../helpers/app.js';
@@ -194,6 +195,25 @@ describe('audit events', () => {
     expect(eventsOf(h, 'token.revoked')).toEqual([{
       type: 'token.revoked', ...fromHttp, cause: 'code_replay', extent: 'grant', clientId: h.codeClient.clientId, userId: USER.id, grantId,
     }]);
+    expectNoSecrets(h);
+  });
+
+  it('a replayed code is reported even when revoking its grant fails (503): code.replayed, and no token.revoked', async () => {
+    const h = await harness();
+    const { code } = await browse(h);
+    expect((await exchange(h, code)).status).toBe(200);
+    const revokeGrant = h.store.tokens.revokeGrant.bind(h.store.tokens);
+    h.store.tokens.revokeGrant = () => Promise.reject(new StoreUnavailableError('store down for this test'));
+    const replay = await exchange(h, code);
+    expect(replay.status).toBe(503);
+    const grantId = eventsOf(h, 'token.issued')[0]!.grantId;
+    // The replay is the attack signal (RFC 9700 §4.14): an outage of the revocation must not hide it.
+    expect(eventsOf(h, 'code.replayed')).toEqual([{ type: 'code.replayed', ...fromHttp, clientId: h.codeClient.clientId, grantId }]);
+    expect(eventsOf(h, 'token.revoked')).toEqual([]);
+    h.store.tokens.revokeGrant = revokeGrant;
+    expect((await exchange(h, code)).body.error).toBe('invalid_grant');
+    expect(eventsOf(h, 'code.replayed')).toHaveLength(2);
+    expect(eventsOf(h, 'token.revoked').map((e) => e.cause)).toEqual(['code_replay']);
     expectNoSecrets(h);
   });
 
