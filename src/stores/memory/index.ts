@@ -8,6 +8,7 @@ import { createMemoryRateLimits } from './rate-limits.js';
 import { createMemoryTokenStore } from './tokens.js';
 import { startSweepLoop, SWEEP_BATCH } from '../sweep-loop.js';
 import { checkTimerRange } from '../timer-range.js';
+import { StoreUnavailableError } from '../store-unavailable-error.js';
 
 /** Default seconds between sweeps of expired codes, tokens, tombstones and ended rate-limit windows. */
 const DEFAULT_SWEEP_INTERVAL_SECONDS = 60;
@@ -65,10 +66,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   const consents = new Map<string, Encoded>();
   let closed = false;
 
-  /** Every operation starts here: waits a turn, then refuses to run on a closed store. */
+  /**
+   * Every operation starts here: waits a turn, then refuses to run on a closed store, as the other stores do: a request
+   * that reaches a router whose store was closed (a host shutting down) is answered 503, not a bug's 500.
+   */
   async function ready(): Promise<void> {
     await nextTurn();
-    if (closed) throw new Error('the memory store is closed');
+    if (closed) throw new StoreUnavailableError('memory store unavailable (closed)');
   }
 
   const tokenPart = createMemoryTokenStore(ready);

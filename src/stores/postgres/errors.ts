@@ -14,6 +14,9 @@ import { NETWORK_ERROR_CODES, StoreUnavailableError } from '../store-unavailable
  */
 const SQLSTATES = new Set(['57P01', '57P02', '57P03', '57014', '40P01', '40001', '55P03', '25006', '58030', '28000', '28P01', '3D000']);
 
+/** What pg-pool throws at a call made after its end(). */
+const CLOSED_POOL = 'Cannot use a pool after calling end on the pool';
+
 /** Messages node-postgres uses for its own timeouts and dead connections (it sets no code on them). */
 const PG_MESSAGES = [
   'timeout exceeded when trying to connect',
@@ -23,6 +26,8 @@ const PG_MESSAGES = [
   'Connection terminated due to connection timeout',
   // `sslmode=require` against a server without TLS: out of reach as configured, like refused credentials.
   'The server does not support SSL connections',
+  // pg-pool's answer once end() was called: the store's close() (a host shutting down), or a host ending its own pool.
+  CLOSED_POOL,
 ];
 
 /**
@@ -87,7 +92,8 @@ export function rethrowPostgresError(err: unknown): never {
   if (isPostgresUnavailable(err)) {
     const code = (err as { code?: string }).code;
     const words = code === undefined ? undefined : wordsFor(err as Error, code);
-    const kind = code === undefined ? (err as Error).message : words ? `${code}: ${words}` : code;
+    const kind = code === undefined ? ((err as Error).message === CLOSED_POOL ? 'closed' : (err as Error).message)
+      : words ? `${code}: ${words}` : code;
     throw new StoreUnavailableError(`PostgreSQL store unavailable (${kind})`, { cause: err });
   }
   throw err;
