@@ -376,6 +376,31 @@ describe.skipIf(!url)('PostgreSQL store', () => {
       });
     }
 
+    // A multi-tenant host opens a store per schema on its one pool: one 'error' listener each took the pool past Node's
+    // default of 10 listeners (MaxListenersExceededWarning at the 11th store), though nothing leaked.
+    it('stores sharing one host pool add one error listener to it, and each store\'s logger still hears an idle connection lost', async () => {
+      const pool = new pg.Pool({ connectionString: url, max: 2 });
+      const schemas = Array.from({ length: 12 }, () => freshSchema());
+      const heard: number[] = [];
+      const stores: PostgresStore[] = [];
+      try {
+        for (const [i, schema] of schemas.entries()) {
+          stores.push(await createPostgresStore({ pool, schema, sweepIntervalSeconds: 0, logger: { warn: () => void heard.push(i) } }));
+        }
+        expect(pool.listenerCount('error')).toBe(1);
+        pool.emit('error', Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }));
+        expect(heard.sort((a, b) => a - b)).toEqual(schemas.map((_, i) => i));
+        await stores[0]!.close();
+        expect(pool.listenerCount('error')).toBe(1);
+        for (const store of stores) await store.close();
+        expect(pool.listenerCount('error')).toBe(0);
+      } finally {
+        for (const store of stores) await store.close();
+        await pool.end();
+        for (const schema of schemas) await dropSchema(schema);
+      }
+    });
+
     // The published PostgresPool type names options, connect, query and end only: a host's wrapper around pg's Pool
     // (instrumentation, a test double) that has just those is accepted by the type and must be accepted at run time.
     it('accepts a host pool with only the members PostgresPool declares (no EventEmitter methods)', async () => {

@@ -1,4 +1,5 @@
 // PostgreSQL Store: shared state for many API instances, schema migrated by the store on start.
+import { listenForPoolErrors } from './pool-error-listeners.js';
 import { createPostgresPool, type PostgresClient, type PostgresPool, type PostgresPoolConnection } from './driver.js';
 import type { ClientCopies, CompleteStore, RevocationFeed } from '../contract.js';
 import { integrationCopiesOption } from '../integration-copies-option.js';
@@ -195,8 +196,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   // listener Node ends the host process. A host's pool too: its idle connections are the store's as much as the
   // host's, and a host that listens itself only gets this warning as well. close() takes the listener off a host's pool.
   const idleLost = (err: Error) => logger.warn('express-oauth-router: idle PostgreSQL connection lost', err);
-  // A host's pool that is no EventEmitter (the published PostgresPool type does not ask for one) emits nothing.
-  pool.on?.('error', idleLost);
+  // One listener on the pool for every store on it (a schema per tenant on one host pool, say).
+  const stopListening = listenForPoolErrors(pool, idleLost);
 
   const db = createPostgresRunner(pool, queryTimeoutMs);
   const channel = postgresRevocationChannel(schema, tablePrefix);
@@ -231,7 +232,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     opening.abort();
     await (await starting).close();
     if (ownsPool) await pool.end().catch(() => undefined);
-    else pool.removeListener?.('error', idleLost);
+    else stopListening();
     return rethrowPostgresError(err);
   }
   const feed = await starting;
@@ -267,7 +268,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       await feed.close();
       await sweeper.stop();
       if (ownsPool) await pool.end();
-      else pool.removeListener?.('error', idleLost);
+      else stopListening();
     },
   };
 }
