@@ -1,4 +1,5 @@
 // Keeps a session that a sign-out or a sign-in ended from being written back by a request that loaded it before.
+import { RELAYED_EVENTS, relayStoreEvent, unrelayStoreEvent, type RelayedListeners } from './session-store-events.js';
 
 /** Most ended session ids remembered; past it the oldest go first (each sign-in and sign-out adds one). */
 const MAX_ENDED = 10_000;
@@ -45,11 +46,28 @@ export function guardEndedSessions<S extends WritingStore>(store: S, rememberSec
     if (typeof callback === 'function') queueMicrotask(callback as () => void);
   };
   const bound = new WeakMap<object, unknown>();
+  // express-session's 'connect' and 'disconnect' listeners for this router: kept here, and handed on from one listener
+  // the store has for every router on it (session-store-events.ts), not added to the store one pair per router.
+  const relayed: RelayedListeners = new Map();
   return new Proxy(store, {
-    get(target, key) {
+    get(target, key, receiver) {
       const value: unknown = Reflect.get(target, key, target);
       if (typeof value !== 'function') return value;
       const method = value as (...args: unknown[]) => unknown;
+      if (key === 'on' || key === 'addListener') {
+        return (event: string | symbol, listener: unknown) => {
+          if (!RELAYED_EVENTS.has(event) || typeof event !== 'string' || typeof listener !== 'function') return method.call(target, event, listener);
+          relayStoreEvent(target as unknown as Parameters<typeof relayStoreEvent>[0], relayed, event, listener as (...args: unknown[]) => void);
+          return receiver;
+        };
+      }
+      if (key === 'off' || key === 'removeListener') {
+        return (event: string | symbol, listener: unknown) => {
+          if (!RELAYED_EVENTS.has(event) || typeof event !== 'string') return method.call(target, event, listener);
+          unrelayStoreEvent(relayed, event, listener as (...args: unknown[]) => void);
+          return receiver;
+        };
+      }
       // Recorded before the store is asked: a write that starts while the destroy is under way is dropped too.
       if (key === 'destroy') return (sid: unknown, ...rest: unknown[]) => { end(sid); return method.call(target, sid, ...rest); };
       if (key === 'regenerate') return (req: { sessionID?: unknown }, ...rest: unknown[]) => { end(req.sessionID); return method.call(target, req, ...rest); };
