@@ -23,6 +23,18 @@ describe.each(builtInStores('closed_store'))('%s store, once closed', (_label, a
     await expect(store.close?.()).resolves.toBeUndefined();
   });
 
+  it.skipIf(!available)('resolves a close() called while another runs only once that one has closed the store (two shutdown hooks)', async () => {
+    opened = await open();
+    const { store } = opened;
+    await store.clients.findClient('any-client');
+    const resolved: string[] = [];
+    await Promise.all([
+      store.close?.().then(() => { resolved.push('first'); }),
+      store.close?.().then(() => { resolved.push('second'); }),
+    ]);
+    expect(resolved).toEqual(['first', 'second']);
+  });
+
   it.skipIf(!available)('answers the token, revocation and bearer requests that arrive after close() with 503 temporarily_unavailable (RFC 6749 §5.2)', async () => {
     opened = await open();
     const h = await createTestApp({}, opened.store);

@@ -243,7 +243,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   // A batched call is sent within queryTimeoutMs of being made or not at all, then has queryTimeoutMs of its own.
   const batching = { ...BATCHING, sendWithinMs: queryTimeoutMs };
 
-  let closed = false;
+  let closing: Promise<void> | undefined;
   return {
     clients: createPostgresClientStore(db, tables, { channel, bump: feed.bump }, batching, copies),
     codes: createPostgresCodeStore(db, tables, batching),
@@ -262,13 +262,15 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       return new Date(Math.floor(rows[0]!.ms));
     },
     sweepExpired: () => sweeper.sweepNow(),
-    async close() {
-      if (closed) return;
-      closed = true;
-      await feed.close();
-      await sweeper.stop();
-      if (ownsPool) await pool.end();
-      else stopListening();
+    close() {
+      // One closing for every call: a second call (two shutdown hooks) resolves when the pool has ended, not at once.
+      closing ??= (async () => {
+        await feed.close();
+        await sweeper.stop();
+        if (ownsPool) await pool.end();
+        else stopListening();
+      })();
+      return closing;
     },
   };
 }

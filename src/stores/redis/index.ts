@@ -430,6 +430,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
   const announcer = { channel: revocationChannel(prefix), revoked: () => feed?.bump() };
   // On a cluster an integration's record and its tokens are in different slots, which no script joins: no copies.
   const copies = onCluster ? null : createRevisionCopies(maxCopies);
+  let closing: Promise<void> | undefined;
   return {
     clients: createRedisClientStore(keys, run, send, copies),
     codes: createRedisCodeStore(keys, run),
@@ -445,12 +446,17 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
       return new Date(Number(seconds) * 1000 + Math.floor(Number(micros) / 1000));
     },
     sweepExpired: async () => (sweeper ? sweeper.sweepNow() : drains.resumeAbandoned()),
-    async close() {
-      await sweeper?.stop();
-      await drains.close();
-      await feed?.close();
-      await own?.close();
-      await ownCluster?.close();
+    close() {
+      // One closing for every call: a second call (two shutdown hooks) waits for the connections to close, and does
+      // not close them again.
+      closing ??= (async () => {
+        await sweeper?.stop();
+        await drains.close();
+        await feed?.close();
+        await own?.close();
+        await ownCluster?.close();
+      })();
+      return closing;
     },
   };
 }
