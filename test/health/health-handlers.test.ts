@@ -51,7 +51,10 @@ describe('health handlers', () => {
   it('a store that fails makes readiness 503 naming the failing checks, never the error message; liveness stays 200', async () => {
     const store = createMemoryStore();
     const { app } = hostApp(store, { accessTokenFormat: 'jwt' });
-    await store.close!();
+    // A bug's error, not an outage (a closed store is one: 'unavailable'), whose message must not reach the answer.
+    const bug = async (): Promise<never> => { throw new Error('the store is closed for a bug'); };
+    store.clients.findClient = bug;
+    store.keys.listSigningKeys = bug;
     const ready = await request(app).get('/health/ready');
     expect(ready.status).toBe(503);
     expect(ready.body).toEqual({
