@@ -1,5 +1,5 @@
 // The SQLite store passes the conformance suite and keeps its promises across files, connections, processes and versions.
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -15,6 +15,9 @@ import { runStoreConformance } from '../../src/testing/index.js';
 import { buildClient, buildCode, buildTokenPair } from '../../src/testing/conformance-fixtures.js';
 import type { SaveReport, WorkerMessage } from './sqlite-process-worker.js';
 import { withConnection } from '../helpers/sqlite-connection.js';
+
+/** The repository, whose sources a child process imports. */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 function tempFile(dirs: string[]): string {
   const dir = mkdtempSync(join(tmpdir(), 'oauth-sqlite-'));
@@ -138,6 +141,16 @@ describe('sqlite store specifics', () => {
     const mode = (path: string): number => statSync(path).mode & 0o777;
     expect([file, `${file}-wal`, `${file}-shm`].map(mode)).toEqual([0o600, 0o600, 0o600]);
     expect([dirname(file), dirname(dirname(file))].map(mode)).toEqual([0o700, 0o700]);
+  });
+
+  it('a file whose folder cannot be made is refused with fs\'s error naming the folder, at once (Node 20\'s recursive mkdir spun forever under /proc)', () => {
+    // In a child process, with a deadline: the bug this guards against never returned.
+    const source = `import { createSqliteStore } from ${JSON.stringify(join(ROOT, 'src/stores/sqlite/index.ts'))};
+      try { createSqliteStore({ filename: '/proc/no-such-process/oauth.sqlite' }); console.log('opened'); }
+      catch (err) { console.log(JSON.stringify({ code: err.code, path: err.path })); }`;
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', source], { cwd: ROOT, encoding: 'utf8', timeout: 15_000 });
+    expect(child.signal, 'still running after 15 s').toBeNull();
+    expect(JSON.parse(child.stdout.trim())).toEqual({ code: 'ENOENT', path: '/proc/no-such-process' });
   });
 
   it('an existing database file keeps the mode its owner gave it', async () => {

@@ -1,6 +1,7 @@
 // The embedded default Store: one SQLite file (better-sqlite3, WAL), survives restarts, shared with the CLI.
-import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { makeDirectories } from './make-directories.js';
 import { isSqliteDatabase, loadBetterSqlite3, type SqliteConnection, type SqliteDatabase } from './driver.js';
 import type { AuthorizationCodeRecord, ClientCopies, CompleteStore, ConsentRecord, ConsumeResult } from '../contract.js';
 import { createSqliteClientStore } from './clients.js';
@@ -141,7 +142,7 @@ function openDatabase(filename: string, mustExist: boolean): SqliteConnection {
   if (!mustExist) {
     // Private from the start: the file holds signing keys (JWT mode) and imported scrypt or bcrypt secrets, and
     // SQLite gives its -wal and -shm files the database file's mode. A file or folder that exists keeps its own.
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    makeDirectories(dirname(path), 0o700);
     closeSync(openSync(path, 'a', 0o600));
     return new Database(filename);
   }
