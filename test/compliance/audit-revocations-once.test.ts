@@ -12,7 +12,7 @@ import { hashToken } from '../../src/crypto/hash-token.js';
 import { createCredential } from '../../src/crypto/ordered-token.js';
 import { createGrantId } from '../../src/crypto/random-grant-id.js';
 import { basic, createTestUserAuth, ISSUER, REDIRECT_URI, USER, type TestClient } from '../helpers/app.js';
-import { builtInStores } from '../helpers/built-in-stores.js';
+import { builtInStores, withOpenedStore } from '../helpers/built-in-stores.js';
 
 type Lookup = 'findAccessToken' | 'findRefreshToken';
 
@@ -87,72 +87,52 @@ function revoke(h: Harness, token: string, hint?: string): Promise<request.Respo
 }
 
 describe.each(builtInStores('revocations_once'))('token.revoked is reported once (%s store)', (_name, available, open) => {
-  it.skipIf(!available)('a code replayed twice reports code.replayed twice and token.revoked (code_replay) once', async () => {
-    const opened = await open();
-    try {
-      const h = await harness(opened.store);
-      const { code, grantId } = await h.code();
-      expect((await exchange(h, code)).status).toBe(200);
-      for (const replay of [await exchange(h, code), await exchange(h, code)]) {
-        expect(replay.status).toBe(400);
-        expect(replay.body.error).toBe('invalid_grant');
-      }
-      expect(h.replayed.map((e) => ('grantId' in e ? e.grantId : null))).toEqual([grantId, grantId]);
-      expect(h.revoked).toEqual([expect.objectContaining({ cause: 'code_replay', extent: 'grant', grantId, userId: USER.id })]);
-    } finally {
-      await opened.dispose();
+  it.skipIf(!available)('a code replayed twice reports code.replayed twice and token.revoked (code_replay) once', () => withOpenedStore(open, async (opened) => {
+    const h = await harness(opened.store);
+    const { code, grantId } = await h.code();
+    expect((await exchange(h, code)).status).toBe(200);
+    for (const replay of [await exchange(h, code), await exchange(h, code)]) {
+      expect(replay.status).toBe(400);
+      expect(replay.body.error).toBe('invalid_grant');
     }
-  });
+    expect(h.replayed.map((e) => ('grantId' in e ? e.grantId : null))).toEqual([grantId, grantId]);
+    expect(h.revoked).toEqual([expect.objectContaining({ cause: 'code_replay', extent: 'grant', grantId, userId: USER.id })]);
+  }));
 
-  it.skipIf(!available)('two revocations of one access token, both finding it live, report token.revoked (extent token) once', async () => {
-    const opened = await open();
-    try {
-      const h = await harness(opened.store, holdLookups(opened.store, 'findAccessToken', 2));
-      const { code, grantId } = await h.code();
-      const issued = await exchange(h, code);
-      expect(issued.status).toBe(200);
-      const answers = await Promise.all([revoke(h, issued.body.access_token as string), revoke(h, issued.body.access_token as string)]);
-      expect(answers.map((a) => a.status)).toEqual([200, 200]);
-      expect(await opened.store.tokens.findAccessToken(hashToken(issued.body.access_token as string))).toBeNull();
-      expect(h.revoked).toEqual([expect.objectContaining({ cause: 'revocation_endpoint', extent: 'token', grantId })]);
-    } finally {
-      await opened.dispose();
-    }
-  });
+  it.skipIf(!available)('two revocations of one access token, both finding it live, report token.revoked (extent token) once', () => withOpenedStore(open, async (opened) => {
+    const h = await harness(opened.store, holdLookups(opened.store, 'findAccessToken', 2));
+    const { code, grantId } = await h.code();
+    const issued = await exchange(h, code);
+    expect(issued.status).toBe(200);
+    const answers = await Promise.all([revoke(h, issued.body.access_token as string), revoke(h, issued.body.access_token as string)]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200]);
+    expect(await opened.store.tokens.findAccessToken(hashToken(issued.body.access_token as string))).toBeNull();
+    expect(h.revoked).toEqual([expect.objectContaining({ cause: 'revocation_endpoint', extent: 'token', grantId })]);
+  }));
 
-  it.skipIf(!available)('two revocations of one refresh token, both finding it live, report token.revoked (extent grant) once', async () => {
-    const opened = await open();
-    try {
-      const h = await harness(opened.store, holdLookups(opened.store, 'findRefreshToken', 2));
-      const { code, grantId } = await h.code();
-      const issued = await exchange(h, code);
-      expect(issued.status).toBe(200);
-      const refreshToken = issued.body.refresh_token as string;
-      const answers = await Promise.all([revoke(h, refreshToken, 'refresh_token'), revoke(h, refreshToken, 'refresh_token')]);
-      expect(answers.map((a) => a.status)).toEqual([200, 200]);
-      expect(await opened.store.tokens.findRefreshToken(hashToken(refreshToken))).toBeNull();
-      expect(h.revoked).toEqual([expect.objectContaining({ cause: 'revocation_endpoint', extent: 'grant', grantId })]);
-    } finally {
-      await opened.dispose();
-    }
-  });
+  it.skipIf(!available)('two revocations of one refresh token, both finding it live, report token.revoked (extent grant) once', () => withOpenedStore(open, async (opened) => {
+    const h = await harness(opened.store, holdLookups(opened.store, 'findRefreshToken', 2));
+    const { code, grantId } = await h.code();
+    const issued = await exchange(h, code);
+    expect(issued.status).toBe(200);
+    const refreshToken = issued.body.refresh_token as string;
+    const answers = await Promise.all([revoke(h, refreshToken, 'refresh_token'), revoke(h, refreshToken, 'refresh_token')]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200]);
+    expect(await opened.store.tokens.findRefreshToken(hashToken(refreshToken))).toBeNull();
+    expect(h.revoked).toEqual([expect.objectContaining({ cause: 'revocation_endpoint', extent: 'grant', grantId })]);
+  }));
 
-  it.skipIf(!available)('two refreshes of a deleted user\'s grant, both finding it live, report token.revoked (user_deleted) once', async () => {
-    const opened = await open();
-    try {
-      const deletedUsers = new Set<string>();
-      const h = await harness(opened.store, holdLookups(opened.store, 'findRefreshToken', 2), deletedUsers);
-      const { code, grantId } = await h.code();
-      const issued = await exchange(h, code);
-      expect(issued.status).toBe(200);
-      deletedUsers.add(USER.id);
-      const refresh = () => request(h.app).post('/oauth2/token').set('Authorization', basic(h.client)).type('form')
-        .send({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token as string });
-      const answers = await Promise.all([refresh(), refresh()]);
-      expect(answers.map((a) => [a.status, a.body.error])).toEqual([[400, 'invalid_grant'], [400, 'invalid_grant']]);
-      expect(h.revoked).toEqual([expect.objectContaining({ cause: 'user_deleted', extent: 'grant', grantId, userId: USER.id })]);
-    } finally {
-      await opened.dispose();
-    }
-  });
+  it.skipIf(!available)('two refreshes of a deleted user\'s grant, both finding it live, report token.revoked (user_deleted) once', () => withOpenedStore(open, async (opened) => {
+    const deletedUsers = new Set<string>();
+    const h = await harness(opened.store, holdLookups(opened.store, 'findRefreshToken', 2), deletedUsers);
+    const { code, grantId } = await h.code();
+    const issued = await exchange(h, code);
+    expect(issued.status).toBe(200);
+    deletedUsers.add(USER.id);
+    const refresh = () => request(h.app).post('/oauth2/token').set('Authorization', basic(h.client)).type('form')
+      .send({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token as string });
+    const answers = await Promise.all([refresh(), refresh()]);
+    expect(answers.map((a) => [a.status, a.body.error])).toEqual([[400, 'invalid_grant'], [400, 'invalid_grant']]);
+    expect(h.revoked).toEqual([expect.objectContaining({ cause: 'user_deleted', extent: 'grant', grantId, userId: USER.id })]);
+  }));
 });

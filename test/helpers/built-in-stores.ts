@@ -80,3 +80,13 @@ export function builtInStores(name: string, shared: SharedStoreOptions = {}): re
     }],
   ];
 }
+
+/** Opens a store of `open`, runs `use` on it, and throws the store away whatever `use` did. */
+export async function withOpenedStore<T>(open: () => Promise<OpenedStore>, use: (opened: OpenedStore) => Promise<T>): Promise<T> {
+  const opened = await open();
+  try {
+    return await use(opened);
+  } finally {
+    await opened.dispose();
+  }
+}
