@@ -107,28 +107,16 @@ function checkNonNegative(name: string, value: number | undefined, fallback: num
 }
 
 /**
- * The query timeout, a whole number of milliseconds from 1 (5000 when absent). It becomes `statement_timeout`, where 0
- * means none (here it silently meant 5000) and PostgreSQL rounds a fraction to whole milliseconds (0.4 to 0: none).
+ * A whole-number option from 1, `fallback` when absent. `queryTimeoutMs` becomes `statement_timeout`, where 0 means none
+ * (it silently meant 5000) and PostgreSQL rounds a fraction to whole milliseconds (0.4 to 0: none); `maxConnections`
+ * becomes pg-pool's `max`, which reads 0 or NaN as 10 and a negative one as a pool always full (`-1` failed every query
+ * after `queryTimeoutMs` as an outage instead of naming the option).
  * @throws TypeError naming the option.
  */
-function checkQueryTimeout(value: number | undefined): number {
-  if (value === undefined) return 5000;
+function checkWholeFromOne(name: 'queryTimeoutMs' | 'maxConnections', unit: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value < 1) {
-    throw new TypeError(`createPostgresStore: option "queryTimeoutMs" must be a whole number of milliseconds ≥ 1 (got ${String(value)})`);
-  }
-  return value;
-}
-
-/**
- * The pool size, a whole number from 1 (node-postgres' default 10 when absent). pg-pool reads a falsy `max` (0, NaN)
- * as 10 and a negative one as a pool that is always full, so `-1` failed every query after `queryTimeoutMs` as an
- * outage ("timeout exceeded when trying to connect") instead of naming the option.
- * @throws TypeError naming the option.
- */
-function checkPoolSize(value: number | undefined): number {
-  if (value === undefined) return 10;
-  if (!Number.isInteger(value) || value < 1) {
-    throw new TypeError(`createPostgresStore: option "maxConnections" must be a whole number of connections ≥ 1 (got ${String(value)})`);
+    throw new TypeError(`createPostgresStore: option "${name}" must be a whole number of ${unit} ≥ 1 (got ${String(value)})`);
   }
   return value;
 }
@@ -166,9 +154,9 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   if (!options.pool === !options.connectionString) {
     throw new TypeError('createPostgresStore: give exactly one of the options "pool" and "connectionString"');
   }
-  const queryTimeoutMs = checkQueryTimeout(options.queryTimeoutMs);
+  const queryTimeoutMs = checkWholeFromOne('queryTimeoutMs', 'milliseconds', options.queryTimeoutMs, 5000);
   const maxCopies = integrationCopiesOption('createPostgresStore', options.maxIntegrationCopies);
-  const maxConnections = checkPoolSize(options.maxConnections);
+  const maxConnections = checkWholeFromOne('maxConnections', 'connections', options.maxConnections, 10);
   const sweepIntervalSeconds = checkNonNegative('sweepIntervalSeconds', options.sweepIntervalSeconds, 60);
   // A query's deadline is twice its timeout (the runner's withDeadline): that is what must fit a timer.
   checkTimerRange('createPostgresStore: option "queryTimeoutMs"', queryTimeoutMs, 'milliseconds', 2);
