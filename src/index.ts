@@ -13,7 +13,7 @@ export type {
   ResolvedSessionOptions, ResolvedJwtOptions,
 } from './options.js';
 export type { SigningKey, PublicJwk } from './jwt/signing-key.js';
-export type { OAuthRouter, BearerAuth, RequireBearerOptions } from './types.js';
+export type { OAuthRouter, BearerAuth, RequireBearerOptions, RotateSigningKeyOptions, RotatedSigningKey } from './types.js';
 export type { BearerCacheOption } from './middleware/bearer-cache.js';
 export type { OAuthHealth } from './health/create-health.js';
 export type { ReadinessReport, ReadinessOptions, HealthCheckResult, HealthFailure } from './health/check-readiness.js';

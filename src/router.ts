@@ -3,7 +3,7 @@ import express, { type RequestHandler } from 'express';
 import helmet from 'helmet';
 import type { Store } from './stores/contract.js';
 import type { UserAuth } from './user-auth.js';
-import type { OAuthRouter } from './types.js';
+import type { OAuthRouter, RotateSigningKeyOptions } from './types.js';
 import { resolveOptions, type OAuthRouterOptions, type ResolvedIssuer } from './options.js';
 import { checkStore } from './stores/check-store.js';
 import { checkUserAuth } from './check-user-auth.js';
@@ -190,8 +190,8 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     router,
     requireBearer: createRequireBearer(store, resolved, keyRing ? createAccessTokenVerifier(keyRing, resolved) : null),
     withdrawConsent: (userId: string, clientId: string) => withdrawConsent(store, userId, clientId, { events: resolved.events, issuer: null, ip: null }),
-    rotateSigningKey: () => keyRing
-      ? keyRing.rotate()
+    rotateSigningKey: (rotation?: RotateSigningKeyOptions) => keyRing
+      ? keyRing.rotate(rotation)
       : Promise.reject(new Error('express-oauth-router: rotateSigningKey needs accessTokenFormat "jwt"')),
     options: resolved,
     events: resolved.events,

@@ -35,6 +35,23 @@ export interface RequireBearerOptions {
   readonly scope?: string | readonly string[];
 }
 
+/** Options of `rotateSigningKey`. */
+export interface RotateSigningKeyOptions {
+  /**
+   * The keys may have leaked (a copy of the store's data, of a host's memory): sign with the new key at once and
+   * delete every older key, cutting their tokens short, rather than publish it first and retire them gently.
+   */
+  readonly leaked?: boolean;
+}
+
+/** What `rotateSigningKey` did. */
+export interface RotatedSigningKey {
+  /** The new key's `kid`. */
+  readonly kid: string;
+  /** The kids whose records this call deleted (`leaked` only; empty for a planned rotation). */
+  readonly deleted: readonly string[];
+}
+
 /** What `createOAuthRouter` returns. */
 export interface OAuthRouter {
   /** Serves /oauth2/authorize, /oauth2/token (and the login and consent forms) at both base addresses. */
@@ -54,10 +71,13 @@ export interface OAuthRouter {
    * With `accessTokenFormat: 'jwt'` and store-kept keys: generates a new ES256 key and stores it; every instance
    * publishes it within a minute and signs with it three minutes after it was made (so that every JWKS, cached
    * or not, has it first). Tokens signed with older keys keep verifying until they expire; the JWKS lists both
-   * meanwhile. Rejects when the host supplies `jwt.signingKeys` or tokens are opaque.
-   * @see RFC 9068 §4, RFC 7517 §5.
+   * meanwhile. With `{ leaked: true }` (the store must have `keys.deleteSigningKey`), the new key signs at once and
+   * every older key's record is deleted: each instance stops verifying and publishing them when it next reads the
+   * store's keys (within a minute), and their tokens are refused. Rejects when the host supplies `jwt.signingKeys`
+   * or tokens are opaque.
+   * @see RFC 9068 §4, RFC 7517 §5, RFC 9700 §4.10 (a leaked key's tokens must stop working).
    */
-  rotateSigningKey(): Promise<{ readonly kid: string }>;
+  rotateSigningKey(options?: RotateSigningKeyOptions): Promise<RotatedSigningKey>;
   /** The validated options. */
   readonly options: ResolvedOptions;
   /** Audit events (`options.events`, or the router's own): `oauth.events.on('event', e => log.info(e))`. */

@@ -1,5 +1,6 @@
 // The signing keys of one router: which key signs, which keys verify and are published in the JWKS.
 import type { Store } from '../stores/contract.js';
+import type { RotatedSigningKey, RotateSigningKeyOptions } from '../types.js';
 import { OptionsError, type ResolvedOptions } from '../options.js';
 import type { SigningKey } from './signing-key.js';
 import { createStoreKeyRing } from './store-key-ring.js';
@@ -18,8 +19,11 @@ export interface KeyRing {
   stillVerifies(kid: string): boolean;
   /** Every key a token may currently be signed with: the JWKS. */
   publishedKeys(): Promise<readonly SigningKey[]>;
-  /** Publishes a new ES256 key, which signs once every instance and cache has it; older keys keep verifying until retired. */
-  rotate(): Promise<{ readonly kid: string }>;
+  /**
+   * Publishes a new ES256 key, which signs once every instance and cache has it; older keys keep verifying until
+   * retired. With `leaked`, the new key signs at once and every older key's record is deleted (`deleted`).
+   */
+  rotate(options?: RotateSigningKeyOptions): Promise<RotatedSigningKey>;
 }
 
 /** Host keys: the first signs, all verify; the host rotates by changing the list (RFC 9068 §4). */
@@ -32,7 +36,7 @@ function createHostKeyRing(keys: readonly SigningKey[]): KeyRing {
     // The host's keys change only with a restart, which empties every memory of verified tokens.
     stillVerifies: (kid) => byKid.has(kid),
     publishedKeys: async () => keys,
-    rotate: async () => {
+    rotate: async (): Promise<never> => {
       throw new Error('express-oauth-router: jwt.signingKeys are supplied by the host; rotate by adding the new key second in jwt.signingKeys, then moving it first');
     },
   };

@@ -86,6 +86,20 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
     }
   }
 
+  /**
+   * Deletes the records of keys retired here (they never verify again), when the store can: a retired key's private
+   * part then leaves the store, and a longer `accessTokenTtl` later cannot bring it back. Not awaited by anyone's
+   * token: a failure leaves the records for the next load.
+   */
+  async function deleteRetired(retired: readonly string[]): Promise<void> {
+    if (retired.length === 0 || typeof store.deleteSigningKey !== 'function') return;
+    try {
+      for (const kid of retired) await store.deleteSigningKey(kid);
+    } catch {
+      // The store is down: the records stay, retired all the same, until a later load deletes them.
+    }
+  }
+
   async function load(): Promise<LoadedKeys> {
     let records = await store.listSigningKeys();
     if (records.length === 0) {
@@ -98,15 +112,51 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
     // The store's first key signs from its creation (there is no other); every later one PUBLICATION_DELAY_MS after.
     const signsFrom = (i: number): number => sorted[i]!.createdAt.getTime() + (i === 0 ? 0 : PUBLICATION_DELAY_MS);
     const keys: LoadedKey[] = [];
+    // Retired keys are the oldest ones (each retires after its successor signs), so deleting them leaves every
+    // remaining key's successor, and so its retirement, as it was; the oldest left already signs.
+    const retired: string[] = [];
     for (const [i, record] of sorted.entries()) {
       const verifyUntil = i + 1 < sorted.length ? signsFrom(i + 1) + ttlMs + RETIREMENT_MARGIN_MS : Number.POSITIVE_INFINITY;
-      if (verifyUntil <= now) continue;
+      if (verifyUntil <= now) {
+        retired.push(record.kid);
+        continue;
+      }
       const key = parse(record);
       if (!key) continue;
       keys.push({ key, createdAt: record.createdAt.getTime(), signsFrom: signsFrom(i), verifyUntil });
     }
+    for (const kid of parsed.keys()) if (!records.some((record) => record.kid === kid)) parsed.delete(kid);
+    await deleteRetired(retired);
     if (keys.length === 0) throw new Error('express-oauth-router: the store holds no usable signing key');
     return { keys, byKid: new Map(keys.map((entry) => [entry.key.kid, entry])), loadedAt: performance.now() };
+  }
+
+  /**
+   * A key that may have leaked: every key in the store may have (they sit side by side, in the store and in this
+   * process), so a new key is made and every older record deleted; the new key, now the oldest, signs at once. The
+   * newest createdAt is read from the store, not from the keys as loaded, so no key made since by another instance
+   * is taken for newer than the new one and kept. A key another instance makes meanwhile is newer, and stays.
+   */
+  async function replaceLeaked(): Promise<{ readonly kid: string; readonly deleted: readonly string[] }> {
+    const deleteKey = store.deleteSigningKey?.bind(store);
+    if (typeof deleteKey !== 'function') {
+      throw new Error('express-oauth-router: rotateSigningKey({ leaked: true }) needs store.keys.deleteSigningKey, which this store lacks; '
+        + "delete the leaked key's record by hand (README, \"Access token format\")");
+    }
+    const before = await store.listSigningKeys();
+    const newest = Math.max(0, ...before.map((record) => record.createdAt.getTime()));
+    const record = generateSigningKeyRecord(new Date(Math.max(Date.now(), newest + 1)));
+    await store.saveSigningKey(record);
+    const deleted: string[] = [];
+    for (const old of await store.listSigningKeys()) {
+      if (byAge(old, record) >= 0) continue;
+      if (await deleteKey(old.kid)) deleted.push(old.kid);
+    }
+    if (loading) await loading.catch(() => undefined);
+    await reload();
+    logger.warn(`express-oauth-router: signing keys replaced as leaked: ${record.kid} signs now; deleted ${deleted.length === 0 ? 'none' : deleted.join(', ')}. `
+      + 'Other instances stop using the deleted keys when they next read the store (within a minute)');
+    return { kid: record.kid, deleted };
   }
 
   /** One load at a time: concurrent callers share it. */
@@ -178,7 +228,8 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
       const now = Date.now();
       return [...keys.byKid.values()].filter((entry) => entry.verifyUntil > now).map((entry) => entry.key);
     },
-    async rotate() {
+    async rotate(options = {}) {
+      if (options.leaked === true) return replaceLeaked();
       const current = loaded ?? (await reload());
       // Strictly newer than every key even within one millisecond, so the new key wins the order.
       const newest = current.keys[current.keys.length - 1]!.createdAt;
@@ -187,7 +238,7 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
       // A load started before the insert would not see it: wait it out, then read again.
       if (loading) await loading.catch(() => undefined);
       await reload();
-      return { kid: record.kid };
+      return { kid: record.kid, deleted: [] };
     },
   };
 }

@@ -346,6 +346,15 @@ export interface SigningKeyStore {
    * or (with `onlyIfNone`) the store already holds a key.
    */
   saveSigningKey(record: SigningKeyRecord, options?: SaveSigningKeyOptions): Promise<boolean>;
+  /**
+   * Optional (no tier requires it): deletes the key of `kid`, exactly as written. Resolves `true` when a record was
+   * deleted, `false` when none had that kid (deleted before, by this call's retry or another instance). With it,
+   * `rotateSigningKey({ leaked: true })` takes a key out at once, and every instance deletes the records of the keys
+   * it has retired, so a retired key's private part does not stay in the store, and a later, longer `accessTokenTtl`
+   * cannot bring it back. Without it, both leave the records where they are (the README says how to delete by hand).
+   * @see RFC 9068 §4, RFC 7517 §5.
+   */
+  deleteSigningKey?(kid: string): Promise<boolean>;
 }
 
 /** One fixed window of a counter: hits counted so far, and when the window ends. */

@@ -1,9 +1,12 @@
-// Conformance rules for signing keys (store.keys): round trip, order, no replace, insert-if-none, exact kids.
+// Conformance rules for signing keys (store.keys): round trip, order, no replace, insert-if-none, exact kids, delete.
 import assert from 'node:assert/strict';
 import type { ConformanceRule } from './conformance-types.js';
 import { buildKey, secondsFromNow } from './conformance-fixtures.js';
 import { freshId, longestId, nearTwins } from './conformance-ids.js';
 import { keysOf } from './conformance-parts.js';
+
+/** The optional delete, with the tier's own methods (`needs` replaces the tier check). */
+const DELETE_NEEDS = ['store.keys.listSigningKeys', 'store.keys.saveSigningKey', 'store.keys.deleteSigningKey'] as const;
 
 /**
  * The SigningKeyStore rules (signingKeys tier). A store without `store.keys` skips them: it then simply
@@ -103,6 +106,49 @@ export const signingKeyRules: readonly ConformanceRule[] = [
       const key = buildKey({ kid: longestId('Kid') });
       assert.equal(await keys.saveSigningKey(key), true);
       assert.deepEqual(await keys.listSigningKeys(), [key]);
+    },
+  },
+  {
+    tier: 'signingKeys',
+    needs: DELETE_NEEDS,
+    name: 'deleteSigningKey deletes exactly the kid given (true), near twins stay, and a second delete resolves false',
+    async run({ store }) {
+      const keys = keysOf(store);
+      const key = buildKey({ kid: freshId('Kid') });
+      const twins = nearTwins(key.kid).map((kid) => buildKey({ kid, createdAt: key.createdAt }));
+      for (const k of [key, ...twins]) await keys.saveSigningKey(k);
+      assert.equal(await keys.deleteSigningKey!(key.kid), true);
+      assert.equal(await keys.deleteSigningKey!(key.kid), false, 'a second delete of one kid must resolve false');
+      assert.equal(await keys.deleteSigningKey!(freshId('Kid')), false, 'deleting a kid never saved must resolve false');
+      assert.deepEqual(new Set((await keys.listSigningKeys()).map((k) => k.kid)), new Set(twins.map((t) => t.kid)));
+    },
+  },
+  {
+    tier: 'signingKeys',
+    needs: DELETE_NEEDS,
+    name: 'once every key is deleted, onlyIfNone inserts again (a first start after the last key was deleted as leaked)',
+    async run({ store }) {
+      const keys = keysOf(store);
+      const first = buildKey();
+      assert.equal(await keys.saveSigningKey(first, { onlyIfNone: true }), true);
+      assert.equal(await keys.deleteSigningKey!(first.kid), true);
+      assert.deepEqual(await keys.listSigningKeys(), []);
+      const next = buildKey({ createdAt: secondsFromNow(0) });
+      assert.equal(await keys.saveSigningKey(next, { onlyIfNone: true }), true);
+      assert.deepEqual(await keys.listSigningKeys(), [next]);
+    },
+  },
+  {
+    tier: 'signingKeys',
+    needs: DELETE_NEEDS,
+    name: 'of 4 concurrent deletes of one kid, exactly one resolves true',
+    async run({ store }) {
+      const keys = keysOf(store);
+      const key = buildKey();
+      await keys.saveSigningKey(key);
+      const results = await Promise.all(Array.from({ length: 4 }, () => keys.deleteSigningKey!(key.kid)));
+      assert.equal(results.filter((r) => r === true).length, 1, `deletes resolved ${JSON.stringify(results)}`);
+      assert.deepEqual(await keys.listSigningKeys(), []);
     },
   },
 ];

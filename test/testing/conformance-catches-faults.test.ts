@@ -38,6 +38,7 @@ const EXACT_IDS = [
   rule('revokeClientTokens compares client and user ids exactly'),
   rule('consents compare user and client ids exactly'),
   rule('kids compare exactly'),
+  rule('deleteSigningKey deletes exactly the kid given'),
   rule('rate-limit keys compare exactly'),
 ];
 const BINARY_ORDER = [rule('listClients orders by createdAt'), rule('listConsents returns only'), rule('listSigningKeys orders by createdAt')];
@@ -81,6 +82,7 @@ const CASES: { fault: Fault; settings: ToyStoreOptions[]; fails: string[]; runs?
   // No race, and each run waits out the suite's recovery time (5 s): two runs.
   { fault: 'no-recovery-after-outage', settings: [{}], fails: OUTAGE, runs: 2 },
   { fault: 'only-if-none-checks-a-turn-before-inserting', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent onlyIfNone saves'), PEER_ONLY_IF_NONE] },
+  { fault: 'delete-signing-key-checks-a-turn-before-deleting', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of 4 concurrent deletes of one kid')] },
   { fault: 'update-client-reads-then-writes-whole-record', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('updateClient disabling racing'), PEER_UPDATE] },
   { fault: 'consume-code-checks-a-turn-before-marking', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent consumeCode calls'), PEER_CONSUME] },
   {

@@ -26,6 +26,8 @@ export type Fault =
   | 'no-recovery-after-outage'
   /** (d) onlyIfNone counts the keys in one round trip and inserts in the next. */
   | 'only-if-none-checks-a-turn-before-inserting'
+  /** deleteSigningKey checks the kid in one round trip and deletes it in the next (each of two concurrent deletes counts one). */
+  | 'delete-signing-key-checks-a-turn-before-deleting'
   /** (e) updateClient reads the whole record, then writes it all back a round trip later. */
   | 'update-client-reads-then-writes-whole-record'
   /** (f) consumeCode reads the code in one round trip and marks it used in the next. */
@@ -411,6 +413,13 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
         if (keys.has(key(record.kid)) || (saveOptions.onlyIfNone === true && keys.size > 0)) return false;
         if (gap('only-if-none-checks-a-turn-before-inserting')) await turn();
         keys.set(key(record.kid), copy(record));
+        return true;
+      },
+      async deleteSigningKey(kid) {
+        await turn();
+        if (!keys.has(key(kid))) return false;
+        if (gap('delete-signing-key-checks-a-turn-before-deleting')) await turn();
+        keys.delete(key(kid));
         return true;
       },
     },

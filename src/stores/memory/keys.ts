@@ -39,5 +39,9 @@ export function createMemoryKeyStore(ready: () => Promise<void>): SigningKeyStor
       keys.set(record.kid, encode(record));
       return true;
     },
+    async deleteSigningKey(kid: string): Promise<boolean> {
+      await ready();
+      return keys.delete(kid);
+    },
   };
 }

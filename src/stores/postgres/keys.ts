@@ -1,4 +1,4 @@
-// The PostgreSQL store's signing-key part: insert-only rows, insert-if-none guarded by a partial unique index.
+// The PostgreSQL store's signing-key part: rows inserted, never updated; insert-if-none guarded by a partial unique index.
 import type { SaveSigningKeyOptions, SigningAlgorithm, SigningKeyRecord, SigningKeyStore } from '../contract.js';
 import type { PostgresTables } from './schema.js';
 import { prepareSql, type PostgresRunner } from './query.js';
@@ -21,6 +21,7 @@ export function createPostgresKeyStore(db: PostgresRunner, t: PostgresTables): S
   const insertIfNone = prepareSql(`INSERT INTO ${t.signingKeys} (kid, algorithm, private_key_pem, created_at, initial)
     SELECT $1, $2, $3, $4, true WHERE NOT EXISTS (SELECT 1 FROM ${t.signingKeys})
     ON CONFLICT DO NOTHING RETURNING kid`);
+  const remove = prepareSql(`DELETE FROM ${t.signingKeys} WHERE kid = $1 RETURNING kid`);
   return {
     async listSigningKeys(): Promise<readonly SigningKeyRecord[]> {
       const { rows } = await db.read<{ r: string }>(list, []);
@@ -38,6 +39,10 @@ export function createPostgresKeyStore(db: PostgresRunner, t: PostgresTables): S
       const { rows } = await db.query(options.onlyIfNone === true ? insertIfNone : insert, [
         record.kid, record.algorithm, record.privateKeyPem, record.createdAt,
       ]);
+      return rows.length === 1;
+    },
+    async deleteSigningKey(kid: string): Promise<boolean> {
+      const { rows } = await db.query(remove, [kid]);
       return rows.length === 1;
     },
   };

@@ -29,8 +29,8 @@ function decode(json: string): SigningKeyRecord {
 }
 
 /**
- * Signing keys in the hash `${prefix}signing-keys`, without a TTL: keys are few and the router decides
- * when one is retired.
+ * Signing keys in the hash `${prefix}signing-keys`, without a TTL: keys are few, and the router decides
+ * when one is retired and deletes its field then.
  * @see RFC 9068 §4, RFC 7517 §5.
  */
 export function createRedisKeyStore(prefix: string, run: RunScript, send: RedisSend): SigningKeyStore {
@@ -44,6 +44,9 @@ export function createRedisKeyStore(prefix: string, run: RunScript, send: RedisS
       const stored: StoredKey = { ...record, createdAt: record.createdAt.getTime() };
       const inserted = await run(SAVE_SIGNING_KEY, [hash], [record.kid, JSON.stringify(stored), options.onlyIfNone === true ? '1' : '0']);
       return Number(inserted) === 1;
+    },
+    async deleteSigningKey(kid: string): Promise<boolean> {
+      return Number(await send(['HDEL', hash, kid])) === 1;
     },
   };
 }

@@ -37,12 +37,16 @@ export function createSqliteKeyStore(db: SqliteConnection, { run }: SqliteLockWa
     SELECT @kid, @algorithm, @private_key_pem, @created_at
     WHERE NOT EXISTS (SELECT 1 FROM signing_keys)
     ON CONFLICT (kid) DO NOTHING`);
+  const remove = db.prepare<[string]>('DELETE FROM signing_keys WHERE kid = ?');
   return {
     async listSigningKeys(): Promise<readonly SigningKeyRecord[]> {
       return run(() => list.all().map(rowToRecord));
     },
     async saveSigningKey(record: SigningKeyRecord, options: SaveSigningKeyOptions = {}): Promise<boolean> {
       return run(() => guarded(() => (options.onlyIfNone === true ? insertIfNone : insert).run(recordToRow(record)).changes === 1));
+    },
+    async deleteSigningKey(kid: string): Promise<boolean> {
+      return run(() => guarded(() => remove.run(kid).changes === 1));
     },
   };
 }

@@ -1,0 +1,127 @@
+// RFC 9068 §4 signing keys that must stop verifying: retired records deleted, and a key replaced as leaked.
+import { createPrivateKey } from 'node:crypto';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import express from 'express';
+import { createTestApp, createTestRouter } from '../helpers/app.js';
+import { clientCredentialsToken } from '../helpers/token-requests.js';
+import { callApi, decodeJwt, fetchJwks, forgeJwt } from '../helpers/jwt.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
+import type { Store } from '../../src/stores/contract.js';
+import type { OAuthRouter } from '../../src/types.js';
+
+const JWT = { accessTokenFormat: 'jwt' } as const;
+const HOUR = 3600;
+const YEAR = 365 * 86_400;
+
+interface Instance {
+  readonly oauth: OAuthRouter;
+  readonly app: express.Express;
+}
+
+/** Another instance of the same deployment on `store`, as a restart or a second process starts it. */
+function instance(store: Store, accessTokenTtl: number): Instance {
+  const oauth = createTestRouter(store, { ...JWT, accessTokenTtl });
+  const app = express();
+  app.use(oauth.router);
+  app.get('/api/v1/me', oauth.requireBearer(), (_req, res) => { res.json({}); });
+  return { oauth, app };
+}
+
+async function storedKids(store: Store): Promise<string[]> {
+  return (await store.keys!.listSigningKeys()).map((key) => key.kid);
+}
+
+afterEach(() => { vi.useRealTimers(); });
+
+describe('RFC 9068 §4: a retired key is deleted from the store, so it never verifies again', () => {
+  it('the first load after a key retires deletes its record; a longer accessTokenTtl later does not bring it back', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const store = createMemoryStore({ sweepIntervalSeconds: 0 });
+    const first = await createTestApp({ ...JWT, accessTokenTtl: YEAR }, store);
+    const old = await clientCredentialsToken(first.app, first.credentialsClient);
+    const oldKid = decodeJwt(old).header.kid;
+    const short = instance(store, HOUR);
+    const { kid } = await short.oauth.rotateSigningKey();
+    vi.setSystemTime(Date.now() + 2 * HOUR * 1000);
+    expect((await callApi(instance(store, HOUR).app, old)).status).toBe(401);
+    expect(await storedKids(store)).toEqual([kid]);
+    // The deployment goes back to a year: the old key's tokens (a year of `exp`) must stay refused.
+    const long = instance(store, YEAR);
+    expect((await callApi(long.app, old)).status).toBe(401);
+    expect((await fetchJwks(long.app)).map((jwk) => jwk.kid)).not.toContain(oldKid);
+  });
+
+  it('a key still verifying is kept: a restart within accessTokenTtl of the switch deletes nothing', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const store = createMemoryStore({ sweepIntervalSeconds: 0 });
+    const first = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
+    const old = await clientCredentialsToken(first.app, first.credentialsClient);
+    const a = instance(store, HOUR);
+    await a.oauth.rotateSigningKey();
+    vi.setSystemTime(Date.now() + 30 * 60_000);
+    expect((await callApi(instance(store, HOUR).app, old)).status).toBe(200);
+    expect(await storedKids(store)).toHaveLength(2);
+  });
+});
+
+describe('RFC 9068 §4, RFC 9700 §4.10: rotateSigningKey({ leaked: true })', () => {
+  it('the new key signs at once, every older record is deleted, and the old keys\' tokens, even forged ones, are refused here at once', async () => {
+    const store = createMemoryStore({ sweepIntervalSeconds: 0 });
+    const t = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
+    const a = instance(store, HOUR);
+    const before = await clientCredentialsToken(a.app, t.credentialsClient);
+    // A planned rotation still being published: its key existed before the leak, so it goes too.
+    const planned = await a.oauth.rotateSigningKey();
+    const leaked = (await store.keys!.listSigningKeys())[0]!;
+    const forged = forgeJwt({ alg: 'ES256', typ: 'at+jwt', kid: leaked.kid }, { ...decodeJwt(before).claims, exp: Math.floor(Date.now() / 1000) + YEAR },
+      createPrivateKey(leaked.privateKeyPem));
+    expect((await callApi(a.app, forged)).status).toBe(200);
+
+    const replaced = await a.oauth.rotateSigningKey({ leaked: true });
+    expect(new Set(replaced.deleted)).toEqual(new Set([leaked.kid, planned.kid]));
+    expect(await storedKids(store)).toEqual([replaced.kid]);
+    for (const token of [before, forged]) expect((await callApi(a.app, token)).status).toBe(401);
+    const after = await clientCredentialsToken(a.app, t.credentialsClient);
+    expect(decodeJwt(after).header.kid).toBe(replaced.kid);
+    expect((await callApi(a.app, after)).status).toBe(200);
+    expect((await fetchJwks(a.app)).map((jwk) => jwk.kid)).toEqual([replaced.kid]);
+  });
+
+  it('another instance stops verifying the deleted keys when it next reads the store, its memory of verified tokens too', async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'performance'] });
+    const store = createMemoryStore({ sweepIntervalSeconds: 0 });
+    const t = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
+    const [a, b, c] = [instance(store, HOUR), instance(store, HOUR), instance(store, HOUR)];
+    const before = await clientCredentialsToken(a.app, t.credentialsClient);
+    for (const other of [b, c]) expect((await callApi(other.app, before)).status).toBe(200);
+    const { kid } = await a.oauth.rotateSigningKey({ leaked: true });
+    const after = await clientCredentialsToken(a.app, t.credentialsClient);
+    // An unknown kid makes b read the store at once: the new key's tokens verify there without waiting.
+    expect((await callApi(b.app, after)).status).toBe(200);
+    expect((await callApi(b.app, before)).status).toBe(401);
+    expect((await fetchJwks(b.app)).map((jwk) => jwk.kid)).toEqual([kid]);
+    // c sees only old tokens: its first check past a minute reads the store in the background, and refuses from then on.
+    vi.advanceTimersByTime(61_000);
+    await callApi(c.app, before);
+    await vi.waitFor(async () => { expect((await callApi(c.app, before)).status).toBe(401); });
+  });
+
+  it('a store without keys.deleteSigningKey refuses it, naming the method, and writes nothing', async () => {
+    const base = createMemoryStore({ sweepIntervalSeconds: 0 });
+    const { listSigningKeys, saveSigningKey } = base.keys!;
+    const store: Store = { ...base, keys: { listSigningKeys, saveSigningKey } };
+    const t = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
+    const a = instance(store, HOUR);
+    const token = await clientCredentialsToken(a.app, t.credentialsClient);
+    const kids = await storedKids(store);
+    await expect(a.oauth.rotateSigningKey({ leaked: true })).rejects.toThrow('store.keys.deleteSigningKey');
+    expect(await storedKids(store)).toEqual(kids);
+    expect((await callApi(a.app, token)).status).toBe(200);
+  });
+
+  it('host-supplied keys are rotated by the host: leaked or not, the call rejects', async () => {
+    const { generateKeyPairSync } = await import('node:crypto');
+    const oauth = createTestRouter(createMemoryStore(), { ...JWT, jwt: { signingKeys: [generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey] } });
+    await expect(oauth.rotateSigningKey({ leaked: true })).rejects.toThrow('jwt.signingKeys');
+  });
+});
