@@ -10,6 +10,8 @@ import { addClientsImportCommand } from './clients-import.js';
 import { addClientsListCommand } from './clients-list.js';
 import { addClientsRotateSecretCommand } from './clients-rotate-secret.js';
 import { addClientsShowCommand } from './clients-show.js';
+import { addKeysListCommand } from './keys-list.js';
+import { addKeysReplaceLeakedCommand } from './keys-replace-leaked.js';
 import { explainDashClientIds } from './client-id-hint.js';
 import { printJson } from './client-json.js';
 import { packageVersion } from './package-version.js';
@@ -39,7 +41,7 @@ Exit codes: 0 done; 1 failure (unknown client_id, no store, store unreachable, u
      clock_skew (a change from a machine whose clock is over 1 s off the PostgreSQL or Redis server's; nothing changed),
      failure.
   2: usage_error: an unknown command or option, a missing or malformed value, a value the registration
-     rules refuse, "clients delete" without --yes, an OAUTH_STORE "create" or "import" may not use; nothing changed. Scripts may rely on these codes.`;
+     rules refuse, "clients delete" or "keys replace-leaked" without --yes, an OAUTH_STORE "create" or "import" may not use; nothing changed. Scripts may rely on these codes.`;
 
 /**
  * Builds the command tree. `exitOverride` is set before the subcommands are added so they inherit it:
@@ -89,6 +91,12 @@ export function createProgram(settings: ProgramSettings = {}): Command {
     .description('revoke access and refresh tokens by integration or user')
     .option('--json', 'machine-readable output and errors (also accepted after the command)');
   addTokensRevokeCommand(tokens);
+  const keys = program
+    .command('keys')
+    .description('the signing keys of JWT access tokens kept in the store: list, replace-leaked')
+    .option('--json', 'machine-readable output and errors (also accepted after the command)');
+  addKeysListCommand(keys);
+  addKeysReplaceLeakedCommand(keys);
   // Found by argument name, so a command added later gets the hint without anyone remembering to ask.
   for (const command of clients.commands) {
     if (command.registeredArguments.some((argument) => argument.name() === 'client_id')) explainDashClientIds(command);

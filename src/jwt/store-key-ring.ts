@@ -5,6 +5,7 @@ import type { Logger } from '../options.js';
 import type { KeyRing } from './key-ring.js';
 import { toSigningKey, type SigningKey } from './signing-key.js';
 import { generateSigningKeyRecord } from './generate-signing-key.js';
+import { replaceLeakedSigningKeys, type ReplacedSigningKeys } from './replace-leaked-keys.js';
 import { JWKS_MAX_AGE_MS } from './jwks-endpoint.js';
 
 /** How long a loaded key set is trusted for signing before it is re-read (picks up another instance's rotation). */
@@ -131,32 +132,14 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
     return { keys, byKid: new Map(keys.map((entry) => [entry.key.kid, entry])), loadedAt: performance.now() };
   }
 
-  /**
-   * A key that may have leaked: every key in the store may have (they sit side by side, in the store and in this
-   * process), so a new key is made and every older record deleted; the new key, now the oldest, signs at once. The
-   * newest createdAt is read from the store, not from the keys as loaded, so no key made since by another instance
-   * is taken for newer than the new one and kept. A key another instance makes meanwhile is newer, and stays.
-   */
-  async function replaceLeaked(): Promise<{ readonly kid: string; readonly deleted: readonly string[] }> {
-    const deleteKey = store.deleteSigningKey?.bind(store);
-    if (typeof deleteKey !== 'function') {
-      throw new Error('express-oauth-router: rotateSigningKey({ leaked: true }) needs store.keys.deleteSigningKey, which this store lacks; '
-        + "delete the leaked key's record by hand (README, \"Access token format\")");
-    }
-    const before = await store.listSigningKeys();
-    const newest = Math.max(0, ...before.map((record) => record.createdAt.getTime()));
-    const record = generateSigningKeyRecord(new Date(Math.max(Date.now(), newest + 1)));
-    await store.saveSigningKey(record);
-    const deleted: string[] = [];
-    for (const old of await store.listSigningKeys()) {
-      if (byAge(old, record) >= 0) continue;
-      if (await deleteKey(old.kid)) deleted.push(old.kid);
-    }
+  /** Every key replaced as leaked (replaceLeakedSigningKeys), then read again here: this instance refuses them at once. */
+  async function replaceLeaked(): Promise<ReplacedSigningKeys> {
+    const replaced = await replaceLeakedSigningKeys(store);
     if (loading) await loading.catch(() => undefined);
     await reload();
-    logger.warn(`express-oauth-router: signing keys replaced as leaked: ${record.kid} signs now; deleted ${deleted.length === 0 ? 'none' : deleted.join(', ')}. `
-      + 'Other instances stop using the deleted keys when they next read the store (within a minute)');
-    return { kid: record.kid, deleted };
+    logger.warn(`express-oauth-router: signing keys replaced as leaked: ${replaced.kid} signs now; deleted `
+      + `${replaced.deleted.length === 0 ? 'none' : replaced.deleted.join(', ')}. Other instances stop using them when they next read the store (within a minute)`);
+    return replaced;
   }
 
   /** One load at a time: concurrent callers share it. */

@@ -1,0 +1,39 @@
+// `oauth-admin keys replace-leaked`: a new signing key that signs at once, every older one deleted.
+import type { Command } from 'commander';
+import { StoreCapabilityError } from '../clients/client-errors.js';
+import { replaceLeakedSigningKeys } from '../jwt/replace-leaked-keys.js';
+import { checkClock } from './check-clock.js';
+import { CliError, EXIT_USAGE } from './cli-error.js';
+import { printJson } from './client-json.js';
+import { withStore } from './with-store.js';
+
+/**
+ * Adds `replace-leaked --yes` to the `keys` command, the CLI's `rotateSigningKey({ leaked: true })`: for store-kept
+ * keys that may have leaked. Every older key's tokens stop verifying on each instance when it next reads the keys
+ * (within a minute), so it needs `--yes`. A store without `keys.deleteSigningKey` answers `unsupported`, unchanged.
+ * @see RFC 9068 §4, RFC 7517 §5, RFC 9700 §4.10.
+ */
+export function addKeysReplaceLeakedCommand(keys: Command): void {
+  keys
+    .command('replace-leaked')
+    .description('make a new signing key that signs at once and delete every older one: their JWTs stop verifying (needs --yes)')
+    .option('--yes', 'confirm: tokens signed with the old keys are refused within a minute, before they expire')
+    .option('--json', 'print one JSON object instead of text')
+    .action(async (options: { readonly yes?: boolean; readonly json?: boolean }) => {
+      if (options.yes !== true) {
+        throw new CliError('every JWT signed with the old keys will be refused within a minute: repeat with --yes to replace them', EXIT_USAGE);
+      }
+      const replaced = await withStore(async (store) => {
+        if (store.keys === undefined) throw new StoreCapabilityError('this store keeps no signing keys (it has no keys part)');
+        // The new key's createdAt is this machine's time, which orders it against the others: refuse a skewed clock.
+        await checkClock(store);
+        return replaceLeakedSigningKeys(store.keys);
+      }, { mustExist: true });
+      if (options.json) {
+        printJson({ kid: replaced.kid, deleted: replaced.deleted });
+        return;
+      }
+      process.stdout.write(`New signing key ${replaced.kid} signs now; deleted ${replaced.deleted.length === 0 ? 'none' : replaced.deleted.join(', ')}.\n`
+        + 'Every instance stops using the deleted keys when it next reads the store (within a minute; a restart is immediate).\n');
+    });
+}
