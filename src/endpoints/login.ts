@@ -202,7 +202,7 @@ export function createLoginEndpoint(context: PageContext) {
             // The form again, with the wait: once it is over the user signs in from here, without going back.
             publishFailure(req, 'rate_limited', found.clientId);
             res.setHeader('Retry-After', String(caught.retryAfterSeconds));
-            const username = typeof body.username === 'string' ? body.username.slice(0, 200) : '';
+            const username = echoedUsername(body.username);
             renderLogin(req, res, context, {
               requestId, clientName: found.clientName, error: lockoutMessage(caught.retryAfterSeconds), username, status: 429,
               ...(found.redirectUri !== undefined ? { redirectUri: found.redirectUri } : {}),

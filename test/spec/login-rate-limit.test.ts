@@ -62,6 +62,17 @@ describe('login rate limit: one source guessing one account', () => {
     expect((await attempt(USER.password)).status).toBe(303);
   });
 
+  it('the 429 form shows the username as the 400 form does: an emoji at the 200-unit cut is left out whole, not sent as U+FFFD', async () => {
+    const attempt = await loginForm(await createTestApp({ loginRateLimit: { max: 1, windowSeconds: 60 } }));
+    // 199 letters, then an emoji (two UTF-16 code units) across the 200th unit: a plain slice kept its first half alone.
+    const typed = `${'a'.repeat(199)}\u{1F600}tail`;
+    expect((await attempt('wrong', typed)).status).toBe(400);
+    const limited = await attempt('wrong', typed);
+    expect(limited.status).toBe(429);
+    expect(limited.text).toContain(`value="${'a'.repeat(199)}"`);
+    expect(limited.text).not.toContain('\uFFFD');
+  });
+
   it('refuses even the right password from that source while the limit holds, so guessing cannot go on', async () => {
     const attempt = await loginForm(await createTestApp({ loginRateLimit: { max: 2, windowSeconds: 60 } }));
     await statuses(attempt, 2);
