@@ -37,11 +37,11 @@ export function createConsentsEndpoints(context: PageContext) {
   }
 
   /** The withdrawal's confirmation, said once: a reload of the page does not repeat it. */
-  function takeNotice(req: Request): string | null {
+  function takeNotice(req: Request): ConsentsPageModel['withdrawn'] {
     const data = readOAuthSession(req);
-    const notice = data?.notice ?? null;
-    if (data && notice !== null) delete data.notice;
-    return notice;
+    const withdrawn = data?.withdrawn ?? null;
+    if (data && withdrawn !== null) delete data.withdrawn;
+    return withdrawn;
   }
 
   async function show(req: Request, res: Response): Promise<void> {
@@ -76,7 +76,7 @@ export function createConsentsEndpoints(context: PageContext) {
       title: 'Connected applications',
       productName: options.productName,
       brandColor: options.brandColor,
-      body: consentsPageBody({ action: context.paths.withdraw, signOut: signOutOf(req, signIn), csrfToken: csrfTokenFor(req), userName: user.displayName, rows, notice }),
+      body: consentsPageBody({ action: context.paths.withdraw, signOut: signOutOf(req, signIn), csrfToken: csrfTokenFor(req), userName: user.displayName, rows, withdrawn: notice }),
     });
   }
 
@@ -109,7 +109,7 @@ export function createConsentsEndpoints(context: PageContext) {
         await withdrawConsent(store, user.id, body.client_id, { events: options.events, issuer: context.issuer.issuer, ip: req.ip ?? null });
         // Post/redirect/get: the page after the redirect says what was done (WCAG 3.3.4, a status message).
         const client = await store.clients.findClient(body.client_id);
-        oauthSession(req).notice = `${client?.name ?? 'The application'} no longer has access to your account.`;
+        oauthSession(req).withdrawn = { name: client?.name ?? null };
         res.redirect(303, context.paths.consents);
       } catch (err) {
         const oauthError = toOAuthError(err, options.logger);

@@ -47,8 +47,11 @@ export interface OAuthSessionData {
   signedInFor?: { query: string; at: number };
   /** The last requests this session answered on the consent page: id → the decision and when (ms). */
   answered?: Record<string, { decision: 'allow' | 'deny'; at: number }>;
-  /** Said once on the next page shown (post/redirect/get): what the form the user sent did. */
-  notice?: string;
+  /**
+   * Said once on the next page shown (post/redirect/get): the integration whose access the user withdrew, by name
+   * (`null`: one deleted meanwhile). The name, not a sentence: the page sets it in `<bdi>` as it sets every name.
+   */
+  withdrawn?: { name: string | null };
   /**
    * The main issuer of the router that wrote this data, in a session shared with the host app: another router that finds
    * it under its own key (two routers with one `cookieName`) takes it as no data, never as its own sign-in.

@@ -22,7 +22,8 @@ export interface ConsentsPageModel {
   readonly csrfToken: string;
   readonly userName: string;
   readonly rows: readonly ConsentRow[];
-  readonly notice: string | null;
+  /** The integration whose access was just withdrawn (its name, `null` for one deleted meanwhile), said once; `null`: none. */
+  readonly withdrawn: { readonly name: string | null } | null;
 }
 
 /**
@@ -32,7 +33,9 @@ export interface ConsentsPageModel {
  * @see RFC 6749 §10.2, RFC 6819 §4.4.1.4 (CSRF on forms).
  */
 export function consentsPageBody(model: ConsentsPageModel): string {
-  const notice = model.notice ? `<p role="status">${escapeHtml(model.notice)}</p>` : '';
+  // <bdi>, as everywhere a name is shown: a right-to-left name at the start of the sentence keeps to itself.
+  const withdrawn = model.withdrawn === null ? null : model.withdrawn.name === null ? 'The application' : `<bdi>${escapeHtml(model.withdrawn.name)}</bdi>`;
+  const notice = withdrawn === null ? '' : `<p role="status">${withdrawn} no longer has access to your account.</p>`;
   const rows = model.rows.map((row) => `<li>
 <h2><bdi>${escapeHtml(row.clientName)}</bdi></h2>
 ${row.allAccess ? '<p><strong>Full access to your account</strong></p>' : row.scope.length > 0 ? `<ul>${row.scope.map((s) => `<li>${escapeHtml(s)}</li>`).join('')}</ul>` : ''}

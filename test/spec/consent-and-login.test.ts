@@ -190,10 +190,24 @@ describe('withdrawing consent', () => {
     expect((await request(t.app).get('/api/v1/me').set('Authorization', `Bearer ${tokens.access_token}`)).status).toBe(401);
     const after = await agent.get('/oauth2/consents');
     expect(after.text).toContain('No application has access');
-    expect(after.text).toContain('<p role="status">Acme CRM no longer has access to your account.</p>');
+    expect(after.text).toContain('<p role="status"><bdi>Acme CRM</bdi> no longer has access to your account.</p>');
     const reloaded = await agent.get('/oauth2/consents');
     expect(reloaded.text).not.toContain('Acme CRM');
     expect(reloaded.text).not.toContain('role="status"');
+  });
+
+  it('the withdrawal notice sets a right-to-left name in <bdi>, so its trailing "!" stays with it, not with the sentence', async () => {
+    // Without an isolate, "!" between the Arabic name and " no longer" takes the sentence's direction and shows on the
+    // name's right, the wrong end for a right-to-left reader (Unicode bidi rule N1).
+    const { client } = await registerClient(t.store, { name: 'تطبيق التوقيع!', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+    const agent = request.agent(t.app);
+    await signInAndGetConsent(agent, '', authorizeQuery({ clientId: client.clientId, clientSecret: '' }));
+    const page = await agent.get('/oauth2/consents');
+    const withdrawn = await agent.post('/oauth2/consents/withdraw').type('form')
+      .send({ csrf_token: hiddenField(page.text, 'csrf_token'), client_id: client.clientId });
+    expect(withdrawn.status).toBe(303);
+    const after = await agent.get('/oauth2/consents');
+    expect(after.text).toContain('<p role="status"><bdi>تطبيق التوقيع!</bdi> no longer has access to your account.</p>');
   });
 
   it('leaves the tokens of other integrations alone', async () => {
