@@ -175,7 +175,7 @@ export function createLoginEndpoint(context: PageContext) {
               publishFailure(req, 'bad_credentials', found.clientId);
               const username = echoedUsername(body.username);
               renderLogin(req, res, context, {
-                requestId, clientName: found.clientName, error: GENERIC_FAILURE, username,
+                requestId, clientName: found.clientName, error: GENERIC_FAILURE, errorInFields: true, username,
                 ...(found.redirectUri !== undefined ? { redirectUri: found.redirectUri } : {}),
               });
               return;

@@ -25,9 +25,11 @@ import { formActionSource } from '../http/form-action-source.js';
  */
 export function renderLogin(
   req: Request, res: Response, context: PageContext,
-  view: { requestId: string; clientName: string; error: string | null; username: string; redirectUri?: string; status?: number },
+  view: {
+    requestId: string; clientName: string; error: string | null; errorInFields?: boolean; username: string; redirectUri?: string; status?: number;
+  },
 ): void {
-  const { redirectUri, status, ...model } = view;
+  const { redirectUri, status, errorInFields, ...model } = view;
   sendPage(res, {
     status: status ?? (view.error ? 400 : 200),
     title: 'Sign in',
@@ -36,7 +38,7 @@ export function renderLogin(
     ...(redirectUri !== undefined ? { formTargets: [formActionSource(redirectUri)] } : {}),
     body: loginPageBody({
       action: context.paths.login, csrfToken: loginCsrfToken(req, res, context.options), productName: context.options.productName,
-      cancellable: redirectUri !== undefined, ...model,
+      cancellable: redirectUri !== undefined, errorInFields: errorInFields ?? false, ...model,
     }),
   });
 }

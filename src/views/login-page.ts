@@ -10,6 +10,12 @@ export interface LoginPageModel {
   /** The service whose account signs in: named first, so nobody takes the integration for the one asking. */
   readonly productName: string;
   readonly error: string | null;
+  /**
+   * The error is about what was typed (the username or password was refused), so both fields are marked invalid. An
+   * error that is not (the form had expired, too many attempts) is tied to them as their description only: a screen
+   * reader would otherwise call an empty username field "invalid entry".
+   */
+  readonly errorInFields: boolean;
   readonly username: string;
   /** The form resumes an authorization request, whose integration a Cancel answers with `access_denied`. */
   readonly cancellable: boolean;
@@ -25,8 +31,8 @@ export interface LoginPageModel {
 export function loginPageBody(model: LoginPageModel): string {
   const error = model.error ? `<p class="error" role="alert" id="login-error">${escapeHtml(model.error)}</p>` : '';
   // After a refusal both fields are marked and tied to the message (WCAG 3.3.1); with the username kept, the
-  // cursor starts where the retry is typed.
-  const invalid = model.error ? ' aria-invalid="true" aria-describedby="login-error"' : '';
+  // cursor starts where the retry is typed. Any other message is tied to them without marking them.
+  const invalid = model.error ? `${model.errorInFields ? ' aria-invalid="true"' : ''} aria-describedby="login-error"` : '';
   const passwordNext = model.error !== null && model.username !== '';
   // <bdi>: a name in another script direction keeps to itself instead of reordering the sentence around it.
   const onward = model.clientName === model.productName ? '' : ` to continue to <strong><bdi>${escapeHtml(model.clientName)}</bdi></strong>`;

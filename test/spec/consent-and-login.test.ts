@@ -695,6 +695,10 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
     expect(stale.status).toBe(403);
     expect(stale.text).toContain('This sign-in form had expired, so you were not signed in. Please sign in again.');
     expect(stale.text).not.toContain(USER.username);
+    // Nothing typed was wrong: the fields are described by the message, not marked invalid (an empty field announced
+    // as "invalid entry").
+    expect(stale.text).toContain('aria-describedby="login-error"');
+    expect(stale.text).not.toContain('aria-invalid');
     expect(hiddenField(stale.text, 'request_id')).toBe(form.request_id);
     const signedIn = await agent.post('/oauth2/login').type('form').send({ ...form, csrf_token: hiddenField(stale.text, 'csrf_token') });
     expect(signedIn.status).toBe(303);

@@ -51,11 +51,16 @@ describe('login rate limit: one source guessing one account', () => {
 
   it('the 429 is the sign-in form again, saying when to try, so the user signs in from it once the window ends', async () => {
     const attempt = await loginForm(await createTestApp({ loginRateLimit: { max: 1, windowSeconds: 1 } }));
-    expect((await attempt('wrong')).status).toBe(400);
+    const refused = await attempt('wrong');
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('aria-invalid="true"');
     const limited = await attempt('wrong');
     expect(limited.status).toBe(429);
     expect(limited.headers['retry-after']).toBe('1');
     expect(limited.text).toContain('Too many failed sign-in attempts. Try again in a minute.');
+    // The wait is not the fields' fault: the message describes them, without marking them invalid as a refused password does.
+    expect(limited.text).toContain('aria-describedby="login-error"');
+    expect(limited.text).not.toContain('aria-invalid');
     expect(hiddenField(limited.text, 'request_id'), 'the same request goes on').not.toBe('');
     expect(limited.text).toContain(`value="${USER.username}"`);
     await new Promise((resolve) => setTimeout(resolve, 1_100));
