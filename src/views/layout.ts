@@ -12,12 +12,15 @@ export interface PageFrame {
   readonly body: string;
 }
 
+// Text sizes, the card's width and its breakpoint in rem/em, not px: they follow the user's default font size (a
+// browser's "font size" setting), so body text and buttons grow with the headings and the small print instead of staying
+// 16px under them. At the default 16px the page is the same as in px.
 const STYLE = `
 :root{--ink:#1b1f24;--muted:#57606a;--line:#d0d7de;--field:#848d97;--bg:#f6f8fa;--danger:#b42318}
 *{box-sizing:border-box}
-body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);background:var(--bg)}
+body{margin:0;font:1rem/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);background:var(--bg)}
 header{padding:16px 24px;background:#fff;border-bottom:1px solid var(--line);font-weight:600}
-main{max-width:440px;margin:32px auto;padding:24px;background:#fff;border:1px solid var(--line);border-radius:8px;overflow-wrap:anywhere}
+main{max-width:27.5rem;margin:32px auto;padding:24px;background:#fff;border:1px solid var(--line);border-radius:8px;overflow-wrap:anywhere}
 h1{font-size:1.4rem;margin:0 0 12px}
 p{margin:0 0 12px}
 label{display:block;font-weight:600;margin:12px 0 4px}
@@ -33,7 +36,7 @@ ul.plain{list-style:none;padding:0}ul.plain>li{border-top:1px solid var(--line);
 h2{font-size:1.1rem;margin:0 0 8px}
 .error{color:var(--danger);font-weight:600}
 .muted{color:var(--muted);font-size:.9rem}
-@media (max-width:480px){main{margin:0;border:0;border-radius:0}}
+@media (max-width:30em){main{margin:0;border:0;border-radius:0}}
 `;
 
 /**

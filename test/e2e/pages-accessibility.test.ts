@@ -19,7 +19,12 @@ if (!CHROMIUM) console.log('set OAUTH_TEST_CHROMIUM=/usr/bin/chromium to run the
 declare const axe: {
   run(context: unknown, options: unknown): Promise<{ violations: Array<{ id: string; nodes: Array<{ target: string[] }> }> }>;
 };
-declare const document: { readonly activeElement: { readonly id: string; readonly textContent: string | null } | null };
+declare const document: {
+  readonly activeElement: { readonly id: string; readonly textContent: string | null } | null;
+  readonly documentElement: { readonly scrollWidth: number };
+  querySelector(selector: string): unknown;
+};
+declare function getComputedStyle(element: unknown): { readonly fontSize: string };
 
 const AXE_SCRIPT = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 /** WCAG 2.0, 2.1 and 2.2 at levels A and AA: what the pages claim. */
@@ -175,6 +180,22 @@ describe.skipIf(!CHROMIUM)('the pages in headless Chromium: axe-core WCAG 2.2 A/
     expect(await page.getByRole('alert').count()).toBe(1);
     await page.goto(`${base}/oauth2/login`);
     await expectAccessible(page, '405 page', /^Request cannot be completed – /);
+  });
+
+  it("text and buttons follow the browser's font size setting (24px), staying larger than the small print, with no sideways scrolling at 320px", async () => {
+    const page = await newPage();
+    // Chromium's Settings › Appearance › Font size ("Very large" is 24px), as CDP sets it.
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Page.enable');
+    await cdp.send('Page.setFontSizes', { fontSizes: { standard: 24 } });
+    await page.goto(authorizeUrl(clients.latin));
+    await submitLogin(page, 'alice', PASSWORD);
+    const size = (selector: string) => page.evaluate((s) => parseFloat(getComputedStyle(document.querySelector(s)).fontSize), selector);
+    expect(await size('main > p')).toBe(24);
+    expect(await size('button.primary')).toBe(24);
+    expect(await size('p.muted')).toBeLessThan(await size('main > p'));
+    await page.setViewportSize({ width: 320, height: 640 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(320);
   });
 
   it('usernames and passwords in any script reach verifyCredentials as typed (UTF-8, neither normal form changed into the other)', async () => {
