@@ -24,19 +24,21 @@ function digest(value: string): Buffer {
 /**
  * A UserAuth with a single user. The password is hashed with scrypt at start-up and the plain text is not
  * kept; a login always runs scrypt, even for a wrong username, so response time does not reveal which
- * part was wrong.
- * @see RFC 6749 §10.3 (credentials are confidential), OWASP password storage (scrypt).
+ * part was wrong. Both are compared in Unicode NFC: the router passes them as typed, and `é` may come precomposed
+ * or as `e` + U+0301 from one keyboard to the next.
+ * @see RFC 6749 §10.3 (credentials are confidential), OWASP password storage (scrypt), RFC 8265 §4.2 (OpaqueString: NFC).
  */
 export async function createDemoUserAuth(options: DemoUserOptions): Promise<UserAuth> {
-  const user: AuthenticatedUser = { id: `user:${options.username}`, displayName: options.username };
-  const usernameDigest = digest(options.username);
+  const username = options.username.normalize('NFC');
+  const user: AuthenticatedUser = { id: `user:${username}`, displayName: username };
+  const usernameDigest = digest(username);
   const salt = randomBytes(16);
-  const passwordHash = await scryptHash(options.password, salt);
+  const passwordHash = await scryptHash(options.password.normalize('NFC'), salt);
   return {
-    async verifyCredentials(username: string, password: string): Promise<AuthenticatedUser | null> {
-      const candidate = await scryptHash(password, salt);
+    async verifyCredentials(typedName: string, password: string): Promise<AuthenticatedUser | null> {
+      const candidate = await scryptHash(password.normalize('NFC'), salt);
       // Both comparisons always run: `&&` would skip the second and leak timing.
-      const nameMatches = timingSafeEqual(digest(username), usernameDigest);
+      const nameMatches = timingSafeEqual(digest(typedName.normalize('NFC')), usernameDigest);
       const passwordMatches = timingSafeEqual(candidate, passwordHash);
       return nameMatches && passwordMatches ? user : null;
     },

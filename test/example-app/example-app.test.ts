@@ -332,6 +332,14 @@ describe('example app in-process', () => {
     expect(await userAuth.verifyCredentials?.('', '')).toBeNull();
   });
 
+  it('the demo user signs in whichever Unicode normal form the browser sends (é precomposed or e + U+0301)', async () => {
+    const userAuth = await createDemoUserAuth({ username: 'andr\u00E9', password: 'p\u00E4ssw\u00F6rd' });
+    expect(await userAuth.verifyCredentials?.('andre\u0301', 'pa\u0308sswo\u0308rd')).toMatchObject({ displayName: 'andr\u00E9' });
+    expect(await userAuth.verifyCredentials?.('andr\u00E9', 'p\u00E4ssw\u00F6rd')).toMatchObject({ displayName: 'andr\u00E9' });
+    // NFC only: a fullwidth letter (which NFKC would fold into its ASCII twin) is another password.
+    expect(await userAuth.verifyCredentials?.('andr\u00E9', 'p\u00E4ssw\u00F6r\uFF44')).toBeNull();
+  });
+
   it('seeds one demo integration per flow on an empty store only', async () => {
     const first = await seedDemoClients(store, 'http://localhost:3000/demo/callback');
     expect(first.created).toBe(true);
