@@ -1,5 +1,5 @@
-// The router's pages under axe-core's WCAG 2.x A/AA rules in headless Chromium, in each state a browser user can see
-// (errors included), and the sign-in form's credentials as typed, in any script, reaching verifyCredentials intact.
+// The router's pages in headless Chromium: axe-core's WCAG 2.x A/AA rules in each state a browser user can see (errors
+// included), the browser's font size setting, and credentials typed in any script reaching verifyCredentials intact.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
