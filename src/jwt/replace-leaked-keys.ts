@@ -22,7 +22,7 @@ export interface ReplacedSigningKeys {
 export async function replaceLeakedSigningKeys(store: SigningKeyStore): Promise<ReplacedSigningKeys> {
   if (typeof store.deleteSigningKey !== 'function') {
     throw new StoreCapabilityError('express-oauth-router: replacing leaked signing keys needs store.keys.deleteSigningKey, which this store lacks; '
-      + "delete the leaked key's record by hand (README, \"Access token format\")");
+      + "delete the leaked key's record by hand (README, \"JWT access tokens\")");
   }
   const before = await store.listSigningKeys();
   const newest = Math.max(0, ...before.map((record) => record.createdAt.getTime()));

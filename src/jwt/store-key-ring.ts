@@ -89,15 +89,15 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
 
   /**
    * Deletes the records of keys retired here (they never verify again), when the store can: a retired key's private
-   * part then leaves the store, and a longer `accessTokenTtl` later cannot bring it back. Not awaited by anyone's
-   * token: a failure leaves the records for the next load.
+   * part then leaves the store, and a longer `accessTokenTtl` later cannot bring it back. A delete per retired key,
+   * once, within the load; a failure leaves the records, retired all the same, for the next load.
    */
   async function deleteRetired(retired: readonly string[]): Promise<void> {
     if (retired.length === 0 || typeof store.deleteSigningKey !== 'function') return;
     try {
       for (const kid of retired) await store.deleteSigningKey(kid);
     } catch {
-      // The store is down: the records stay, retired all the same, until a later load deletes them.
+      // The store is down: the keys read are what this load serves; deleting waits for the next one.
     }
   }
 
