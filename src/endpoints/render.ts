@@ -10,6 +10,7 @@ import { loginCsrfToken } from '../http/login-csrf.js';
 import { loginPageBody } from '../views/login-page.js';
 import { consentPageBody } from '../views/consent-page.js';
 import { errorPageBody } from '../views/error-page.js';
+import { isolate } from '../views/isolate.js';
 import { isAllAccess } from '../checks/grant-scope.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
 import { reportErrorAnswer } from '../metrics/channels.js';
@@ -32,7 +33,8 @@ export function renderLogin(
   const { redirectUri, status, errorInFields, ...model } = view;
   sendPage(res, {
     status: status ?? (view.error ? 400 : 200),
-    title: 'Sign in',
+    // The title is what a screen reader announces first on the new page: it says the attempt failed (WCAG 2.4.2, 3.3.1).
+    title: view.error ? 'Error: Sign in' : 'Sign in',
     productName: context.options.productName,
     brandColor: context.options.brandColor,
     ...(redirectUri !== undefined ? { formTargets: [formActionSource(redirectUri)] } : {}),
@@ -52,7 +54,7 @@ export function renderConsent(
   const redirectOrigin = new URL(view.pending.redirectUri).origin;
   sendPage(res, {
     status: 200,
-    title: `Allow ${view.client.name}?`,
+    title: `Allow ${isolate(view.client.name)}?`,
     productName: context.options.productName,
     brandColor: context.options.brandColor,
     formTargets: [formActionSource(view.pending.redirectUri)],

@@ -1,5 +1,6 @@
 // The page frame shared by the login, consent and error pages: semantic, responsive, no external assets.
 import { escapeHtml } from './escape-html.js';
+import { isolate } from './isolate.js';
 
 /** Branding and per-response values for a page. */
 export interface PageFrame {
@@ -50,7 +51,7 @@ export function renderPage(frame: PageFrame): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>${escapeHtml(frame.title)} – ${product}</title>
+<title>${escapeHtml(frame.title)} – ${isolate(product)}</title>
 <style nonce="${escapeHtml(frame.nonce)}">:root{--brand:${escapeHtml(frame.brandColor)}}${STYLE}</style>
 </head>
 <body>

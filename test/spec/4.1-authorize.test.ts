@@ -40,6 +40,9 @@ describe('SPEC §4.1 / RFC 6749 §4.1.1: the resource owner signs in', () => {
     expect(res.headers.location).toBeUndefined();
     expect(res.text).toContain('role="alert"');
     expect(res.text).toContain('The username or password is incorrect.');
+    // The title, announced first, says the attempt failed (WCAG 2.4.2, 3.3.1); the form's own title does not.
+    expect(res.text).toMatch(/<title>Error: Sign in – /);
+    expect(login.res.text).toMatch(/<title>Sign in – /);
     expect(res.text).toMatch(/name="password"/);
     expect(res.text).not.toContain('name="decision"');
     // No session user: the same agent is still shown the login page, not the consent page.
@@ -76,6 +79,8 @@ describe('SPEC §4.1 / RFC 6749 §4.1.1: the resource owner signs in', () => {
     const res = await agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { state: 'second' })}`);
     expect(res.status).toBe(200);
     expect(res.text).toContain('Acme CRM');
+    // Names in the title are isolated (UAX #9), as `<bdi>` isolates them in the page: a right-to-left name keeps its `?`.
+    expect(res.text).toMatch(/<title>Allow \u2068Acme CRM\u2069\? – \u2068[^<\u2069]+\u2069<\/title>/);
     expect(res.text).toContain(USER.displayName);
     expect(res.text).toMatch(/<button[^>]*type="submit"[^>]*name="decision"[^>]*value="allow"/);
     expect(res.text).toMatch(/<button[^>]*type="submit"[^>]*name="decision"[^>]*value="deny"/);
