@@ -1,4 +1,5 @@
 // The PostgreSQL store's batcher: calls batch by back-pressure (never by a timer), each answered once by its own batch.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
 import { createBatcher, type BatchOutcome } from '../../src/stores/postgres/batcher.js';
 
@@ -143,5 +144,28 @@ describe('batcher (DESIGN §3a: one round trip for the calls of a busy moment)',
     const unbounded = manualRunner();
     createBatcher(unbounded.run, { inFlight: 1, maxItems: 10 })(1).catch(() => undefined);
     expect(unbounded.batches[0]!.sendBy).toEqual([Infinity]);
+  });
+  it('a queued batch is sent in the async context of its oldest call, not of the call whose batch came back', async () => {
+    // What a tracer (OpenTelemetry's context manager is an AsyncLocalStorage) or a host's per-request logger reads
+    // while the statement is sent: sent from the previous batch's continuation, every queued batch was filed under
+    // the request whose call opened the first batch, often one already answered.
+    const requests = new AsyncLocalStorage<string>();
+    const seen: (string | undefined)[] = [];
+    const { batches, run: manual, echo } = manualRunner();
+    const run = (items: readonly number[], sendBy: readonly number[]) => {
+      seen.push(requests.getStore());
+      return manual(items, sendBy);
+    };
+    const call = createBatcher(run, { inFlight: 1, maxItems: 2 });
+    // Each caller also resumes in its own context, whichever batch answered it.
+    const answers = ['a', 'b', 'c', 'd'].map((request, n) => requests.run(request, async () => `${await call(n)}@${requests.getStore()}`));
+    batches[0]!.answer(echo([0]));
+    await turn();
+    batches[1]!.answer(echo([1, 2]));
+    await turn();
+    batches[2]!.answer(echo([3]));
+    expect(await Promise.all(answers)).toEqual(['#0@a', '#1@b', '#2@c', '#3@d']);
+    expect(batches.map((b) => b.items)).toEqual([[0], [1, 2], [3]]);
+    expect(seen).toEqual(['a', 'b', 'd']);
   });
 });

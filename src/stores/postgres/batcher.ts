@@ -1,4 +1,5 @@
 // Calls made while the database is still answering earlier ones, sent together as one statement when it is free.
+import { AsyncResource } from 'node:async_hooks';
 import { StoreUnavailableError } from '../store-unavailable-error.js';
 
 /** One call's answer within a batch: its value, or the error that call alone failed with. */
@@ -41,6 +42,12 @@ function unsentError(ms: number): StoreUnavailableError {
  * A call waits in the queue for at most `sendWithinMs`: behind a statement that does not answer (a lock, a lossy
  * link, a pool whose every connection is stalled) it is then taken out and rejected, unsent, so that whatever was
  * ahead of it, it settles within `sendWithinMs` plus its own statement's timeout. One timer, for the queue's oldest call.
+ *
+ * A batch is sent in the async context of its oldest call (Node's AsyncLocalStorage, which tracers such as
+ * OpenTelemetry and per-request loggers read): a queued batch is otherwise sent from the continuation of the batch
+ * that came back, so a traced host filed its statement under the request that opened the first batch, one usually
+ * answered already, and never under a request whose call it carried. A call that waits keeps an AsyncResource for that
+ * (made only then: a quiet store's calls are sent at once, in their own context); each caller resumes in its own.
  * @see DESIGN §3a (one store round trip per step): a batch is one round trip for many steps.
  */
 export function createBatcher<I, R>(run: BatchRunner<I, R>, limits: BatcherLimits): (item: I) => Promise<R> {
@@ -48,6 +55,8 @@ export function createBatcher<I, R>(run: BatchRunner<I, R>, limits: BatcherLimit
     readonly item: I;
     /** The last moment a statement of this call may be sent (`Infinity`: none). */
     readonly sendBy: number;
+    /** The caller's async context, kept by a call that had to wait; absent for one sent at once, in its own. */
+    readonly context: AsyncResource | undefined;
     resolve(value: R | PromiseLike<R>): void;
     reject(reason: unknown): void;
   }
@@ -86,7 +95,10 @@ export function createBatcher<I, R>(run: BatchRunner<I, R>, limits: BatcherLimit
     out += 1;
     let answered: Promise<readonly BatchOutcome<R>[]>;
     try {
-      answered = run(batch.map((waiting) => waiting.item), batch.map((waiting) => waiting.sendBy));
+      const items = batch.map((waiting) => waiting.item);
+      const sendBy = batch.map((waiting) => waiting.sendBy);
+      const context = batch[0]!.context;
+      answered = context === undefined ? run(items, sendBy) : context.runInAsyncScope(run, undefined, items, sendBy);
     } catch (error) {
       answered = Promise.reject(error);
     }
@@ -112,8 +124,10 @@ export function createBatcher<I, R>(run: BatchRunner<I, R>, limits: BatcherLimit
 
   return (item) =>
     new Promise<R>((resolve, reject) => {
-      queue.push({ item, sendBy: within === undefined ? Infinity : performance.now() + within, resolve, reject });
-      if (out < limits.inFlight) send();
+      const now = out < limits.inFlight;
+      const context = now ? undefined : new AsyncResource('express-oauth-router:postgres-batch');
+      queue.push({ item, sendBy: within === undefined ? Infinity : performance.now() + within, context, resolve, reject });
+      if (now) send();
       else watchQueue();
     });
 }
