@@ -9,6 +9,16 @@ import { toDictionaryProperties } from './dictionary-properties.js';
  */
 const routerTracing = tracingChannel('express.router.request');
 
+/**
+ * Whether an APM tool has wrapped the stack's layers as they were made: OpenTelemetry's instrumentation-express
+ * subscribes to no channel; it wraps each layer's `handle` with shimmer, which marks the wrapper `__wrapped`, and
+ * names the request's span and its `http.route` from the layers it sees run. Layers are wrapped when they are
+ * made, so one look when the router is set up tells for good.
+ */
+function wrappedByApm(stack: readonly StackLayer[]): boolean {
+  return stack.some((layer) => (layer.handle as { __wrapped?: unknown } | undefined)?.__wrapped === true);
+}
+
 /** One route served directly: its exact path (relative to where the router is mounted) and its POST handler. */
 export interface DirectRoute {
   readonly path: string;
@@ -18,7 +28,7 @@ export interface DirectRoute {
 }
 
 type HandleFunction = (req: Request, res: Response, out: NextFunction) => void;
-type StackLayer = { readonly route?: { readonly path?: unknown } };
+type StackLayer = { readonly route?: { readonly path?: unknown }; readonly handle?: unknown };
 
 /** What path-to-regexp reads as syntax rather than text: a route path with any of it is never pre-judged. */
 const PATH_SYNTAX = /[:*?+()[\]{}!\\%#]/;
@@ -58,7 +68,8 @@ function plainRoutePaths(stack: readonly StackLayer[]): Set<string> | null {
  *   Route's own dispatch) cost 3–7 µs of CPU per request, 4–10 % of a bare Express request, on the busiest
  *   endpoint. Each such route must answer every request itself (the machine endpoints never call `next`) and
  *   come first among the stack's matches for its path; an error it throws or rejects goes to the host's
- *   `next`, as it would leave the router. Skipped while an APM tool subscribes to the router's tracing channel.
+ *   `next`, as it would leave the router. Skipped while an APM tool subscribes to the router's tracing channel,
+ *   and for good when one has wrapped the stack's layers (OpenTelemetry: `wrappedByApm`).
  * - A request whose path no route of the stack can match (the host's API, when the host mounts this router
  *   before it, as the README shows) is handed to the host's `next` at once instead of being compared with
  *   every route: 29–38k instructions per API request, 5–6 % of a bare one. The routes match as Express's do
@@ -77,6 +88,7 @@ export function serveDirectly(router: Router, routes: readonly DirectRoute[], mo
   const stack = (router as unknown as { stack: StackLayer[] }).stack;
   const layers = stack.length;
   const known = plainRoutePaths(stack);
+  const traced = wrappedByApm(stack);
   const target = router as unknown as { handle: HandleFunction };
   const walk = target.handle;
   target.handle = function handle(this: unknown, req: Request, res: Response, out: NextFunction): void {
@@ -88,7 +100,7 @@ export function serveDirectly(router: Router, routes: readonly DirectRoute[], mo
     const url = req.url;
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);
-    if (req.method === 'POST' && !routerTracing.hasSubscribers) {
+    if (req.method === 'POST' && !traced && !routerTracing.hasSubscribers) {
       const direct = byPath.get(path);
       if (direct) {
         serve(direct, req, res, out);

@@ -135,6 +135,31 @@ describe('the machine endpoints, served with or without walking the router stack
     expect(seen).toContain('POST /oauth2/token /oauth2/token');
   });
 
+  it('walks the stack for an APM tool that wraps the router\'s layers instead (OpenTelemetry\'s instrumentation-express)', async () => {
+    // instrumentation-express (0.71) subscribes to no channel: it wraps each layer's handle with shimmer as the
+    // layer is made, which marks the wrapper `__wrapped`, and names the request's span and `http.route` from the
+    // layers it sees run. Served directly, the token endpoint's span had no route (`POST`, not `POST /oauth2/token`).
+    const router = express.Router();
+    const handler: express.RequestHandler = (req, res) => { res.json({ route: (req.route as { path: string }).path }); };
+    const route = router.route('/token').post(handler);
+    const seen: string[] = [];
+    const layer = (router as unknown as { stack: { handle: (...args: unknown[]) => unknown }[] }).stack.at(-1)!;
+    const original = layer.handle;
+    const wrapper = function (this: unknown, ...args: unknown[]) {
+      seen.push((args[0] as Request).originalUrl);
+      return original.apply(this, args);
+    };
+    // As shimmer.wrap marks it: not enumerable.
+    Object.defineProperty(wrapper, '__wrapped', { value: true, configurable: true, writable: true });
+    layer.handle = wrapper;
+    serveDirectly(router, [{ path: '/token', route, handler }]);
+    const app = express();
+    app.use(router);
+    const res = await request(app).post('/token');
+    expect(res.body).toEqual({ route: '/token' });
+    expect(seen).toEqual(['/token']);
+  });
+
   it('hands an error a directly served handler throws or rejects to the host, as leaving the router would', async () => {
     const router = express.Router();
     const throws = () => { throw new Error('throws'); };
