@@ -177,7 +177,10 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     // createMetadataEndpoint says why). A client's own cache keys it by X-Forwarded-Host too, where a proxy it goes
     // through passes the header on, and by Host, said out loud for any cache that stores it all the same.
     const metadata = dispatch('metadata');
-    router.get([`/.well-known/oauth-authorization-server${prefix}`, `${prefix}/.well-known/oauth-authorization-server`],
+    // An issuer without a path has one address: named once, it is the route a tracer reports (`http.route`).
+    const inserted = `/.well-known/oauth-authorization-server${prefix}`;
+    const appended = `${prefix}/.well-known/oauth-authorization-server`;
+    router.get(inserted === appended ? inserted : [inserted, appended],
       candidates.length > 1 ? (req, res, next) => { res.vary('Host'); res.vary('X-Forwarded-Host'); metadata(req, res, next); } : metadata);
   }
 

@@ -1,7 +1,8 @@
 // RFC 8414 (authorization server metadata) for both base addresses of SPEC §4 and §9, and RFC 9207 (iss).
 import { beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
-import { ISSUER, LEGACY_ISSUER, createTestApp, type TestApp, type TestClient } from '../helpers/app.js';
+import { ISSUER, LEGACY_ISSUER, createTestApp, createTestRouter, type TestApp, type TestClient } from '../helpers/app.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { authorize } from '../helpers/browser-flow.js';
 
 const WELL_KNOWN = '/.well-known/oauth-authorization-server';
@@ -100,6 +101,15 @@ describe('RFC 8414 authorization server metadata', () => {
     const inserted = await request(t.app).get(`${WELL_KNOWN}/legacy`);
     const appended = await request(t.app).get(`/legacy${WELL_KNOWN}`);
     expect(appended.body).toEqual(inserted.body);
+  });
+
+  it('names each of its routes once: an issuer without a path has one address, not the same one twice', () => {
+    // A tracer reports the route's path as the request's `http.route` (OpenTelemetry's instrumentation-express):
+    // `/.well-known/oauth-authorization-server,/.well-known/oauth-authorization-server` before.
+    const oauth = createTestRouter(createMemoryStore(), { legacy: { issuer: LEGACY_ISSUER } });
+    const paths = (oauth.router as unknown as { stack: { route?: { path: unknown } }[] }).stack
+      .map((layer) => layer.route?.path).filter((path) => JSON.stringify(path).includes(WELL_KNOWN));
+    expect(paths).toEqual([WELL_KNOWN, [`${WELL_KNOWN}/legacy`, `/legacy${WELL_KNOWN}`]]);
   });
 
   it('has no metadata for a path that is not an issuer (404)', async () => {
