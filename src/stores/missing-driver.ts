@@ -12,12 +12,16 @@ export interface StoreDriver {
 }
 
 /**
- * True when `error` is Node failing to find `name` itself (not a file or a dependency inside it).
+ * True when `error` is Node (or Yarn Plug'n'Play) failing to find `name` itself (not a file or a dependency inside it).
  * @see DESIGN §2 (optional peer dependencies: drivers, prom-client).
  */
 export function isMissing(error: unknown, name: string): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') return false;
+  // Yarn Plug'n'Play words its own message ("tried to access pg (a peer dependency) but it isn't provided"), with no
+  // quoted name, and says which package it is in `data.dependencyName` (`request` may be `pg/package.json`).
+  const { pnpCode, data } = error as { pnpCode?: unknown; data?: { dependencyName?: unknown } };
+  if (pnpCode === 'MISSING_PEER_DEPENDENCY' || pnpCode === 'UNDECLARED_DEPENDENCY') return data?.dependencyName === name;
   const message = (error as { message?: unknown }).message;
   return typeof message === 'string' && (message.includes(`'${name}'`) || message.includes(`"${name}"`));
 }
