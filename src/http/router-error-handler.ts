@@ -37,7 +37,21 @@ export function createRouterErrorHandler(
   options: ResolvedOptions, addresses: ReadonlyMap<string, RouterAddress>, pageError: ErrorRequestHandler, pageHeaders: readonly RequestHandler[],
 ): ErrorRequestHandler {
   const routes = new Map([...addresses].map(([path, address]) => [routeKey(path)!, address]));
+  let misMountedLogged = false;
   return function oauthErrorHandler(err, req, res, next) {
+    // Called with three arguments, as plain middleware (NestJS's MiddlewareConsumer.apply calls every function so):
+    // `res` is then Express's `next`, and no error ever reaches this. Pass the request on rather than answer every
+    // request 500 with "next is not a function"; once, say where an error handler goes.
+    if (typeof next !== 'function' && typeof res === 'function') {
+      if (!misMountedLogged) {
+        misMountedLogged = true;
+        options.logger.error('express-oauth-router: oauth.errorHandler was called as plain middleware (req, res, next), so it sees no '
+          + "errors: it is an Express error handler. Mount it with app.use(oauth.errorHandler) after app.use(oauth.router) (in NestJS, in "
+          + "main.ts before app.listen(), not with a module's consumer.apply()).");
+      }
+      (res as unknown as () => void)();
+      return;
+    }
     const key = res.headersSent || !isBodyParserRefusal(err) ? null : routeKey(req.originalUrl);
     const address = key === null ? undefined : routes.get(key);
     if (address === undefined || address.method !== req.method) {

@@ -278,6 +278,28 @@ describe('oauth.errorHandler: what a host parser refused on the router\'s addres
   });
 });
 
+describe('oauth.errorHandler called as plain middleware (NestJS MiddlewareConsumer.apply passes req, res, next)', () => {
+  it('passes every request on, never a 500, and logs once how to mount it', async () => {
+    const { createTestRouter } = await import('../helpers/app.js');
+    const { createMemoryStore } = await import('../../src/stores/memory/index.js');
+    const errors: string[] = [];
+    const oauth = createTestRouter(createMemoryStore(), { logger: { warn() {}, error(message: string) { errors.push(message); } } });
+    const app = express();
+    // What Nest's consumer.apply(oauth.errorHandler).forRoutes('/') does: calls it with three arguments on every request.
+    app.use((req, res, next) => { (oauth.errorHandler as unknown as express.RequestHandler)(req, res, next); });
+    app.use(oauth.router);
+    app.get('/api/v1/ping', (_req, res) => { res.json({ ok: true }); });
+    for (let i = 0; i < 2; i++) {
+      expect((await request(app).get('/api/v1/ping')).body).toEqual({ ok: true });
+      const token = await request(app).post('/oauth2/token').type('form').send('grant_type=client_credentials');
+      expect(token.status).toBe(401);
+      expect(token.body.error).toBe('invalid_client');
+    }
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain('app.use(oauth.errorHandler)');
+  });
+});
+
 describe('a host parser that lets through more fields than the call stack holds (parameterLimit raised)', () => {
   // 150,000 `a[kN]=1` fields make one object of 150,000 entries: spread into one call's arguments while the router
   // measured the body, they overflowed V8's stack (RangeError, a 500). Sent chunked, so no Content-Length refuses it first.
