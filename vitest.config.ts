@@ -7,5 +7,8 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // A shell's NODE_ENV=production would make the router warn and refuse where the cases do not expect it; the
+    // production cases set it themselves (vi.stubEnv). Child processes the cases start inherit this too.
+    env: { NODE_ENV: 'test' },
   },
 });
