@@ -68,6 +68,19 @@ export function isSqliteDatabase(value: object): value is SqliteDatabase {
   return typeof (value as { prepare?: unknown }).prepare === 'function';
 }
 
+/**
+ * How the package manager that installed better-sqlite3 runs its install script (which builds the addon). Yarn 2+
+ * builds a dependency only when package.json's `dependenciesMeta` allows it (Yarn 4.18.1 builds none by default), and
+ * is told by Plug'n'Play's `process.versions.pnp` or the `npm_config_user_agent` it sets (`yarn/4.18.1 …`); npm 11 by
+ * `allowScripts`. Yarn 1 runs install scripts, so npm's words stand for everything else.
+ */
+function buildAdvice(): string {
+  const yarnBerry = process.versions['pnp'] !== undefined || /^yarn\/(?!1\.)/.test(process.env['npm_config_user_agent'] ?? '');
+  return yarnBerry
+    ? 'add "dependenciesMeta": { "better-sqlite3": { "built": true } } to your package.json, then yarn install'
+    : 'npm install-scripts approve better-sqlite3 && npm rebuild better-sqlite3';
+}
+
 /** The constructor once it has opened a database: its native addon is there. */
 let built: SqliteDatabaseConstructor | undefined;
 
@@ -89,8 +102,7 @@ export function loadBetterSqlite3(): SqliteDatabaseConstructor {
     // npm that skips install scripts missing from `allowScripts`; a build for another Node version says otherwise.
     if (error instanceof Error && error.message.startsWith('Could not locate the bindings file')) {
       throw new Error(
-        'The SQLite store\'s better-sqlite3 is installed but not built (its install script did not run): '
-          + 'npm install-scripts approve better-sqlite3 && npm rebuild better-sqlite3',
+        `The SQLite store's better-sqlite3 is installed but not built (its install script did not run): ${buildAdvice()}`,
         { cause: error },
       );
     }

@@ -1,5 +1,6 @@
-// A driver missing under Yarn Plug'n'Play is named by the store's own message, as under npm and pnpm.
-import { describe, expect, it, vi } from 'vitest';
+// A driver missing under Yarn Plug'n'Play is named by the store's own message, as under npm and pnpm; one not built
+// says how Yarn builds it.
+import { afterEach, describe, expect, it, vi } from 'vitest';
 
 // What Yarn 4's PnP runtime throws (Yarn 4.18.1, Node 20) for a peer dependency the host did not install: its own
 // words, no quoted name, with the package it wanted in `data.dependencyName` (`request` is what was asked for).
@@ -19,15 +20,23 @@ function pnpMissingPeer(request: string, dependencyName: string): Error {
 }
 
 let thrown: Error | null = null;
+/** better-sqlite3 installed without its addon: what `bindings` throws when the constructor first opens a database. */
+class UnbuiltDatabase {
+  constructor() {
+    throw new Error('Could not locate the bindings file. Tried:\n → /app/node_modules/better-sqlite3/build/better_sqlite3.node');
+  }
+}
 vi.mock('../../src/runtime-require.js', () => ({
   runtimeRequire: () => Object.assign((name: string) => {
     if (thrown) throw thrown;
-    return { name };
+    return name === 'better-sqlite3' ? UnbuiltDatabase : { name };
   }, { resolve: (name: string) => name }),
 }));
 
 const { isMissing, requireDriver } = await import('../../src/stores/missing-driver.js');
+const { loadBetterSqlite3 } = await import('../../src/stores/sqlite/driver.js');
 const SQLITE = { store: 'SQLite', name: 'better-sqlite3', major: 12 } as const;
+afterEach(() => { thrown = null; });
 
 describe('drivers missing under Yarn PnP', () => {
   it('the SQLite store names better-sqlite3 (PnP require: MISSING_PEER_DEPENDENCY), not Yarn\'s resolution message', () => {
@@ -52,6 +61,22 @@ describe('drivers missing under Yarn PnP', () => {
     expect(isMissing(pnpMissingPeer('pg-pool', 'pg-pool'), 'pg')).toBe(false);
     // A PnP error of another kind (the package is there but a file in it is not) names no missing package.
     expect(isMissing(Object.assign(pnpMissingPeer('pg', 'pg'), { pnpCode: 'QUALIFIED_PATH_RESOLUTION_FAILED' }), 'pg')).toBe(false);
-    thrown = null;
   });
 });
+
+describe('better-sqlite3 installed but not built says how the package manager that installed it builds it', () => {
+  afterEach(() => { vi.unstubAllEnvs(); });
+  const NOT_BUILT = "The SQLite store's better-sqlite3 is installed but not built (its install script did not run): ";
+
+  it.each([
+    // npm 11 skips scripts missing from allowScripts; Yarn 1 runs them (a --ignore-scripts install gets npm's words).
+    ['npm/11.19.1 node/v20.20.2 linux x64 workspaces/false', 'npm install-scripts approve better-sqlite3 && npm rebuild better-sqlite3'],
+    ['yarn/1.22.22 npm/? node/v20.20.2 linux x64', 'npm install-scripts approve better-sqlite3 && npm rebuild better-sqlite3'],
+    // Yarn 4.18.1 builds no dependency unless package.json's dependenciesMeta says so ("all build scripts have been disabled").
+    ['yarn/4.18.1 npm/? node/v20.20.2 linux x64', 'add "dependenciesMeta": { "better-sqlite3": { "built": true } } to your package.json, then yarn install'],
+  ])('run under %s', (agent, advice) => {
+    vi.stubEnv('npm_config_user_agent', agent);
+    expect(() => loadBetterSqlite3()).toThrow(new Error(NOT_BUILT + advice));
+  });
+});
+
