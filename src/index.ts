@@ -5,7 +5,7 @@ export type { ErrorSink, OAuthEventMap } from './events/oauth-events.js';
 export type {
   OAuthEvent, OAuthEventType, OAuthEventOf, OAuthEventBase, TokenIssuedEvent, TokenRefreshedEvent, TokenRevokedEvent,
   RevocationCause, CodeReplayedEvent, ClientAuthFailure, ClientAuthenticationFailedEvent, LoginSucceededEvent,
-  LoginFailedEvent, ConsentGrantedEvent, ConsentWithdrawnEvent, ClientLifecycleEvent, RateLimitHitEvent,
+  LoginFailedEvent, ConsentGrantedEvent, ConsentWithdrawnEvent, ClientLifecycleEvent, RateLimitHitEvent, SigningKeysReplacedEvent,
 } from './events/event-types.js';
 export { OptionsError, resolveOptions } from './options.js';
 export type {

@@ -194,7 +194,12 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     requireBearer: createRequireBearer(store, resolved, keyRing ? createAccessTokenVerifier(keyRing, resolved) : null),
     withdrawConsent: (userId: string, clientId: string) => withdrawConsent(store, userId, clientId, { events: resolved.events, issuer: null, ip: null }),
     rotateSigningKey: (rotation?: RotateSigningKeyOptions) => keyRing
-      ? keyRing.rotate(rotation)
+      ? keyRing.rotate(rotation).then((rotated) => {
+        if (rotation?.leaked === true) {
+          resolved.events.publish({ type: 'signing_keys.replaced', time: new Date(), issuer: null, ip: null, kid: rotated.kid, deleted: rotated.deleted });
+        }
+        return rotated;
+      })
       : Promise.reject(new Error('express-oauth-router: rotateSigningKey needs accessTokenFormat "jwt"')),
     options: resolved,
     events: resolved.events,

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { StoreCapabilityError } from '../clients/client-errors.js';
 import { replaceLeakedSigningKeys } from '../jwt/replace-leaked-keys.js';
+import { withAuditLog } from './audit-log.js';
 import { checkClock } from './check-clock.js';
 import { CliError, EXIT_USAGE } from './cli-error.js';
 import { printJson } from './client-json.js';
@@ -23,12 +24,14 @@ export function addKeysReplaceLeakedCommand(keys: Command): void {
       if (options.yes !== true) {
         throw new CliError('every JWT signed with the old keys will be refused within a minute: repeat with --yes to replace them', EXIT_USAGE);
       }
-      const replaced = await withStore(async (store) => {
+      const replaced = await withAuditLog((events) => withStore(async (store) => {
         if (store.keys === undefined) throw new StoreCapabilityError('this store keeps no signing keys (it has no keys part)');
         // The new key's createdAt is this machine's time, which orders it against the others: refuse a skewed clock.
         await checkClock(store);
-        return replaceLeakedSigningKeys(store.keys);
-      }, { mustExist: true });
+        const done = await replaceLeakedSigningKeys(store.keys);
+        events?.publish({ type: 'signing_keys.replaced', time: new Date(), issuer: null, ip: null, kid: done.kid, deleted: done.deleted });
+        return done;
+      }, { mustExist: true }));
       if (options.json) {
         printJson({ kid: replaced.kid, deleted: replaced.deleted });
         return;

@@ -131,6 +131,19 @@ export interface ClientLifecycleEvent extends OAuthEventBase {
   readonly imported?: boolean;
 }
 
+/**
+ * Store-kept JWT signing keys replaced as leaked (`rotateSigningKey({ leaked: true })`, `oauth-admin keys
+ * replace-leaked`): tokens signed with the deleted keys stop verifying. Kids are public (RFC 7638 thumbprints).
+ * @see RFC 9068 §4, RFC 9700 §4.10.
+ */
+export interface SigningKeysReplacedEvent extends OAuthEventBase {
+  readonly type: 'signing_keys.replaced';
+  /** The new key, which signs at once. */
+  readonly kid: string;
+  /** The keys whose records were deleted. */
+  readonly deleted: readonly string[];
+}
+
 /** A rate limit refused a request (RFC 6585 §4, RFC 6819 §4.4.3.6). */
 export interface RateLimitHitEvent extends OAuthEventBase {
   readonly type: 'rate_limit.hit';
@@ -144,7 +157,7 @@ export interface RateLimitHitEvent extends OAuthEventBase {
 export type OAuthEvent =
   | TokenIssuedEvent | TokenRefreshedEvent | TokenRevokedEvent | CodeReplayedEvent
   | ClientAuthenticationFailedEvent | LoginSucceededEvent | LoginFailedEvent
-  | ConsentGrantedEvent | ConsentWithdrawnEvent | ClientLifecycleEvent | RateLimitHitEvent;
+  | ConsentGrantedEvent | ConsentWithdrawnEvent | ClientLifecycleEvent | RateLimitHitEvent | SigningKeysReplacedEvent;
 
 /** Every event type name. */
 export type OAuthEventType = OAuthEvent['type'];

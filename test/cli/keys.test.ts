@@ -1,11 +1,11 @@
 // `oauth-admin keys list` and `keys replace-leaked`, against the SQLite file of a running JWT host (RFC 9068 §4).
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import express from 'express';
 import { createTestApp, createTestRouter, type TestApp } from '../helpers/app.js';
-import { runCli } from '../helpers/run-cli.js';
+import { runCli, runCliWith } from '../helpers/run-cli.js';
 import { clientCredentialsToken } from '../helpers/token-requests.js';
 import { callApi, decodeJwt, fetchJwks } from '../helpers/jwt.js';
 import { createSqliteStore, type SqliteStore } from '../../src/stores/sqlite/index.js';
@@ -64,10 +64,16 @@ describe('oauth-admin keys replace-leaked (RFC 9068 §4, RFC 9700 §4.10)', () =
   it('a new key signs at once, the old one is deleted, and its tokens are refused by a restarted instance and, on meeting the new kid, by the running one', async () => {
     const old = await clientCredentialsToken(host.app, host.credentialsClient);
     const oldKid = decodeJwt(old).header.kid;
-    const result = await runCli(storeFile, ['keys', 'replace-leaked', '--yes', '--json']);
+    const audit = join(dir, 'audit.log');
+    const result = await runCliWith(['keys', 'replace-leaked', '--yes', '--json'], {
+      env: { ...process.env, OAUTH_STORE: `sqlite:${storeFile}`, OAUTH_AUDIT_LOG: audit },
+    });
     expect(result.code).toBe(0);
     const replaced = JSON.parse(result.stdout) as { kid: string; deleted: string[] };
     expect(replaced.deleted).toEqual([oldKid]);
+    // The audit trail has it, with public kids only (no private key).
+    const lines = readFileSync(audit, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines).toEqual([expect.objectContaining({ event: 'signing_keys.replaced', kid: replaced.kid, deleted: [oldKid] })]);
     expect((await store.keys.listSigningKeys()).map((key) => key.kid)).toEqual([replaced.kid]);
     const fresh = restarted();
     expect((await callApi(fresh, old)).status).toBe(401);

@@ -77,8 +77,11 @@ describe('RFC 9068 §4, RFC 9700 §4.10: rotateSigningKey({ leaked: true })', ()
       createPrivateKey(leaked.privateKeyPem));
     expect((await callApi(a.app, forged)).status).toBe(200);
 
+    const seen: unknown[] = [];
+    a.oauth.events.on('event', (event) => { seen.push(event); });
     const replaced = await a.oauth.rotateSigningKey({ leaked: true });
     expect(new Set(replaced.deleted)).toEqual(new Set([leaked.kid, planned.kid]));
+    expect(seen).toEqual([{ type: 'signing_keys.replaced', time: expect.any(Date), issuer: null, ip: null, kid: replaced.kid, deleted: replaced.deleted }]);
     expect(await storedKids(store)).toEqual([replaced.kid]);
     for (const token of [before, forged]) expect((await callApi(a.app, token)).status).toBe(401);
     const after = await clientCredentialsToken(a.app, t.credentialsClient);
