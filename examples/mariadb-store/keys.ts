@@ -1,4 +1,4 @@
-// The example MariaDB store's signing keys: insert-only rows; "insert if none" serialised on a lock row.
+// The example MariaDB store's signing keys: rows never updated; "insert if none" serialised on a lock row.
 import type { SigningAlgorithm, SigningKeyRecord, SigningKeyStore } from 'express-oauth-router';
 import { isDuplicateKey } from './codec.js';
 import type { MariaDb, Queryable } from './db.js';
@@ -58,6 +58,12 @@ export function createMariaDbKeyStore(db: MariaDb, t: MariaDbTables, faults: Mar
         if (onlyIfNone && (await hasAny(tx))) return false;
         return insert(tx, record);
       });
+    },
+    // Optional: lets rotateSigningKey({ leaked: true }) delete the old keys, and instances delete retired ones. The kid
+    // is the primary key in a no-pad binary collation (EXACT_COLLATION), so the WHERE matches that kid alone, never a near twin.
+    async deleteSigningKey(kid) {
+      const { affectedRows } = await db.run(`DELETE FROM ${t.signingKeys} WHERE kid = ?`, [kid]);
+      return affectedRows === 1;
     },
   };
 }
