@@ -1,5 +1,5 @@
 // Two shortcuts through the package's router: the machine endpoints' POSTs served at once, and other paths passed on at once.
-import { tracingChannel } from 'node:diagnostics_channel';
+import { channel, tracingChannel } from 'node:diagnostics_channel';
 import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
 import { toDictionaryProperties } from './dictionary-properties.js';
 
@@ -10,6 +10,18 @@ import { toDictionaryProperties } from './dictionary-properties.js';
 const routerTracing = tracingChannel('express.router.request');
 
 /**
+ * Datadog's dd-trace publishes each layer it sees run on channels of its own (`apm:router:…` under Express 5's
+ * router, `apm:express:…` under Express 4) and names the request's span and `http.route` from them; served
+ * directly, the machine endpoints' spans were a bare `POST`. Its plugins subscribe to these while they trace.
+ */
+const ddTraceLayers = [channel('apm:router:middleware:enter'), channel('apm:express:middleware:enter')];
+
+/** Whether an APM tool listens to the router's layers run, on express's channel or dd-trace's own. */
+function layersTraced(): boolean {
+  return routerTracing.hasSubscribers || ddTraceLayers[0]!.hasSubscribers || ddTraceLayers[1]!.hasSubscribers;
+}
+
+/**
  * Whether an APM tool has wrapped the stack's layers as they were made: OpenTelemetry's instrumentation-express
  * subscribes to no channel; it wraps each layer's `handle` with shimmer, which marks the wrapper `__wrapped`, and
  * names the request's span and its `http.route` from the layers it sees run. Layers are wrapped when they are
@@ -17,6 +29,16 @@ const routerTracing = tracingChannel('express.router.request');
  */
 function wrappedByApm(stack: readonly StackLayer[]): boolean {
   return stack.some((layer) => (layer.handle as { __wrapped?: unknown } | undefined)?.__wrapped === true);
+}
+
+/**
+ * Whether an APM tool has wrapped a route's handler as it was registered: New Relic replaces every handler
+ * `route.post(handler)` is given with its own, which names the transaction from the path it runs under;
+ * served directly (the handler as given), the machine endpoints were all one transaction, `POST /`.
+ */
+function handlerReplaced(direct: DirectRoute): boolean {
+  const layers = (direct.route as { stack?: unknown } | null)?.stack;
+  return !Array.isArray(layers) || !layers.some((layer: StackLayer) => layer.handle === direct.handler);
 }
 
 /** One route served directly: its exact path (relative to where the router is mounted) and its POST handler. */
@@ -68,8 +90,9 @@ function plainRoutePaths(stack: readonly StackLayer[]): Set<string> | null {
  *   Route's own dispatch) cost 3–7 µs of CPU per request, 4–10 % of a bare Express request, on the busiest
  *   endpoint. Each such route must answer every request itself (the machine endpoints never call `next`) and
  *   come first among the stack's matches for its path; an error it throws or rejects goes to the host's
- *   `next`, as it would leave the router. Skipped while an APM tool subscribes to the router's tracing channel,
- *   and for good when one has wrapped the stack's layers (OpenTelemetry: `wrappedByApm`).
+ *   `next`, as it would leave the router. Skipped while an APM tool subscribes to the router's tracing channel
+ *   or dd-trace's (`layersTraced`), and for good when one has wrapped the stack's layers (OpenTelemetry:
+ *   `wrappedByApm`) or a route's handler (New Relic: `handlerReplaced`).
  * - A request whose path no route of the stack can match (the host's API, when the host mounts this router
  *   before it, as the README shows) is handed to the host's `next` at once instead of being compared with
  *   every route: 29–38k instructions per API request, 5–6 % of a bare one. The routes match as Express's do
@@ -88,7 +111,7 @@ export function serveDirectly(router: Router, routes: readonly DirectRoute[], mo
   const stack = (router as unknown as { stack: StackLayer[] }).stack;
   const layers = stack.length;
   const known = plainRoutePaths(stack);
-  const traced = wrappedByApm(stack);
+  const traced = wrappedByApm(stack) || routes.some(handlerReplaced);
   const target = router as unknown as { handle: HandleFunction };
   const walk = target.handle;
   target.handle = function handle(this: unknown, req: Request, res: Response, out: NextFunction): void {
@@ -100,7 +123,7 @@ export function serveDirectly(router: Router, routes: readonly DirectRoute[], mo
     const url = req.url;
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);
-    if (req.method === 'POST' && !traced && !routerTracing.hasSubscribers) {
+    if (req.method === 'POST' && !traced && !layersTraced()) {
       const direct = byPath.get(path);
       if (direct) {
         serve(direct, req, res, out);

@@ -1,6 +1,6 @@
 // SPEC §4.2, RFC 6749 §3.2, RFC 7009 §2, RFC 7662 §2: the machine endpoints answer the same whether or not the
 // router walks its stack for them (a POST to their exact path is served directly, src/http/direct-routes.ts).
-import { tracingChannel } from 'node:diagnostics_channel';
+import { channel, tracingChannel } from 'node:diagnostics_channel';
 import { beforeAll, describe, expect, it } from 'vitest';
 import express, { type ErrorRequestHandler, type Request } from 'express';
 import request from 'supertest';
@@ -158,6 +158,51 @@ describe('the machine endpoints, served with or without walking the router stack
     const res = await request(app).post('/token');
     expect(res.body).toEqual({ route: '/token' });
     expect(seen).toEqual(['/token']);
+  });
+
+  it('walks the stack for an APM tool that replaces the handlers a route is given (New Relic)', async () => {
+    // newrelic (13) wraps each handler route.post() is given and names the transaction from the path its wrapper
+    // runs under. Served directly (the handler as given), token, revocation and introspection were one
+    // transaction, `POST /`.
+    const router = express.Router();
+    const handler: express.RequestHandler = (req, res) => { res.json({ route: (req.route as { path: string }).path }); };
+    const seen: string[] = [];
+    const wrapper: express.RequestHandler = (req, res, next) => { seen.push(req.originalUrl); handler(req, res, next); };
+    const route = router.route('/token').post(wrapper);
+    serveDirectly(router, [{ path: '/token', route, handler }]);
+    const app = express();
+    app.use(router);
+    const res = await request(app).post('/token');
+    expect(res.body).toEqual({ route: '/token' });
+    expect(seen).toEqual(['/token']);
+  });
+
+  it("walks the stack while dd-trace listens to the layers it sees run (its channels, Express 5's and 4's)", async () => {
+    // dd-trace (5) wraps the Layer prototype's dispatch, publishes each layer on apm:router:middleware:enter
+    // (apm:express:… under Express 4) and names the span and `http.route` from it; served directly, a bare `POST`.
+    const router = express.Router();
+    const handler: express.RequestHandler = (req, res) => { res.json({ route: (req.route as { path: string }).path }); };
+    const route = router.route('/token').post(handler);
+    serveDirectly(router, [{ path: '/token', route, handler }]);
+    // Wrapped after serveDirectly looked, so only a walk of the stack runs it: it tells a walk from a direct call.
+    const inner = (route as unknown as { stack: { handle: express.RequestHandler }[] }).stack[0]!;
+    const walks: string[] = [];
+    inner.handle = (req, res, next) => { walks.push(req.originalUrl); handler(req, res, next); };
+    const app = express();
+    app.use(router);
+    await request(app).post('/token?direct');
+    for (const name of ['apm:router:middleware:enter', 'apm:express:middleware:enter']) {
+      const subscriber = () => {};
+      channel(name).subscribe(subscriber);
+      try {
+        const res = await request(app).post(`/token?${name}`);
+        expect(res.body).toEqual({ route: '/token' });
+      } finally {
+        channel(name).unsubscribe(subscriber);
+      }
+    }
+    await request(app).post('/token?direct-again');
+    expect(walks).toEqual(['/token?apm:router:middleware:enter', '/token?apm:express:middleware:enter']);
   });
 
   it('hands an error a directly served handler throws or rejects to the host, as leaving the router would', async () => {
