@@ -177,11 +177,14 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     // createMetadataEndpoint says why). A client's own cache keys it by X-Forwarded-Host too, where a proxy it goes
     // through passes the header on, and by Host, said out loud for any cache that stores it all the same.
     const metadata = dispatch('metadata');
-    // An issuer without a path has one address: named once, it is the route a tracer reports (`http.route`).
+    // One route per address, named by it alone: a route's path is what a tracer reports as the request's route,
+    // and one route for both addresses was `GET` without a route under dd-trace and both addresses joined by a
+    // comma under New Relic and Elastic. An issuer without a path has one address.
     const inserted = `/.well-known/oauth-authorization-server${prefix}`;
     const appended = `${prefix}/.well-known/oauth-authorization-server`;
-    router.get(inserted === appended ? inserted : [inserted, appended],
-      candidates.length > 1 ? (req, res, next) => { res.vary('Host'); res.vary('X-Forwarded-Host'); metadata(req, res, next); } : metadata);
+    const metadataHandler: RequestHandler = candidates.length > 1
+      ? (req, res, next) => { res.vary('Host'); res.vary('X-Forwarded-Host'); metadata(req, res, next); } : metadata;
+    for (const path of new Set([inserted, appended])) router.get(path, metadataHandler);
   }
 
   serveDirectly(router, direct, (baseUrl) => resolved.logger.warn(
