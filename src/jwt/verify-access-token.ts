@@ -96,6 +96,20 @@ export function createAccessTokenVerifier(keys: KeyRing, options: ResolvedOption
     return null;
   }
 
+  /**
+   * Whether `token`, which verified before (requireBearer's cache holds it under `jwt.checkRevocation`), was signed
+   * with a key that no longer verifies here: retired, or deleted as leaked (`rotateSigningKey({ leaked: true })`).
+   * Its kid comes from this memory, or, once the token has left it, from its header. An opaque token (no dot) is no JWT.
+   */
+  function keyRetired(token: string): boolean {
+    const entry = verified.get(token.slice(token.lastIndexOf('.') + 1));
+    if (entry && entry.token === token) return !keys.stillVerifies(entry.kid);
+    const dot = token.indexOf('.');
+    if (dot <= 0) return false;
+    const header = decodeJsonObjectSegment(token.slice(0, dot));
+    return header !== null && isString(header.kid) && !keys.stillVerifies(header.kid);
+  }
+
   async function verifyAccessToken(token: string): Promise<BearerAuth | null> {
     const known = cached(token);
     if (known !== undefined) return known;
@@ -137,6 +151,6 @@ export function createAccessTokenVerifier(keys: KeyRing, options: ResolvedOption
     });
   }
 
-  // `cached` lets requireBearer decide a token verified before without a promise.
-  return Object.assign(verifyAccessToken, { cached });
+  // `cached` lets requireBearer decide a token verified before without a promise; `keyRetired` checks one its cache holds.
+  return Object.assign(verifyAccessToken, { cached, keyRetired });
 }

@@ -26,6 +26,8 @@ import { toDictionaryProperties } from '../http/dictionary-properties.js';
  */
 export type JwtVerifier = ((token: string) => Promise<BearerAuth | null>) & {
   readonly cached?: (token: string) => BearerAuth | null | undefined;
+  /** True when `token`, a JWT that verified before, was signed with a key that no longer verifies (retired, deleted). */
+  readonly keyRetired?: (token: string) => boolean;
 };
 
 // RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token; b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
@@ -217,7 +219,9 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
       // The mark is taken before the lookup that may follow: an answer is cached only if it still holds after.
       const mark = cache ? cache.mark() : null;
       const cached = cache?.get(tokenHash, mark, Date.now());
-      if (cached) {
+      // A JWT cached under jwt.checkRevocation is cached by its record, which a key's deletion (a leaked key replaced)
+      // or retirement leaves in place: its key is asked again, so it is refused as the verifier refuses it.
+      if (cached && !(checkJwtRevocation && verifyJwt?.keyRetired?.(token) === true)) {
         fromMemory = true;
         decide(cached, req, res, next);
         return undefined;

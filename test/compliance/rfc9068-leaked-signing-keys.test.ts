@@ -109,6 +109,24 @@ describe('RFC 9068 §4, RFC 9700 §4.10: rotateSigningKey({ leaked: true })', ()
     await vi.waitFor(async () => { expect((await callApi(c.app, before)).status).toBe(401); });
   });
 
+  it('with jwt.checkRevocation, a token of a deleted key is refused though requireBearer\'s cache holds its record', async () => {
+    const store = createMemoryStore({ sweepIntervalSeconds: 0 });
+    const checked = { ...JWT, accessTokenTtl: HOUR, jwt: { checkRevocation: true } } as const;
+    const t = await createTestApp(checked, store);
+    const oauth = createTestRouter(store, checked);
+    const app = express();
+    app.use(oauth.router);
+    app.get('/api/v1/me', oauth.requireBearer(), (_req, res) => { res.json({}); });
+    const before = await clientCredentialsToken(app, t.credentialsClient);
+    // Verified once: the token is now in the bearer cache (by its record) and in the verifier's memory.
+    expect((await callApi(app, before)).status).toBe(200);
+    await oauth.rotateSigningKey({ leaked: true });
+    expect((await callApi(app, before)).status).toBe(401);
+    const after = await clientCredentialsToken(app, t.credentialsClient);
+    expect((await callApi(app, after)).status).toBe(200);
+    expect((await callApi(app, after)).status).toBe(200);
+  });
+
   it('a store without keys.deleteSigningKey refuses it, naming the method, and writes nothing', async () => {
     const base = createMemoryStore({ sweepIntervalSeconds: 0 });
     const { listSigningKeys, saveSigningKey } = base.keys!;
