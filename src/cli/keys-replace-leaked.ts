@@ -4,7 +4,7 @@ import { StoreCapabilityError } from '../clients/client-errors.js';
 import { replaceLeakedSigningKeys } from '../jwt/replace-leaked-keys.js';
 import { withAuditLog } from './audit-log.js';
 import { checkClock } from './check-clock.js';
-import { CliError, EXIT_USAGE } from './cli-error.js';
+import { CliError, EXIT_FAILURE, EXIT_USAGE } from './cli-error.js';
 import { printJson } from './client-json.js';
 import { withStore } from './with-store.js';
 
@@ -26,6 +26,12 @@ export function addKeysReplaceLeakedCommand(keys: Command): void {
       }
       const replaced = await withAuditLog((events) => withStore(async (store) => {
         if (store.keys === undefined) throw new StoreCapabilityError('this store keeps no signing keys (it has no keys part)');
+        // No key, nothing leaked: most likely another store than the app's (a Redis ?prefix= names an empty one as
+        // readily as the right one). A new key there would report a replacement while the leaked key kept signing.
+        if ((await store.keys.listSigningKeys()).length === 0) {
+          throw new CliError('the store holds no signing keys, so none can have leaked and nothing was changed: check that OAUTH_STORE '
+            + "names the app's store (its ?prefix=, ?schema=, ?table_prefix=), and that the app signs with store-kept keys", EXIT_FAILURE);
+        }
         // The new key's createdAt is this machine's time, which orders it against the others: refuse a skewed clock.
         await checkClock(store);
         const done = await replaceLeakedSigningKeys(store.keys);

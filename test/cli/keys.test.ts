@@ -61,6 +61,17 @@ describe('oauth-admin keys replace-leaked (RFC 9068 §4, RFC 9700 §4.10)', () =
     expect(await store.keys.listSigningKeys()).toEqual(before);
   });
 
+  it('a store without signing keys (a mistyped Redis ?prefix=, an opaque-token deployment) is refused, exit 1, and gets none', async () => {
+    const empty = join(dir, 'opaque.sqlite');
+    const opaque = createSqliteStore({ filename: empty, sweepIntervalSeconds: 0 });
+    await createTestApp({}, opaque);
+    const result = await runCli(empty, ['keys', 'replace-leaked', '--yes', '--json']);
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stderr)).toMatchObject({ error: 'failure', message: expect.stringContaining('no signing keys') });
+    expect(await opaque.keys.listSigningKeys()).toEqual([]);
+    await opaque.close();
+  });
+
   it('a new key signs at once, the old one is deleted, and its tokens are refused by a restarted instance and, on meeting the new kid, by the running one', async () => {
     const old = await clientCredentialsToken(host.app, host.credentialsClient);
     const oldKid = decodeJwt(old).header.kid;
