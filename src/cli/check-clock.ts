@@ -11,6 +11,17 @@ function formatSpan(ms: number): string {
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
+/** What a change from a clock ahead, or behind, would do: the reason the refusal gives. */
+export interface ClockEffect {
+  readonly ahead: string;
+  readonly behind: string;
+}
+
+const REVOCATION_EFFECT: ClockEffect = {
+  ahead: "a revocation recorded by it would refuse the integration's new tokens on every instance for that long",
+  behind: 'a revocation recorded by it would let codes issued in that span before it still be exchanged',
+};
+
 /**
  * Before a command changes anything: reads the clock of the server that keeps the tokens (`store.backendTime`)
  * and refuses (exit 1, `clock_skew`) when this machine's is more than `STORE_POLICY.maxClockSkewMs` (1 s) off it. Every change
@@ -22,7 +33,7 @@ function formatSpan(ms: number): string {
  * @see RFC 7009 §2.1 (a revocation counts from then on), RFC 6749 §4.1.2 (codes are short-lived).
  * @throws CliError `clock_skew` when the clocks differ; `StoreUnavailableError` when the server cannot be read.
  */
-export async function checkClock(store: Store): Promise<void> {
+export async function checkClock(store: Store, effect: ClockEffect = REVOCATION_EFFECT): Promise<void> {
   if (typeof store.backendTime !== 'function') return;
   const sent = Date.now();
   const server = (await store.backendTime()).getTime();
@@ -36,9 +47,7 @@ export async function checkClock(store: Store): Promise<void> {
   if (ahead <= bound && behind <= bound) return;
   const mine = new Date(Math.round((sent + answered) / 2)).toISOString();
   const theirs = new Date(server).toISOString();
-  const what = ahead > bound
-    ? `${formatSpan(ahead)} ahead: a revocation recorded by it would refuse the integration's new tokens on every instance for that long`
-    : `${formatSpan(behind)} behind: a revocation recorded by it would let codes issued in that span before it still be exchanged`;
+  const what = ahead > bound ? `${formatSpan(ahead)} ahead: ${effect.ahead}` : `${formatSpan(behind)} behind: ${effect.behind}`;
   throw new CliError(
     `this machine's clock reads ${mine} and the store's server reads ${theirs}: this clock is ${what}. ` +
       `Nothing was changed; set this machine's clock (NTP), or run oauth-admin where the clock is within ${STORE_POLICY.maxClockSkewMs / 1000} s of the server's`,

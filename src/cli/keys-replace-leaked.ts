@@ -33,7 +33,10 @@ export function addKeysReplaceLeakedCommand(keys: Command): void {
             + "names the app's store (its ?prefix=, ?schema=, ?table_prefix=), and that the app signs with store-kept keys", EXIT_FAILURE);
         }
         // The new key's createdAt is this machine's time, which orders it against the others: refuse a skewed clock.
-        await checkClock(store);
+        await checkClock(store, {
+          ahead: "the new signing key's creation time would be that far ahead, and a planned rotation after it would sign only that much later",
+          behind: "the new signing key's creation time, by which the instances order the keys, would be that far behind theirs",
+        });
         const done = await replaceLeakedSigningKeys(store.keys);
         events?.publish({ type: 'signing_keys.replaced', time: new Date(), issuer: null, ip: null, kid: done.kid, deleted: done.deleted });
         return done;

@@ -9,6 +9,7 @@ import { hashSecret } from '../../src/crypto/hash-secret.js';
 import { basic, createTestRouter, type TestClient } from '../helpers/app.js';
 import { runCliWith, type CliResult } from '../helpers/run-cli.js';
 import { builtInStores, type OpenedStore } from '../helpers/built-in-stores.js';
+import { generateSigningKeyRecord } from '../../src/jwt/generate-signing-key.js';
 
 // Set by .ci/run (Debian's faketime package); a machine without it skips this file unless it is set.
 const FAKETIME = process.env.OAUTH_TEST_FAKETIME ?? '';
@@ -92,6 +93,19 @@ describe.each(BACKENDS)('oauth-admin on a machine whose clock is off from the %s
     const shown = await runCliAt('+2h', ['clients', 'show', client.clientId, '--json'], env);
     expect(shown.code, shown.stderr).toBe(0);
     expect(JSON.parse(shown.stdout)).toMatchObject({ client_id: client.clientId });
+  });
+
+  it.skipIf(!available)('keys replace-leaked from a clock 2 h ahead is refused, saying what it would do to the signing keys, and writes no key', { timeout: 30_000 }, async () => {
+    await backend.store.keys!.saveSigningKey(generateSigningKeyRecord(new Date()));
+    const kids = (await backend.store.keys!.listSigningKeys()).map((key) => key.kid);
+    const refused = await runCliAt('+2h', ['keys', 'replace-leaked', '--yes', '--json'], env);
+    expect(refused.code, refused.stderr).toBe(1);
+    const error = JSON.parse(refused.stderr.trim().split('\n').at(-1)!) as { error: string; message: string };
+    expect(error.error).toBe('clock_skew');
+    // The reason is the key's, not a revocation's (this command records none).
+    expect(error.message).toMatch(/2 h 0 min ahead: the new signing key's creation time/);
+    expect(error.message).not.toContain('revocation');
+    expect((await backend.store.keys!.listSigningKeys()).map((key) => key.kid)).toEqual(kids);
   });
 
   it.skipIf(!available)('a clock in step revokes as before, and the integration\'s next token request is served', { timeout: 30_000 }, async () => {
