@@ -29,8 +29,12 @@ export async function replaceLeakedSigningKeys(store: SigningKeyStore): Promise<
   const record: SigningKeyRecord = generateSigningKeyRecord(new Date(Math.max(Date.now(), newest + 1)));
   await store.saveSigningKey(record);
   const deleted: string[] = [];
-  for (const old of await store.listSigningKeys()) {
-    if (compareSigningKeys(old, record) >= 0) continue;
+  const listed = await store.listSigningKeys();
+  // Ordered as the store lists the new key, as every instance orders it: a store that keeps createdAt coarser than
+  // the record (a DATETIME to the second) lists it older than the record, and it was deleted as a key before itself.
+  const saved = listed.find((old) => old.kid === record.kid) ?? record;
+  for (const old of listed) {
+    if (old.kid === record.kid || compareSigningKeys(old, saved) >= 0) continue;
     if (await store.deleteSigningKey(old.kid)) deleted.push(old.kid);
   }
   return { kid: record.kid, deleted };
