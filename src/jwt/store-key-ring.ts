@@ -7,6 +7,7 @@ import { toSigningKey, type SigningKey } from './signing-key.js';
 import { generateSigningKeyRecord } from './generate-signing-key.js';
 import { replaceLeakedSigningKeys, type ReplacedSigningKeys } from './replace-leaked-keys.js';
 import { JWKS_MAX_AGE_MS } from './jwks-endpoint.js';
+import { StoreUnavailableError } from '../stores/store-unavailable-error.js';
 
 /** How long a loaded key set is trusted for signing before it is re-read (picks up another instance's rotation). */
 const SIGNER_REFRESH_MS = 60_000;
@@ -71,6 +72,11 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
   let loading: Promise<LoadedKeys> | null = null;
   let lastUnknownKidReload = Number.NEGATIVE_INFINITY;
   let lastVerifierRefresh = Number.NEGATIVE_INFINITY;
+  /**
+   * Kids this instance deleted as leaked: never used again, even from a key set loaded before the replacement, which
+   * is what this instance holds when reading the store's keys again failed right after it. Only grows by a replacement.
+   */
+  const deletedHere = new Set<string>();
 
   function parse(record: SigningKeyRecord): SigningKey | null {
     const cached = parsed.get(record.kid);
@@ -135,8 +141,17 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
   /** Every key replaced as leaked (replaceLeakedSigningKeys), then read again here: this instance refuses them at once. */
   async function replaceLeaked(): Promise<ReplacedSigningKeys> {
     const replaced = await replaceLeakedSigningKeys(store);
+    for (const kid of replaced.deleted) deletedHere.add(kid);
     if (loading) await loading.catch(() => undefined);
-    await reload();
+    try {
+      await reload();
+    } catch (err) {
+      // The replacement is done: rejecting here told the caller it failed and left it out of the audit events. The
+      // keys are read again at the next signature (refused until then, rather than signed with a deleted key).
+      if (loaded) loaded = { ...loaded, loadedAt: Number.NEGATIVE_INFINITY };
+      logger.error(`express-oauth-router: signing keys replaced as leaked, but reading them again failed (${(err as Error).message}); `
+        + 'this instance reads them at its next signature');
+    }
     logger.warn(`express-oauth-router: signing keys replaced as leaked: ${replaced.kid} signs now; deleted `
       + `${replaced.deleted.length === 0 ? 'none' : replaced.deleted.join(', ')}. Other instances stop using them when they next read the store (within a minute)`);
     return replaced;
@@ -152,7 +167,7 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
 
   function lookup(keys: LoadedKeys, kid: string): SigningKey | null {
     const entry = keys.byKid.get(kid);
-    return entry && entry.verifyUntil > Date.now() ? entry.key : null;
+    return entry && entry.verifyUntil > Date.now() && !deletedHere.has(kid) ? entry.key : null;
   }
 
   async function fresh(): Promise<LoadedKeys> {
@@ -184,7 +199,10 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
 
   return {
     async signer() {
-      return signerAt(await fresh(), Date.now()).key;
+      const { key } = signerAt(await fresh(), Date.now());
+      // Only a key set loaded before this instance replaced its keys as leaked, the store unreadable since, has one.
+      if (deletedHere.has(key.kid)) throw new StoreUnavailableError('express-oauth-router: the signing keys replaced as leaked could not be read again');
+      return key;
     },
     async findKey(kid) {
       const keys = loaded ?? (await reload());
@@ -209,7 +227,7 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
     async publishedKeys() {
       const keys = await fresh();
       const now = Date.now();
-      return [...keys.byKid.values()].filter((entry) => entry.verifyUntil > now).map((entry) => entry.key);
+      return [...keys.byKid.values()].filter((entry) => entry.verifyUntil > now && !deletedHere.has(entry.key.kid)).map((entry) => entry.key);
     },
     async rotate(options = {}) {
       if (options.leaked === true) return replaceLeaked();

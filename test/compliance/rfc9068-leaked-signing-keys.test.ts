@@ -7,6 +7,7 @@ import { clientCredentialsToken } from '../helpers/token-requests.js';
 import { callApi, decodeJwt, fetchJwks, forgeJwt } from '../helpers/jwt.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import type { Store } from '../../src/stores/contract.js';
+import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 import type { OAuthRouter } from '../../src/types.js';
 
 const JWT = { accessTokenFormat: 'jwt' } as const;
@@ -125,6 +126,43 @@ describe('RFC 9068 §4, RFC 9700 §4.10: rotateSigningKey({ leaked: true })', ()
     const after = await clientCredentialsToken(app, t.credentialsClient);
     expect((await callApi(app, after)).status).toBe(200);
     expect((await callApi(app, after)).status).toBe(200);
+  });
+
+  it('a replacement done though reading the keys again right after fails resolves, is audited, and uses no deleted key here', async () => {
+    const base = createMemoryStore({ sweepIntervalSeconds: 0 });
+    const keys = base.keys!;
+    // Armed, a delete (the replacement's last step) makes the next read of the keys fail: the instance's own re-read.
+    let armed = false;
+    let failNextList = false;
+    const store: Store = { ...base, keys: {
+      listSigningKeys: async () => {
+        if (failNextList) {
+          failNextList = false;
+          throw new StoreUnavailableError('PostgreSQL store unavailable (connection lost)');
+        }
+        return keys.listSigningKeys();
+      },
+      saveSigningKey: (record, options) => keys.saveSigningKey(record, options),
+      deleteSigningKey: async (kid) => {
+        const done = await keys.deleteSigningKey!(kid);
+        failNextList = armed;
+        return done;
+      },
+    } };
+    const t = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
+    const a = instance(store, HOUR);
+    const before = await clientCredentialsToken(a.app, t.credentialsClient);
+    expect((await callApi(a.app, before)).status).toBe(200);
+    const seen: unknown[] = [];
+    a.oauth.events.on('event', (event) => { seen.push(event); });
+    armed = true;
+    const replaced = await a.oauth.rotateSigningKey({ leaked: true });
+    expect(replaced.deleted).toHaveLength(1);
+    expect(seen).toEqual([expect.objectContaining({ type: 'signing_keys.replaced', kid: replaced.kid })]);
+    expect((await callApi(a.app, before)).status).toBe(401);
+    expect((await fetchJwks(a.app)).map((jwk) => jwk.kid)).toEqual([replaced.kid]);
+    const after = await clientCredentialsToken(a.app, t.credentialsClient);
+    expect(decodeJwt(after).header.kid).toBe(replaced.kid);
   });
 
   it('a store without keys.deleteSigningKey refuses it, naming the method, and writes nothing', async () => {

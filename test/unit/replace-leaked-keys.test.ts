@@ -4,6 +4,8 @@ import { replaceLeakedSigningKeys } from '../../src/jwt/replace-leaked-keys.js';
 import { generateSigningKeyRecord } from '../../src/jwt/generate-signing-key.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import type { SigningKeyStore } from '../../src/stores/contract.js';
+import { createStoreKeyRing } from '../../src/jwt/store-key-ring.js';
+import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 
 describe('RFC 9068 §4, RFC 9700 §4.10: a leaked-key replacement leaves its new key in the store', () => {
   it('a store that keeps createdAt to the second (a DATETIME column) still holds the new key, and the leaked one is gone', async () => {
@@ -25,5 +27,34 @@ describe('RFC 9068 §4, RFC 9700 §4.10: a leaked-key replacement leaves its new
       expect(again.deleted).not.toContain(again.kid);
       expect((await memory.listSigningKeys()).map((key) => key.kid)).toContain(again.kid);
     }
+  });
+
+  it('the store down right after a replacement: the instance neither signs nor verifies with a deleted key, and says why', async () => {
+    const memory = createMemoryStore({ sweepIntervalSeconds: 0 }).keys!;
+    let down = false;
+    const flaky: SigningKeyStore = {
+      listSigningKeys: async () => {
+        if (down) throw new StoreUnavailableError('Redis store unavailable (connection lost)');
+        return memory.listSigningKeys();
+      },
+      saveSigningKey: (record, options) => memory.saveSigningKey(record, options),
+      deleteSigningKey: async (kid) => {
+        const done = await memory.deleteSigningKey!(kid);
+        down = true;
+        return done;
+      },
+    };
+    const errors: string[] = [];
+    const ring = createStoreKeyRing(flaky, 3600, { warn() {}, error(message: string) { errors.push(message); } });
+    const old = await ring.signer();
+    const replaced = await ring.rotate({ leaked: true });
+    expect(replaced.deleted).toEqual([old.kid]);
+    expect(errors).toEqual([expect.stringContaining('reading them again failed')]);
+    await expect(ring.signer()).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(ring.stillVerifies(old.kid)).toBe(false);
+    // Refused: 401 by its absence, or 503 while the store is read again in vain (as for any unknown kid then).
+    expect(await ring.findKey(old.kid).catch((error: unknown) => (error instanceof StoreUnavailableError ? null : error))).toBeNull();
+    down = false;
+    expect((await ring.signer()).kid).toBe(replaced.kid);
   });
 });
