@@ -102,8 +102,9 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
     if (retired.length === 0 || typeof store.deleteSigningKey !== 'function') return;
     try {
       for (const kid of retired) await store.deleteSigningKey(kid);
-    } catch {
-      // The store is down: the keys read are what this load serves; deleting waits for the next one.
+    } catch (err) {
+      // The keys read are what this load serves; deleting waits for the next load (at most one a minute, so one line).
+      logger.warn(`express-oauth-router: could not delete a retired signing key's record (${(err as Error).message}); the next load tries again`);
     }
   }
 
