@@ -8,7 +8,7 @@ import { basic, createTestApp, createTestRouter, ISSUER, LEGACY_ISSUER, type Tes
 import type { OAuthRouter } from '../../src/types.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { registerClient } from '../../src/clients/register-client.js';
-import { serveDirectly } from '../../src/http/direct-routes.js';
+import { serveDirectly, type DirectRoute } from '../../src/http/direct-routes.js';
 import { listen, rawRequest } from '../helpers/raw-http.js';
 
 /** What express's router publishes each handler on; a subscriber makes every request walk the stack. */
@@ -135,6 +135,19 @@ describe('the machine endpoints, served with or without walking the router stack
     expect(seen).toContain('POST /oauth2/token /oauth2/token');
   });
 
+  /**
+   * Serves `route` directly where it may, then posts to it: the answer names the route (Express matched it), and the
+   * APM's wrapper saw the request in `seen` (the stack was walked, not the handler called as given).
+   */
+  async function expectWalkedBy(router: express.Router, route: DirectRoute['route'], handler: express.RequestHandler, seen: readonly string[]): Promise<void> {
+    serveDirectly(router, [{ path: '/token', route, handler }]);
+    const app = express();
+    app.use(router);
+    const res = await request(app).post('/token');
+    expect(res.body).toEqual({ route: '/token' });
+    expect(seen).toEqual(['/token']);
+  }
+
   it('walks the stack for an APM tool that wraps the router\'s layers instead (OpenTelemetry\'s instrumentation-express)', async () => {
     // instrumentation-express (0.71) subscribes to no channel: it wraps each layer's handle with shimmer as the
     // layer is made, which marks the wrapper `__wrapped`, and names the request's span and `http.route` from the
@@ -152,12 +165,7 @@ describe('the machine endpoints, served with or without walking the router stack
     // As shimmer.wrap marks it: not enumerable.
     Object.defineProperty(wrapper, '__wrapped', { value: true, configurable: true, writable: true });
     layer.handle = wrapper;
-    serveDirectly(router, [{ path: '/token', route, handler }]);
-    const app = express();
-    app.use(router);
-    const res = await request(app).post('/token');
-    expect(res.body).toEqual({ route: '/token' });
-    expect(seen).toEqual(['/token']);
+    await expectWalkedBy(router, route, handler, seen);
   });
 
   it('walks the stack for an APM tool that replaces the handlers a route is given (New Relic)', async () => {
@@ -169,12 +177,7 @@ describe('the machine endpoints, served with or without walking the router stack
     const seen: string[] = [];
     const wrapper: express.RequestHandler = (req, res, next) => { seen.push(req.originalUrl); handler(req, res, next); };
     const route = router.route('/token').post(wrapper);
-    serveDirectly(router, [{ path: '/token', route, handler }]);
-    const app = express();
-    app.use(router);
-    const res = await request(app).post('/token');
-    expect(res.body).toEqual({ route: '/token' });
-    expect(seen).toEqual(['/token']);
+    await expectWalkedBy(router, route, handler, seen);
   });
 
   it("walks the stack while dd-trace listens to the layers it sees run (its channels, Express 5's and 4's)", async () => {
