@@ -3,6 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { RevocationFeed } from '../contract.js';
 import { createPostgresListenerClient, type PostgresListenerClient, type PostgresPool } from './driver.js';
 import type { StoreLogger } from './sweeper.js';
+import { createLoopStallWatch } from '../loop-stall-watch.js';
 
 /** How often the listener proves it still hears its channel (a ping through it). */
 const HEARTBEAT_MS = 2000;
@@ -199,6 +200,7 @@ export async function startPostgresRevocationFeed(options: {
     }
   }
 
+  const stall = createLoopStallWatch();
   void connect();
   options.signal?.addEventListener('abort', () => firstLive(), { once: true });
   if (options.signal?.aborted) firstLive();
@@ -217,6 +219,8 @@ export async function startPostgresRevocationFeed(options: {
     feed: {
       mark() {
         if (!listening) return null;
+        // Just thawed or unblocked: a notification may wait unread behind the request asking (see createLoopStallWatch).
+        if (stall.stalled()) return null;
         if (performance.now() - lastAlive > staleMs) {
           if (!lapsed) gap();
           lapsed = true;
@@ -244,6 +248,7 @@ export async function startPostgresRevocationFeed(options: {
       if (closed) return;
       closed = true;
       listening = false;
+      stall.stop();
       firstLive();
       if (retryTimer) clearTimeout(retryTimer);
       if (heartbeatTimer) clearInterval(heartbeatTimer);

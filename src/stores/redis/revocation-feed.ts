@@ -2,6 +2,7 @@
 import type { RedisClientType } from 'redis';
 import type { RevocationFeed } from '../contract.js';
 import { withDeadline, type RedisConnectionLogger } from './connection.js';
+import { createLoopStallWatch } from '../loop-stall-watch.js';
 
 /**
  * The part of a node-redis v5 client a revocation feed needs (`ResilientRedisConnection.subscriberSource`): it makes
@@ -166,6 +167,7 @@ export async function startRedisRevocationFeed(options: {
   }
 
   let current: RedisClientType = open();
+  const stall = createLoopStallWatch();
   await withDeadline(becameLive, timeoutMs).catch(() => undefined);
 
   return {
@@ -177,6 +179,8 @@ export async function startRedisRevocationFeed(options: {
           replace();
           return null;
         }
+        // Just thawed or unblocked: a message may wait unread behind the request asking (see createLoopStallWatch).
+        if (stall.stalled()) return null;
         return live && current.isReady ? `${epoch}:${count}` : null;
       },
     },
@@ -187,6 +191,7 @@ export async function startRedisRevocationFeed(options: {
       if (closed) return;
       closed = true;
       live = false;
+      stall.stop();
       const sub = current;
       if (sub.isReady) {
         await withDeadline(sub.unsubscribe(channel).then(() => sub.close()), timeoutMs).catch(() => undefined);
