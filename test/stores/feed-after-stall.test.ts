@@ -6,10 +6,8 @@ import net from 'node:net';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { redisPrefixStore } from '../helpers/redis-prefix-store.js';
-import type { AdministrationStore } from '../../src/stores/contract.js';
+import { builtInStores, withOpenedStore } from '../helpers/built-in-stores.js';
 
-const REDIS_URL = process.env.OAUTH_TEST_REDIS_URL ?? '';
 const CLI = resolve(import.meta.dirname, '../../dist/cli/main.js');
 
 /** A keep-alive connection that sends `GET /api/v1/me` and reads each answer's status. */
@@ -40,14 +38,11 @@ function keepAlive(port: number) {
   };
 }
 
-describe.skipIf(!REDIS_URL)('Redis revocation feed after a stall', () => {
-  const redis = redisPrefixStore(REDIS_URL, 'stall');
-  let store: AdministrationStore;
-  redis.openAround((opened) => {
-    store = opened;
-  });
+// PostgreSQL and Redis hear revocations on a socket of their feed (SQLite reads the file at each bearer check).
+const stores = builtInStores('stall').filter(([label]) => label === 'PostgreSQL' || label === 'Redis');
 
-  it('refuses a request queued during the stall whose token another process revoked during it', async () => {
+describe.each(stores)('%s revocation feed after a stall', (_label, available, open) => {
+  it.skipIf(!available)('refuses a request queued during the stall whose token another process revoked during it', () => withOpenedStore(open, async ({ store, storeUrl }) => {
     const test: TestApp = await createTestApp({}, store);
     let stallOnce = (): void => undefined;
     test.app.get('/stall', (_req, res) => {
@@ -78,7 +73,7 @@ describe.skipIf(!REDIS_URL)('Redis revocation feed after a stall', () => {
         stallOnce = () => {
           const blockedAt = performance.now();
           execFileSync(process.execPath, [CLI, 'tokens', 'revoke', '--client', clientId], {
-            env: { ...process.env, OAUTH_STORE: `${REDIS_URL}?prefix=${encodeURIComponent(redis.prefix)}` },
+            env: { ...process.env, OAUTH_STORE: storeUrl! },
           });
           answer = connection.send(token);
           while (performance.now() - blockedAt < 1500);
@@ -91,5 +86,5 @@ describe.skipIf(!REDIS_URL)('Redis revocation feed after a stall', () => {
       server.close();
     }
     expect(served).toBe(0);
-  }, 30_000);
+  }), 30_000);
 });
