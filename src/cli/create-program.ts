@@ -43,6 +43,12 @@ Exit codes: 0 done; 1 failure (unknown client_id, no store, store unreachable, u
   2: usage_error: an unknown command or option, a missing or malformed value, a value the registration
      rules refuse, "clients delete" or "keys replace-leaked" without --yes, an OAUTH_STORE "create" or "import" may not use; nothing changed. Scripts may rely on these codes.`;
 
+/** A group of commands (`clients`, `tokens`, `keys`), taking `--json` as its commands do. */
+function commandGroup(program: Command, name: string, description: string): Command {
+  return program.command(name).description(description)
+    .option('--json', 'machine-readable output and errors (also accepted after the command)');
+}
+
 /**
  * Builds the command tree. `exitOverride` is set before the subcommands are added so they inherit it:
  * commander then throws instead of exiting, and `runCli` decides the exit code in one place. Options are
@@ -73,10 +79,8 @@ export function createProgram(settings: ProgramSettings = {}): Command {
       if (at.opts()['json'] === true) action.setOptionValue('json', true);
     }
   });
-  const clients = program
-    .command('clients')
-    .description('manage integrations (OAuth clients): create, list, show, update, rotate-secret, disable, enable, import, delete')
-    .option('--json', 'machine-readable output and errors (also accepted after the command)');
+  const clients = commandGroup(program, 'clients',
+    'manage integrations (OAuth clients): create, list, show, update, rotate-secret, disable, enable, import, delete');
   addClientsCreateCommand(clients);
   addClientsListCommand(clients);
   addClientsShowCommand(clients);
@@ -86,15 +90,9 @@ export function createProgram(settings: ProgramSettings = {}): Command {
   addClientsEnableCommand(clients);
   addClientsImportCommand(clients);
   addClientsDeleteCommand(clients);
-  const tokens = program
-    .command('tokens')
-    .description('revoke access and refresh tokens by integration or user')
-    .option('--json', 'machine-readable output and errors (also accepted after the command)');
+  const tokens = commandGroup(program, 'tokens', 'revoke access and refresh tokens by integration or user');
   addTokensRevokeCommand(tokens);
-  const keys = program
-    .command('keys')
-    .description('the signing keys of JWT access tokens kept in the store: list, replace-leaked')
-    .option('--json', 'machine-readable output and errors (also accepted after the command)');
+  const keys = commandGroup(program, 'keys', 'the signing keys of JWT access tokens kept in the store: list, replace-leaked');
   addKeysListCommand(keys);
   addKeysReplaceLeakedCommand(keys);
   // Found by argument name, so a command added later gets the hint without anyone remembering to ask.

@@ -42,6 +42,8 @@ export function createLoopStallWatch(): LoopStallWatch {
     }
     tickAt = now;
   }, TICK_MS);
+  // The timer fails safe: a tick that comes late (a busy or frozen loop) leaves `tickAt` old, so `stalled()` answers
+  // true and the feed vouches for less, never more; nothing is trusted because a tick came.
   timer.unref();
   return {
     stalled: () => catchingUp > 0 || performance.now() - tickAt > LOOP_STALL_MS,
