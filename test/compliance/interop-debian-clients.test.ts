@@ -1,15 +1,14 @@
 // Interoperability: the OAuth clients Debian ships (Python requests-oauthlib and Authlib, Go golang.org/x/oauth2)
 // drive SPEC's three grants against the router on a real port, run as child processes from test/interop-clients.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDIRECT_URI, USER, type TestClient } from '../helpers/app.js';
-import { browseAuthorization } from '../helpers/fetch-browser.js';
+import { runInteropClient, type Json } from '../helpers/interop-client-process.js';
 import { startInteropHost, type InteropHost } from '../helpers/interop-host.js';
 
 const ENABLED = process.env.OAUTH_TEST_DEBIAN_CLIENTS;
@@ -21,8 +20,6 @@ const CLIENTS = fileURLToPath(new URL('../interop-clients/', import.meta.url));
 // Debian's golang-golang-x-oauth2-dev lives in this GOPATH; GOPATH mode, no module download.
 const GO_ENV = { GO111MODULE: 'off', GOPATH: '/usr/share/gocode', GOFLAGS: '', GOPROXY: 'off' };
 const run = promisify(execFile);
-
-type Json = Record<string, unknown>;
 
 /** A secret an earlier system issued: `+` and `%` read differently once form-decoded (RFC 6749 §2.3.1). */
 const IMPORTED_SECRET = 's3cret+from%2019/ok=';
@@ -53,38 +50,13 @@ describe.skipIf(!ENABLED)('interoperability with the Python and Go OAuth clients
     if (goBuild) rmSync(goBuild, { recursive: true, force: true });
   });
 
-  /**
-   * Runs a client program in `mode`. In code mode it prints the authorization URL it built; this "browser"
-   * signs in, allows, and writes the callback URL to its stdin. Resolves with the program's last JSON line.
-   */
-  async function runClient(command: string, args: readonly string[], mode: 'code' | 'credentials', client: TestClient): Promise<Json> {
-    const child = spawn(command, [...args, mode], {
-      env: {
-        ...process.env,
-        CLIENT_ID: client.clientId, CLIENT_SECRET: client.clientSecret, AUTHORIZE_URL: host.authorizeUrl,
-        TOKEN_URL: host.tokenUrl, REDIRECT_URI, API_URL: host.apiUrl,
-        // oauthlib refuses http:// token endpoints unless told that this is a test; the test server is loopback HTTP.
-        OAUTHLIB_INSECURE_TRANSPORT: '1',
-        NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost',
-      },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
-    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-    const lines: Json[] = [];
-    for await (const line of createInterface({ input: child.stdout })) {
-      const message = JSON.parse(line) as Json;
-      lines.push(message);
-      if (typeof message.authorization_url === 'string') {
-        const callback = await browseAuthorization(new URL(message.authorization_url));
-        child.stdin.write(`${callback.href}\n`);
-      }
-    }
-    const code = await exited;
-    if (code !== 0) throw new Error(`${command} ${args.join(' ')} ${mode} exited with ${code}: ${JSON.stringify(lines)}\n${stderr}`);
-    return lines.at(-1)!;
-  }
+  /** Runs a client program in `mode` against the host as `client` (see runInteropClient). */
+  const runClient = (command: string, args: readonly string[], mode: 'code' | 'credentials', client: TestClient): Promise<Json> => runInteropClient(command, args, mode, {
+    CLIENT_ID: client.clientId, CLIENT_SECRET: client.clientSecret, AUTHORIZE_URL: host.authorizeUrl,
+    TOKEN_URL: host.tokenUrl, REDIRECT_URI, API_URL: host.apiUrl,
+    // oauthlib refuses http:// token endpoints unless told that this is a test; the test server is loopback HTTP.
+    OAUTHLIB_INSECURE_TRANSPORT: '1',
+  });
 
   const python = (script: string) => (mode: 'code' | 'credentials', client: TestClient) => runClient(PYTHON, [join(CLIENTS, 'python', script)], mode, client);
   /** The API answered 200 with the token's identity (a scoped route: integrations without scopes are all-access). */
