@@ -26,6 +26,8 @@ export interface InteropHost {
   readonly store: Store;
   /** One entry per token request, in order: whether it authenticated with `Authorization: Basic`. */
   readonly tokenRequests: readonly { readonly basic: boolean }[];
+  /** The client_id (as sent, before its colon) of each token request that authenticated with `Authorization: Basic`. */
+  readonly basicTokenClientIds: readonly string[];
   /** A new authorization_code integration with no scopes (SPEC §2, §5), registered for `redirectUris`. */
   registerCodeClient(redirectUris?: readonly string[]): Promise<TestClient>;
   /**
@@ -53,8 +55,11 @@ export async function startInteropHost(): Promise<InteropHost> {
   });
   const app = express();
   const tokenRequests: { basic: boolean }[] = [];
+  const basicTokenClientIds: string[] = [];
   app.post('/oauth2/token', (req, _res, next) => {
-    tokenRequests.push({ basic: /^Basic /i.test(req.headers.authorization ?? '') });
+    const basic = /^Basic (.*)$/i.exec(req.headers.authorization ?? '');
+    tokenRequests.push({ basic: basic !== null });
+    if (basic) basicTokenClientIds.push(Buffer.from(basic[1]!, 'base64').toString('latin1').split(':')[0]!);
     next();
   });
   app.use(oauth.router);
@@ -85,6 +90,7 @@ export async function startInteropHost(): Promise<InteropHost> {
     apiUrl: `${server.url}${API_PATH}`,
     store,
     tokenRequests,
+    basicTokenClientIds,
     registerCodeClient: (redirectUris = [REDIRECT_URI]) => register('authorization_code', redirectUris),
     registerCredentialsClient: (options = {}) => register('client_credentials', [], options.legacy, options.importedSecret),
     async close() {
