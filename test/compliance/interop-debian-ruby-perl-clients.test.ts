@@ -77,7 +77,7 @@ describe.skipIf(!ENABLED).concurrent('interoperability with the Ruby and Perl OA
     // tests assert with their context's expect).
     const ruby = program === RUBY;
 
-    it.for(styles)('authorization code, refresh and revocation with $style: the RFC 6749 error codes reach the caller', { timeout: 30_000 }, async (style, { expect }) => {
+    it.for(styles)('authorization code, refresh and revocation with $style: the RFC 6749 error codes reach the caller', { timeout: 60_000 }, async (style, { expect }) => {
       const registered = await host.registerCodeClient();
       const result = await drive(program, 'code', registered, style);
       // The exchange, three refreshes (the last one refused after the revocation), the replayed and the unknown code.
@@ -100,7 +100,7 @@ describe.skipIf(!ENABLED).concurrent('interoperability with the Ruby and Perl OA
       expect(result.unknown_code).toEqual(rfcError('invalid_grant', 400));
     });
 
-    it.for(styles)('client credentials with $style, for generated, imported (+ %), non-ASCII and legacy secrets', { timeout: 30_000 }, async (style, { expect }) => {
+    it.for(styles)('client credentials with $style, for generated, imported (+ %), non-ASCII and legacy secrets', { timeout: 60_000 }, async (style, { expect }) => {
       const registered = await host.registerCredentialsClient();
       const { list, imported, nonAscii, legacy } = await extraClients();
       const result = await drive(program, 'credentials', registered, style, list);
