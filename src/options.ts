@@ -11,6 +11,7 @@ import { resolveClientAuthMethods } from './checks/client-auth-methods.js';
 import type { TokenEndpointAuthMethod } from './stores/contract.js';
 import { resolveBearerCacheSize, type BearerCacheOption } from './middleware/bearer-cache.js';
 import { OAuthEvents } from './events/oauth-events.js';
+import { resolvePageLanguages, type PageLanguagesOptions, type ResolvedPageLanguages } from './views/page-languages.js';
 
 export type { JwtOptions, ResolvedJwtOptions } from './jwt/resolve-jwt-options.js';
 
@@ -140,6 +141,18 @@ export interface OAuthRouterOptions {
    * `oauth.events`. @see RFC 9700 §4.14.
    */
   readonly events?: OAuthEvents;
+  /**
+   * Translations of the login, consent, connected-applications, error and sign-out pages: `catalogues` by language
+   * tag (each a `PageCatalogue`, any messages of `PageMessages`; English fills in the rest), and an optional
+   * `choose(req, available)` that picks the language itself (a profile setting, a cookie). Otherwise each page is
+   * written in the best of the browser's Accept-Language among `en` and the catalogues, with `<html lang>`, `dir`
+   * (right to left for Arabic, Hebrew, Persian, Urdu, …), `Content-Language` and `Vary: Accept-Language`. Values in a
+   * message (names, counts) are put in by the router, escaped and isolated as in English: a translation is text, never
+   * HTML. Default: the pages in English only. The JSON endpoints are not affected.
+   * @example pageLanguages: { catalogues: { de: { signInTitle: 'Anmelden', signInButton: 'Anmelden' } } }
+   * @see RFC 9110 §12.5.4 (Accept-Language), §8.5 (Content-Language), WCAG 2.2 §3.1.1.
+   */
+  readonly pageLanguages?: PageLanguagesOptions;
 }
 
 /** The legacy base address of SPEC §9. */
@@ -241,17 +254,20 @@ export interface ResolvedOptions {
   readonly bearerCacheSize: number;
   /** Audit events; its listener errors go to `logger`. */
   readonly events: OAuthEvents;
+  /** `null`: the pages in English, with no Content-Language or Vary. */
+  readonly pageLanguages: ResolvedPageLanguages | null;
 }
 
 const KNOWN_KEYS = new Set([
   'issuer', 'legacy', 'accessTokenTtl', 'refreshTokenTtl', 'authorizationCodeTtl', 'requirePkce', 'realm',
   'session', 'productName', 'logger', 'scopes', 'allAccessWithoutScopes', 'brandColor', 'rememberConsent', 'consentsPage', 'introspectionClients', 'orderedTokens', 'loginRateLimit', 'clientAuthRateLimit',
-  'accessTokenFormat', 'jwt', 'clientAuthMethods', 'bodyTimeout', 'userAuthTimeout', 'bearerCache', 'events',
+  'accessTokenFormat', 'jwt', 'clientAuthMethods', 'bodyTimeout', 'userAuthTimeout', 'bearerCache', 'events', 'pageLanguages',
 ]);
 const LIKELY_TYPOS: Record<string, string> = {
   accessTokenTTL: 'accessTokenTtl', refreshTokenTTL: 'refreshTokenTtl', codeTtl: 'authorizationCodeTtl',
   authorizationCodeTTL: 'authorizationCodeTtl', pkce: 'requirePkce', issuerUrl: 'issuer', authUrl: 'issuer',
   tokenEndpointAuthMethods: 'clientAuthMethods', clientAuthenticationMethods: 'clientAuthMethods',
+  languages: 'pageLanguages', locales: 'pageLanguages', i18n: 'pageLanguages', translations: 'pageLanguages',
 };
 
 export { OptionsError };
@@ -430,6 +446,7 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
     bodyTimeout: positiveInteger('bodyTimeout', options.bodyTimeout, 10, 300),
     userAuthTimeout: positiveInteger('userAuthTimeout', options.userAuthTimeout, 10, 300),
     events,
+    pageLanguages: resolvePageLanguages(options.pageLanguages),
     bearerCacheSize: resolveBearerCacheSize(options.bearerCache, (problem) => {
       throw new OptionsError('bearerCache', problem);
     }),

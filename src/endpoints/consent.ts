@@ -8,7 +8,7 @@ import { endRouterSignIn } from '../http/end-router-sign-in.js';
 import { isSessionOf } from '../http/session-owner.js';
 import { errorRedirectUri } from '../http/error-redirect-uri.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
-import { renderError, renderTargetError } from './render.js';
+import { renderError, renderTargetError, type ErrorDescription } from './render.js';
 import { issueCodeRedirect } from './issue-code.js';
 import { consentScopeAfterAllow } from '../consents/consent-scope-after-allow.js';
 import { reportErrorAnswer } from '../metrics/channels.js';
@@ -87,7 +87,7 @@ export function createConsentEndpoint(context: PageContext) {
   }
 
   /** What a session store or a host hook threw, as the error page (503 for an outage, 500 for a bug, logged). */
-  function renderFailure(res: Response, err: unknown, text: string): void {
+  function renderFailure(res: Response, err: unknown, text: ErrorDescription): void {
     const oauthError = toOAuthError(err, options.logger);
     renderError(res, context, oauthError.status, oauthError.error, text);
   }
@@ -99,12 +99,12 @@ export function createConsentEndpoint(context: PageContext) {
    * another user in on the same session), so the click is not taken as theirs. A forged POST gets only what a link
    * could give: the endpoint's own answer, or an `access_denied` at a registered address.
    */
-  async function answerStale(res: Response, body: Record<string, unknown>, status: number, message: string, ownForm?: Request): Promise<void> {
+  async function answerStale(res: Response, body: Record<string, unknown>, status: number, message: ErrorDescription, ownForm?: Request): Promise<void> {
     let resumed;
     try {
       resumed = await resumeAuthorization(context, body.resume);
     } catch (err) {
-      renderTargetError(res, context, err, 'This page is not available right now. Please try again later.');
+      renderTargetError(res, context, err, { message: 'pageUnavailable' });
       return;
     }
     if (resumed === null) {
@@ -144,7 +144,7 @@ export function createConsentEndpoint(context: PageContext) {
     }
     else if (!(await signOut(req, res))) return;
     if (location !== null) res.redirect(303, location);
-    else await answerStale(res, body, 400, 'This authorization request has expired. Go back to the application and start again.');
+    else await answerStale(res, body, 400, { message: 'authorizationRequestExpired' });
   }
 
   /** Ends the router's sign-in (`endRouterSignIn`); false, with the error page sent, when the session store failed. */
@@ -153,7 +153,7 @@ export function createConsentEndpoint(context: PageContext) {
       await endRouterSignIn(req, res, options);
       return true;
     } catch (err) {
-      renderFailure(res, err, 'Signing out is not available right now. Please try again later.');
+      renderFailure(res, err, { message: 'signOutUnavailable' });
       return false;
     }
   }
@@ -190,7 +190,7 @@ export function createConsentEndpoint(context: PageContext) {
       try {
         ({ client } = await checkAuthorizationTarget(context.store, options, issuer, new URLSearchParams(pending.query)));
       } catch (err) {
-        renderTargetError(res, context, err, 'This page is not available right now. Please try again later.');
+        renderTargetError(res, context, err, { message: 'pageUnavailable' });
         return null;
       }
       // Marked once the answer is certain (a refused integration or an outage answered nothing), and saved before it
@@ -238,7 +238,7 @@ export function createConsentEndpoint(context: PageContext) {
     try {
       signIn = await findSignIn(req, userAuth, options);
     } catch (err) {
-      renderFailure(res, err, 'This page is not available right now. Please try again later.');
+      renderFailure(res, err, { message: 'pageUnavailable' });
       return { location: null, signedOut: false };
     }
     // The host's sign-in, or a host-login-only set-up whose user the host signed out meanwhile: nothing of the router's
@@ -264,7 +264,7 @@ export function createConsentEndpoint(context: PageContext) {
     try {
       live = await reloadSession(req);
     } catch (err) {
-      renderFailure(res, err, 'This page is not available right now. Please try again later.');
+      renderFailure(res, err, { message: 'pageUnavailable' });
       return;
     }
     if (!live) {
@@ -284,7 +284,7 @@ export function createConsentEndpoint(context: PageContext) {
       // Open longer than a pending request lives: asked again from the start (every check re-run), not refused.
       deletePendingRequest(req, requestId);
       await answerStale(res, { ...body, resume: encodeLoginRequest(expired.query) }, 400,
-        'This authorization request has expired. Go back to the application and start again.', req);
+        { message: 'authorizationRequestExpired' }, req);
       return;
     }
     const key = answerKey(req, requestId);
@@ -302,12 +302,12 @@ export function createConsentEndpoint(context: PageContext) {
         return;
       }
       // Answered already (a second tap of Allow whose first answer the browser dropped), or dropped for newer ones.
-      await answerStale(res, body, 400, 'This authorization request has expired. Go back to the application and start again.', req);
+      await answerStale(res, body, 400, { message: 'authorizationRequestExpired' }, req);
       return;
     }
     const decision = body.decision;
     if (decision !== 'allow' && decision !== 'deny' && decision !== 'switch') {
-      renderError(res, context, 400, 'invalid_request', 'Choose Allow or Deny.');
+      renderError(res, context, 400, 'invalid_request', { message: 'chooseAllowOrDeny' });
       return;
     }
     // A second POST of this request while the first is being answered (a double tap, Allow then Deny): both loaded

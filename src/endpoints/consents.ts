@@ -11,10 +11,11 @@ import { toOAuthError } from '../http/to-oauth-error.js';
 import { withdrawConsent } from '../consents/withdraw-consent.js';
 import { requireConsents } from '../stores/check-store.js';
 import { consentsPageBody, type ConsentRow, type ConsentsPageModel } from '../views/consents-page.js';
-import { renderError, renderLogin } from './render.js';
+import { pageLanguageOf, renderError, renderLogin } from './render.js';
 import { isAllAccess } from '../checks/grant-scope.js';
 import { isConsentCurrent } from '../checks/consent-current.js';
 import { isStoreId } from '../stores/store-policy.js';
+import { dayIn } from '../views/day-in.js';
 
 /** The login form's request id when the sign-in is for this page rather than an authorization request. */
 export const CONSENTS_PAGE_REQUEST = 'consents';
@@ -56,6 +57,8 @@ export function createConsentsEndpoints(context: PageContext) {
     }
     const { user } = signIn;
     bindSessionToUser(req, user);
+    const language = pageLanguageOf(res, context);
+    const m = language.messages;
     const notice = takeNotice(req);
     const consents = await requireConsents(store, 'consentsPage').consents.listConsents(user.id);
     const rows: ConsentRow[] = [];
@@ -66,17 +69,21 @@ export function createConsentsEndpoints(context: PageContext) {
       rows.push({
         clientId: client.clientId,
         clientName: client.name,
-        scope: consent.scope.map((scope) => options.scopes[scope] ?? scope),
+        scope: consent.scope.map((scope) => m.scopes?.[scope] ?? options.scopes[scope] ?? scope),
         allAccess: isAllAccess(consent.scope, options),
         grantedAt: consent.grantedAt,
       });
     }
     sendPage(res, {
       status: 200,
-      title: 'Connected applications',
+      title: m.consentsTitle,
       productName: options.productName,
       brandColor: options.brandColor,
-      body: consentsPageBody({ action: context.paths.withdraw, signOut: signOutOf(req, signIn), csrfToken: csrfTokenFor(req), userName: user.displayName, rows, withdrawn: notice }),
+      language,
+      body: consentsPageBody(
+        { action: context.paths.withdraw, signOut: signOutOf(req, signIn), csrfToken: csrfTokenFor(req), userName: user.displayName, rows, withdrawn: notice },
+        m, language.english ? undefined : dayIn(language.tag),
+      ),
     });
   }
 
@@ -86,24 +93,24 @@ export function createConsentsEndpoints(context: PageContext) {
         await show(req, res);
       } catch (err) {
         const oauthError = toOAuthError(err, options.logger);
-        renderError(res, context, oauthError.status, oauthError.error, 'This page is not available right now. Please try again later.');
+        renderError(res, context, oauthError.status, oauthError.error, { message: 'pageUnavailable' });
       }
     },
     async withdraw(req: Request, res: Response): Promise<void> {
       const body = (req.body ?? {}) as Record<string, unknown>;
       if (!isValidCsrfToken(req, body.csrf_token)) {
-        renderError(res, context, 403, 'invalid_request', 'The form has expired. Reload the page and try again.');
+        renderError(res, context, 403, 'invalid_request', { message: 'formExpiredReload' });
         return;
       }
       try {
         const user = await findCurrentUser(req, userAuth, options);
         if (user && !isSessionOf(req, user)) {
-          renderError(res, context, 403, 'invalid_request', 'The form has expired. Reload the page and try again.');
+          renderError(res, context, 403, 'invalid_request', { message: 'formExpiredReload' });
           return;
         }
         // A client_id no store could hold (a NUL byte, a megabyte) is refused here, never sent to the store.
         if (!user || !isStoreId(body.client_id)) {
-          renderError(res, context, 400, 'invalid_request', 'Sign in and choose an application.');
+          renderError(res, context, 400, 'invalid_request', { message: 'chooseApplication' });
           return;
         }
         await withdrawConsent(store, user.id, body.client_id, { events: options.events, issuer: context.issuer.issuer, ip: req.ip ?? null });
@@ -113,7 +120,7 @@ export function createConsentsEndpoints(context: PageContext) {
         res.redirect(303, context.paths.consents);
       } catch (err) {
         const oauthError = toOAuthError(err, options.logger);
-        renderError(res, context, oauthError.status, oauthError.error, 'This page is not available right now. Please try again later.');
+        renderError(res, context, oauthError.status, oauthError.error, { message: 'pageUnavailable' });
       }
     },
   };

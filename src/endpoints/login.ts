@@ -13,7 +13,7 @@ import { TooManyAttemptsError } from '../errors.js';
 import { isStoreId } from '../stores/store-policy.js';
 import { checkHostUser } from '../checks/host-user.js';
 import { resumeAuthorization } from './resume-authorization.js';
-import { renderError, renderLogin } from './render.js';
+import { renderError, renderLogin, type ErrorDescription } from './render.js';
 import { CONSENTS_PAGE_REQUEST } from './consents.js';
 import { reachedOverHttps } from '../http/reached-over-https.js';
 import { sessionCookieSent } from '../http/session-cookie-sent.js';
@@ -21,14 +21,6 @@ import { errorRedirectUri } from '../http/error-redirect-uri.js';
 import { reportErrorAnswer } from '../metrics/channels.js';
 import { echoedUsername } from './echoed-username.js';
 
-const GENERIC_FAILURE = 'The username or password is incorrect.';
-const FORM_EXPIRED = 'This sign-in form had expired, so you were not signed in. Please sign in again.';
-
-/** How long a refused source waits, in words: the page says when to try again, not "a few minutes". */
-function lockoutMessage(retryAfterSeconds: number): string {
-  const minutes = Math.ceil(retryAfterSeconds / 60);
-  return `Too many failed sign-in attempts. Try again in ${minutes <= 1 ? 'a minute' : `${minutes} minutes`}.`;
-}
 
 /** Where a successful sign-in goes, and what a failed one shows again. */
 interface Resume {
@@ -91,14 +83,14 @@ export function createLoginEndpoint(context: PageContext) {
   /** The page of a sign-in the service cannot take now (a store outage). */
   function unavailable(res: Response, caught: unknown): void {
     const oauthError = toOAuthError(caught, options.logger);
-    renderError(res, context, oauthError.status, oauthError.error, 'Sign-in is not available right now. Please try again later.');
+    renderError(res, context, oauthError.status, oauthError.error, { message: 'signInUnavailable' });
   }
 
   /**
    * The request the form resumes, or `null` once the answer is sent: the outage page, or `status` with `expired`
    * when the request no longer validates.
    */
-  async function resumeOrAnswer(res: Response, requestId: string, status: number, expired: string): Promise<Resume | null> {
+  async function resumeOrAnswer(res: Response, requestId: string, status: number, expired: ErrorDescription): Promise<Resume | null> {
     let resume: Resume | null;
     try {
       resume = await resumeOf(requestId);
@@ -117,7 +109,7 @@ export function createLoginEndpoint(context: PageContext) {
    * @see RFC 6749 §10.12, WCAG 2.2.1 (a timed-out form continues rather than dead-ends).
    */
   async function refreshedForm(req: Request, res: Response, requestId: unknown): Promise<void> {
-    const expired = 'The form has expired. Go back to the application and start again.';
+    const expired = { message: 'formExpiredStartAgain' } as const;
     if (typeof requestId !== 'string') {
       renderError(res, context, 403, 'invalid_request', expired);
       return;
@@ -125,7 +117,7 @@ export function createLoginEndpoint(context: PageContext) {
     const resume = await resumeOrAnswer(res, requestId, 403, expired);
     if (!resume) return;
     renderLogin(req, res, context, {
-      requestId, clientName: resume.clientName, error: FORM_EXPIRED, username: '', status: 403,
+      requestId, clientName: resume.clientName, error: 'signInFormExpired', username: '', status: 403,
       ...(resume.redirectUri !== undefined ? { redirectUri: resume.redirectUri } : {}),
     });
   }
@@ -148,7 +140,7 @@ export function createLoginEndpoint(context: PageContext) {
         options.logger.warn('express-oauth-router: a sign-in reached the router over plain http while the issuer is https, so the '
           + 'session cookie (Secure) cannot be set. Serve it over https, or have the TLS proxy send X-Forwarded-Proto: https.');
       }
-      renderError(res, context, 400, 'invalid_request', 'Sign-in needs a secure (https) connection. Open the application again from its https address.');
+      renderError(res, context, 400, 'invalid_request', { message: 'httpsRequired' });
       return;
     }
     if (!isValidLoginCsrf(req, options, body.csrf_token)) {
@@ -158,7 +150,7 @@ export function createLoginEndpoint(context: PageContext) {
     }
     const requestId = typeof body.request_id === 'string' ? body.request_id : '';
     void (async () => {
-      const found = await resumeOrAnswer(res, requestId, 400, 'This sign-in request has expired. Go back to the application and start again.');
+      const found = await resumeOrAnswer(res, requestId, 400, { message: 'signInRequestExpired' });
       if (!found) return;
       // Cancel: the user will not sign in; the integration hears it (RFC 6749 §4.1.2.1) instead of waiting for ever.
       if (body.cancel !== undefined && found.cancelled !== undefined) {
@@ -175,7 +167,7 @@ export function createLoginEndpoint(context: PageContext) {
               publishFailure(req, 'bad_credentials', found.clientId);
               const username = echoedUsername(body.username);
               renderLogin(req, res, context, {
-                requestId, clientName: found.clientName, error: GENERIC_FAILURE, errorInFields: true, username,
+                requestId, clientName: found.clientName, error: 'signInFailed', errorInFields: true, username,
                 ...(found.redirectUri !== undefined ? { redirectUri: found.redirectUri } : {}),
               });
               return;
@@ -204,7 +196,7 @@ export function createLoginEndpoint(context: PageContext) {
             res.setHeader('Retry-After', String(caught.retryAfterSeconds));
             const username = echoedUsername(body.username);
             renderLogin(req, res, context, {
-              requestId, clientName: found.clientName, error: lockoutMessage(caught.retryAfterSeconds), username, status: 429,
+              requestId, clientName: found.clientName, error: { retryAfterSeconds: caught.retryAfterSeconds }, username, status: 429,
               ...(found.redirectUri !== undefined ? { redirectUri: found.redirectUri } : {}),
             });
           }

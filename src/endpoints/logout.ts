@@ -8,7 +8,7 @@ import { toOAuthError } from '../http/to-oauth-error.js';
 import { signedOutPageBody, stillSignedInPageBody } from '../views/signed-out-page.js';
 import { findHostUser } from '../http/current-user.js';
 import { hostLogoutUrl } from '../http/host-logout-url.js';
-import { renderError } from './render.js';
+import { pageLanguageOf, renderError } from './render.js';
 import { endRouterSignIn } from '../http/end-router-sign-in.js';
 
 /**
@@ -24,13 +24,17 @@ import { endRouterSignIn } from '../http/end-router-sign-in.js';
 export function createLogoutEndpoint(context: PageContext) {
   const { options } = context;
 
-  const signedOut = (res: Response): void => sendPage(res, {
-    status: 200,
-    title: 'Signed out',
-    productName: options.productName,
-    brandColor: options.brandColor,
-    body: signedOutPageBody(options.productName),
-  });
+  const signedOut = (res: Response): void => {
+    const language = pageLanguageOf(res, context);
+    sendPage(res, {
+      status: 200,
+      title: language.messages.signedOutTitle,
+      productName: options.productName,
+      brandColor: options.brandColor,
+      language,
+      body: signedOutPageBody(options.productName, language.messages),
+    });
+  };
 
   /** The signed-out page, unless the host still signs the user in (`currentUser`): its sign-in outlives the
    * router's data, so the page says so rather than "signed out". */
@@ -40,12 +44,14 @@ export function createLogoutEndpoint(context: PageContext) {
       signedOut(res);
       return;
     }
+    const language = pageLanguageOf(res, context);
     sendPage(res, {
       status: 200,
-      title: 'Still signed in',
+      title: language.messages.stillSignedInTitle,
       productName: options.productName,
       brandColor: options.brandColor,
-      body: stillSignedInPageBody(options.productName, hostLogoutUrl(req, context.userAuth, options.logger)),
+      language,
+      body: stillSignedInPageBody(options.productName, hostLogoutUrl(req, context.userAuth, options.logger), language.messages),
     });
   }
 
@@ -55,7 +61,7 @@ export function createLogoutEndpoint(context: PageContext) {
       if (readOAuthSession(req) !== undefined) {
         const body = (req.body ?? {}) as Record<string, unknown>;
         if (!isValidCsrfToken(req, body.csrf_token)) {
-          renderError(res, context, 403, 'invalid_request', 'The form has expired. Reload the page and try again.');
+          renderError(res, context, 403, 'invalid_request', { message: 'formExpiredReload' });
           return;
         }
         await endRouterSignIn(req, res, options);
@@ -63,7 +69,7 @@ export function createLogoutEndpoint(context: PageContext) {
       await answer(req, res);
     } catch (err) {
       const oauthError = toOAuthError(err, options.logger);
-      renderError(res, context, oauthError.status, oauthError.error, 'Signing out is not available right now. Please try again later.');
+      renderError(res, context, oauthError.status, oauthError.error, { message: 'signOutUnavailable' });
     }
   };
 }

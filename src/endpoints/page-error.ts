@@ -38,6 +38,6 @@ export function createPageErrorHandler(options: ResolvedOptions) {
     }
     const failed = oauthError.status >= 500;
     renderError(res, context, failed ? oauthError.status : 400, oauthError.error,
-      failed ? 'The service is not available right now. Please try again later.' : 'The request could not be read.');
+      failed ? { message: 'serviceUnavailable' } : 'The request could not be read.');
   };
 }

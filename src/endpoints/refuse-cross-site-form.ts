@@ -24,6 +24,6 @@ export function createRefuseCrossSiteForm(options: ResolvedOptions) {
       next();
       return;
     }
-    renderError(res, context, 403, 'invalid_request', 'This form was sent from another site or address. Go back to the application and start again.');
+    renderError(res, context, 403, 'invalid_request', { message: 'crossSiteForm' });
   };
 }

@@ -16,6 +16,31 @@ import { toOAuthError } from '../http/to-oauth-error.js';
 import { reportErrorAnswer } from '../metrics/channels.js';
 import { encodeLoginRequest } from '../http/login-request.js';
 import { formActionSource } from '../http/form-action-source.js';
+import { pageLanguageFor } from '../http/page-language-for.js';
+import { messageText } from '../views/format-message.js';
+import { ENGLISH_PAGE_MESSAGES, type PageErrorMessage, type PageMessages } from '../views/page-messages.js';
+import type { PageLanguage } from '../views/page-languages.js';
+
+/** What the login form says went wrong: a refusal, an expired form, or the sign-in limit's wait (seconds). */
+export type LoginError = 'signInFailed' | 'signInFormExpired' | { readonly retryAfterSeconds: number };
+
+/** An error page's description: a message of the catalogues (translated), or a text in English. */
+export type ErrorDescription = string | { readonly message: PageErrorMessage };
+
+/** The language of the page answering `res` (`pageLanguages`; English without it). */
+export function pageLanguageOf(res: Response, context: PageContext): PageLanguage {
+  return pageLanguageFor(res.req, context.options.pageLanguages ?? null, context.options.logger);
+}
+
+/** The sign-in limit's wait in words: the page says when to try again, not "a few minutes". */
+function lockoutText(messages: PageMessages, retryAfterSeconds: number): string {
+  const minutes = Math.ceil(retryAfterSeconds / 60);
+  const counted = messages.signInLockedOut;
+  let text = typeof counted === 'function' ? counted(minutes) : counted;
+  // A host's plural function that answers no text is a bug of its own: the page still says how long, in English.
+  if (typeof text !== 'string') text = (ENGLISH_PAGE_MESSAGES.signInLockedOut as (count: number) => string)(minutes);
+  return messageText(text, { minutes: String(minutes) });
+}
 
 /**
  * Shows the sign-in form for a pending request (status 200, or 400 after a failed attempt: not 401, which HTTP
@@ -27,21 +52,25 @@ import { formActionSource } from '../http/form-action-source.js';
 export function renderLogin(
   req: Request, res: Response, context: PageContext,
   view: {
-    requestId: string; clientName: string; error: string | null; errorInFields?: boolean; username: string; redirectUri?: string; status?: number;
+    requestId: string; clientName: string; error: LoginError | null; errorInFields?: boolean; username: string; redirectUri?: string; status?: number;
   },
 ): void {
-  const { redirectUri, status, errorInFields, ...model } = view;
+  const { redirectUri, status, errorInFields, error, ...model } = view;
+  const language = pageLanguageOf(res, context);
+  const m = language.messages;
   sendPage(res, {
-    status: status ?? (view.error ? 400 : 200),
+    status: status ?? (error ? 400 : 200),
     // The title is what a screen reader announces first on the new page: it says the attempt failed (WCAG 2.4.2, 3.3.1).
-    title: view.error ? 'Error: Sign in' : 'Sign in',
+    title: error ? m.signInErrorTitle : m.signInTitle,
     productName: context.options.productName,
     brandColor: context.options.brandColor,
+    language,
     ...(redirectUri !== undefined ? { formTargets: [formActionSource(redirectUri)] } : {}),
     body: loginPageBody({
       action: context.paths.login, csrfToken: loginCsrfToken(req, res, context.options), productName: context.options.productName,
       cancellable: redirectUri !== undefined, errorInFields: errorInFields ?? false, ...model,
-    }),
+      error: error === null ? null : typeof error === 'string' ? m[error] : lockoutText(m, error.retryAfterSeconds),
+    }, m),
   });
 }
 
@@ -52,11 +81,14 @@ export function renderConsent(
 ): void {
   const { user } = view.signIn;
   const redirectOrigin = new URL(view.pending.redirectUri).origin;
+  const language = pageLanguageOf(res, context);
+  const m = language.messages;
   sendPage(res, {
     status: 200,
-    title: `Allow ${isolate(view.client.name)}?`,
+    title: messageText(m.consentTitle, { client: isolate(view.client.name) }),
     productName: context.options.productName,
     brandColor: context.options.brandColor,
+    language,
     formTargets: [formActionSource(view.pending.redirectUri)],
     body: consentPageBody({
       action: context.paths.consent,
@@ -65,30 +97,35 @@ export function renderConsent(
       resume: encodeLoginRequest(view.pending.query),
       clientName: view.client.name,
       userName: user.displayName,
-      scope: view.pending.scope.map((scope) => context.options.scopes[scope] ?? scope),
+      scope: view.pending.scope.map((scope) => m.scopes?.[scope] ?? context.options.scopes[scope] ?? scope),
       allAccess: isAllAccess(view.pending.scope, context.options),
       productName: context.options.productName,
       redirectOrigin,
       consentsUrl: context.paths.consents,
       switchAccount: !view.signIn.byHost,
-    }),
+    }, m),
   });
 }
 
 /**
  * Shows an error that must not be redirected (RFC 6749 §4.1.2.1). `audience`: `developer` for a description
  * written for the integration's developer (a bad client_id or redirect_uri), which the page puts in plain words
- * for the user first.
+ * for the user first. A description given as a message of the catalogues is translated; a text (an OAuthError's, for
+ * developers) stays English, marked as such on a page in another language.
  */
 export function renderError(
-  res: Response, context: PageContext, status: number, error: string, description: string, audience: 'user' | 'developer' = 'user',
+  res: Response, context: PageContext, status: number, error: string, description: ErrorDescription, audience: 'user' | 'developer' = 'user',
 ): void {
+  const language = pageLanguageOf(res, context);
+  const m = language.messages;
+  const translated = typeof description !== 'string';
   sendPage(res, {
     status,
-    title: 'Request cannot be completed',
+    title: m.errorTitle,
     productName: context.options.productName,
     brandColor: context.options.brandColor,
-    body: errorPageBody(error, description, audience),
+    language,
+    body: errorPageBody(error, translated ? m[description.message] : description, audience, m, translated || language.english ? null : 'en'),
   });
 }
 
@@ -97,7 +134,7 @@ export function renderError(
  * §4.1.2.1), and counts the answer. A refusal is the integration's doing, said for its developer; a failure of
  * the service (5xx) is said to the user: as `serviceText` when given, else as the error says it.
  */
-export function renderTargetError(res: Response, context: PageContext, err: unknown, serviceText?: string): void {
+export function renderTargetError(res: Response, context: PageContext, err: unknown, serviceText?: ErrorDescription): void {
   const oauthError = toOAuthError(err, context.options.logger);
   reportErrorAnswer(context.options.events, 'authorization', oauthError.error, oauthError.status);
   const refused = oauthError.expose && oauthError.status < 500;

@@ -2,6 +2,7 @@
 import type { Response } from 'express';
 import { randomBytes } from 'node:crypto';
 import { renderPage } from '../views/layout.js';
+import type { PageLanguage } from '../views/page-languages.js';
 
 /** A page to send. */
 export interface PageResponse {
@@ -14,12 +15,18 @@ export interface PageResponse {
   /** Origins a form on this page may end up at: the consent form redirects to the client (CSP form-action
    * applies to redirects after a form submission). */
   readonly formTargets?: readonly string[];
+  /**
+   * The page's language; `negotiated` when the host gave `pageLanguages`, so the page depends on the request's
+   * Accept-Language (and `choose`) and says so. Default: English, without those headers, as before.
+   */
+  readonly language?: Pick<PageLanguage, 'tag' | 'dir' | 'negotiated'>;
 }
 
 /**
  * Writes the page. No script runs on these pages, so `default-src 'none'`; the one stylesheet is inline with
- * a nonce, so no external asset is needed; framing is refused (clickjacking, RFC 6749 §10.13).
- * @see RFC 6749 §10.13, RFC 6819 §4.4.1.9.
+ * a nonce, so no external asset is needed; framing is refused (clickjacking, RFC 6749 §10.13). A page in a negotiated
+ * language names it (Content-Language) and what chose it (Vary: Accept-Language), so no cache serves it to another.
+ * @see RFC 6749 §10.13, RFC 6819 §4.4.1.9, RFC 9110 §8.5 (Content-Language), §12.5.5 (Vary).
  */
 export function sendPage(res: Response, page: PageResponse): void {
   const nonce = randomBytes(16).toString('base64');
@@ -31,5 +38,13 @@ export function sendPage(res: Response, page: PageResponse): void {
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Pragma', 'no-cache');
   res.setHeader('Content-Type', 'text/html; charset=utf-8');
-  res.status(page.status).send(renderPage({ title: page.title, productName: page.productName, brandColor: page.brandColor, nonce, body: page.body }));
+  const language = page.language;
+  if (language?.negotiated) {
+    res.setHeader('Content-Language', language.tag);
+    res.vary('Accept-Language');
+  }
+  res.status(page.status).send(renderPage({
+    title: page.title, productName: page.productName, brandColor: page.brandColor, nonce, body: page.body,
+    ...(language ? { lang: language.tag, dir: language.dir } : {}),
+  }));
 }

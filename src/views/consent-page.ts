@@ -1,5 +1,7 @@
 // The consent page: names the integration and what it asks for, with Allow and Deny.
 import { escapeHtml } from './escape-html.js';
+import { messageHtml } from './format-message.js';
+import { ENGLISH_PAGE_MESSAGES, type PageMessages } from './page-messages.js';
 
 /** What the consent form needs. */
 export interface ConsentPageModel {
@@ -13,6 +15,7 @@ export interface ConsentPageModel {
   readonly resume: string;
   readonly clientName: string;
   readonly userName: string;
+  /** The scopes' sentences, in the page's language. */
   readonly scope: readonly string[];
   /** The request is for a token without a scope, which the server treats as all-access. */
   readonly allAccess: boolean;
@@ -34,27 +37,31 @@ export interface ConsentPageModel {
  * @see RFC 6749 §4.1.1 ("the authorization server … establishes whether the resource owner grants or denies
  * the client's access request"), RFC 6819 §4.4.1.4 (CSRF protection).
  */
-export function consentPageBody(model: ConsentPageModel): string {
+export function consentPageBody(model: ConsentPageModel, messages: PageMessages = ENGLISH_PAGE_MESSAGES): string {
+  const m = messages;
+  const product = escapeHtml(model.productName);
   // An all-access grant is not limited to any permission: say so plainly, so nobody mistakes it for a narrow one.
   const scopes = model.allAccess
-    ? `<p><strong>It asks for full access to your account:</strong> it will be able to do everything you can do in ${escapeHtml(model.productName)}, on your behalf.</p>`
+    ? `<p><strong>${messageHtml(m.consentAllAccessLead)}</strong> ${messageHtml(m.consentAllAccess, { product })}</p>`
     : model.scope.length > 0
-      ? `<p>It asks for these permissions:</p>\n<ul>${model.scope.map((s) => `<li>${escapeHtml(s)}</li>`).join('')}</ul>`
-      : `<p>It asks to access ${escapeHtml(model.productName)} on your behalf.</p>`;
+      ? `<p>${messageHtml(m.consentScopesIntro)}</p>\n<ul>${model.scope.map((s) => `<li>${escapeHtml(s)}</li>`).join('')}</ul>`
+      : `<p>${messageHtml(m.consentNoScopes, { product })}</p>`;
   // <bdi>: a name in another script direction keeps to itself instead of reordering the sentence around it.
   const client = `<bdi>${escapeHtml(model.clientName)}</bdi>`;
-  return `<h1>Allow ${client}?</h1>
-<p><strong>${client}</strong> wants to access your ${escapeHtml(model.productName)} account.</p>
+  const user = `<bdi>${escapeHtml(model.userName)}</bdi>`;
+  const consentsLink = `<a href="${escapeHtml(model.consentsUrl)}">${messageHtml(m.consentsTitle)}</a>`;
+  return `<h1>${messageHtml(m.consentTitle, { client })}</h1>
+<p>${messageHtml(m.consentWants, { client: `<strong>${client}</strong>`, product })}</p>
 ${scopes}
-<p class="muted">Signed in as <bdi>${escapeHtml(model.userName)}</bdi>. After you choose, you will be sent back to ${escapeHtml(model.redirectOrigin)}. Deny shares nothing with ${client}; if you allow, you can withdraw its access at any time under <a href="${escapeHtml(model.consentsUrl)}">Connected applications</a>.</p>
+<p class="muted">${messageHtml(m.signedInAs, { user })} ${messageHtml(m.consentAfterChoice, { origin: escapeHtml(model.redirectOrigin), client, consentsLink })}</p>
 <form method="post" action="${escapeHtml(model.action)}">
 <input type="hidden" name="csrf_token" value="${escapeHtml(model.csrfToken)}">
 <input type="hidden" name="request_id" value="${escapeHtml(model.requestId)}">
 <input type="hidden" name="resume" value="${escapeHtml(model.resume)}">
 <div class="actions">
-<button type="submit" name="decision" value="allow" class="primary">Allow</button>
-<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+<button type="submit" name="decision" value="allow" class="primary">${messageHtml(m.allowButton)}</button>
+<button type="submit" name="decision" value="deny" class="secondary">${messageHtml(m.denyButton)}</button>
 </div>${model.switchAccount
-    ? `\n<p class="muted">Not <bdi>${escapeHtml(model.userName)}</bdi>? <button type="submit" name="decision" value="switch" class="link">Use another account</button></p>` : ''}
+    ? `\n<p class="muted">${messageHtml(m.notUser, { user })} <button type="submit" name="decision" value="switch" class="link">${messageHtml(m.switchAccountButton)}</button></p>` : ''}
 </form>`;
 }

@@ -1,10 +1,13 @@
 // The "connected applications" page: a user's consents, each with a Withdraw button.
 import { escapeHtml } from './escape-html.js';
+import { messageHtml, messageText } from './format-message.js';
+import { ENGLISH_PAGE_MESSAGES, type PageMessages } from './page-messages.js';
 
 /** One approved integration as the page shows it. */
 export interface ConsentRow {
   readonly clientId: string;
   readonly clientName: string;
+  /** The scopes' sentences, in the page's language. */
   readonly scope: readonly string[];
   /** Approved without a scope, which the server treats as all-access. */
   readonly allAccess: boolean;
@@ -30,34 +33,39 @@ export interface ConsentsPageModel {
  * Lists the integrations the user approved; withdrawing one revokes its tokens for the user. A sign-out
  * button ends the router's login session, so that no later authorization request is answered silently
  * (remembered consent) from this browser; a user the host signed in gets the host's sign-out instead.
+ * `dateText` writes the day of each approval (UTC) in the page's language; English: `YYYY-MM-DD`.
  * @see RFC 6749 §10.2, RFC 6819 §4.4.1.4 (CSRF on forms).
  */
-export function consentsPageBody(model: ConsentsPageModel): string {
+export function consentsPageBody(
+  model: ConsentsPageModel, messages: PageMessages = ENGLISH_PAGE_MESSAGES, dateText: (date: Date) => string = (date) => date.toISOString().slice(0, 10),
+): string {
+  const m = messages;
   // <bdi>, as everywhere a name is shown: a right-to-left name at the start of the sentence keeps to itself.
-  const withdrawn = model.withdrawn === null ? null : model.withdrawn.name === null ? 'The application' : `<bdi>${escapeHtml(model.withdrawn.name)}</bdi>`;
-  const notice = withdrawn === null ? '' : `<p role="status">${withdrawn} no longer has access to your account.</p>`;
+  const withdrawn = model.withdrawn === null ? null : model.withdrawn.name === null
+    ? messageHtml(m.consentWithdrawnUnnamed) : messageHtml(m.consentWithdrawn, { client: `<bdi>${escapeHtml(model.withdrawn.name)}</bdi>` });
+  const notice = withdrawn === null ? '' : `<p role="status">${withdrawn}</p>`;
   const rows = model.rows.map((row) => `<li>
 <h2><bdi>${escapeHtml(row.clientName)}</bdi></h2>
-${row.allAccess ? '<p><strong>Full access to your account</strong></p>' : row.scope.length > 0 ? `<ul>${row.scope.map((s) => `<li>${escapeHtml(s)}</li>`).join('')}</ul>` : ''}
-<p class="muted">Allowed on <time datetime="${row.grantedAt.toISOString()}">${escapeHtml(row.grantedAt.toISOString().slice(0, 10))}</time></p>
+${row.allAccess ? `<p><strong>${messageHtml(m.fullAccess)}</strong></p>` : row.scope.length > 0 ? `<ul>${row.scope.map((s) => `<li>${escapeHtml(s)}</li>`).join('')}</ul>` : ''}
+<p class="muted">${messageHtml(m.allowedOn, { date: `<time datetime="${row.grantedAt.toISOString()}">${escapeHtml(dateText(row.grantedAt))}</time>` })}</p>
 <form method="post" action="${escapeHtml(model.action)}">
 <input type="hidden" name="csrf_token" value="${escapeHtml(model.csrfToken)}">
 <input type="hidden" name="client_id" value="${escapeHtml(row.clientId)}">
-<button type="submit" class="secondary" aria-label="Withdraw access of ${escapeHtml(row.clientName)}">Withdraw access</button>
+<button type="submit" class="secondary" aria-label="${escapeHtml(messageText(m.withdrawLabel, { client: row.clientName }))}">${messageHtml(m.withdrawButton)}</button>
 </form>
 </li>`).join('\n');
-  return `<h1>Connected applications</h1>
-<p class="muted">Signed in as <bdi>${escapeHtml(model.userName)}</bdi>.</p>
+  return `<h1>${messageHtml(m.consentsTitle)}</h1>
+<p class="muted">${messageHtml(m.signedInAs, { user: `<bdi>${escapeHtml(model.userName)}</bdi>` })}</p>
 ${notice}
-${model.rows.length > 0 ? `<ul class="plain">${rows}</ul>` : '<p>No application has access to your account.</p>'}
-${signOutPart(model)}`;
+${model.rows.length > 0 ? `<ul class="plain">${rows}</ul>` : `<p>${messageHtml(m.noConsents)}</p>`}
+${signOutPart(model, m)}`;
 }
 
-function signOutPart(model: ConsentsPageModel): string {
+function signOutPart(model: ConsentsPageModel, m: PageMessages): string {
   if (model.signOut === null) return '';
-  if ('href' in model.signOut) return `<p class="actions"><a href="${escapeHtml(model.signOut.href)}">Sign out</a></p>`;
+  if ('href' in model.signOut) return `<p class="actions"><a href="${escapeHtml(model.signOut.href)}">${messageHtml(m.signOutButton)}</a></p>`;
   return `<form method="post" action="${escapeHtml(model.signOut.action)}">
 <input type="hidden" name="csrf_token" value="${escapeHtml(model.csrfToken)}">
-<div class="actions"><button type="submit" class="secondary">Sign out</button></div>
+<div class="actions"><button type="submit" class="secondary">${messageHtml(m.signOutButton)}</button></div>
 </form>`;
 }

@@ -11,6 +11,9 @@ export interface PageFrame {
   /** Accent colour, `#rrggbb`, at least 4.5:1 against white (validated at start-up). */
   readonly brandColor: string;
   readonly body: string;
+  /** The page's language (BCP 47) and direction; default English, left to right. */
+  readonly lang?: string;
+  readonly dir?: 'ltr' | 'rtl';
 }
 
 // Text sizes, the card's width and its breakpoint in rem/em, not px: they follow the user's default font size (a
@@ -42,11 +45,12 @@ h2{font-size:1.1rem;margin:0 0 8px}
 
 /**
  * Renders a whole page. All dynamic values are escaped by the callers' templates; the title is escaped here.
+ * @see WCAG 2.2 §3.1.1 (language of page), HTML Living Standard §3.2.6.4 (dir).
  */
 export function renderPage(frame: PageFrame): string {
   const product = escapeHtml(frame.productName);
   return `<!doctype html>
-<html lang="en">
+<html lang="${escapeHtml(frame.lang ?? 'en')}"${frame.dir === 'rtl' ? ' dir="rtl"' : ''}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

@@ -1,0 +1,102 @@
+// The `pageLanguages` option: the host's translations of the pages, validated once at start-up.
+import type { Request } from 'express';
+import { OptionsError, onlyKnownKeys } from '../options-error.js';
+import { ENGLISH_PAGE_MESSAGES, PAGE_MESSAGE_PLACEHOLDERS, type PageCatalogue, type PageMessages } from './page-messages.js';
+import { textDirection } from './text-direction.js';
+
+/** Translations of the login, consent, connected-applications, error and sign-out pages. */
+export interface PageLanguagesOptions {
+  /**
+   * A catalogue per language, keyed by its BCP 47 tag (`de`, `fr-CA`, `ar`). English (`en`) is built in and is what
+   * every message a catalogue leaves out is shown in; an `en` catalogue rewords it.
+   */
+  readonly catalogues: Readonly<Record<string, PageCatalogue>>;
+  /**
+   * Picks the language of a page before Accept-Language is looked at, e.g. from the user's profile or a cookie:
+   * one of `available` (the catalogues' tags and `en`), or `null`/`undefined` to negotiate. Synchronous: it runs
+   * as each page is written. A tag not in `available` is ignored; a throw is logged and ignored.
+   */
+  readonly choose?: (req: Request, available: readonly string[]) => string | null | undefined;
+}
+
+/** One language of the pages, with every message (English where its catalogue has none). */
+export interface PageLanguage {
+  readonly tag: string;
+  readonly dir: 'ltr' | 'rtl';
+  readonly messages: PageMessages;
+  /** English: a text the catalogues cannot translate (a developer's error description) is in the page's language. */
+  readonly english: boolean;
+  /** Chosen among `pageLanguages`: the page then sends Content-Language and Vary. */
+  readonly negotiated: boolean;
+}
+
+/** `pageLanguages` after validation: `tags` starts with `en`, the answer when nothing better matches. */
+export interface ResolvedPageLanguages {
+  readonly tags: readonly string[];
+  readonly byTag: ReadonlyMap<string, PageLanguage>;
+  readonly choose: NonNullable<PageLanguagesOptions['choose']> | null;
+}
+
+/** The pages in English, as they are without `pageLanguages`. */
+export const ENGLISH_PAGES: PageLanguage = { tag: 'en', dir: 'ltr', messages: ENGLISH_PAGE_MESSAGES, english: true, negotiated: false };
+
+/** Checks one catalogue: only known messages, each text (or, for a counted one, a function), with its own `{name}`s. */
+function checkCatalogue(key: string, catalogue: unknown): PageCatalogue {
+  if (typeof catalogue !== 'object' || catalogue === null || Array.isArray(catalogue)) {
+    throw new OptionsError(key, 'must be an object of message → text (PageCatalogue)');
+  }
+  onlyKnownKeys(key, catalogue, [...Object.keys(PAGE_MESSAGE_PLACEHOLDERS), 'scopes']);
+  for (const [name, value] of Object.entries(catalogue as Record<string, unknown>)) {
+    if (name === 'scopes') {
+      if (typeof value !== 'object' || value === null || Object.values(value).some((text) => typeof text !== 'string')) {
+        throw new OptionsError(`${key}.scopes`, 'must be an object of scope → sentence');
+      }
+      continue;
+    }
+    const allowed = PAGE_MESSAGE_PLACEHOLDERS[name as keyof typeof PAGE_MESSAGE_PLACEHOLDERS];
+    // A counted message's function is checked as it answers: its texts depend on the number.
+    if (value === undefined || (typeof value === 'function' && name === 'signInLockedOut')) continue;
+    if (typeof value !== 'string') throw new OptionsError(`${key}.${name}`, 'must be a string');
+    for (const [, placeholder] of value.matchAll(/\{([A-Za-z]+)\}/g)) {
+      if (!allowed.includes(placeholder!)) {
+        throw new OptionsError(`${key}.${name}`, `has {${placeholder}}, which it does not take${allowed.length > 0
+          ? ` (it takes ${allowed.map((p) => `{${p}}`).join(', ')})` : ''}`);
+      }
+    }
+  }
+  return catalogue as PageCatalogue;
+}
+
+/**
+ * Validates `pageLanguages`; `null` when absent (the pages in English, without Content-Language or Vary).
+ * @throws OptionsError naming the bad tag or message.
+ * @see RFC 9110 §12.5.4 (Accept-Language), BCP 47 (RFC 5646).
+ */
+export function resolvePageLanguages(value: unknown): ResolvedPageLanguages | null {
+  if (value === undefined) return null;
+  if (typeof value !== 'object' || value === null) throw new OptionsError('pageLanguages', 'must be { catalogues, choose? }');
+  onlyKnownKeys('pageLanguages', value, ['catalogues', 'choose']);
+  const { catalogues, choose } = value as PageLanguagesOptions;
+  if (typeof catalogues !== 'object' || catalogues === null || Array.isArray(catalogues)) {
+    throw new OptionsError('pageLanguages.catalogues', 'must be an object of language tag → catalogue');
+  }
+  if (choose !== undefined && typeof choose !== 'function') throw new OptionsError('pageLanguages.choose', 'must be a function');
+  const byTag = new Map<string, PageLanguage>([['en', { ...ENGLISH_PAGES, negotiated: true }]]);
+  const seen = new Set<string>();
+  for (const [given, catalogue] of Object.entries(catalogues)) {
+    let tag: string;
+    try {
+      [tag = ''] = Intl.getCanonicalLocales(given);
+    } catch {
+      throw new OptionsError(`pageLanguages.catalogues.${given}`, 'is not a BCP 47 language tag');
+    }
+    const key = `pageLanguages.catalogues.${given}`;
+    if (seen.has(tag)) throw new OptionsError(key, `is ${tag} again`);
+    seen.add(tag);
+    // A message given as undefined (from a partly filled JSON, under exactOptionalPropertyTypes) is left out, so English shows.
+    const translated = Object.entries(checkCatalogue(key, catalogue)).filter(([, text]) => text !== undefined);
+    const messages: PageMessages = { ...ENGLISH_PAGE_MESSAGES, ...Object.fromEntries(translated) };
+    byTag.set(tag, { tag, dir: textDirection(tag), messages, english: tag === 'en' || tag.startsWith('en-'), negotiated: true });
+  }
+  return { tags: [...byTag.keys()], byTag, choose: choose ?? null };
+}

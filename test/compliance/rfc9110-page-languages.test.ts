@@ -1,0 +1,209 @@
+// RFC 9110 §12.5.4: "The 'Accept-Language' header field can be used by user agents to indicate the set of natural
+// languages that are preferred in the response." The router's pages, in the host's catalogues (pageLanguages), chosen
+// by Accept-Language or the host's hook, with Content-Language (§8.5) and Vary (§12.5.5); the JSON endpoints untouched.
+import request from 'supertest';
+import { describe, expect, it } from 'vitest';
+import { createTestApp, REDIRECT_URI, USER } from '../helpers/app.js';
+import { authorizeQuery, hiddenField } from '../helpers/browser-flow.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
+import { registerClient } from '../../src/clients/register-client.js';
+import { OptionsError } from '../../src/options.js';
+import type { OAuthRouterOptions } from '../../src/options.js';
+import type { PageCatalogue } from '../../src/views/page-messages.js';
+
+const GERMAN: PageCatalogue = {
+  signInTitle: 'Anmelden',
+  signInIntroToClient: 'Melden Sie sich mit Ihrem {product}-Konto an, um zu {client} fortzufahren.',
+  usernameLabel: 'Benutzername',
+  passwordLabel: 'Passwort',
+  signInButton: 'Anmelden',
+  signInFailed: 'Benutzername oder Passwort ist falsch.',
+  signInLockedOut: (minutes) => (minutes === 1 ? 'Zu viele Versuche. In einer Minute erneut.' : 'Zu viele Versuche. In {minutes} Minuten erneut.'),
+  consentTitle: '{client} erlauben?',
+  allowButton: 'Erlauben',
+  denyButton: 'Ablehnen',
+  signedInAs: 'Angemeldet als {user}.',
+  consentsTitle: 'Verbundene Anwendungen',
+  formExpiredReload: 'Das Formular ist abgelaufen. Laden Sie die Seite neu.',
+  errorHeading: 'Diese Anfrage kann nicht abgeschlossen werden',
+  scopes: { 'envelopes:read': 'Ihre Umschläge lesen' },
+};
+/** A partial catalogue: only two messages, every other in English. */
+const FRENCH: PageCatalogue = { signInTitle: 'Connexion', signInButton: 'Se connecter' };
+const ARABIC: PageCatalogue = { signInTitle: 'تسجيل الدخول', signInButton: 'دخول' };
+
+const LANGUAGES: OAuthRouterOptions['pageLanguages'] = { catalogues: { de: GERMAN, fr: FRENCH, ar: ARABIC } };
+
+async function loginPage(options: Partial<OAuthRouterOptions>, acceptLanguage?: string, clientName?: string): Promise<request.Response> {
+  const store = createMemoryStore();
+  const t = await createTestApp(options, store);
+  let client = t.codeClient;
+  if (clientName !== undefined) {
+    const { client: c, clientSecret } = await registerClient(store, { name: clientName, flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+    client = { clientId: c.clientId, clientSecret };
+  }
+  const get = request(t.app).get(`/oauth2/authorize?${authorizeQuery(client)}`);
+  return acceptLanguage === undefined ? get : get.set('Accept-Language', acceptLanguage);
+}
+
+/** The page's <html> start tag. */
+function htmlTag(page: request.Response): string {
+  return /<html[^>]*>/.exec(page.text)![0];
+}
+
+describe('RFC 9110 §12.5.4: the pages in the language Accept-Language prefers among the host\'s catalogues', () => {
+  it('a German catalogue is chosen by Accept-Language, with lang, Content-Language and Vary', async () => {
+    const page = await loginPage({ pageLanguages: LANGUAGES }, 'de-DE,de;q=0.9,en;q=0.5');
+    expect(page.status).toBe(200);
+    expect(htmlTag(page)).toBe('<html lang="de">');
+    expect(page.headers['content-language']).toBe('de');
+    expect(page.headers.vary).toMatch(/\bAccept-Language\b/);
+    expect(page.text).toContain('<title>Anmelden – ');
+    expect(page.text).toContain('<label for="username">Benutzername</label>');
+    // The integration's name is still the router's: escaped, in <strong><bdi>.
+    expect(page.text).toContain('um zu <strong><bdi>Acme CRM</bdi></strong> fortzufahren.');
+  });
+
+  it('a partial catalogue falls back to English message by message', async () => {
+    const page = await loginPage({ pageLanguages: LANGUAGES }, 'fr');
+    expect(htmlTag(page)).toBe('<html lang="fr">');
+    expect(page.text).toContain('<h1>Connexion</h1>');
+    expect(page.text).toContain('>Se connecter</button>');
+    expect(page.text).toContain('<label for="username">Username</label>');
+    expect(page.text).toContain('to continue to <strong><bdi>Acme CRM</bdi></strong>.');
+  });
+
+  it('a right-to-left language sets dir="rtl"', async () => {
+    const page = await loginPage({ pageLanguages: LANGUAGES }, 'ar-EG');
+    expect(htmlTag(page)).toBe('<html lang="ar" dir="rtl">');
+    expect(page.headers['content-language']).toBe('ar');
+    expect(page.text).toContain('<h1>تسجيل الدخول</h1>');
+  });
+
+  it('q-values decide, not the order of the header', async () => {
+    expect(htmlTag(await loginPage({ pageLanguages: LANGUAGES }, 'de;q=0.3, fr;q=0.8, en;q=0.5'))).toBe('<html lang="fr">');
+    expect(htmlTag(await loginPage({ pageLanguages: LANGUAGES }, 'en;q=0.9, de'))).toBe('<html lang="de">');
+    // q=0: "not acceptable" (RFC 9110 §12.4.2), so English.
+    expect(htmlTag(await loginPage({ pageLanguages: LANGUAGES }, 'de;q=0'))).toBe('<html lang="en">');
+  });
+
+  it('an unsupported language, no header, or * gets English, still with Content-Language and Vary', async () => {
+    for (const header of ['pt-BR, ja;q=0.8', undefined, '*']) {
+      const page = await loginPage({ pageLanguages: LANGUAGES }, header);
+      expect(htmlTag(page), String(header)).toBe('<html lang="en">');
+      expect(page.headers['content-language']).toBe('en');
+      expect(page.headers.vary).toMatch(/\bAccept-Language\b/);
+      expect(page.text).toContain('<h1>Sign in</h1>');
+    }
+  });
+
+  it('without pageLanguages the page is as before: English, no Content-Language, no Vary on Accept-Language', async () => {
+    const plain = await loginPage({}, 'de');
+    expect(htmlTag(plain)).toBe('<html lang="en">');
+    expect(plain.headers['content-language']).toBeUndefined();
+    expect(plain.headers.vary ?? '').not.toMatch(/Accept-Language/);
+    // The same English bytes as with catalogues and an English browser, but for the per-response nonce and CSRF token.
+    const english = await loginPage({ pageLanguages: LANGUAGES }, 'en');
+    const stable = (html: string): string => html.replace(/nonce="[^"]*"/, '').replace(/name="csrf_token" value="[^"]*"/, '').replace(/name="request_id" value="[^"]*"/, '');
+    expect(stable(english.text)).toBe(stable(plain.text));
+  });
+
+  it('the host\'s choose() wins over Accept-Language; an answer it does not offer is ignored', async () => {
+    const choose = (req: { headers: Record<string, unknown> }) => (req.headers.cookie === 'lang=ar' ? 'ar' : req.headers.cookie === 'lang=xx' ? 'xx' : null);
+    const options = { pageLanguages: { ...LANGUAGES, choose } };
+    const store = createMemoryStore();
+    const t = await createTestApp(options, store);
+    const url = `/oauth2/authorize?${authorizeQuery(t.codeClient)}`;
+    expect(htmlTag(await request(t.app).get(url).set('Accept-Language', 'de').set('Cookie', 'lang=ar'))).toBe('<html lang="ar" dir="rtl">');
+    expect(htmlTag(await request(t.app).get(url).set('Accept-Language', 'de').set('Cookie', 'lang=xx'))).toBe('<html lang="de">');
+    expect(htmlTag(await request(t.app).get(url).set('Accept-Language', 'de'))).toBe('<html lang="de">');
+  });
+
+  it('a translation cannot inject HTML, and a name in it is escaped and isolated as in English', async () => {
+    const evil: PageCatalogue = {
+      signInTitle: '<script>alert(1)</script>',
+      signInIntroToClient: '<img src=x onerror=alert(1)> {product} {client} {client}',
+      usernameLabel: 'Name</label><input name="stolen">',
+    };
+    const name = '<b onmouseover=alert(1)>Evil</b> {product} مرحبا';
+    const page = await loginPage({ pageLanguages: { catalogues: { de: evil } } }, 'de', name);
+    expect(page.text).not.toMatch(/<script|<img|<b |<input name="stolen"/);
+    expect(page.text).toContain('<h1>&lt;script&gt;alert(1)&lt;/script&gt;</h1>');
+    expect(page.text).toContain('<title>&lt;script&gt;alert(1)&lt;/script&gt; – ');
+    const escapedName = '&lt;b onmouseover=alert(1)&gt;Evil&lt;/b&gt; {product} مرحبا';
+    // The name's own "{product}" is not replaced again: values go in in one pass.
+    expect(page.text).toContain(`&lt;img src=x onerror=alert(1)&gt; <strong>Signature API</strong> <strong><bdi>${escapedName}</bdi></strong> <strong><bdi>${escapedName}</bdi></strong>`);
+  });
+
+  it('a catalogue with a placeholder its message does not take, or an unknown message, is refused at start-up', async () => {
+    await expect(createTestApp({ pageLanguages: { catalogues: { de: { signInTitle: 'Hallo {user}' } } } })).rejects.toThrow(OptionsError);
+    await expect(createTestApp({ pageLanguages: { catalogues: { de: { signInTitel: 'x' } as PageCatalogue } } })).rejects.toThrow(/signInTitel/);
+    await expect(createTestApp({ pageLanguages: { catalogues: { 'not a tag!': {} } } })).rejects.toThrow(/BCP 47/);
+    await expect(createTestApp({ languages: {} } as Partial<OAuthRouterOptions>)).rejects.toThrow(/did you mean "pageLanguages"/);
+  });
+});
+
+describe('RFC 9110 §12.5.4: every page follows the language', () => {
+  it('a failed sign-in, the consent page, the connected-applications page and an error page in German', async () => {
+    const t = await createTestApp({ pageLanguages: LANGUAGES, scopes: { 'envelopes:read': 'Read your envelopes' } });
+    const agent = request.agent(t.app);
+    const query = authorizeQuery(t.codeClient, { scope: 'envelopes:read' });
+    const login = await agent.get(`/oauth2/authorize?${query}`).set('Accept-Language', 'de');
+    const form = { csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id') };
+    const failed = await agent.post('/oauth2/login').set('Accept-Language', 'de').type('form').send({ ...form, username: USER.username, password: 'wrong' });
+    expect(failed.status).toBe(400);
+    expect(failed.text).toContain('<p class="error" role="alert" id="login-error">Benutzername oder Passwort ist falsch.</p>');
+    expect(failed.headers['content-language']).toBe('de');
+    const posted = await agent.post('/oauth2/login').set('Accept-Language', 'de').type('form').send({ ...form, username: USER.username, password: USER.password });
+    expect(posted.status).toBe(303);
+    const consent = await agent.get(posted.headers.location!).set('Accept-Language', 'de');
+    expect(consent.text).toContain('<title>\u2068Acme CRM\u2069 erlauben? – ');
+    expect(consent.text).toContain('<h1><bdi>Acme CRM</bdi> erlauben?</h1>');
+    expect(consent.text).toContain('<li>Ihre Umschläge lesen</li>');
+    expect(consent.text).toContain(`Angemeldet als <bdi>${USER.displayName}</bdi>.`);
+    expect(consent.text).toContain('>Verbundene Anwendungen</a>');
+    const decided = await agent.post('/oauth2/consent').type('form').send({
+      csrf_token: hiddenField(consent.text, 'csrf_token'), request_id: hiddenField(consent.text, 'request_id'), decision: 'allow',
+    });
+    expect(decided.status).toBe(303);
+    const consents = await agent.get('/oauth2/consents').set('Accept-Language', 'de');
+    expect(consents.text).toContain('<h1>Verbundene Anwendungen</h1>');
+    // The day in German (Intl), the machine-readable date unchanged.
+    expect(consents.text).toMatch(/Allowed on <time datetime="[^"]+">\d{1,2}\. \p{L}+ \d{4}<\/time>/u);
+    expect(consents.text).toContain('<li>Ihre Umschläge lesen</li>');
+    // A withdraw without the form's token: the translated message.
+    const expired = await agent.post('/oauth2/consents/withdraw').set('Accept-Language', 'de').type('form').send({ csrf_token: 'x', client_id: 'y' });
+    expect(expired.status).toBe(403);
+    expect(expired.text).toContain('<h1>Diese Anfrage kann nicht abgeschlossen werden</h1>');
+    expect(expired.text).toContain('<p class="error" role="alert">Das Formular ist abgelaufen. Laden Sie die Seite neu.</p>');
+  });
+
+  it('a developer\'s English description on a German error page is marked lang="en"', async () => {
+    const t = await createTestApp({ pageLanguages: LANGUAGES });
+    const page = await request(t.app).get('/oauth2/authorize?response_type=code&client_id=nobody').set('Accept-Language', 'de');
+    expect(page.status).toBe(400);
+    expect(htmlTag(page)).toBe('<html lang="de">');
+    expect(page.text).toMatch(/<code>invalid_client<\/code>: <span lang="en">[^<]+<\/span>/);
+  });
+
+  it('a counted message is the host\'s function of the number', async () => {
+    const t = await createTestApp({ pageLanguages: LANGUAGES, loginRateLimit: { max: 1, windowSeconds: 600 } });
+    const agent = request.agent(t.app);
+    const login = await agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`);
+    const form = { csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id') };
+    let page: request.Response | undefined;
+    for (let i = 0; i < 3; i++) {
+      page = await agent.post('/oauth2/login').set('Accept-Language', 'de').type('form').send({ ...form, username: USER.username, password: 'wrong' });
+      if (page.status === 429) break;
+    }
+    expect(page!.status).toBe(429);
+    expect(page!.text).toMatch(/Zu viele Versuche\. In (einer Minute|\d+ Minuten) erneut\./);
+  });
+
+  it('the JSON endpoints are not affected', async () => {
+    const t = await createTestApp({ pageLanguages: LANGUAGES });
+    const token = await request(t.app).post('/oauth2/token').set('Accept-Language', 'de').type('form').send({ grant_type: 'client_credentials' });
+    expect(token.headers['content-language']).toBeUndefined();
+    expect(token.headers.vary ?? '').not.toMatch(/Accept-Language/);
+  });
+});
