@@ -218,3 +218,63 @@ describe.skipIf(!CHROMIUM)('the pages in headless Chromium: axe-core WCAG 2.2 A/
     expect(await page.getByRole('alert').textContent()).toContain('incorrect');
   });
 });
+
+describe.skipIf(!CHROMIUM)('the pages in a right-to-left catalogue (pageLanguages) pass axe-core WCAG 2.2 A/AA', () => {
+  let browser: Browser;
+  let server: Server;
+  let base: string;
+  let clientId: string;
+
+  beforeAll(async () => {
+    const store = createMemoryStore();
+    const oauth = createOAuthRouter(store, {
+      async verifyCredentials(): Promise<AuthenticatedUser | null> { return null; },
+      async findUser(): Promise<AuthenticatedUser | null> { return null; },
+    }, {
+      issuer: 'http://127.0.0.1', session: { secret: 'page-accessibility-test-secret' }, logger: { warn() {}, error() {} },
+      // Part of the pages only: the rest in English, as a partial catalogue shows them.
+      pageLanguages: { catalogues: { ar: {
+        signInTitle: 'تسجيل الدخول', signInErrorTitle: 'خطأ: تسجيل الدخول', usernameLabel: 'اسم المستخدم', passwordLabel: 'كلمة المرور',
+        signInButton: 'دخول', signInFailed: 'اسم المستخدم أو كلمة المرور غير صحيحة.', errorTitle: 'لا يمكن إكمال الطلب',
+      } } },
+    });
+    server = await new Promise<Server>((resolve) => {
+      const s = express().use((req, res, next) => oauth.router(req, res, next)).listen(0, '127.0.0.1', () => resolve(s));
+    });
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    clientId = (await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [`${base}/callback`] })).client.clientId;
+    browser = await launchChromium();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    server?.closeAllConnections();
+    await new Promise((resolve) => server?.close(resolve));
+  });
+
+  it('sign-in, a refused password and an error page with an English description, as the browser asks in Arabic', async () => {
+    // Chromium sends Accept-Language from the context's locale.
+    const context = await browser.newContext({ bypassCSP: true, locale: 'ar-EG' });
+    await context.addInitScript({ path: AXE_SCRIPT });
+    const page = await context.newPage();
+    const axeViolations = async (): Promise<string[]> => {
+      const result = await page.evaluate((tags) => axe.run(document, { runOnly: { type: 'tag', values: tags } }), WCAG_AA);
+      return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+    };
+    const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: `${base}/callback`, state: 's' });
+    await page.goto(`${base}/oauth2/authorize?${query}`);
+    expect(await page.getAttribute('html', 'dir')).toBe('rtl');
+    expect(await page.title()).toMatch(/^تسجيل الدخول – /);
+    expect(await axeViolations(), 'fresh sign-in').toEqual([]);
+    await page.getByLabel('اسم المستخدم').fill('alice');
+    await page.getByLabel('كلمة المرور').fill('wrong');
+    await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'دخول' }).click()]);
+    expect(await page.getByRole('alert').textContent()).toBe('اسم المستخدم أو كلمة المرور غير صحيحة.');
+    expect(await axeViolations(), 'refused password').toEqual([]);
+    await page.goto(`${base}/oauth2/authorize?response_type=code&client_id=nobody`);
+    expect(await page.title()).toMatch(/^لا يمكن إكمال الطلب – /);
+    expect(await page.locator('span[lang="en"]').count()).toBe(1);
+    expect(await axeViolations(), 'error page').toEqual([]);
+    await context.close();
+  });
+});
