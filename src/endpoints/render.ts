@@ -36,10 +36,15 @@ export function pageLanguageOf(res: Response, context: PageContext): PageLanguag
 function lockoutText(messages: PageMessages, retryAfterSeconds: number): string {
   const minutes = Math.ceil(retryAfterSeconds / 60);
   const counted = messages.signInLockedOut;
-  let text = typeof counted === 'function' ? counted(minutes) : counted;
-  // A host's plural function that answers no text is a bug of its own: the page still says how long, in English.
+  let text: unknown;
+  try {
+    text = typeof counted === 'function' ? counted(minutes) : counted;
+  } catch {
+    text = null;
+  }
+  // A host's plural function that throws or answers no text is a bug of its own: the page still says how long, in English.
   if (typeof text !== 'string') text = (ENGLISH_PAGE_MESSAGES.signInLockedOut as (count: number) => string)(minutes);
-  return messageText(text, { minutes: String(minutes) });
+  return messageText(text as string, { minutes: String(minutes) });
 }
 
 /**
