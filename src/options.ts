@@ -97,6 +97,16 @@ export interface OAuthRouterOptions {
    */
   readonly clientAuthRateLimit?: ClientAuthRateLimitOptions | false;
   /**
+   * The secret the two limits' counter keys are MACed under (HMAC-SHA-256, key derived by HKDF), so the usernames and
+   * addresses they count cannot be read back from the store or its APM spans with a dictionary. At least 16
+   * characters, the same on every instance (they count together only under one secret). Default: the first
+   * `session.secret`. Set it when there is none (`session.hostSession`, or a host login page without a router
+   * session); with no secret at all the keys are an unkeyed SHA-256, and NODE_ENV=production warns at start-up.
+   * Changing it (or the first `session.secret` it defaults to) starts every counter afresh, once.
+   * `undefined` counts as absent. @see RFC 6819 §5.1.4.2.3.
+   */
+  readonly rateLimitKeySecret?: string | undefined;
+  /**
    * `'opaque'` (default): random access tokens that requireBearer looks up in the store. `'jwt'`: signed
    * JWT access tokens (RFC 9068) that requireBearer verifies without the store, so revoking one takes effect
    * only at its expiry; introspection and refresh still honour revocation.
@@ -242,6 +252,8 @@ export interface ResolvedOptions {
   readonly orderedTokens: boolean;
   readonly loginRateLimit: ResolvedLoginRateLimit | null;
   readonly clientAuthRateLimit: ResolvedClientAuthRateLimit | null;
+  /** As given; `rateLimitKeySecretOf` picks the secret the counter keys are MACed under. */
+  readonly rateLimitKeySecret: string | undefined;
   readonly accessTokenFormat: 'opaque' | 'jwt';
   readonly jwt: ResolvedJwtOptions;
   /** Never empty, in the order the metadata lists them. */
@@ -260,7 +272,7 @@ export interface ResolvedOptions {
 
 const KNOWN_KEYS = new Set([
   'issuer', 'legacy', 'accessTokenTtl', 'refreshTokenTtl', 'authorizationCodeTtl', 'requirePkce', 'realm',
-  'session', 'productName', 'logger', 'scopes', 'allAccessWithoutScopes', 'brandColor', 'rememberConsent', 'consentsPage', 'introspectionClients', 'orderedTokens', 'loginRateLimit', 'clientAuthRateLimit',
+  'session', 'productName', 'logger', 'scopes', 'allAccessWithoutScopes', 'brandColor', 'rememberConsent', 'consentsPage', 'introspectionClients', 'orderedTokens', 'loginRateLimit', 'clientAuthRateLimit', 'rateLimitKeySecret',
   'accessTokenFormat', 'jwt', 'clientAuthMethods', 'bodyTimeout', 'userAuthTimeout', 'bearerCache', 'events', 'pageLanguages',
 ]);
 const LIKELY_TYPOS: Record<string, string> = {
@@ -411,6 +423,9 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
   if (options.accessTokenFormat !== undefined && options.accessTokenFormat !== 'opaque' && options.accessTokenFormat !== 'jwt') {
     throw new OptionsError('accessTokenFormat', 'must be "opaque" or "jwt"');
   }
+  if (options.rateLimitKeySecret !== undefined && (typeof options.rateLimitKeySecret !== 'string' || options.rateLimitKeySecret.length < 16)) {
+    throw new OptionsError('rateLimitKeySecret', 'must be a string of at least 16 characters, the same on every instance');
+  }
   if (options.events !== undefined && !(options.events instanceof OAuthEvents)) {
     throw new OptionsError('events', 'must be an OAuthEvents (new OAuthEvents())');
   }
@@ -440,6 +455,7 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
     orderedTokens: options.orderedTokens ?? true,
     loginRateLimit: resolveLoginRateLimit(options.loginRateLimit),
     clientAuthRateLimit: resolveClientAuthRateLimit(options.clientAuthRateLimit),
+    rateLimitKeySecret: options.rateLimitKeySecret,
     accessTokenFormat: options.accessTokenFormat ?? 'opaque',
     jwt,
     clientAuthMethods: resolveClientAuthMethods(options.clientAuthMethods),

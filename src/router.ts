@@ -32,6 +32,8 @@ import { checkProductionSession } from './http/check-production-session.js';
 import { warnPlainHttpIssuer } from './http/warn-plain-http-issuer.js';
 import { createLoginRateLimit } from './http/login-rate-limit.js';
 import { createClientAuthRateLimit } from './checks/client-auth-rate-limit.js';
+import { createCounterKey } from './http/rate-limit-keys.js';
+import { rateLimitKeySecretOf, warnUnkeyedCounterKeys } from './http/rate-limit-key-secret.js';
 import { createMemoryRateLimits } from './stores/memory/rate-limits.js';
 import { withdrawConsent } from './consents/withdraw-consent.js';
 import type { PageContext } from './endpoints/page-context.js';
@@ -96,10 +98,14 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
   const pageForm = [...pageHeaders, createRefuseCrossSiteForm(resolved)];
   // Both limits count in the store's rateLimits tier, shared by every instance on it; without it, in this process.
   const counters = store.rateLimits ?? createMemoryRateLimits().rateLimits;
-  const loginRateLimit = resolved.loginRateLimit ? createLoginRateLimit(resolved.loginRateLimit, counters, resolved.logger) : null;
+  // Their keys are MACed under a secret every instance holds, derived once here.
+  const keySecret = rateLimitKeySecretOf(resolved);
+  warnUnkeyedCounterKeys(resolved, keySecret);
+  const counterKey = createCounterKey(keySecret);
+  const loginRateLimit = resolved.loginRateLimit ? createLoginRateLimit(resolved.loginRateLimit, counters, counterKey, resolved.logger) : null;
   // Handed to the three client-authenticating endpoints themselves: no route layer, nothing kept per request.
   const clientAuthLimit = resolved.clientAuthRateLimit
-    ? createClientAuthRateLimit(resolved.clientAuthRateLimit, counters, resolved.logger) : null;
+    ? createClientAuthRateLimit(resolved.clientAuthRateLimit, counters, counterKey, resolved.logger) : null;
 
   const endpointsByIssuer = new Map<ResolvedIssuer, Endpoints>();
   for (const issuer of issuers) {

@@ -4,7 +4,7 @@ import type { RateLimitStore } from '../stores/contract.js';
 import type { Logger } from '../options.js';
 import { InvalidClientError, TooManyAttemptsError } from '../errors.js';
 import { limitOptionsObject, positiveCount } from '../http/rate-limit-options.js';
-import { counterKey, sourceOf } from '../http/rate-limit-keys.js';
+import { sourceOf, type CounterKey } from '../http/rate-limit-keys.js';
 import { createUntrustedProxyWarning } from '../http/untrusted-proxy-warning.js';
 import { createOneAtATime, TooManyWaitingError } from './one-at-a-time.js';
 
@@ -45,7 +45,7 @@ export interface ClientAuthRateLimit {
    * Runs `authenticate` unless this source is blocked, for the presented client_id or altogether; counts it
    * when it throws InvalidClientError for a presented client_id (`clientIdOf()` null: no credentials to count).
    * `clientIdOf` is called only when a block is remembered or a failure is counted, so the success path pays
-   * neither a second credentials parse nor a key hash. `otherIdOf`: a second client_id the request may authenticate
+   * neither a second credentials parse nor a key MAC. `otherIdOf`: a second client_id the request may authenticate
    * as (a Basic header's reading as sent, next to its form-decoded one), whose block refuses the request too.
    * @throws TooManyAttemptsError (429), or what `authenticate` throws.
    */
@@ -79,11 +79,13 @@ const MAX_BLOCKED = 10_000;
  *   past a limit (reached on another instance) answers 429 at once. So a source can have at most one
  *   failure per instance verified past the limit, and requests already in flight when a limit is reached
  *   still complete.
+ * Keys come from `counterKey` (`createCounterKey`: a MAC under the instances' shared secret).
  * @see RFC 6819 §4.3.5 (online guessing of client secrets), §5.1.4.2.2, §5.1.4.2.3, RFC 6585 §4.
  */
 export function createClientAuthRateLimit(
   resolved: ResolvedClientAuthRateLimit,
   counters: RateLimitStore,
+  counterKey: CounterKey,
   logger: Logger,
   clock: () => Date = () => new Date(),
 ): ClientAuthRateLimit {

@@ -6,7 +6,7 @@ import type { Logger } from '../options.js';
 import { TooManyAttemptsError } from '../errors.js';
 import { countersFromExpressRateLimitStore } from './express-rate-limit-counters.js';
 import { limitOptionsObject, positiveCount } from './rate-limit-options.js';
-import { accountOf, counterKey, sourceOf } from './rate-limit-keys.js';
+import { accountOf, sourceOf, type CounterKey } from './rate-limit-keys.js';
 import { createUntrustedProxyWarning } from './untrusted-proxy-warning.js';
 
 /** The `loginRateLimit` option. Counts are failed sign-ins per window; a source is an address (`req.ip`). */
@@ -97,12 +97,14 @@ const KNOWN_PERIODS = 4;
  * gives its places back (`release`), and a success clears its (account, source) counter. So the counts are
  * failed checks only, and one source hammering an account never adds to the account's count once refused.
  * Counters live in the Store's `rateLimits` tier when it has one (every instance counts together), else in
- * this process; `store` moves the failure counters to an express-rate-limit Store.
+ * this process; `store` moves the failure counters to an express-rate-limit Store. Keys come from `counterKey`
+ * (`createCounterKey`: a MAC under the instances' shared secret), so no store holds a username or address.
  * @see RFC 6819 §4.4.3.6, §5.1.4.2.3, RFC 6585 §4 (429), OWASP Authentication Cheat Sheet.
  */
 export function createLoginRateLimit(
   resolved: ResolvedLoginRateLimit,
   counters: RateLimitStore,
+  counterKey: CounterKey,
   logger: Logger,
   clock: () => Date = () => new Date(),
 ): LoginRateLimit {

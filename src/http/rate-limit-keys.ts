@@ -1,5 +1,5 @@
-// Counter keys of the sign-in and client-authentication limits: who is counted, hashed so no key holds input.
-import { createHash } from 'node:crypto';
+// Counter keys of the sign-in and client-authentication limits: who is counted, MACed so no key holds or reveals input.
+import { createHash, createHmac, createSecretKey, hkdfSync } from 'node:crypto';
 import type { Request } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
 
@@ -20,19 +20,35 @@ export function sourceOf(req: Request): string {
 /**
  * The account a sign-in names, as the limits count it: Unicode-normalised (NFKC), trimmed and lower-cased, so
  * `Alice`, `alice ` and `ａｌｉｃｅ` share one counter whatever the host's directory makes of them (merging can
- * only make counting stricter). Only ever hashed (`counterKey`).
+ * only make counting stricter). Only ever MACed into a key (`createCounterKey`).
  * @see OWASP Authentication Cheat Sheet (account lockout counts per account).
  */
 export function accountOf(username: string): string {
   return username.normalize('NFKC').trim().toLowerCase();
 }
 
+/** Makes a counter key: `eor:<kind>:…` for these parts. */
+export type CounterKey = (kind: string, ...parts: readonly string[]) => string;
+
+/** HKDF info of the MAC key: the secret it is derived from (a session secret) is never used as it is. */
+const KEY_INFO = 'express-oauth-router rate-limit counter keys v1';
+
 /**
- * A counter key: `eor:<kind>:<base64url SHA-256 of the parts>`, 60-odd printable ASCII characters whatever
- * the parts (a megabyte username, a NUL byte), and none of them readable from it: usernames, client ids and
- * addresses never reach a store or a log as they were typed.
- * @see RateLimitStore (keys hold no secret and no raw input).
+ * Counter keys: `eor:<kind>:<base64url HMAC-SHA-256 of the kind and parts>`, 60-odd printable ASCII characters
+ * whatever the parts (a megabyte username, a NUL byte). The MAC key is derived (HKDF-SHA-256) from `secret`, which
+ * every instance sharing the counters holds (`rateLimitKeySecretOf`), so they still count together, while a key read
+ * from the store or an APM span tells nothing: a dictionary of usernames (or of passwords typed in the username
+ * field) and addresses needs the secret. The kind is MACed too, so one source's sign-in and client keys do not match.
+ *
+ * `secret` null (no secret is configured): the unkeyed SHA-256 of the parts, as up to 0.3.0, which a dictionary
+ * reverses but every instance computes alike. A random key per process would hide them, and make each instance count
+ * alone, multiplying every limit by the number of instances; the router warns about it instead (production only).
+ * @see RFC 2104 (HMAC), RFC 5869 (HKDF), RateLimitStore (keys hold no secret and no raw input).
  */
-export function counterKey(kind: string, ...parts: readonly string[]): string {
-  return `eor:${kind}:${createHash('sha256').update(JSON.stringify(parts)).digest('base64url')}`;
+export function createCounterKey(secret: string | null): CounterKey {
+  if (secret === null) {
+    return (kind, ...parts) => `eor:${kind}:${createHash('sha256').update(JSON.stringify(parts)).digest('base64url')}`;
+  }
+  const key = createSecretKey(Buffer.from(hkdfSync('sha256', secret, '', KEY_INFO, 32)));
+  return (kind, ...parts) => `eor:${kind}:${createHmac('sha256', key).update(JSON.stringify([kind, ...parts])).digest('base64url')}`;
 }

@@ -146,7 +146,8 @@ export function sharedStoreBackends(tag: string): SharedStoreBackend[] {
   const redisUrl = process.env.OAUTH_TEST_REDIS_URL ?? '';
   const unique = `${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   const schema = `oauth_${tag}_${unique}`;
-  const prefix = `oauth-${tag}-${unique}:`;
+  // OAUTH_TEST_REDIS_PREFIX: a run that shares its Redis with others keeps its keys under a prefix of its own.
+  const prefix = `${process.env.OAUTH_TEST_REDIS_PREFIX ?? ''}oauth-${tag}-${unique}:`;
   return [
     {
       name: 'PostgreSQL',

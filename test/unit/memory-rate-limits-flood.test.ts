@@ -5,6 +5,10 @@ import { createMemoryRateLimits } from '../../src/stores/memory/rate-limits.js';
 import { createLoginRateLimit, resolveLoginRateLimit } from '../../src/http/login-rate-limit.js';
 import { InvalidClientError, TooManyAttemptsError } from '../../src/errors.js';
 import { createClientAuthRateLimit, resolveClientAuthRateLimit } from '../../src/checks/client-auth-rate-limit.js';
+import { createCounterKey } from '../../src/http/rate-limit-keys.js';
+
+/** Keys as under a session.secret, the default of a configured router. */
+const counterKey = createCounterKey('flood-test-session-secret-0123');
 
 const silent = { warn: () => undefined, error: () => undefined };
 
@@ -15,7 +19,7 @@ function from(ip: string): Request {
 describe('in-process counters (memory store, or a store without rateLimits) under a flood of new keys', () => {
   it('a blocked source trying made-up usernames leaves no key behind, so the counters that block it and the victim\'s stay (RFC 6819 §4.4.3.6)', async () => {
     const memory = createMemoryRateLimits(undefined, 200);
-    const limit = createLoginRateLimit(resolveLoginRateLimit({ max: 10, maxPerSource: 30 })!, memory.rateLimits, silent);
+    const limit = createLoginRateLimit(resolveLoginRateLimit({ max: 10, maxPerSource: 30 })!, memory.rateLimits, counterKey, silent);
     const attacker = from('203.0.113.9');
     const wrong = async (): Promise<null> => null;
     let refused = 0;
@@ -61,7 +65,7 @@ describe('in-process counters (memory store, or a store without rateLimits) unde
 
   it('a flood of one-failure keys from many sources cannot push out an account\'s count past its limit (RFC 6819 §4.4.3.6)', async () => {
     const memory = createMemoryRateLimits(undefined, 1000);
-    const login = createLoginRateLimit(resolveLoginRateLimit({})!, memory.rateLimits, silent);
+    const login = createLoginRateLimit(resolveLoginRateLimit({})!, memory.rateLimits, counterKey, silent);
     const wrong = async (): Promise<null> => null;
     // A distributed attack on one account: 100 sources, one wrong password each, reach maxPerAccount.
     for (let i = 0; i < 100; i++) await login.attempt(from(`198.51.100.${i}`), 'victim', wrong);
@@ -77,7 +81,7 @@ describe('in-process counters (memory store, or a store without rateLimits) unde
     expect(await tryVictim('192.0.2.1')).toBe('refused');
     // Then cheap client-authentication failures (unknown client_ids) from 40 other sources, 50 each: 2,040 new keys
     // in a map of 1,000, so that the oldest windows (the account's among them) would be the ones to go.
-    const clients = createClientAuthRateLimit(resolveClientAuthRateLimit({})!, memory.rateLimits, silent);
+    const clients = createClientAuthRateLimit(resolveClientAuthRateLimit({})!, memory.rateLimits, counterKey, silent);
     const unknown = async (): Promise<never> => { throw new InvalidClientError('client authentication failed', 'unknown_client'); };
     for (let s = 0; s < 40; s++) {
       for (let i = 0; i < 50; i++) {

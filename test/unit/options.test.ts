@@ -36,6 +36,8 @@ describe('createOAuthRouter options', () => {
     [{ issuer: 'https://x', legacy: { issuer: 'https://x' } }, 'legacy.issuer'],
     [{ issuer: 'https://x', legacy: { issuer: 'https://y', credentialsIssuedBefore: 'someday' } }, 'legacy.credentialsIssuedBefore'],
     [{ issuer: 'https://x', session: { secret: 'short' } }, 'session.secret'],
+    [{ issuer: 'https://x', rateLimitKeySecret: 'short' }, 'rateLimitKeySecret'],
+    [{ issuer: 'https://x', rateLimitKeySecret: ['rate-limit-key-secret-0123456789'] }, 'rateLimitKeySecret'],
     [{ issuer: 'https://x', requirePkce: 'yes' }, 'requirePkce'],
     [{ issuer: 'https://x', realm: 'a"b' }, 'realm'],
     [{ issuer: 'https://x', accessTokenTTL: 60 }, 'accessTokenTTL'],
