@@ -369,8 +369,9 @@ export interface RateLimitCount {
  * Fixed-window counters for the sign-in and client-authentication limits: the `rateLimits` tier. With it,
  * every instance sharing the store counts together; without it each process counts on its own.
  *
- * Keys are at most 200 printable ASCII characters and never hold a secret or raw user input (the router
- * hashes usernames, client ids and addresses into them), so a store may use them verbatim as row keys.
+ * Keys are at most 200 printable ASCII characters and never hold a secret or raw user input (the router MACs
+ * usernames, client ids and addresses into them under the instances' shared secret, or hashes them when there is
+ * none), so a store may use them verbatim as row keys.
  * `now` is the caller's clock: a window has ended when `now` is at or after its `resetAt`, so every store
  * judges windows alike and tests can step the clock. A store expires keys on its own some time after
  * `resetAt` (a TTL, a sweep): that is housekeeping, never what decides whether a window has ended.
