@@ -1,5 +1,6 @@
 // The part of better-sqlite3 the SQLite store uses, typed here so the published types need no @types package.
 import { requireDriver, type StoreDriver } from '../missing-driver.js';
+import { runtimeRequire } from '../../runtime-require.js';
 
 /** What a write statement reports. @see DESIGN §2 (the SQLite store). */
 export interface SqliteRunResult {
@@ -71,14 +72,31 @@ export function isSqliteDatabase(value: object): value is SqliteDatabase {
 /**
  * How the package manager that installed better-sqlite3 runs its install script (which builds the addon). Yarn 2+
  * builds a dependency only when package.json's `dependenciesMeta` allows it (Yarn 4.18.1 builds none by default), and
- * is told by Plug'n'Play's `process.versions.pnp` or the `npm_config_user_agent` it sets (`yarn/4.18.1 …`); npm 11 by
- * `allowScripts`. Yarn 1 runs install scripts, so npm's words stand for everything else.
+ * is told by Plug'n'Play's `process.versions.pnp` or the `npm_config_user_agent` it sets (`yarn/4.18.1 …`). pnpm 10
+ * and 12 build none either ("Ignored build scripts: better-sqlite3", an install that fails on pnpm 12) until
+ * `pnpm approve-builds` allows it (pnpm 10.34 asks which, pnpm 12 takes the name; both then build it, and pnpm 9's
+ * `pnpm rebuild` after an `--ignore-scripts` install); pnpm is told by its user agent under `pnpm exec`, and by the
+ * driver's path in its store (`node_modules/.pnpm/better-sqlite3@12…`) under plain `node` or `npx`, where npm's
+ * advice would have npm rewrite pnpm's node_modules. npm 11 builds by `allowScripts`; Yarn 1 runs install scripts,
+ * so npm's words stand for everything else.
  */
-function buildAdvice(): string {
-  const yarnBerry = process.versions['pnp'] !== undefined || /^yarn\/(?!1\.)/.test(process.env['npm_config_user_agent'] ?? '');
-  return yarnBerry
-    ? 'add "dependenciesMeta": { "better-sqlite3": { "built": true } } to your package.json, then yarn install'
-    : 'npm install-scripts approve better-sqlite3 && npm rebuild better-sqlite3';
+function buildAdvice(driverPath: string): string {
+  const agent = process.env['npm_config_user_agent'] ?? '';
+  const yarnBerry = process.versions['pnp'] !== undefined || /^yarn\/(?!1\.)/.test(agent);
+  if (yarnBerry) return 'add "dependenciesMeta": { "better-sqlite3": { "built": true } } to your package.json, then yarn install';
+  if (agent.startsWith('pnpm/') || /[\\/]node_modules[\\/]\.pnpm[\\/]/.test(driverPath)) {
+    return 'pnpm approve-builds better-sqlite3 (pnpm 10 lists it for you to pick; on pnpm 9, pnpm rebuild better-sqlite3)';
+  }
+  return 'npm install-scripts approve better-sqlite3 && npm rebuild better-sqlite3';
+}
+
+/** Where better-sqlite3 resolved from, or '' where it cannot be told (a bundle that inlined it). */
+function driverPath(): string {
+  try {
+    return runtimeRequire().resolve(BETTER_SQLITE3.name);
+  } catch {
+    return '';
+  }
 }
 
 /** The constructor once it has opened a database: its native addon is there. */
@@ -102,7 +120,7 @@ export function loadBetterSqlite3(): SqliteDatabaseConstructor {
     // npm that skips install scripts missing from `allowScripts`; a build for another Node version says otherwise.
     if (error instanceof Error && error.message.startsWith('Could not locate the bindings file')) {
       throw new Error(
-        `The SQLite store's better-sqlite3 is installed but not built (its install script did not run): ${buildAdvice()}`,
+        `The SQLite store's better-sqlite3 is installed but not built (its install script did not run): ${buildAdvice(driverPath())}`,
         { cause: error },
       );
     }
