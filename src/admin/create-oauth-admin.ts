@@ -6,7 +6,7 @@ import { requireAdministration } from '../stores/check-store.js';
 import { registerClient, type RegisterClientInput, type RegisteredClient } from '../clients/register-client.js';
 import { updateClientSettings, type ClientUpdate, type UpdatedClient } from '../clients/update-client.js';
 import { rotateClientSecretWithGrace, type RotateSecretOptions, type RotatedSecret } from '../clients/rotate-client-secret.js';
-import { disableClient } from '../clients/disable-client.js';
+import { markClientDisabled, revokeDisabledClientTokens } from '../clients/disable-client.js';
 import { enableClient } from '../clients/enable-client.js';
 import { deleteOAuthClient } from '../clients/delete-client.js';
 import { revokeTokens, type RevokedTokens, type RevokeTokensTarget } from '../clients/revoke-tokens.js';
@@ -14,6 +14,12 @@ import { RevocationIncompleteError, UnknownClientError } from '../clients/client
 import { importClients, type ImportClientsOptions, type ImportReport } from '../clients/import-clients.js';
 import type { ImportRecord } from '../clients/import-file.js';
 import { copyClient } from '../stores/copy-client.js';
+
+/** What `OAuthAdmin.disableClient` did. */
+export interface DisabledClient {
+  /** True when the integration was disabled already (by an earlier call, or by another one at the same moment). */
+  readonly alreadyDisabled: boolean;
+}
 
 /** Options of `createOAuthAdmin`. */
 export interface OAuthAdminOptions {
@@ -39,8 +45,11 @@ export interface OAuthAdmin {
   updateClient(clientId: string, update: ClientUpdate): Promise<UpdatedClient>;
   /** New secret; with `gracePeriodSeconds` the old one works until then and no token is revoked. */
   rotateSecret(clientId: string, options?: RotateSecretOptions): Promise<RotatedSecret>;
-  /** Disables it and revokes every token and code it holds. */
-  disableClient(clientId: string): Promise<void>;
+  /**
+   * Disables it and revokes every token and code it holds. `client.disabled` is published by the call that disabled
+   * it only: a disable of a disabled integration (`alreadyDisabled`) revokes again and reports that `token.revoked` alone.
+   */
+  disableClient(clientId: string): Promise<DisabledClient>;
   /** Lets it authenticate again; nothing revoked comes back. */
   enableClient(clientId: string): Promise<void>;
   /** Revokes its tokens, then removes it, its codes and consents (needs `store.clients.deleteClient`). */
@@ -114,15 +123,23 @@ export function createOAuthAdmin(store: Store, options: OAuthAdminOptions = {}):
       return rotated;
     },
     async disableClient(clientId) {
+      const outcome = await markClientDisabled(store, clientId);
+      if (outcome === null) throw new UnknownClientError(clientId);
+      // Reported by the one call that disabled it: a retry (of a disable whose revocation failed, or of one whose
+      // answer was lost) or a disable from another instance at the same moment changed no flag.
+      const disabledHere = outcome === 'disabled';
       try {
-        if (!(await disableClient(store, clientId))) throw new UnknownClientError(clientId);
+        await revokeDisabledClientTokens(store, clientId);
       } catch (error) {
         // The integration is disabled: that is recorded; the revocation that failed is not.
-        if (error instanceof RevocationIncompleteError) lifecycle('client.disabled', clientId);
+        if (disabledHere) lifecycle('client.disabled', clientId);
         throw error;
       }
-      lifecycle('client.disabled', clientId);
+      if (disabledHere) lifecycle('client.disabled', clientId);
+      // Every disable revokes again (a new revocation moment), which is what finishes one an earlier disable left
+      // incomplete: reported each time, as `revokeTokens` is.
       revoked('client_disabled', 'client', clientId, null);
+      return { alreadyDisabled: !disabledHere };
     },
     async enableClient(clientId) {
       if (!(await enableClient(store, clientId))) throw new UnknownClientError(clientId);

@@ -17,11 +17,14 @@ export function addClientsDisableCommand(clients: Command): void {
     .option('--json', 'print one JSON object instead of text')
     .action(async (clientId: string, options: { readonly json?: boolean }) => {
       // Rejects with UnknownClientError (exit 1, unknown_client) for an id no integration has.
-      await withAdmin((admin) => admin.disableClient(clientId));
+      const { alreadyDisabled } = await withAdmin((admin) => admin.disableClient(clientId));
       if (options.json) {
-        printJson({ client_id: clientId, disabled: true });
+        printJson({ client_id: clientId, disabled: true, already_disabled: alreadyDisabled });
         return;
       }
-      process.stdout.write(`Disabled ${clientId}; its tokens are revoked.\n`);
+      // A retry says so: the audit log has no second client.disabled for it.
+      process.stdout.write(alreadyDisabled
+        ? `${clientId} was disabled already; its tokens are revoked again.\n`
+        : `Disabled ${clientId}; its tokens are revoked.\n`);
     });
 }

@@ -74,6 +74,9 @@ export interface ClientChanges {
   readonly previousClientSecretExpiresAt?: Date | null;
 }
 
+/** What `ClientStore.disableClient` did: disabled an enabled integration, or found it disabled already. */
+export type DisableClientOutcome = 'disabled' | 'already_disabled';
+
 /**
  * An integration as this process last read it from the store, and which version of the stored record that
  * was (`ClientCopies.find`). `revision` is opaque, compared by the store only; any change to the record, by
@@ -121,6 +124,17 @@ export interface ClientStore {
    * unknown id.
    */
   updateClient?(clientId: string, changes: ClientChanges): Promise<OAuthClient | null>;
+  /**
+   * Optional, in no tier (stores written before it lack it). In one atomic step, sets `disabled` and removes the
+   * previous secret of a planned rotation (`updateClient(clientId, { disabled: true, previousClientSecretHash: null,
+   * previousClientSecretExpiresAt: null })`), and says what `disabled` was just before: resolves `'disabled'` when
+   * this call disabled an enabled integration, `'already_disabled'` when it was disabled already (the previous
+   * secret is removed all the same), `null` for an unknown id. Of N concurrent calls on an enabled integration, from
+   * any number of instances, exactly one resolves `'disabled'`: the admin API reports `client.disabled` once per
+   * disable. Without it, the admin API reads the flag before `updateClient`, and two instances disabling at once may
+   * both report it. @see RFC 7009 §2.1, RFC 6749 §2.3.1.
+   */
+  disableClient?(clientId: string): Promise<DisableClientOutcome | null>;
   /** Tier `administration`. Every integration, ordered as `compareClients` (store-policy) orders them. */
   listClients?(): Promise<readonly OAuthClient[]>;
   /**
@@ -495,8 +509,8 @@ export interface Store {
   close?(): Promise<void>;
 }
 
-/** The `administration` tier's integrations: every method, `deleteClient` still optional (contract v1). */
-export type AdministrationClientStore = Required<Omit<ClientStore, 'deleteClient'>> & Pick<ClientStore, 'deleteClient'>;
+/** The `administration` tier's integrations: every method, `deleteClient` (contract v1) and `disableClient` still optional. */
+export type AdministrationClientStore = Required<Omit<ClientStore, 'deleteClient' | 'disableClient'>> & Pick<ClientStore, 'deleteClient' | 'disableClient'>;
 
 /** A Store with the `administration` tier. */
 export interface AdministrationStore extends Store {

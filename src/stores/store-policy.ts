@@ -103,6 +103,14 @@ export function definedClientChanges(changes: ClientChanges): ClientChanges {
 }
 
 /**
+ * What `ClientStore.disableClient` writes: the flag, and no previous secret of a planned rotation, so that `enable`
+ * brings back only the current one (a disable is often the answer to a leak). @see RFC 6819 §5.2.3.7.
+ */
+export const DISABLE_CLIENT_CHANGES: ClientChanges = Object.freeze({
+  disabled: true, previousClientSecretHash: null, previousClientSecretExpiresAt: null,
+});
+
+/**
  * An integration with `changes` applied, for stores that keep whole records (a map, a document): the fields
  * given replace the record's, and `null` removes `tokenEndpointAuthMethod` (or the previous secret), so that absence stays
  * absence. Apply it inside the store's atomic step, to the record as it is there, never to an earlier read.

@@ -4,6 +4,7 @@ import type { ConformanceRule } from './conformance-types.js';
 import { absentRules } from './conformance-absent.js';
 import { backendTimeRules } from './conformance-backend-time.js';
 import { clientLifecycleRules } from './conformance-client-lifecycle.js';
+import { disableClientRules } from './conformance-disable-client.js';
 import { clientCopyRules } from './conformance-client-copies.js';
 import { clientRules } from './conformance-clients.js';
 import { codeRules } from './conformance-codes.js';
@@ -47,6 +48,7 @@ export const CONFORMANCE_RULES: readonly ConformanceRule[] = inTierOrder([
   ...backendTimeRules,
   ...clientRules,
   ...clientLifecycleRules,
+  ...disableClientRules,
   ...clientCopyRules,
   ...revocationRules,
   ...consentRules,

@@ -298,8 +298,10 @@ describe('createOAuthAdmin (RFC 6749 §2, RFC 7009 §2.1)', () => {
     expect(seen).toEqual(['client.disabled']);
     // Disabled, not revoked: the token still works until a second disable revokes it.
     expect((await store.tokens.findAccessToken(hashToken(token)))).not.toBeNull();
-    await admin.disableClient(client.clientId);
+    expect(await admin.disableClient(client.clientId)).toEqual({ alreadyDisabled: true });
     expect((await store.tokens.findAccessToken(hashToken(token)))).toBeNull();
+    // The retry disabled nothing (the first call did, and said so): it reports the revocation it finished, alone.
+    expect(seen).toEqual(['client.disabled', 'token.revoked']);
 
     const scoped = await registerClient(store, { name: 'Scoped', flow: 'client_credentials', allowedScopes: ['envelopes:read', 'envelopes:sign'] });
     failures = 1;

@@ -37,6 +37,22 @@ const auditLines = (): Record<string, unknown>[] =>
   readFileSync(auditFile, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe('oauth-admin audit log (README "Audit events": every security-relevant outcome is one typed event)', () => {
+  it('a second clients disable of a disabled integration appends no second client.disabled, and says it was disabled already', async () => {
+    const created = await ok(auditFile, 'clients', 'create', '--name', 'Acme', '--flow', 'client_credentials');
+    const clientId = String(created['client_id']);
+    expect(await ok(auditFile, 'clients', 'disable', clientId)).toEqual({ client_id: clientId, disabled: true, already_disabled: false });
+    expect(await ok(auditFile, 'clients', 'disable', clientId)).toEqual({ client_id: clientId, disabled: true, already_disabled: true });
+    expect(auditLines().map((l) => [l['event'], l['cause'] ?? null])).toEqual([
+      ['client.created', null],
+      ['client.disabled', null],
+      ['token.revoked', 'client_disabled'],
+      // The retry revoked again (finishing a revocation a failed first disable left), and reports that alone.
+      ['token.revoked', 'client_disabled'],
+    ]);
+    const text = await run(auditFile, 'clients', 'disable', clientId);
+    expect(text.stdout).toBe(`${clientId} was disabled already; its tokens are revoked again.\n`);
+  });
+
   it('create, rotate-secret, disable, enable, tokens revoke and delete each append their client.* / token.revoked line, never a secret', async () => {
     const created = await ok(auditFile, 'clients', 'create', '--name', 'Acme', '--flow', 'client_credentials');
     const clientId = String(created['client_id']);
@@ -117,7 +133,7 @@ describe('oauth-admin audit log (README "Audit events": every security-relevant 
     const clientId = String((JSON.parse(created.stdout) as Record<string, unknown>)['client_id']);
     const disabled = await run(undefined, 'clients', 'disable', clientId, '--json');
     expect({ code: disabled.code, stdout: disabled.stdout, stderr: disabled.stderr })
-      .toEqual({ code: 0, stdout: `${JSON.stringify({ client_id: clientId, disabled: true }, null, 2)}\n`, stderr: '' });
+      .toEqual({ code: 0, stdout: `${JSON.stringify({ client_id: clientId, disabled: true, already_disabled: false }, null, 2)}\n`, stderr: '' });
   });
 });
 

@@ -137,7 +137,7 @@ describe('--json on every command prints one JSON document on stdout', () => {
   it('disable and enable: the client_id and its new state', async () => {
     const disabled = await runCommand('disable', ['--json']);
     expect(disabled).toMatchObject({ code: 0, stderr: '' });
-    expect(JSON.parse(disabled.stdout)).toEqual({ client_id: clientId, disabled: true });
+    expect(JSON.parse(disabled.stdout)).toEqual({ client_id: clientId, disabled: true, already_disabled: false });
     const enabled = await runCommand('enable', ['--json']);
     expect(enabled).toMatchObject({ code: 0, stderr: '' });
     expect(JSON.parse(enabled.stdout)).toEqual({ client_id: clientId, disabled: false });

@@ -30,6 +30,8 @@ export type Fault =
   | 'delete-signing-key-checks-a-turn-before-deleting'
   /** (e) updateClient reads the whole record, then writes it all back a round trip later. */
   | 'update-client-reads-then-writes-whole-record'
+  /** disableClient reads the flag in one round trip and writes it in the next (each of two concurrent disables reports it). */
+  | 'disable-client-reads-a-turn-before-writing'
   /** (f) consumeCode reads the code in one round trip and marks it used in the next. */
   | 'consume-code-checks-a-turn-before-marking'
   /** (g) revokeClientTokens deletes tokens but records no tombstone at all. */
@@ -260,6 +262,17 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
         clients.set(key(clientId), updated);
         revise(clientId);
         return copy(updated);
+      },
+      async disableClient(clientId) {
+        await turn();
+        const read = clients.get(key(clientId));
+        if (!read) return null;
+        if (gap('disable-client-reads-a-turn-before-writing')) await turn();
+        const current = clients.get(key(clientId));
+        if (!current) return null;
+        clients.set(key(clientId), applyClientChanges(current, { disabled: true, previousClientSecretHash: null, previousClientSecretExpiresAt: null }));
+        revise(clientId);
+        return read.disabled ? 'already_disabled' : 'disabled';
       },
       async listClients() {
         await turn();

@@ -1,6 +1,6 @@
 // The memory store's integrations: insert-only create and field-by-field update, each in one synchronous block.
-import type { ClientChanges, ClientStore, OAuthClient } from '../contract.js';
-import { applyClientChanges, compareClients } from '../store-policy.js';
+import type { ClientChanges, ClientStore, DisableClientOutcome, OAuthClient } from '../contract.js';
+import { applyClientChanges, compareClients, DISABLE_CLIENT_CHANGES } from '../store-policy.js';
 import { decode, encode, type Ready, type Encoded } from './codec.js';
 
 /**
@@ -30,6 +30,15 @@ export function createMemoryClientStore(ready: Ready, onDelete: (clientId: strin
       const updated = applyClientChanges(decode<OAuthClient>(json), changes);
       clients.set(clientId, encode(updated));
       return decode<OAuthClient>(clients.get(clientId)!);
+    },
+    async disableClient(clientId: string): Promise<DisableClientOutcome | null> {
+      await ready();
+      // Read and written with no await in between: of concurrent disables, one finds the integration enabled.
+      const json = clients.get(clientId);
+      if (json === undefined) return null;
+      const current = decode<OAuthClient>(json);
+      clients.set(clientId, encode(applyClientChanges(current, DISABLE_CLIENT_CHANGES)));
+      return current.disabled ? 'already_disabled' : 'disabled';
     },
     async listClients(): Promise<readonly OAuthClient[]> {
       await ready();

@@ -111,6 +111,13 @@ export function createPostgresClientStore(
        x AS (DELETE FROM ${t.tokens} WHERE client_id = $1 AND EXISTS (SELECT 1 FROM c))
      SELECT count(*)::text AS deleted FROM c, pg_notify('${feed.channel}', '') AS n`,
   );
+  // The FOR UPDATE subquery reads `disabled` under the row lock: a disable that waited for another's commit reads
+  // the row version that one wrote (READ COMMITTED re-reads a locked row), so only one finds it enabled.
+  const disable = prepareSql(
+    `UPDATE ${t.clients} AS c SET disabled = true, previous_client_secret_hash = NULL, previous_client_secret_expires_at = NULL
+     FROM (SELECT client_id, disabled FROM ${t.clients} WHERE client_id = $1 FOR UPDATE) AS before
+     WHERE c.client_id = before.client_id RETURNING before.disabled AS was_disabled`,
+  );
   /** One statement per set of changed fields (at most 127), prepared once per connection like the others. */
   const updates = new Map<string, PreparedSql>();
   function updateSql(fields: readonly (keyof ClientChanges)[]): PreparedSql {
@@ -165,6 +172,12 @@ export function createPostgresClientStore(
       copies.forget(clientId);
       const { rows } = await db.query<ClientRow>(updateSql(fields), [clientId, ...values]);
       return rows[0] ? toClient(rows[0]) : null;
+    },
+    async disableClient(clientId) {
+      copies.forget(clientId);
+      const { rows } = await db.query<{ was_disabled: boolean }>(disable, [clientId]);
+      if (rows.length === 0) return null;
+      return rows[0]!.was_disabled ? 'already_disabled' : 'disabled';
     },
     async listClients() {
       const { rows } = await db.read<ClientRow>(list, []);

@@ -24,6 +24,7 @@ import {
   MIGRATE_CLIENT,
   PUT_INDEXED,
   UPDATE_CLIENT,
+  DISABLE_CLIENT,
   type RunScript,
 } from './scripts.js';
 import { createRedisKeyStore } from './keys.js';
@@ -235,6 +236,17 @@ function createRedisClientStore(
         await migrate(key);
       }
       throw new Error(`updateClient: the record of integration ${JSON.stringify(clientId)} is neither a hash nor convertible`);
+    },
+    async disableClient(clientId) {
+      copies?.forget(clientId);
+      const key = keys.client(clientId);
+      for (let attempt = 0; attempt < MIGRATE_ATTEMPTS; attempt++) {
+        const reply = (await run(DISABLE_CLIENT, [key], [])) as string;
+        if (reply === 'none') return null;
+        if (reply !== 'legacy') return reply === 'already_disabled' ? 'already_disabled' : 'disabled';
+        await migrate(key);
+      }
+      throw new Error(`disableClient: the record of integration ${JSON.stringify(clientId)} is neither a hash nor convertible`);
     },
     async listClients() {
       // A sorted set, not SCAN or KEYS: listing never walks the keyspace. Reads are pipelined.

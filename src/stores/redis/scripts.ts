@@ -114,6 +114,21 @@ end
 return ${HMGET_CLIENT}`);
 
 /**
+ * ClientStore.disableClient: sets `disabled`, removes the previous secret of a planned rotation and answers what
+ * `disabled` was, in one script (Redis runs one at a time), so of concurrent disables one finds it enabled.
+ * KEYS client. Returns 'none', 'legacy' (a version 0.1 string, converted first), 'disabled' or 'already_disabled'.
+ */
+export const DISABLE_CLIENT = script(`
+local kind = redis.call('TYPE', KEYS[1]).ok
+if kind == 'none' then return 'none' end
+if kind ~= 'hash' then return 'legacy' end
+local was = redis.call('HGET', KEYS[1], 'disabled')
+redis.call('HSET', KEYS[1], 'disabled', 'true')
+redis.call('HDEL', KEYS[1], 'previousClientSecretHash', 'previousClientSecretExpiresAt')
+if was == 'true' then return 'already_disabled' end
+return 'disabled'`);
+
+/**
  * Converts a version 0.1 client (one JSON string) to a hash, only if the string is still the one the
  * caller read and converted (compare-and-set), so a conversion never overwrites a newer record.
  * KEYS client; ARGV json read, then field/value pairs. Returns 1 converted, 0 not.

@@ -1,5 +1,6 @@
 // The SQLite store's integrations: insert-only create, and an update that is one statement writing only the given columns.
-import type { ClientChanges, ClientStore, OAuthClient } from '../contract.js';
+import type { ClientChanges, ClientStore, DisableClientOutcome, OAuthClient } from '../contract.js';
+import { DISABLE_CLIENT_CHANGES } from '../store-policy.js';
 import type { SqliteChangeWatch } from './change-watch.js';
 import type { SqliteConnection } from './driver.js';
 import type { SqliteLockWait } from './lock-wait.js';
@@ -70,6 +71,13 @@ export function createSqliteClientStore(
     s.deleteClientTokens.run(clientId);
     return true;
   });
+  // IMMEDIATE: the write lock before the read, so no other connection or process disables it in between.
+  const disable = db.transaction((clientId: string): DisableClientOutcome | null => {
+    const row = s.findClient.get(clientId);
+    if (!row) return null;
+    s.updateClient.get(clientChangesToRow(clientId, DISABLE_CLIENT_CHANGES));
+    return row.disabled === 1 ? 'already_disabled' : 'disabled';
+  });
   return {
     async findClient(clientId: string): Promise<OAuthClient | null> {
       return copies.find(clientId, () => run(() => {
@@ -90,6 +98,10 @@ export function createSqliteClientStore(
         const row = s.updateClient.get(clientChangesToRow(clientId, changes));
         return row ? rowToClient(row) : null;
       });
+    },
+    async disableClient(clientId: string): Promise<DisableClientOutcome | null> {
+      revisions.forget(clientId);
+      return write(() => disable.immediate(clientId));
     },
     async listClients(): Promise<readonly OAuthClient[]> {
       return run(() => s.listClients.all().map(rowToClient));
