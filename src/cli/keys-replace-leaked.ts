@@ -45,7 +45,10 @@ export function addKeysReplaceLeakedCommand(keys: Command): void {
         printJson({ kid: replaced.kid, deleted: replaced.deleted });
         return;
       }
-      process.stdout.write(`New signing key ${replaced.kid} signs now; deleted ${replaced.deleted.length === 0 ? 'none' : replaced.deleted.join(', ')}.\n`
+      const signs = replaced.deleted.includes(replaced.kid)
+        ? `A replacement running at the same moment made a newer signing key, which signs now; this one's key ${replaced.kid} was deleted too`
+        : `New signing key ${replaced.kid} signs now`;
+      process.stdout.write(`${signs}; deleted ${replaced.deleted.length === 0 ? 'none' : replaced.deleted.join(', ')}.\n`
         + 'Every instance stops using the deleted keys when it next reads the store (within a minute; a restart is immediate).\n');
     });
 }

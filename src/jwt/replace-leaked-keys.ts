@@ -6,16 +6,27 @@ import { generateSigningKeyRecord } from './generate-signing-key.js';
 
 /** What a replacement did: the new key, and the kids whose records it deleted. */
 export interface ReplacedSigningKeys {
+  /** The key this replacement made. */
   readonly kid: string;
+  /**
+   * The kids whose records this call deleted (a kid another call deleted first is not in it). It holds `kid` itself
+   * when a replacement running at the same moment made a newer key, which then signs instead (see below).
+   */
   readonly deleted: readonly string[];
 }
 
 /**
- * Inserts a new key, then deletes every key ordered before it. Every key in the store may have leaked (they sit side
- * by side, in the store and in each process), so all go; the new one, then the oldest, signs at once. The newest
- * `createdAt` is read from the store, so no key another instance made meanwhile is taken for newer than the new one
- * and kept; a key made after the new one is newer, was never beside the leaked ones, and stays. The insert comes
- * first: a store is never left without a key for an instance to generate its own into.
+ * Inserts a new key, then deletes every key the store held when the replacement started: every key in the store may
+ * have leaked (they sit side by side, in the store and in each process), so all go; the new one, then the oldest,
+ * signs at once. The newest `createdAt` is read from the store, so no key another instance made meanwhile is taken
+ * for newer than the new one and kept. The insert comes first: a store is never left without a key for an instance
+ * to generate its own into.
+ *
+ * A key that appeared meanwhile (another replacement's, or a planned rotation's) was never beside the leaked ones:
+ * of it and the new key only the newer stays, so replacements running at the same moment leave exactly one key (of
+ * two, one lists after the other saved, and it deletes the older of the two new keys, its own or the other's). Each
+ * reports only what it deleted itself; its `kid` may then be in its own `deleted` (a newer key it saw signs), or in
+ * the other's (which saw its key as the older): together the two results account for every kid once.
  * @throws StoreCapabilityError when the store has no `deleteSigningKey`, before anything is written.
  * @see RFC 9068 §4, RFC 7517 §5, RFC 9700 §4.10.
  */
@@ -25,6 +36,7 @@ export async function replaceLeakedSigningKeys(store: SigningKeyStore): Promise<
       + "delete the leaked key's record by hand (README, \"JWT access tokens\")");
   }
   const before = await store.listSigningKeys();
+  const leaked = new Set(before.map((record) => record.kid));
   const newest = Math.max(0, ...before.map((record) => record.createdAt.getTime()));
   const record: SigningKeyRecord = generateSigningKeyRecord(new Date(Math.max(Date.now(), newest + 1)));
   await store.saveSigningKey(record);
@@ -33,8 +45,12 @@ export async function replaceLeakedSigningKeys(store: SigningKeyStore): Promise<
   // Ordered as the store lists the new key, as every instance orders it: a store that keeps createdAt coarser than
   // the record (a DATETIME to the second) lists it older than the record, and it was deleted as a key before itself.
   const saved = listed.find((old) => old.kid === record.kid) ?? record;
-  for (const old of listed) {
-    if (old.kid === record.kid || compareSigningKeys(old, saved) >= 0) continue;
+  // Every key there when it started goes, even one a coarse createdAt lists as newer (a replacement within the second).
+  const others = listed.filter((old) => old.kid !== record.kid);
+  const gone = others.filter((old) => leaked.has(old.kid) || compareSigningKeys(old, saved) < 0);
+  // A newer key made meanwhile, beside none of the leaked ones, signs instead: this one's key goes with the others.
+  const superseded = others.some((old) => !leaked.has(old.kid) && compareSigningKeys(old, saved) > 0);
+  for (const old of superseded ? [...gone, saved] : gone) {
     if (await store.deleteSigningKey(old.kid)) deleted.push(old.kid);
   }
   return { kid: record.kid, deleted };

@@ -153,7 +153,9 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
       logger.error(`express-oauth-router: signing keys replaced as leaked, but reading them again failed (${(err as Error).message}); `
         + 'this instance reads them at its next signature');
     }
-    logger.warn(`express-oauth-router: signing keys replaced as leaked: ${replaced.kid} signs now; deleted `
+    // Its own key in `deleted`: a replacement at the same moment made a newer one, which signs instead.
+    const signs = replaced.deleted.includes(replaced.kid) ? `a newer key of a replacement at the same moment signs (${replaced.kid} deleted)` : `${replaced.kid} signs now`;
+    logger.warn(`express-oauth-router: signing keys replaced as leaked: ${signs}; deleted `
       + `${replaced.deleted.length === 0 ? 'none' : replaced.deleted.join(', ')}. Other instances stop using them when they next read the store (within a minute)`);
     return replaced;
   }
