@@ -66,6 +66,7 @@ export { deleteOAuthClient } from './clients/delete-client.js';
 export { revokeTokens } from './clients/revoke-tokens.js';
 export type { RevokeTokensTarget, RevokedTokens } from './clients/revoke-tokens.js';
 export { UnknownClientError, StoreCapabilityError, RevocationIncompleteError, ConcurrentRotationError, GracePeriodRunningError } from './clients/client-errors.js';
+export { SigningKeysReplacementIncompleteError } from './jwt/replacement-incomplete-error.js';
 export { withdrawConsent } from './consents/withdraw-consent.js';
 export type { WithdrawalAudit } from './consents/withdraw-consent.js';
 export { hashSecret } from './crypto/hash-secret.js';

@@ -1,4 +1,5 @@
 // createOAuthRouter: validates everything once, then mounts the endpoints of both base addresses.
+import { SigningKeysReplacementIncompleteError } from './jwt/replacement-incomplete-error.js';
 import express, { type RequestHandler } from 'express';
 import helmet from 'helmet';
 import type { Store } from './stores/contract.js';
@@ -205,9 +206,15 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     rotateSigningKey: (rotation?: RotateSigningKeyOptions) => keyRing
       ? keyRing.rotate(rotation).then((rotated) => {
         if (rotation?.leaked === true) {
-          resolved.events.publish({ type: 'signing_keys.replaced', time: new Date(), issuer: null, ip: null, kid: rotated.kid, deleted: rotated.deleted });
+          resolved.events.publish({ type: 'signing_keys.replaced', time: new Date(), issuer: null, ip: null, kid: rotated.kid, deleted: rotated.deleted, complete: true });
         }
         return rotated;
+      }, (error: unknown) => {
+        // The new key is saved, some old ones deleted: the audit trail shows what happened before the failure.
+        if (error instanceof SigningKeysReplacementIncompleteError) {
+          resolved.events.publish({ type: 'signing_keys.replaced', time: new Date(), issuer: null, ip: null, kid: error.kid, deleted: error.deleted, complete: false });
+        }
+        throw error;
       })
       : Promise.reject(new Error('express-oauth-router: rotateSigningKey needs accessTokenFormat "jwt"')),
     options: resolved,

@@ -17,11 +17,12 @@ export const EXIT_FAILURE = 1;
  * - `grace_period_running` (exit 1): `rotate-secret --grace` while an earlier rotation's grace period runs;
  *   nothing was changed;
  * - `revocation_incomplete` (exit 1): the change was written but revoking what came before it failed;
+ * - `replacement_incomplete` (exit 1): `keys replace-leaked` saved its new key, then failed to delete every old one;
  * - `clock_skew` (exit 1): a command that changes something, on a machine whose clock is more than a second
  *   off the store server's (`checkClock`); nothing was changed;
  * - `failure` (exit 1): anything else.
  */
-export type CliErrorCode = 'usage_error' | 'unknown_client' | 'no_store' | 'store_unavailable' | 'unsupported' | 'grace_period_running' | 'revocation_incomplete' | 'clock_skew' | 'failure';
+export type CliErrorCode = 'usage_error' | 'unknown_client' | 'no_store' | 'store_unavailable' | 'unsupported' | 'grace_period_running' | 'revocation_incomplete' | 'replacement_incomplete' | 'clock_skew' | 'failure';
 
 /**
  * A failure with a message meant for the operator (no stack trace), the process exit code and, for

@@ -32,12 +32,13 @@ every other command fails when there is none (also on a SQLite file that holds n
 
 With --json every command prints one JSON document on stdout, and an error as one JSON object on stderr:
   {"error": CODE, "message": TEXT}
-  CODE: usage_error, unknown_client, no_store, store_unavailable, unsupported, grace_period_running, revocation_incomplete, clock_skew or failure.
+  CODE: usage_error, unknown_client, no_store, store_unavailable, unsupported, grace_period_running, revocation_incomplete, replacement_incomplete, clock_skew or failure.
 
 Exit codes: 0 done; 1 failure (unknown client_id, no store, store unreachable, unsupported by the store); 2 usage error.
   1: unknown_client, no_store, store_unavailable, unsupported (the store cannot do it; nothing changed),
      grace_period_running (rotate-secret --grace while an earlier grace period runs; nothing changed),
      revocation_incomplete (a rotation, disable or narrowing was written, revoking what came before failed),
+     replacement_incomplete (keys replace-leaked saved its new key, deleting every old one failed: run it again),
      clock_skew (a change from a machine whose clock is over 1 s off the PostgreSQL or Redis server's; nothing changed),
      failure.
   2: usage_error: an unknown command or option, a missing or malformed value, a value the registration

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { StoreCapabilityError } from '../clients/client-errors.js';
 import { replaceLeakedSigningKeys } from '../jwt/replace-leaked-keys.js';
+import { SigningKeysReplacementIncompleteError } from '../jwt/replacement-incomplete-error.js';
 import { withAuditLog } from './audit-log.js';
 import { checkClock } from './check-clock.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE } from './cli-error.js';
@@ -37,8 +38,17 @@ export function addKeysReplaceLeakedCommand(keys: Command): void {
           ahead: "the new signing key's creation time would be that far ahead, and a planned rotation after it would sign only that much later",
           behind: "the new signing key's creation time, by which the instances order the keys, would be that far behind theirs",
         });
-        const done = await replaceLeakedSigningKeys(store.keys);
-        events?.publish({ type: 'signing_keys.replaced', time: new Date(), issuer: null, ip: null, kid: done.kid, deleted: done.deleted });
+        let done;
+        try {
+          done = await replaceLeakedSigningKeys(store.keys);
+        } catch (error) {
+          // The new key is saved, some old ones deleted: recorded, then the failure (replacement_incomplete, exit 1).
+          if (error instanceof SigningKeysReplacementIncompleteError) {
+            events?.publish({ type: 'signing_keys.replaced', time: new Date(), issuer: null, ip: null, kid: error.kid, deleted: error.deleted, complete: false });
+          }
+          throw error;
+        }
+        events?.publish({ type: 'signing_keys.replaced', time: new Date(), issuer: null, ip: null, kid: done.kid, deleted: done.deleted, complete: true });
         return done;
       }, { mustExist: true }));
       if (options.json) {

@@ -1,6 +1,7 @@
 // Runs oauth-admin on an argument list and turns every outcome into an exit code.
 import { CommanderError } from 'commander';
 import { isStoreUnavailableError } from '../stores/store-unavailable-error.js';
+import { SigningKeysReplacementIncompleteError } from '../jwt/replacement-incomplete-error.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE, type CliErrorCode } from './cli-error.js';
 import { createProgram } from './create-program.js';
 import { inCliWords } from './cli-words.js';
@@ -22,6 +23,7 @@ function classify(error: unknown): { readonly code: CliErrorCode; readonly exitC
   if (error instanceof StoreCapabilityError) return { code: 'unsupported', exitCode: EXIT_FAILURE };
   if (error instanceof GracePeriodRunningError) return { code: 'grace_period_running', exitCode: EXIT_FAILURE };
   if (error instanceof RevocationIncompleteError) return { code: 'revocation_incomplete', exitCode: EXIT_FAILURE };
+  if (error instanceof SigningKeysReplacementIncompleteError) return { code: 'replacement_incomplete', exitCode: EXIT_FAILURE };
   if (isStoreUnavailableError(error)) return { code: 'store_unavailable', exitCode: EXIT_FAILURE };
   // Store URLs and other configuration are validated with TypeError: bad input, not a failure.
   if (error instanceof TypeError) return { code: 'usage_error', exitCode: EXIT_USAGE };

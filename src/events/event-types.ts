@@ -142,6 +142,11 @@ export interface SigningKeysReplacedEvent extends OAuthEventBase {
   readonly kid: string;
   /** The keys whose records were deleted. */
   readonly deleted: readonly string[];
+  /**
+   * False when the store failed after the new key was saved (SigningKeysReplacementIncompleteError): the keys not in
+   * `deleted` still verify, and the caller was told it failed. Replacing the keys again finishes it.
+   */
+  readonly complete: boolean;
 }
 
 /** A rate limit refused a request (RFC 6585 §4, RFC 6819 §4.4.3.6). */

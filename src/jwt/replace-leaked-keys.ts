@@ -3,6 +3,7 @@ import type { SigningKeyRecord, SigningKeyStore } from '../stores/contract.js';
 import { compareSigningKeys } from '../stores/store-policy.js';
 import { StoreCapabilityError } from '../clients/client-errors.js';
 import { generateSigningKeyRecord } from './generate-signing-key.js';
+import { SigningKeysReplacementIncompleteError } from './replacement-incomplete-error.js';
 
 /** What a replacement did: the new key, and the kids whose records it deleted. */
 export interface ReplacedSigningKeys {
@@ -27,7 +28,8 @@ export interface ReplacedSigningKeys {
  * two, one lists after the other saved, and it deletes the older of the two new keys, its own or the other's). Each
  * reports only what it deleted itself; its `kid` may then be in its own `deleted` (a newer key it saw signs), or in
  * the other's (which saw its key as the older): together the two results account for every kid once.
- * @throws StoreCapabilityError when the store has no `deleteSigningKey`, before anything is written.
+ * @throws StoreCapabilityError when the store has no `deleteSigningKey`, before anything is written;
+ *   SigningKeysReplacementIncompleteError when the new key was saved but a later step failed (what was deleted in it).
  * @see RFC 9068 §4, RFC 7517 §5, RFC 9700 §4.10.
  */
 export async function replaceLeakedSigningKeys(store: SigningKeyStore): Promise<ReplacedSigningKeys> {
@@ -41,6 +43,20 @@ export async function replaceLeakedSigningKeys(store: SigningKeyStore): Promise<
   const record: SigningKeyRecord = generateSigningKeyRecord(new Date(Math.max(Date.now(), newest + 1)));
   await store.saveSigningKey(record);
   const deleted: string[] = [];
+  try {
+    return await deleteReplaced(store as DeletingKeyStore, record, leaked, deleted);
+  } catch (error) {
+    // The new key is saved and signs: the replacement happened in part, which the caller reports before it rethrows.
+    throw new SigningKeysReplacementIncompleteError(record.kid, [...deleted], error);
+  }
+}
+
+type DeletingKeyStore = SigningKeyStore & Required<Pick<SigningKeyStore, 'deleteSigningKey'>>;
+
+/** The deletions of a replacement whose new key `record` is saved; `deleted` collects them as they succeed. */
+async function deleteReplaced(
+  store: DeletingKeyStore, record: SigningKeyRecord, leaked: ReadonlySet<string>, deleted: string[],
+): Promise<ReplacedSigningKeys> {
   const listed = await store.listSigningKeys();
   // Ordered as the store lists the new key, as every instance orders it: a store that keeps createdAt coarser than
   // the record (a DATETIME to the second) lists it older than the record, and it was deleted as a key before itself.

@@ -6,6 +6,7 @@ import type { KeyRing } from './key-ring.js';
 import { toSigningKey, type SigningKey } from './signing-key.js';
 import { generateSigningKeyRecord } from './generate-signing-key.js';
 import { replaceLeakedSigningKeys, type ReplacedSigningKeys } from './replace-leaked-keys.js';
+import { SigningKeysReplacementIncompleteError } from './replacement-incomplete-error.js';
 import { JWKS_MAX_AGE_MS } from './jwks-endpoint.js';
 import { StoreUnavailableError } from '../stores/store-unavailable-error.js';
 
@@ -141,7 +142,17 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
 
   /** Every key replaced as leaked (replaceLeakedSigningKeys), then read again here: this instance refuses them at once. */
   async function replaceLeaked(): Promise<ReplacedSigningKeys> {
-    const replaced = await replaceLeakedSigningKeys(store);
+    let replaced: ReplacedSigningKeys;
+    try {
+      replaced = await replaceLeakedSigningKeys(store);
+    } catch (error) {
+      // What it deleted before failing is gone: never signed or verified with here again, and the keys read afresh.
+      if (error instanceof SigningKeysReplacementIncompleteError) {
+        for (const kid of error.deleted) deletedHere.add(kid);
+        if (loaded) loaded = { ...loaded, loadedAt: Number.NEGATIVE_INFINITY };
+      }
+      throw error;
+    }
     for (const kid of replaced.deleted) deletedHere.add(kid);
     if (loading) await loading.catch(() => undefined);
     try {

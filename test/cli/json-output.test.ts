@@ -22,7 +22,7 @@ const COMMANDS: Readonly<Record<string, readonly string[]>> = {
 /** Every `error` of a --json error; a Record over the type, so a code added to `CliErrorCode` must be added here. */
 const ERROR_CODES: Readonly<Record<CliErrorCode, true>> = {
   usage_error: true, unknown_client: true, no_store: true, store_unavailable: true, unsupported: true,
-  grace_period_running: true, revocation_incomplete: true, clock_skew: true, failure: true,
+  grace_period_running: true, revocation_incomplete: true, replacement_incomplete: true, clock_skew: true, failure: true,
 };
 
 const PACKAGE_VERSION = (JSON.parse(readFileSync(resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string }).version;

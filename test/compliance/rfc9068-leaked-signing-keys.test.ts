@@ -8,6 +8,7 @@ import { callApi, decodeJwt, fetchJwks, forgeJwt } from '../helpers/jwt.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import type { Store } from '../../src/stores/contract.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
+import { SigningKeysReplacementIncompleteError } from '../../src/jwt/replacement-incomplete-error.js';
 import type { OAuthRouter } from '../../src/types.js';
 
 const JWT = { accessTokenFormat: 'jwt' } as const;
@@ -82,7 +83,7 @@ describe('RFC 9068 §4, RFC 9700 §4.10: rotateSigningKey({ leaked: true })', ()
     a.oauth.events.on('event', (event) => { seen.push(event); });
     const replaced = await a.oauth.rotateSigningKey({ leaked: true });
     expect(new Set(replaced.deleted)).toEqual(new Set([leaked.kid, planned.kid]));
-    expect(seen).toEqual([{ type: 'signing_keys.replaced', time: expect.any(Date), issuer: null, ip: null, kid: replaced.kid, deleted: replaced.deleted }]);
+    expect(seen).toEqual([{ type: 'signing_keys.replaced', time: expect.any(Date), issuer: null, ip: null, kid: replaced.kid, deleted: replaced.deleted, complete: true }]);
     expect(await storedKids(store)).toEqual([replaced.kid]);
     for (const token of [before, forged]) expect((await callApi(a.app, token)).status).toBe(401);
     const after = await clientCredentialsToken(a.app, t.credentialsClient);
@@ -163,6 +164,40 @@ describe('RFC 9068 §4, RFC 9700 §4.10: rotateSigningKey({ leaked: true })', ()
     expect((await fetchJwks(a.app)).map((jwk) => jwk.kid)).toEqual([replaced.kid]);
     const after = await clientCredentialsToken(a.app, t.credentialsClient);
     expect(decodeJwt(after).header.kid).toBe(replaced.kid);
+  });
+
+  it('a replacement the store fails midway (new key saved, one old key deleted, the next delete failing) rejects and is audited with complete: false', async () => {
+    const base = createMemoryStore({ sweepIntervalSeconds: 0 });
+    const keys = base.keys!;
+    let deletes = 0;
+    const store: Store = { ...base, keys: {
+      listSigningKeys: () => keys.listSigningKeys(),
+      saveSigningKey: (record, options) => keys.saveSigningKey(record, options),
+      deleteSigningKey: async (kid) => {
+        deletes += 1;
+        if (deletes === 2) throw new StoreUnavailableError('PostgreSQL store unavailable (connection lost)');
+        return keys.deleteSigningKey!(kid);
+      },
+    } };
+    const t = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
+    const a = instance(store, HOUR);
+    const before = await clientCredentialsToken(a.app, t.credentialsClient);
+    await a.oauth.rotateSigningKey();
+    const [first, second] = await storedKids(store);
+    const seen: unknown[] = [];
+    a.oauth.events.on('event', (event) => { seen.push(event); });
+    const failed = await a.oauth.rotateSigningKey({ leaked: true }).then(() => null, (error: unknown) => error);
+    expect(failed).toBeInstanceOf(SigningKeysReplacementIncompleteError);
+    const { kid } = failed as SigningKeysReplacementIncompleteError;
+    expect(failed).toMatchObject({ deleted: [first] });
+    expect(await storedKids(store)).toEqual([second, kid]);
+    expect(seen).toEqual([{ type: 'signing_keys.replaced', time: expect.any(Date), issuer: null, ip: null, kid, deleted: [first], complete: false }]);
+    // The deleted key's tokens are refused here at once; the replacement run again finishes it.
+    expect((await callApi(a.app, before)).status).toBe(401);
+    const again = await a.oauth.rotateSigningKey({ leaked: true });
+    expect([...again.deleted].sort()).toEqual([second, kid].sort());
+    expect(seen).toHaveLength(2);
+    expect(seen[1]).toMatchObject({ kid: again.kid, complete: true });
   });
 
   it('a store without keys.deleteSigningKey refuses it, naming the method, and writes nothing', async () => {
