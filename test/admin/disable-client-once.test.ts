@@ -5,64 +5,20 @@ import { createOAuthAdmin } from '../../src/admin/create-oauth-admin.js';
 import { registerClient } from '../../src/clients/register-client.js';
 import { OAuthEvents } from '../../src/events/oauth-events.js';
 import type { OAuthEvent } from '../../src/events/event-types.js';
-import { createSqliteStore } from '../../src/stores/sqlite/index.js';
-import { createPostgresStore } from '../../src/stores/postgres/index.js';
-import { createRedisStore } from '../../src/stores/redis/index.js';
-import { builtInStores } from '../helpers/built-in-stores.js';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
-import { createClient } from 'redis';
+import { builtInStores, sharedBackends } from '../helpers/built-in-stores.js';
 
-const POSTGRES_URL = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
-const REDIS_URL = process.env.OAUTH_TEST_REDIS_URL ?? '';
 /** Instances racing, each with its own store object on the shared backend, as app instances and oauth-admin are. */
 const INSTANCES = 4;
 const ROUNDS = 10;
 
-/** Opens one store on a shared backend (a SQLite file, a PostgreSQL schema, a Redis key prefix): one instance of an app. */
-type Instance = () => Promise<Store>;
-
-/** `[label, available, backend]`: the backend is made, then each call of its Instance opens another store on it. */
-const SHARED_BACKENDS: ReadonlyArray<readonly [string, boolean, () => Promise<{ instance: Instance; dispose(): Promise<void> }>]> = [
-  ['SQLite', true, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'hcar-disable-'));
-    const filename = join(dir, 'oauth.sqlite');
-    return { instance: async () => createSqliteStore({ filename, sweepIntervalSeconds: 0 }), dispose: async () => rmSync(dir, { recursive: true, force: true }) };
-  }],
-  ['PostgreSQL', POSTGRES_URL !== '', async () => {
-    const schema = `hcar_disable_${process.pid}_${Date.now().toString(36)}`;
-    return {
-      instance: () => createPostgresStore({ connectionString: POSTGRES_URL, schema, sweepIntervalSeconds: 0 }),
-      async dispose() {
-        const db = new pg.Client({ connectionString: POSTGRES_URL });
-        await db.connect();
-        await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        await db.end();
-      },
-    };
-  }],
-  ['Redis', REDIS_URL !== '', async () => {
-    const prefix = `hcar:disable:${process.pid}:${Date.now().toString(36)}:`;
-    return {
-      instance: () => createRedisStore({ url: REDIS_URL, prefix, sweepIntervalSeconds: 0 }),
-      async dispose() {
-        const redis = createClient({ url: REDIS_URL });
-        await redis.connect();
-        for await (const keys of redis.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) if (keys.length > 0) await redis.del(keys);
-        await redis.quit();
-      },
-    };
-  }],
-];
+const SHARED_BACKENDS = sharedBackends('disable_once_shared');
 
 const cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
   while (cleanup.length > 0) await cleanup.pop()!();
 });
 
-describe.each(builtInStores('hcar_disable_once'))('disableClient on the %s store: client.disabled once per disable (README "Audit events")', (_label, available, open) => {
+describe.each(builtInStores('disable_once'))('disableClient on the %s store: client.disabled once per disable (README "Audit events")', (_label, available, open) => {
   it.skipIf(!available)('a retried disable publishes no second client.disabled, and says it was disabled already', async () => {
     const opened = await open();
     cleanup.push(() => opened.dispose());

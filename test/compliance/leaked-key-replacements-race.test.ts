@@ -1,75 +1,22 @@
 // Two leaked-key replacements at the same moment (two instances, or an instance and oauth-admin) leave exactly one key, and their results account for every kid once.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
-import { createClient } from 'redis';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SigningKeyStore, Store } from '../../src/stores/contract.js';
+import type { SigningKeyStore } from '../../src/stores/contract.js';
+import { sharedBackends, type SharedBackend } from '../helpers/built-in-stores.js';
 import { replaceLeakedSigningKeys, type ReplacedSigningKeys } from '../../src/jwt/replace-leaked-keys.js';
 import { generateSigningKeyRecord } from '../../src/jwt/generate-signing-key.js';
-import { createMemoryStore } from '../../src/stores/memory/index.js';
-import { createSqliteStore } from '../../src/stores/sqlite/index.js';
-import { createPostgresStore } from '../../src/stores/postgres/index.js';
-import { createRedisStore } from '../../src/stores/redis/index.js';
 
-const POSTGRES_URL = process.env.OAUTH_TEST_POSTGRES_URL ?? '';
-const REDIS_URL = process.env.OAUTH_TEST_REDIS_URL ?? '';
 const ROUNDS = 10;
 const RACERS = 3;
 
-/** A backend, and how to open one more instance's store on it. */
-interface Backend {
-  instance(): Promise<Store>;
-  dispose(): Promise<void>;
-}
-
-const BACKENDS: ReadonlyArray<readonly [string, boolean, () => Backend]> = [
-  ['memory', true, () => {
-    const store = createMemoryStore({ sweepIntervalSeconds: 0 });
-    // One process: every "instance" is the same store object.
-    return { instance: async () => ({ ...store, close: async () => {} }), dispose: () => store.close() };
-  }],
-  ['SQLite', true, () => {
-    const dir = mkdtempSync(join(tmpdir(), 'hcar-keys-'));
-    return {
-      instance: async () => createSqliteStore({ filename: join(dir, 'oauth.sqlite'), sweepIntervalSeconds: 0 }),
-      dispose: async () => rmSync(dir, { recursive: true, force: true }),
-    };
-  }],
-  ['PostgreSQL', POSTGRES_URL !== '', () => {
-    const schema = `hcar_keys_${process.pid}_${Date.now().toString(36)}`;
-    return {
-      instance: () => createPostgresStore({ connectionString: POSTGRES_URL, schema, sweepIntervalSeconds: 0 }),
-      async dispose() {
-        const db = new pg.Client({ connectionString: POSTGRES_URL });
-        await db.connect();
-        await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        await db.end();
-      },
-    };
-  }],
-  ['Redis', REDIS_URL !== '', () => {
-    const prefix = `hcar:keys:${process.pid}:${Date.now().toString(36)}:`;
-    return {
-      instance: () => createRedisStore({ url: REDIS_URL, prefix, sweepIntervalSeconds: 0 }),
-      async dispose() {
-        const redis = createClient({ url: REDIS_URL });
-        await redis.connect();
-        for await (const keys of redis.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) if (keys.length > 0) await redis.del(keys);
-        await redis.quit();
-      },
-    };
-  }],
-];
+const BACKENDS = sharedBackends('leaked_key_race', { memory: true });
 
 const cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
   while (cleanup.length > 0) await cleanup.pop()!();
 });
 
-async function open(backend: () => Backend, count: number): Promise<SigningKeyStore[]> {
-  const shared = backend();
+async function open(backend: () => Promise<SharedBackend>, count: number): Promise<SigningKeyStore[]> {
+  const shared = await backend();
   cleanup.push(() => shared.dispose());
   const keys: SigningKeyStore[] = [];
   for (let i = 0; i < count; i++) {

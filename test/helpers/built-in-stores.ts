@@ -90,3 +90,61 @@ export async function withOpenedStore<T>(open: () => Promise<OpenedStore>, use: 
     await opened.dispose();
   }
 }
+
+/** A backend several instances share (a SQLite file, a PostgreSQL schema, a Redis key prefix), and how to throw it away. */
+export interface SharedBackend {
+  /** Opens one more store on the backend, as another app instance or oauth-admin would; the caller closes it. */
+  instance(): Promise<Store>;
+  dispose(): Promise<void>;
+}
+
+/** `[label, available here, make]` for races across instances; the memory store's instances are one object. */
+export type SharedBackendCase = readonly [label: string, available: boolean, make: () => Promise<SharedBackend>];
+
+/** The built-in stores as backends shared by several instances; `memory` adds the memory store (one process). */
+export function sharedBackends(name: string, { memory = false }: { readonly memory?: boolean } = {}): readonly SharedBackendCase[] {
+  let opened = 0;
+  const unique = () => `${name}_${process.pid}_${Date.now().toString(36)}_${(opened += 1)}`;
+  const cases: SharedBackendCase[] = [
+    ['SQLite', true, async () => {
+      const dir = mkdtempSync(join(tmpdir(), `${name}-`));
+      const filename = join(dir, 'oauth.sqlite');
+      return {
+        instance: async () => createSqliteStore({ filename, sweepIntervalSeconds: 0 }),
+        dispose: async () => rmSync(dir, { recursive: true, force: true }),
+      };
+    }],
+    ['PostgreSQL', POSTGRES_URL !== '', async () => {
+      const schema = unique();
+      return {
+        instance: () => createPostgresStore({ connectionString: POSTGRES_URL, schema, sweepIntervalSeconds: 0 }),
+        async dispose() {
+          const admin = new pg.Client({ connectionString: POSTGRES_URL });
+          await admin.connect();
+          await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+          await admin.end();
+        },
+      };
+    }],
+    ['Redis', REDIS_URL !== '', async () => {
+      const prefix = `${unique()}:`;
+      return {
+        instance: () => createRedisStore({ url: REDIS_URL, prefix, sweepIntervalSeconds: 0 }),
+        async dispose() {
+          const admin = createClient({ url: REDIS_URL });
+          await admin.connect();
+          for await (const keys of admin.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) {
+            if (keys.length > 0) await admin.del(keys);
+          }
+          await admin.quit();
+        },
+      };
+    }],
+  ];
+  if (!memory) return cases;
+  return [['memory', true, async () => {
+    const store = createMemoryStore({ sweepIntervalSeconds: 0 });
+    // One process: every "instance" is the same store object, closed once, by dispose.
+    return { instance: async () => ({ ...store, close: async () => {} }), dispose: () => store.close() };
+  }], ...cases];
+}
