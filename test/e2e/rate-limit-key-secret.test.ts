@@ -9,15 +9,14 @@ import type { Request } from 'express';
 import pg from 'pg';
 import { createClient } from 'redis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import request from 'supertest';
 import { createStoreFromUrl } from '../../src/stores/from-url.js';
 import type { CompleteStore } from '../../src/stores/contract.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { accountOf, sourceOf } from '../../src/http/rate-limit-keys.js';
 import type { OAuthRouterOptions } from '../../src/options.js';
-import { basic, createTestApp, createTestRouter, USER, type TestApp } from '../helpers/app.js';
-import { authorizeQuery, hiddenField } from '../helpers/browser-flow.js';
+import { createTestApp, createTestRouter, USER } from '../helpers/app.js';
 import { sharedStoreBackends } from '../helpers/example-app-processes.js';
+import { loginAttempt, tokenAttempt } from '../helpers/rate-limit-attempts.js';
 import { withConnection } from '../helpers/sqlite-connection.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'eor-limit-keys-'));
@@ -75,18 +74,6 @@ function dictionaryKeys(clientId: string): Set<string> {
       bareKey('client-source', source), bareKey('client-pair', clientId, source),
     ]),
   ]);
-}
-
-async function loginAttempt(t: TestApp, password: string): Promise<number> {
-  const agent = request.agent(t.app);
-  const page = await agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`);
-  const fields = { csrf_token: hiddenField(page.text, 'csrf_token'), request_id: hiddenField(page.text, 'request_id') };
-  return (await agent.post('/oauth2/login').type('form').send({ ...fields, username: USER.username, password })).status;
-}
-
-async function tokenAttempt(t: TestApp, clientId: string, clientSecret: string): Promise<number> {
-  return (await request(t.app).post('/oauth2/token').set('Authorization', basic({ clientId, clientSecret })).type('form')
-    .send({ grant_type: 'client_credentials' })).status;
 }
 
 const limits = { loginRateLimit: { max: 3 }, clientAuthRateLimit: { max: 3 } } satisfies Partial<OAuthRouterOptions>;

@@ -4,12 +4,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import request from 'supertest';
 import { createStoreFromUrl } from '../../src/stores/from-url.js';
 import type { CompleteStore } from '../../src/stores/contract.js';
-import { basic, createTestApp, USER, type TestApp } from '../helpers/app.js';
-import { authorizeQuery, hiddenField } from '../helpers/browser-flow.js';
+import { createTestApp, USER } from '../helpers/app.js';
 import { sharedStoreBackends } from '../helpers/example-app-processes.js';
+import { loginAttempt, tokenAttempt } from '../helpers/rate-limit-attempts.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'eor-shared-limits-'));
 const backends = [
@@ -17,18 +16,6 @@ const backends = [
   ...sharedStoreBackends('limits'),
 ];
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
-
-async function loginAttempt(t: TestApp, password: string): Promise<number> {
-  const agent = request.agent(t.app);
-  const page = await agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`);
-  const fields = { csrf_token: hiddenField(page.text, 'csrf_token'), request_id: hiddenField(page.text, 'request_id') };
-  return (await agent.post('/oauth2/login').type('form').send({ ...fields, username: USER.username, password })).status;
-}
-
-async function tokenAttempt(t: TestApp, clientId: string, clientSecret: string): Promise<number> {
-  return (await request(t.app).post('/oauth2/token').set('Authorization', basic({ clientId, clientSecret })).type('form')
-    .send({ grant_type: 'client_credentials' })).status;
-}
 
 for (const backend of backends) {
   describe.skipIf(!backend.enabled)(`rate limits shared through one ${backend.name}`, () => {

@@ -207,3 +207,13 @@ const said = async (use) => { try { return await use(); } catch (error) { return
   }));
 })();
 `;
+
+/** Opens the SQLite store in ./data and prints what opening it threw. */
+export const OPEN_SQLITE_STORE = `import { createSqliteStore } from 'express-oauth-router/stores/sqlite';
+try {
+  createSqliteStore({ filename: './data/oauth.sqlite' });
+  console.log('opened');
+} catch (error) {
+  console.log(error.message);
+}
+`;

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ESM_JS_HOST, TS_HOST, hostTsconfig } from './host-sources.js';
+import { ESM_JS_HOST, OPEN_SQLITE_STORE, TS_HOST, hostTsconfig } from './host-sources.js';
 import { ROOT, packPackage, run, startHost, typeCheck, type RunningHost } from './packed-host.js';
 import { tokenRequest } from './host-token-request.js';
 
@@ -16,14 +16,6 @@ async function findPnpm(): Promise<string[] | null> {
 }
 const PNPM = await findPnpm();
 
-const OPEN_SQLITE_STORE = `import { createSqliteStore } from 'express-oauth-router/stores/sqlite';
-try {
-  createSqliteStore({ filename: './data/oauth.sqlite' });
-  console.log('opened');
-} catch (error) {
-  console.log(error.message);
-}
-`;
 const NOT_BUILT_UNDER_PNPM = "The SQLite store's better-sqlite3 is installed but not built (its install script did not run): "
   + 'pnpm approve-builds better-sqlite3 (pnpm 10 lists it for you to pick; on pnpm 9, pnpm rebuild better-sqlite3)';
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browseAuthorization } from '../helpers/fetch-browser.js';
-import { CJS_JS_HOST, DECLARATIONS, ESM_JS_HOST, REDIS_TYPES, STRICTEST, TS_HOST, TYPES_ONLY, hostTsconfig } from './host-sources.js';
+import { CJS_JS_HOST, DECLARATIONS, ESM_JS_HOST, OPEN_SQLITE_STORE, REDIS_TYPES, STRICTEST, TS_HOST, TYPES_ONLY, hostTsconfig } from './host-sources.js';
 import {
   ROOT, createHost, createStrictLayoutHost, packPackage, run, startHost, typeCheck, type CommandResult, type RunningHost,
 } from './packed-host.js';
@@ -20,15 +20,6 @@ const DRIVERS_MISSING = {
   redis: 'The Redis store needs redis: npm install redis@5',
 };
 
-/** Opens the SQLite store in ./data and prints what opening it threw. */
-const OPEN_SQLITE_STORE = `import { createSqliteStore } from 'express-oauth-router/stores/sqlite';
-try {
-  createSqliteStore({ filename: './data/oauth.sqlite' });
-  console.log('opened');
-} catch (error) {
-  console.log(error.message);
-}
-`;
 const DRIVER_NOT_BUILT = "The SQLite store's better-sqlite3 is installed but not built (its install script did not run): "
   + 'npm install-scripts approve better-sqlite3 && npm rebuild better-sqlite3';
 
