@@ -21,6 +21,23 @@ export interface OpenedStore {
   dispose(): Promise<void>;
 }
 
+async function dropSchema(schema: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await admin.end();
+}
+
+async function wipePrefix(prefix: string): Promise<void> {
+  const admin = createClient({ url: REDIS_URL });
+  await admin.connect();
+  // SCAN, never KEYS, as an operator would.
+  for await (const keys of admin.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) {
+    if (keys.length > 0) await admin.del(keys);
+  }
+  await admin.quit();
+}
+
 const withQuery = (url: string, query: string) => `${url}${url.includes('?') ? '&' : '?'}${query}`;
 
 /** `[label, available here, open]`, the shape `describe.each` takes; PostgreSQL and Redis need their URL variables. */
@@ -53,10 +70,7 @@ export function builtInStores(name: string, shared: SharedStoreOptions = {}): re
         storeUrl: withQuery(POSTGRES_URL, `schema=${schema}`),
         dispose: async () => {
           await store.close();
-          const admin = new pg.Client({ connectionString: POSTGRES_URL });
-          await admin.connect();
-          await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-          await admin.end();
+          await dropSchema(schema);
         },
       };
     }],
@@ -68,13 +82,7 @@ export function builtInStores(name: string, shared: SharedStoreOptions = {}): re
         storeUrl: withQuery(REDIS_URL, `prefix=${encodeURIComponent(prefix)}`),
         dispose: async () => {
           await store.close();
-          const admin = createClient({ url: REDIS_URL });
-          await admin.connect();
-          // SCAN, never KEYS, as an operator would.
-          for await (const keys of admin.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) {
-            if (keys.length > 0) await admin.del(keys);
-          }
-          await admin.quit();
+          await wipePrefix(prefix);
         },
       };
     }],
@@ -118,26 +126,14 @@ export function sharedBackends(name: string, { memory = false }: { readonly memo
       const schema = unique();
       return {
         instance: () => createPostgresStore({ connectionString: POSTGRES_URL, schema, sweepIntervalSeconds: 0 }),
-        async dispose() {
-          const admin = new pg.Client({ connectionString: POSTGRES_URL });
-          await admin.connect();
-          await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-          await admin.end();
-        },
+        dispose: () => dropSchema(schema),
       };
     }],
     ['Redis', REDIS_URL !== '', async () => {
       const prefix = `${unique()}:`;
       return {
         instance: () => createRedisStore({ url: REDIS_URL, prefix, sweepIntervalSeconds: 0 }),
-        async dispose() {
-          const admin = createClient({ url: REDIS_URL });
-          await admin.connect();
-          for await (const keys of admin.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) {
-            if (keys.length > 0) await admin.del(keys);
-          }
-          await admin.quit();
-        },
+        dispose: () => wipePrefix(prefix),
       };
     }],
   ];
