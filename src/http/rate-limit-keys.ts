@@ -40,7 +40,7 @@ const KEY_INFO = 'express-oauth-router rate-limit counter keys v1';
  * from the store or an APM span tells nothing: a dictionary of usernames (or of passwords typed in the username
  * field) and addresses needs the secret. The kind is MACed too, so one source's sign-in and client keys do not match.
  *
- * `secret` null (no secret is configured): the unkeyed SHA-256 of the parts, as up to 0.3.0, which a dictionary
+ * `secret` null (no secret is configured): the unkeyed SHA-256 of the parts, as in 0.2.0, which a dictionary
  * reverses but every instance computes alike. A random key per process would hide them, and make each instance count
  * alone, multiplying every limit by the number of instances; the router warns about it instead (production only).
  * @see RFC 2104 (HMAC), RFC 5869 (HKDF), RateLimitStore (keys hold no secret and no raw input).
