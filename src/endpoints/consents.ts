@@ -16,6 +16,7 @@ import { isAllAccess } from '../checks/grant-scope.js';
 import { isConsentCurrent } from '../checks/consent-current.js';
 import { isStoreId } from '../stores/store-policy.js';
 import { dayIn } from '../views/day-in.js';
+import { scopeSentence } from '../views/scope-sentence.js';
 
 /** The login form's request id when the sign-in is for this page rather than an authorization request. */
 export const CONSENTS_PAGE_REQUEST = 'consents';
@@ -69,7 +70,7 @@ export function createConsentsEndpoints(context: PageContext) {
       rows.push({
         clientId: client.clientId,
         clientName: client.name,
-        scope: consent.scope.map((scope) => m.scopes?.[scope] ?? options.scopes[scope] ?? scope),
+        scope: consent.scope.map((scope) => scopeSentence(scope, m, options.scopes)),
         allAccess: isAllAccess(consent.scope, options),
         grantedAt: consent.grantedAt,
       });

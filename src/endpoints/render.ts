@@ -18,6 +18,7 @@ import { encodeLoginRequest } from '../http/login-request.js';
 import { formActionSource } from '../http/form-action-source.js';
 import { pageLanguageFor } from '../http/page-language-for.js';
 import { messageText } from '../views/format-message.js';
+import { scopeSentence } from '../views/scope-sentence.js';
 import { ENGLISH_PAGE_MESSAGES, type PageErrorMessage, type PageMessages } from '../views/page-messages.js';
 import type { PageLanguage } from '../views/page-languages.js';
 
@@ -102,7 +103,7 @@ export function renderConsent(
       resume: encodeLoginRequest(view.pending.query),
       clientName: view.client.name,
       userName: user.displayName,
-      scope: view.pending.scope.map((scope) => m.scopes?.[scope] ?? context.options.scopes[scope] ?? scope),
+      scope: view.pending.scope.map((scope) => scopeSentence(scope, m, context.options.scopes)),
       allAccess: isAllAccess(view.pending.scope, context.options),
       productName: context.options.productName,
       redirectOrigin,

@@ -207,3 +207,39 @@ describe('RFC 9110 §12.5.4: every page follows the language', () => {
     expect(token.headers.vary ?? '').not.toMatch(/Accept-Language/);
   });
 });
+
+describe('RFC 6749 §3.3: a scope is shown by its own sentence, whatever its name', () => {
+  // scope-token allows `constructor` or `toString`: a lookup by plain indexing found Object.prototype's function there
+  // and the consent page failed (500 behind a redirect), in English for a scope without a sentence, and in another
+  // language for one with an English sentence but none in the catalogue.
+  it('scopes named like Object.prototype members get their sentence, or their name, on the consent and connected-applications pages', async () => {
+    const store = createMemoryStore();
+    const t = await createTestApp({
+      pageLanguages: { catalogues: { de: { scopes: { 'envelopes:read': 'Ihre Umschläge lesen' } } } },
+      scopes: { constructor: 'Build things' },
+      // Each language's pass sees the consent page, not the first pass's remembered answer.
+      rememberConsent: false,
+    }, store);
+    const { client, clientSecret } = await registerClient(store, {
+      name: 'Proto CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI], allowedScopes: ['constructor', 'toString'],
+    });
+    for (const language of ['de', 'en']) {
+      const agent = request.agent(t.app);
+      const query = authorizeQuery({ clientId: client.clientId, clientSecret }, { scope: 'constructor toString' });
+      const login = await agent.get(`/oauth2/authorize?${query}`).set('Accept-Language', language);
+      const posted = await agent.post('/oauth2/login').type('form').send({
+        csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'), username: USER.username, password: USER.password,
+      });
+      const consent = await agent.get(posted.headers.location!).set('Accept-Language', language);
+      expect(consent.status, language).toBe(200);
+      expect(consent.text).toContain('<ul><li>Build things</li><li>toString</li></ul>');
+      const decided = await agent.post('/oauth2/consent').type('form').send({
+        csrf_token: hiddenField(consent.text, 'csrf_token'), request_id: hiddenField(consent.text, 'request_id'), decision: 'allow',
+      });
+      expect(decided.status).toBe(303);
+      const consents = await agent.get('/oauth2/consents').set('Accept-Language', language);
+      expect(consents.status, language).toBe(200);
+      expect(consents.text).toContain('<ul><li>Build things</li><li>toString</li></ul>');
+    }
+  });
+});
