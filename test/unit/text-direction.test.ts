@@ -17,4 +17,10 @@ describe('textDirection: the <html dir> of a page language', () => {
   it('the languages of the EU are left to right', () => {
     for (const tag of ['en', 'de', 'de-AT', 'fr', 'pl', 'el', 'bg', 'ga', 'mt', 'sr-Cyrl']) expect(textDirection(tag), tag).toBe('ltr');
   });
+
+  it('an extension or private-use subtag of four letters is not a script: ar-u-nu-latn is right to left, en-u-nu-arab left to right', () => {
+    // A script subtag comes right after the language (RFC 5646 §2.1); `-u-nu-latn` (Latin digits) names a numbering system.
+    for (const tag of ['ar-u-nu-latn', 'ar-EG-u-nu-latn', 'he-x-test', 'fa-IR-u-nu-latn']) expect(textDirection(tag), tag).toBe('rtl');
+    for (const tag of ['en-u-nu-arab', 'de-x-hebr', 'hi-IN-u-nu-arab']) expect(textDirection(tag), tag).toBe('ltr');
+  });
 });
