@@ -19,15 +19,21 @@ export function pageLanguageFor(req: Request | undefined, languages: ResolvedPag
   if (known !== undefined) return known;
   let language: PageLanguage | undefined;
   if (languages.choose !== null) {
+    const logOnce = (problem: string): void => {
+      if (warned.has(languages)) return;
+      warned.add(languages);
+      logger.error(`express-oauth-router: pageLanguages.choose ${problem}; the page language is taken from Accept-Language instead`);
+    };
     try {
-      const tag = languages.choose(req, languages.tags);
+      const tag: unknown = languages.choose(req, languages.tags);
       if (typeof tag === 'string') language = languages.byTag.get(tag) ?? [...languages.byTag.values()].find((l) => l.tag.toLowerCase() === tag.toLowerCase());
-    } catch (err) {
-      if (!warned.has(languages)) {
-        warned.add(languages);
-        logger.error(`express-oauth-router: pageLanguages.choose threw (${err instanceof Error ? err.message : String(err)}); `
-          + 'the page language is taken from Accept-Language instead');
+      else if (typeof (tag as PromiseLike<unknown> | null)?.then === 'function') {
+        // A hook written `async`: the page cannot wait for it, and its rejection, left unhandled, would end the process.
+        (tag as PromiseLike<unknown>).then(undefined, () => undefined);
+        logOnce('answered a Promise (it must be synchronous: read a cookie or a profile loaded before the router)');
       }
+    } catch (err) {
+      logOnce(`threw (${err instanceof Error ? err.message : String(err)})`);
     }
   }
   if (language === undefined) {

@@ -14,7 +14,8 @@ export interface PageLanguagesOptions {
   /**
    * Picks the language of a page before Accept-Language is looked at, e.g. from the user's profile or a cookie:
    * one of `available` (the catalogues' tags and `en`), or `null`/`undefined` to negotiate. Synchronous: it runs
-   * as each page is written. A tag not in `available` is ignored; a throw is logged and ignored.
+   * as each page is written. A tag not in `available` is ignored; a throw, or a Promise (an `async` hook), is
+   * logged once and ignored.
    */
   readonly choose?: (req: Request, available: readonly string[]) => string | null | undefined;
 }

@@ -119,6 +119,19 @@ describe('RFC 9110 §12.5.4: the pages in the language Accept-Language prefers a
     expect(htmlTag(await request(t.app).get(url).set('Accept-Language', 'de'))).toBe('<html lang="de">');
   });
 
+  it('a choose() that answers a Promise (an async hook) is ignored and logged once; its rejection never goes unhandled', async () => {
+    // Unhandled, the rejection of a hook written `async` (a profile store that is down) ended the process (Node's
+    // default for unhandled rejections) at the first page.
+    const errors: string[] = [];
+    const choose = (async () => { throw new Error('profile store down'); }) as unknown as (req: unknown) => string;
+    const t = await createTestApp({ pageLanguages: { ...LANGUAGES, choose }, logger: { warn() {}, error: (message: string) => { errors.push(message); } } });
+    const url = `/oauth2/authorize?${authorizeQuery(t.codeClient)}`;
+    for (let i = 0; i < 2; i++) expect(htmlTag(await request(t.app).get(url).set('Accept-Language', 'de'))).toBe('<html lang="de">');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/pageLanguages\.choose .*Promise.*synchronous/);
+  });
+
   it('a translation cannot inject HTML, and a name in it is escaped and isolated as in English', async () => {
     const evil: PageCatalogue = {
       signInTitle: '<script>alert(1)</script>',
