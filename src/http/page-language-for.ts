@@ -25,7 +25,8 @@ export function pageLanguageFor(req: Request | undefined, languages: ResolvedPag
       logger.error(`express-oauth-router: pageLanguages.choose ${problem}; the page language is taken from Accept-Language instead`);
     };
     try {
-      const tag: unknown = languages.choose(req, languages.tags);
+      // A copy: a hook that sorts or edits its `available` must not reorder what Accept-Language is matched against.
+      const tag: unknown = languages.choose(req, [...languages.tags]);
       if (typeof tag === 'string') language = languages.byTag.get(tag) ?? [...languages.byTag.values()].find((l) => l.tag.toLowerCase() === tag.toLowerCase());
       else if (typeof (tag as PromiseLike<unknown> | null)?.then === 'function') {
         // A hook written `async`: the page cannot wait for it, and its rejection, left unhandled, would end the process.

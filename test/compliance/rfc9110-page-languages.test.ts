@@ -132,6 +132,14 @@ describe('RFC 9110 §12.5.4: the pages in the language Accept-Language prefers a
     expect(errors[0]).toMatch(/pageLanguages\.choose .*Promise.*synchronous/);
   });
 
+  it('choose() cannot reorder the languages negotiation reads: a page for a browser without Accept-Language stays English', async () => {
+    // `available` was the router's own list: sorted in place by a hook, it put `ar` first, the answer to no header.
+    const choose = (_req: unknown, available: readonly string[]) => { (available as string[]).sort(); return null; };
+    const t = await createTestApp({ pageLanguages: { ...LANGUAGES, choose } });
+    const url = `/oauth2/authorize?${authorizeQuery(t.codeClient)}`;
+    for (let i = 0; i < 2; i++) expect(htmlTag(await request(t.app).get(url))).toBe('<html lang="en">');
+  });
+
   it('a translation cannot inject HTML, and a name in it is escaped and isolated as in English', async () => {
     const evil: PageCatalogue = {
       signInTitle: '<script>alert(1)</script>',
