@@ -68,6 +68,14 @@ function checkCatalogue(key: string, catalogue: unknown): PageCatalogue {
   return catalogue as PageCatalogue;
 }
 
+/** `base` with a catalogue's messages over it; a message given as undefined (a partly filled JSON, under
+ * exactOptionalPropertyTypes) is left out, so the base shows. */
+function withCatalogue(base: PageMessages, catalogue: PageCatalogue): PageMessages {
+  const translated = Object.entries(catalogue).filter(([, text]) => text !== undefined);
+  const scopes = base.scopes !== undefined || catalogue.scopes !== undefined ? { scopes: { ...base.scopes, ...catalogue.scopes } } : {};
+  return { ...base, ...Object.fromEntries(translated), ...scopes };
+}
+
 /**
  * Validates `pageLanguages`; `null` when absent (the pages in English, without Content-Language or Vary).
  * @throws OptionsError naming the bad tag or message.
@@ -82,7 +90,7 @@ export function resolvePageLanguages(value: unknown): ResolvedPageLanguages | nu
     throw new OptionsError('pageLanguages.catalogues', 'must be an object of language tag → catalogue');
   }
   if (choose !== undefined && typeof choose !== 'function') throw new OptionsError('pageLanguages.choose', 'must be a function');
-  const byTag = new Map<string, PageLanguage>([['en', { ...ENGLISH_PAGES, negotiated: true }]]);
+  const checked: [tag: string, catalogue: PageCatalogue][] = [];
   const seen = new Set<string>();
   for (const [given, catalogue] of Object.entries(catalogues)) {
     let tag: string;
@@ -94,10 +102,15 @@ export function resolvePageLanguages(value: unknown): ResolvedPageLanguages | nu
     const key = `pageLanguages.catalogues.${given}`;
     if (seen.has(tag)) throw new OptionsError(key, `is ${tag} again`);
     seen.add(tag);
-    // A message given as undefined (from a partly filled JSON, under exactOptionalPropertyTypes) is left out, so English shows.
-    const translated = Object.entries(checkCatalogue(key, catalogue)).filter(([, text]) => text !== undefined);
-    const messages: PageMessages = { ...ENGLISH_PAGE_MESSAGES, ...Object.fromEntries(translated) };
-    byTag.set(tag, { tag, dir: textDirection(tag), messages, english: tag === 'en' || tag.startsWith('en-'), negotiated: true });
+    checked.push([tag, checkCatalogue(key, catalogue)]);
+  }
+  // What a catalogue leaves out is shown in English as the host's `en` catalogue words it (message by message, and
+  // scope by scope), whichever order the catalogues come in.
+  const english = withCatalogue(ENGLISH_PAGE_MESSAGES, checked.find(([tag]) => tag === 'en')?.[1] ?? {});
+  const byTag = new Map<string, PageLanguage>([['en', { ...ENGLISH_PAGES, messages: english, negotiated: true }]]);
+  for (const [tag, catalogue] of checked) {
+    if (tag === 'en') continue;
+    byTag.set(tag, { tag, dir: textDirection(tag), messages: withCatalogue(english, catalogue), english: tag.startsWith('en-'), negotiated: true });
   }
   return { tags: [...byTag.keys()], byTag, choose: choose ?? null };
 }

@@ -73,6 +73,27 @@ describe('RFC 9110 §12.5.4: the pages in the language Accept-Language prefers a
     expect(page.text).toContain('to continue to <strong><bdi>Acme CRM</bdi></strong>.');
   });
 
+  it('an en catalogue rewords the English that other catalogues fall back to, message by message and scope by scope', async () => {
+    // PageLanguagesOptions.catalogues: English "is what every message a catalogue leaves out is shown in; an `en`
+    // catalogue rewords it". The French page fell back to the built-in wording instead of the host's.
+    const catalogues = {
+      fr: { signInTitle: 'Connexion', scopes: { 'envelopes:sign': 'Signer vos enveloppes' } },
+      en: { signInButton: 'Log in', scopes: { 'envelopes:read': 'See your envelopes' } },
+    };
+    const page = await loginPage({ pageLanguages: { catalogues } }, 'fr');
+    expect(page.text).toContain('<h1>Connexion</h1>');
+    expect(page.text).toContain('class="primary">Log in</button>');
+    const store = createMemoryStore();
+    const t = await createTestApp({ pageLanguages: { catalogues }, scopes: { 'envelopes:read': 'Read your envelopes', 'envelopes:sign': 'Sign' } }, store);
+    const agent = request.agent(t.app);
+    const login = await agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { scope: 'envelopes:read envelopes:sign' })}`).set('Accept-Language', 'fr');
+    const posted = await agent.post('/oauth2/login').type('form').send({
+      csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'), username: USER.username, password: USER.password,
+    });
+    const consent = await agent.get(posted.headers.location!).set('Accept-Language', 'fr');
+    expect(consent.text).toContain('<ul><li>See your envelopes</li><li>Signer vos enveloppes</li></ul>');
+  });
+
   it('a right-to-left language sets dir="rtl"', async () => {
     const page = await loginPage({ pageLanguages: LANGUAGES }, 'ar-EG');
     expect(htmlTag(page)).toBe('<html lang="ar" dir="rtl">');
