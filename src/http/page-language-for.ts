@@ -1,6 +1,7 @@
 // The language a page is written in for one request: the host's choice, else Accept-Language, else English.
 import type { Request } from 'express';
 import type { Logger } from '../options.js';
+import { lookUpLanguage } from './accept-language-lookup.js';
 import { ENGLISH_PAGES, type PageLanguage, type ResolvedPageLanguages } from '../views/page-languages.js';
 
 /** Chosen once per request: a page and its error page agree, and the host's hook runs once. */
@@ -9,8 +10,8 @@ const warned = new WeakSet<ResolvedPageLanguages>();
 
 /**
  * The page language of `req`: `choose`'s answer when it names an available language, else the best of Accept-Language
- * among them (q-values, then the header's order; `de-CH` matches `de`), else English, which is also the answer to no
- * header or `*`.
+ * among them (q-values, then the header's order; each range looked up, so `zh-Hant-TW` matches `zh-Hant` and `de-CH`
+ * matches `de`: `lookUpLanguage`), else English, which is also the answer to no header or `*`.
  * @see RFC 9110 §12.5.4 (Accept-Language), RFC 4647 §3.4 (lookup).
  */
 export function pageLanguageFor(req: Request | undefined, languages: ResolvedPageLanguages | null, logger: Logger): PageLanguage {
@@ -39,8 +40,8 @@ export function pageLanguageFor(req: Request | undefined, languages: ResolvedPag
   }
   if (language === undefined) {
     // English first: with no Accept-Language, or `*`, the first of the list is the answer.
-    const best = req.acceptsLanguages(...languages.tags);
-    language = (typeof best === 'string' ? languages.byTag.get(best) : undefined) ?? languages.byTag.get('en')!;
+    const best = lookUpLanguage(req.headers['accept-language'], languages.tags);
+    language = (best === null ? undefined : languages.byTag.get(best)) ?? languages.byTag.get('en')!;
   }
   chosen.set(req, language);
   return language;

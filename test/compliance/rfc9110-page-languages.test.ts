@@ -108,6 +108,29 @@ describe('RFC 9110 §12.5.4: the pages in the language Accept-Language prefers a
     expect(htmlTag(await loginPage({ pageLanguages: LANGUAGES }, 'de;q=0'))).toBe('<html lang="en">');
   });
 
+  it('each range is looked up (RFC 4647 §3.4): a longer range finds the catalogue of its prefix, a script subtag included', async () => {
+    const catalogues = { 'zh-Hant': { signInTitle: '登入' }, 'zh-Hans': { signInTitle: '登录' }, 'sr-Latn': FRENCH, 'de-CH': GERMAN };
+    const pageLanguages: OAuthRouterOptions['pageLanguages'] = { catalogues };
+    expect(htmlTag(await loginPage({ pageLanguages }, 'zh-Hant-TW, en;q=0.5'))).toBe('<html lang="zh-Hant">');
+    expect(htmlTag(await loginPage({ pageLanguages }, 'zh-hans-cn'))).toBe('<html lang="zh-Hans">');
+    expect(htmlTag(await loginPage({ pageLanguages }, 'sr-Latn-RS-x-private'))).toBe('<html lang="sr-Latn">');
+    // No `de` catalogue: a range of the same primary language takes the regional one rather than English.
+    expect(htmlTag(await loginPage({ pageLanguages }, 'de, en;q=0.9'))).toBe('<html lang="de-CH">');
+    // A better range is served before a worse one's exact match.
+    expect(htmlTag(await loginPage({ pageLanguages }, 'zh-Hant-HK, de-CH;q=0.5'))).toBe('<html lang="zh-Hant">');
+    // `zh-Hant;q=0` refuses that catalogue even for a range that would look it up.
+    expect(htmlTag(await loginPage({ pageLanguages }, 'zh-Hant-TW, zh-Hant;q=0'))).toBe('<html lang="zh-Hans">');
+  });
+
+  it('a malformed or oversized Accept-Language is read for what it holds, never refused', async () => {
+    const junk = `${'x'.repeat(3000)}, ;q=, de;q=abc, ${'fr;q=0.1,'.repeat(800)}de;q=0.9`;
+    for (const header of ['de;q=2', 'de;q=0.5;q=', '-de', 'de--CH', junk]) {
+      const page = await loginPage({ pageLanguages: LANGUAGES }, header);
+      expect(page.status, header.slice(0, 40)).toBe(200);
+      expect(['<html lang="en">', '<html lang="fr">', '<html lang="de">']).toContain(htmlTag(page));
+    }
+  });
+
   it('an unsupported language, no header, or * gets English, still with Content-Language and Vary', async () => {
     for (const header of ['pt-BR, ja;q=0.8', undefined, '*']) {
       const page = await loginPage({ pageLanguages: LANGUAGES }, header);

@@ -1,0 +1,64 @@
+// Which of the host's page languages an Accept-Language header asks for: RFC 4647 lookup, range by range.
+
+/** Ranges read from one header: a browser sends a handful, so more than this is noise, not preference. */
+const MAX_RANGES = 64;
+
+/** A language range as RFC 9110 §12.5.4 allows it: `*`, or 1–8 letters followed by `-` and 1–8 letters or digits. */
+const RANGE = /^(?:\*|[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*)$/;
+const WEIGHT = /^q\s*=\s*(0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/i;
+
+interface Range {
+  readonly range: string;
+  readonly q: number;
+  readonly order: number;
+}
+
+/** The header's ranges with their weights, best first (q, then the header's order); malformed entries are skipped. */
+function rangesOf(header: string): Range[] {
+  const ranges: Range[] = [];
+  for (const entry of header.split(',', MAX_RANGES)) {
+    const [rangePart = '', ...params] = entry.split(';');
+    const range = rangePart.trim();
+    if (!RANGE.test(range)) continue;
+    let q = 1;
+    for (const param of params) {
+      const weight = WEIGHT.exec(param.trim());
+      if (weight === null) { q = -1; break; }
+      q = Number(weight[1]);
+    }
+    if (q >= 0) ranges.push({ range: range.toLowerCase(), q, order: ranges.length });
+  }
+  return ranges.sort((a, b) => b.q - a.q || a.order - b.order);
+}
+
+/**
+ * The tag of `available` (canonical BCP 47 tags; the first one is the default) that `header` asks for, or null when it
+ * names none of them. Each acceptable range, best first, is looked up as RFC 4647 §3.4 says: the range itself, then
+ * with its last subtag cut off (and a singleton left at the end cut with it), so `zh-Hant-TW` finds `zh-Hant` and
+ * `de-CH-1996` finds `de`. A range that finds nothing that way takes a tag of the same primary language (`de` finds
+ * `de-CH`), as browsers' users expect and Express's negotiation did. `*` is the default. A range with q=0 is not
+ * acceptable (RFC 9110 §12.4.2): its exact tag is never chosen.
+ * @see RFC 9110 §12.5.4, RFC 4647 §3.4 (lookup).
+ */
+export function lookUpLanguage(header: string | undefined, available: readonly string[]): string | null {
+  if (header === undefined || available.length === 0) return null;
+  const byLower = new Map(available.map((tag) => [tag.toLowerCase(), tag]));
+  const ranges = rangesOf(header);
+  const refused = new Set(ranges.filter((r) => r.q === 0).map((r) => r.range));
+  const acceptable = (tag: string | undefined): tag is string => tag !== undefined && !refused.has(tag.toLowerCase());
+  for (const { range, q } of ranges) {
+    if (q === 0) continue;
+    if (range === '*') return acceptable(available[0]) ? available[0] : null;
+    const subtags = range.split('-');
+    while (subtags.length > 0) {
+      const tag = byLower.get(subtags.join('-'));
+      if (acceptable(tag)) return tag;
+      subtags.pop();
+      if (subtags.length > 1 && subtags[subtags.length - 1]!.length === 1) subtags.pop();
+    }
+    const primary = range.split('-')[0];
+    const sameLanguage = available.find((tag) => tag.toLowerCase().split('-')[0] === primary && acceptable(tag));
+    if (sameLanguage !== undefined) return sameLanguage;
+  }
+  return null;
+}
