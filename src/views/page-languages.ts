@@ -41,6 +41,16 @@ export interface ResolvedPageLanguages {
 /** The pages in English, as they are without `pageLanguages`. */
 export const ENGLISH_PAGES: PageLanguage = { tag: 'en', dir: 'ltr', messages: ENGLISH_PAGE_MESSAGES, english: true, negotiated: false };
 
+/**
+ * What a translation may not leave out: the consent page names the integration and the address the user is sent back
+ * to, and says who is signed in, in every language, so that a phishing integration cannot hide behind a catalogue
+ * that drops them.
+ * @see RFC 6819 §4.2.2 (the user is shown which client asks), RFC 9700 §4.1 (where the browser goes next).
+ */
+const REQUIRED_PLACEHOLDERS: Readonly<Record<string, readonly string[]>> = {
+  consentTitle: ['client'], consentWants: ['client'], consentAfterChoice: ['origin'], signedInAs: ['user'],
+};
+
 /** Checks one catalogue: only known messages, each text (or, for a counted one, a function), with its own `{name}`s. */
 function checkCatalogue(key: string, catalogue: unknown): PageCatalogue {
   if (typeof catalogue !== 'object' || catalogue === null || Array.isArray(catalogue)) {
@@ -63,6 +73,10 @@ function checkCatalogue(key: string, catalogue: unknown): PageCatalogue {
         throw new OptionsError(`${key}.${name}`, `has {${placeholder}}, which it does not take${allowed.length > 0
           ? ` (it takes ${allowed.map((p) => `{${p}}`).join(', ')})` : ''}`);
       }
+    }
+    const missing = (REQUIRED_PLACEHOLDERS[name] ?? []).filter((placeholder) => !value.includes(`{${placeholder}}`));
+    if (missing.length > 0) {
+      throw new OptionsError(`${key}.${name}`, `must show ${missing.map((p) => `{${p}}`).join(' and ')}, as the English does`);
     }
   }
   return catalogue as PageCatalogue;

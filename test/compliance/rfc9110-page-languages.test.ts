@@ -206,6 +206,19 @@ describe('RFC 9110 §12.5.4: the pages in the language Accept-Language prefers a
     await expect(createTestApp({ pageLanguages: { catalogues: { 'not a tag!': {} } } })).rejects.toThrow(/BCP 47/);
     await expect(createTestApp({ languages: {} } as Partial<OAuthRouterOptions>)).rejects.toThrow(/did you mean "pageLanguages"/);
   });
+
+  it('a consent page translation that leaves out the integration, the return address or the signed-in user is refused at start-up (RFC 6819 §4.2.2)', async () => {
+    for (const [message, text, missing] of [
+      ['consentTitle', 'Erlauben?', '{client}'],
+      ['consentWants', 'Eine Anwendung möchte auf Ihr {product}-Konto zugreifen.', '{client}'],
+      ['consentAfterChoice', 'Danach geht es zurück zu {client}.', '{origin}'],
+      ['signedInAs', 'Angemeldet.', '{user}'],
+    ] as const) {
+      await expect(createTestApp({ pageLanguages: { catalogues: { de: { [message]: text } } } }), message)
+        .rejects.toThrow(`option "pageLanguages.catalogues.de.${message}" must show ${missing}`);
+    }
+    await expect(createTestApp({ pageLanguages: { catalogues: { de: GERMAN } } })).resolves.toBeDefined();
+  });
 });
 
 describe('RFC 9110 §12.5.4: every page follows the language', () => {
