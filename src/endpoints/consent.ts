@@ -19,14 +19,6 @@ import type { OAuthClient } from '../stores/contract.js';
 import { encodeLoginRequest } from '../http/login-request.js';
 import { reloadSession, saveSession } from '../http/save-session.js';
 
-/** What a Deny of a request already allowed is told: where access is taken back, when this server offers it. */
-function alreadyAllowed(consentsPage: boolean): string {
-  const where = consentsPage
-    ? 'To take it back, withdraw your consent on the page that lists the applications you allowed.'
-    : 'To take it back, ask the application, or this service, to remove its access.';
-  return `You already allowed this request, and the application has received access. ${where}`;
-}
-
 /** How a consent POST was answered: the redirect's Location (null: a page), and whether it ended the sign-in. */
 interface Answer {
   readonly location: string | null;
@@ -175,12 +167,12 @@ export function createConsentEndpoint(context: PageContext) {
       if (!user) {
         // Signed out by the host's login meanwhile: a Deny still reaches the integration, an Allow signs in again.
         // 403 as for an expired form: a 401 would owe a WWW-Authenticate scheme (RFC 9110 §15.5.2) a page has not.
-        await answerStale(res, body, 403, 'You are no longer signed in. Go back to the application and start again.');
+        await answerStale(res, body, 403, { message: 'signedOutMeanwhile' });
         return null;
       }
       // Made for somebody else, or before the host's login signed this user in: a planted form, or another tab's sign-in.
       if (!isSessionOf(req, user)) {
-        await answerStale(res, body, 403, 'The form has expired. Go back to the application and start again.');
+        await answerStale(res, body, 403, { message: 'formExpiredStartAgain' });
         return null;
       }
       deletePendingRequest(req, requestId);
@@ -268,13 +260,13 @@ export function createConsentEndpoint(context: PageContext) {
       return;
     }
     if (!live) {
-      await answerStale(res, body, 403, 'The form has expired. Go back to the application and start again.');
+      await answerStale(res, body, 403, { message: 'formExpiredStartAgain' });
       return;
     }
     if (!isValidCsrfToken(req, body.csrf_token)) {
       // The session ended or was replaced while the page was open (idle timeout, sign-out or another sign-in in
       // another tab): nothing this form says is decided on as this session's.
-      await answerStale(res, body, 403, 'The form has expired. Go back to the application and start again.');
+      await answerStale(res, body, 403, { message: 'formExpiredStartAgain' });
       return;
     }
     const requestId = typeof body.request_id === 'string' ? body.request_id : '';
@@ -298,7 +290,10 @@ export function createConsentEndpoint(context: PageContext) {
       // tokens, and a remembered consent stands, so telling it access_denied would contradict both (RFC 6749 §10.12).
       // The user is told where taking it back is done instead.
       if (body.decision === 'deny' && answeredDecision(req, requestId) === 'allow') {
-        renderError(res, context, 409, 'invalid_request', alreadyAllowed(options.consentsPage && options.rememberConsent));
+        renderError(res, context, 409, 'invalid_request', {
+          // Where access is taken back: the connected-applications page, when this server offers it.
+          message: options.consentsPage && options.rememberConsent ? 'alreadyAllowedWithdraw' : 'alreadyAllowedAsk',
+        });
         return;
       }
       // Answered already (a second tap of Allow whose first answer the browser dropped), or dropped for newer ones.

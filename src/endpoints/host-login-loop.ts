@@ -46,7 +46,6 @@ export function renderHostLoginLoop(req: Request, res: Response, context: PageCo
     seen.add(diagnosis);
     context.options.logger.error(MESSAGES[diagnosis]);
   }
-  renderError(res, context, 403, 'access_denied', 'You came back from the sign-in page, but this site still sees '
-    + 'you as signed out, so you are not sent there again. If you did sign in, the site\'s sign-in is set up wrongly: '
-    + 'its administrator will find the cause in the server log.');
+  // The page is the user's, in their language; the log line is the administrator's, in English as every log line is.
+  renderError(res, context, 403, 'access_denied', { message: 'hostSignInLoop' });
 }

@@ -6,12 +6,13 @@ import { UnreadableBodyError } from '../errors.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
 import { renderError } from './render.js';
 import { drainRefusedBody } from '../http/drain-refused-body.js';
+import type { PageErrorMessage } from '../views/page-messages.js';
 
-const UNREADABLE: Record<UnreadableBodyError['pageStatus'], string> = {
-  408: 'The form took too long to arrive. Go back and try again.',
-  413: 'The form is larger than this page accepts.',
-  415: 'The form was sent in an encoding this page does not read.',
-  501: 'The form was sent in an encoding this page does not read.',
+const UNREADABLE: Record<UnreadableBodyError['pageStatus'], PageErrorMessage> = {
+  408: 'formTooSlow',
+  413: 'formTooLarge',
+  415: 'formEncodingUnsupported',
+  501: 'formEncodingUnsupported',
 };
 
 /**
@@ -31,13 +32,13 @@ export function createPageErrorHandler(options: ResolvedOptions) {
       // The rest of a refused body is not worth draining to keep the connection, but a bounded read of it before the
       // answer keeps the close from being a reset that a proxy still sending it would answer with 502.
       res.setHeader('Connection', 'close');
-      const send = (): void => renderError(res, context, oauthError.pageStatus, oauthError.error, UNREADABLE[oauthError.pageStatus]);
+      const send = (): void => renderError(res, context, oauthError.pageStatus, oauthError.error, { message: UNREADABLE[oauthError.pageStatus] });
       if (oauthError.pageStatus === 413 || oauthError.pageStatus === 415) drainRefusedBody(req, send);
       else send();
       return;
     }
     const failed = oauthError.status >= 500;
     renderError(res, context, failed ? oauthError.status : 400, oauthError.error,
-      failed ? { message: 'serviceUnavailable' } : 'The request could not be read.');
+      { message: failed ? 'serviceUnavailable' : 'requestUnreadable' });
   };
 }

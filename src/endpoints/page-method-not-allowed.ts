@@ -14,9 +14,7 @@ import { renderError } from './render.js';
  */
 export function createPageMethodNotAllowed(options: ResolvedOptions, allowed: 'GET' | 'GET, HEAD' | 'POST') {
   const context = { options } as PageContext;
-  const description = allowed !== 'POST'
-    ? 'This address is opened by a link, not by a form.'
-    : 'This address receives a form and cannot be opened directly. Return to the application you came from and start again.';
+  const description = { message: allowed !== 'POST' ? 'openedByLink' : 'formCannotBeOpened' } as const;
   return function pageMethodNotAllowed(_req: Request, res: Response): void {
     res.setHeader('Allow', allowed);
     renderError(res, context, 405, 'invalid_request', description);

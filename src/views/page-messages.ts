@@ -106,6 +106,26 @@ export interface PageMessages {
   readonly crossSiteForm: PageMessage;
   readonly chooseApplication: PageMessage;
   readonly chooseAllowOrDeny: PageMessage;
+  /** A sign-out (by the host's login) while the consent page was open. */
+  readonly signedOutMeanwhile: PageMessage;
+  /** A Deny of a request already allowed (409), where the connected-applications page lists it. */
+  readonly alreadyAllowedWithdraw: PageMessage;
+  /** The same, where the service has no connected-applications page (or remembers no consent). */
+  readonly alreadyAllowedAsk: PageMessage;
+  /** Back from the host's login still signed out (403): the page says why it does not send the user there again. */
+  readonly hostSignInLoop: PageMessage;
+  /** A page opened by a form (405 on the authorization or connected-applications address). */
+  readonly openedByLink: PageMessage;
+  /** A form's address opened directly (405: Enter in the address bar after a form was sent). */
+  readonly formCannotBeOpened: PageMessage;
+  /** A form whose body did not arrive in time (408). */
+  readonly formTooSlow: PageMessage;
+  /** A form larger than the page accepts (413). */
+  readonly formTooLarge: PageMessage;
+  /** A form in an encoding the page does not read (415, 501). */
+  readonly formEncodingUnsupported: PageMessage;
+  /** Any other request a page could not read (400). */
+  readonly requestUnreadable: PageMessage;
 
   /**
    * The consent and connected-applications pages' sentence for each scope, in this language (the `scopes` option's
@@ -121,7 +141,9 @@ export type PageCatalogue = Partial<PageMessages>;
 export type PageErrorMessage =
   | 'formExpiredReload' | 'formExpiredStartAgain' | 'signInRequestExpired' | 'authorizationRequestExpired'
   | 'signInUnavailable' | 'signOutUnavailable' | 'pageUnavailable' | 'serviceUnavailable' | 'httpsRequired'
-  | 'crossSiteForm' | 'chooseApplication' | 'chooseAllowOrDeny';
+  | 'crossSiteForm' | 'chooseApplication' | 'chooseAllowOrDeny' | 'signedOutMeanwhile' | 'alreadyAllowedWithdraw'
+  | 'alreadyAllowedAsk' | 'hostSignInLoop' | 'openedByLink' | 'formCannotBeOpened' | 'formTooSlow' | 'formTooLarge'
+  | 'formEncodingUnsupported' | 'requestUnreadable';
 
 /** The pages in English: the default, and what every message a catalogue leaves out falls back to. */
 export const ENGLISH_PAGE_MESSAGES: PageMessages = {
@@ -189,6 +211,19 @@ export const ENGLISH_PAGE_MESSAGES: PageMessages = {
   crossSiteForm: 'This form was sent from another site or address. Go back to the application and start again.',
   chooseApplication: 'Sign in and choose an application.',
   chooseAllowOrDeny: 'Choose Allow or Deny.',
+  signedOutMeanwhile: 'You are no longer signed in. Go back to the application and start again.',
+  alreadyAllowedWithdraw: 'You already allowed this request, and the application has received access. To take it back, '
+    + 'withdraw your consent on the page that lists the applications you allowed.',
+  alreadyAllowedAsk: 'You already allowed this request, and the application has received access. To take it back, '
+    + 'ask the application, or this service, to remove its access.',
+  hostSignInLoop: 'You came back from the sign-in page, but this site still sees you as signed out, so you are not sent '
+    + "there again. If you did sign in, the site's sign-in is set up wrongly: its administrator will find the cause in the server log.",
+  openedByLink: 'This address is opened by a link, not by a form.',
+  formCannotBeOpened: 'This address receives a form and cannot be opened directly. Return to the application you came from and start again.',
+  formTooSlow: 'The form took too long to arrive. Go back and try again.',
+  formTooLarge: 'The form is larger than this page accepts.',
+  formEncodingUnsupported: 'The form was sent in an encoding this page does not read.',
+  requestUnreadable: 'The request could not be read.',
 };
 
 /** The `{name}`s each message may hold: a catalogue's message with any other is refused at start-up. */
@@ -206,5 +241,7 @@ export const PAGE_MESSAGE_PLACEHOLDERS: Readonly<Record<Exclude<keyof PageMessag
   stillSignedInTitle: [], stillSignedInHeading: [], stillSignedInText: ['product', 'hostSignOut'], hostSignOutLink: [],
   formExpiredReload: [], formExpiredStartAgain: [], signInRequestExpired: [], authorizationRequestExpired: [],
   signInUnavailable: [], signOutUnavailable: [], pageUnavailable: [], serviceUnavailable: [], httpsRequired: [],
-  crossSiteForm: [], chooseApplication: [], chooseAllowOrDeny: [],
+  crossSiteForm: [], chooseApplication: [], chooseAllowOrDeny: [], signedOutMeanwhile: [], alreadyAllowedWithdraw: [],
+  alreadyAllowedAsk: [], hostSignInLoop: [], openedByLink: [], formCannotBeOpened: [], formTooSlow: [], formTooLarge: [],
+  formEncodingUnsupported: [], requestUnreadable: [],
 };

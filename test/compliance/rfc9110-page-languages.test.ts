@@ -10,6 +10,10 @@ import { registerClient } from '../../src/clients/register-client.js';
 import { OptionsError } from '../../src/options.js';
 import type { OAuthRouterOptions } from '../../src/options.js';
 import type { PageCatalogue } from '../../src/views/page-messages.js';
+import { createOAuthRouter } from '../../src/router.js';
+import { hostSessionUserAuth } from '../helpers/host-login.js';
+import { listen, rawRequest } from '../helpers/raw-http.js';
+import express from 'express';
 
 const GERMAN: PageCatalogue = {
   signInTitle: 'Anmelden',
@@ -28,6 +32,19 @@ const GERMAN: PageCatalogue = {
   errorHeading: 'Diese Anfrage kann nicht abgeschlossen werden',
   scopes: { 'envelopes:read': 'Ihre Umschläge lesen' },
 };
+/** The pages a translated site long showed in English only: each a message of the catalogue too. */
+const GERMAN_ERRORS: PageCatalogue = {
+  ...GERMAN,
+  alreadyAllowedWithdraw: 'Sie haben diese Anfrage bereits erlaubt. Entziehen Sie den Zugriff unter den verbundenen Anwendungen.',
+  hostSignInLoop: 'Sie kommen von der Anmeldung zurück, sind für diese Website aber noch abgemeldet.',
+  openedByLink: 'Diese Adresse öffnet man mit einem Link, nicht mit einem Formular.',
+  formCannotBeOpened: 'Diese Adresse empfängt ein Formular und kann nicht direkt geöffnet werden.',
+  formTooSlow: 'Das Formular kam zu langsam an.',
+  formTooLarge: 'Das Formular ist zu groß.',
+  formEncodingUnsupported: 'Das Formular hat eine Kodierung, die diese Seite nicht liest.',
+  requestUnreadable: 'Die Anfrage konnte nicht gelesen werden.',
+};
+
 /** A partial catalogue: only two messages, every other in English. */
 const FRENCH: PageCatalogue = { signInTitle: 'Connexion', signInButton: 'Se connecter' };
 const ARABIC: PageCatalogue = { signInTitle: 'تسجيل الدخول', signInButton: 'دخول' };
@@ -318,6 +335,80 @@ describe('RFC 6749 §3.3: a scope is shown by its own sentence, whatever its nam
       const consents = await agent.get('/oauth2/consents').set('Accept-Language', language);
       expect(consents.status, language).toBe(200);
       expect(consents.text).toContain('<ul><li>Build things</li><li>toString</li></ul>');
+    }
+  });
+});
+
+describe('RFC 9110 §12.5.4: the 409, sign-in loop, 405 and unreadable-form pages follow the language too', () => {
+  /** The error page's message for the user, in German, not marked as English. */
+  function expectGermanError(page: { status: number; text: string }, status: number, text: string): void {
+    expect(page.status).toBe(status);
+    expect(page.text).toContain('<html lang="de">');
+    expect(page.text).toContain(`<p class="error" role="alert">${text}</p>`);
+    expect(page.text).not.toContain('lang="en"');
+  }
+
+  it('a Deny of a request already allowed: the 409 page in German', async () => {
+    const t = await createTestApp({ pageLanguages: { catalogues: { de: GERMAN_ERRORS } } });
+    const agent = request.agent(t.app);
+    const login = await agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`);
+    const form = { csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id') };
+    const posted = await agent.post('/oauth2/login').type('form').send({ ...form, username: USER.username, password: USER.password });
+    const consent = await agent.get(posted.headers.location!);
+    const fields = { csrf_token: hiddenField(consent.text, 'csrf_token'), request_id: hiddenField(consent.text, 'request_id') };
+    expect((await agent.post('/oauth2/consent').type('form').send({ ...fields, decision: 'allow' })).status).toBe(303);
+    const denied = await agent.post('/oauth2/consent').set('Accept-Language', 'de').type('form').send({ ...fields, decision: 'deny' });
+    expectGermanError(denied, 409, GERMAN_ERRORS.alreadyAllowedWithdraw as string);
+  });
+
+  it('back from the host\'s login still signed out: the loop page in German (the log line stays English)', async () => {
+    const store = createMemoryStore();
+    const { client } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+    const logged: string[] = [];
+    const oauth = createOAuthRouter(store, hostSessionUserAuth(), {
+      issuer: 'http://auth.test', pageLanguages: { catalogues: { de: GERMAN_ERRORS } },
+      logger: { warn: () => {}, error: (line: string) => { logged.push(line); } },
+    });
+    const app = express().use(oauth.router);
+    const agent = request.agent(app);
+    const url = `/oauth2/authorize?${authorizeQuery({ clientId: client.clientId, clientSecret: '' })}`;
+    expect((await agent.get(url).set('Accept-Language', 'de')).status).toBe(303);
+    expectGermanError(await agent.get(url).set('Accept-Language', 'de'), 403, GERMAN_ERRORS.hostSignInLoop as string);
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatch(/^express-oauth-router: a browser came back from loginUrl still signed out/);
+  });
+
+  it('a wrong method on a page address: both 405 pages in German', async () => {
+    const t = await createTestApp({ pageLanguages: { catalogues: { de: GERMAN_ERRORS } } });
+    expectGermanError(await request(t.app).get('/oauth2/consent').set('Accept-Language', 'de'), 405, GERMAN_ERRORS.formCannotBeOpened as string);
+    expectGermanError(await request(t.app).put('/oauth2/consents').set('Accept-Language', 'de'), 405, GERMAN_ERRORS.openedByLink as string);
+  });
+
+  it('a form that cannot be read (408, 413, 415) and a request that cannot be read (400): the pages in German', async () => {
+    const t = await createTestApp({ pageLanguages: { catalogues: { de: GERMAN_ERRORS } }, bodyTimeout: 1, loginRateLimit: false });
+    const server = await listen(t.app);
+    try {
+      const de = 'Accept-Language: de';
+      const slow = await rawRequest(server.port, ['POST /oauth2/login HTTP/1.1', 'Host: auth.test', de,
+        'Content-Type: application/x-www-form-urlencoded', 'Content-Length: 100'].join('\r\n'), 'csrf_token=abc', { keepOpen: true });
+      expectGermanError({ status: slow.status, text: slow.body }, 408, GERMAN_ERRORS.formTooSlow as string);
+      const large = await request(t.app).post('/oauth2/login').set('Accept-Language', 'de').type('form').send(`username=${'a'.repeat(20 * 1024)}`);
+      expectGermanError(large, 413, GERMAN_ERRORS.formTooLarge as string);
+      const utf16 = await request(t.app).post('/oauth2/login').set('Accept-Language', 'de')
+        .set('Content-Type', 'application/x-www-form-urlencoded; charset=utf-16').send('a=b');
+      expectGermanError(utf16, 415, GERMAN_ERRORS.formEncodingUnsupported as string);
+    } finally {
+      await server.close();
+    }
+    // Two Host lines where the host picks the issuer (RFC 9112 §3.2): refused as a request the page cannot read.
+    const hosts = await createTestApp({ pageLanguages: { catalogues: { de: GERMAN_ERRORS } }, legacy: { issuer: 'http://legacy-auth.test' } });
+    const both = await listen(hosts.app);
+    try {
+      const twoHosts = await rawRequest(both.port, [`GET /oauth2/authorize?${authorizeQuery(hosts.codeClient)} HTTP/1.1`, 'Host: auth.test',
+        'Host: legacy-auth.test', 'Accept-Language: de', 'Connection: close'].join('\r\n'));
+      expectGermanError({ status: twoHosts.status, text: twoHosts.body }, 400, GERMAN_ERRORS.requestUnreadable as string);
+    } finally {
+      await both.close();
     }
   });
 });
