@@ -18,6 +18,7 @@ import { isConsentCurrent } from '../checks/consent-current.js';
 import { reportErrorAnswer } from '../metrics/channels.js';
 import { InteractionRequiredError, InvalidRequestError } from '../errors.js';
 import { maxAgeOf, needsSignInAgain, takeSignInFor } from '../http/reauthentication.js';
+import { takeExpiredConsentNotice } from '../http/expired-consent-notice.js';
 
 /** The request's prompt values (sent once: checked before), space-delimited. */
 function promptValues(query: URLSearchParams): readonly string[] {
@@ -49,7 +50,9 @@ export function createAuthorizeEndpoint(context: PageContext) {
     // The query alone: a request line in absolute form (`GET http://host:99999/oauth2/authorize?…`, RFC 9112 §3.2.2)
     // names an authority this server need not parse, and one URL cannot parse must not make a 500 out of the request.
     const at = req.originalUrl.indexOf('?');
-    const url = new URL(at === -1 ? '/' : `/${req.originalUrl.slice(at)}`, 'http://localhost');
+    // An Allow from an expired consent page sent back here: its notice is shown, and the mark is no part of the request.
+    const { query: search, notice } = takeExpiredConsentNotice(at === -1 ? '' : req.originalUrl.slice(at + 1));
+    const url = new URL(`/?${search}`, 'http://localhost');
     const query = url.searchParams;
     let target;
     try {
@@ -89,12 +92,18 @@ export function createAuthorizeEndpoint(context: PageContext) {
           res.redirect(303, userAuth.loginUrl!(req, `${context.paths.authorize}?${pending.query}`));
           return;
         }
-        renderLogin(req, res, context, { requestId: encodeLoginRequest(pending.query), clientName: target.client.name, error: null, username: '', redirectUri: target.redirectUri });
+        renderLogin(req, res, context, {
+          requestId: encodeLoginRequest(pending.query), clientName: target.client.name, error: notice ? 'consentFormExpiredSignIn' : null,
+          username: '', redirectUri: target.redirectUri, status: 200,
+        });
         return;
       }
       if (!signIn.byHost && needsSignInAgain(req, prompts, maxAge, takeSignInFor(req, pending.query))) {
         if (silent) throw new InteractionRequiredError('login_required', 'the sign-in is older than max_age');
-        renderLogin(req, res, context, { requestId: encodeLoginRequest(pending.query), clientName: target.client.name, error: null, username: '', redirectUri: target.redirectUri });
+        renderLogin(req, res, context, {
+          requestId: encodeLoginRequest(pending.query), clientName: target.client.name, error: notice ? 'consentFormExpiredSignIn' : null,
+          username: '', redirectUri: target.redirectUri, status: 200,
+        });
         return;
       }
       const { user } = signIn;
@@ -113,7 +122,7 @@ export function createAuthorizeEndpoint(context: PageContext) {
       }
       if (silent) throw new InteractionRequiredError('consent_required', 'the user has not approved this request');
       const requestId = savePendingRequest(req, pending);
-      renderConsent(req, res, context, { requestId, client: target.client, pending, signIn });
+      renderConsent(req, res, context, { requestId, client: target.client, pending, signIn, notice });
     } catch (err) {
       const oauthError = toOAuthError(err, options.logger);
       reportErrorAnswer(options.events, 'authorization', oauthError.error, 302);

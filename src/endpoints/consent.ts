@@ -18,6 +18,7 @@ import type { PendingAuthorization } from '../http/oauth-session.js';
 import type { OAuthClient } from '../stores/contract.js';
 import { encodeLoginRequest } from '../http/login-request.js';
 import { reloadSession, saveSession } from '../http/save-session.js';
+import { withExpiredConsentNotice } from '../http/expired-consent-notice.js';
 
 /** How a consent POST was answered: the redirect's Location (null: a page), and whether it ended the sign-in. */
 interface Answer {
@@ -51,8 +52,9 @@ function withConsentPrompt(query: string): string {
  *   hears it, RFC 6749 §4.1.2.1), while an Allow goes back to the authorization endpoint (303) with every check
  *   re-run (WCAG 2.2.1), asking for consent again there (`prompt=consent`): the page it answered named a user who
  *   may no longer be the one signed in, and a remembered consent of another must not turn that click, or a Deny,
- *   into a code for them; a switch on this session's own form (its CSRF token valid) whose request was answered or
- *   expired still signs out;
+ *   into a code for them, and with a mark (`oauth_router_notice`) by which the page asked again says the click was
+ *   not taken and nothing was sent (unless this session answered the request already); a switch on this session's
+ *   own form (its CSRF token valid) whose request was answered or expired still signs out;
  * - a Deny of a request this session already allowed (its form again: a duplicated tab, a restored page) is not sent
  *   to the integration as `access_denied`, which would contradict the code it was given and the consent remembered: a
  *   409 page says where access is taken back. The mark is saved before the answer goes out; a Deny on another instance
@@ -91,7 +93,9 @@ export function createConsentEndpoint(context: PageContext) {
    * another user in on the same session), so the click is not taken as theirs. A forged POST gets only what a link
    * could give: the endpoint's own answer, or an `access_denied` at a registered address.
    */
-  async function answerStale(res: Response, body: Record<string, unknown>, status: number, message: ErrorDescription, ownForm?: Request): Promise<void> {
+  async function answerStale(
+    res: Response, body: Record<string, unknown>, status: number, message: ErrorDescription, ownForm?: Request, notice = true,
+  ): Promise<void> {
     let resumed;
     try {
       resumed = await resumeAuthorization(context, body.resume);
@@ -113,7 +117,10 @@ export function createConsentEndpoint(context: PageContext) {
       await switchAccount(ownForm, res, resumed.pending, '');
       return;
     }
-    res.redirect(303, `${context.paths.authorize}?${withConsentPrompt(resumed.pending.query)}`);
+    // The page asked again says the click was not taken (the mark, like the rest of the address, is the link's own:
+    // a forged POST gets no more than a link to it would). Left off where this session answered the request already.
+    const again = withConsentPrompt(resumed.pending.query);
+    res.redirect(303, `${context.paths.authorize}?${notice ? withExpiredConsentNotice(again) : again}`);
   }
 
   /**
@@ -297,7 +304,8 @@ export function createConsentEndpoint(context: PageContext) {
         return;
       }
       // Answered already (a second tap of Allow whose first answer the browser dropped), or dropped for newer ones.
-      await answerStale(res, body, 400, { message: 'authorizationRequestExpired' }, req);
+      // Only the latter is told "nothing was sent": an answered request's first click was.
+      await answerStale(res, body, 400, { message: 'authorizationRequestExpired' }, req, answeredDecision(req, requestId) === null);
       return;
     }
     const decision = body.decision;

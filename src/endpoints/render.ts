@@ -22,8 +22,11 @@ import { scopeSentence } from '../views/scope-sentence.js';
 import { ENGLISH_PAGE_MESSAGES, type PageErrorMessage, type PageMessages } from '../views/page-messages.js';
 import type { PageLanguage } from '../views/page-languages.js';
 
-/** What the login form says went wrong: a refusal, an expired form, or the sign-in limit's wait (seconds). */
-export type LoginError = 'signInFailed' | 'signInFormExpired' | { readonly retryAfterSeconds: number };
+/**
+ * What the login form says went wrong: a refusal, an expired form, a click on an expired consent page (whose session
+ * ended), or the sign-in limit's wait (seconds).
+ */
+export type LoginError = 'signInFailed' | 'signInFormExpired' | 'consentFormExpiredSignIn' | { readonly retryAfterSeconds: number };
 
 /** An error page's description: a message of the catalogues (translated), or a text in English. */
 export type ErrorDescription = string | { readonly message: PageErrorMessage };
@@ -75,15 +78,19 @@ export function renderLogin(
     body: loginPageBody({
       action: context.paths.login, csrfToken: loginCsrfToken(req, res, context.options), productName: context.options.productName,
       cancellable: redirectUri !== undefined, errorInFields: errorInFields ?? false, ...model,
-      error: error === null ? null : typeof error === 'string' ? m[error] : lockoutText(m, error.retryAfterSeconds),
+      error: error === null ? null : typeof error === 'string' ? messageText(m[error], { client: isolate(view.clientName) })
+        : lockoutText(m, error.retryAfterSeconds),
     }, m),
   });
 }
 
-/** Shows the consent form for a pending request. */
+/**
+ * Shows the consent form for a pending request. `notice`: the page is shown again after a click on an expired copy of
+ * it, which was not taken: the page says so, in an alert, and its title starts as an error's (WCAG 2.4.2, 3.3.1).
+ */
 export function renderConsent(
   req: Request, res: Response, context: PageContext,
-  view: { requestId: string; client: OAuthClient; pending: PendingAuthorization; signIn: SignIn },
+  view: { requestId: string; client: OAuthClient; pending: PendingAuthorization; signIn: SignIn; notice?: boolean },
 ): void {
   const { user } = view.signIn;
   const redirectOrigin = new URL(view.pending.redirectUri).origin;
@@ -91,7 +98,7 @@ export function renderConsent(
   const m = language.messages;
   sendPage(res, {
     status: 200,
-    title: messageText(m.consentTitle, { client: isolate(view.client.name) }),
+    title: messageText(view.notice === true ? m.consentErrorTitle : m.consentTitle, { client: isolate(view.client.name) }),
     productName: context.options.productName,
     brandColor: context.options.brandColor,
     language,
@@ -109,6 +116,7 @@ export function renderConsent(
       redirectOrigin,
       consentsUrl: context.paths.consents,
       switchAccount: !view.signIn.byHost,
+      expiredNotice: view.notice === true,
     }, m),
   });
 }

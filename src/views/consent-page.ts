@@ -29,6 +29,8 @@ export interface ConsentPageModel {
    * host's sign-in (`currentUser`) is the host's to end, so its users are not offered it.
    */
   readonly switchAccount: boolean;
+  /** Shown again after a click on an expired copy of the page, which was not taken: say so (`consentFormExpired`). */
+  readonly expiredNotice?: boolean;
 }
 
 /**
@@ -50,8 +52,10 @@ export function consentPageBody(model: ConsentPageModel, messages: PageMessages 
   const client = `<bdi>${escapeHtml(model.clientName)}</bdi>`;
   const user = `<bdi>${escapeHtml(model.userName)}</bdi>`;
   const consentsLink = `<a href="${escapeHtml(model.consentsUrl)}">${messageHtml(m.consentsTitle)}</a>`;
+  // An alert, as the sign-in page's errors: the click did nothing, and the user is told why before choosing again.
+  const notice = model.expiredNotice === true ? `<p class="error" role="alert">${messageHtml(m.consentFormExpired, { client })}</p>\n` : '';
   return `<h1>${messageHtml(m.consentTitle, { client })}</h1>
-<p>${messageHtml(m.consentWants, { client: `<strong>${client}</strong>`, product })}</p>
+${notice}<p>${messageHtml(m.consentWants, { client: `<strong>${client}</strong>`, product })}</p>
 ${scopes}
 <p class="muted">${messageHtml(m.signedInAs, { user })} ${messageHtml(m.consentAfterChoice, { origin: escapeHtml(model.redirectOrigin), client, consentsLink })}</p>
 <form method="post" action="${escapeHtml(model.action)}">

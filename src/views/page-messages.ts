@@ -39,6 +39,12 @@ export interface PageMessages {
 
   /** Consent page `<title>` and heading. `{client}`. */
   readonly consentTitle: PageMessage;
+  /** Consent page `<title>` shown again after a click on an expired copy of it (a screen reader announces it first). `{client}`. */
+  readonly consentErrorTitle: PageMessage;
+  /** The notice on the consent page shown again after a click on an expired copy of it: nothing was decided. `{client}`. */
+  readonly consentFormExpired: PageMessage;
+  /** The same notice on the sign-in page, when the session it was made for has ended meanwhile. `{client}`. */
+  readonly consentFormExpiredSignIn: PageMessage;
   /** `{client}`, `{product}`. */
   readonly consentWants: PageMessage;
   /** Shown in bold before `consentAllAccess`. */
@@ -160,6 +166,9 @@ export const ENGLISH_PAGE_MESSAGES: PageMessages = {
   signInLockedOut: (minutes) => `Too many failed sign-in attempts. Try again in ${minutes <= 1 ? 'a minute' : '{minutes} minutes'}.`,
 
   consentTitle: 'Allow {client}?',
+  consentErrorTitle: 'Error: Allow {client}?',
+  consentFormExpired: 'This page had expired, so nothing was sent to {client}. Choose again.',
+  consentFormExpiredSignIn: 'This page had expired, so nothing was sent to {client}. Sign in to choose again.',
   consentWants: '{client} wants to access your {product} account.',
   consentAllAccessLead: 'It asks for full access to your account:',
   consentAllAccess: 'it will be able to do everything you can do in {product}, on your behalf.',
@@ -231,7 +240,8 @@ export const PAGE_MESSAGE_PLACEHOLDERS: Readonly<Record<Exclude<keyof PageMessag
   signInTitle: [], signInErrorTitle: [], signInIntro: ['product'], signInIntroToClient: ['product', 'client'],
   usernameLabel: [], passwordLabel: [], signInButton: [], cancelButton: [], signInFailed: [], signInFormExpired: [],
   signInLockedOut: ['minutes'],
-  consentTitle: ['client'], consentWants: ['client', 'product'], consentAllAccessLead: [], consentAllAccess: ['product'],
+  consentTitle: ['client'], consentErrorTitle: ['client'], consentFormExpired: ['client'], consentFormExpiredSignIn: ['client'],
+  consentWants: ['client', 'product'], consentAllAccessLead: [], consentAllAccess: ['product'],
   consentScopesIntro: [], consentNoScopes: ['product'], signedInAs: ['user'], consentAfterChoice: ['origin', 'client', 'consentsLink'],
   allowButton: [], denyButton: [], notUser: ['user'], switchAccountButton: [],
   consentsTitle: [], consentWithdrawn: ['client'], consentWithdrawnUnnamed: [], fullAccess: [], allowedOn: ['date'],

@@ -705,6 +705,93 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
   });
 });
 
+describe('a click on an expired consent page says it was not taken, and takes nothing (WCAG 3.3.1, RFC 6749 §10.12)', () => {
+  const NOTICE = '<p class="error" role="alert">This page had expired, so nothing was sent to <bdi>Acme CRM</bdi>. Choose again.</p>';
+
+  /** A consent app whose consent.granted events are collected. */
+  async function appWithEvents(options: Parameters<typeof createTestApp>[0] = {}) {
+    const events = new OAuthEvents();
+    const granted: unknown[] = [];
+    events.on('event', (event: { type: string }) => { if (event.type === 'consent.granted') granted.push(event); });
+    return { t: await createTestApp({ events, ...options }), granted };
+  }
+
+  /** The page without what changes per response (nonce, CSRF token, request id). */
+  const stable = (html: string): string => html.replace(/nonce="[^"]*"/, '')
+    .replace(/name="csrf_token" value="[^"]*"/, '').replace(/name="request_id" value="[^"]*"/, '');
+
+  it('an Allow whose session was replaced: the consent page again, with the notice as an alert and "Error: " in its title; nothing recorded, no code; a fresh Allow there works', async () => {
+    const { t, granted } = await appWithEvents();
+    const stale = consentFields(await signInAndGetConsent(request.agent(t.app), '', authorizeQuery(t.codeClient, { state: 'old-tab' })));
+    // The same browser, signed in afresh since (another session): the old page's token no longer matches.
+    const browser = request.agent(t.app);
+    await signInAndGetConsent(browser, '', authorizeQuery(t.codeClient, { state: 'other' }));
+    const late = await browser.post('/oauth2/consent').type('form').send({ ...stale, decision: 'allow' });
+    expect(late.status).toBe(303);
+    expect(new URL(late.headers.location!, 'http://x').searchParams.has('code')).toBe(false);
+    const page = await browser.get(late.headers.location!);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(`<h1>Allow <bdi>Acme CRM</bdi>?</h1>\n${NOTICE}\n<p>`);
+    expect(page.text).toContain('<title>Error: Allow \u2068Acme CRM\u2069? – ');
+    // The mark is the address's, not the request's: the form does not carry it on.
+    expect(Buffer.from(hiddenField(page.text, 'resume'), 'base64url').toString()).not.toContain('oauth_router_notice');
+    expect(await t.store.consents!.findConsent(USER.id, t.codeClient.clientId)).toBeNull();
+    expect(granted).toHaveLength(0);
+    const allowed = expectRedirectTo(await browser.post('/oauth2/consent').type('form')
+      .send({ ...consentFields(page.text), decision: 'allow' }));
+    expect(allowed.searchParams.get('code')).toBeTruthy();
+    expect(allowed.searchParams.get('state')).toBe('old-tab');
+    expect(allowed.searchParams.has('oauth_router_notice')).toBe(false);
+    expect(granted).toHaveLength(1);
+  });
+
+  it('an Allow whose session ended: the sign-in page, with the notice as an alert and "Error: " in its title (200)', async () => {
+    const { t, granted } = await appWithEvents();
+    const stale = consentFields(await signInAndGetConsent(request.agent(t.app), '', authorizeQuery(t.codeClient)));
+    const fresh = request.agent(t.app);
+    const late = await fresh.post('/oauth2/consent').type('form').send({ ...stale, decision: 'allow' });
+    const login = await fresh.get(late.headers.location!);
+    expect(login.status).toBe(200);
+    expect(login.text).toContain('<p class="error" role="alert" id="login-error">This page had expired, so nothing was sent to '
+      + '\u2068Acme CRM\u2069. Sign in to choose again.</p>');
+    expect(login.text).toContain('<title>Error: Sign in – ');
+    expect(login.text).not.toContain('aria-invalid');
+    expect(granted).toHaveLength(0);
+  });
+
+  it('a forged POST with the victim\'s cookies but not the page\'s token gets no more than a link to the authorization request: the same page, but for the notice', async () => {
+    const { t, granted } = await appWithEvents();
+    const victim = request.agent(t.app);
+    await signInAndGetConsent(victim, '', authorizeQuery(t.codeClient, { state: 'victim' }));
+    // The attacker's own request, in a form of its making; only the CSRF token is out of its reach.
+    const query = authorizeQuery(t.codeClient, { state: 'forged', prompt: 'consent' });
+    const resume = Buffer.from(query).toString('base64url');
+    const forged = await victim.post('/oauth2/consent').type('form')
+      .send({ csrf_token: 'A'.repeat(43), request_id: 'x', resume, decision: 'allow' });
+    expect(forged.status).toBe(303);
+    const location = new URL(forged.headers.location!, 'http://x');
+    expect(location.searchParams.has('code')).toBe(false);
+    const viaForgery = await victim.get(forged.headers.location!);
+    const viaLink = await victim.get(`/oauth2/authorize?${query}`);
+    expect(viaForgery.status).toBe(viaLink.status);
+    expect(stable(viaForgery.text).replace(`${NOTICE}\n`, '').replace('<title>Error: ', '<title>')).toBe(stable(viaLink.text));
+    expect(await t.store.consents!.findConsent(USER.id, t.codeClient.clientId)).toBeNull();
+    expect(granted).toHaveLength(0);
+  });
+
+  it('a second Allow of a request this session answered gets no notice: its first click was sent', async () => {
+    const t = await createTestApp();
+    const agent = request.agent(t.app);
+    const form = consentFields(await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient)));
+    expectRedirectTo(await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'allow' }));
+    const second = await agent.post('/oauth2/consent').type('form').send({ ...form, decision: 'allow' });
+    const again = await agent.get(second.headers.location!);
+    expect(again.text).toContain('name="decision"');
+    expect(again.text).not.toContain('role="alert"');
+    expect(again.text).toContain('<title>Allow ');
+  });
+});
+
 describe('names on the pages', () => {
   it('an integration name with bidirectional formatting characters is refused; a right-to-left name is kept and isolated in <bdi>', async () => {
     const t = await createTestApp();
