@@ -174,6 +174,32 @@ describe.skipIf(!CHROMIUM)('the pages in headless Chromium: axe-core WCAG 2.2 A/
     await expectAccessible(page, 'signed out', /^Signed out – /);
   });
 
+  it('a click on an expired consent page: the sign-in page and the consent page it leads back to say so in an alert and the title, and pass axe', async () => {
+    const page = await newPage();
+    await page.goto(authorizeUrl(clients.latin));
+    await submitLogin(page, 'alice', PASSWORD);
+    expect(await page.title()).toMatch(/^Allow /);
+    // The session ends while the page is open (as at the idle timeout): the Allow is taken to a sign-in, saying why.
+    await page.context().clearCookies();
+    await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Allow' }).click()]);
+    expect(await page.getByRole('alert').textContent()).toContain('nothing was sent to');
+    await expectAccessible(page, 'expired consent, sign-in', /^Error: Sign in – /);
+    await submitLogin(page, 'alice', PASSWORD);
+    await expectAccessible(page, 'consent after the sign-in', /^Allow \u2068Acme CRM\u2069\? – /);
+    // Another tab signs in afresh (a new session) under this open page: its Allow gets the page again, saying why.
+    const other = await page.context().newPage();
+    await page.context().clearCookies();
+    await other.goto(authorizeUrl(clients.latin));
+    await submitLogin(other, 'alice', PASSWORD);
+    await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Allow' }).click()]);
+    expect(await page.getByRole('alert').textContent()).toBe('This page had expired, so nothing was sent to Acme CRM. Choose again.');
+    await expectAccessible(page, 'expired consent, asked again', /^Error: Allow \u2068Acme CRM\u2069\? – /);
+    // The page asked again is a live form (Deny, so alice's consent stays unremembered for the tests after this one).
+    await Promise.all([page.waitForURL((url) => url.href.startsWith(redirectUri)), page.getByRole('button', { name: 'Deny' }).click()]);
+    expect(new URL(page.url()).searchParams.get('error')).toBe('access_denied');
+    // Three sign-ins and three axe runs: 11-14 s on an idle machine, so more than the default 20 s when it is busy.
+  }, 60_000);
+
   it('error pages (unknown client_id, a form address opened directly) pass axe and say so in the title', async () => {
     const page = await newPage();
     await page.goto(`${base}/oauth2/authorize?response_type=code&client_id=nobody&redirect_uri=${encodeURIComponent(redirectUri)}`);
