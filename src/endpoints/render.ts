@@ -17,7 +17,8 @@ import { reportErrorAnswer } from '../metrics/channels.js';
 import { encodeLoginRequest } from '../http/login-request.js';
 import { formActionSource } from '../http/form-action-source.js';
 import { pageLanguageFor } from '../http/page-language-for.js';
-import { messageText } from '../views/format-message.js';
+import { messageHtml, messageText } from '../views/format-message.js';
+import { escapeHtml } from '../views/escape-html.js';
 import { scopeSentence } from '../views/scope-sentence.js';
 import { ENGLISH_PAGE_MESSAGES, type PageErrorMessage, type PageMessages } from '../views/page-messages.js';
 import type { PageLanguage } from '../views/page-languages.js';
@@ -78,8 +79,9 @@ export function renderLogin(
     body: loginPageBody({
       action: context.paths.login, csrfToken: loginCsrfToken(req, res, context.options), productName: context.options.productName,
       cancellable: redirectUri !== undefined, errorInFields: errorInFields ?? false, ...model,
-      error: error === null ? null : typeof error === 'string' ? messageText(m[error], { client: isolate(view.clientName) })
-        : lockoutText(m, error.retryAfterSeconds),
+      errorHtml: error === null ? null : error === 'consentFormExpiredSignIn'
+        ? messageHtml(m[error], { client: `<bdi>${escapeHtml(view.clientName)}</bdi>` })
+        : escapeHtml(typeof error === 'string' ? m[error] : lockoutText(m, error.retryAfterSeconds)),
     }, m),
   });
 }

@@ -11,8 +11,8 @@ export interface LoginPageModel {
   readonly clientName: string;
   /** The service whose account signs in: named first, so nobody takes the integration for the one asking. */
   readonly productName: string;
-  /** Already in the page's language. */
-  readonly error: string | null;
+  /** The error as HTML, in the page's language (its text escaped, a name in `<bdi>`). */
+  readonly errorHtml: string | null;
   /**
    * The error is about what was typed (the username or password was refused), so both fields are marked invalid. An
    * error that is not (the form had expired, too many attempts) is tied to them as their description only: a screen
@@ -33,11 +33,11 @@ export interface LoginPageModel {
  */
 export function loginPageBody(model: LoginPageModel, messages: PageMessages = ENGLISH_PAGE_MESSAGES): string {
   const m = messages;
-  const error = model.error ? `<p class="error" role="alert" id="login-error">${escapeHtml(model.error)}</p>` : '';
+  const error = model.errorHtml ? `<p class="error" role="alert" id="login-error">${model.errorHtml}</p>` : '';
   // After a refusal both fields are marked and tied to the message (WCAG 3.3.1); with the username kept, the
   // cursor starts where the retry is typed. Any other message is tied to them without marking them.
-  const invalid = model.error ? `${model.errorInFields ? ' aria-invalid="true"' : ''} aria-describedby="login-error"` : '';
-  const passwordNext = model.error !== null && model.username !== '';
+  const invalid = model.errorHtml ? `${model.errorInFields ? ' aria-invalid="true"' : ''} aria-describedby="login-error"` : '';
+  const passwordNext = model.errorHtml !== null && model.username !== '';
   // <bdi>: a name in another script direction keeps to itself instead of reordering the sentence around it.
   const product = `<strong>${escapeHtml(model.productName)}</strong>`;
   const intro = model.clientName === model.productName

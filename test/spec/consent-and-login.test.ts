@@ -753,7 +753,7 @@ describe('a click on an expired consent page says it was not taken, and takes no
     const login = await fresh.get(late.headers.location!);
     expect(login.status).toBe(200);
     expect(login.text).toContain('<p class="error" role="alert" id="login-error">This page had expired, so nothing was sent to '
-      + '\u2068Acme CRM\u2069. Sign in to choose again.</p>');
+      + '<bdi>Acme CRM</bdi>. Sign in to choose again.</p>');
     expect(login.text).toContain('<title>Error: Sign in – ');
     expect(login.text).not.toContain('aria-invalid');
     expect(granted).toHaveLength(0);
