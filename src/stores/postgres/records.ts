@@ -116,7 +116,8 @@ export function createPostgresClientStore(
   const disable = prepareSql(
     `UPDATE ${t.clients} AS c SET disabled = true, previous_client_secret_hash = NULL, previous_client_secret_expires_at = NULL
      FROM (SELECT client_id, disabled FROM ${t.clients} WHERE client_id = $1 FOR UPDATE) AS before
-     WHERE c.client_id = before.client_id RETURNING before.disabled AS was_disabled`,
+     WHERE c.client_id = before.client_id
+     RETURNING CASE WHEN before.disabled THEN 'already_disabled' ELSE 'disabled' END AS outcome`,
   );
   /** One statement per set of changed fields (at most 127), prepared once per connection like the others. */
   const updates = new Map<string, PreparedSql>();
@@ -175,9 +176,9 @@ export function createPostgresClientStore(
     },
     async disableClient(clientId) {
       copies.forget(clientId);
-      const { rows } = await db.query<{ was_disabled: boolean }>(disable, [clientId]);
-      if (rows.length === 0) return null;
-      return rows[0]!.was_disabled ? 'already_disabled' : 'disabled';
+      // Text, not a boolean: a host pool's type parsers may hand a boolean back as 't' or 'f', both truthy.
+      const { rows } = await db.query<{ outcome: 'disabled' | 'already_disabled' }>(disable, [clientId]);
+      return rows[0]?.outcome ?? null;
     },
     async listClients() {
       const { rows } = await db.read<ClientRow>(list, []);
