@@ -34,11 +34,12 @@ function rangesOf(header: string): Range[] {
 /**
  * The tag of `available` (canonical BCP 47 tags; the first one is the default) that `header` asks for, or null when it
  * names none of them. Each acceptable range, best first, is looked up as RFC 4647 §3.4 says: the range itself, then
- * with its last subtag cut off (and a singleton left at the end cut with it), so `zh-Hant-TW` finds `zh-Hant` and
- * `de-CH-1996` finds `de`. A range that finds nothing that way takes a tag of the same primary language (`de` finds
- * `de-CH`), as browsers' users expect and Express's negotiation did. `*` is the default. A range with q=0 is not
+ * with its last subtag cut off (and a singleton left at the end cut with it), so `zh-Hant-TW` finds `zh-Hant`,
+ * `de-CH-1996` finds `de` and `en-x-corp-london` finds `en-x-corp`, then `en`. A range that finds nothing that way takes
+ * a tag of the same primary language (`de` finds `de-CH`), as browsers' users expect and Express's negotiation did,
+ * except a private-use one (`x-vulcan`), whose tags share nothing but the `x`. `*` is the default. A range with q=0 is not
  * acceptable (RFC 9110 §12.4.2): its exact tag is never chosen.
- * @see RFC 9110 §12.5.4, RFC 4647 §3.4 (lookup).
+ * @see RFC 9110 §12.5.4, RFC 4647 §3.4 (lookup), RFC 5646 §2.2.7 (private use).
  */
 export function lookUpLanguage(header: string | undefined, available: readonly string[]): string | null {
   if (header === undefined || available.length === 0) return null;
@@ -54,9 +55,12 @@ export function lookUpLanguage(header: string | undefined, available: readonly s
       const tag = byLower.get(subtags.join('-'));
       if (acceptable(tag)) return tag;
       subtags.pop();
-      if (subtags.length > 1 && subtags[subtags.length - 1]!.length === 1) subtags.pop();
+      // A singleton (`x`, `u`) goes with the subtag after it: `en-x-corp` is looked up as `en`, never `en-x`.
+      if (subtags.length > 0 && subtags[subtags.length - 1]!.length === 1) subtags.pop();
     }
-    const primary = range.split('-')[0];
+    const primary = range.split('-')[0]!;
+    // A private-use range (`x-klingon`), or a grandfathered `i-…` one, names no language that another tag could share.
+    if (primary.length === 1) continue;
     const sameLanguage = available.find((tag) => tag.toLowerCase().split('-')[0] === primary && acceptable(tag));
     if (sameLanguage !== undefined) return sameLanguage;
   }

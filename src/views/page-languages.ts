@@ -90,6 +90,23 @@ function withCatalogue(base: PageMessages, catalogue: PageCatalogue): PageMessag
   return { ...base, ...Object.fromEntries(translated), ...scopes };
 }
 
+/** A private-use tag (`x-klingon`): `x` and one or more subtags of 1 to 8 letters or digits. */
+const PRIVATE_USE_TAG = /^x(?:-[a-z0-9]{1,8})+$/i;
+
+/**
+ * The canonical form of a catalogue's tag. A private-use tag is well-formed BCP 47 that `Intl` refuses (it is no
+ * locale), so it is checked by its own grammar and written in lower case; private-use subtags after a language
+ * (`en-x-corp`) `Intl` takes as they are.
+ * @throws RangeError for an ill-formed tag.
+ * @see RFC 5646 §2.1 (privateuse), §2.1.1 (case), §2.2.7 (private use subtags).
+ */
+function canonicalTag(given: string): string {
+  if (PRIVATE_USE_TAG.test(given)) return given.toLowerCase();
+  const [tag] = Intl.getCanonicalLocales(given);
+  if (tag === undefined) throw new RangeError(given);
+  return tag;
+}
+
 /**
  * Validates `pageLanguages`; `null` when absent (the pages in English, without Content-Language or Vary).
  * @throws OptionsError naming the bad tag or message.
@@ -109,7 +126,7 @@ export function resolvePageLanguages(value: unknown): ResolvedPageLanguages | nu
   for (const [given, catalogue] of Object.entries(catalogues)) {
     let tag: string;
     try {
-      [tag = ''] = Intl.getCanonicalLocales(given);
+      tag = canonicalTag(given);
     } catch {
       throw new OptionsError(`pageLanguages.catalogues.${given}`, 'is not a BCP 47 language tag');
     }

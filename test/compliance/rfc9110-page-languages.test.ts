@@ -141,6 +141,24 @@ describe('RFC 9110 §12.5.4: the pages in the language Accept-Language prefers a
     expect(htmlTag(await loginPage({ pageLanguages }, 'zh-Hant-TW, zh-Hant;q=0'))).toBe('<html lang="zh-Hans">');
   });
 
+  it('private-use tags (RFC 5646 §2.2.7) are catalogues too: looked up with their singleton cut off with what follows (RFC 4647 §3.4)', async () => {
+    const catalogues = { 'X-Klingon': { signInTitle: 'nuqneH' }, 'en-x-corp': { signInTitle: 'Sign in to Corp' }, de: GERMAN };
+    const pageLanguages: OAuthRouterOptions['pageLanguages'] = { catalogues };
+    const klingon = await loginPage({ pageLanguages }, 'x-klingon, de;q=0.5');
+    expect(htmlTag(klingon)).toBe('<html lang="x-klingon">');
+    expect(klingon.headers['content-language']).toBe('x-klingon');
+    expect(klingon.text).toContain('<h1>nuqneH</h1>');
+    expect(htmlTag(await loginPage({ pageLanguages }, 'en-x-corp-london'))).toBe('<html lang="en-x-corp">');
+    // `en-x-other` is cut to `en` (the singleton goes with what follows it), not to `en-x`.
+    expect(htmlTag(await loginPage({ pageLanguages }, 'en-x-other, de;q=0.5'))).toBe('<html lang="en">');
+    // Another private-use range shares no language with it: `x` is no primary language subtag.
+    expect(htmlTag(await loginPage({ pageLanguages }, 'x-vulcan, de;q=0.5'))).toBe('<html lang="de">');
+    // Ill-formed tags are still refused: a singleton with nothing after it, a subtag longer than 8.
+    for (const tag of ['x', 'x-', 'en-x', 'x-klingonese', 'x--a']) {
+      await expect(createTestApp({ pageLanguages: { catalogues: { [tag]: FRENCH } } }), tag).rejects.toThrow(/BCP 47/);
+    }
+  });
+
   it('a malformed or oversized Accept-Language is read for what it holds, never refused', async () => {
     const junk = `${'x'.repeat(3000)}, ;q=, de;q=abc, ${'fr;q=0.1,'.repeat(800)}de;q=0.9`;
     for (const header of ['de;q=2', 'de;q=0.5;q=', '-de', 'de--CH', junk]) {
