@@ -145,15 +145,22 @@ export function renderError(
   });
 }
 
+/** The failures' descriptions the user is shown, each a message of the catalogues (its English, the error's own text). */
+const SERVICE_FAILURES: readonly PageErrorMessage[] = ['authorizationServerUnavailable', 'authorizationServerFailed'];
+
 /**
  * Shows why an authorization request's integration or redirect_uri was refused (never redirected, RFC 6749
  * §4.1.2.1), and counts the answer. A refusal is the integration's doing, said for its developer; a failure of
- * the service (5xx) is said to the user: as `serviceText` when given, else as the error says it.
+ * the service (5xx) is said to the user: as `serviceText` when given, else as the error says it, in the page's
+ * language (`authorizationServerUnavailable`, `authorizationServerFailed`: the same English words as before).
  */
 export function renderTargetError(res: Response, context: PageContext, err: unknown, serviceText?: ErrorDescription): void {
   const oauthError = toOAuthError(err, context.options.logger);
   reportErrorAnswer(context.options.events, 'authorization', oauthError.error, oauthError.status);
   const refused = oauthError.expose && oauthError.status < 500;
-  const said = oauthError.expose ? oauthError.message : 'the server encountered an unexpected condition';
-  renderError(res, context, oauthError.status, oauthError.error, refused ? said : serviceText ?? said, refused ? 'developer' : 'user');
+  const said = oauthError.expose ? oauthError.message : ENGLISH_PAGE_MESSAGES.authorizationServerFailed;
+  // A store's own OAuthError with other words keeps them, in English.
+  const failure = SERVICE_FAILURES.find((message) => ENGLISH_PAGE_MESSAGES[message] === said);
+  const forUser = serviceText ?? (failure === undefined ? said : { message: failure });
+  renderError(res, context, oauthError.status, oauthError.error, refused ? said : forUser, refused ? 'developer' : 'user');
 }

@@ -132,6 +132,10 @@ export interface PageMessages {
   readonly formEncodingUnsupported: PageMessage;
   /** Any other request a page could not read (400). */
   readonly requestUnreadable: PageMessage;
+  /** The authorization endpoint could not read the integration: the store is out (503). */
+  readonly authorizationServerUnavailable: PageMessage;
+  /** The same, for anything else that broke there (500; logged for the administrator). */
+  readonly authorizationServerFailed: PageMessage;
 
   /**
    * The consent and connected-applications pages' sentence for each scope, in this language (the `scopes` option's
@@ -149,7 +153,7 @@ export type PageErrorMessage =
   | 'signInUnavailable' | 'signOutUnavailable' | 'pageUnavailable' | 'serviceUnavailable' | 'httpsRequired'
   | 'crossSiteForm' | 'chooseApplication' | 'chooseAllowOrDeny' | 'signedOutMeanwhile' | 'alreadyAllowedWithdraw'
   | 'alreadyAllowedAsk' | 'hostSignInLoop' | 'openedByLink' | 'formCannotBeOpened' | 'formTooSlow' | 'formTooLarge'
-  | 'formEncodingUnsupported' | 'requestUnreadable';
+  | 'formEncodingUnsupported' | 'requestUnreadable' | 'authorizationServerUnavailable' | 'authorizationServerFailed';
 
 /** The pages in English: the default, and what every message a catalogue leaves out falls back to. */
 export const ENGLISH_PAGE_MESSAGES: PageMessages = {
@@ -233,6 +237,9 @@ export const ENGLISH_PAGE_MESSAGES: PageMessages = {
   formTooLarge: 'The form is larger than this page accepts.',
   formEncodingUnsupported: 'The form was sent in an encoding this page does not read.',
   requestUnreadable: 'The request could not be read.',
+  // The descriptions of RFC 6749 §4.1.2.1's codes, as this page has always shown them in English.
+  authorizationServerUnavailable: 'the authorization server is temporarily unavailable',
+  authorizationServerFailed: 'the server encountered an unexpected condition',
 };
 
 /** The `{name}`s each message may hold: a catalogue's message with any other is refused at start-up. */
@@ -253,5 +260,5 @@ export const PAGE_MESSAGE_PLACEHOLDERS: Readonly<Record<Exclude<keyof PageMessag
   signInUnavailable: [], signOutUnavailable: [], pageUnavailable: [], serviceUnavailable: [], httpsRequired: [],
   crossSiteForm: [], chooseApplication: [], chooseAllowOrDeny: [], signedOutMeanwhile: [], alreadyAllowedWithdraw: [],
   alreadyAllowedAsk: [], hostSignInLoop: [], openedByLink: [], formCannotBeOpened: [], formTooSlow: [], formTooLarge: [],
-  formEncodingUnsupported: [], requestUnreadable: [],
+  formEncodingUnsupported: [], requestUnreadable: [], authorizationServerUnavailable: [], authorizationServerFailed: [],
 };

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { createTestApp, REDIRECT_URI, USER } from '../helpers/app.js';
 import { authorizeQuery, hiddenField } from '../helpers/browser-flow.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
+import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 import { registerClient } from '../../src/clients/register-client.js';
 import { OptionsError } from '../../src/options.js';
 import type { OAuthRouterOptions } from '../../src/options.js';
@@ -396,6 +397,32 @@ describe('RFC 9110 §12.5.4: the 409, sign-in loop, 405 and unreadable-form page
     expectGermanError(await agent.get(url).set('Accept-Language', 'de'), 403, GERMAN_ERRORS.hostSignInLoop as string);
     expect(logged).toHaveLength(1);
     expect(logged[0]).toMatch(/^express-oauth-router: a browser came back from loginUrl still signed out/);
+  });
+
+  it('the authorization endpoint\'s page when the store fails (503 out, 500 broken): in German, and in English as before without pageLanguages', async () => {
+    const catalogue: PageCatalogue = {
+      ...GERMAN_ERRORS,
+      authorizationServerUnavailable: 'Der Dienst ist vorübergehend nicht erreichbar. Versuchen Sie es später erneut.',
+      authorizationServerFailed: 'Auf dem Server ist ein unerwarteter Fehler aufgetreten.',
+    };
+    for (const [thrown, status, german, english] of [
+      [new StoreUnavailableError('clients out for the test'), 503, catalogue.authorizationServerUnavailable, 'the authorization server is temporarily unavailable'],
+      [new Error('clients table dropped for the test'), 500, catalogue.authorizationServerFailed, 'the server encountered an unexpected condition'],
+    ] as const) {
+      const failing = (pageLanguages?: OAuthRouterOptions['pageLanguages']) => {
+        const memory = createMemoryStore();
+        const store = { ...memory, clients: { ...memory.clients, findClient: async () => { throw thrown; } } };
+        return createTestApp({ logger: { warn() {}, error() {} }, ...(pageLanguages ? { pageLanguages } : {}) }, store);
+      };
+      const t = await failing({ catalogues: { de: catalogue } });
+      const url = `/oauth2/authorize?${authorizeQuery(t.codeClient)}`;
+      expectGermanError(await request(t.app).get(url).set('Accept-Language', 'de'), status, german as string);
+      const plain = await failing();
+      const page = await request(plain.app).get(`/oauth2/authorize?${authorizeQuery(plain.codeClient)}`).set('Accept-Language', 'de');
+      expect(page.status).toBe(status);
+      expect(page.text).toContain(`<p class="error" role="alert">${english}</p>`);
+      expect(page.headers['content-language']).toBeUndefined();
+    }
   });
 
   it('a wrong method on a page address: both 405 pages in German', async () => {
