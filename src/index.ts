@@ -15,7 +15,7 @@ export type {
 export type { SigningKey, PublicJwk } from './jwt/signing-key.js';
 export { ENGLISH_PAGE_MESSAGES } from './views/page-messages.js';
 export type { PageMessages, PageCatalogue, PageMessage, CountedPageMessage } from './views/page-messages.js';
-export type { PageLanguagesOptions, ResolvedPageLanguages, PageLanguage } from './views/page-languages.js';
+export type { PageLanguagesOptions, PageLanguageChoice, ResolvedPageLanguages, PageLanguage } from './views/page-languages.js';
 export type { OAuthRouter, BearerAuth, RequireBearerOptions, RotateSigningKeyOptions, RotatedSigningKey } from './types.js';
 export type { BearerCacheOption } from './middleware/bearer-cache.js';
 export type { OAuthHealth } from './health/create-health.js';

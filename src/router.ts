@@ -27,6 +27,7 @@ import { createPageMethodNotAllowed } from './endpoints/page-method-not-allowed.
 import { createRefuseCrossSiteForm } from './endpoints/refuse-cross-site-form.js';
 import { serveDirectly, type DirectRoute } from './http/direct-routes.js';
 import { createPageErrorHandler } from './endpoints/page-error.js';
+import { createAwaitPageLanguage } from './http/page-language-for.js';
 import { createConsentsEndpoints } from './endpoints/consents.js';
 import { createLogoutEndpoint } from './endpoints/logout.js';
 import { checkProductionSession } from './http/check-production-session.js';
@@ -92,6 +93,10 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
   const formBody = createPageFormBody(resolved.bodyTimeout);
   const issuers = [resolved.main, ...(resolved.legacy ? [resolved.legacy] : [])];
   const pageError = createPageErrorHandler(resolved);
+  // The host's `choose`, run (and, when it answers a Promise, waited for) once the session and form are read; no layer
+  // at all without it, so a page without a hook, or without pageLanguages, takes no extra step.
+  const pageLanguage: RequestHandler[] = resolved.pageLanguages?.choose
+    ? [createAwaitPageLanguage(resolved.pageLanguages, resolved.logger)] : [];
   const onlyGet = createPageMethodNotAllowed(resolved, 'GET');
   const onlyGetOrHead = createPageMethodNotAllowed(resolved, 'GET, HEAD');
   const onlyPost = createPageMethodNotAllowed(resolved, 'POST');
@@ -163,14 +168,14 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     }
     // Each page route answers the other methods with a 405 page (a reload of a posted form's address, say).
     // HEAD has a handler of its own so that Express does not run the GET's for it: that GET may issue a code.
-    router.route(`${base}/authorize`).head(pageHeaders, onlyGet).get(pageHeaders, sessionMiddleware, dispatch('authorize'), pageError)
+    router.route(`${base}/authorize`).head(pageHeaders, onlyGet).get(pageHeaders, sessionMiddleware, pageLanguage, dispatch('authorize'), pageError)
       .all(pageHeaders, onlyGet);
-    router.route(`${base}/login`).post(pageForm, sessionMiddleware, formBody, dispatch('login'), pageError).all(pageHeaders, onlyPost);
-    router.route(`${base}/consent`).post(pageForm, sessionMiddleware, formBody, dispatch('consent'), pageError).all(pageHeaders, onlyPost);
-    router.route(`${base}/logout`).post(pageForm, sessionMiddleware, formBody, dispatch('logout'), pageError).all(pageHeaders, onlyPost);
+    router.route(`${base}/login`).post(pageForm, sessionMiddleware, formBody, pageLanguage, dispatch('login'), pageError).all(pageHeaders, onlyPost);
+    router.route(`${base}/consent`).post(pageForm, sessionMiddleware, formBody, pageLanguage, dispatch('consent'), pageError).all(pageHeaders, onlyPost);
+    router.route(`${base}/logout`).post(pageForm, sessionMiddleware, formBody, pageLanguage, dispatch('logout'), pageError).all(pageHeaders, onlyPost);
     if (resolved.consentsPage) {
-      router.route(`${base}/consents`).get(pageHeaders, sessionMiddleware, dispatch('consents'), pageError).all(pageHeaders, onlyGetOrHead);
-      router.route(`${base}/consents/withdraw`).post(pageForm, sessionMiddleware, formBody, dispatch('withdraw'), pageError)
+      router.route(`${base}/consents`).get(pageHeaders, sessionMiddleware, pageLanguage, dispatch('consents'), pageError).all(pageHeaders, onlyGetOrHead);
+      router.route(`${base}/consents/withdraw`).post(pageForm, sessionMiddleware, formBody, pageLanguage, dispatch('withdraw'), pageError)
         .all(pageHeaders, onlyPost);
     }
     const pages: ReadonlyArray<readonly [string, RouterAddress['method']]> = [['authorize', 'GET'], ['login', 'POST'], ['consent', 'POST'],

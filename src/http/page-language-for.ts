@@ -1,43 +1,51 @@
 // The language a page is written in for one request: the host's choice, else Accept-Language, else English.
-import type { Request } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from '../options.js';
 import { lookUpLanguage } from './accept-language-lookup.js';
 import { ENGLISH_PAGES, type PageLanguage, type ResolvedPageLanguages } from '../views/page-languages.js';
 
+/**
+ * How long a page waits for an asynchronous `choose` (a profile read from a store): past it, the page is negotiated
+ * from Accept-Language, so a slow or hung lookup delays a page by this much at most, never holds it.
+ */
+export const CHOOSE_TIMEOUT_MS = 1000;
+
 /** Chosen once per request: a page and its error page agree, and the host's hook runs once. */
 const chosen = new WeakMap<Request, PageLanguage>();
 const warned = new WeakSet<ResolvedPageLanguages>();
+/** What the wait for a slow `choose` ends with. */
+const TIMED_OUT = Symbol('timed out');
 
-/**
- * The page language of `req`: `choose`'s answer when it names an available language, else the best of Accept-Language
- * among them (q-values, then the header's order; each range looked up, so `zh-Hant-TW` matches `zh-Hant` and `de-CH`
- * matches `de`: `lookUpLanguage`), else English, which is also the answer to no header or `*`.
- * @see RFC 9110 §12.5.4 (Accept-Language), RFC 4647 §3.4 (lookup).
- */
-export function pageLanguageFor(req: Request | undefined, languages: ResolvedPageLanguages | null, logger: Logger): PageLanguage {
-  if (languages === null || req === undefined) return ENGLISH_PAGES;
-  const known = chosen.get(req);
-  if (known !== undefined) return known;
-  let language: PageLanguage | undefined;
-  if (languages.choose !== null) {
-    const logOnce = (problem: string): void => {
-      if (warned.has(languages)) return;
-      warned.add(languages);
-      logger.error(`express-oauth-router: pageLanguages.choose ${problem}; the page language is taken from Accept-Language instead`);
-    };
-    try {
-      // A copy: a hook that sorts or edits its `available` must not reorder what Accept-Language is matched against.
-      const tag: unknown = languages.choose(req, [...languages.tags]);
-      if (typeof tag === 'string') language = languages.byTag.get(tag) ?? [...languages.byTag.values()].find((l) => l.tag.toLowerCase() === tag.toLowerCase());
-      else if (typeof (tag as PromiseLike<unknown> | null)?.then === 'function') {
-        // A hook written `async`: the page cannot wait for it, and its rejection, left unhandled, would end the process.
-        (tag as PromiseLike<unknown>).then(undefined, () => undefined);
-        logOnce('answered a Promise (it must be synchronous: read a cookie or a profile loaded before the router)');
-      }
-    } catch (err) {
-      logOnce(`threw (${err instanceof Error ? err.message : String(err)})`);
-    }
+function logOnce(languages: ResolvedPageLanguages, logger: Logger, problem: string): void {
+  if (warned.has(languages)) return;
+  warned.add(languages);
+  logger.error(`express-oauth-router: pageLanguages.choose ${problem}; the page language is taken from Accept-Language instead`);
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
+}
+
+/** The available language `tag` names (case aside), if any. */
+function languageOf(languages: ResolvedPageLanguages, tag: unknown): PageLanguage | undefined {
+  if (typeof tag !== 'string') return undefined;
+  return languages.byTag.get(tag) ?? [...languages.byTag.values()].find((l) => l.tag.toLowerCase() === tag.toLowerCase());
+}
+
+/** Calls the host's hook: its answer, a thenable, or undefined when it threw (logged once). */
+function callChoose(req: Request, languages: ResolvedPageLanguages, logger: Logger): unknown {
+  try {
+    // A copy: a hook that sorts or edits its `available` must not reorder what Accept-Language is matched against.
+    return languages.choose!(req, [...languages.tags]);
+  } catch (err) {
+    logOnce(languages, logger, `threw (${err instanceof Error ? err.message : String(err)})`);
+    return undefined;
   }
+}
+
+/** Records the language of `req`: `choice` when it is available, else the best of Accept-Language, else English. */
+function settle(req: Request, languages: ResolvedPageLanguages, choice: PageLanguage | undefined): PageLanguage {
+  let language = choice;
   if (language === undefined) {
     // English first: with no Accept-Language, or `*`, the first of the list is the answer.
     const best = lookUpLanguage(req.headers['accept-language'], languages.tags);
@@ -45,4 +53,59 @@ export function pageLanguageFor(req: Request | undefined, languages: ResolvedPag
   }
   chosen.set(req, language);
   return language;
+}
+
+/**
+ * The page language of `req`: `choose`'s answer when it names an available language, else the best of Accept-Language
+ * among them (q-values, then the header's order; each range looked up, so `zh-Hant-TW` matches `zh-Hant` and `de-CH`
+ * matches `de`: `lookUpLanguage`), else English, which is also the answer to no header or `*`. An asynchronous
+ * `choose`'s answer is the one `awaitPageLanguage` waited for; a page written before it ran (a 405, a form refused
+ * before it is read) cannot wait, and is negotiated.
+ * @see RFC 9110 §12.5.4 (Accept-Language), RFC 4647 §3.4 (lookup).
+ */
+export function pageLanguageFor(req: Request | undefined, languages: ResolvedPageLanguages | null, logger: Logger): PageLanguage {
+  if (languages === null || req === undefined) return ENGLISH_PAGES;
+  const known = chosen.get(req);
+  if (known !== undefined) return known;
+  if (languages.choose === null) return settle(req, languages, undefined);
+  const answer = callChoose(req, languages, logger);
+  // Its rejection, left unhandled, would end the process.
+  if (isThenable(answer)) answer.then(undefined, () => undefined);
+  return settle(req, languages, languageOf(languages, answer));
+}
+
+/**
+ * Route middleware, mounted only where `choose` is set, before a page's handler: runs the hook once and, when it
+ * answers a Promise (an `async` hook reading a profile), waits for it, at most `CHOOSE_TIMEOUT_MS`. A rejection or a
+ * timeout (logged once) leaves the page to Accept-Language; a synchronous answer is taken at once, without a turn of
+ * the event loop.
+ */
+export function createAwaitPageLanguage(languages: ResolvedPageLanguages, logger: Logger): RequestHandler {
+  return function awaitPageLanguage(req: Request, _res: Response, next: NextFunction): void {
+    if (chosen.has(req)) { next(); return; }
+    const answer = callChoose(req, languages, logger);
+    if (!isThenable(answer)) {
+      settle(req, languages, languageOf(languages, answer));
+      next();
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<typeof TIMED_OUT>((resolve) => { timer = setTimeout(resolve, CHOOSE_TIMEOUT_MS, TIMED_OUT); });
+    // Promise.race handles the hook's rejection even when it comes after the timeout.
+    Promise.race([answer, timeout]).then((tag) => {
+      if (tag === TIMED_OUT) logOnce(languages, logger, `did not answer within ${CHOOSE_TIMEOUT_MS} ms`);
+      return tag === TIMED_OUT ? undefined : languageOf(languages, tag);
+    }, (err: unknown) => {
+      logOnce(languages, logger, `rejected (${err instanceof Error ? err.message : String(err)})`);
+      return undefined;
+    }).then((choice) => {
+      clearTimeout(timer);
+      settle(req, languages, choice);
+      next();
+    }, (err: unknown) => {
+      // A host logger that threw: the page is still answered, by the error handler.
+      clearTimeout(timer);
+      next(err);
+    });
+  };
 }

@@ -4,6 +4,9 @@ import { OptionsError, onlyKnownKeys } from '../options-error.js';
 import { ENGLISH_PAGE_MESSAGES, PAGE_MESSAGE_PLACEHOLDERS, type PageCatalogue, type PageMessages } from './page-messages.js';
 import { textDirection } from './text-direction.js';
 
+/** What `choose` answers: an available tag, or `null`/`undefined` to leave the page to Accept-Language. */
+export type PageLanguageChoice = string | null | undefined;
+
 /** Translations of the login, consent, connected-applications, error and sign-out pages. */
 export interface PageLanguagesOptions {
   /**
@@ -13,11 +16,14 @@ export interface PageLanguagesOptions {
   readonly catalogues: Readonly<Record<string, PageCatalogue>>;
   /**
    * Picks the language of a page before Accept-Language is looked at, e.g. from the user's profile or a cookie:
-   * one of `available` (the catalogues' tags and `en`), or `null`/`undefined` to negotiate. Synchronous: it runs
-   * as each page is written. A tag not in `available` is ignored; a throw, or a Promise (an `async` hook), is
-   * logged once and ignored.
+   * one of `available` (the catalogues' tags and `en`), or `null`/`undefined` to negotiate. It runs once per request
+   * to a page address, after the router's session and form are read. It may answer a Promise (an `async` hook reading
+   * a profile store): the page waits for it, at most one second; a synchronous answer is taken
+   * without waiting. A tag not in `available` is ignored; a throw, a rejection or a timeout is logged once and the
+   * page negotiated. A page answered before the request is read (a 405, a form refused as cross-site or unreadable)
+   * does not wait for a Promise.
    */
-  readonly choose?: (req: Request, available: readonly string[]) => string | null | undefined;
+  readonly choose?: (req: Request, available: readonly string[]) => PageLanguageChoice | PromiseLike<PageLanguageChoice>;
 }
 
 /** One language of the pages, with every message (English where its catalogue has none). */

@@ -201,18 +201,58 @@ describe('RFC 9110 §12.5.4: the pages in the language Accept-Language prefers a
     expect(htmlTag(await request(t.app).get(url).set('Accept-Language', 'de'))).toBe('<html lang="de">');
   });
 
-  it('a choose() that answers a Promise (an async hook) is ignored and logged once; its rejection never goes unhandled', async () => {
-    // Unhandled, the rejection of a hook written `async` (a profile store that is down) ended the process (Node's
-    // default for unhandled rejections) at the first page.
-    const errors: string[] = [];
-    const choose = (async () => { throw new Error('profile store down'); }) as unknown as (req: unknown) => string;
-    const t = await createTestApp({ pageLanguages: { ...LANGUAGES, choose }, logger: { warn() {}, error: (message: string) => { errors.push(message); } } });
+  it('an async choose() (a profile read from a store) is waited for: its answer picks the page, on a GET and on a form\'s answer', async () => {
+    const choose = async (req: { headers: Record<string, unknown> }) => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return String(req.headers.cookie).includes('lang=ar') ? 'ar' : null;
+    };
+    const t = await createTestApp({ pageLanguages: { ...LANGUAGES, choose }, loginRateLimit: false });
     const url = `/oauth2/authorize?${authorizeQuery(t.codeClient)}`;
-    for (let i = 0; i < 2; i++) expect(htmlTag(await request(t.app).get(url).set('Accept-Language', 'de'))).toBe('<html lang="de">');
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatch(/pageLanguages\.choose .*Promise.*synchronous/);
+    const login = await request(t.app).get(url).set('Accept-Language', 'de').set('Cookie', 'lang=ar');
+    expect(htmlTag(login)).toBe('<html lang="ar" dir="rtl">');
+    expect(login.headers['content-language']).toBe('ar');
+    expect(login.text).toContain('<h1>تسجيل الدخول</h1>');
+    expect(htmlTag(await request(t.app).get(url).set('Accept-Language', 'de'))).toBe('<html lang="de">');
+    // A failed sign-in's page (a POST, its form read first) is in the hook's language too.
+    const agent = request.agent(t.app);
+    const page = await agent.get(url).set('Cookie', 'lang=ar');
+    const failed = await agent.post('/oauth2/login').set('Cookie', 'lang=ar').type('form').send({
+      csrf_token: hiddenField(page.text, 'csrf_token'), request_id: hiddenField(page.text, 'request_id'), username: USER.username, password: 'wrong',
+    });
+    expect(failed.status).toBe(400);
+    expect(htmlTag(failed)).toBe('<html lang="ar" dir="rtl">');
   });
+
+  it('an async choose() that rejects or never answers: the page from Accept-Language (no 5xx, no hang), logged once; no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => { unhandled.push(reason); };
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      for (const [choose, problem] of [
+        [async () => { throw new Error('profile store down'); }, /pageLanguages\.choose rejected \(profile store down\)/],
+        // Rejects after the page gave up on it: still handled.
+        [() => new Promise<string>((_resolve, reject) => { setTimeout(reject, 1500, new Error('late')); }), /pageLanguages\.choose did not answer within 1000 ms/],
+        [() => new Promise<string>(() => {}), /pageLanguages\.choose did not answer within 1000 ms/],
+      ] as const) {
+        const errors: string[] = [];
+        const t = await createTestApp({ pageLanguages: { ...LANGUAGES, choose }, logger: { warn() {}, error: (message: string) => { errors.push(message); } } });
+        const url = `/oauth2/authorize?${authorizeQuery(t.codeClient)}`;
+        for (let i = 0; i < 2; i++) {
+          const started = Date.now();
+          const page = await request(t.app).get(url).set('Accept-Language', 'de');
+          expect(page.status).toBe(200);
+          expect(htmlTag(page)).toBe('<html lang="de">');
+          expect(Date.now() - started).toBeLessThan(2500);
+        }
+        expect(errors).toHaveLength(1);
+        expect(errors[0]).toMatch(problem);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1600));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  }, 20_000);
 
   it('choose() cannot reorder the languages negotiation reads: a page for a browser without Accept-Language stays English', async () => {
     // `available` was the router's own list: sorted in place by a hook, it put `ar` first, the answer to no header.
