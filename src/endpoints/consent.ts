@@ -48,8 +48,9 @@ function withConsentPrompt(query: string): string {
  * - a form that cannot be decided as this session's own (open longer than its pending request lives, answered
  *   already, its request dropped for newer ones, or its session ended or replaced meanwhile, so its CSRF token no
  *   longer matches) is not refused into a dead end: the request it carries (`resume`) is validated again in full
- *   and a Deny is sent to its redirect_uri as `access_denied` (a refusal gives nothing away, and the integration
- *   hears it, RFC 6749 §4.1.2.1), while an Allow goes back to the authorization endpoint (303) with every check
+ *   and a Deny whose CSRF token still matches is sent to its redirect_uri as `access_denied` (a refusal gives nothing
+ *   away, and the integration hears it, RFC 6749 §4.1.2.1); one whose token no longer does (its session ended or was
+ *   replaced, or a forged POST) is answered as an Allow, which goes back to the authorization endpoint (303) with every check
  *   re-run (WCAG 2.2.1), asking for consent again there (`prompt=consent`): the page it answered named a user who
  *   may no longer be the one signed in, and a remembered consent of another must not turn that click, or a Deny,
  *   into a code for them, and with a mark (`oauth_router_notice`) by which the page asked again says the click was
@@ -87,14 +88,20 @@ export function createConsentEndpoint(context: PageContext) {
   }
 
   /**
-   * Answers a form that cannot be decided as this session's own from the request it carries: a Deny to its
-   * redirect_uri, an Allow back to the authorization endpoint, asking for consent again (`prompt=consent`) whatever
-   * consent is remembered: whoever is signed in now may not be the user the page named (a host's login can sign
-   * another user in on the same session), so the click is not taken as theirs. A forged POST gets only what a link
-   * could give: the endpoint's own answer, or an `access_denied` at a registered address.
+   * Answers a form that cannot be decided as this session's own from the request it carries: an Allow back to the
+   * authorization endpoint, asking for consent again (`prompt=consent`) whatever consent is remembered: whoever is
+   * signed in now may not be the user the page named (a host's login can sign another user in on the same session),
+   * so the click is not taken as theirs. A Deny goes to its redirect_uri as `access_denied` when the form's CSRF token
+   * still vouches for it (`tokenChecked`: its request expired, was answered or dropped, or the user signed out
+   * meanwhile); without that (its session ended or was replaced, or the POST is forged) it is answered as an Allow:
+   * the page again, saying nothing was sent, where one more click refuses (or the sign-in page's Cancel, which needs no
+   * password). So a forged POST gets only what a link could give, the endpoint's own answer, and never reaches the
+   * integration.
+   * @see RFC 6749 §10.12 (CSRF), RFC 6819 §4.4.1.8.
    */
   async function answerStale(
-    res: Response, body: Record<string, unknown>, status: number, message: ErrorDescription, ownForm?: Request, notice = true,
+    res: Response, body: Record<string, unknown>, status: number, message: ErrorDescription,
+    { ownForm, notice = true, tokenChecked = true }: { readonly ownForm?: Request; readonly notice?: boolean; readonly tokenChecked?: boolean } = {},
   ): Promise<void> {
     let resumed;
     try {
@@ -107,7 +114,7 @@ export function createConsentEndpoint(context: PageContext) {
       renderError(res, context, status, 'invalid_request', message);
       return;
     }
-    if (body.decision === 'deny') {
+    if (body.decision === 'deny' && tokenChecked) {
       res.redirect(303, deniedUri(resumed.target));
       return;
     }
@@ -267,13 +274,13 @@ export function createConsentEndpoint(context: PageContext) {
       return;
     }
     if (!live) {
-      await answerStale(res, body, 403, { message: 'formExpiredStartAgain' });
+      await answerStale(res, body, 403, { message: 'formExpiredStartAgain' }, { tokenChecked: false });
       return;
     }
     if (!isValidCsrfToken(req, body.csrf_token)) {
       // The session ended or was replaced while the page was open (idle timeout, sign-out or another sign-in in
-      // another tab): nothing this form says is decided on as this session's.
-      await answerStale(res, body, 403, { message: 'formExpiredStartAgain' });
+      // another tab), or the POST is forged: nothing this form says is decided on as this session's, a Deny included.
+      await answerStale(res, body, 403, { message: 'formExpiredStartAgain' }, { tokenChecked: false });
       return;
     }
     const requestId = typeof body.request_id === 'string' ? body.request_id : '';
@@ -283,7 +290,7 @@ export function createConsentEndpoint(context: PageContext) {
       // Open longer than a pending request lives: asked again from the start (every check re-run), not refused.
       deletePendingRequest(req, requestId);
       await answerStale(res, { ...body, resume: encodeLoginRequest(expired.query) }, 400,
-        { message: 'authorizationRequestExpired' }, req);
+        { message: 'authorizationRequestExpired' }, { ownForm: req });
       return;
     }
     const key = answerKey(req, requestId);
@@ -305,7 +312,7 @@ export function createConsentEndpoint(context: PageContext) {
       }
       // Answered already (a second tap of Allow whose first answer the browser dropped), or dropped for newer ones.
       // Only the latter is told "nothing was sent": an answered request's first click was.
-      await answerStale(res, body, 400, { message: 'authorizationRequestExpired' }, req, answeredDecision(req, requestId) === null);
+      await answerStale(res, body, 400, { message: 'authorizationRequestExpired' }, { ownForm: req, notice: answeredDecision(req, requestId) === null });
       return;
     }
     const decision = body.decision;

@@ -460,22 +460,31 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
     expect(login.text).toContain('name="password"');
   });
 
-  it('consent: with the session gone, Deny still reaches the integration as access_denied with its state (RFC 6749 §4.1.2.1)', async () => {
+  it('consent: with the session gone, a Deny sends nothing to the integration: the sign-in page says the page had expired, and its Cancel is the access_denied', async () => {
     const t = await createTestApp();
     const consent = await signInAndGetConsent(request.agent(t.app), '', authorizeQuery(t.codeClient, { state: 'gone-reader' }));
     const form = {
       csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'),
       resume: hiddenField(consent, 'resume'), decision: 'deny',
     };
-    const denied = await request(t.app).post('/oauth2/consent').type('form').send(form);
-    const callback = expectRedirectTo(denied);
-    expect(callback.searchParams.get('error')).toBe('access_denied');
-    expect(callback.searchParams.get('state')).toBe('gone-reader');
-    expect(callback.searchParams.get('iss')).toBe(ISSUER);
-    expect(callback.searchParams.has('code')).toBe(false);
+    const browser = request.agent(t.app);
+    const denied = await browser.post('/oauth2/consent').type('form').send(form);
+    expect(denied.status).toBe(303);
+    const again = new URL(denied.headers.location!, 'http://x');
+    expect(again.pathname).toBe('/oauth2/authorize');
+    expect(again.searchParams.has('error')).toBe(false);
+    const login = await browser.get(denied.headers.location!);
+    expect(login.status).toBe(200);
+    expect(login.text).toContain('This page had expired, so nothing was sent to <bdi>Acme CRM</bdi>. Sign in to choose again.');
+    // Refusing needs no password: the sign-in page's Cancel (its own, fresh token) is the access_denied, with the state.
+    const cancelled = expectRedirectTo(await browser.post('/oauth2/login').type('form')
+      .send({ csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'), cancel: '' }));
+    expect(cancelled.searchParams.get('error')).toBe('access_denied');
+    expect(cancelled.searchParams.get('state')).toBe('gone-reader');
+    expect(cancelled.searchParams.get('iss')).toBe(ISSUER);
   });
 
-  it('consent: a form answered under a session since replaced never becomes a code: Deny is access_denied, Allow asks for consent again', async () => {
+  it('consent: a form answered under a session since replaced never becomes a code nor an access_denied: Deny and Allow ask for consent again', async () => {
     const t = await createTestApp();
     const old = await signInAndGetConsent(request.agent(t.app), '', authorizeQuery(t.codeClient, { state: 'tab-a' }));
     const form = { csrf_token: hiddenField(old, 'csrf_token'), request_id: hiddenField(old, 'request_id'), resume: hiddenField(old, 'resume') };
@@ -485,11 +494,11 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
     const allowed = await browser.post('/oauth2/consent').type('form')
       .send({ csrf_token: hiddenField(fresh, 'csrf_token'), request_id: hiddenField(fresh, 'request_id'), decision: 'allow' });
     expect(expectRedirectTo(allowed).searchParams.get('code')).toBeTruthy();
-    // The first tab's Deny: refused access, not a code of the session now signed in.
-    const denied = expectRedirectTo(await browser.post('/oauth2/consent').type('form').send({ ...form, decision: 'deny' }));
-    expect(denied.searchParams.get('error')).toBe('access_denied');
-    expect(denied.searchParams.get('state')).toBe('tab-a');
-    expect(denied.searchParams.has('code')).toBe(false);
+    // The first tab's Deny: neither a code of the session now signed in nor an access_denied its token cannot vouch for.
+    const denied = await browser.post('/oauth2/consent').type('form').send({ ...form, decision: 'deny' });
+    expect(denied.status).toBe(303);
+    expect(new URL(denied.headers.location!, 'http://x').pathname).toBe('/oauth2/authorize');
+    expect(new URL(denied.headers.location!, 'http://x').searchParams.has('code')).toBe(false);
     // Its Allow: the consent page again, naming who is signed in now, though a consent is remembered.
     const restarted = await browser.post('/oauth2/consent').type('form').send({ ...form, decision: 'allow' });
     expect(restarted.status).toBe(303);
@@ -777,6 +786,41 @@ describe('a click on an expired consent page says it was not taken, and takes no
     expect(stable(viaForgery.text).replace(`${NOTICE}\n`, '').replace('<title>Error: ', '<title>')).toBe(stable(viaLink.text));
     expect(await t.store.consents!.findConsent(USER.id, t.codeClient.clientId)).toBeNull();
     expect(granted).toHaveLength(0);
+  });
+
+  it('a Deny whose session was replaced, as an Allow: the consent page again with the notice, nothing sent to the integration; a fresh Deny there is the access_denied', async () => {
+    const { t, granted } = await appWithEvents();
+    const stale = consentFields(await signInAndGetConsent(request.agent(t.app), '', authorizeQuery(t.codeClient, { state: 'old-tab' })));
+    const browser = request.agent(t.app);
+    await signInAndGetConsent(browser, '', authorizeQuery(t.codeClient, { state: 'other' }));
+    const late = await browser.post('/oauth2/consent').type('form').send({ ...stale, decision: 'deny' });
+    expect(late.status).toBe(303);
+    const location = new URL(late.headers.location!, 'http://x');
+    expect(location.pathname).toBe('/oauth2/authorize');
+    expect(location.searchParams.has('error')).toBe(false);
+    const page = await browser.get(late.headers.location!);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(`<h1>Allow <bdi>Acme CRM</bdi>?</h1>\n${NOTICE}\n<p>`);
+    expect(page.text).toContain('<title>Error: Allow \u2068Acme CRM\u2069? – ');
+    const denied = expectRedirectTo(await browser.post('/oauth2/consent').type('form').send({ ...consentFields(page.text), decision: 'deny' }));
+    expect(denied.searchParams.get('error')).toBe('access_denied');
+    expect(denied.searchParams.get('state')).toBe('old-tab');
+    expect(granted).toHaveLength(0);
+  });
+
+  it('a forged Deny with the victim\'s cookies but not the page\'s token gets no more than a link: nothing at the integration\'s address, the same page but for the notice', async () => {
+    const { t } = await appWithEvents();
+    const victim = request.agent(t.app);
+    await signInAndGetConsent(victim, '', authorizeQuery(t.codeClient, { state: 'victim' }));
+    const query = authorizeQuery(t.codeClient, { state: 'forged', prompt: 'consent' });
+    const forged = await victim.post('/oauth2/consent').type('form')
+      .send({ csrf_token: 'A'.repeat(43), request_id: 'x', resume: Buffer.from(query).toString('base64url'), decision: 'deny' });
+    expect(forged.status).toBe(303);
+    expect(forged.headers.location!.startsWith(REDIRECT_URI)).toBe(false);
+    const viaForgery = await victim.get(forged.headers.location!);
+    const viaLink = await victim.get(`/oauth2/authorize?${query}`);
+    expect(viaForgery.status).toBe(viaLink.status);
+    expect(stable(viaForgery.text).replace(`${NOTICE}\n`, '').replace('<title>Error: ', '<title>')).toBe(stable(viaLink.text));
   });
 
   it('a second Allow of a request this session answered gets no notice: its first click was sent', async () => {
