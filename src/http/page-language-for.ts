@@ -23,7 +23,13 @@ function logOnce(languages: ResolvedPageLanguages, logger: Logger, problem: stri
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
+  try {
+    return typeof (value as PromiseLike<unknown>).then === 'function';
+  } catch {
+    // A `then` getter that throws: Promise.resolve turns it into a rejection, handled as one.
+    return true;
+  }
 }
 
 /** The available language `tag` names (case aside), if any. */
@@ -70,7 +76,7 @@ export function pageLanguageFor(req: Request | undefined, languages: ResolvedPag
   if (languages.choose === null) return settle(req, languages, undefined);
   const answer = callChoose(req, languages, logger);
   // Its rejection, left unhandled, would end the process.
-  if (isThenable(answer)) answer.then(undefined, () => undefined);
+  if (isThenable(answer)) Promise.resolve(answer).catch(() => undefined);
   return settle(req, languages, languageOf(languages, answer));
 }
 
@@ -92,7 +98,7 @@ export function createAwaitPageLanguage(languages: ResolvedPageLanguages, logger
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<typeof TIMED_OUT>((resolve) => { timer = setTimeout(resolve, CHOOSE_TIMEOUT_MS, TIMED_OUT); });
     // Promise.race handles the hook's rejection even when it comes after the timeout.
-    Promise.race([answer, timeout]).then((tag) => {
+    Promise.race([Promise.resolve(answer), timeout]).then((tag) => {
       if (tag === TIMED_OUT) logOnce(languages, logger, `did not answer within ${CHOOSE_TIMEOUT_MS} ms`);
       return tag === TIMED_OUT ? undefined : languageOf(languages, tag);
     }, (err: unknown) => {

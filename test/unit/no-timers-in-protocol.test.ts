@@ -13,7 +13,9 @@ const TIMING = /\b(setTimeout|setInterval|setImmediate)\s*\(|timers\/promises|\b
  * answers (answered 503, as the outage it is, and its late answer is ignored); the read-off of a body already refused
  * (413, 415) ends a wait for its rest, after which the refusal goes out anyway; the bcrypt worker's watchdog ends a
  * worker thread that answers none of its checks for 10 s (answered 500, as the crash it is), its setImmediate letting
- * answers that came in while the event loop was held up be read before it judges. None decides who gets a token: each
+ * answers that came in while the event loop was held up be read before it judges; the page language's deadline ends a
+ * wait on an asynchronous `pageLanguages.choose` (a profile store that never answers), after which the page is
+ * negotiated from Accept-Language. None decides who gets a token: each
  * can only refuse a request that would otherwise hang until Node's requestTimeout (5 minutes), or for ever (a hung
  * thread), or bound how long a refusal waits. Only these files, and only these calls.
  */
@@ -22,6 +24,7 @@ const IO_DEADLINES = new Map([
   ['http/bounded-user-auth.ts', ['setTimeout']],
   ['http/drain-refused-body.ts', ['setTimeout']],
   ['crypto/bcrypt-secret.ts', ['setTimeout', 'setImmediate']],
+  ['http/page-language-for.ts', ['setTimeout']],
 ]);
 
 function files(dir: string): string[] {
