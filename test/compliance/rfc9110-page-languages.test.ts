@@ -501,7 +501,7 @@ describe('RFC 9110 §12.5.4: the 409, sign-in loop, 405 and unreadable-form page
 });
 
 describe('RFC 9110 §12.5.4: the notice of a click on an expired consent page follows the language', () => {
-  it('an Allow from a page whose session was replaced: the German notice, in an alert, and the German error title', async () => {
+  it('an Allow or a Deny from a page whose session was replaced: the German notice, in an alert, and the German error title', async () => {
     const t = await createTestApp({ pageLanguages: { catalogues: { de: GERMAN_ERRORS } } });
     const consentOf = async (agent: ReturnType<typeof request.agent>, state: string): Promise<string> => {
       const login = await agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { state })}`);
@@ -510,16 +510,19 @@ describe('RFC 9110 §12.5.4: the notice of a click on an expired consent page fo
       });
       return (await agent.get(posted.headers.location!)).text;
     };
-    const old = await consentOf(request.agent(t.app), 'old');
-    const browser = request.agent(t.app);
-    await consentOf(browser, 'new');
-    const late = await browser.post('/oauth2/consent').set('Accept-Language', 'de').type('form').send({
-      csrf_token: hiddenField(old, 'csrf_token'), request_id: hiddenField(old, 'request_id'), resume: hiddenField(old, 'resume'), decision: 'allow',
-    });
-    const page = await browser.get(late.headers.location!).set('Accept-Language', 'de');
-    expect(page.status).toBe(200);
-    expect(htmlTag(page)).toBe('<html lang="de">');
-    expect(page.text).toContain('<title>Fehler: \u2068Acme CRM\u2069 erlauben? – ');
-    expect(page.text).toContain('<p class="error" role="alert">Diese Seite war abgelaufen, daher wurde nichts an <bdi>Acme CRM</bdi> gesendet. Wählen Sie erneut.</p>');
+    // A Deny from such a page is answered as its Allow: the same notice, nothing sent.
+    for (const decision of ['allow', 'deny']) {
+      const old = await consentOf(request.agent(t.app), 'old');
+      const browser = request.agent(t.app);
+      await consentOf(browser, 'new');
+      const late = await browser.post('/oauth2/consent').set('Accept-Language', 'de').type('form').send({
+        csrf_token: hiddenField(old, 'csrf_token'), request_id: hiddenField(old, 'request_id'), resume: hiddenField(old, 'resume'), decision,
+      });
+      const page = await browser.get(late.headers.location!).set('Accept-Language', 'de');
+      expect(page.status, decision).toBe(200);
+      expect(htmlTag(page)).toBe('<html lang="de">');
+      expect(page.text).toContain('<title>Fehler: \u2068Acme CRM\u2069 erlauben? – ');
+      expect(page.text).toContain('<p class="error" role="alert">Diese Seite war abgelaufen, daher wurde nichts an <bdi>Acme CRM</bdi> gesendet. Wählen Sie erneut.</p>');
+    }
   });
 });
