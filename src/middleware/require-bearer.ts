@@ -47,7 +47,7 @@ function reject(source: OAuthEvents, res: Response, status: number, challenge: s
  * the query string are ignored (RFC 9700 §2.4 / RFC 6750 §2.3 "SHOULD NOT be used").
  * - no credentials → 401, `WWW-Authenticate: Bearer realm="…"` with no error code (RFC 6750 §3.1);
  * - malformed header, or two Authorization headers → 400 `invalid_request`;
- * - unknown, expired or revoked token → 401 `invalid_token`;
+ * - unknown, expired or revoked token, or one another router (issuer) on the same store issued → 401 `invalid_token`;
  * - missing scope → 403 `insufficient_scope` with the required `scope` (an all-access token lacks none);
  * - store outage → 503 `temporarily_unavailable`.
  * On success `req.auth` tells the handler who the token is for.
@@ -69,6 +69,9 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
   const missing = bearerChallenge(realm);
   const checkJwtRevocation = options.jwt.checkRevocation;
   const source = options.events;
+  // A token is this router's only if one of its own base addresses issued it, as the JWT verifier checks `iss`: another
+  // router on the same store (a tenant of its own) saves its tokens there too, and they are not for this one's API.
+  const ownIssuers = new Set([options.main.issuer, ...(options.legacy ? [options.legacy.issuer] : [])]);
   // JWTs checked by signature alone are answered from the verifier's memory when it has one.
   const remembered = verifyJwt && !checkJwtRevocation ? verifyJwt.cached : undefined;
   // One cache per router, shared by every requireBearer(): a token is verified once whatever scope a route needs.
@@ -96,7 +99,7 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
     const record = await store.tokens.findAccessToken(tokenHash);
     // The store answered: the end of an outage logged before is said (README, `logger` option).
     if (storeRecoveryPending) logStoreAvailable(options.logger);
-    if (!record || record.expiresAt.getTime() <= Date.now()) return null;
+    if (!record || record.expiresAt.getTime() <= Date.now() || !ownIssuers.has(record.issuer)) return null;
     const auth: BearerAuth = {
       clientId: record.clientId,
       userId: record.userId,
