@@ -11,7 +11,7 @@ import type { ClientAuthRateLimit } from '../checks/client-auth-rate-limit.js';
 /**
  * Builds the introspection endpoint of one base address. A client learns about its own tokens; the clients
  * named in `introspectionClients` (resource servers) about any token. Everything else — unknown, expired,
- * revoked, or another client's token — is `{"active":false}` and nothing more (§2.2: "the authorization
+ * revoked, another client's token, or one another router on the same store issued — is `{"active":false}` and nothing more (§2.2: "the authorization
  * server … SHOULD NOT include any additional information about an inactive token").
  * `limit` is the router's `clientAuthRateLimit`, or null when it is off.
  * A refresh token is described without `token_type` (RFC 6749 §5.1 types access tokens only) and with
@@ -19,11 +19,14 @@ import type { ClientAuthRateLimit } from '../checks/client-auth-rate-limit.js';
  * @see RFC 7662 §2.1, §2.2, §4.
  */
 export function createIntrospectionEndpoint(store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, limit: ClientAuthRateLimit | null) {
+  // Tokens of this router's own base addresses: another router on the same store (a tenant of its own) saves its tokens
+  // there too, and they are inactive here as they are to this router's requireBearer.
+  const ownIssuers = new Set([options.main.issuer, ...(options.legacy ? [options.legacy.issuer] : [])]);
   return async function introspectionEndpoint(req: Request, res: Response): Promise<void> {
     try {
       const { client, token, hint } = await readTokenRequest(store, options, issuer, req, 'introspection', limit);
-      const mayIntrospect = (record: TokenRecord): boolean =>
-        record.clientId === client.clientId || options.introspectionClients.has(client.clientId);
+      const mayIntrospect = (record: TokenRecord): boolean => ownIssuers.has(record.issuer)
+        && (record.clientId === client.clientId || options.introspectionClients.has(client.clientId));
       // Another client's token is searched for as long as an unknown one (find-token.ts): the same answer, in the same lookups.
       const found = await findPresentedToken(store, token, hint, mayIntrospect);
       if (!found || !mayIntrospect(found.record)) {

@@ -1,4 +1,4 @@
-// README "Embedding in your app": two routers (tenants) on one store: each requireBearer admits only its own issuers' tokens.
+// README "Embedding in your app": two routers (tenants) on one store: each admits only its own issuers' tokens (requireBearer, introspection).
 import express from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,4 +66,14 @@ describe.each(builtInStores('bearer_other_issuer'))('RFC 6750 §3.1: a router re
     }
   });
 
+  it.skipIf(!available)('RFC 7662 §2.2: the other tenant\'s introspection answers {"active":false}, its own active with its iss', async () => {
+    const app = twoTenants(opened, {});
+    const token = await tokenAt(app, client, 'a');
+    const at = (tenant: Tenant) => request(app).post(`/t/${tenant}/oauth2/introspect`).set('Authorization', basic(client)).type('form').send({ token });
+    const own = await at('a');
+    expect(own.body).toMatchObject({ active: true, iss: 'http://auth.test/t/a' });
+    const foreign = await at('b');
+    expect(foreign.status).toBe(200);
+    expect(foreign.body).toEqual({ active: false });
+  });
 });
