@@ -13,6 +13,7 @@ import { createSessionMiddleware } from './http/session-middleware.js';
 import { createRouterErrorHandler, type RouterAddress } from './http/router-error-handler.js';
 import { createPageFormBody } from './http/page-form-body.js';
 import { noStore } from './http/no-store.js';
+import { bindOutageStore } from './http/store-outage-log.js';
 import { issuerForRequest } from './checks/issuer.js';
 import { refuseUnclearIssuer, type EndpointName } from './http/refuse-unclear-issuer.js';
 import { createAuthorizeEndpoint } from './endpoints/authorize.js';
@@ -73,13 +74,15 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     ...(store?.rateLimits !== undefined ? { rateLimits: 'loginRateLimit and clientAuthRateLimit (counters shared by every instance)' } : {}),
   });
   checkUserAuth(userAuth);
+  // A store outage is logged per logger and store: another router's store answering does not end this one's (README, `logger`).
+  bindOutageStore(resolved, store);
   checkProductionSession(resolved, userAuth);
   // What the endpoints call: the host's hooks, each bounded by userAuthTimeout.
   const hooks = boundUserAuth(userAuth, resolved.userAuthTimeout);
   warnPlainHttpIssuer(resolved);
   // RFC 9068: keys are chosen (host or store) and checked now; they are read from the store lazily.
   const keyRing = resolved.accessTokenFormat === 'jwt' ? createKeyRing(store, resolved) : undefined;
-  const jwks = keyRing ? createJwksEndpoint(keyRing, resolved.logger) : null;
+  const jwks = keyRing ? createJwksEndpoint(keyRing, resolved) : null;
   const router = express.Router();
   const sessionMiddleware = createSessionMiddleware(resolved, process.env.NODE_ENV === 'production' && typeof userAuth.verifyCredentials === 'function');
   // helmet's Referrer-Policy (no-referrer) keeps the query of the authorize page out of Referer headers;
@@ -225,7 +228,7 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     options: resolved,
     events: resolved.events,
     admin: createOAuthAdmin(store, { events: resolved.events }),
-    health: createHealth(store, keyRing, resolved.logger),
+    health: createHealth(store, keyRing, resolved),
     errorHandler: createRouterErrorHandler(resolved, addresses, pageError, pageHeaders),
   };
 }

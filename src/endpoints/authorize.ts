@@ -124,7 +124,7 @@ export function createAuthorizeEndpoint(context: PageContext) {
       const requestId = savePendingRequest(req, pending);
       renderConsent(req, res, context, { requestId, client: target.client, pending, signIn, notice });
     } catch (err) {
-      const oauthError = toOAuthError(err, options.logger);
+      const oauthError = toOAuthError(err, options);
       reportErrorAnswer(options.events, 'authorization', oauthError.error, 302);
       res.redirect(302, errorRedirectUri(target.redirectUri, {
         error: oauthError.error,

@@ -83,7 +83,7 @@ export function createConsentEndpoint(context: PageContext) {
 
   /** What a session store or a host hook threw, as the error page (503 for an outage, 500 for a bug, logged). */
   function renderFailure(res: Response, err: unknown, text: ErrorDescription): void {
-    const oauthError = toOAuthError(err, options.logger);
+    const oauthError = toOAuthError(err, options);
     renderError(res, context, oauthError.status, oauthError.error, text);
   }
 
@@ -214,7 +214,7 @@ export function createConsentEndpoint(context: PageContext) {
       });
       return redirect(callback);
     } catch (err) {
-      const oauthError = toOAuthError(err, options.logger);
+      const oauthError = toOAuthError(err, options);
       // The redirect_uri is trusted here, so RFC 6749 §4.1.2.1 server_error / temporarily_unavailable apply.
       reportErrorAnswer(options.events, 'authorization', oauthError.error, 303);
       return redirect(errorRedirectUri(pending.redirectUri, { error: oauthError.error, state: pending.state, issuer: issuer.issuer }));

@@ -93,7 +93,7 @@ export function createConsentsEndpoints(context: PageContext) {
       try {
         await show(req, res);
       } catch (err) {
-        const oauthError = toOAuthError(err, options.logger);
+        const oauthError = toOAuthError(err, options);
         renderError(res, context, oauthError.status, oauthError.error, { message: 'pageUnavailable' });
       }
     },
@@ -120,7 +120,7 @@ export function createConsentsEndpoints(context: PageContext) {
         oauthSession(req).withdrawn = { name: client?.name ?? null };
         res.redirect(303, context.paths.consents);
       } catch (err) {
-        const oauthError = toOAuthError(err, options.logger);
+        const oauthError = toOAuthError(err, options);
         renderError(res, context, oauthError.status, oauthError.error, { message: 'pageUnavailable' });
       }
     },

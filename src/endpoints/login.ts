@@ -82,7 +82,7 @@ export function createLoginEndpoint(context: PageContext) {
 
   /** The page of a sign-in the service cannot take now (a store outage). */
   function unavailable(res: Response, caught: unknown): void {
-    const oauthError = toOAuthError(caught, options.logger);
+    const oauthError = toOAuthError(caught, options);
     renderError(res, context, oauthError.status, oauthError.error, { message: 'signInUnavailable' });
   }
 

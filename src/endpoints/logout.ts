@@ -68,7 +68,7 @@ export function createLogoutEndpoint(context: PageContext) {
       }
       await answer(req, res);
     } catch (err) {
-      const oauthError = toOAuthError(err, options.logger);
+      const oauthError = toOAuthError(err, options);
       renderError(res, context, oauthError.status, oauthError.error, { message: 'signOutUnavailable' });
     }
   };

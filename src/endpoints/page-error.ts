@@ -27,7 +27,7 @@ export function createPageErrorHandler(options: ResolvedOptions) {
   const context = { options } as PageContext;
   return function pageError(err: unknown, req: Request, res: Response, next: NextFunction): void {
     if (res.headersSent) return next(err);
-    const oauthError = toOAuthError(err, options.logger);
+    const oauthError = toOAuthError(err, options);
     if (oauthError instanceof UnreadableBodyError) {
       // The rest of a refused body is not worth draining to keep the connection, but a bounded read of it before the
       // answer keeps the close from being a reset that a proxy still sending it would answer with 502.

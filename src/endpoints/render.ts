@@ -155,7 +155,7 @@ const SERVICE_FAILURES: readonly PageErrorMessage[] = ['authorizationServerUnava
  * language (`authorizationServerUnavailable`, `authorizationServerFailed`: the same English words as before).
  */
 export function renderTargetError(res: Response, context: PageContext, err: unknown, serviceText?: ErrorDescription): void {
-  const oauthError = toOAuthError(err, context.options.logger);
+  const oauthError = toOAuthError(err, context.options);
   reportErrorAnswer(context.options.events, 'authorization', oauthError.error, oauthError.status);
   const refused = oauthError.expose && oauthError.status < 500;
   const said = oauthError.expose ? oauthError.message : ENGLISH_PAGE_MESSAGES.authorizationServerFailed;

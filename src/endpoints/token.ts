@@ -127,7 +127,7 @@ export function createTokenEndpoint(
       if (body === null) throw new Error('a token request served without a copy came back for another try');
       sendNoStoreJson(res, 200, body);
       // The store answered this request: the end of an outage logged before is said (README, `logger` option).
-      if (storeRecoveryPending) logStoreAvailable(options.logger);
+      if (storeRecoveryPending) logStoreAvailable(options);
     } catch (err) {
       outcome = 'error';
       sendTokenEndpointError(res, err, options, 'token');

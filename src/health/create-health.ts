@@ -2,9 +2,8 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Store } from '../stores/contract.js';
 import type { KeyRing } from '../jwt/key-ring.js';
-import type { Logger } from '../options.js';
 import { sendHostRouteJson } from '../http/json-response.js';
-import { logStoreAvailable, storeRecoveryPending } from '../http/store-outage-log.js';
+import { logStoreAvailable, storeRecoveryPending, type OutageSource } from '../http/store-outage-log.js';
 import { createReadinessCheck, type ReadinessOptions, type ReadinessReport } from './check-readiness.js';
 
 /** `oauth.health`: the checks behind `/health/ready` and `/health/live`, wherever the host mounts them. */
@@ -25,7 +24,8 @@ export interface OAuthHealth {
  * bring the database back.
  * @see RFC 9110 §15.6.4 (503 Service Unavailable), RFC 9111 §5.2.2.5 (no-store).
  */
-export function createHealth(store: Store, keyRing: KeyRing | undefined, logger: Logger): OAuthHealth {
+export function createHealth(store: Store, keyRing: KeyRing | undefined, source: OutageSource): OAuthHealth {
+  const { logger } = source;
   const check = createReadinessCheck(store, keyRing);
   return {
     check,
@@ -33,7 +33,7 @@ export function createHealth(store: Store, keyRing: KeyRing | undefined, logger:
       return check().then(
         (report) => {
           // A probe that reached the store says an outage's end even with no traffic routed here yet.
-          if (storeRecoveryPending && report.checks.store.status === 'ok') logStoreAvailable(logger);
+          if (storeRecoveryPending && report.checks.store.status === 'ok') logStoreAvailable(source);
           sendHostRouteJson(res, report.status === 'ready' ? 200 : 503, report);
         },
         (err: unknown) => {

@@ -19,7 +19,7 @@ export function refuseUnclearIssuer(options: ResolvedOptions, name: EndpointName
   if (name === 'token' || name === 'revoke' || name === 'introspect') {
     sendTokenEndpointError(res, err, options, name === 'token' ? 'token' : name === 'revoke' ? 'revocation' : 'introspection');
   } else if (name === 'metadata') {
-    const oauthError = toOAuthError(err, options.logger);
+    const oauthError = toOAuthError(err, options);
     sendHostRouteJson(res, oauthError.status, toErrorBody(oauthError));
   } else {
     next(err);

@@ -20,7 +20,7 @@ import { drainRefusedBody } from './drain-refused-body.js';
 export function sendTokenEndpointError(
   res: Response, err: unknown, options: ResolvedOptions, endpoint: Extract<ErrorEndpoint, 'token' | 'revocation' | 'introspection'>,
 ): void {
-  const oauthError = toOAuthError(err, options.logger);
+  const oauthError = toOAuthError(err, options);
   reportErrorAnswer(options.events, endpoint, oauthError.error, oauthError.status);
   const extra: Array<readonly [string, string]> = [];
   if (oauthError.error === 'invalid_client') extra.push(['WWW-Authenticate', basicChallenge(options.realm)]);

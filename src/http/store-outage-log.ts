@@ -14,9 +14,20 @@ interface OutageLog {
   pending: boolean;
 }
 
-const storeLogs = new WeakMap<Logger, OutageLog>();
+/**
+ * Where a router's lines go: its options, whose logger writes them. `createOAuthRouter` binds its store to them, so
+ * routers on one store that share a logger (both default to `console`) share its outage's lines, and a router on
+ * another store neither says that outage ended when its own store answers nor restarts its throttle.
+ */
+export interface OutageSource {
+  readonly logger: Logger;
+}
+
+/** Per logger, per store (the logger itself for a source bound to none): a store's outage lines. */
+const storeLogs = new WeakMap<Logger, WeakMap<object, OutageLog>>();
 /** A UserAuth hook's outage is the host's directory, not the store: its lines are throttled apart and its end not said. */
 const hookLogs = new WeakMap<Logger, OutageLog>();
+const boundStores = new WeakMap<OutageSource, object>();
 let pendingLogs = 0;
 /** The cause the held-back failures are counted under once ERROR_LOG_MAX_KINDS causes are held: memory stays bounded. */
 const OTHER_CAUSES = 'other causes';
@@ -34,6 +45,28 @@ function heldBack(log: OutageLog, cause: string): string {
   return ` (and ${log.heldTotal} more since the last such line${byCause})`;
 }
 
+/** Ties a router's outage lines to its store: called once by `createOAuthRouter`. */
+export function bindOutageStore(source: OutageSource, store: object): void {
+  boundStores.set(source, store);
+}
+
+/** The outage log of a source's store (its logger's own, without a bound store); `create` makes a missing one. */
+function storeLogOf(source: OutageSource, create: boolean): OutageLog | undefined {
+  let byStore = storeLogs.get(source.logger);
+  if (!byStore) {
+    if (!create) return undefined;
+    storeLogs.set(source.logger, (byStore = new WeakMap()));
+  }
+  const key = boundStores.get(source) ?? source.logger;
+  let log = byStore.get(key);
+  if (!log && create) byStore.set(key, (log = newOutageLog()));
+  return log;
+}
+
+function newOutageLog(): OutageLog {
+  return { loggedAt: -Infinity, recoveredAt: -Infinity, held: new Map(), heldTotal: 0, pending: false };
+}
+
 /** `3 × <cause>, 2 × <cause>`: what the held-back failures were, so a count is never told under another cause. */
 function perCause(log: OutageLog): string {
   return [...log.held].map(([cause, count]) => `${count} × ${cause}`).join(', ');
@@ -46,16 +79,16 @@ function clearHeld(log: OutageLog): void {
 }
 
 /**
- * Logs a store outage (`store unavailable: <message>`) at most once per STORE_ERROR_LOG_INTERVAL_MS per logger; the
+ * Logs a store outage (`store unavailable: <message>`) at most once per STORE_ERROR_LOG_INTERVAL_MS per logger and store; the
  * failures between are counted per cause (up to ERROR_LOG_MAX_KINDS causes, the rest as `other causes`) and
  * reported on the next line, so an ECONNREFUSED count is not told under a later timeout. `fromStore` false: a UserAuth
  * hook's outage, throttled apart and never announced as ended by a store's answer.
  * @see README, `logger` option; RFC 6749 §4.1.2.1, §5.2 (the 503 `temporarily_unavailable` answer itself).
  */
-export function logStoreUnavailable(logger: Logger, message: string, fromStore: boolean): void {
-  const logs = fromStore ? storeLogs : hookLogs;
-  let log = logs.get(logger);
-  if (!log) logs.set(logger, (log = { loggedAt: -Infinity, recoveredAt: -Infinity, held: new Map(), heldTotal: 0, pending: false }));
+export function logStoreUnavailable(source: OutageSource, message: string, fromStore: boolean): void {
+  const { logger } = source;
+  let log = fromStore ? storeLogOf(source, true)! : hookLogs.get(logger);
+  if (!log) hookLogs.set(logger, (log = newOutageLog()));
   if (fromStore && !log.pending) {
     log.pending = true;
     pendingLogs += 1;
@@ -81,8 +114,8 @@ export function logStoreUnavailable(logger: Logger, message: string, fromStore: 
  * the failures its last line did not count. The next outage is then logged at once.
  * @see README, `logger` option.
  */
-export function logStoreAvailable(logger: Logger): void {
-  const log = storeLogs.get(logger);
+export function logStoreAvailable(source: OutageSource): void {
+  const log = storeLogOf(source, false);
   if (!log?.pending) return;
   const now = performance.now();
   if (now - log.recoveredAt < STORE_ERROR_LOG_INTERVAL_MS) return;
@@ -96,5 +129,5 @@ export function logStoreAvailable(logger: Logger): void {
   pendingLogs -= 1;
   storeRecoveryPending = pendingLogs > 0;
   // A warning, not an error: alerts on error lines should not fire on the end of an outage.
-  logger.warn(`express-oauth-router: store available again${failed}`);
+  source.logger.warn(`express-oauth-router: store available again${failed}`);
 }

@@ -1,8 +1,8 @@
 // GET {issuer}/oauth2/jwks: the public keys that verify our JWT access tokens (RFC 7517 JWK Set).
 import type { Request, Response } from 'express';
-import type { Logger } from '../options.js';
 import type { KeyRing } from './key-ring.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
+import type { OutageSource } from '../http/store-outage-log.js';
 
 /** How long a resource server may keep a JWK Set it fetched (`Cache-Control: max-age`), in ms. */
 export const JWKS_MAX_AGE_MS = 60_000;
@@ -13,7 +13,7 @@ export const JWKS_MAX_AGE_MS = 60_000;
  * Cached a minute: a resource server that meets an unknown kid is expected to fetch again anyway.
  * @see RFC 7517 §4, §5, RFC 9068 §4 (keys from the AS's metadata `jwks_uri`), RFC 8414 §2.
  */
-export function createJwksEndpoint(keys: KeyRing, logger: Logger) {
+export function createJwksEndpoint(keys: KeyRing, source: OutageSource) {
   return async function jwksEndpoint(_req: Request, res: Response): Promise<void> {
     try {
       const published = await keys.publishedKeys();
@@ -25,7 +25,7 @@ export function createJwksEndpoint(keys: KeyRing, logger: Logger) {
       res.setHeader('Content-Length', body.length);
       res.end(body);
     } catch (err) {
-      const oauthError = toOAuthError(err, logger);
+      const oauthError = toOAuthError(err, source);
       res.status(oauthError.status).setHeader('Cache-Control', 'no-store');
       res.setHeader('X-Content-Type-Options', 'nosniff');
       res.json({ error: oauthError.error });

@@ -98,7 +98,7 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
     if (verifyFirst && !(await verifyFirst(token))) return null;
     const record = await store.tokens.findAccessToken(tokenHash);
     // The store answered: the end of an outage logged before is said (README, `logger` option).
-    if (storeRecoveryPending) logStoreAvailable(options.logger);
+    if (storeRecoveryPending) logStoreAvailable(options);
     if (!record || record.expiresAt.getTime() <= Date.now() || !ownIssuers.has(record.issuer)) return null;
     const auth: BearerAuth = {
       clientId: record.clientId,
@@ -152,7 +152,7 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
           auth = await lookUp(token, tokenHash, mark);
         }
       } catch (err) {
-        const oauthError = toOAuthError(err, options.logger);
+        const oauthError = toOAuthError(err, options);
         reject(source, res, oauthError.status, null, toErrorBody(oauthError));
         return;
       }

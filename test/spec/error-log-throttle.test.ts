@@ -236,6 +236,61 @@ describe('a store outage: one line per 10 s counting failures by cause, and one 
     ]);
   });
 
+  /** Two routers (tenants) in one app, on `stores` (two, or one twice), both writing to one logger (as both default to `console`). */
+  async function twoTenants(stores: readonly [Store, Store]) {
+    const logged: string[] = [];
+    const logger = { warn(line: string) { logged.push(line); }, error(line: string) { logged.push(line); } };
+    const app = express();
+    const tokens = [];
+    for (const [i, store] of stores.entries()) {
+      const oauth = createTestRouter(store, { issuer: `http://auth.test/t/${i}`, session: { secret: 'test-session-secret-0123456789', cookieName: `t${i}.sid` }, logger });
+      app.use(oauth.router);
+      const { client, clientSecret } = await registerClient(store, { name: `Nightly Sync ${i}`, flow: 'client_credentials' });
+      tokens.push(() => request(app).post(`/t/${i}/oauth2/token`).set('Authorization', basic({ clientId: client.clientId, clientSecret })).type('form')
+        .send({ grant_type: 'client_credentials' }));
+    }
+    return { logged, token: tokens as [() => request.Test, () => request.Test] };
+  }
+
+  it('two routers on two stores, one logger: the one whose store answers does not say the other\'s is available again', async () => {
+    const down = createMemoryStore();
+    const findClient = down.clients.findClient.bind(down.clients);
+    let refusing = false;
+    down.clients.findClient = async (...args) => {
+      if (refusing) throw refused();
+      return findClient(...args);
+    };
+    const host = await twoTenants([down, createMemoryStore()]);
+    refusing = true;
+    for (let i = 0; i < 3; i += 1) {
+      expect((await host.token[0]()).status).toBe(503);
+      expect((await host.token[1]()).status).toBe(200);
+    }
+    expect(host.logged).toEqual(['express-oauth-router: store unavailable: PostgreSQL store unavailable (ECONNREFUSED)']);
+    refusing = false;
+    expect((await host.token[0]()).status).toBe(200);
+    expect(host.logged.at(-1)).toBe('express-oauth-router: store available again after 2 failed requests since the last line: 2 × PostgreSQL store unavailable (ECONNREFUSED)');
+  });
+
+  it('two routers on one store, one logger: its outage is still one line per 10 s between them', async () => {
+    const store = createMemoryStore();
+    const findClient = store.clients.findClient.bind(store.clients);
+    let refusing = false;
+    const host = await twoTenants([store, store]);
+    store.clients.findClient = async (...args) => {
+      if (refusing) throw refused();
+      return findClient(...args);
+    };
+    refusing = true;
+    for (let i = 0; i < 3; i += 1) for (const token of host.token) expect((await token()).status).toBe(503);
+    refusing = false;
+    expect((await host.token[1]()).status).toBe(200);
+    expect(host.logged).toEqual([
+      'express-oauth-router: store unavailable: PostgreSQL store unavailable (ECONNREFUSED)',
+      'express-oauth-router: store available again after 5 failed requests since the last line: 5 × PostgreSQL store unavailable (ECONNREFUSED)',
+    ]);
+  });
+
   it('a sign-in the outage fails is one failed request, counted once, not once per place that handles its error', async () => {
     const host = await createHost();
     const agent = request.agent(host.app);
