@@ -109,7 +109,7 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
   const counters = store.rateLimits ?? createMemoryRateLimits().rateLimits;
   // Their keys are MACed under a secret every instance holds, derived once here.
   const keySecret = rateLimitKeySecretOf(resolved);
-  warnUnkeyedCounterKeys(resolved, keySecret);
+  warnUnkeyedCounterKeys(resolved, keySecret, counters);
   const counterKey = createCounterKey(keySecret);
   const loginRateLimit = resolved.loginRateLimit ? createLoginRateLimit(resolved.loginRateLimit, counters, counterKey, resolved.logger) : null;
   // Handed to the three client-authenticating endpoints themselves: no route layer, nothing kept per request.

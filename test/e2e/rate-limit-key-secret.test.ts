@@ -8,9 +8,10 @@ import { join } from 'node:path';
 import type { Request } from 'express';
 import pg from 'pg';
 import { createClient } from 'redis';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createStoreFromUrl } from '../../src/stores/from-url.js';
-import type { CompleteStore } from '../../src/stores/contract.js';
+import type { CompleteStore, Store } from '../../src/stores/contract.js';
+import { instrumentStore } from '../../src/metrics/instrument-store.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { accountOf, sourceOf } from '../../src/http/rate-limit-keys.js';
 import type { OAuthRouterOptions } from '../../src/options.js';
@@ -148,14 +149,21 @@ describe('no secret for the rate-limit keys under NODE_ENV=production', () => {
     process.env.NODE_ENV = nodeEnv;
   });
 
-  const warningsOf = (options: Partial<OAuthRouterOptions>): string[] => {
+  /** The rateLimitKeySecret warnings a router over `store` gives as it starts, as a host's logger receives them. */
+  const warningsOf = (options: Partial<OAuthRouterOptions>, store: Store = sharedCounters): string[] => {
     const warnings: string[] = [];
     process.env.NODE_ENV = 'production';
-    createTestRouter(createMemoryStore(), { session: { hostSession: true }, logger: { warn: (m) => warnings.push(m), error() {} }, ...options });
+    createTestRouter(store, { session: { hostSession: true }, logger: { warn: (m) => warnings.push(m), error() {} }, ...options });
     return warnings.filter((warning) => warning.includes('rateLimitKeySecret'));
   };
+  /** A SQLite file: its counters' keys are rows every process on the file (and a backup, a query log) reads. */
+  let sharedCounters: Store;
+  beforeAll(async () => {
+    sharedCounters = await createStoreFromUrl(`sqlite:${join(directory, 'warning.sqlite')}`);
+  });
+  afterAll(async () => sharedCounters.close?.());
 
-  it('warns once at start-up, naming rateLimitKeySecret, when a limit counts under unkeyed keys', () => {
+  it('warns once at start-up, naming rateLimitKeySecret, when a limit counts in a store under unkeyed keys', () => {
     expect(warningsOf({})).toEqual([expect.stringMatching(/unkeyed SHA-256/)]);
     expect(warningsOf({ loginRateLimit: false })).toHaveLength(1);
   });
@@ -163,5 +171,13 @@ describe('no secret for the rate-limit keys under NODE_ENV=production', () => {
   it('says nothing with rateLimitKeySecret, or with both limits off', () => {
     expect(warningsOf({ rateLimitKeySecret: 'rate-limit-key-secret-0123456789' })).toEqual([]);
     expect(warningsOf({ loginRateLimit: false, clientAuthRateLimit: false })).toEqual([]);
+  });
+
+  it('says nothing when the counters never leave the process: the memory store, or a store without the rateLimits tier', () => {
+    expect(warningsOf({}, createMemoryStore())).toEqual([]);
+    // Metrics time the calls without taking the counters anywhere (a call's labels never hold an argument).
+    expect(warningsOf({}, instrumentStore(createMemoryStore(), () => undefined))).toEqual([]);
+    const { rateLimits: _counters, ...withoutCounters } = createMemoryStore();
+    expect(warningsOf({}, withoutCounters)).toEqual([]);
   });
 });

@@ -12,6 +12,22 @@ const DEFAULT_MAX_KEYS = 100_000;
 /** What a full map is brought down to, so the scan that makes room runs once per many new keys, not for each. */
 const ROOM_AFTER_EVICTION = 0.9;
 
+/**
+ * Counters made here: in one process's memory, so their keys reach no database, log or APM span of a store call.
+ * A WeakSet, not a flag on the object, so a custom store cannot claim it by accident.
+ */
+const IN_PROCESS = new WeakSet<RateLimitStore>();
+
+/** Whether `rateLimits` are counters of this file (or `markInProcess` wrappers of them): kept in this process only. */
+export function isInProcessRateLimits(rateLimits: RateLimitStore): boolean {
+  return IN_PROCESS.has(rateLimits);
+}
+
+/** Marks `wrapper` as in-process when it only wraps `original` counters that are (the metrics' timing). */
+export function markInProcess(wrapper: RateLimitStore, original: RateLimitStore): void {
+  if (IN_PROCESS.has(original)) IN_PROCESS.add(wrapper);
+}
+
 /** The counters and the sweep their owner runs (the memory store's timer, or nobody: sweeping also happens on hits). */
 export interface MemoryRateLimits {
   readonly rateLimits: RateLimitStore;
@@ -87,7 +103,7 @@ export function createMemoryRateLimits(ready: () => Promise<void> = async () => 
 
   const view = (window: Window): RateLimitCount => ({ count: window.count, resetAt: new Date(window.resetAt) });
 
-  return {
+  const counters: MemoryRateLimits = {
     sweep,
     size: () => windows.size,
     *sweepChunks(now) {
@@ -134,4 +150,6 @@ export function createMemoryRateLimits(ready: () => Promise<void> = async () => 
       },
     },
   };
+  IN_PROCESS.add(counters.rateLimits);
+  return counters;
 }
