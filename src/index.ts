@@ -47,7 +47,7 @@ export { isStoreUnavailableError } from './stores/store-unavailable-error.js';
 export { registerClient, ClientExistsError } from './clients/register-client.js';
 export { rotateClientSecret } from './clients/rotate-client-secret.js';
 export { disableClient } from './clients/disable-client.js';
-export type { RegisterClientInput, RegisteredClient } from './clients/register-client.js';
+export type { RegisterClientInput, RegisteredClient, RegistrationOptions } from './clients/register-client.js';
 export { buildClientRecord } from './clients/register-client.js';
 export { importClients } from './clients/import-clients.js';
 export type { ImportClientsOptions, ImportReport, ImportRowResult, ImportOutcome } from './clients/import-clients.js';
@@ -65,7 +65,7 @@ export type { RotateSecretOptions, RotatedSecret } from './clients/rotate-client
 export { deleteOAuthClient } from './clients/delete-client.js';
 export { revokeTokens } from './clients/revoke-tokens.js';
 export type { RevokeTokensTarget, RevokedTokens } from './clients/revoke-tokens.js';
-export { UnknownClientError, StoreCapabilityError, RevocationIncompleteError, ConcurrentRotationError, GracePeriodRunningError } from './clients/client-errors.js';
+export { UnknownClientError, UnknownScopeError, StoreCapabilityError, RevocationIncompleteError, ConcurrentRotationError, GracePeriodRunningError } from './clients/client-errors.js';
 export { SigningKeysReplacementIncompleteError } from './jwt/replacement-incomplete-error.js';
 export { withdrawConsent } from './consents/withdraw-consent.js';
 export type { WithdrawalAudit } from './consents/withdraw-consent.js';

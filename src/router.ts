@@ -227,7 +227,7 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
       : Promise.reject(new Error('express-oauth-router: rotateSigningKey needs accessTokenFormat "jwt"')),
     options: resolved,
     events: resolved.events,
-    admin: createOAuthAdmin(store, { events: resolved.events }),
+    admin: createOAuthAdmin(store, { events: resolved.events, scopes: Object.keys(resolved.scopes) }),
     health: createHealth(store, keyRing, resolved),
     errorHandler: createRouterErrorHandler(resolved, addresses, pageError, pageHeaders),
   };

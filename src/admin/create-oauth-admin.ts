@@ -25,6 +25,13 @@ export interface DisabledClient {
 export interface OAuthAdminOptions {
   /** Where lifecycle events go (`client.*`, `token.revoked`), with `issuer` and `ip` null. */
   readonly events?: OAuthEvents;
+  /**
+   * The router's scope vocabulary, `Object.keys` of its `scopes` option (`oauth.admin` has it already). Given and not
+   * empty, `createClient`, `updateClient` and `importClients` refuse a scope outside it with `UnknownScopeError` (an
+   * invalid row, for an import), since the router never grants one. Absent: any scope-token, as before.
+   * @see RFC 7591 §3.2.2 (`invalid_client_metadata`).
+   */
+  readonly scopes?: readonly string[];
 }
 
 /**
@@ -74,6 +81,7 @@ export interface OAuthAdmin {
  */
 export function createOAuthAdmin(store: Store, options: OAuthAdminOptions = {}): OAuthAdmin {
   const { events } = options;
+  const registration = options.scopes ? { scopes: options.scopes } : {};
   const base = () => ({ time: new Date(), issuer: null, ip: null });
   function lifecycle(type: ClientLifecycleEvent['type'], clientId: string, extra: Partial<ClientLifecycleEvent> = {}): void {
     events?.publish({ ...base(), type, clientId, ...extra });
@@ -84,7 +92,7 @@ export function createOAuthAdmin(store: Store, options: OAuthAdminOptions = {}):
 
   return {
     async createClient(input) {
-      const registered = await registerClient(store, input);
+      const registered = await registerClient(store, input, registration);
       lifecycle('client.created', registered.client.clientId);
       return registered;
     },
@@ -98,7 +106,7 @@ export function createOAuthAdmin(store: Store, options: OAuthAdminOptions = {}):
     async updateClient(clientId, update) {
       let updated: UpdatedClient;
       try {
-        updated = await updateClientSettings(store, clientId, update);
+        updated = await updateClientSettings(store, clientId, update, registration);
       } catch (error) {
         // The settings did change: that is recorded; the revocation that failed is not.
         if (error instanceof RevocationIncompleteError) lifecycle('client.updated', clientId, { fields: error.fields });
@@ -157,7 +165,7 @@ export function createOAuthAdmin(store: Store, options: OAuthAdminOptions = {}):
       return result;
     },
     async importClients(records, importOptions) {
-      const report = await importClients(store, records, importOptions);
+      const report = await importClients(store, records, { ...registration, ...importOptions });
       for (const row of report.rows) if (row.outcome === 'created') lifecycle('client.created', row.clientId!, { imported: true });
       return report;
     },

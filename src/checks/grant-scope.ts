@@ -1,6 +1,7 @@
 // Which scope a request is granted, and what a token without a scope means (RFC 6749 §3.3, DESIGN §5).
 import type { ResolvedOptions } from '../options.js';
 import { checkRequestedScope } from './scope.js';
+import { InvalidScopeError } from '../errors.js';
 
 /** The options the scope rule reads. */
 type ScopeOptions = Pick<ResolvedOptions, 'scopes' | 'allAccessWithoutScopes'>;
@@ -15,9 +16,28 @@ export function isAllAccess(scope: readonly string[], options: Pick<ResolvedOpti
 }
 
 /**
+ * Whether the server knows `scope`: it is a key of the `scopes` option, or that option is empty (a server that declares
+ * no vocabulary leaves each integration's registered scopes as the only limit, as before it could declare one).
+ * @see RFC 6749 §3.3 (the scopes the authorization server supports), RFC 8414 §2 (`scopes_supported`).
+ */
+export function isKnownScope(scope: string, options: Pick<ResolvedOptions, 'scopes'>): boolean {
+  return Object.keys(options.scopes).length === 0 || Object.hasOwn(options.scopes, scope);
+}
+
+/**
+ * What an integration registered with `allowed` may be granted: those the server knows. A registration can hold
+ * others (made before the vocabulary left one out, by a script or an `oauth-admin` that did not know it, written to
+ * the store by hand): the router grants none of them.
+ */
+export function grantableScopes(allowed: readonly string[], options: Pick<ResolvedOptions, 'scopes'>): string[] {
+  return allowed.filter((scope) => isKnownScope(scope, options));
+}
+
+/**
  * The scope granted for a request, given what its authority `allowed` (the integration's registered scopes, or
- * for a refresh the grant's scope):
- * - `allowed` non-empty: the requested subset, or all of `allowed` when no scope is sent (§3.3 default);
+ * for a refresh the grant's scope), less any scope the server does not know (`grantableScopes`):
+ * - `allowed` non-empty: the requested subset, or all of `allowed` when no scope is sent (§3.3 default); when
+ *   the server knows none of them, the request is refused: an empty scope would be all-access;
  * - `allowed` empty and all-access on: `[]` (all-access) when no scope is sent; a scope the server knows
  *   (`options.scopes`) narrows it, since all-access includes every scope;
  * - `allowed` empty and all-access off: `[]`, and any requested scope is refused.
@@ -28,21 +48,29 @@ export function isAllAccess(scope: readonly string[], options: Pick<ResolvedOpti
 export function grantScope(
   requested: string | undefined, allowed: readonly string[], options: ScopeOptions, authority?: string,
 ): string[] {
-  if (allowed.length > 0 || !options.allAccessWithoutScopes) return checkRequestedScope(requested, allowed, allowed, authority);
+  if (allowed.length > 0 || !options.allAccessWithoutScopes) {
+    const grantable = grantableScopes(allowed, options);
+    if (allowed.length > 0 && grantable.length === 0) {
+      throw new InvalidScopeError('none of the scopes this client may be granted is one this server supports');
+    }
+    return checkRequestedScope(requested, grantable, grantable, authority);
+  }
   return checkRequestedScope(requested, Object.keys(options.scopes), [], authority);
 }
 
 /**
  * Whether a grant of `granted` (a code's or a refresh token's scope) is still within what the integration may be
  * granted (`allowed`, its registered scopes now). An all-access grant is within an integration still without
- * scopes only; a scoped one within every scope it names, or within an all-access integration. So an integration
- * narrowed by a write that revoked nothing (two updates at once, a tool writing the store itself) cannot go on
+ * scopes only; a scoped one within every scope it names, or within an all-access integration; neither when it holds
+ * a scope the server no longer knows (`isKnownScope`). So an integration narrowed by a write that revoked nothing
+ * (two updates at once, a tool writing the store itself), or a scope dropped from the `scopes` option, cannot go on
  * minting, from grants issued before, the scope it lost.
  * @see RFC 6749 §3.3 (the authorization server's policy), §6 (a refresh keeps the scope granted), RFC 9700 §2.3.
  */
 export function withinAllowedScope(
-  granted: readonly string[], allowed: readonly string[], options: Pick<ResolvedOptions, 'allAccessWithoutScopes'>,
+  granted: readonly string[], allowed: readonly string[], options: Pick<ResolvedOptions, 'allAccessWithoutScopes' | 'scopes'>,
 ): boolean {
+  if (!granted.every((scope) => isKnownScope(scope, options))) return false;
   if (isAllAccess(allowed, options)) return true;
   if (isAllAccess(granted, options)) return false;
   return granted.every((scope) => allowed.includes(scope));

@@ -10,6 +10,31 @@ export class UnknownClientError extends Error {
 }
 
 /**
+ * An integration was to be registered (or updated, or imported) with scopes the server does not know: not in the
+ * vocabulary (`scopes` of `createOAuthAdmin`, the router's `scopes` option for `oauth.admin`, OAUTH_SCOPES for the
+ * CLI). The router would never grant them, so the registration is refused rather than kept as a promise it breaks.
+ * A `TypeError`, the admin API's error for bad input; `error` is the code an RFC 7591 registration endpoint answers.
+ * @see RFC 7591 §3.2.2 (`invalid_client_metadata`), RFC 6749 §3.3.
+ */
+export class UnknownScopeError extends TypeError {
+  /** The RFC 7591 §3.2.2 error code, for a host that answers registrations over HTTP. */
+  readonly error = 'invalid_client_metadata';
+  /**
+   * @param scopes the scopes given that the server does not know.
+   * @param known the vocabulary, in the order given.
+   */
+  constructor(readonly scopes: readonly string[], readonly known: readonly string[]) {
+    const listed = scopes.map((scope) => JSON.stringify(scope)).join(', ');
+    const vocabulary = known.length > 20 ? `${known.slice(0, 20).join(' ')} …` : known.join(' ');
+    super(
+      `scope ${listed} ${scopes.length === 1 ? 'is' : 'are'} not among the scopes this server knows (${vocabulary}), so no token could ` +
+        'ever carry it: invalid_client_metadata (RFC 7591 §3.2.2). Add it to the router\'s scopes option first, or leave it out',
+    );
+    this.name = 'UnknownScopeError';
+  }
+}
+
+/**
  * The store cannot do what was asked, and nothing was changed: it lacks an optional method (`deleteClient`),
  * or it is a store written for contract v1 that does not keep a field the operation relies on (the previous
  * secret of a grace period). Saying so beats a half-done operation, such as cutting off an old secret the

@@ -2,6 +2,7 @@
 import type { ClientFlow, TokenEndpointAuthMethod } from '../stores/contract.js';
 import { checkRegisteredRedirectUri } from '../checks/registered-redirect-uri.js';
 import { checkScopeTokens } from '../checks/scope.js';
+import { UnknownScopeError } from './client-errors.js';
 import { CLIENT_AUTH_METHODS, isClientAuthMethod } from '../checks/client-auth-methods.js';
 
 /**
@@ -91,12 +92,17 @@ export function checkClientRequirePkce(flow: ClientFlow, requirePkce: unknown): 
 }
 
 /**
- * The scopes an integration may be granted, without duplicates.
- * @throws TypeError for a token that is not a scope-token. @see RFC 6749 §3.3.
+ * The scopes an integration may be granted, without duplicates. With a vocabulary (`known`, the server's `scopes`
+ * option: absent or empty when the caller does not know it), each must be in it: the router grants no other scope,
+ * so one outside it would be a registration that promises what no token carries.
+ * @throws TypeError for a token that is not a scope-token; UnknownScopeError for one outside `known`.
+ * @see RFC 6749 §3.3, RFC 7591 §3.2.2.
  */
-export function checkClientScopes(scopes: readonly string[] | undefined): string[] {
+export function checkClientScopes(scopes: readonly string[] | undefined, known: readonly string[] = []): string[] {
   const allowedScopes = [...new Set(scopes ?? [])];
   checkScopeTokens(allowedScopes);
+  const unknown = known.length === 0 ? [] : allowedScopes.filter((scope) => !known.includes(scope));
+  if (unknown.length > 0) throw new UnknownScopeError(unknown, known);
   return allowedScopes;
 }
 

@@ -39,6 +39,8 @@ export interface ImportClientsOptions {
   readonly skipInvalid?: boolean;
   /** Check everything, write nothing. */
   readonly dryRun?: boolean;
+  /** The server's scope vocabulary: a row with a scope outside it is `invalid` (`RegistrationOptions.scopes`). */
+  readonly scopes?: readonly string[];
 }
 
 /** The result of an import: one entry per row, in file order. */
@@ -180,7 +182,7 @@ export async function importClients(store: Store, records: readonly ImportRecord
     try {
       const row = readImportRow(record.fields);
       secret = row.secret;
-      wanted = buildClientRecord(row.input, secret.kind === 'hash' ? secret.value : PLACEHOLDER_HASH);
+      wanted = buildClientRecord(row.input, secret.kind === 'hash' ? secret.value : PLACEHOLDER_HASH, options.scopes ? { scopes: options.scopes } : {});
     } catch (error) {
       if (!(error instanceof TypeError)) throw error;
       result('invalid', inFileWords(withoutCells(error.message, record.fields)));

@@ -39,6 +39,17 @@ export interface RegisterClientInput {
   readonly tokenEndpointAuthMethod?: TokenEndpointAuthMethod;
 }
 
+/** What registration checks against, beyond the rules every registration follows. */
+export interface RegistrationOptions {
+  /**
+   * The server's scope vocabulary (the keys of the router's `scopes` option): given and not empty, a scope outside it
+   * is refused (`UnknownScopeError`), since the router would never grant it. Absent or empty: any scope-token, as
+   * before (the caller may not know the router's options: a script in another process).
+   * @see RFC 7591 §3.2.2 (`invalid_client_metadata`).
+   */
+  readonly scopes?: readonly string[];
+}
+
 /** The registered integration and its secret, which exists only here: the store keeps its hash. */
 export interface RegisteredClient {
   readonly client: OAuthClient;
@@ -49,17 +60,19 @@ export interface RegisteredClient {
  * Validates a registration and builds the record `registerClient` would save, without saving it: the one
  * place the rules of registration live (an import checks every row with it before writing any).
  * @param clientSecretHash the stored form of the secret (`hashSecret`, or an imported hash format).
- * @throws TypeError for a bad name, flow, redirect URI, scope, PKCE setting, date, client_id or authentication method.
+ * @param options the vocabulary the scopes are checked against (`RegistrationOptions`).
+ * @throws TypeError for a bad name, flow, redirect URI, scope, PKCE setting, date, client_id or authentication method;
+ *   UnknownScopeError (a TypeError) for a scope outside the vocabulary.
  * @see RFC 6749 §2 (client registration), §2.2 (client identifier), §3.1.2.2 (registration requirements),
  *   Appendix A.1 (client_id is VSCHAR); RFC 7591 §2 (`token_endpoint_auth_method`); SPEC §9 (issue date).
  */
-export function buildClientRecord(input: RegisterClientInput, clientSecretHash: string): OAuthClient {
+export function buildClientRecord(input: RegisterClientInput, clientSecretHash: string, options: RegistrationOptions = {}): OAuthClient {
   const name = checkClientName(input.name);
   if (input.flow !== 'authorization_code' && input.flow !== 'client_credentials') {
     throw new TypeError('flow must be authorization_code or client_credentials');
   }
   const redirectUris = checkClientRedirectUris(input.flow, input.redirectUris);
-  const allowedScopes = checkClientScopes(input.allowedScopes);
+  const allowedScopes = checkClientScopes(input.allowedScopes, options.scopes);
   const requirePkce = checkClientRequirePkce(input.flow, input.requirePkce);
   const issuedAt = input.credentialsIssuedAt ?? new Date();
   if (Number.isNaN(issuedAt.getTime())) throw new TypeError('credentialsIssuedAt must be a valid date');
@@ -88,13 +101,14 @@ export function buildClientRecord(input: RegisterClientInput, clientSecretHash: 
 /**
  * Validates and saves a new integration with a 256-bit random client_id (never starting with `-`, so the
  * admin command can take it as printed) and client_secret.
- * @throws TypeError for a bad name, flow, redirect URI, scope or authentication method.
+ * @throws TypeError for a bad name, flow, redirect URI, scope or authentication method; UnknownScopeError (a
+ *   TypeError) for a scope outside `options.scopes`.
  * @see RFC 6749 §2 (client registration), §2.2 (client identifier), §2.3.1 (client password),
- *   §3.1.2.2 (registration requirements); RFC 7591 §2 (`token_endpoint_auth_method`).
+ *   §3.1.2.2 (registration requirements); RFC 7591 §2 (`token_endpoint_auth_method`), §3.2.2.
  */
-export async function registerClient(store: Store, input: RegisterClientInput): Promise<RegisteredClient> {
+export async function registerClient(store: Store, input: RegisterClientInput, options: RegistrationOptions = {}): Promise<RegisteredClient> {
   const clientSecret = createRandomToken();
-  const client = buildClientRecord(input, hashSecret(clientSecret));
+  const client = buildClientRecord(input, hashSecret(clientSecret), options);
   // createClient inserts only: a chosen id that exists is refused, never overwritten.
   if (!(await requireAdministration(store, 'registerClient').clients.createClient(client))) {
     throw new ClientExistsError(client.clientId);

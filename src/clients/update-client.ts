@@ -3,6 +3,7 @@ import type { ClientChanges, OAuthClient, Store, TokenEndpointAuthMethod } from 
 import { requireAdministration } from '../stores/check-store.js';
 import { checkClientAuthMethod, checkClientName, checkClientRedirectUris, checkClientRequirePkce, checkClientScopes } from './client-fields.js';
 import { RevocationIncompleteError, UnknownClientError } from './client-errors.js';
+import type { RegistrationOptions } from './register-client.js';
 
 /** What `updateClientSettings` may change; every field is optional, and at least one is needed. */
 export interface ClientUpdate {
@@ -91,11 +92,15 @@ function takesScopeAway(before: readonly string[], after: readonly string[]): bo
  * `addRedirectUris`/`removeRedirectUris` are applied to the record as read just before the write. A value the
  * integration already has is left out (a list counts as the same when it holds the same values); when none is
  * left, nothing is written and `fields` is empty.
- * @throws UnknownClientError; TypeError for a value registration would refuse, or an empty update; RevocationIncompleteError
+ * `options.scopes` is the vocabulary a new scope list is checked against, as registration checks it.
+ * @throws UnknownClientError; TypeError for a value registration would refuse (UnknownScopeError for a scope outside
+ *   `options.scopes`), or an empty update; RevocationIncompleteError
  *   when a narrowing was written but the revocation it needs failed.
  * @see RFC 6749 §2, §3.1.2.2, §3.3, §6; RFC 7636 §4.4.1; RFC 7591 §2; RFC 9700 §2.1; RFC 7009 §2.1.
  */
-export async function updateClientSettings(store: Store, clientId: string, update: ClientUpdate): Promise<UpdatedClient> {
+export async function updateClientSettings(
+  store: Store, clientId: string, update: ClientUpdate, options: RegistrationOptions = {},
+): Promise<UpdatedClient> {
   const admin = requireAdministration(store, 'updateClient');
   const current = await admin.clients.findClient(clientId);
   if (!current) throw new UnknownClientError(clientId);
@@ -103,7 +108,7 @@ export async function updateClientSettings(store: Store, clientId: string, updat
   if (update.name !== undefined) changes.name = checkClientName(update.name);
   const redirectUris = redirectUrisOf(current, update);
   if (redirectUris !== undefined) changes.redirectUris = checkClientRedirectUris(current.flow, redirectUris, current.redirectUris);
-  if (update.allowedScopes !== undefined) changes.allowedScopes = checkClientScopes(update.allowedScopes);
+  if (update.allowedScopes !== undefined) changes.allowedScopes = checkClientScopes(update.allowedScopes, options.scopes);
   if (update.requirePkce !== undefined) changes.requirePkce = checkClientRequirePkce(current.flow, update.requirePkce);
   if (update.tokenEndpointAuthMethod !== undefined) {
     changes.tokenEndpointAuthMethod = update.tokenEndpointAuthMethod === null ? null : checkClientAuthMethod(update.tokenEndpointAuthMethod)!;

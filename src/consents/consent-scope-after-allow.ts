@@ -16,7 +16,7 @@ import { isAllAccess, withinAllowedScope } from '../checks/grant-scope.js';
  * @see RFC 6749 §3.3, §4.1.1 (the resource owner grants the access request), RFC 6819 §5.2.3.3.
  */
 export async function consentScopeAfterAllow(
-  store: Store, options: Pick<ResolvedOptions, 'allAccessWithoutScopes'>, userId: string, client: OAuthClient, approved: readonly string[],
+  store: Store, options: Pick<ResolvedOptions, 'allAccessWithoutScopes' | 'scopes'>, userId: string, client: OAuthClient, approved: readonly string[],
 ): Promise<readonly string[]> {
   if (!store.consents || isAllAccess(approved, options)) return approved;
   const before = await store.consents.findConsent(userId, client.clientId);

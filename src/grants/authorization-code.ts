@@ -5,6 +5,7 @@ import { issueTokens, publishGrantRevoked, requireGrantUser, requireScopeStillAl
 import { hashToken } from '../crypto/hash-token.js';
 import { checkCodeVerifier, checkCodeVerifierSyntax } from '../checks/pkce.js';
 import { isRegisteredRedirectUri } from '../checks/redirect-uri-match.js';
+import { grantableScopes } from '../checks/grant-scope.js';
 import { InvalidGrantError, InvalidRequestError, RefusedSaveError, SettingsRefusalError } from '../errors.js';
 
 /**
@@ -63,7 +64,7 @@ async function redeem(context: GrantContext, record: AuthorizationCodeRecord, re
     userId: record.userId,
     scope: record.scope,
     withRefreshToken: true,
-    requestedScope: scopeRequestedAtAuthorization(record.scope, client.allowedScopes),
+    requestedScope: scopeRequestedAtAuthorization(record.scope, grantableScopes(client.allowedScopes, context.options)),
     // The code's issuing request read the consent and the integration after issuedAt, and this request read
     // the integration after startedAt: the earlier of the two covers both.
     authorizedAt: record.issuedAt < context.startedAt ? record.issuedAt : context.startedAt,

@@ -371,8 +371,9 @@ describe('RFC 6749 §3.3: a scope is shown by its own sentence, whatever its nam
   it('scopes named like Object.prototype members get their sentence, or their name, on the consent and connected-applications pages', async () => {
     const store = createMemoryStore();
     const t = await createTestApp({
-      pageLanguages: { catalogues: { de: { scopes: { 'envelopes:read': 'Ihre Umschläge lesen' } } } },
-      scopes: { constructor: 'Build things' },
+      // No `scopes` option: a server with a vocabulary grants no scope outside it, and every scope in it has a sentence;
+      // without one, `toString` is granted with none. `constructor`'s English sentence comes from an `en` catalogue.
+      pageLanguages: { catalogues: { de: { scopes: { 'envelopes:read': 'Ihre Umschläge lesen' } }, en: { scopes: { constructor: 'Build things' } } } },
       // Each language's pass sees the consent page, not the first pass's remembered answer.
       rememberConsent: false,
     }, store);
