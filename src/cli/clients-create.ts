@@ -7,6 +7,7 @@ import { CliError, EXIT_USAGE } from './cli-error.js';
 import { printJson, toClientJson } from './client-json.js';
 import { parseIssuedAt } from './parse-issued-at.js';
 import { withAdmin } from './with-admin.js';
+import { vocabularyOption } from './scope-vocabulary.js';
 import { collect } from './repeated-options.js';
 
 interface CreateOptions {
@@ -37,7 +38,7 @@ export function addClientsCreateCommand(clients: Command): void {
         .makeOptionMandatory(),
     )
     .option('--redirect-uri <url>', 'exact redirect URI (repeatable; authorization_code only)', collect, [])
-    .option('--scope <scope>', 'a scope the integration may be granted (repeatable); without --scope, as SPEC integrations are registered, its tokens carry no scope and are all-access (unless the server sets allAccessWithoutScopes: false)', collect, [])
+    .option('--scope <scope>', 'a scope the integration may be granted (repeatable; with OAUTH_SCOPES set, one of those); without --scope, as SPEC integrations are registered, its tokens carry no scope and are all-access (unless the server sets allAccessWithoutScopes: false)', collect, [])
     .option('--require-pkce', 'require an S256 code_challenge in authorization requests')
     .option('--issued-at <YYYY-MM-DD>', 'when the credentials count as issued (UTC); before 2021-01-15 means legacy address')
     .addOption(
@@ -62,7 +63,7 @@ export function addClientsCreateCommand(clients: Command): void {
         throw error instanceof TypeError ? new CliError(error.message, EXIT_USAGE) : error;
       };
       try {
-        buildClientRecord(input, '');
+        buildClientRecord(input, '', vocabularyOption());
       } catch (error) {
         usage(error);
       }

@@ -4,6 +4,7 @@ import { extname } from 'node:path';
 import { Option, type Command } from 'commander';
 import type { ImportOutcome, ImportReport } from '../clients/import-clients.js';
 import { createOAuthAdmin } from '../admin/create-oauth-admin.js';
+import { vocabularyOption } from './scope-vocabulary.js';
 import { ImportFileError, parseImportFile, type ImportFormat } from '../clients/import-file.js';
 import { CliError, EXIT_USAGE } from './cli-error.js';
 import { printJson } from './client-json.js';
@@ -96,8 +97,10 @@ export function addClientsImportCommand(clients: Command): void {
         if (error instanceof ImportFileError) throw new CliError(error.message, EXIT_USAGE);
         throw error;
       }
+      // Rows are checked against OAUTH_SCOPES too, when set, read before any store is opened (a usage error otherwise).
+      const vocabulary = vocabularyOption();
       const run = (store: Store, dryRun: boolean, events?: OAuthEvents) =>
-        createOAuthAdmin(store, events ? { events } : {}).importClients(records, { skipInvalid: options.skipInvalid === true, dryRun });
+        createOAuthAdmin(store, { ...vocabulary, ...(events ? { events } : {}) }).importClients(records, { skipInvalid: options.skipInvalid === true, dryRun });
       const dryRun = options.dryRun === true;
       // Each integration created is a `client.created` event with `imported: true` (OAUTH_AUDIT_LOG); a dry run creates none.
       // A dry run records nothing, so it needs no audit file (README: dry runs record nothing).

@@ -54,7 +54,7 @@ export function addClientsUpdateCommand(clients: Command): void {
     .option('--redirect-uri <url>', 'replace the redirect URIs with these (repeatable)', collect)
     .option('--add-redirect-uri <url>', 'add a redirect URI (repeatable)', collect)
     .option('--remove-redirect-uri <url>', 'remove a redirect URI (repeatable); codes issued for it are refused', collect)
-    .option('--scope <scope>', 'replace the allowed scopes with these (repeatable); removing one, or scoping an all-access integration, revokes every token', collect)
+    .option('--scope <scope>', 'replace the allowed scopes with these (repeatable; with OAUTH_SCOPES set, each one of those); removing one, or scoping an all-access integration, revokes every token', collect)
     .option('--require-pkce', 'require an S256 code_challenge (codes issued without one are refused)')
     .option('--no-require-pkce', 'stop requiring PKCE')
     .addOption(
