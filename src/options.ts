@@ -45,7 +45,9 @@ export interface OAuthRouterOptions {
   readonly logger?: Logger;
   /**
    * The scopes this server knows, each with the plain-words sentence the consent page shows
-   * (e.g. `{ 'envelopes:read': 'Read your envelopes' }`). Published as `scopes_supported` (RFC 8414 §2).
+   * (e.g. `{ 'envelopes:read': 'Read your envelopes' }`). Published as `scopes_supported` (RFC 8414 §2). When not
+   * empty it is the vocabulary: no other scope is granted, whatever an integration was registered with, and `oauth.admin`
+   * refuses to register one (`UnknownScopeError`, RFC 7591 §3.2.2). Empty: no vocabulary, registered scopes are the limit.
    */
   readonly scopes?: Readonly<Record<string, string>>;
   /**
