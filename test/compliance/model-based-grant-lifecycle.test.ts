@@ -1,4 +1,5 @@
 // Model-based test: random sequences of grant-lifecycle operations, sent over real HTTP to the router on each built-in store, checked against a small model of what must hold.
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -27,6 +28,10 @@ import { createRedisStore } from '../../src/stores/redis/index.js';
  *   deleting, `revokeTokens` and withdrawing consent end every token they reach and void unredeemed codes; enabling
  *   brings none back; a client_id registered again after a delete inherits nothing;
  * - refresh tokens are not rotated (SPEC §4.5): one stays valid however often it is used;
+ * - a code is used up by its first exchange, right or wrong: a wrong or missing PKCE verifier, or one sent for a code
+ *   issued without a challenge, is invalid_grant (RFC 7636 §4.6) and leaves nothing to redeem;
+ * - JWT access tokens under `jwt: { checkRevocation: true }` answer exactly as opaque ones do (README "JWT access
+ *   tokens (RFC 9068)": requireBearer then requires the token's record, through the same exact cache);
  * - requireBearer and introspection agree with the model on every token, its bearer cache included (exact on this
  *   instance; another instance's revocation counts once this instance's feed has moved, at once on SQLite);
  * - every refusal is the RFC's status and code, nothing answers 5xx and the router logs no error.
@@ -34,13 +39,15 @@ import { createRedisStore } from '../../src/stores/redis/index.js';
  */
 
 /**
- * Sequences per store and commands per sequence. `OAUTH_TEST_MODEL_RUNS` (and the two below) raise the counts for a
+ * Sequences per store and commands per sequence. `OAUTH_TEST_MODEL_RUNS` (and the three below) raise the counts for a
  * longer hunt; `OAUTH_TEST_MODEL_SEED` and `OAUTH_TEST_MODEL_PATH` replay a failure (fast-check prints both);
  * `OAUTH_TEST_MODEL_TALLY=1` prints the answers and situations the sequences reached.
  */
 const RUNS = Number(process.env.OAUTH_TEST_MODEL_RUNS ?? 40);
 /** Sequences of the short-lived variant, whose sleeps make each take seconds. */
 const EXPIRY_RUNS = Number(process.env.OAUTH_TEST_MODEL_EXPIRY_RUNS ?? 3);
+/** Sequences of each JWT access token variant (one instance, two instances). */
+const JWT_RUNS = Number(process.env.OAUTH_TEST_MODEL_JWT_RUNS ?? 20);
 /** Sequences of the variant whose administrative operations go through a second instance. */
 const TWO_INSTANCE_RUNS = Number(process.env.OAUTH_TEST_MODEL_TWO_INSTANCE_RUNS ?? 20);
 const SEED = process.env.OAUTH_TEST_MODEL_SEED === undefined ? undefined : Number(process.env.OAUTH_TEST_MODEL_SEED);
@@ -146,6 +153,8 @@ interface MCode {
   readonly userId: string;
   readonly scope: readonly string[];
   readonly issued: Window;
+  /** The PKCE code_verifier whose S256 challenge the authorization request sent, or null for none (RFC 7636). */
+  readonly verifier: string | null;
   used: boolean;
   /** Perhaps used up by a request that a stale copy of its integration let through (second-instance variant). */
   maybeUsed?: boolean;
@@ -166,6 +175,8 @@ interface Model {
 interface Real {
   readonly base: string;
   readonly jars: Map<string, Map<string, string>>;
+  /** The users whose browser holds the router's sign-in: signed in at an authorization request, not signed out since. */
+  readonly signedIn: Set<string>;
   readonly ttl: Lifetimes;
   /** Whether the router's copies of integrations may be older than a change another instance made. */
   readonly copiesMayLag: boolean;
@@ -399,15 +410,20 @@ class ClientCredentials implements Cmd {
 }
 
 class Authorize implements Cmd {
-  constructor(readonly client: number, readonly user: number, readonly decision: 'allow' | 'deny', readonly promptConsent: boolean, readonly anyFlow: boolean) {}
+  constructor(
+    readonly client: number, readonly user: number, readonly decision: 'allow' | 'deny', readonly promptConsent: boolean, readonly anyFlow: boolean,
+    readonly pkce = false,
+  ) {}
   check(m: Model) { return ofFlow(m, 'authorization_code', this.anyFlow).length > 0; }
   async run(m: Model, r: Real) {
     const c = pick(ofFlow(m, 'authorization_code', this.anyFlow), this.client)!;
     const userId = pick(m.users, this.user)!;
     const context = `${this} on ${c.clientId} for ${userId}`;
     const state = `s${Math.random().toString(36).slice(2)}`;
+    const verifier = this.pkce ? randomBytes(32).toString('base64url') : null;
     const query = new URLSearchParams({
       response_type: 'code', client_id: c.clientId, redirect_uri: REDIRECT_URI, state, ...(this.promptConsent ? { prompt: 'consent' } : {}),
+      ...(verifier === null ? {} : { code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256' }),
     });
     let page = await browse(r, userId, `/oauth2/authorize?${query}`);
     const from = page.at[0];
@@ -419,11 +435,14 @@ class Authorize implements Cmd {
       expect(page.headers.get('location'), context).toBeNull();
       return;
     }
-    if (page.status === 200 && page.text.includes('name="username"')) {
+    const loginShown = page.status === 200 && page.text.includes('name="username"');
+    expect(loginShown, `${context}: the login page if and only if the browser is signed out`).toBe(!r.signedIn.has(userId));
+    if (loginShown) {
       const posted = await browse(r, userId, '/oauth2/login', {
         csrf_token: hidden(page.text, 'csrf_token'), request_id: hidden(page.text, 'request_id'), username: userId, password: PASSWORD,
       });
       expect(posted.status, context).toBe(303);
+      r.signedIn.add(userId);
       page = await browse(r, userId, pathOf(posted.headers.get('location'), r.base));
     }
     const remembered = answering.consents.get(userId) ?? false;
@@ -456,9 +475,106 @@ class Authorize implements Cmd {
     expect(callback.searchParams.get('state'), context).toBe(state);
     const code = callback.searchParams.get('code');
     expect(code, context).toBeTruthy();
-    m.codes.push({ value: code!, client: answering, userId, scope: answering.scopes, issued: [from, Date.now()], used: false, voided: false, grant: null });
+    m.codes.push({ value: code!, client: answering, userId, scope: answering.scopes, issued: [from, Date.now()], verifier, used: false, voided: false, grant: null });
   }
-  toString() { return `Authorize(${this.client}, user ${this.user}, ${this.decision}${this.promptConsent ? ', prompt=consent' : ''}${this.anyFlow ? ', any flow' : ''})`; }
+  toString() { return `Authorize(${this.client}, user ${this.user}, ${this.decision}${this.promptConsent ? ', prompt=consent' : ''}${this.anyFlow ? ', any flow' : ''}${this.pkce ? ', PKCE' : ''})`; }
+}
+
+/**
+ * An authorization request with `prompt=none` (OpenID Connect Core §3.1.2.1, README "What the endpoints do"): a code
+ * when the browser is signed in and a remembered consent covers the request, else `login_required` or
+ * `consent_required`, and never a page.
+ */
+class SilentAuthorize implements Cmd {
+  constructor(readonly client: number, readonly user: number, readonly pkce: boolean) {}
+  check(m: Model) { return ofFlow(m, 'authorization_code', false).length > 0; }
+  async run(m: Model, r: Real) {
+    const c = pick(ofFlow(m, 'authorization_code', false), this.client)!;
+    const userId = pick(m.users, this.user)!;
+    const context = `${this} on ${c.clientId} for ${userId}`;
+    const state = `s${Math.random().toString(36).slice(2)}`;
+    const verifier = this.pkce ? randomBytes(32).toString('base64url') : null;
+    const query = new URLSearchParams({
+      response_type: 'code', client_id: c.clientId, redirect_uri: REDIRECT_URI, state, prompt: 'none',
+      ...(verifier === null ? {} : { code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256' }),
+    });
+    const page = await browse(r, userId, `/oauth2/authorize?${query}`);
+    const answering = current(m, c.clientId);
+    if (!answering || answering.disabled || answering.flow !== 'authorization_code') {
+      expect(page.status, context).toBeGreaterThanOrEqual(400);
+      expect(page.headers.get('location'), context).toBeNull();
+      return;
+    }
+    expect(page.status, `${context}: ${page.text.slice(0, 300)}`).toBe(302);
+    const callback = new URL(page.headers.get('location')!);
+    expect(`${callback.origin}${callback.pathname}`, context).toBe(REDIRECT_URI);
+    expect(callback.searchParams.get('state'), context).toBe(state);
+    const error = callback.searchParams.get('error');
+    if (!r.signedIn.has(userId)) return expect(error, `${context}: signed out`).toBe('login_required');
+    const remembered = answering.consents.get(userId) ?? false;
+    if (error !== null) {
+      expect(error, context).toBe('consent_required');
+      expect(remembered, `${context}: a remembered consent answers without a page`).not.toBe(true);
+      answering.consents.set(userId, false);
+      return;
+    }
+    expect(remembered, `${context}: a code without a consent`).not.toBe(false);
+    answering.consents.set(userId, true);
+    const code = callback.searchParams.get('code');
+    expect(code, context).toBeTruthy();
+    fact('prompt=none answered with a code');
+    m.codes.push({ value: code!, client: answering, userId, scope: answering.scopes, issued: [page.at[0], Date.now()], verifier, used: false, voided: false, grant: null });
+  }
+  toString() { return `SilentAuthorize(${this.client}, user ${this.user}${this.pkce ? ', PKCE' : ''})`; }
+}
+
+/**
+ * The user's connected applications (GET /oauth2/consents): the login page when signed out; signed in, every enabled
+ * integration whose consent the model holds remembered is listed, none whose consent is withdrawn or was never given
+ * (a client_id registered again included). `withdraw`: then withdraws one listed there, as withdrawConsent does.
+ */
+class ConsentsPage implements Cmd {
+  constructor(readonly user: number, readonly withdraw: number | null) {}
+  check() { return true; }
+  async run(m: Model, r: Real) {
+    const userId = pick(m.users, this.user)!;
+    const context = `${this} for ${userId}`;
+    const page = await browse(r, userId, '/oauth2/consents');
+    expect(page.status, context).toBe(200);
+    expect(page.text.includes('name="username"'), `${context}: the login page if and only if signed out`).toBe(!r.signedIn.has(userId));
+    if (!r.signedIn.has(userId)) return;
+    const listed = [...page.text.matchAll(/name="client_id" value="([^"]*)"/g)].map((x) => x[1]!);
+    for (const clientId of new Set(m.clients.map((c) => c.clientId))) {
+      const c = current(m, clientId);
+      const remembered = c?.consents.get(userId) ?? false;
+      if (remembered === false) expect(listed, `${context}: ${clientId} listed without a consent`).not.toContain(clientId);
+      else if (remembered === true && !c!.disabled) expect(listed, `${context}: ${clientId}'s consent not listed`).toContain(clientId);
+    }
+    if (this.withdraw === null || listed.length === 0) return;
+    const clientId = pick(listed, this.withdraw)!;
+    const c = current(m, clientId)!;
+    const answer = await browse(r, userId, '/oauth2/consents/withdraw', { csrf_token: hidden(page.text, 'csrf_token'), client_id: clientId });
+    expect(answer.status, `${context}: withdrawing ${clientId}`).toBe(303);
+    fact('consent withdrawn on the consents page');
+    c.consents.set(userId, false);
+    revokeWhere(m, clientId, (t) => t.grant.client.clientId === clientId && t.grant.userId === userId, (code) => code.client.clientId === clientId && code.userId === userId);
+  }
+  toString() { return `ConsentsPage(user ${this.user}${this.withdraw === null ? '' : `, withdraw ${this.withdraw}`})`; }
+}
+
+/** Signs the browser out (POST /oauth2/logout with the session's CSRF token): its next authorization request asks for the password. */
+class SignOut implements Cmd {
+  constructor(readonly user: number) {}
+  check() { return true; }
+  async run(m: Model, r: Real) {
+    const userId = pick(m.users, this.user)!;
+    if (!r.signedIn.has(userId)) return;
+    const page = await browse(r, userId, '/oauth2/consents');
+    const answer = await browse(r, userId, '/oauth2/logout', { csrf_token: hidden(page.text, 'csrf_token') });
+    expect(answer.status, String(this)).toBe(200);
+    r.signedIn.delete(userId);
+  }
+  toString() { return `SignOut(user ${this.user})`; }
 }
 
 /** `owner`: the client_id the code, grant or token was issued to (its answering registration); else another client. */
@@ -467,8 +583,16 @@ function presenter(m: Model, owner: MClient, who: number | 'owner'): MClient | u
   return pick(m.clients.filter((c) => c.clientId !== owner.clientId), who);
 }
 
+/** What an exchange sends as code_verifier: the code's own (none for a code without a challenge), another, or none. */
+type VerifierKind = 'its' | 'wrong' | 'none';
+
+function verifierField(code: MCode, kind: VerifierKind): { code_verifier?: string } {
+  if (kind === 'none' || (kind === 'its' && code.verifier === null)) return {};
+  return { code_verifier: kind === 'its' ? code.verifier! : randomBytes(32).toString('base64url') };
+}
+
 class ExchangeCode implements Cmd {
-  constructor(readonly code: number, readonly who: number | 'owner', readonly secret: SecretKind, readonly redirectOk: boolean) {}
+  constructor(readonly code: number, readonly who: number | 'owner', readonly secret: SecretKind, readonly redirectOk: boolean, readonly verifier: VerifierKind = 'its') {}
   check(m: Model) { return m.codes.length > 0; }
   async run(m: Model, r: Real) {
     const code = pick(m.codes, this.code)!;
@@ -477,6 +601,7 @@ class ExchangeCode implements Cmd {
     const { secret, valid } = credentials(p, this.secret);
     const answer = await clientPost(r, 'token', p.clientId, secret, 'basic', {
       grant_type: 'authorization_code', code: code.value, redirect_uri: this.redirectOk ? REDIRECT_URI : 'https://client.example/other',
+      ...verifierField(code, this.verifier),
     });
     const context = `${this} of a code of ${code.client.clientId} by ${p.clientId}`;
     if (!valid) {
@@ -508,8 +633,12 @@ class ExchangeCode implements Cmd {
       return expectError(answer, 'invalid_grant', context);
     }
     if (codeExpiry === 'expired') fact('exchange of an expired code');
-    if (p === code.client && this.redirectOk && sameMillisecondRefusal(answer, code.client, code.issued[0])) return;
-    if (p !== code.client || !this.redirectOk || code.voided || codeExpiry === 'expired') return expectError(answer, 'invalid_grant', context);
+    // RFC 7636 §4.6: a wrong or missing verifier, or one sent for a code without a challenge, is invalid_grant, and
+    // the code is used up all the same (README Security notes: one try per code).
+    const verifierOk = this.verifier === 'its' || (this.verifier === 'none' && code.verifier === null);
+    if (!verifierOk) fact(`exchange with ${this.verifier === 'none' ? 'no' : 'a wrong'} code_verifier${code.verifier === null ? ' for a code without a challenge' : ''}`);
+    if (p === code.client && this.redirectOk && verifierOk && sameMillisecondRefusal(answer, code.client, code.issued[0])) return;
+    if (p !== code.client || !this.redirectOk || !verifierOk || code.voided || codeExpiry === 'expired') return expectError(answer, 'invalid_grant', context);
     if (codeExpiry === 'unknown' && answer.status !== 200) return expectError(answer, 'invalid_grant', context);
     expect(answer.status, `${context}: ${answer.text}`).toBe(200);
     expect(answer.json.token_type, context).toBe('Bearer');
@@ -522,7 +651,7 @@ class ExchangeCode implements Cmd {
     code.grant = grant;
     m.tokens.push(access, refresh);
   }
-  toString() { return `ExchangeCode(${this.code}, ${this.who}, ${this.secret}, ${this.redirectOk ? 'same redirect_uri' : 'other redirect_uri'})`; }
+  toString() { return `ExchangeCode(${this.code}, ${this.who}, ${this.secret}, ${this.redirectOk ? 'same redirect_uri' : 'other redirect_uri'}, verifier ${this.verifier})`; }
 }
 
 class Refresh implements Cmd {
@@ -804,7 +933,7 @@ class Race implements Cmd {
       const code = pick(m.codes.filter((c) => !c.used && usable(c.client)), this.subject);
       if (!code) return;
       const c = code.client;
-      const exchange = () => clientPost(r, 'token', c.clientId, c.secret, 'basic', { grant_type: 'authorization_code', code: code.value, redirect_uri: REDIRECT_URI });
+      const exchange = () => clientPost(r, 'token', c.clientId, c.secret, 'basic', { grant_type: 'authorization_code', code: code.value, redirect_uri: REDIRECT_URI, ...verifierField(code, 'its') });
       code.used = true;
       let answer: Answer;
       if (this.kind === 'double-exchange') {
@@ -942,9 +1071,13 @@ function commandArbitraries(): fc.Arbitrary<Cmd>[] {
   ...weighted(1, fc.tuple(fc.constantFrom<Flow>('authorization_code', 'authorization_code', 'client_credentials'), fc.option(index, { freq: 4 }), scopeSet)
     .map(([flow, reuse, scopes]) => new Register(flow, reuse, scopes))),
   ...weighted(3, fc.tuple(index, secretKind, method, anyFlow, requestedScope).map(([c, s, me, a, sc]) => new ClientCredentials(c, s, me, a, sc))),
-  ...weighted(4, fc.tuple(index, index, fc.constantFrom<'allow' | 'deny'>('allow', 'allow', 'allow', 'deny'), fc.boolean(), anyFlow)
-    .map(([c, u, d, p, a]) => new Authorize(c, u, d, p, a))),
-  ...weighted(4, fc.tuple(index, who, secretKind, fc.constantFrom(true, true, true, false)).map(([c, w, s, ok]) => new ExchangeCode(c, w, s, ok))),
+  ...weighted(4, fc.tuple(index, index, fc.constantFrom<'allow' | 'deny'>('allow', 'allow', 'allow', 'deny'), fc.boolean(), anyFlow, fc.boolean())
+    .map(([c, u, d, p, a, pkce]) => new Authorize(c, u, d, p, a, pkce))),
+  ...weighted(2, fc.tuple(index, index, fc.boolean()).map(([c, u, pkce]) => new SilentAuthorize(c, u, pkce))),
+  fc.tuple(index, fc.option(index, { freq: 2 })).map(([u, w]) => new ConsentsPage(u, w)),
+  index.map((u) => new SignOut(u)),
+  ...weighted(4, fc.tuple(index, who, secretKind, fc.constantFrom(true, true, true, false), fc.constantFrom<VerifierKind>('its', 'its', 'its', 'its', 'wrong', 'none'))
+    .map(([c, w, s, ok, v]) => new ExchangeCode(c, w, s, ok, v))),
   ...weighted(3, fc.tuple(index, who, secretKind).map(([t, w, s]) => new Refresh(t, w, s))),
   ...weighted(2, fc.tuple(index, who, secretKind, fc.constantFrom<'none' | 'access_token' | 'refresh_token'>('none', 'access_token', 'refresh_token'), method)
     .map(([t, w, s, h, me]) => new Revoke(t, w, s, h, me))),
@@ -988,7 +1121,7 @@ class Expire implements Cmd {
       await Expire.until(code.issued[1] + r.ttl.code * 1000 + SLACK_MS + 5);
       code.used = true;
       const c = code.client;
-      const answer = await clientPost(r, 'token', c.clientId, c.secret, 'basic', { grant_type: 'authorization_code', code: code.value, redirect_uri: REDIRECT_URI });
+      const answer = await clientPost(r, 'token', c.clientId, c.secret, 'basic', { grant_type: 'authorization_code', code: code.value, redirect_uri: REDIRECT_URI, ...verifierField(code, 'its') });
       if (credentials(c, 'current').valid && c.flow === 'authorization_code' && current(m, c.clientId) === c) {
         expectError(answer, 'invalid_grant', `${context}: an expired code`);
         fact('expired code refused');
@@ -1030,10 +1163,31 @@ interface Variant {
   readonly runs: number;
   /** 2: the administrative operations go through a second instance (its own store connection) on the same data. */
   readonly instances: 1 | 2;
+  /** 'jwt': RFC 9068 access tokens under `jwt: { checkRevocation: true }`, which must answer as opaque ones do. */
+  readonly format?: 'opaque' | 'jwt';
   readonly commands: fc.Arbitrary<Iterable<Cmd>>;
 }
 
 const VARIANTS: readonly Variant[] = [
+  {
+    name: 'JWT access tokens', ttl: LONG_LIVED, runs: JWT_RUNS, instances: 1, format: 'jwt',
+    commands: fc.commands<Model, Real, false>(commandArbitraries(), { maxCommands: MAX_COMMANDS, size: 'max' }),
+  },
+  {
+    name: 'short-lived JWT access tokens', ttl: SHORT_LIVED, runs: EXPIRY_RUNS, instances: 1, format: 'jwt',
+    commands: fc.commands<Model, Real, false>(
+      [
+        ...commandArbitraries(),
+        ...weighted(2, fc.constantFrom(300, 700, 1100, 2100).map((ms) => new Sleep(ms))),
+        ...weighted(3, fc.tuple(fc.constantFrom<'access' | 'refresh' | 'code'>('access', 'access', 'refresh', 'code'), index).map(([k, i]) => new Expire(k, i))),
+      ],
+      { maxCommands: 30, size: 'max' },
+    ),
+  },
+  {
+    name: 'JWT access tokens, a second instance administering', ttl: LONG_LIVED, runs: JWT_RUNS, instances: 2, format: 'jwt',
+    commands: fc.commands<Model, Real, false>(commandArbitraries(), { maxCommands: MAX_COMMANDS, size: 'max' }),
+  },
   {
     name: 'long-lived tokens', ttl: LONG_LIVED, runs: RUNS, instances: 1,
     commands: fc.commands<Model, Real, false>(commandArbitraries(), { maxCommands: MAX_COMMANDS, size: 'max' }),
@@ -1088,7 +1242,7 @@ const FEED_WAIT_MS = 1000;
  * another instance's). `feedLag`: whether another instance's revocation reaches this one's feed only once notified
  * (PostgreSQL, Redis); on SQLite it must count on the next request, unwaited.
  */
-async function startHarness(served: Store, administered: Store, label: string, port: number, ttl: Lifetimes, feedLag: boolean): Promise<Harness> {
+async function startHarness(served: Store, administered: Store, label: string, port: number, ttl: Lifetimes, feedLag: boolean, format: 'opaque' | 'jwt'): Promise<Harness> {
   const server: Server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -1101,6 +1255,7 @@ async function startHarness(served: Store, administered: Store, label: string, p
     session: { secret: 'model-session-secret-0123456789' },
     logger: { warn() {}, error: (message: string) => { errors.push(message); } },
     accessTokenTtl: ttl.access,
+    ...(format === 'jwt' ? { accessTokenFormat: 'jwt' as const, jwt: { checkRevocation: true } } : {}),
     refreshTokenTtl: ttl.refresh,
     authorizationCodeTtl: ttl.code,
     introspectionClients: [rsId],
@@ -1228,7 +1383,7 @@ describe.each(STORES)('grant lifecycle on the %s store, against a model (RFC 674
         const opened: OpenedStore = await open();
         stores = { served: opened.store, administered: opened.store, dispose: () => opened.dispose() };
       }
-      const harness = await startHarness(stores.served, stores.administered, `${label.toLowerCase()}-${variantIndex}`, port, variant.ttl, label !== 'SQLite');
+      const harness = await startHarness(stores.served, stores.administered, `${label.toLowerCase()}-${variantIndex}`, port, variant.ttl, label !== 'SQLite', variant.format ?? 'opaque');
       let sequence = 0;
       let executed = 0;
       try {
@@ -1242,7 +1397,7 @@ describe.each(STORES)('grant lifecycle on the %s store, against a model (RFC 674
             };
             const model = Object.assign({ clients: [], tokens: [], codes: [], users: [`${tag}-a`, `${tag}-b`], generations: 0 } as Model, { rs });
             const real: Real = {
-              base: harness.base, jars: new Map(), ttl: variant.ttl, administer: harness.administer,
+              base: harness.base, jars: new Map(), signedIn: new Set(), ttl: variant.ttl, administer: harness.administer,
               copiesMayLag: variant.instances === 2,
             };
             // Two integrations of each flow to start from, so that every command has subjects from the first one.
