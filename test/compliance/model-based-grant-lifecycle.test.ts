@@ -85,6 +85,8 @@ interface MClient {
   deleted: boolean;
   /** userId → whether a remembered consent skips the consent page. */
   readonly consents: Map<string, boolean | 'unknown'>;
+  /** userId → the scope its remembered consent holds (none: all-access), while `consents` says true. */
+  readonly consentScopes: Map<string, readonly string[]>;
   /** When the model last saw a revocation of this client_id's tokens return (ms since the epoch). */
   revokedAt: number;
   /** Its registered scopes; none: all-access (README "Scopes"). */
@@ -367,7 +369,7 @@ class Register implements Cmd {
     m.generations += 1;
     m.clients.push({
       clientId: client.clientId, flow: this.flow, generation: m.generations, secret: clientSecret, previous: null, retired: [],
-      disabled: false, deleted: false, consents: new Map(), scopes: this.scopes, revokedAt: 0,
+      disabled: false, deleted: false, consents: new Map(), consentScopes: new Map(), scopes: this.scopes, revokedAt: 0,
     });
   }
   toString() { return `Register(${this.flow}${this.reuseDeleted === null ? '' : `, reuse ${this.reuseDeleted}`}, [${this.scopes.join(' ')}])`; }
@@ -409,10 +411,47 @@ class ClientCredentials implements Cmd {
   toString() { return `ClientCredentials(${this.client}, ${this.secret}, ${this.method}${this.anyFlow ? ', any flow' : ''}${this.scope === null ? '' : `, scope ${this.scope}`})`; }
 }
 
+/**
+ * The scopes an authorization request may ask for, by index: none (the integration's registered scopes), or a
+ * non-empty set within them (any, for an all-access integration), always in the order READ, SIGN.
+ */
+function scopeChoice(registered: readonly string[], index: number | null): readonly string[] | null {
+  if (index === null) return null;
+  const within = registered.length === 0 ? [READ, SIGN] : registered;
+  const choices = [[READ], [SIGN], [READ, SIGN]].filter((set) => set.every((x) => within.includes(x)));
+  return pick(choices, index) ?? null;
+}
+
+/** Whether the user's remembered consent covers `requested` (README "Scopes": an all-access one covers all; none stands in for an all-access request). */
+function covering(c: MClient, userId: string, requested: readonly string[]): boolean | 'unknown' {
+  const remembered = c.consents.get(userId) ?? false;
+  if (remembered !== true) return remembered;
+  const consented = c.consentScopes.get(userId) ?? [];
+  return consented.length === 0 || (requested.length > 0 && requested.every((x) => consented.includes(x)));
+}
+
+/**
+ * An Allow on the consent page: the consent keeps what was approved before, within what the integration may still be
+ * granted, beside what was just approved (consent-scope-after-allow.ts: incremental authorization).
+ */
+function allow(c: MClient, userId: string, approved: readonly string[]): void {
+  const before = c.consents.get(userId) === true ? c.consentScopes.get(userId)! : null;
+  let after = approved;
+  if (approved.length > 0 && before !== null) {
+    if (before.length === 0) after = c.scopes.length === 0 ? [] : approved;
+    else {
+      const kept = before.filter((x) => approved.includes(x) || c.scopes.length === 0 || c.scopes.includes(x));
+      after = [...kept, ...approved.filter((x) => !kept.includes(x))];
+    }
+  }
+  c.consents.set(userId, true);
+  c.consentScopes.set(userId, after);
+}
+
 class Authorize implements Cmd {
   constructor(
     readonly client: number, readonly user: number, readonly decision: 'allow' | 'deny', readonly promptConsent: boolean, readonly anyFlow: boolean,
-    readonly pkce = false,
+    readonly pkce = false, readonly scopeIndex: number | null = null,
   ) {}
   check(m: Model) { return ofFlow(m, 'authorization_code', this.anyFlow).length > 0; }
   async run(m: Model, r: Real) {
@@ -421,8 +460,10 @@ class Authorize implements Cmd {
     const context = `${this} on ${c.clientId} for ${userId}`;
     const state = `s${Math.random().toString(36).slice(2)}`;
     const verifier = this.pkce ? randomBytes(32).toString('base64url') : null;
+    const requested = scopeChoice((current(m, c.clientId) ?? c).scopes, this.scopeIndex);
     const query = new URLSearchParams({
       response_type: 'code', client_id: c.clientId, redirect_uri: REDIRECT_URI, state, ...(this.promptConsent ? { prompt: 'consent' } : {}),
+      ...(requested === null ? {} : { scope: requested.join(' ') }),
       ...(verifier === null ? {} : { code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256' }),
     });
     let page = await browse(r, userId, `/oauth2/authorize?${query}`);
@@ -445,17 +486,20 @@ class Authorize implements Cmd {
       r.signedIn.add(userId);
       page = await browse(r, userId, pathOf(posted.headers.get('location'), r.base));
     }
-    const remembered = answering.consents.get(userId) ?? false;
+    const pending = requested ?? answering.scopes;
+    const remembered = covering(answering, userId, pending);
     let callback: URL;
     if (page.status === 302) {
       expect(this.promptConsent, `${context}: prompt=consent always shows the page`).toBe(false);
       if (remembered === false) expect.fail(`${context}: no consent remembered, yet no consent page`);
+      fact(`a remembered consent answered a ${requested === null ? 'request without scope' : 'scoped request'}`);
       answering.consents.set(userId, true);
       callback = new URL(page.headers.get('location')!);
     } else {
       expect(page.status, `${context}: ${page.text.slice(0, 300)}`).toBe(200);
       expect(page.text, context).toContain('name="decision"');
       if (remembered === true && !this.promptConsent) expect.fail(`${context}: consent remembered, yet the consent page`);
+      if (remembered === false && answering.consents.get(userId) === true) fact('a remembered consent too narrow for the request: the page');
       if (remembered === 'unknown' && !this.promptConsent) answering.consents.set(userId, false);
       const decided = await browse(r, userId, '/oauth2/consent', {
         csrf_token: hidden(page.text, 'csrf_token'), request_id: hidden(page.text, 'request_id'), decision: this.decision,
@@ -465,19 +509,18 @@ class Authorize implements Cmd {
       if (this.decision === 'deny') {
         expect(callback.searchParams.get('error'), context).toBe('access_denied');
         expect(callback.searchParams.get('state'), context).toBe(state);
-        // Whether a Deny after prompt=consent forgets an earlier consent is not a rule the model holds.
-        if (answering.consents.get(userId) === true) answering.consents.set(userId, 'unknown');
+        // A Deny leaves the consent remembered as it was.
         return;
       }
-      answering.consents.set(userId, true);
+      allow(answering, userId, pending);
     }
     expect(`${callback.origin}${callback.pathname}`, context).toBe(REDIRECT_URI);
     expect(callback.searchParams.get('state'), context).toBe(state);
     const code = callback.searchParams.get('code');
     expect(code, context).toBeTruthy();
-    m.codes.push({ value: code!, client: answering, userId, scope: answering.scopes, issued: [from, Date.now()], verifier, used: false, voided: false, grant: null });
+    m.codes.push({ value: code!, client: answering, userId, scope: pending, issued: [from, Date.now()], verifier, used: false, voided: false, grant: null });
   }
-  toString() { return `Authorize(${this.client}, user ${this.user}, ${this.decision}${this.promptConsent ? ', prompt=consent' : ''}${this.anyFlow ? ', any flow' : ''}${this.pkce ? ', PKCE' : ''})`; }
+  toString() { return `Authorize(${this.client}, user ${this.user}, ${this.decision}${this.promptConsent ? ', prompt=consent' : ''}${this.anyFlow ? ', any flow' : ''}${this.pkce ? ', PKCE' : ''}${this.scopeIndex === null ? '' : `, scope ${this.scopeIndex}`})`; }
 }
 
 /**
@@ -486,7 +529,7 @@ class Authorize implements Cmd {
  * `consent_required`, and never a page.
  */
 class SilentAuthorize implements Cmd {
-  constructor(readonly client: number, readonly user: number, readonly pkce: boolean) {}
+  constructor(readonly client: number, readonly user: number, readonly pkce: boolean, readonly scopeIndex: number | null = null) {}
   check(m: Model) { return ofFlow(m, 'authorization_code', false).length > 0; }
   async run(m: Model, r: Real) {
     const c = pick(ofFlow(m, 'authorization_code', false), this.client)!;
@@ -494,8 +537,10 @@ class SilentAuthorize implements Cmd {
     const context = `${this} on ${c.clientId} for ${userId}`;
     const state = `s${Math.random().toString(36).slice(2)}`;
     const verifier = this.pkce ? randomBytes(32).toString('base64url') : null;
+    const requested = scopeChoice((current(m, c.clientId) ?? c).scopes, this.scopeIndex);
     const query = new URLSearchParams({
       response_type: 'code', client_id: c.clientId, redirect_uri: REDIRECT_URI, state, prompt: 'none',
+      ...(requested === null ? {} : { scope: requested.join(' ') }),
       ...(verifier === null ? {} : { code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256' }),
     });
     const page = await browse(r, userId, `/oauth2/authorize?${query}`);
@@ -511,11 +556,12 @@ class SilentAuthorize implements Cmd {
     expect(callback.searchParams.get('state'), context).toBe(state);
     const error = callback.searchParams.get('error');
     if (!r.signedIn.has(userId)) return expect(error, `${context}: signed out`).toBe('login_required');
-    const remembered = answering.consents.get(userId) ?? false;
+    const pending = requested ?? answering.scopes;
+    const remembered = covering(answering, userId, pending);
     if (error !== null) {
       expect(error, context).toBe('consent_required');
       expect(remembered, `${context}: a remembered consent answers without a page`).not.toBe(true);
-      answering.consents.set(userId, false);
+      if (remembered === 'unknown') answering.consents.set(userId, false);
       return;
     }
     expect(remembered, `${context}: a code without a consent`).not.toBe(false);
@@ -523,9 +569,9 @@ class SilentAuthorize implements Cmd {
     const code = callback.searchParams.get('code');
     expect(code, context).toBeTruthy();
     fact('prompt=none answered with a code');
-    m.codes.push({ value: code!, client: answering, userId, scope: answering.scopes, issued: [page.at[0], Date.now()], verifier, used: false, voided: false, grant: null });
+    m.codes.push({ value: code!, client: answering, userId, scope: pending, issued: [page.at[0], Date.now()], verifier, used: false, voided: false, grant: null });
   }
-  toString() { return `SilentAuthorize(${this.client}, user ${this.user}${this.pkce ? ', PKCE' : ''})`; }
+  toString() { return `SilentAuthorize(${this.client}, user ${this.user}${this.pkce ? ', PKCE' : ''}${this.scopeIndex === null ? '' : `, scope ${this.scopeIndex}`})`; }
 }
 
 /**
@@ -791,7 +837,7 @@ class UpdateScopes implements Cmd {
     const updated = await r.administer((a) => a.updateClient(c.clientId, { allowedScopes: this.scopes }), narrowing && reaches(m, c.clientId));
     expect(updated.tokensRevoked, String(this)).toBe(narrowing);
     c.scopes = this.scopes;
-    for (const [userId, remembered] of c.consents) if (remembered !== false) c.consents.set(userId, 'unknown');
+    // A remembered consent stays as it was: it still covers what it covered (a scoped request within it).
     if (narrowing) revokeIntegration(m, c);
   }
   toString() { return `UpdateScopes(${this.client}, [${this.scopes.join(' ')}])`; }
@@ -1071,9 +1117,9 @@ function commandArbitraries(): fc.Arbitrary<Cmd>[] {
   ...weighted(1, fc.tuple(fc.constantFrom<Flow>('authorization_code', 'authorization_code', 'client_credentials'), fc.option(index, { freq: 4 }), scopeSet)
     .map(([flow, reuse, scopes]) => new Register(flow, reuse, scopes))),
   ...weighted(3, fc.tuple(index, secretKind, method, anyFlow, requestedScope).map(([c, s, me, a, sc]) => new ClientCredentials(c, s, me, a, sc))),
-  ...weighted(4, fc.tuple(index, index, fc.constantFrom<'allow' | 'deny'>('allow', 'allow', 'allow', 'deny'), fc.boolean(), anyFlow, fc.boolean())
-    .map(([c, u, d, p, a, pkce]) => new Authorize(c, u, d, p, a, pkce))),
-  ...weighted(2, fc.tuple(index, index, fc.boolean()).map(([c, u, pkce]) => new SilentAuthorize(c, u, pkce))),
+  ...weighted(4, fc.tuple(index, index, fc.constantFrom<'allow' | 'deny'>('allow', 'allow', 'allow', 'deny'), fc.boolean(), anyFlow, fc.boolean(), fc.option(index, { freq: 2 }))
+    .map(([c, u, d, p, a, pkce, sc]) => new Authorize(c, u, d, p, a, pkce, sc))),
+  ...weighted(2, fc.tuple(index, index, fc.boolean(), fc.option(index, { freq: 2 })).map(([c, u, pkce, sc]) => new SilentAuthorize(c, u, pkce, sc))),
   fc.tuple(index, fc.option(index, { freq: 2 })).map(([u, w]) => new ConsentsPage(u, w)),
   index.map((u) => new SignOut(u)),
   ...weighted(4, fc.tuple(index, who, secretKind, fc.constantFrom(true, true, true, false), fc.constantFrom<VerifierKind>('its', 'its', 'its', 'its', 'wrong', 'none'))
@@ -1393,7 +1439,7 @@ describe.each(STORES)('grant lifecycle on the %s store, against a model (RFC 674
             const tag = `m-${process.pid}-${Date.now().toString(36)}-${sequence}`;
             const rs: MClient = {
               clientId: harness.rs.clientId, flow: 'client_credentials', generation: 0, secret: harness.rs.secret, previous: null, retired: [],
-              disabled: false, deleted: false, consents: new Map(), scopes: [], revokedAt: 0,
+              disabled: false, deleted: false, consents: new Map(), consentScopes: new Map(), scopes: [], revokedAt: 0,
             };
             const model = Object.assign({ clients: [], tokens: [], codes: [], users: [`${tag}-a`, `${tag}-b`], generations: 0 } as Model, { rs });
             const real: Real = {
