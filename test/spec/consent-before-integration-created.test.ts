@@ -3,7 +3,7 @@
 // (Redis) that leaves them behind. Also: a code of a deleted integration is refused at the token endpoint.
 import request from 'supertest';
 import { createClient } from 'redis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ConsentRecord, Store } from '../../src/stores/contract.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { createRedisStore } from '../../src/stores/redis/index.js';
@@ -114,6 +114,26 @@ describe.each(STORES)('on the %s store', (_name, available, open) => {
     expect(decided.status).toBe(303);
     // The consent given to the integration as it is now counts as before.
     expect((await signIn(request.agent(t.app), '', authorizeQuery(again))).status).toBe(302);
+  });
+
+  it.skipIf(!available)('a consent granted in the very millisecond the integration was created again does not count either: the user is asked', async () => {
+    const first = await register('Acme CRM');
+    await obtainCode(t.app, first);
+    const old = await deleteKeepingConsent(first.clientId);
+    // The old consent, its deletion and the new registration all within one millisecond (a fast store, a script
+    // deleting and re-creating an id): the timestamps tie, and the tie must go to asking, as a tombstone's does.
+    vi.useFakeTimers({ toFake: ['Date'], now: old.grantedAt });
+    let again: TestClient;
+    try {
+      again = await register('Acme CRM (new)', first.clientId);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect((await opened.store.clients.findClient(again.clientId))!.createdAt.getTime()).toBe(old.grantedAt.getTime());
+
+    const page = await signIn(request.agent(t.app), '', authorizeQuery(again));
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('name="decision"');
   });
 
   it.skipIf(!available)('the connected-applications page lists neither a consent older than its integration nor one of an integration that no longer exists', async () => {
