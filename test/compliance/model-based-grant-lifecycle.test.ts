@@ -53,7 +53,7 @@ const TWO_INSTANCE_RUNS = Number(process.env.OAUTH_TEST_MODEL_TWO_INSTANCE_RUNS 
 const SEED = process.env.OAUTH_TEST_MODEL_SEED === undefined ? undefined : Number(process.env.OAUTH_TEST_MODEL_SEED);
 const PATH = process.env.OAUTH_TEST_MODEL_PATH;
 const MAX_COMMANDS = 60;
-/** Port of the server under test; 0 (any) unless a run must keep to a range. */
+/** First port of the servers under test (each store and variant takes the next: 24 from it); 0 (any) unless a run must keep to a range. */
 const PORT = Number(process.env.OAUTH_TEST_MODEL_PORT ?? 0);
 
 const REDIRECT_URI = 'https://client.example/callback';
