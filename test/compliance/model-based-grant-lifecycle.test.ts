@@ -101,6 +101,12 @@ interface MToken {
   state: Known;
   /** Between when its request was sent and when it was answered (ms since the epoch). */
   readonly issued: Window;
+  /** Its scope, where a refresh asked for less than its grant's (RFC 6749 §6); else its grant's. */
+  readonly scope?: readonly string[];
+}
+
+function scopeOf(t: MToken): readonly string[] {
+  return t.scope ?? t.grant.scope;
 }
 
 /** Two instants bracketing a server-side moment: a request's sending and its answer. */
@@ -638,10 +644,12 @@ function verifierField(code: MCode, kind: VerifierKind): { code_verifier?: strin
 }
 
 class ExchangeCode implements Cmd {
-  constructor(readonly code: number, readonly who: number | 'owner', readonly secret: SecretKind, readonly redirectOk: boolean, readonly verifier: VerifierKind = 'its') {}
+  constructor(readonly code: number, readonly who: number | 'owner', readonly secret: SecretKind, readonly redirectOk: boolean, readonly verifier: VerifierKind = 'its', readonly fresh = false) {}
   check(m: Model) { return m.codes.length > 0; }
   async run(m: Model, r: Real) {
-    const code = pick(m.codes, this.code)!;
+    // `fresh`: a code not presented before, where there is one (else most picks of a long sequence are replays).
+    const unused = m.codes.filter((c) => !c.used);
+    const code = pick(this.fresh && unused.length > 0 ? unused : m.codes, this.code)!;
     const p = presenter(m, code.client, this.who);
     if (!p) return;
     const { secret, valid } = credentials(p, this.secret);
@@ -697,23 +705,40 @@ class ExchangeCode implements Cmd {
     code.grant = grant;
     m.tokens.push(access, refresh);
   }
-  toString() { return `ExchangeCode(${this.code}, ${this.who}, ${this.secret}, ${this.redirectOk ? 'same redirect_uri' : 'other redirect_uri'}, verifier ${this.verifier})`; }
+  toString() { return `ExchangeCode(${this.code}${this.fresh ? ' fresh' : ''}, ${this.who}, ${this.secret}, ${this.redirectOk ? 'same redirect_uri' : 'other redirect_uri'}, verifier ${this.verifier})`; }
 }
 
 class Refresh implements Cmd {
-  constructor(readonly token: number, readonly who: number | 'owner', readonly secret: SecretKind) {}
+  constructor(readonly token: number, readonly who: number | 'owner', readonly secret: SecretKind, readonly scope: string | null = null, readonly live = false) {}
   check(m: Model) { return m.tokens.some((t) => t.kind === 'refresh'); }
   async run(m: Model, r: Real) {
-    const t = pick(m.tokens.filter((x) => x.kind === 'refresh'), this.token)!;
+    // `live`: one the model holds live, where there is one (most refresh tokens of a long sequence are dead).
+    const all = m.tokens.filter((x) => x.kind === 'refresh');
+    const alive = all.filter((x) => x.state === 'live');
+    const t = pick(this.live && alive.length > 0 ? alive : all, this.token)!;
     const owner = t.grant.client;
     const p = presenter(m, owner, this.who);
     if (!p) return;
     const { secret, valid } = credentials(p, this.secret);
-    const answer = await clientPost(r, 'token', p.clientId, secret, 'basic', { grant_type: 'refresh_token', refresh_token: t.value });
-    const context = `${this} of a refresh token of ${owner.clientId} by ${p.clientId}`;
+    const answer = await clientPost(r, 'token', p.clientId, secret, 'basic', {
+      grant_type: 'refresh_token', refresh_token: t.value, ...(this.scope === null ? {} : { scope: this.scope }),
+    });
+    const context = `${this} of a refresh token of ${owner.clientId} [${t.grant.scope.join(' ')}] by ${p.clientId}`;
+    fact(`refresh: ${effective(t, r, answer.at)} token, ${valid ? 'right' : 'wrong'} secret, ${p === owner ? 'owner' : 'other'}, ${answer.status}`);
     if (!valid) return expectError(answer, 'invalid_client', context);
     if (p.flow !== 'authorization_code') return expectError(answer, 'unauthorized_client', context);
     if (p !== owner) return expectError(answer, 'invalid_grant', context);
+    // RFC 6749 §6: a narrower scope may be asked for, none "not originally granted" (an all-access grant: any the
+    // server knows); the token is looked up first, so a dead one is invalid_grant whatever it asks for.
+    const requested = this.scope === null ? null : this.scope.split(' ');
+    const scopeOk = requested === null || requested.every((x) => [READ, SIGN].includes(x) && (t.grant.scope.length === 0 || t.grant.scope.includes(x)));
+    if (!scopeOk) {
+      const known = effective(t, r, answer.at);
+      if (known === 'dead') return expectError(answer, 'invalid_grant', context);
+      if (known === 'live') return expectError(answer, 'invalid_scope', context);
+      observe(t, r, answer.at, answer.json.error === 'invalid_scope', context);
+      return expectError(answer, answer.json.error === 'invalid_scope' ? 'invalid_scope' : 'invalid_grant', context);
+    }
     if (effective(t, r, answer.at) === 'unknown') {
       observe(t, r, answer.at, answer.status === 200, context);
       if (answer.status !== 200) return expectError(answer, 'invalid_grant', context);
@@ -725,11 +750,14 @@ class Refresh implements Cmd {
     if (t.grant.tokens.length > 1) fact('refresh token used again');
     // SPEC §4.5: refresh tokens are not rotated, and the old one stays valid (README, Options: refreshTokenTtl).
     expect(answer.json.refresh_token, context).toBeUndefined();
-    const access: MToken = { value: answer.json.access_token as string, kind: 'access', grant: t.grant, state: 'live', issued: answer.at };
+    if (requested !== null) fact(`refresh asked for ${requested.length === t.grant.scope.length ? 'its grant\'s scope' : 'a narrower scope'}`);
+    const access: MToken = {
+      value: answer.json.access_token as string, kind: 'access', grant: t.grant, state: 'live', issued: answer.at, ...(requested === null ? {} : { scope: requested }),
+    };
     t.grant.tokens.push(access);
     m.tokens.push(access);
   }
-  toString() { return `Refresh(${this.token}, ${this.who}, ${this.secret})`; }
+  toString() { return `Refresh(${this.token}${this.live ? ' live' : ''}, ${this.who}, ${this.secret}${this.scope === null ? '' : `, scope ${this.scope}`})`; }
 }
 
 class Revoke implements Cmd {
@@ -782,7 +810,7 @@ class Introspect implements Cmd {
     expect(answer.json.client_id, context).toBe(owner.clientId);
     expect(answer.json.sub, context).toBe(t.grant.userId ?? undefined);
     // RFC 7662 §2.2: scope only for a token that has one (all-access tokens have none).
-    expect(answer.json.scope, context).toBe(t.grant.scope.length > 0 ? t.grant.scope.join(' ') : undefined);
+    expect(answer.json.scope, context).toBe(scopeOf(t).length > 0 ? scopeOf(t).join(' ') : undefined);
     if (t.kind === 'access') expect(answer.json.token_type, context).toBe('Bearer');
     else expect(answer.json.token_use, context).toBe('refresh_token');
   }
@@ -794,9 +822,9 @@ class Bearer implements Cmd {
   check(m: Model) { return m.tokens.length > 0; }
   async run(m: Model, r: Real) {
     const t = pick(m.tokens, this.token)!;
-    const context = `${this} with a ${t.kind} token of ${t.grant.client.clientId} (${t.state}, scope [${t.grant.scope.join(' ')}])`;
+    const context = `${this} with a ${t.kind} token of ${t.grant.client.clientId} (${t.state}, scope [${scopeOf(t).join(' ')}])`;
     // requireBearer({ scope }) passes an all-access token or one that has the scope; a live token without it is 403 (RFC 6750 §3.1).
-    const entitled = this.route === 'me' || t.grant.scope.length === 0 || t.grant.scope.includes(SIGN);
+    const entitled = this.route === 'me' || scopeOf(t).length === 0 || scopeOf(t).includes(SIGN);
     for (let i = 0; i < (this.twice ? 2 : 1); i += 1) {
       const answer = await send(r, `/api/${this.route}`, { headers: { Authorization: `Bearer ${t.value}` } });
       if (t.kind === 'refresh') {
@@ -1122,9 +1150,9 @@ function commandArbitraries(): fc.Arbitrary<Cmd>[] {
   ...weighted(2, fc.tuple(index, index, fc.boolean(), fc.option(index, { freq: 2 })).map(([c, u, pkce, sc]) => new SilentAuthorize(c, u, pkce, sc))),
   fc.tuple(index, fc.option(index, { freq: 2 })).map(([u, w]) => new ConsentsPage(u, w)),
   index.map((u) => new SignOut(u)),
-  ...weighted(4, fc.tuple(index, who, secretKind, fc.constantFrom(true, true, true, false), fc.constantFrom<VerifierKind>('its', 'its', 'its', 'its', 'wrong', 'none'))
-    .map(([c, w, s, ok, v]) => new ExchangeCode(c, w, s, ok, v))),
-  ...weighted(3, fc.tuple(index, who, secretKind).map(([t, w, s]) => new Refresh(t, w, s))),
+  ...weighted(4, fc.tuple(index, who, secretKind, fc.constantFrom(true, true, true, false), fc.constantFrom<VerifierKind>('its', 'its', 'its', 'its', 'wrong', 'none'), fc.boolean())
+    .map(([c, w, s, ok, v, f]) => new ExchangeCode(c, w, s, ok, v, f))),
+  ...weighted(4, fc.tuple(index, who, secretKind, requestedScope, fc.boolean()).map(([t, w, s, sc, l]) => new Refresh(t, w, s, sc, l))),
   ...weighted(2, fc.tuple(index, who, secretKind, fc.constantFrom<'none' | 'access_token' | 'refresh_token'>('none', 'access_token', 'refresh_token'), method)
     .map(([t, w, s, h, me]) => new Revoke(t, w, s, h, me))),
   ...weighted(3, fc.tuple(index, fc.oneof(who, fc.constant<'resource-server'>('resource-server')), secretKind).map(([t, w, s]) => new Introspect(t, w, s))),
