@@ -852,6 +852,30 @@ class Bearer implements Cmd {
 }
 
 /**
+ * Checks every token the model holds at once, through requireBearer (access tokens) and the resource server's
+ * introspection (all): a revocation that reached too far (a live token of another grant, user or integration
+ * refused) or not far enough shows here even when no later command picks that token.
+ */
+class CheckAll implements Cmd {
+  check(m: Model) { return m.tokens.length > 0; }
+  async run(m: Model, r: Real) {
+    const rs = (m as Model & { rs: MClient }).rs;
+    for (const t of m.tokens) {
+      const context = `${this}: a ${t.kind} token of ${t.grant.client.clientId} for ${t.grant.userId ?? 'no user'}`;
+      if (t.kind === 'access') {
+        const bearer = await send(r, '/api/me', { headers: { Authorization: `Bearer ${t.value}` } });
+        expect([200, 401], `${context}: ${bearer.text}`).toContain(bearer.status);
+        observe(t, r, bearer.at, bearer.status === 200, `${context}: requireBearer`);
+      }
+      const introspected = await clientPost(r, 'introspect', rs.clientId, rs.secret, 'basic', { token: t.value });
+      observe(t, r, introspected.at, introspected.json.active === true, `${context}: introspection`);
+    }
+    fact('every token checked');
+  }
+  toString() { return 'CheckAll'; }
+}
+
+/**
  * Replaces an integration's scopes. Taking a scope away, or scoping an all-access integration, revokes every token
  * and code it holds (README "The lifecycle"); widening revokes nothing. Whether a remembered consent still covers
  * the new scopes is not a rule the model holds.
@@ -1156,6 +1180,7 @@ function commandArbitraries(): fc.Arbitrary<Cmd>[] {
   ...weighted(2, fc.tuple(index, who, secretKind, fc.constantFrom<'none' | 'access_token' | 'refresh_token'>('none', 'access_token', 'refresh_token'), method)
     .map(([t, w, s, h, me]) => new Revoke(t, w, s, h, me))),
   ...weighted(3, fc.tuple(index, fc.oneof(who, fc.constant<'resource-server'>('resource-server')), secretKind).map(([t, w, s]) => new Introspect(t, w, s))),
+  fc.constant(new CheckAll()),
   ...weighted(5, fc.tuple(index, fc.boolean(), fc.constantFrom<'me' | 'sign'>('me', 'me', 'sign')).map(([t, twice, route]) => new Bearer(t, twice, route))),
   fc.tuple(index, scopeSet).map(([c, sc]) => new UpdateScopes(c, sc)),
   ...weighted(3, fc.tuple(fc.constantFrom(...RACES), index, fc.constantFrom(0, 0, 1, 2, 4)).map(([k, i, d]) => new Race(k, i, d))),
