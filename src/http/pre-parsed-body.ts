@@ -41,6 +41,23 @@ function measure(entries: ReadonlyArray<readonly [string, unknown]>, stopAt: num
   return { bytes, fields };
 }
 
+/**
+ * The fields with what hpp (HTTP parameter pollution middleware) set aside put back: after a host's body parser it
+ * moves every repeated field's values to `req.bodyPolluted` and leaves one in `req.body`, so a body with a parameter
+ * twice (a wrong and a right `client_secret`, two `scope`s) reached the router as a body with it once. Put back as
+ * the parser's array, the field is refused as repeated, or kept as one value when all but one are empty, as without
+ * hpp. Only hpp's own shape is read: an array under a name the body has.
+ * @see RFC 6749 §3.1 ("MUST NOT be included more than once"), §3.2.
+ */
+function withPollutedPutBack(req: Request, entries: Array<[string, unknown]>): Array<[string, unknown]> {
+  const polluted = (req as { bodyPolluted?: unknown }).bodyPolluted;
+  if (polluted === null || typeof polluted !== 'object') return entries;
+  return entries.map(([name, value]): [string, unknown] => {
+    const aside: unknown = Object.hasOwn(polluted, name) ? (polluted as Record<string, unknown>)[name] : undefined;
+    return Array.isArray(aside) ? [name, aside] : [name, value];
+  });
+}
+
 function tooLarge(): UnreadableBodyError {
   // The words and error of the router's own reader, so the answer does not depend on who parsed the body.
   return new UnreadableBodyError('request body too large', 413);
@@ -50,7 +67,7 @@ function tooLarge(): UnreadableBodyError {
  * The fields of a body a host parser already read, as `[name, value]` entries in their parsed order, held to
  * the router's limits: the declared Content-Length first, then (chunked or compressed bodies declare none that
  * counts) the size of the parsed fields themselves. Values stay as the host's parser made them: strings, or
- * arrays and objects from an extended parser, which the caller refuses. A string or Buffer body (express.text,
+ * arrays and objects from an extended parser, which the caller refuses (hpp's repeats put back as such arrays). A string or Buffer body (express.text,
  * express.raw) is parsed as the form it is.
  * @throws UnreadableBodyError `request body too large` or `too many parameters` (413 on pages, 400 elsewhere).
  * @see RFC 6749 §3.2 (form-encoded requests), §3.1 (parameters at most once).
@@ -65,7 +82,7 @@ export function preParsedFields(req: Request, limits: FormLimits): Array<[string
     if (Buffer.byteLength(text) > limits.bytes) throw tooLarge();
     entries = parseUrlencoded(text);
   } else if (body !== null && typeof body === 'object') {
-    entries = Object.entries(body as Record<string, unknown>);
+    entries = withPollutedPutBack(req, Object.entries(body as Record<string, unknown>));
   } else {
     entries = [];
   }
