@@ -157,7 +157,10 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
         refuseUnclearIssuer(resolved, name, err, res, next);
         return;
       }
-      endpointsByIssuer.get(issuer)![name](req, res, next);
+      const answered: unknown = endpointsByIssuer.get(issuer)![name](req, res, next);
+      // A rejection goes on to `next`, as a thrown error would: left on the promise (Express 4 ignores a handler's
+      // promise, and this one was not returned), it was an unhandled rejection, which ends Node's process.
+      if (answered instanceof Promise) answered.then(undefined, (err: unknown) => next(err ?? new Error('Rejected promise')));
     };
     const base = `${prefix}/oauth2`;
     // The machine endpoints first: their paths are disjoint from the pages', so the order changes no answer,

@@ -19,6 +19,7 @@ import { reportErrorAnswer } from '../metrics/channels.js';
 import { InteractionRequiredError, InvalidRequestError } from '../errors.js';
 import { maxAgeOf, needsSignInAgain, takeSignInFor } from '../http/reauthentication.js';
 import { takeExpiredConsentNotice } from '../http/expired-consent-notice.js';
+import { redirect } from '../http/answered-by-host.js';
 
 /** The request's prompt values (sent once: checked before), space-delimited. */
 function promptValues(query: URLSearchParams): readonly string[] {
@@ -89,7 +90,7 @@ export function createAuthorizeEndpoint(context: PageContext) {
             return;
           }
           markSentToHostLogin(res, options, pending.query);
-          res.redirect(303, userAuth.loginUrl!(req, `${context.paths.authorize}?${pending.query}`));
+          redirect(res, 303, userAuth.loginUrl!(req, `${context.paths.authorize}?${pending.query}`));
           return;
         }
         renderLogin(req, res, context, {
@@ -116,7 +117,7 @@ export function createAuthorizeEndpoint(context: PageContext) {
       if (options.rememberConsent && store.consents && !prompts.includes('consent')) {
         const consent = await store.consents.findConsent(user.id, target.client.clientId);
         if (consent && isConsentCurrent(consent, target.client) && consentCovers(consent.scope, pending.scope, options)) {
-          res.redirect(302, await issueCodeRedirect(context, pending, user, null));
+          redirect(res, 302, await issueCodeRedirect(context, pending, user, null));
           return;
         }
       }
@@ -126,7 +127,7 @@ export function createAuthorizeEndpoint(context: PageContext) {
     } catch (err) {
       const oauthError = toOAuthError(err, options);
       reportErrorAnswer(options.events, 'authorization', oauthError.error, 302);
-      res.redirect(302, errorRedirectUri(target.redirectUri, {
+      redirect(res, 302, errorRedirectUri(target.redirectUri, {
         error: oauthError.error,
         description: oauthError.expose ? oauthError.message : undefined,
         state: target.state,

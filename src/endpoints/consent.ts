@@ -19,6 +19,7 @@ import type { OAuthClient } from '../stores/contract.js';
 import { encodeLoginRequest } from '../http/login-request.js';
 import { reloadSession, saveSession } from '../http/save-session.js';
 import { withExpiredConsentNotice } from '../http/expired-consent-notice.js';
+import { redirect } from '../http/answered-by-host.js';
 
 /** How a consent POST was answered: the redirect's Location (null: a page), and whether it ended the sign-in. */
 interface Answer {
@@ -115,7 +116,7 @@ export function createConsentEndpoint(context: PageContext) {
       return;
     }
     if (body.decision === 'deny' && tokenChecked) {
-      res.redirect(303, deniedUri(resumed.target));
+      redirect(res, 303, deniedUri(resumed.target));
       return;
     }
     // This session's own form (its CSRF token checked), whose request is no longer pending (answered, expired,
@@ -127,7 +128,7 @@ export function createConsentEndpoint(context: PageContext) {
     // The page asked again says the click was not taken (the mark, like the rest of the address, is the link's own:
     // a forged POST gets no more than a link to it would). Left off where this session answered the request already.
     const again = withConsentPrompt(resumed.pending.query);
-    res.redirect(303, `${context.paths.authorize}?${notice ? withExpiredConsentNotice(again) : again}`);
+    redirect(res, 303, `${context.paths.authorize}?${notice ? withExpiredConsentNotice(again) : again}`);
   }
 
   /**
@@ -149,7 +150,7 @@ export function createConsentEndpoint(context: PageContext) {
       if (answered !== undefined) markRequestAnswered(req, requestId, answered);
     }
     else if (!(await signOut(req, res))) return;
-    if (location !== null) res.redirect(303, location);
+    if (location !== null) redirect(res, 303, location);
     else await answerStale(res, body, 400, { message: 'authorizationRequestExpired' });
   }
 
@@ -172,8 +173,8 @@ export function createConsentEndpoint(context: PageContext) {
     req: Request, res: Response, body: Record<string, unknown>, pending: PendingAuthorization, requestId: string, decision: 'allow' | 'deny',
   ): Promise<string | null> {
     // 303, not 302: the answer to a POST goes on as a GET, whatever the browser (RFC 9700 §4.12.2).
-    const redirect = (location: string): string => {
-      res.redirect(303, location);
+    const redirectTo = (location: string): string => {
+      redirect(res, 303, location);
       return location;
     };
     try {
@@ -203,7 +204,7 @@ export function createConsentEndpoint(context: PageContext) {
       // is sent: a Deny loading the session once the answer is out must find it, or it would reach the integration.
       if (decision === 'deny') {
         await markAnswered(req, requestId, 'deny');
-        return redirect(deniedUri(pending));
+        return redirectTo(deniedUri(pending));
       }
       const consentScope = await consentScopeAfterAllow(context.store, options, user.id, client, pending.scope);
       const callback = await issueCodeRedirect(context, pending, user, consentScope);
@@ -212,12 +213,12 @@ export function createConsentEndpoint(context: PageContext) {
         type: 'consent.granted', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null,
         userId: user.id, clientId: pending.clientId, scope: pending.scope,
       });
-      return redirect(callback);
+      return redirectTo(callback);
     } catch (err) {
       const oauthError = toOAuthError(err, options);
       // The redirect_uri is trusted here, so RFC 6749 §4.1.2.1 server_error / temporarily_unavailable apply.
       reportErrorAnswer(options.events, 'authorization', oauthError.error, 303);
-      return redirect(errorRedirectUri(pending.redirectUri, { error: oauthError.error, state: pending.state, issuer: issuer.issuer }));
+      return redirectTo(errorRedirectUri(pending.redirectUri, { error: oauthError.error, state: pending.state, issuer: issuer.issuer }));
     }
   }
 
@@ -251,13 +252,13 @@ export function createConsentEndpoint(context: PageContext) {
     // to end, so the form is only asked again.
     if (signIn?.byHost || (userAuth.currentUser && !userAuth.verifyCredentials)) {
       const again = `${context.paths.authorize}?${withConsentPrompt(pending.query)}`;
-      res.redirect(303, again);
+      redirect(res, 303, again);
       return { location: again, signedOut: false };
     }
     deletePendingRequest(req, requestId);
     if (!(await signOut(req, res))) return { location: null, signedOut: false };
     const restart = `${context.paths.authorize}?${pending.query}`;
-    res.redirect(303, restart);
+    redirect(res, 303, restart);
     return { location: restart, signedOut: true };
   }
 

@@ -17,6 +17,7 @@ import { isConsentCurrent } from '../checks/consent-current.js';
 import { isStoreId } from '../stores/store-policy.js';
 import { dayIn } from '../views/day-in.js';
 import { scopeSentence } from '../views/scope-sentence.js';
+import { redirect } from '../http/answered-by-host.js';
 
 /** The login form's request id when the sign-in is for this page rather than an authorization request. */
 export const CONSENTS_PAGE_REQUEST = 'consents';
@@ -50,7 +51,7 @@ export function createConsentsEndpoints(context: PageContext) {
     const signIn = await findSignIn(req, userAuth, options);
     if (!signIn) {
       if (userAuth.loginUrl && !userAuth.verifyCredentials) {
-        res.redirect(303, userAuth.loginUrl(req, context.paths.consents));
+        redirect(res, 303, userAuth.loginUrl(req, context.paths.consents));
         return;
       }
       renderLogin(req, res, context, { requestId: CONSENTS_PAGE_REQUEST, clientName: options.productName, error: null, username: '' });
@@ -118,7 +119,7 @@ export function createConsentsEndpoints(context: PageContext) {
         // Post/redirect/get: the page after the redirect says what was done (WCAG 3.3.4, a status message).
         const client = await store.clients.findClient(body.client_id);
         oauthSession(req).withdrawn = { name: client?.name ?? null };
-        res.redirect(303, context.paths.consents);
+        redirect(res, 303, context.paths.consents);
       } catch (err) {
         const oauthError = toOAuthError(err, options);
         renderError(res, context, oauthError.status, oauthError.error, { message: 'pageUnavailable' });

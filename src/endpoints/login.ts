@@ -20,6 +20,7 @@ import { sessionCookieSent } from '../http/session-cookie-sent.js';
 import { errorRedirectUri } from '../http/error-redirect-uri.js';
 import { reportErrorAnswer } from '../metrics/channels.js';
 import { echoedUsername } from './echoed-username.js';
+import { redirect } from '../http/answered-by-host.js';
 
 
 /** Where a successful sign-in goes, and what a failed one shows again. */
@@ -156,7 +157,7 @@ export function createLoginEndpoint(context: PageContext) {
       if (body.cancel !== undefined && found.cancelled !== undefined) {
         // 303: the POST carried the password fields; the redirect must not resend them (RFC 9700 §4.12.2).
         reportErrorAnswer(options.events, 'authorization', 'access_denied', 303);
-        res.redirect(303, found.cancelled());
+        redirect(res, 303, found.cancelled());
         return;
       }
       const authenticate = authenticator.authenticate('local', { session: false }, (err: unknown, user: AuthenticatedUser | false) => {
@@ -176,7 +177,7 @@ export function createLoginEndpoint(context: PageContext) {
             options.events.publish({
               type: 'login.succeeded', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, userId: user.id, clientId: found.clientId,
             });
-            res.redirect(303, found.url);
+            redirect(res, 303, found.url);
             // The cookie is decided as the headers are written (express-session's hook), so only now can it be missed:
             // the browser comes back signed out, to this page, and nothing else would say why.
             if (!warnedAboutUnsentCookie && res.headersSent && !sessionCookieSent(req, res)) {

@@ -1,5 +1,6 @@
 // JSON responses with precomputed headers: SPEC §4.2's set on the router's endpoints, no-store alone on the host's routes.
 import type { Response } from 'express';
+import { answeredByHost } from './answered-by-host.js';
 
 // SPEC §4.2 lists these values byte for byte; RFC 6749 §5.1 requires no-store and Pragma: no-cache.
 const NO_STORE_HEADERS: ReadonlyArray<readonly [string, string]> = [
@@ -28,6 +29,8 @@ function sendJson(
   res: Response, headers: ReadonlyArray<readonly [string, string]>, status: number, body: unknown,
   extraHeaders: ReadonlyArray<readonly [string, string]> | undefined,
 ): void {
+  // A host middleware answered already, or is answering (connect-timeout's 503 for a slow body): see answeredByHost.
+  if (answeredByHost(res)) return;
   // A string, not a Buffer: Node then writes the head and the body as one chunk (no copy into a Buffer first).
   const payload = JSON.stringify(body);
   res.removeHeader('X-Powered-By');

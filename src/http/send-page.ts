@@ -1,5 +1,6 @@
 // Sends an HTML page with a strict per-response Content-Security-Policy and no caching.
 import type { Response } from 'express';
+import { answeredByHost } from './answered-by-host.js';
 import { randomBytes } from 'node:crypto';
 import { renderPage } from '../views/layout.js';
 import type { PageLanguage } from '../views/page-languages.js';
@@ -29,6 +30,8 @@ export interface PageResponse {
  * @see RFC 6749 §10.13, RFC 6819 §4.4.1.9, RFC 9110 §8.5 (Content-Language), §12.5.5 (Vary).
  */
 export function sendPage(res: Response, page: PageResponse): void {
+  // A host middleware answered already, or is answering (connect-timeout's 503 for a slow form): see answeredByHost.
+  if (answeredByHost(res)) return;
   const nonce = randomBytes(16).toString('base64');
   const formAction = ["'self'", ...(page.formTargets ?? [])].join(' ');
   res.setHeader(

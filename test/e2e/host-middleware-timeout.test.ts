@@ -1,0 +1,122 @@
+// A host middleware that answers before the router has (connect-timeout's 503 for a slow request): the router then
+// writes nothing and the process keeps running, where its late answer was an unhandled rejection that ends Node, or,
+// with Express's own error answer (which waits for the body), made that answer throw once the router had written.
+import type { AddressInfo } from 'node:net';
+import http from 'node:http';
+import express from 'express';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { basic, createTestRouter, ISSUER, REDIRECT_URI } from '../helpers/app.js';
+import { registerClient } from '../../src/clients/register-client.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
+
+const TIMEOUT_MS = 100;
+
+/**
+ * What connect-timeout 1.9 (`app.use(timeout('100ms'))`) does, in its own few lines so the package is not a
+ * dependency: when the time is up it marks the request and calls `next` once more, with a 503 error, while the
+ * route it already passed the request to is still at work.
+ */
+const connectTimeoutLike: express.RequestHandler = (req, _res, next) => {
+  const timer = setTimeout(() => {
+    (req as { timedout?: boolean }).timedout = true;
+    next(Object.assign(new Error('Response timeout'), { status: 503, code: 'ETIMEDOUT' }));
+  }, TIMEOUT_MS);
+  req.once('close', () => clearTimeout(timer));
+  next();
+};
+
+/** The host's own error handler, as Express's guide writes one. */
+const hostErrorHandler: express.ErrorRequestHandler = (err: { status?: number; message: string }, _req, res, next) => {
+  if (res.headersSent) {
+    next(err);
+    return;
+  }
+  res.status(err.status ?? 500).json({ host: err.message });
+};
+
+/** POSTs `body` to `path`, its second half well after the host's timeout; the status and body the client got. */
+function slowPost(url: string, path: string, body: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${url}${path}`, {
+      method: 'POST',
+      headers: { ...headers, 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': String(Buffer.byteLength(body)) },
+    }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => { text += chunk; });
+      res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+    });
+    req.on('error', reject);
+    req.write(body.slice(0, 5));
+    setTimeout(() => req.end(body.slice(5)), TIMEOUT_MS * 3);
+  });
+}
+
+const HOSTS: ReadonlyArray<readonly [string, express.ErrorRequestHandler[], string]> = [
+  ['its own error handler', [hostErrorHandler], '{"host":"Response timeout"}'],
+  ['Express\'s default error answer', [], 'Response timeout'],
+];
+
+describe.each(HOSTS)('a host whose request timeout (connect-timeout) answers before the router, with %s', (_name, handlers, answer) => {
+  const rejections: unknown[] = [];
+  const errors: string[] = [];
+  const onRejection = (reason: unknown): void => { rejections.push(reason); };
+  let server: http.Server;
+  let url: string;
+  let credentials: { clientId: string; clientSecret: string };
+
+  beforeAll(async () => {
+    process.on('unhandledRejection', onRejection);
+    process.on('uncaughtException', onRejection);
+    const store = createMemoryStore();
+    const oauth = createTestRouter(store, { logger: { warn() {}, error: (line: string) => { errors.push(line); } } });
+    const registered = await registerClient(store, { name: 'Nightly Sync', flow: 'client_credentials', redirectUris: [] });
+    credentials = { clientId: registered.client.clientId, clientSecret: registered.clientSecret };
+    await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+    const app = express();
+    app.use(connectTimeoutLike);
+    app.use(oauth.router);
+    app.use(oauth.errorHandler);
+    for (const handler of handlers) app.use(handler);
+    server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterEach(() => {
+    rejections.length = 0;
+    errors.length = 0;
+  });
+  afterAll(async () => {
+    process.off('unhandledRejection', onRejection);
+    process.off('uncaughtException', onRejection);
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  /** Long enough for the router to have read the body and tried to answer. */
+  const settle = () => new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 5));
+
+  it('token endpoint: the client gets the host\'s 503 alone, and the router\'s late answer is no unhandled rejection', async () => {
+    const res = await slowPost(url, '/oauth2/token', 'grant_type=client_credentials', { Authorization: basic(credentials) });
+    expect(res.status).toBe(503);
+    expect(res.body).toContain(answer);
+    await settle();
+    expect(rejections).toEqual([]);
+    expect(errors, 'no "unexpected" error is logged for an answer the host gave').toEqual([]);
+  });
+
+  it('token endpoint: a refused request (wrong secret) answered late is no unhandled rejection either', async () => {
+    const res = await slowPost(url, '/oauth2/token', 'grant_type=client_credentials', { Authorization: basic({ ...credentials, clientSecret: 'wrong' }) });
+    expect(res.status).toBe(503);
+    await settle();
+    expect(rejections).toEqual([]);
+  });
+
+  it('login form: the client gets the host\'s 503 alone, and the router\'s late page is no unhandled rejection', async () => {
+    const res = await slowPost(url, '/oauth2/login', 'username=alice&password=x', { Origin: ISSUER });
+    expect(res.status).toBe(503);
+    expect(res.body).toContain(answer);
+    await settle();
+    expect(rejections).toEqual([]);
+  });
+});
