@@ -26,9 +26,15 @@ export function createJwksEndpoint(keys: KeyRing, source: OutageSource) {
       res.end(body);
     } catch (err) {
       const oauthError = toOAuthError(err, source);
-      res.status(oauthError.status).setHeader('Cache-Control', 'no-store');
+      // Written as the key set is, not with res.json: that applies the host app's `json spaces` and `json replacer`
+      // (a replacer that drops `error` made the body `{}`) and adds an ETag.
+      const body = Buffer.from(JSON.stringify({ error: oauthError.error }), 'utf8');
+      res.statusCode = oauthError.status;
+      res.setHeader('Content-Type', 'application/json; charset=utf-8');
+      res.setHeader('Cache-Control', 'no-store');
       res.setHeader('X-Content-Type-Options', 'nosniff');
-      res.json({ error: oauthError.error });
+      res.setHeader('Content-Length', body.length);
+      res.end(body);
     }
   };
 }
