@@ -27,6 +27,7 @@ import { methodNotAllowed } from './endpoints/method-not-allowed.js';
 import { createPageMethodNotAllowed } from './endpoints/page-method-not-allowed.js';
 import { createRefuseCrossSiteForm } from './endpoints/refuse-cross-site-form.js';
 import { serveDirectly, type DirectRoute } from './http/direct-routes.js';
+import { keepPeerAddress } from './http/keep-peer-address.js';
 import { createPageErrorHandler } from './endpoints/page-error.js';
 import { createAwaitPageLanguage } from './http/page-language-for.js';
 import { createConsentsEndpoints } from './endpoints/consents.js';
@@ -104,7 +105,10 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
   const onlyGetOrHead = createPageMethodNotAllowed(resolved, 'GET, HEAD');
   const onlyPost = createPageMethodNotAllowed(resolved, 'POST');
   // Every page form: refused when the browser says another site sent it, before the body or the session is read.
-  const pageForm = [...pageHeaders, createRefuseCrossSiteForm(resolved)];
+  // The client's address noted first, so the sign-in and consent events still name it after a hang-up.
+  const pageForm: RequestHandler[] = [
+    ...pageHeaders, createRefuseCrossSiteForm(resolved), (req, _res, next) => { keepPeerAddress(req, resolved.events); next(); },
+  ];
   // Both limits count in the store's rateLimits tier, shared by every instance on it; without it, in this process.
   const counters = store.rateLimits ?? createMemoryRateLimits().rateLimits;
   // Their keys are MACed under a secret every instance holds, derived once here.

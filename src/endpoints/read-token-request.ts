@@ -4,6 +4,7 @@ import type { OAuthClient, Store } from '../stores/contract.js';
 import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
 import { TOKEN_MANAGEMENT_PARAMETERS } from '../checks/parameter-label.js';
 import { readForm } from '../http/read-form.js';
+import { keepPeerAddress } from '../http/keep-peer-address.js';
 import { authenticateClientAtIssuer, type ClientAuthEndpoint } from '../checks/client-at-issuer.js';
 import type { ClientAuthRateLimit } from '../checks/client-auth-rate-limit.js';
 import { InvalidRequestError } from '../errors.js';
@@ -25,6 +26,7 @@ export async function readTokenRequest(
   store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, req: Request, endpoint: ClientAuthEndpoint,
   limit: ClientAuthRateLimit | null,
 ): Promise<TokenRequest> {
+  keepPeerAddress(req, options.events);
   const params = await readForm(req, options.bodyTimeout, TOKEN_MANAGEMENT_PARAMETERS);
   const client = await authenticateClientAtIssuer(store, options, issuer, req, params, endpoint, limit);
   const token = params.get('token');

@@ -7,6 +7,7 @@ import type { KeyRing } from '../jwt/key-ring.js';
 import { GRANTS } from '../grants/index.js';
 import { TOKEN_PARAMETERS } from '../checks/parameter-label.js';
 import { readForm, type FormParams } from '../http/read-form.js';
+import { keepPeerAddress } from '../http/keep-peer-address.js';
 import type { GrantContext, GrantHandler } from '../grants/grant-context.js';
 import { sendNoStoreJson } from '../http/json-response.js';
 import { authenticateAtIssuer } from '../checks/client-at-issuer.js';
@@ -58,6 +59,7 @@ export function createTokenEndpoint(
   return async function tokenEndpoint(req: Request, res: Response): Promise<void> {
     // Taken before anything is read: a revocation at or after it voids what this request would issue.
     const startedAt = new Date();
+    keepPeerAddress(req, options.events);
     const timed = tokenRequestChannel.hasSubscribers;
     const timedFrom = timed ? performance.now() : 0;
     let grantLabel = 'unknown';
