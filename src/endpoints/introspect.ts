@@ -7,6 +7,7 @@ import { sendTokenEndpointError } from '../http/send-token-endpoint-error.js';
 import { findPresentedToken } from './find-token.js';
 import { readTokenRequest } from './read-token-request.js';
 import type { ClientAuthRateLimit } from '../checks/client-auth-rate-limit.js';
+import { answerTurn } from '../http/answer-turn.js';
 
 /**
  * Builds the introspection endpoint of one base address. A client learns about its own tokens; the clients
@@ -23,6 +24,9 @@ export function createIntrospectionEndpoint(store: Store, options: ResolvedOptio
   // there too, and they are inactive here as they are to this router's requireBearer.
   const ownIssuers = new Set([options.main.issuer, ...(options.legacy ? [options.legacy.issuer] : [])]);
   return async function introspectionEndpoint(req: Request, res: Response): Promise<void> {
+    // Pipelined behind another request: this one takes effect after it, or not at all if its answer cannot be sent.
+    const turn = answerTurn(req, res);
+    if (turn !== true && !(await turn)) return;
     try {
       const { client, token, hint } = await readTokenRequest(store, options, issuer, req, 'introspection', limit);
       const mayIntrospect = (record: TokenRecord): boolean => ownIssuers.has(record.issuer)

@@ -9,6 +9,7 @@ import { InvalidRequestError } from '../errors.js';
 import { findPresentedToken } from './find-token.js';
 import { readTokenRequest } from './read-token-request.js';
 import type { ClientAuthRateLimit } from '../checks/client-auth-rate-limit.js';
+import { answerTurn } from '../http/answer-turn.js';
 
 /**
  * Builds the revocation endpoint of one base address.
@@ -27,6 +28,9 @@ import type { ClientAuthRateLimit } from '../checks/client-auth-rate-limit.js';
  */
 export function createRevocationEndpoint(store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, limit: ClientAuthRateLimit | null) {
   return async function revocationEndpoint(req: Request, res: Response): Promise<void> {
+    // Pipelined behind another request: this one takes effect after it, or not at all if its answer cannot be sent.
+    const turn = answerTurn(req, res);
+    if (turn !== true && !(await turn)) return;
     try {
       const { client, token, hint } = await readTokenRequest(store, options, issuer, req, 'revocation', limit);
       const found = await findPresentedToken(store, token, hint);

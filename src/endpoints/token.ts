@@ -7,6 +7,7 @@ import type { KeyRing } from '../jwt/key-ring.js';
 import { GRANTS } from '../grants/index.js';
 import { TOKEN_PARAMETERS } from '../checks/parameter-label.js';
 import { readForm, type FormParams } from '../http/read-form.js';
+import { answerTurn } from '../http/answer-turn.js';
 import { keepPeerAddress } from '../http/keep-peer-address.js';
 import type { GrantContext, GrantHandler } from '../grants/grant-context.js';
 import { sendNoStoreJson } from '../http/json-response.js';
@@ -57,6 +58,9 @@ export function createTokenEndpoint(
   store: Store, userAuth: UserAuth, options: ResolvedOptions, issuer: ResolvedIssuer, limit: ClientAuthRateLimit | null, keyRing?: KeyRing,
 ) {
   return async function tokenEndpoint(req: Request, res: Response): Promise<void> {
+    // Pipelined behind another request: this one takes effect after it, or not at all if its answer cannot be sent.
+    const turn = answerTurn(req, res);
+    if (turn !== true && !(await turn)) return;
     // Taken before anything is read: a revocation at or after it voids what this request would issue.
     const startedAt = new Date();
     keepPeerAddress(req, options.events);
