@@ -8,6 +8,7 @@ import { GRANTS } from '../grants/index.js';
 import { TOKEN_PARAMETERS } from '../checks/parameter-label.js';
 import { readForm, type FormParams } from '../http/read-form.js';
 import { answerTurn } from '../http/answer-turn.js';
+import { connectionGone } from '../http/connection-gone.js';
 import { keepPeerAddress } from '../http/keep-peer-address.js';
 import type { GrantContext, GrantHandler } from '../grants/grant-context.js';
 import { sendNoStoreJson } from '../http/json-response.js';
@@ -96,6 +97,8 @@ export function createTokenEndpoint(
         const contextOf = (client: OAuthClient, clientRevision?: string, lookedUp?: () => Promise<GrantContext>): GrantContext =>
           ({ store, userAuth, options, issuer, client, clientRevision, lookedUp, params, keyRing, startedAt: from, req, prefetched });
         const { client, revision } = await authenticate(copies);
+        // The client hung up during the secret check: a code spent or tokens saved now would reach nobody.
+        if (connectionGone(req, res)) throw new InvalidRequestError('the connection closed before the answer');
         if (revision === undefined) {
           if (!again) return grant.handle(contextOf(client));
           try {
