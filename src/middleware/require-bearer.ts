@@ -18,6 +18,7 @@ import { describeStoreError } from '../stores/describe-store-error.js';
 import { setRequestAuth } from '../http/request-auth.js';
 import { bearerCheckChannel, reportErrorAnswer, type BearerCheckMessage } from '../metrics/channels.js';
 import type { OAuthEvents } from '../events/oauth-events.js';
+import { answerTurn } from '../http/answer-turn.js';
 import { toDictionaryProperties } from '../http/dictionary-properties.js';
 
 /**
@@ -232,7 +233,8 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
       return verify(token, tokenHash, mark, req, res, next);
     }
 
-    return function requireBearerToken(req: Request, res: Response, next: NextFunction): Promise<void> | undefined {
+    /** The check proper, once the request's turn on its connection has come (`answerTurn`). */
+    function checkInTurn(req: Request, res: Response, next: NextFunction): Promise<void> | undefined {
       // Before the first property the request gets from here on: the check's, the host's handler's, Node's.
       toDictionaryProperties(req);
       toDictionaryProperties(res);
@@ -264,6 +266,14 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
       }
       cache = 'miss';
       return pending.then(done);
+    }
+
+    return function requireBearerToken(req: Request, res: Response, next: NextFunction): Promise<void> | undefined {
+      // Pipelined behind a request not yet answered on its connection (a revocation, say): checked after it, so the
+      // token is judged as that request left it, and not at all if that answer closed the connection.
+      const turn = answerTurn(req, res);
+      if (turn !== true) return turn.then((open) => (open ? checkInTurn(req, res, next) : undefined));
+      return checkInTurn(req, res, next);
     };
   };
 }

@@ -19,6 +19,8 @@ interface Harness {
   readonly client: TestClient;
   /** How many times the store was asked to save tokens. */
   saves: number;
+  /** How many requests the guarded API route's handler served. */
+  served: number;
   close(): Promise<void>;
 }
 
@@ -29,9 +31,12 @@ async function harness(): Promise<Harness> {
   const store = createMemoryStore();
   const { client, clientSecret } = await registerClient(store, { name: 'Nightly Sync', flow: 'client_credentials' });
   const app = express();
-  app.use(createTestRouter(store, { clientAuthRateLimit: false }).router);
+  const oauth = createTestRouter(store, { clientAuthRateLimit: false });
+  app.use(oauth.router);
+  // A route of the host's API, guarded as the signature API guards its own.
+  app.get('/api/v1/me', oauth.requireBearer(), (req, res) => { h.served += 1; res.json({ client: req.auth?.clientId }); });
   const server = await listen(app);
-  const h: Harness = { app, port: server.port, store, client: { clientId: client.clientId, clientSecret }, saves: 0, close: server.close };
+  const h: Harness = { app, port: server.port, store, client: { clientId: client.clientId, clientSecret }, saves: 0, served: 0, close: server.close };
   const save = store.tokens.saveTokens.bind(store.tokens);
   store.tokens.saveTokens = (...args) => { h.saves += 1; return save(...args); };
   return h;
@@ -99,6 +104,36 @@ describe('RFC 9112 §9.3.2: token requests pipelined on one connection', () => {
     } finally {
       connection.close();
     }
+  });
+
+  it('a protected API request sent behind a revocation of its token is refused: requireBearer waits its turn', async () => {
+    running = await harness();
+    const token = await clientCredentialsToken(running.app, running.client);
+    const revoke = running.store.tokens.revokeAccessToken.bind(running.store.tokens);
+    running.store.tokens.revokeAccessToken = async (hash) => { await new Promise((resolve) => setTimeout(resolve, 200)); return revoke(hash); };
+    const connection = await openConnection(running.port);
+    try {
+      const api = ['GET /api/v1/me HTTP/1.1', 'Host: auth.test', `Authorization: Bearer ${token}`, '', ''].join('\r\n');
+      connection.send(post(running, '/oauth2/revoke', `token=${token}`) + api);
+      const { statusLines } = await connection.responses(2);
+      expect(statusLines).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 401 Unauthorized']);
+    } finally {
+      connection.close();
+    }
+  });
+
+  it('a protected API request sent behind an answer that closed the connection does not reach the host handler', async () => {
+    running = await harness();
+    const token = await clientCredentialsToken(running.app, running.client);
+    const refused = post(running, '/oauth2/token', 'grant_type=client_credentials', ['Content-Encoding: gzip']);
+    const [head, body] = refused.split('\r\n\r\n') as [string, string];
+    const api = ['GET /api/v1/me HTTP/1.1', 'Host: auth.test', `Authorization: Bearer ${token}`, '', ''].join('\r\n');
+    const res = await rawRequest(running.port, head, body + api, { keepOpen: true });
+    expect(res.status).toBe(400);
+    expect(res.closedByServer).toBe(true);
+    expect(res.body).not.toContain('HTTP/1.1');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(running.served).toBe(0);
   });
 
   it('several token requests in one write are all answered, in order', async () => {
