@@ -1,9 +1,10 @@
 // The server under test, run as a child of bench/run.js: serves only the app its argv names, then prints one JSON ready line.
 import { createServer } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { writeHeapSnapshot } from 'node:v8';
 import express from 'express';
 import { toDictionaryProperties } from '../dist/http/dictionary-properties.js';
 import { DEFAULT_POSTGRES_URL, DEFAULT_REDIS_URL } from './bench-stores.js';
@@ -40,6 +41,11 @@ import { DEFAULT_POSTGRES_URL, DEFAULT_REDIS_URL } from './bench-stores.js';
 //                               user's tokens at every integration, as an admin page calls it)
 //   --integrations N            also registers N client_credentials integrations bench-int-0 … N−1 before the ready
 //                               line (bench/bench-integrations.js names their secrets), for bench/integrations.js
+//   --trust-proxy               Express's `trust proxy` on, so that X-Forwarded-For names the source the rate limits
+//                               count (bench/soak.js: bad credentials from many addresses)
+//   --port N                    listen on N (default 0: any free port)
+//   --user NAME:PASSWORD        the one account verifyCredentials accepts (bench/soak.js signs in and leaves the
+//                               consent page unanswered); without it every sign-in fails
 const { values: args } = parseArgs({
   options: {
     app: { type: 'string' },
@@ -60,6 +66,9 @@ const { values: args } = parseArgs({
     'deferred-route': { type: 'boolean', default: false },
     'router-first': { type: 'boolean', default: false },
     integrations: { type: 'string', default: '0' },
+    'trust-proxy': { type: 'boolean', default: false },
+    user: { type: 'string' },
+    port: { type: 'string', default: '0' },
   },
 });
 const sweep = args['sweep-seconds'] === undefined ? {} : { sweepIntervalSeconds: Number(args['sweep-seconds']) };
@@ -69,6 +78,7 @@ const ok = (_req, res) => {
 };
 
 const app = express();
+if (args['trust-proxy']) app.set('trust proxy', true);
 const server = createServer(app);
 const cleanups = [];
 let stopping = false;
@@ -96,8 +106,18 @@ process.on('message', (message) => {
   else if (message === 'memory-usage') {
     globalThis.gc?.(); // started with --expose-gc (bench/integrations.js): what is live, not what awaits collection
     process.send({ memoryUsage: process.memoryUsage() });
-  }
+  } else if (message === 'soak-sample') process.send({ soakSample: soakSample() });
+  else if (message?.heapSnapshot) process.send({ heapSnapshotWritten: writeHeapSnapshot(message.heapSnapshot) });
 });
+
+/** What bench/soak.js samples: the heap after a full GC, the active resources by type and the open descriptors. */
+function soakSample() {
+  globalThis.gc?.();
+  globalThis.gc?.();
+  const resources = {};
+  for (const type of process.getActiveResourcesInfo()) resources[type] = (resources[type] ?? 0) + 1;
+  return { ...process.memoryUsage(), gc: typeof globalThis.gc === 'function', resources, fds: readdirSync('/proc/self/fd').length };
+}
 process.on('disconnect', stop); // the runner is gone: do not outlive it
 
 /** Puts the request and the response in dictionary mode, as the package's own routes and requireBearer do. */
@@ -150,7 +170,10 @@ async function buildOAuthApp(port) {
   if (args['token-format'] !== 'opaque') options.accessTokenFormat = args['token-format'];
   if (args['jwt-check-revocation']) options.jwt = { checkRevocation: true };
   if (args['bearer-cache'] === 'off') options.bearerCache = false;
-  const oauth = createOAuthRouter(store, { verifyCredentials: async () => null }, options);
+  // --user NAME:PASSWORD (bench/soak.js) is the one account that signs in; without it nobody does.
+  const [userName, userPassword] = args.user ? [args.user.slice(0, args.user.indexOf(':')), args.user.slice(args.user.indexOf(':') + 1)] : [];
+  const verifyCredentials = async (name, password) => (args.user && name === userName && password === userPassword ? { id: name, displayName: name } : null);
+  const oauth = createOAuthRouter(store, { verifyCredentials }, options);
   const { client, clientSecret } = await registerClient(store, {
     name: 'bench', flow: 'client_credentials', allowedScopes: ['bench:read'],
   });
@@ -232,7 +255,7 @@ async function buildExampleApp(port) {
 try {
   await new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
+    server.listen(Number(args.port), '127.0.0.1', resolve);
   });
   const { port } = server.address();
   let extra = {};

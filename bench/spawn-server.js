@@ -15,8 +15,9 @@ const STOP_TIMEOUT_MS = 10_000;
  *   ['--cpu-prof']; a command that runs node, e.g. ['valgrind', '--tool=callgrind'] (bench/instructions.js); how long
  *   to wait for the ready line (default 120 s)
  * @returns {Promise<{ url: string, port: number, pid: number, clientId?: string, clientSecret?: string,
- *   cpuUsage(): Promise<NodeJS.CpuUsage>, memoryUsage(): Promise<NodeJS.MemoryUsage>, stop(): Promise<void> }>}
- *   cpuUsage: the child's user+system CPU time
+ *   cpuUsage(): Promise<NodeJS.CpuUsage>, memoryUsage(): Promise<NodeJS.MemoryUsage>, stop(): Promise<void>,
+ *   child: import('node:child_process').ChildProcess }>}
+ *   cpuUsage: the child's user+system CPU time; child: for other IPC messages (bench/soak.js)
  */
 export async function startServer(args, { nodeArgs = [], wrapper = [], readyTimeoutMs = READY_TIMEOUT_MS } = {}) {
   const command = [...wrapper, process.execPath, ...nodeArgs, SERVER, ...args];
@@ -46,7 +47,7 @@ export async function startServer(args, { nodeArgs = [], wrapper = [], readyTime
     });
     return {
       ...report, url: `http://127.0.0.1:${report.port}`, cpuUsage: () => childCpuUsage(child),
-      memoryUsage: () => childMemoryUsage(child), stop: () => stopChild(child),
+      memoryUsage: () => childMemoryUsage(child), stop: () => stopChild(child), child,
     };
   } catch (error) {
     await stopChild(child);
