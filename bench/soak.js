@@ -15,7 +15,8 @@
 // never answered (a session in the router's default store), or a wrong password; a token request whose body is
 // cut off mid-way (the socket destroyed) or left unfinished (the 408 of bodyTimeout); every eighth request on a fresh
 // connection. Each sample is one JSON line on stdout; at the end, one summary line (answers by op and status, first and
-// last sample, growth of the heap after GC and of the descriptors). The server listens on --port (default: any free one).
+// last sample, growth of the heap after GC and of the descriptors). The server listens on --port (default: any free one);
+// --token-format jwt issues JWT access tokens (requireBearer then checks signatures, through its verified-token memory).
 // --snapshots DIR writes a heap snapshot after the first sample and one at the end (bench/heap-diff.js compares them).
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
@@ -39,6 +40,7 @@ const cli = parseCli(import.meta.url, {
   snapshots: { type: 'string' },
   port: { type: 'string', default: '0' },
   mix: { type: 'string' },
+  'token-format': { type: 'string', default: 'opaque' },
 });
 const minutes = Number(cli.minutes);
 const rate = Number(cli.rate);
@@ -56,7 +58,8 @@ const codes = Math.ceil((minutes * 60 * rate * MIX.filter((op) => op === 'codeEx
 
 const USER = 'soak-user';
 const PASSWORD = randomBytes(12).toString('base64url');
-const serverArgs = ['--app', 'oauth', '--store', cli.store, '--codes', String(codes), '--trust-proxy', '--user', `${USER}:${PASSWORD}`, '--port', cli.port];
+const serverArgs = ['--app', 'oauth', '--store', cli.store, '--codes', String(codes), '--trust-proxy', '--user', `${USER}:${PASSWORD}`, '--port', cli.port,
+  '--token-format', cli['token-format']];
 if (cli.store === 'postgres') serverArgs.push('--pg-url', cli['pg-url']);
 if (cli.store === 'redis') serverArgs.push('--redis-url', cli['redis-url'], ...(cli['redis-prefix'] ? ['--redis-prefix', cli['redis-prefix']] : []));
 const server = await startServer(serverArgs, { nodeArgs: ['--expose-gc'], readyTimeoutMs: 600_000 });
@@ -302,7 +305,7 @@ const [first, last] = [samples[0], samples.at(-1)];
 process.stdout.write(`${JSON.stringify({
   store: cli.store, minutes, sent, codesMinted: codes, codesUsed: nextCode, statuses,
   start: first, end: last, peakRssMB: Math.max(...samples.map((row) => row.rssMB)),
-  heapGrowthMB: +(last.heapUsedMB - first.heapUsedMB).toFixed(2), fdGrowth: last.fds - first.fds,
+  tokenFormat: cli['token-format'], heapGrowthMB: +(last.heapUsedMB - first.heapUsedMB).toFixed(2), fdGrowth: last.fds - first.fds,
 })}\n`);
 await pgClient?.end();
 await server.stop();
