@@ -42,6 +42,12 @@ async function harness(): Promise<Harness> {
   return h;
 }
 
+/** Revocations reach the store 200 ms late, as over a network: a request pipelined behind one would overtake it. */
+function slowRevocations(h: Harness): void {
+  const revoke = h.store.tokens.revokeAccessToken.bind(h.store.tokens);
+  h.store.tokens.revokeAccessToken = async (hash) => { await new Promise((resolve) => setTimeout(resolve, 200)); return revoke(hash); };
+}
+
 /** One request as raw bytes, for several in one write. */
 function post(h: Harness, path: string, body: string, headers: readonly string[] = []): string {
   return [
@@ -93,8 +99,7 @@ describe('RFC 9112 §9.3.2: token requests pipelined on one connection', () => {
     running = await harness();
     const token = await clientCredentialsToken(running.app, running.client);
     // The revocation takes a while to reach the store, as over a network: the introspection behind it waits its turn.
-    const revoke = running.store.tokens.revokeAccessToken.bind(running.store.tokens);
-    running.store.tokens.revokeAccessToken = async (hash) => { await new Promise((resolve) => setTimeout(resolve, 200)); return revoke(hash); };
+    slowRevocations(running);
     const connection = await openConnection(running.port);
     try {
       connection.send(post(running, '/oauth2/revoke', `token=${token}`) + post(running, '/oauth2/introspect', `token=${token}`));
@@ -109,8 +114,7 @@ describe('RFC 9112 §9.3.2: token requests pipelined on one connection', () => {
   it('a protected API request sent behind a revocation of its token is refused: requireBearer waits its turn', async () => {
     running = await harness();
     const token = await clientCredentialsToken(running.app, running.client);
-    const revoke = running.store.tokens.revokeAccessToken.bind(running.store.tokens);
-    running.store.tokens.revokeAccessToken = async (hash) => { await new Promise((resolve) => setTimeout(resolve, 200)); return revoke(hash); };
+    slowRevocations(running);
     const connection = await openConnection(running.port);
     try {
       const api = ['GET /api/v1/me HTTP/1.1', 'Host: auth.test', `Authorization: Bearer ${token}`, '', ''].join('\r\n');
