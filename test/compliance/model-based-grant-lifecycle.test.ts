@@ -454,6 +454,25 @@ function allow(c: MClient, userId: string, approved: readonly string[]): void {
   c.consentScopes.set(userId, after);
 }
 
+/** An authorization request of `cmd` (its picks of client, user, PKCE and scope) to one of `clients`, as a browser sends it. */
+function authorizationRequest(
+  m: Model, cmd: { readonly client: number; readonly user: number; readonly pkce: boolean; readonly scopeIndex: number | null },
+  clients: ReturnType<typeof ofFlow>, prompt: 'consent' | 'none' | null,
+) {
+  const c = pick(clients, cmd.client)!;
+  const userId = pick(m.users, cmd.user)!;
+  const context = `${String(cmd)} on ${c.clientId} for ${userId}`;
+  const state = `s${Math.random().toString(36).slice(2)}`;
+  const verifier = cmd.pkce ? randomBytes(32).toString('base64url') : null;
+  const requested = scopeChoice((current(m, c.clientId) ?? c).scopes, cmd.scopeIndex);
+  const query = new URLSearchParams({
+    response_type: 'code', client_id: c.clientId, redirect_uri: REDIRECT_URI, state, ...(prompt === null ? {} : { prompt }),
+    ...(requested === null ? {} : { scope: requested.join(' ') }),
+    ...(verifier === null ? {} : { code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256' }),
+  });
+  return { c, userId, context, state, verifier, requested, query };
+}
+
 class Authorize implements Cmd {
   constructor(
     readonly client: number, readonly user: number, readonly decision: 'allow' | 'deny', readonly promptConsent: boolean, readonly anyFlow: boolean,
@@ -461,17 +480,9 @@ class Authorize implements Cmd {
   ) {}
   check(m: Model) { return ofFlow(m, 'authorization_code', this.anyFlow).length > 0; }
   async run(m: Model, r: Real) {
-    const c = pick(ofFlow(m, 'authorization_code', this.anyFlow), this.client)!;
-    const userId = pick(m.users, this.user)!;
-    const context = `${this} on ${c.clientId} for ${userId}`;
-    const state = `s${Math.random().toString(36).slice(2)}`;
-    const verifier = this.pkce ? randomBytes(32).toString('base64url') : null;
-    const requested = scopeChoice((current(m, c.clientId) ?? c).scopes, this.scopeIndex);
-    const query = new URLSearchParams({
-      response_type: 'code', client_id: c.clientId, redirect_uri: REDIRECT_URI, state, ...(this.promptConsent ? { prompt: 'consent' } : {}),
-      ...(requested === null ? {} : { scope: requested.join(' ') }),
-      ...(verifier === null ? {} : { code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256' }),
-    });
+    const { c, userId, context, state, verifier, requested, query } = authorizationRequest(
+      m, this, ofFlow(m, 'authorization_code', this.anyFlow), this.promptConsent ? 'consent' : null,
+    );
     let page = await browse(r, userId, `/oauth2/authorize?${query}`);
     const from = page.at[0];
     // The id may name a newer registration: it answers (`current`), this generation's record is gone.
@@ -538,17 +549,9 @@ class SilentAuthorize implements Cmd {
   constructor(readonly client: number, readonly user: number, readonly pkce: boolean, readonly scopeIndex: number | null = null) {}
   check(m: Model) { return ofFlow(m, 'authorization_code', false).length > 0; }
   async run(m: Model, r: Real) {
-    const c = pick(ofFlow(m, 'authorization_code', false), this.client)!;
-    const userId = pick(m.users, this.user)!;
-    const context = `${this} on ${c.clientId} for ${userId}`;
-    const state = `s${Math.random().toString(36).slice(2)}`;
-    const verifier = this.pkce ? randomBytes(32).toString('base64url') : null;
-    const requested = scopeChoice((current(m, c.clientId) ?? c).scopes, this.scopeIndex);
-    const query = new URLSearchParams({
-      response_type: 'code', client_id: c.clientId, redirect_uri: REDIRECT_URI, state, prompt: 'none',
-      ...(requested === null ? {} : { scope: requested.join(' ') }),
-      ...(verifier === null ? {} : { code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256' }),
-    });
+    const { c, userId, context, state, verifier, requested, query } = authorizationRequest(
+      m, this, ofFlow(m, 'authorization_code', false), 'none',
+    );
     const page = await browse(r, userId, `/oauth2/authorize?${query}`);
     const answering = current(m, c.clientId);
     if (!answering || answering.disabled || answering.flow !== 'authorization_code') {
