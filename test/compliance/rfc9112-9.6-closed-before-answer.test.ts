@@ -1,6 +1,7 @@
 // A client that hangs up after sending its request (RFC 9112 §9.6): what the request did is still reported with
 // its source address (RFC 9700 §4.14), though Node no longer knows the peer of a closed socket, and a token request
-// whose client left during the secret check spends no code and saves no token.
+// whose client left during the secret check spends no code and saves no token. The page forms (sign-in, consent)
+// report theirs with it too.
 import { connect } from 'node:net';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import express from 'express';
@@ -11,12 +12,15 @@ import { registerClient } from '../../src/clients/register-client.js';
 import { OAuthEvents } from '../../src/events/oauth-events.js';
 import type { OAuthEvent } from '../../src/events/event-types.js';
 import type { Store } from '../../src/stores/contract.js';
+import type { UserAuth } from '../../src/user-auth.js';
 import { DIAGNOSTICS_CHANNELS, type TokenRequestMessage } from '../../src/metrics/channels.js';
-import { basic, createTestRouter, REDIRECT_URI, type TestClient } from '../helpers/app.js';
-import { obtainCode } from '../helpers/browser-flow.js';
+import { basic, createTestRouter, createTestUserAuth, REDIRECT_URI, USER, type TestClient } from '../helpers/app.js';
+import { authorizeQuery, hiddenField, obtainCode } from '../helpers/browser-flow.js';
 import { listen } from '../helpers/raw-http.js';
 
 const FORM_BODY = 'grant_type=client_credentials';
+/** Marks the request under test: only its arrival and its socket's close are noted, not those of the steps before it. */
+const UNDER_TEST = 'X-Hangs-Up';
 
 interface Harness {
   readonly app: express.Express;
@@ -27,9 +31,9 @@ interface Harness {
   /** How many times the store was asked to save tokens. */
   readonly saves: () => number;
   readonly seen: OAuthEvent[];
-  /** Resolves once the server has seen the request's socket close. */
+  /** Resolves once the server has seen the socket of the request under test close. */
   closed(): Promise<void>;
-  /** Resolves once the request has reached the host, in front of the router. */
+  /** Resolves once the request under test has reached the host, in front of the router. */
   dispatched(): Promise<void>;
   close(): Promise<void>;
 }
@@ -38,10 +42,11 @@ let running: Harness | undefined;
 afterEach(async () => { await running?.close(); running = undefined; });
 
 /**
- * The router behind a host layer that notes when the request arrives and when its socket closes; `hold(store,
- * closed)` makes the store wait for that close at the step under test, so the router goes on after the client left.
+ * The router behind a host layer that notes when the request under test arrives and when its socket closes;
+ * `hold(store, closed, userAuth)` makes the store (or the user check) wait for that close at the step under test, so
+ * the router goes on after the client left. No sign-in limit: it would read the address before the held check.
  */
-async function harness(hold: (store: Store, closed: () => Promise<void>) => void): Promise<Harness> {
+async function harness(hold: (store: Store, closed: () => Promise<void>, userAuth: UserAuth) => void): Promise<Harness> {
   const store = createMemoryStore();
   const { client, clientSecret } = await registerClient(store, { name: 'Nightly Sync', flow: 'client_credentials' });
   const code = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
@@ -54,14 +59,19 @@ async function harness(hold: (store: Store, closed: () => Promise<void>) => void
   let socketClosed!: Promise<void>;
   let arrived!: () => void;
   const reached = new Promise<void>((resolve) => { arrived = resolve; });
-  hold(store, () => socketClosed);
+  const userAuth = createTestUserAuth(new Set());
+  hold(store, () => socketClosed, userAuth);
   const app = express();
   app.use((req, _res, next) => {
+    if (req.headers[UNDER_TEST.toLowerCase()] === undefined) {
+      next();
+      return;
+    }
     socketClosed = new Promise((resolve) => req.socket.once('close', () => resolve()));
     arrived();
     next();
   });
-  app.use(createTestRouter(store, { events, clientAuthRateLimit: false }).router);
+  app.use(createTestRouter(store, { events, clientAuthRateLimit: false, loginRateLimit: false }, userAuth).router);
   const server = await listen(app);
   return {
     app, port: server.port, client: { clientId: client.clientId, clientSecret }, events, saves: () => saves,
@@ -71,20 +81,25 @@ async function harness(hold: (store: Store, closed: () => Promise<void>) => void
 }
 
 /**
- * Sends a whole token request, then resets (or half-closes) the connection once the host has it, without reading an
+ * Sends a whole form POST, then resets (or half-closes) the connection once the host has it, without reading an
  * answer. A half-close is, to Node's server, an abort: it ends the connection without answering.
  */
-async function sendAndHangUp(h: Harness, authorization: string, body = FORM_BODY, how: 'reset' | 'half-close' = 'reset'): Promise<void> {
+async function postAndHangUp(h: Harness, path: string, headers: readonly string[], body: string, how: 'reset' | 'half-close' = 'reset'): Promise<void> {
   const socket = connect(h.port, '127.0.0.1');
   socket.on('error', () => {});
   socket.write([
-    'POST /oauth2/token HTTP/1.1', 'Host: auth.test', `Authorization: ${authorization}`,
-    'Content-Type: application/x-www-form-urlencoded', `Content-Length: ${body.length}`, '', body,
+    `POST ${path} HTTP/1.1`, 'Host: auth.test', `${UNDER_TEST}: 1`, ...headers,
+    'Content-Type: application/x-www-form-urlencoded', `Content-Length: ${Buffer.byteLength(body)}`, '', body,
   ].join('\r\n'));
   await h.dispatched();
   if (how === 'reset') socket.resetAndDestroy();
   else socket.end();
   await h.closed();
+}
+
+/** A token request, sent whole, then the connection reset (or half-closed) without reading an answer. */
+function sendAndHangUp(h: Harness, authorization: string, body = FORM_BODY, how: 'reset' | 'half-close' = 'reset'): Promise<void> {
+  return postAndHangUp(h, '/oauth2/token', [`Authorization: ${authorization}`], body, how);
 }
 
 async function eventOf(h: Harness, type: OAuthEvent['type']): Promise<OAuthEvent> {
@@ -162,5 +177,86 @@ describe('a token request whose client left during the secret check (RFC 6749 §
     await sendAndHangUp(running, basic(running.client));
     expect((await finished).outcome).toBe('error');
     expect(running.saves()).toBe(0);
+  });
+});
+
+/** A browser over fetch to the harness's port, whose cookies a raw request can carry (`cookie()`: a Cookie header). */
+function pageBrowser(h: Harness) {
+  const cookies = new Map<string, string>();
+  const keep = (res: Response): Response => {
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      cookies.set(pair!.slice(0, pair!.indexOf('=')), pair!.slice(pair!.indexOf('=') + 1));
+    }
+    return res;
+  };
+  const jar = (): string => [...cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  return {
+    cookie: () => `Cookie: ${jar()}`,
+    get: async (path: string) => keep(await fetch(`http://127.0.0.1:${h.port}${path}`, { redirect: 'manual', headers: { Cookie: jar() } })),
+    post: async (path: string, form: Record<string, string>) => keep(await fetch(`http://127.0.0.1:${h.port}${path}`, {
+      method: 'POST', redirect: 'manual', body: new URLSearchParams(form), headers: { Cookie: jar() },
+    })),
+  };
+}
+
+/** The sign-in form's fields for the harness's authorization-code client (`query` added), its cookies kept by `browser`. */
+async function signInForm(h: Harness, browser: ReturnType<typeof pageBrowser>, query: Record<string, string> = {}, password = USER.password): Promise<string> {
+  const page = await browser.get(`/oauth2/authorize?${authorizeQuery(h.codeClient, query)}`);
+  expect(page.status).toBe(200);
+  const html = await page.text();
+  return new URLSearchParams({
+    csrf_token: hiddenField(html, 'csrf_token'), request_id: hiddenField(html, 'request_id'), username: USER.username, password,
+  }).toString();
+}
+
+/** A browser signed in through the form; resolves with it and the consent page it was sent to. */
+async function signedIn(h: Harness): Promise<{ browser: ReturnType<typeof pageBrowser>; consent: string }> {
+  const browser = pageBrowser(h);
+  const posted = await browser.post('/oauth2/login', Object.fromEntries(new URLSearchParams(await signInForm(h, browser))));
+  expect(posted.status).toBe(303);
+  const next = new URL(posted.headers.get('location')!, 'http://auth.test');
+  const consent = await browser.get(`${next.pathname}${next.search}`);
+  expect(consent.status).toBe(200);
+  return { browser, consent: await consent.text() };
+}
+
+// The requests under test carry a session cookie: a sign-in without one has express-session create a session up
+// front, which reads `req.protocol` and so the peer address, and would hide a router that never kept it.
+describe('a page form whose client hung up before the answer (RFC 9700 §4.14: audit events name their source)', () => {
+  /** Once armed, the user check (or the code's save) outlasts the client's patience: it goes on once the client has gone. */
+  let armed = false;
+  const holdUserCheck = (_store: Store, closed: () => Promise<void>, userAuth: UserAuth): void => {
+    const verify = userAuth.verifyCredentials!.bind(userAuth);
+    userAuth.verifyCredentials = async (username, password) => {
+      if (armed) await closed();
+      return verify(username, password);
+    };
+  };
+  afterEach(() => { armed = false; });
+
+  it.each([
+    ['login.succeeded', USER.password], ['login.failed', 'not-the-password'],
+  ] as const)('reports %s of a sign-in again (prompt=login) with the address it came from, not null', async (type, password) => {
+    running = await harness(holdUserCheck);
+    const { browser } = await signedIn(running);
+    const form = await signInForm(running, browser, { prompt: 'login' }, password);
+    running.seen.splice(0); // the first sign-in's events, heard over a connection that stayed
+    armed = true;
+    await postAndHangUp(running, '/oauth2/login', [browser.cookie()], form);
+    expect((await eventOf(running, type)).ip).toBe('127.0.0.1');
+  });
+
+  it('reports consent.granted with the address it came from, not null', async () => {
+    running = await harness((store, closed) => {
+      const save = store.codes.saveCode.bind(store.codes);
+      store.codes.saveCode = async (record) => { if (armed) await closed(); return save(record); };
+    });
+    const { browser, consent } = await signedIn(running);
+    armed = true;
+    await postAndHangUp(running, '/oauth2/consent', [browser.cookie()], new URLSearchParams({
+      csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), decision: 'allow',
+    }).toString());
+    expect((await eventOf(running, 'consent.granted')).ip).toBe('127.0.0.1');
   });
 });
