@@ -21,7 +21,13 @@ export function isAllAccess(scope: readonly string[], options: Pick<ResolvedOpti
  * @see RFC 6749 §3.3 (the scopes the authorization server supports), RFC 8414 §2 (`scopes_supported`).
  */
 export function isKnownScope(scope: string, options: Pick<ResolvedOptions, 'scopes'>): boolean {
-  return Object.keys(options.scopes).length === 0 || Object.hasOwn(options.scopes, scope);
+  return Object.hasOwn(options.scopes, scope) || !declaresScopes(options.scopes);
+}
+
+/** Whether the `scopes` option names any scope: asked per token request, so without listing the keys. */
+function declaresScopes(scopes: ResolvedOptions['scopes']): boolean {
+  for (const name in scopes) if (Object.hasOwn(scopes, name)) return true;
+  return false;
 }
 
 /**
@@ -29,8 +35,9 @@ export function isKnownScope(scope: string, options: Pick<ResolvedOptions, 'scop
  * others (made before the vocabulary left one out, by a script or an `oauth-admin` that did not know it, written to
  * the store by hand): the router grants none of them.
  */
-export function grantableScopes(allowed: readonly string[], options: Pick<ResolvedOptions, 'scopes'>): string[] {
-  return allowed.filter((scope) => isKnownScope(scope, options));
+export function grantableScopes(allowed: readonly string[], options: Pick<ResolvedOptions, 'scopes'>): readonly string[] {
+  // The usual registration holds known scopes only: it is answered as it is, without a copy.
+  return allowed.every((scope) => isKnownScope(scope, options)) ? allowed : allowed.filter((scope) => isKnownScope(scope, options));
 }
 
 /**
