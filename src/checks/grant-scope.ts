@@ -37,7 +37,8 @@ function declaresScopes(scopes: ResolvedOptions['scopes']): boolean {
  */
 export function grantableScopes(allowed: readonly string[], options: Pick<ResolvedOptions, 'scopes'>): readonly string[] {
   // The usual registration holds known scopes only: it is answered as it is, without a copy.
-  return allowed.every((scope) => isKnownScope(scope, options)) ? allowed : allowed.filter((scope) => isKnownScope(scope, options));
+  const known = (scope: string): boolean => isKnownScope(scope, options);
+  return allowed.every(known) ? allowed : allowed.filter(known);
 }
 
 /**

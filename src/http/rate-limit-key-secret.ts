@@ -21,8 +21,9 @@ export function rateLimitKeySecretOf(options: ResolvedOptions): string | null {
  * One start-up warning, under NODE_ENV=production only, when a limit counts under unkeyed keys in a store (`counters`
  * not in-process): the store, and any APM span of its calls, then holds a SHA-256 of each username and address that a
  * dictionary reverses. Counters in this process's memory (the memory store's, or the router's own when the store has
- * no rateLimits tier) hand their keys to nothing, so they get no warning. Not an error: a host whose own express-session holds the sign-ins (`session.hostSession`) or whose own login page does
- * (`currentUser`) has no router secret, and refusing it would break an upgrade.
+ * no rateLimits tier) hand their keys to nothing, so they get no warning. Not an error: a host whose own
+ * express-session holds the sign-ins (`session.hostSession`) or whose own login page does (`currentUser`) has no
+ * router secret, and refusing it would break an upgrade.
  */
 export function warnUnkeyedCounterKeys(
   options: ResolvedOptions, secret: string | null, counters: RateLimitStore, nodeEnv = process.env.NODE_ENV,
