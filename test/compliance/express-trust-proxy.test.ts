@@ -199,6 +199,19 @@ describe('absolute URLs come from the configured issuer, never from Host, X-Forw
     expect(res.headers['cache-control']).toMatch(/^public/);
   });
 
+  it.each([
+    { setting: 'trust proxy true, an unknown X-Forwarded-Host', mounting: { parent: true }, forwarded: 'evil.test', issuer: 'https://auth.test' },
+    { setting: 'a sub-app trusting 1 hop under a parent that trusts none', mounting: { sub: 1 }, forwarded: 'legacy.test', issuer: 'https://legacy.test' },
+    { setting: 'a sub-app set to false under a parent trusting 1 hop', mounting: { parent: 1, sub: false }, forwarded: 'legacy.test', issuer: 'https://auth.test' },
+  ])('two issuers told apart by host name, $setting: X-Forwarded-Host only ever picks a configured issuer, as the router\'s app trusts it', async ({ mounting, forwarded, issuer }) => {
+    const h = await host(mounting, { issuer: 'https://auth.test', legacy: { issuer: 'https://legacy.test' } });
+    const res = await request(h.app).get('/.well-known/oauth-authorization-server').set({ Host: 'auth.test', 'X-Forwarded-Host': forwarded });
+    expect(res.body.issuer).toBe(issuer);
+    expect(res.body.token_endpoint).toBe(`${issuer}/oauth2/token`);
+    expect(res.headers.vary).toBe('Host, X-Forwarded-Host');
+    expect(res.headers['cache-control']).toMatch(/^private/);
+  });
+
   it('trust proxy true: an error sent back to the integration goes to its registered redirect_uri, with the configured iss', async () => {
     const h = await host({ parent: true }, { issuer: 'https://auth.test' });
     const res = await request(h.app).get(`/oauth2/authorize?${authorizeQuery(h.client, { scope: 'not-a-known-scope' })}`).set(forged);
