@@ -42,6 +42,8 @@ export function createMetadataEndpoint(metadata: Record<string, unknown>, shared
   const body = Buffer.from(JSON.stringify(metadata), 'utf8');
   const cacheControl = sharedByHost ? 'private, max-age=300' : 'public, max-age=300';
   return function metadataEndpoint(_req: Request, res: Response): void {
+    // The router's answer, not the host's app: it names no framework, as its JSON endpoints and pages do not.
+    res.removeHeader('X-Powered-By');
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
     res.setHeader('Cache-Control', cacheControl);
     res.setHeader('Access-Control-Allow-Origin', '*');

@@ -15,6 +15,8 @@ export const JWKS_MAX_AGE_MS = 60_000;
  */
 export function createJwksEndpoint(keys: KeyRing, source: OutageSource) {
   return async function jwksEndpoint(_req: Request, res: Response): Promise<void> {
+    // The router's answer, not the host's app: it names no framework, as its JSON endpoints and pages do not.
+    res.removeHeader('X-Powered-By');
     try {
       const published = await keys.publishedKeys();
       const body = Buffer.from(JSON.stringify({ keys: published.map((key) => key.publicJwk) }), 'utf8');

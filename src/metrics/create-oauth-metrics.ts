@@ -243,6 +243,8 @@ export function createOAuthMetrics(options: OAuthMetricsOptions = {}): OAuthMetr
       });
     },
     handler(_req: Request, res: Response): Promise<void> {
+      // Written by this package on the host's route, as the health checks are: it names no framework either.
+      res.removeHeader('X-Powered-By');
       return registry.metrics().then(
         (text) => {
           res.statusCode = 200;
