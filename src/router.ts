@@ -23,7 +23,7 @@ import { createTokenEndpoint } from './endpoints/token.js';
 import { createRevocationEndpoint } from './endpoints/revoke.js';
 import { createIntrospectionEndpoint } from './endpoints/introspect.js';
 import { buildMetadata, createMetadataEndpoint } from './endpoints/metadata.js';
-import { methodNotAllowed } from './endpoints/method-not-allowed.js';
+import { documentMethodNotAllowed, methodNotAllowed } from './endpoints/method-not-allowed.js';
 import { createPageMethodNotAllowed } from './endpoints/page-method-not-allowed.js';
 import { createRefuseCrossSiteForm } from './endpoints/refuse-cross-site-form.js';
 import { serveDirectly, type DirectRoute } from './http/direct-routes.js';
@@ -191,8 +191,8 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     const pages: ReadonlyArray<readonly [string, RouterAddress['method']]> = [['authorize', 'GET'], ['login', 'POST'], ['consent', 'POST'],
       ['logout', 'POST'], ...(resolved.consentsPage ? [['consents', 'GET'], ['consents/withdraw', 'POST']] as const : [])];
     for (const [page, method] of pages) addresses.set(`${base}/${page}`, { method, kind: 'page' });
-    // Both issuers publish the same keys, so no dispatch by issuer is needed.
-    if (jwks) router.get(`${base}/jwks`, jwks);
+    // Both issuers publish the same keys, so no dispatch by issuer is needed. Another method is 405, not the host's 404.
+    if (jwks) router.route(`${base}/jwks`).get(jwks).all(documentMethodNotAllowed);
     // RFC 8414 §3.1 inserts the well-known segment before the issuer's path; the appended form is what many
     // clients try for issuers with a path, so both answer.
     // Cached for five minutes; with two issuers on this path, chosen by host and kept from shared caches (private:
@@ -206,7 +206,7 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     const appended = `${prefix}/.well-known/oauth-authorization-server`;
     const metadataHandler: RequestHandler = candidates.length > 1
       ? (req, res, next) => { res.vary('Host'); res.vary('X-Forwarded-Host'); metadata(req, res, next); } : metadata;
-    for (const path of new Set([inserted, appended])) router.get(path, metadataHandler);
+    for (const path of new Set([inserted, appended])) router.route(path).get(metadataHandler).all(documentMethodNotAllowed);
   }
 
   serveDirectly(router, direct, (baseUrl) => resolved.logger.warn(

@@ -82,9 +82,23 @@ describe('RFC 8414 authorization server metadata', () => {
       expect((await get()).body).not.toHaveProperty('scopes_supported');
     });
 
-    it('answers a HEAD request too (GET semantics, no body)', async () => {
+    it('answers a HEAD request too (GET semantics, no body, the GET\'s Content-Length: RFC 9110 §9.3.2)', async () => {
       const res = await request(t.app).head(path);
       expect(res.status).toBe(200);
+      expect(res.text ?? '').toBe('');
+      expect(res.headers['content-length']).toBe(String(Buffer.byteLength((await get()).text)));
+    });
+
+    it('answers every other method with 405, Allow: GET, HEAD and a JSON error (RFC 9110 §15.5.6), OPTIONS as the token endpoint does', async () => {
+      for (const method of ['put', 'post', 'delete', 'patch', 'options'] as const) {
+        const res = await request(t.app)[method](path);
+        expect(res.status, method).toBe(405);
+        expect(res.headers.allow, method).toBe('GET, HEAD');
+        expect(res.headers['content-type'], method).toBe('application/json;charset=UTF-8');
+        expect(res.headers['cache-control'], method).toBe('no-store');
+        expect(res.headers['content-length'], method).toBe(String(Buffer.byteLength(res.text)));
+        expect(res.body, method).toEqual({ error: 'invalid_request', error_description: 'this endpoint accepts only GET and HEAD' });
+      }
     });
   });
 

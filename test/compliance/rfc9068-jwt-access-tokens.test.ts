@@ -95,6 +95,30 @@ describe('RFC 9068 JWT access tokens (store-generated keys)', () => {
     }
   });
 
+  it('the JWKS answers HEAD at both issuers with the GET\'s headers and no body (RFC 9110 §9.3.2)', async () => {
+    for (const path of ['/oauth2/jwks', '/legacy/oauth2/jwks']) {
+      const [got, head] = [await request(t.app).get(path), await request(t.app).head(path)];
+      expect(head.status, path).toBe(200);
+      expect(head.text ?? '', path).toBe('');
+      expect(head.headers['content-length'], path).toBe(String(Buffer.byteLength(got.text)));
+      expect(head.headers['content-type'], path).toBe(got.headers['content-type']);
+    }
+  });
+
+  it('the JWKS answers every other method at both issuers with 405, Allow: GET, HEAD and a JSON error (RFC 9110 §15.5.6)', async () => {
+    for (const path of ['/oauth2/jwks', '/legacy/oauth2/jwks']) {
+      for (const method of ['put', 'post', 'delete', 'patch', 'options'] as const) {
+        const res = await request(t.app)[method](path);
+        expect(res.status, `${method} ${path}`).toBe(405);
+        expect(res.headers.allow, `${method} ${path}`).toBe('GET, HEAD');
+        expect(res.headers['content-type'], `${method} ${path}`).toBe('application/json;charset=UTF-8');
+        expect(res.headers['cache-control'], `${method} ${path}`).toBe('no-store');
+        expect(res.headers['content-length'], `${method} ${path}`).toBe(String(Buffer.byteLength(res.text)));
+        expect(res.body, `${method} ${path}`).toEqual({ error: 'invalid_request', error_description: 'this endpoint accepts only GET and HEAD' });
+      }
+    }
+  });
+
   it('requireBearer accepts a code-flow token: req.auth names the user, client, scope, grant and issuer', async () => {
     const { accessToken } = await codeTokens(t.app, t.codeClient);
     const { claims } = decodeJwt(accessToken);

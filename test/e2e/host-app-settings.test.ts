@@ -126,21 +126,23 @@ describe('an app on Express defaults (x-powered-by on): no answer the router wri
     }
   });
 
-  it('the metadata (RFC 8414) at each of its addresses, to GET and HEAD', async () => {
+  it('the metadata (RFC 8414) at each of its addresses, to GET and HEAD, and its 405', async () => {
     for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/oauth-authorization-server/legacy', '/legacy/.well-known/oauth-authorization-server']) {
       const res = await request(app).get(path);
       expect(res.status, path).toBe(200);
       noPoweredBy(res, `GET ${path}`);
       noPoweredBy(await request(app).head(path), `HEAD ${path}`);
+      noPoweredBy(await request(app).put(path), `PUT ${path}`);
     }
   });
 
-  it('the JWKS (RFC 7517) at both issuers, to GET and HEAD, and its 503 while the store is down', async () => {
+  it('the JWKS (RFC 7517) at both issuers, to GET and HEAD, its 405, and its 503 while the store is down', async () => {
     for (const path of ['/oauth2/jwks', '/legacy/oauth2/jwks']) {
       const res = await request(app).get(path);
       expect(res.status, path).toBe(200);
       noPoweredBy(res, `GET ${path}`);
       noPoweredBy(await request(app).head(path), `HEAD ${path}`);
+      noPoweredBy(await request(app).put(path), `PUT ${path}`);
     }
     const down = await hostWith([], true);
     const keys = down.t.store.keys! as unknown as Record<string, unknown>;
