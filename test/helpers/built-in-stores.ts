@@ -48,11 +48,16 @@ export interface SharedStoreOptions {
   readonly maxIntegrationCopies?: number;
 }
 
+/** Where the Redis stores' keys go: under a prefix of the caller's (a run keeping to its own keys), then the store's own. */
+export interface RedisPrefixOptions {
+  readonly redisPrefix?: string;
+}
+
 /**
  * The memory, SQLite, PostgreSQL and Redis stores, sweeps off; `name` (letters, digits, `_`) names each one's
  * temp directory, schema or key prefix, with the process id and a counter, so parallel files never share data.
  */
-export function builtInStores(name: string, shared: SharedStoreOptions = {}): readonly StoreCase[] {
+export function builtInStores(name: string, shared: SharedStoreOptions = {}, { redisPrefix = '' }: RedisPrefixOptions = {}): readonly StoreCase[] {
   let opened = 0;
   const unique = () => `${name}_${process.pid}_${Date.now().toString(36)}_${(opened += 1)}`;
   return [
@@ -75,7 +80,7 @@ export function builtInStores(name: string, shared: SharedStoreOptions = {}): re
       };
     }],
     ['Redis', REDIS_URL !== '', async () => {
-      const prefix = `${unique()}:`;
+      const prefix = `${redisPrefix}${unique()}:`;
       const store = await createRedisStore({ ...shared, url: REDIS_URL, prefix, sweepIntervalSeconds: 0 });
       return {
         store,
@@ -110,7 +115,7 @@ export interface SharedBackend {
 export type SharedBackendCase = readonly [label: string, available: boolean, make: () => Promise<SharedBackend>];
 
 /** The built-in stores as backends shared by several instances; `memory` adds the memory store (one process). */
-export function sharedBackends(name: string, { memory = false }: { readonly memory?: boolean } = {}): readonly SharedBackendCase[] {
+export function sharedBackends(name: string, { memory = false, redisPrefix = '' }: { readonly memory?: boolean } & RedisPrefixOptions = {}): readonly SharedBackendCase[] {
   let opened = 0;
   const unique = () => `${name}_${process.pid}_${Date.now().toString(36)}_${(opened += 1)}`;
   const cases: SharedBackendCase[] = [
@@ -130,7 +135,7 @@ export function sharedBackends(name: string, { memory = false }: { readonly memo
       };
     }],
     ['Redis', REDIS_URL !== '', async () => {
-      const prefix = `${unique()}:`;
+      const prefix = `${redisPrefix}${unique()}:`;
       return {
         instance: () => createRedisStore({ url: REDIS_URL, prefix, sweepIntervalSeconds: 0 }),
         dispose: () => wipePrefix(prefix),
