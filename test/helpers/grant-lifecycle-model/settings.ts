@@ -2,7 +2,9 @@
 
 /**
  * Sequences per store and commands per sequence. `OAUTH_TEST_MODEL_RUNS` (and the three below) raise the counts for a
- * longer hunt; `OAUTH_TEST_MODEL_SEED` and `OAUTH_TEST_MODEL_PATH` replay a failure (fast-check prints both);
+ * longer hunt; `OAUTH_TEST_MODEL_SEED`, `OAUTH_TEST_MODEL_PATH` and `OAUTH_TEST_MODEL_REPLAY_PATH` replay a failure
+ * (fast-check prints all three: the last is the `replayPath` in the counterexample's comment; run the failing case alone,
+ * `vitest -t`, since each variant draws its own command list);
  * `OAUTH_TEST_MODEL_TALLY=1` prints the answers and situations the sequences reached.
  */
 export const RUNS = Number(process.env.OAUTH_TEST_MODEL_RUNS ?? 40);
@@ -15,6 +17,8 @@ export const TWO_INSTANCE_RUNS = Number(process.env.OAUTH_TEST_MODEL_TWO_INSTANC
 /** A failure's seed and path, to replay it. */
 export const SEED = process.env.OAUTH_TEST_MODEL_SEED === undefined ? undefined : Number(process.env.OAUTH_TEST_MODEL_SEED);
 export const PATH = process.env.OAUTH_TEST_MODEL_PATH;
+/** A command list's own replay path: without it fast-check cannot rebuild the shrunk list ("got wrong path"). */
+export const REPLAY_PATH = process.env.OAUTH_TEST_MODEL_REPLAY_PATH;
 /** The longest sequence of the long-lived variants. */
 export const MAX_COMMANDS = 60;
 /** First port of the servers under test (each store and variant takes the next: 24 from it); 0 (any) unless a run must keep to a range. */

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { commandArbitraries, index, weighted } from './arbitraries.js';
 import { Expire, Sleep } from './expiry-commands.js';
 import type { Cmd, Lifetimes, Model, Real } from './model.js';
-import { EXPIRY_RUNS, JWT_RUNS, MAX_COMMANDS, RUNS, TWO_INSTANCE_RUNS } from './settings.js';
+import { EXPIRY_RUNS, JWT_RUNS, MAX_COMMANDS, REPLAY_PATH, RUNS, TWO_INSTANCE_RUNS } from './settings.js';
 
 /** Long-lived tokens: nothing expires within a sequence, so every answer is decided by the revocations alone. */
 const LONG_LIVED: Lifetimes = { access: 3600, refresh: 7200, code: 60 };
@@ -22,9 +22,14 @@ export interface Variant {
   readonly commands: fc.Arbitrary<Iterable<Cmd>>;
 }
 
+/** The replay path of a failure being replayed, for fc.commands (it rebuilds the shrunk command list from it). */
+function replay(): { replayPath?: string } {
+  return REPLAY_PATH === undefined ? {} : { replayPath: REPLAY_PATH };
+}
+
 /** The command mix of the long-lived variants: nothing lets time pass on purpose. */
 function longLivedCommands(): fc.Arbitrary<Iterable<Cmd>> {
-  return fc.commands<Model, Real, false>(commandArbitraries(), { maxCommands: MAX_COMMANDS, size: 'max' });
+  return fc.commands<Model, Real, false>(commandArbitraries(), { maxCommands: MAX_COMMANDS, size: 'max', ...replay() });
 }
 
 /** The command mix of the short-lived variants: sleeps and sure expiries among the rest, in shorter sequences. */
@@ -35,7 +40,7 @@ function shortLivedCommands(): fc.Arbitrary<Iterable<Cmd>> {
       ...weighted(2, fc.constantFrom(300, 700, 1100, 2100).map((ms) => new Sleep(ms))),
       ...weighted(3, fc.tuple(fc.constantFrom<'access' | 'refresh' | 'code'>('access', 'access', 'refresh', 'code'), index).map(([k, i]) => new Expire(k, i))),
     ],
-    { maxCommands: 30, size: 'max' },
+    { maxCommands: 30, size: 'max', ...replay() },
   );
 }
 
