@@ -42,6 +42,19 @@ export function grantableScopes(allowed: readonly string[], options: Pick<Resolv
 }
 
 /**
+ * The scopes a token issued with `scope` holds when it is presented (`requireBearer`, introspection): those the server
+ * knows now. A scope dropped from the `scopes` option after the token was issued is not held, as none is granted any
+ * more (`grantableScopes`). `scope` itself, without a copy, when the server knows every one of them or keeps no
+ * vocabulary (the usual case); `null` when the token named scopes and the server knows none of them: such a token can
+ * do nothing, and must not pass for one without a scope (all-access).
+ * @see RFC 6749 §3.3, RFC 6750 §3.1 (`insufficient_scope`), RFC 7662 §2.2 (`scope`).
+ */
+export function heldScope(scope: readonly string[], options: Pick<ResolvedOptions, 'scopes'>): readonly string[] | null {
+  const held = grantableScopes(scope, options);
+  return held.length === 0 && scope.length > 0 ? null : held;
+}
+
+/**
  * The scope granted for a request, given what its authority `allowed` (the integration's registered scopes, or
  * for a refresh the grant's scope), less any scope the server does not know (`grantableScopes`):
  * - `allowed` non-empty: the requested subset, or all of `allowed` when no scope is sent (§3.3 default); when

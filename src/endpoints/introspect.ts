@@ -8,6 +8,7 @@ import { findPresentedToken } from './find-token.js';
 import { readTokenRequest } from './read-token-request.js';
 import type { ClientAuthRateLimit } from '../checks/client-auth-rate-limit.js';
 import { answerTurn } from '../http/answer-turn.js';
+import { heldScope } from '../checks/grant-scope.js';
 
 /**
  * Builds the introspection endpoint of one base address. A client learns about its own tokens; the clients
@@ -16,7 +17,8 @@ import { answerTurn } from '../http/answer-turn.js';
  * server … SHOULD NOT include any additional information about an inactive token").
  * `limit` is the router's `clientAuthRateLimit`, or null when it is off.
  * A refresh token is described without `token_type` (RFC 6749 §5.1 types access tokens only) and with
- * `token_use: "refresh_token"`.
+ * `token_use: "refresh_token"`. A scope the server no longer knows (`heldScope`) is left out of an access token's
+ * `scope`; an access token left with none, or a refresh token holding one, is inactive.
  * @see RFC 7662 §2.1, §2.2, §4.
  */
 export function createIntrospectionEndpoint(store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, limit: ClientAuthRateLimit | null) {
@@ -38,10 +40,18 @@ export function createIntrospectionEndpoint(store: Store, options: ResolvedOptio
         return;
       }
       const { record } = found;
+      // A scope dropped from the `scopes` option since the token was issued is not held: an access token is described
+      // without it, or inactive when none is left (never as one without a scope, which reads as all-access); a
+      // refresh token holding one is inactive, as the token endpoint refuses it (invalid_grant).
+      const scope = heldScope(record.scope, options);
+      if (scope === null || (found.kind !== 'access_token' && scope.length !== record.scope.length)) {
+        sendNoStoreJson(res, 200, { active: false });
+        return;
+      }
       sendNoStoreJson(res, 200, {
         active: true,
         // §2.2: scope is OPTIONAL; a token without a scope has none to list (all-access: allAccessWithoutScopes).
-        ...(record.scope.length > 0 ? { scope: record.scope.join(' ') } : {}),
+        ...(scope.length > 0 ? { scope: scope.join(' ') } : {}),
         client_id: record.clientId,
         // §2.2: token_type is a type of RFC 6749 §5.1, which only an access token has. A refresh token says what it
         // is in `token_use` (an extension field, §2.2, as Ory Hydra names it), so a resource server that accepts

@@ -5,6 +5,7 @@ import type { KeyRing } from './key-ring.js';
 import { decodeJsonObjectSegment, decodeSegment } from './base64url.js';
 import { jwsVerify } from './jws-crypto.js';
 import { LATEST_EXPIRY_MS } from '../grants/latest-expiry.js';
+import { heldScope } from '../checks/grant-scope.js';
 
 /** Three base64url segments: what a JWS compact token looks like; our opaque tokens have no dot. */
 const JWS_COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
@@ -57,7 +58,8 @@ function isTime(value: unknown): value is number {
  * algorithm (so never `none` or HS*), no `crit`; the signature; `iss` one of our issuers; `aud` containing
  * the audience; `exp` in the future; `iat`/`nbf` not in the future, and before `exp` (whole seconds within the
  * range of a Date); client_id, sub, grant_id and jti present, and sub the client_id when gty says client_credentials. No
- * `scope` claim means a token without a scope, all-access as for opaque tokens (`allAccessWithoutScopes`).
+ * `scope` claim means a token without a scope, all-access as for opaque tokens (`allAccessWithoutScopes`); a scope the
+ * server no longer knows is left out, and a token left with none is refused (`heldScope`).
  * @throws only what the key ring throws when the store is unreachable (the caller answers 503).
  * @see RFC 9068 §4, RFC 7515 §5.2, RFC 7519 §7.2, RFC 8725 §3.1–3.2, §3.11.
  */
@@ -139,10 +141,14 @@ export function createAccessTokenVerifier(keys: KeyRing, options: ResolvedOption
     if (gty === 'client_credentials' && sub !== clientId) return null;
     if (scope !== undefined && typeof scope !== 'string') return null;
     if (gty !== undefined && gty !== 'client_credentials') return null;
+    // A scope dropped from the `scopes` option since the token was signed is not held; a token left with none is
+    // refused. Decided before the token is remembered, so a later check of it pays nothing for it.
+    const held = heldScope(typeof scope === 'string' ? scope.split(' ').filter(Boolean) : [], options);
+    if (held === null) return null;
     return remember(token, signaturePart, key.kid, {
       clientId,
       userId: gty === 'client_credentials' ? null : sub,
-      scope: typeof scope === 'string' ? scope.split(' ').filter(Boolean) : [],
+      scope: held,
       // Tokens without a scope are signed without the claim; a present claim, even empty, limits the token.
       allAccess: scope === undefined && options.allAccessWithoutScopes,
       grantId,

@@ -12,7 +12,7 @@ import { oauthErrorBody, toErrorBody } from '../errors.js';
 import { singleAuthorizationHeader } from '../http/authorization-header.js';
 import { checkScopeTokens } from '../checks/scope.js';
 import { looksLikeJws } from '../jwt/verify-access-token.js';
-import { isAllAccess } from '../checks/grant-scope.js';
+import { heldScope, isAllAccess } from '../checks/grant-scope.js';
 import { createBearerCache, type BearerCache } from './bearer-cache.js';
 import { describeStoreError } from '../stores/describe-store-error.js';
 import { setRequestAuth } from '../http/request-auth.js';
@@ -49,7 +49,9 @@ function reject(source: OAuthEvents, res: Response, status: number, challenge: s
  * - no credentials → 401, `WWW-Authenticate: Bearer realm="…"` with no error code (RFC 6750 §3.1);
  * - malformed header, or two Authorization headers → 400 `invalid_request`;
  * - unknown, expired or revoked token, or one another router (issuer) on the same store issued → 401 `invalid_token`;
- * - missing scope → 403 `insufficient_scope` with the required `scope` (an all-access token lacks none);
+ * - missing scope → 403 `insufficient_scope` with the required `scope` (an all-access token lacks none); a scope the
+ *   server no longer knows (dropped from a non-empty `scopes` option since the token was issued) is missing, and
+ *   `req.auth.scope` leaves it out; a token left with no scope it knows → 401 `invalid_token` (`heldScope`);
  * - store outage → 503 `temporarily_unavailable`.
  * On success `req.auth` tells the handler who the token is for.
  * With `verifyJwt` (accessTokenFormat 'jwt'), a token of JWS compact shape is verified by signature and
@@ -101,10 +103,14 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
     // The store answered: the end of an outage logged before is said (README, `logger` option).
     if (storeRecoveryPending) logStoreAvailable(options);
     if (!record || record.expiresAt.getTime() <= Date.now() || !ownIssuers.has(record.issuer)) return null;
+    // A scope dropped from the `scopes` option since the token was issued is not held; a token left with none is
+    // refused. Decided before the cache, so a hit (the hot path) pays nothing for it.
+    const scope = heldScope(record.scope, options);
+    if (scope === null) return null;
     const auth: BearerAuth = {
       clientId: record.clientId,
       userId: record.userId,
-      scope: record.scope,
+      scope,
       allAccess: isAllAccess(record.scope, options),
       grantId: record.grantId,
       issuer: record.issuer,
