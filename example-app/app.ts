@@ -10,6 +10,7 @@ import { createDemoCallback } from './demo-callback.js';
 import { createEnvelopesRouter } from './envelopes.js';
 import type { Logger as Pino } from 'pino';
 import { logAuditEvents, routerLogger } from './audit-log.js';
+import { APP_SCOPES } from './scopes.js';
 
 /** Everything the app needs; server.ts reads it from the environment, tests pass it directly. */
 export interface AppOptions {
@@ -41,6 +42,11 @@ export interface AppOptions {
   readonly metricsAccess?: MetricsAccess;
   /** The prom-client registry `/metrics` serves (server.ts adds the process metrics to it). Default: a new one. */
   readonly metricsRegistry?: Registry;
+  /**
+   * The router's scope vocabulary (scopes.ts: OAUTH_SCOPES, which oauth-admin reads too); it must hold the scopes the
+   * API requires. Default: the app's own, `APP_SCOPES`.
+   */
+  readonly scopes?: Readonly<Record<string, string>>;
 }
 
 /** The app and the OAuth router inside it. */
@@ -66,8 +72,8 @@ export function createApp(options: AppOptions): App {
       ...(options.sessionStore ? { store: options.sessionStore } : {}),
     },
     productName: 'Acme Sign',
-    // Plain words for the consent page, and scopes_supported in the discovery document.
-    scopes: { 'envelopes:read': 'See your envelopes and their status', 'envelopes:write': 'Create envelopes and send them for signature' },
+    // The vocabulary: no other scope is granted. Plain words for the consent page, and scopes_supported in the discovery document.
+    scopes: options.scopes ?? APP_SCOPES,
     ...(options.log ? { logger: routerLogger(options.log) } : {}),
   };
   // Every store call is timed, the API's too; the router's requests, errors and tokens are counted.

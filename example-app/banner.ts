@@ -8,6 +8,8 @@ export interface BannerInput {
   readonly authUrl: string;
   readonly legacyAuthUrl: string;
   readonly storeUrl: string;
+  /** The scope vocabulary (OAUTH_SCOPES or the app's own); omitted: not shown. */
+  readonly scopes?: readonly string[];
   /** Where login sessions live, e.g. `redis (key prefix oauth:sess:)`; omitted: not shown. */
   readonly sessions?: string;
   /** Sessions shared by instances on one store, but no SESSION_SECRET: each process signs with its own. */
@@ -38,6 +40,8 @@ export function formatBanner(input: BannerInput): string {
     `  auth_url:        ${authUrl}  (${authUrl}/oauth2/authorize, ${authUrl}/oauth2/token)`,
     `  legacy_auth_url: ${input.legacyAuthUrl}`,
     `  store:           ${redactStoreUrl(input.storeUrl)}`,
+    // oauth-admin cannot read the app's vocabulary: the same OAUTH_SCOPES makes it refuse a scope the app never grants.
+    ...(input.scopes ? [`  scopes:          ${input.scopes.join(' ')}  (give oauth-admin OAUTH_SCOPES="${input.scopes.join(' ')}")`] : []),
     ...(input.sessions ? [`  sessions:        ${input.sessions}`] : []),
     ...(input.warnSessionSecret
       ? ['  SESSION_SECRET is not set: login sessions work on this instance only. Give every instance the same SESSION_SECRET.']

@@ -12,6 +12,7 @@ import { seedDemoClients, type DemoClients } from './seed.js';
 import { createSessionStore } from './session-store.js';
 import { parseTrustProxy, trustProxyWarning } from './trust-proxy.js';
 import { parseMetricsAccess } from './metrics-access.js';
+import { scopesFromEnvironment } from './scopes.js';
 import { checkDemoPassword, createDemoPassword, createDemoUserAuth } from './users.js';
 
 /** How long a keep-alive connection idle at shutdown may still send a request (answered with Connection: close). */
@@ -58,6 +59,8 @@ async function main(): Promise<void> {
   const sessionSecret = env('SESSION_SECRET');
   const trustProxy = parseTrustProxy(env('TRUST_PROXY'));
   const metricsAccess = parseMetricsAccess(env('METRICS_TOKEN'), env('METRICS_LOCAL_ONLY'));
+  // The vocabulary oauth-admin checks registrations against, when set: the app then grants exactly those scopes.
+  const scopes = scopesFromEnvironment(env('OAUTH_SCOPES'));
   const redirectUri = `http://localhost:${port}/demo/callback`;
 
   // One logger for everything, so the stores' connection warnings are JSON lines on stdout like the rest.
@@ -87,6 +90,7 @@ async function main(): Promise<void> {
     log,
     metricsAccess,
     metricsRegistry,
+    scopes,
   });
 
   // Slow or idle connections that never finish their headers are what an API's Node process runs out of first
@@ -156,6 +160,7 @@ async function main(): Promise<void> {
     authUrl,
     legacyAuthUrl,
     storeUrl,
+    scopes: Object.keys(scopes),
     sessions: sessions.description,
     warnSessionSecret: sessions.shared && !sessionSecret,
     username,
@@ -166,7 +171,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  // Configuration errors (bad PORT, AUTH_URL, OAUTH_STORE) are reported as one line, without a stack.
+  // Configuration errors (bad PORT, AUTH_URL, OAUTH_STORE, OAUTH_SCOPES) are reported as one line, without a stack.
   console.error(error instanceof Error ? error.message : String(error));
   process.exit(error instanceof TypeError ? 2 : 1);
 });
