@@ -11,7 +11,10 @@ export interface BearerAuth {
   readonly clientId: string;
   /** The user who granted it, or `null` for client_credentials tokens. */
   readonly userId: string | null;
-  /** The scopes the token is limited to; empty for a token without a scope (see `allAccess`). */
+  /**
+   * The scopes the token is limited to; empty for a token without a scope (see `allAccess`). Only those the server
+   * knows: a scope dropped from a non-empty `scopes` option since the token was issued is left out (RFC 6749 §3.3).
+   */
   readonly scope: readonly string[];
   /**
    * True for a token without a scope (an integration registered without scopes, as SPEC's are) while the
@@ -30,7 +33,7 @@ export interface BearerAuth {
 export interface RequireBearerOptions {
   /**
    * Scopes the token must all carry; otherwise 403 `insufficient_scope` (RFC 6750 §3.1). An all-access token
-   * (`req.auth.allAccess`) satisfies any scope.
+   * (`req.auth.allAccess`) satisfies any scope; a scope outside a non-empty `scopes` option is carried by none.
    */
   readonly scope?: string | readonly string[];
 }
