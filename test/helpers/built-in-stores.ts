@@ -54,12 +54,21 @@ export interface RedisPrefixOptions {
 }
 
 /**
+ * `name` made unique to this process, moment and count. The name is cut to 16 characters: the process id, time and
+ * count already keep it apart, and a PostgreSQL schema is at most 41 (the store's `schema` rule), so a long name
+ * would otherwise fail only where PostgreSQL is set up.
+ */
+function uniqueName(name: string, count: number): string {
+  return `${name.slice(0, 16)}_${process.pid}_${Date.now().toString(36)}_${count}`;
+}
+
+/**
  * The memory, SQLite, PostgreSQL and Redis stores, sweeps off; `name` (letters, digits, `_`) names each one's
  * temp directory, schema or key prefix, with the process id and a counter, so parallel files never share data.
  */
 export function builtInStores(name: string, shared: SharedStoreOptions = {}, { redisPrefix = '' }: RedisPrefixOptions = {}): readonly StoreCase[] {
   let opened = 0;
-  const unique = () => `${name}_${process.pid}_${Date.now().toString(36)}_${(opened += 1)}`;
+  const unique = () => uniqueName(name, (opened += 1));
   return [
     ['memory', true, async () => ({ store: createMemoryStore({ sweepIntervalSeconds: 0 }), dispose: async () => {} })],
     ['SQLite', true, async () => {
@@ -117,7 +126,7 @@ export type SharedBackendCase = readonly [label: string, available: boolean, mak
 /** The built-in stores as backends shared by several instances; `memory` adds the memory store (one process). */
 export function sharedBackends(name: string, { memory = false, redisPrefix = '' }: { readonly memory?: boolean } & RedisPrefixOptions = {}): readonly SharedBackendCase[] {
   let opened = 0;
-  const unique = () => `${name}_${process.pid}_${Date.now().toString(36)}_${(opened += 1)}`;
+  const unique = () => uniqueName(name, (opened += 1));
   const cases: SharedBackendCase[] = [
     ['SQLite', true, async () => {
       const dir = mkdtempSync(join(tmpdir(), `${name}-`));
