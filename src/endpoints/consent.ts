@@ -2,13 +2,14 @@
 import type { Request, Response } from 'express';
 import type { PageContext } from './page-context.js';
 import { isValidCsrfToken } from '../http/csrf.js';
+import { readOAuthSession } from '../http/oauth-session.js';
 import { answeredDecision, deletePendingRequest, findExpiredPendingRequest, findPendingRequest, markRequestAnswered } from '../http/pending-requests.js';
 import { findCurrentUser, findSignIn } from '../http/current-user.js';
 import { endRouterSignIn } from '../http/end-router-sign-in.js';
 import { isSessionOf } from '../http/session-owner.js';
 import { errorRedirectUri } from '../http/error-redirect-uri.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
-import { renderError, renderTargetError, type ErrorDescription } from './render.js';
+import { renderDenyAgain, renderError, renderTargetError, type ErrorDescription } from './render.js';
 import { issueCodeRedirect } from './issue-code.js';
 import { consentScopeAfterAllow } from '../consents/consent-scope-after-allow.js';
 import { reportErrorAnswer } from '../metrics/channels.js';
@@ -50,8 +51,9 @@ function withConsentPrompt(query: string): string {
  *   already, its request dropped for newer ones, or its session ended or replaced meanwhile, so its CSRF token no
  *   longer matches) is not refused into a dead end: the request it carries (`resume`) is validated again in full
  *   and a Deny whose CSRF token still matches is sent to its redirect_uri as `access_denied` (a refusal gives nothing
- *   away, and the integration hears it, RFC 6749 §4.1.2.1); one whose token no longer does (its session ended or was
- *   replaced, or a forged POST) is answered as an Allow, which goes back to the authorization endpoint (303) with every check
+ *   away, and the integration hears it, RFC 6749 §4.1.2.1); one whose session ended is answered with the notice that
+ *   nothing was sent and a Deny that needs no sign-in (renderDenyAgain); one whose token no longer matches its session
+ *   (replaced, or a forged POST) is answered as an Allow, which goes back to the authorization endpoint (303) with every check
  *   re-run (WCAG 2.2.1), asking for consent again there (`prompt=consent`): the page it answered named a user who
  *   may no longer be the one signed in, and a remembered consent of another must not turn that click, or a Deny,
  *   into a code for them, and with a mark (`oauth_router_notice`) by which the page asked again says the click was
@@ -94,15 +96,18 @@ export function createConsentEndpoint(context: PageContext) {
    * signed in now may not be the user the page named (a host's login can sign another user in on the same session),
    * so the click is not taken as theirs. A Deny goes to its redirect_uri as `access_denied` when the form's CSRF token
    * still vouches for it (`tokenChecked`: its request expired, was answered or dropped, or the user signed out
-   * meanwhile); without that (its session ended or was replaced, or the POST is forged) it is answered as an Allow:
-   * the page again, saying nothing was sent, where one more click refuses (or the sign-in page's Cancel, which needs no
-   * password). So a forged POST gets only what a link could give, the endpoint's own answer, and never reaches the
+   * meanwhile); without that, when its session ended (`sessionGone`), it gets the notice and a Deny that needs no
+   * sign-in, at once (the host's login, where it would otherwise go, has no Cancel); when its session was replaced or
+   * the POST is forged, it is answered as an Allow: the page again, saying nothing was sent, where one more click
+   * refuses. So a forged POST gets only what a link could give, the endpoint's own answer, and never reaches the
    * integration.
    * @see RFC 6749 §10.12 (CSRF), RFC 6819 §4.4.1.8.
    */
   async function answerStale(
     res: Response, body: Record<string, unknown>, status: number, message: ErrorDescription,
-    { ownForm, notice = true, tokenChecked = true }: { readonly ownForm?: Request; readonly notice?: boolean; readonly tokenChecked?: boolean } = {},
+    { ownForm, notice = true, tokenChecked = true, sessionGone = false }: {
+      readonly ownForm?: Request; readonly notice?: boolean; readonly tokenChecked?: boolean; readonly sessionGone?: boolean;
+    } = {},
   ): Promise<void> {
     let resumed;
     try {
@@ -117,6 +122,14 @@ export function createConsentEndpoint(context: PageContext) {
     }
     if (body.decision === 'deny' && tokenChecked) {
       redirect(res, 303, deniedUri(resumed.target));
+      return;
+    }
+    // A Deny whose session is gone needs nobody signed in: sent on to the authorization request it would meet a sign-in
+    // (the host's login page has no Cancel), so it is answered here, with the notice and a Deny that needs no session.
+    if (body.decision === 'deny' && sessionGone) {
+      renderDenyAgain(res.req, res, context, {
+        requestId: encodeLoginRequest(resumed.pending.query), clientName: resumed.target.client.name, redirectUri: resumed.target.redirectUri,
+      });
       return;
     }
     // This session's own form (its CSRF token checked), whose request is no longer pending (answered, expired,
@@ -275,13 +288,15 @@ export function createConsentEndpoint(context: PageContext) {
       return;
     }
     if (!live) {
-      await answerStale(res, body, 403, { message: 'formExpiredStartAgain' }, { tokenChecked: false });
+      await answerStale(res, body, 403, { message: 'formExpiredStartAgain' }, { tokenChecked: false, sessionGone: true });
       return;
     }
     if (!isValidCsrfToken(req, body.csrf_token)) {
       // The session ended or was replaced while the page was open (idle timeout, sign-out or another sign-in in
       // another tab), or the POST is forged: nothing this form says is decided on as this session's, a Deny included.
-      await answerStale(res, body, 403, { message: 'formExpiredStartAgain' }, { tokenChecked: false });
+      // A session without the router's token is one that ended (a fresh one in its place, or none).
+      await answerStale(res, body, 403, { message: 'formExpiredStartAgain' },
+        { tokenChecked: false, sessionGone: readOAuthSession(req)?.csrf === undefined });
       return;
     }
     const requestId = typeof body.request_id === 'string' ? body.request_id : '';

@@ -10,6 +10,7 @@ import { loginCsrfToken } from '../http/login-csrf.js';
 import { loginPageBody } from '../views/login-page.js';
 import { consentPageBody } from '../views/consent-page.js';
 import { errorPageBody } from '../views/error-page.js';
+import { denyAgainPageBody } from '../views/deny-again-page.js';
 import { isolate } from '../views/isolate.js';
 import { isAllAccess } from '../checks/grant-scope.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
@@ -119,6 +120,30 @@ export function renderConsent(
       consentsUrl: context.paths.consents,
       switchAccount: !view.signIn.byHost,
       expiredNotice: view.notice === true,
+    }, m),
+  });
+}
+
+/**
+ * Answers a Deny whose session ended while its page was open (403: the click was not taken): the notice that nothing
+ * was sent, and a Deny button that is the sign-in form's Cancel, with the login cookie's token, so refusing needs no
+ * sign-in. `redirectUri` is the request's: the Cancel's 303 ends there, which CSP form-action covers.
+ * @see RFC 6749 §4.1.2.1, §10.12.
+ */
+export function renderDenyAgain(
+  req: Request, res: Response, context: PageContext, view: { requestId: string; clientName: string; redirectUri: string },
+): void {
+  const language = pageLanguageOf(res, context);
+  const m = language.messages;
+  sendPage(res, {
+    status: 403,
+    title: messageText(m.consentErrorTitle, { client: isolate(view.clientName) }),
+    productName: context.options.productName,
+    brandColor: context.options.brandColor,
+    language,
+    formTargets: [formActionSource(view.redirectUri)],
+    body: denyAgainPageBody({
+      action: context.paths.login, csrfToken: loginCsrfToken(req, res, context.options), requestId: view.requestId, clientName: view.clientName,
     }, m),
   });
 }

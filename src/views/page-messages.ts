@@ -45,6 +45,8 @@ export interface PageMessages {
   readonly consentFormExpired: PageMessage;
   /** The same notice on the sign-in page, when the session it was made for has ended meanwhile. `{client}`. */
   readonly consentFormExpiredSignIn: PageMessage;
+  /** The same notice answering a Deny whose session has ended, above one Deny button that needs no sign-in. `{client}`. */
+  readonly consentFormExpiredDeny: PageMessage;
   /** `{client}`, `{product}`. */
   readonly consentWants: PageMessage;
   /** Shown in bold before `consentAllAccess`. */
@@ -173,6 +175,7 @@ export const ENGLISH_PAGE_MESSAGES: PageMessages = {
   consentErrorTitle: 'Error: Allow {client}?',
   consentFormExpired: 'This page had expired, so nothing was sent to {client}. Choose again.',
   consentFormExpiredSignIn: 'This page had expired, so nothing was sent to {client}. Sign in to choose again.',
+  consentFormExpiredDeny: 'This page had expired, so nothing was sent to {client}. Press Deny again to refuse; no sign-in is needed.',
   consentWants: '{client} wants to access your {product} account.',
   consentAllAccessLead: 'It asks for full access to your account:',
   consentAllAccess: 'it will be able to do everything you can do in {product}, on your behalf.',
@@ -248,6 +251,7 @@ export const PAGE_MESSAGE_PLACEHOLDERS: Readonly<Record<Exclude<keyof PageMessag
   usernameLabel: [], passwordLabel: [], signInButton: [], cancelButton: [], signInFailed: [], signInFormExpired: [],
   signInLockedOut: ['minutes'],
   consentTitle: ['client'], consentErrorTitle: ['client'], consentFormExpired: ['client'], consentFormExpiredSignIn: ['client'],
+  consentFormExpiredDeny: ['client'],
   consentWants: ['client', 'product'], consentAllAccessLead: [], consentAllAccess: ['product'],
   consentScopesIntro: [], consentNoScopes: ['product'], signedInAs: ['user'], consentAfterChoice: ['origin', 'client', 'consentsLink'],
   allowButton: [], denyButton: [], notUser: ['user'], switchAccountButton: [],

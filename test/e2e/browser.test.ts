@@ -289,6 +289,27 @@ describe.skipIf(!CHROMIUM)('authorization code flow in headless Chromium (exampl
     expect(pageErrors).toEqual([]);
   });
 
+  it('Deny on a consent page whose session ended meanwhile: the notice, no sign-in asked for; its Deny reaches redirect_uri with error=access_denied', async () => {
+    const client = await newIntegration('Idle Reader Ltd.');
+    const { page, pageErrors } = await newPage(DESKTOP);
+    const request = authorizationRequest(client.clientId);
+    await page.goto(request.url);
+    await signInWithLabels(page);
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toContain('Idle Reader Ltd.');
+    // The session ends while the page is open (its idle timeout): the browser no longer holds it.
+    await page.context().clearCookies();
+    await page.getByRole('button', { name: 'Deny' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('nothing was sent to Idle Reader Ltd.');
+    expect(page.url()).toBe(`${authUrl}/oauth2/consent`);
+    expect(await page.getByLabel('Password').count()).toBe(0);
+    await page.getByRole('button', { name: 'Deny' }).click();
+    const callback = await waitForCallback(page);
+    expect(callback.searchParams.get('error')).toBe('access_denied');
+    expect(callback.searchParams.get('state')).toBe(request.state);
+    expect(callback.searchParams.get('code')).toBeNull();
+    expect(pageErrors).toEqual([]);
+  });
+
   it('a login form posted from another origin of the same site, with a double-submit cookie it planted, signs nobody in (login CSRF, RFC 6749 §10.12)', async () => {
     const client = await newIntegration('Planted Cookie Co.');
     const { page } = await newPage(DESKTOP);

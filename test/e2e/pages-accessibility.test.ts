@@ -200,6 +200,19 @@ describe.skipIf(!CHROMIUM)('the pages in headless Chromium: axe-core WCAG 2.2 A/
     // Three sign-ins and three axe runs: 11-14 s on an idle machine, so more than the default 20 s when it is busy.
   }, 60_000);
 
+  it('a Deny on a consent page whose session ended: the notice in an alert and the title, one Deny button, and axe passes', async () => {
+    const page = await newPage();
+    await page.goto(authorizeUrl(clients.latin));
+    await submitLogin(page, 'alice', PASSWORD);
+    await page.context().clearCookies();
+    await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Deny' }).click()]);
+    expect(await page.getByRole('alert').textContent()).toBe('This page had expired, so nothing was sent to Acme CRM. '
+      + 'Press Deny again to refuse; no sign-in is needed.');
+    await expectAccessible(page, 'expired consent, Deny', /^Error: Allow \u2068Acme CRM\u2069\? – /);
+    await Promise.all([page.waitForURL((url) => url.href.startsWith(redirectUri)), page.getByRole('button', { name: 'Deny' }).click()]);
+    expect(new URL(page.url()).searchParams.get('error')).toBe('access_denied');
+  }, 40_000);
+
   it('error pages (unknown client_id, a form address opened directly) pass axe and say so in the title', async () => {
     const page = await newPage();
     await page.goto(`${base}/oauth2/authorize?response_type=code&client_id=nobody&redirect_uri=${encodeURIComponent(redirectUri)}`);

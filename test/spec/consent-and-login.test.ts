@@ -460,28 +460,68 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
     expect(login.text).toContain('name="password"');
   });
 
-  it('consent: with the session gone, a Deny sends nothing to the integration: the sign-in page says the page had expired, and its Cancel is the access_denied', async () => {
+  it('consent: with the session gone, a Deny sends nothing to the integration and asks for no sign-in: the notice at once, and its Deny is the access_denied', async () => {
     const t = await createTestApp();
     const consent = await signInAndGetConsent(request.agent(t.app), '', authorizeQuery(t.codeClient, { state: 'gone-reader' }));
     const form = {
       csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'),
       resume: hiddenField(consent, 'resume'), decision: 'deny',
     };
+    // A fresh browser: no session cookie, as after the idle timeout.
     const browser = request.agent(t.app);
     const denied = await browser.post('/oauth2/consent').type('form').send(form);
-    expect(denied.status).toBe(303);
-    const again = new URL(denied.headers.location!, 'http://x');
-    expect(again.pathname).toBe('/oauth2/authorize');
-    expect(again.searchParams.has('error')).toBe(false);
-    const login = await browser.get(denied.headers.location!);
-    expect(login.status).toBe(200);
-    expect(login.text).toContain('This page had expired, so nothing was sent to <bdi>Acme CRM</bdi>. Sign in to choose again.');
-    // Refusing needs no password: the sign-in page's Cancel (its own, fresh token) is the access_denied, with the state.
-    const cancelled = expectRedirectTo(await browser.post('/oauth2/login').type('form')
-      .send({ csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'), cancel: '' }));
-    expect(cancelled.searchParams.get('error')).toBe('access_denied');
-    expect(cancelled.searchParams.get('state')).toBe('gone-reader');
-    expect(cancelled.searchParams.get('iss')).toBe(ISSUER);
+    expect(denied.status).toBe(403);
+    expect(denied.headers.location).toBeUndefined();
+    expect(denied.text).toContain('<p class="error" role="alert">This page had expired, so nothing was sent to <bdi>Acme CRM</bdi>. '
+      + 'Press Deny again to refuse; no sign-in is needed.</p>');
+    expect(denied.text).toContain('<title>Error: Allow \u2068Acme CRM\u2069? – ');
+    expect(denied.text).not.toContain('name="password"');
+    // Its Deny (the sign-in form's Cancel, with the login cookie's token) is the access_denied, with the state.
+    const refused = expectRedirectTo(await browser.post('/oauth2/login').type('form')
+      .send({ csrf_token: hiddenField(denied.text, 'csrf_token'), request_id: hiddenField(denied.text, 'request_id'), cancel: '1' }));
+    expect(refused.searchParams.get('error')).toBe('access_denied');
+    expect(refused.searchParams.get('state')).toBe('gone-reader');
+    expect(refused.searchParams.get('iss')).toBe(ISSUER);
+    // Without that cookie (a forged POST that lands on the page cannot read it) the Deny is not taken.
+    const forged = await request(t.app).post('/oauth2/login').type('form')
+      .send({ csrf_token: hiddenField(denied.text, 'csrf_token'), request_id: hiddenField(denied.text, 'request_id'), cancel: '1' });
+    expect(forged.headers.location ?? '').not.toContain('access_denied');
+  });
+
+  it('consent, host login only: with the session gone, a Deny gets the notice at once, never the host\'s login (which has no Cancel); an Allow still goes through that login', async () => {
+    const store = createMemoryStore();
+    const { client, clientSecret } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+    const app = express();
+    app.use(session({ secret: 'host-session-secret-0123456789', resave: false, saveUninitialized: false }));
+    app.post('/account/login', (req, res) => {
+      (req.session as unknown as { hostUser?: string }).hostUser = 'host-42';
+      res.redirect(303, String(req.query.return_to));
+    });
+    app.use(createOAuthRouter(store, hostSessionUserAuth(), { issuer: ISSUER, logger: { warn() {}, error() {} } }).router);
+    const query = authorizeQuery({ clientId: client.clientId, clientSecret }, { state: 'host-gone' });
+    const reader = request.agent(app);
+    const login = new URL((await reader.get(`/oauth2/authorize?${query}`)).headers.location!, ISSUER);
+    const back = await reader.post(`${login.pathname}${login.search}`);
+    const consent = (await reader.get(back.headers.location!)).text;
+    expect(consent).toContain('name="decision"');
+    // The host's session ended (a fresh browser holds none): the router's data in it went with it.
+    const browser = request.agent(app);
+    const denied = await browser.post('/oauth2/consent').type('form').send({ ...consentFields(consent), decision: 'deny' });
+    expect(denied.status).toBe(403);
+    expect(denied.headers.location).toBeUndefined();
+    expect(denied.text).toContain('This page had expired, so nothing was sent to <bdi>Acme CRM</bdi>. Press Deny again to refuse');
+    const refused = expectRedirectTo(await browser.post('/oauth2/login').type('form')
+      .send({ csrf_token: hiddenField(denied.text, 'csrf_token'), request_id: hiddenField(denied.text, 'request_id'), cancel: '1' }));
+    expect(refused.searchParams.get('error')).toBe('access_denied');
+    expect(refused.searchParams.get('state')).toBe('host-gone');
+    expect(refused.searchParams.has('code')).toBe(false);
+    // An Allow needs the user: back to the authorization request, whose answer is the host's login, as before.
+    const allowed = await request(app).post('/oauth2/consent').type('form').send({ ...consentFields(consent), decision: 'allow' });
+    expect(allowed.status).toBe(303);
+    expect(new URL(allowed.headers.location!, ISSUER).pathname).toBe('/oauth2/authorize');
+    const toLogin = await request(app).get(allowed.headers.location!);
+    expect(toLogin.status).toBe(303);
+    expect(new URL(toLogin.headers.location!, ISSUER).pathname).toBe('/account/login');
   });
 
   it('consent: a form answered under a session since replaced never becomes a code nor an access_denied: Deny and Allow ask for consent again', async () => {
