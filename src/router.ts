@@ -29,7 +29,7 @@ import { createRefuseCrossSiteForm } from './endpoints/refuse-cross-site-form.js
 import { serveDirectly, type DirectRoute } from './http/direct-routes.js';
 import { keepPeerAddress } from './http/keep-peer-address.js';
 import { createPageErrorHandler } from './endpoints/page-error.js';
-import { createAwaitPageLanguage } from './http/page-language-for.js';
+import { createAwaitPageLanguage, createLazyPageLanguage } from './http/page-language-for.js';
 import { createConsentsEndpoints } from './endpoints/consents.js';
 import { createLogoutEndpoint } from './endpoints/logout.js';
 import { checkProductionSession } from './http/check-production-session.js';
@@ -97,9 +97,12 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
   const formBody = createPageFormBody(resolved.bodyTimeout);
   const issuers = [resolved.main, ...(resolved.legacy ? [resolved.legacy] : [])];
   const pageError = createPageErrorHandler(resolved);
-  // The host's `choose`, run (and, when it answers a Promise, waited for) once the session and form are read; no layer
-  // at all without it, so a page without a hook, or without pageLanguages, takes no extra step.
-  const pageLanguage: RequestHandler[] = resolved.pageLanguages?.choose
+  // The host's `choose`, run (and, when it answers a Promise, waited for) when a page is written, once the session and
+  // form are read: an answer without a page (a redirect with a code or an error) never waits for it. The sign-out,
+  // which always writes a page, runs it before it ends the sign-in, so the hook still sees who is signing out. No
+  // layer at all without a hook, so a page without one, or without pageLanguages, takes no extra step.
+  const pageLanguage: RequestHandler[] = resolved.pageLanguages?.choose ? [createLazyPageLanguage()] : [];
+  const signOutLanguage: RequestHandler[] = resolved.pageLanguages?.choose
     ? [createAwaitPageLanguage(resolved.pageLanguages, resolved.logger)] : [];
   const onlyGet = createPageMethodNotAllowed(resolved, 'GET');
   const onlyGetOrHead = createPageMethodNotAllowed(resolved, 'GET, HEAD');
@@ -182,7 +185,7 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
       .all(pageHeaders, onlyGet);
     router.route(`${base}/login`).post(pageForm, sessionMiddleware, formBody, pageLanguage, dispatch('login'), pageError).all(pageHeaders, onlyPost);
     router.route(`${base}/consent`).post(pageForm, sessionMiddleware, formBody, pageLanguage, dispatch('consent'), pageError).all(pageHeaders, onlyPost);
-    router.route(`${base}/logout`).post(pageForm, sessionMiddleware, formBody, pageLanguage, dispatch('logout'), pageError).all(pageHeaders, onlyPost);
+    router.route(`${base}/logout`).post(pageForm, sessionMiddleware, formBody, signOutLanguage, dispatch('logout'), pageError).all(pageHeaders, onlyPost);
     if (resolved.consentsPage) {
       router.route(`${base}/consents`).get(pageHeaders, sessionMiddleware, pageLanguage, dispatch('consents'), pageError).all(pageHeaders, onlyGetOrHead);
       router.route(`${base}/consents/withdraw`).post(pageForm, sessionMiddleware, formBody, pageLanguage, dispatch('withdraw'), pageError)

@@ -11,10 +11,11 @@ import { toOAuthError } from '../http/to-oauth-error.js';
 import { withdrawConsent } from '../consents/withdraw-consent.js';
 import { requireConsents } from '../stores/check-store.js';
 import { consentsPageBody, type ConsentRow, type ConsentsPageModel } from '../views/consents-page.js';
-import { pageLanguageOf, renderError, renderLogin } from './render.js';
+import { renderError, renderLogin, writePageLanguage } from './render.js';
 import { isAllAccess } from '../checks/grant-scope.js';
 import { isConsentCurrent } from '../checks/consent-current.js';
 import { isStoreId } from '../stores/store-policy.js';
+import type { OAuthClient } from '../stores/contract.js';
 import { dayIn } from '../views/day-in.js';
 import { scopeSentence } from '../views/scope-sentence.js';
 import { redirect } from '../http/answered-by-host.js';
@@ -59,33 +60,35 @@ export function createConsentsEndpoints(context: PageContext) {
     }
     const { user } = signIn;
     bindSessionToUser(req, user);
-    const language = pageLanguageOf(res, context);
-    const m = language.messages;
     const notice = takeNotice(req);
     const consents = await requireConsents(store, 'consentsPage').consents.listConsents(user.id);
-    const rows: ConsentRow[] = [];
+    const connected: { readonly client: OAuthClient; readonly consent: (typeof consents)[number] }[] = [];
     for (const consent of consents) {
       const client = await store.clients.findClient(consent.clientId);
       // Left behind by a deleted integration (gone, or re-created under the same id since): not a connection.
       if (!client || !isConsentCurrent(consent, client)) continue;
-      rows.push({
+      connected.push({ client, consent });
+    }
+    writePageLanguage(res, context, (language) => {
+      const m = language.messages;
+      const rows: ConsentRow[] = connected.map(({ client, consent }) => ({
         clientId: client.clientId,
         clientName: client.name,
         scope: consent.scope.map((scope) => scopeSentence(scope, m, options.scopes)),
         allAccess: isAllAccess(consent.scope, options),
         grantedAt: consent.grantedAt,
+      }));
+      sendPage(res, {
+        status: 200,
+        title: m.consentsTitle,
+        productName: options.productName,
+        brandColor: options.brandColor,
+        language,
+        body: consentsPageBody(
+          { action: context.paths.withdraw, signOut: signOutOf(req, signIn), csrfToken: csrfTokenFor(req), userName: user.displayName, rows, withdrawn: notice },
+          m, language.english ? undefined : dayIn(language.tag),
+        ),
       });
-    }
-    sendPage(res, {
-      status: 200,
-      title: m.consentsTitle,
-      productName: options.productName,
-      brandColor: options.brandColor,
-      language,
-      body: consentsPageBody(
-        { action: context.paths.withdraw, signOut: signOutOf(req, signIn), csrfToken: csrfTokenFor(req), userName: user.displayName, rows, withdrawn: notice },
-        m, language.english ? undefined : dayIn(language.tag),
-      ),
     });
   }
 

@@ -8,7 +8,7 @@ import { toOAuthError } from '../http/to-oauth-error.js';
 import { signedOutPageBody, stillSignedInPageBody } from '../views/signed-out-page.js';
 import { findHostUser } from '../http/current-user.js';
 import { hostLogoutUrl } from '../http/host-logout-url.js';
-import { pageLanguageOf, renderError } from './render.js';
+import { renderError, writePageLanguage } from './render.js';
 import { endRouterSignIn } from '../http/end-router-sign-in.js';
 
 /**
@@ -24,17 +24,14 @@ import { endRouterSignIn } from '../http/end-router-sign-in.js';
 export function createLogoutEndpoint(context: PageContext) {
   const { options } = context;
 
-  const signedOut = (res: Response): void => {
-    const language = pageLanguageOf(res, context);
-    sendPage(res, {
-      status: 200,
-      title: language.messages.signedOutTitle,
-      productName: options.productName,
-      brandColor: options.brandColor,
-      language,
-      body: signedOutPageBody(options.productName, language.messages),
-    });
-  };
+  const signedOut = (res: Response): void => writePageLanguage(res, context, (language) => sendPage(res, {
+    status: 200,
+    title: language.messages.signedOutTitle,
+    productName: options.productName,
+    brandColor: options.brandColor,
+    language,
+    body: signedOutPageBody(options.productName, language.messages),
+  }));
 
   /** The signed-out page, unless the host still signs the user in (`currentUser`): its sign-in outlives the
    * router's data, so the page says so rather than "signed out". */
@@ -44,15 +41,15 @@ export function createLogoutEndpoint(context: PageContext) {
       signedOut(res);
       return;
     }
-    const language = pageLanguageOf(res, context);
-    sendPage(res, {
+    const hostSignOut = hostLogoutUrl(req, context.userAuth, options.logger);
+    writePageLanguage(res, context, (language) => sendPage(res, {
       status: 200,
       title: language.messages.stillSignedInTitle,
       productName: options.productName,
       brandColor: options.brandColor,
       language,
-      body: stillSignedInPageBody(options.productName, hostLogoutUrl(req, context.userAuth, options.logger), language.messages),
-    });
+      body: stillSignedInPageBody(options.productName, hostSignOut, language.messages),
+    }));
   }
 
   return async function logoutEndpoint(req: Request, res: Response): Promise<void> {

@@ -17,7 +17,7 @@ import { toOAuthError } from '../http/to-oauth-error.js';
 import { reportErrorAnswer } from '../metrics/channels.js';
 import { encodeLoginRequest } from '../http/login-request.js';
 import { formActionSource } from '../http/form-action-source.js';
-import { pageLanguageFor } from '../http/page-language-for.js';
+import { writeInPageLanguage } from '../http/page-language-for.js';
 import { messageHtml, messageText } from '../views/format-message.js';
 import { escapeHtml } from '../views/escape-html.js';
 import { scopeSentence } from '../views/scope-sentence.js';
@@ -33,9 +33,12 @@ export type LoginError = 'signInFailed' | 'signInFormExpired' | 'consentFormExpi
 /** An error page's description: a message of the catalogues (translated), or a text in English. */
 export type ErrorDescription = string | { readonly message: PageErrorMessage };
 
-/** The language of the page answering `res` (`pageLanguages`; English without it). */
-export function pageLanguageOf(res: Response, context: PageContext): PageLanguage {
-  return pageLanguageFor(res.req, context.options.pageLanguages ?? null, context.options.logger);
+/**
+ * Writes the page answering `res` (`write`) in its language (`pageLanguages`; English without it): the host's
+ * `choose` is asked now, a page being written, and an asynchronous one waited for (writeInPageLanguage).
+ */
+export function writePageLanguage(res: Response, context: PageContext, write: (language: PageLanguage) => void): void {
+  writeInPageLanguage(res, context.options.pageLanguages ?? null, context.options.logger, write);
 }
 
 /** The sign-in limit's wait in words: the page says when to try again, not "a few minutes". */
@@ -67,23 +70,24 @@ export function renderLogin(
   },
 ): void {
   const { redirectUri, status, errorInFields, error, ...model } = view;
-  const language = pageLanguageOf(res, context);
-  const m = language.messages;
-  sendPage(res, {
-    status: status ?? (error ? 400 : 200),
-    // The title is what a screen reader announces first on the new page: it says the attempt failed (WCAG 2.4.2, 3.3.1).
-    title: error ? m.signInErrorTitle : m.signInTitle,
-    productName: context.options.productName,
-    brandColor: context.options.brandColor,
-    language,
-    ...(redirectUri !== undefined ? { formTargets: [formActionSource(redirectUri)] } : {}),
-    body: loginPageBody({
-      action: context.paths.login, csrfToken: loginCsrfToken(req, res, context.options), productName: context.options.productName,
-      cancellable: redirectUri !== undefined, errorInFields: errorInFields ?? false, ...model,
-      errorHtml: error === null ? null : error === 'consentFormExpiredSignIn'
-        ? messageHtml(m[error], { client: `<bdi>${escapeHtml(view.clientName)}</bdi>` })
-        : escapeHtml(typeof error === 'string' ? m[error] : lockoutText(m, error.retryAfterSeconds)),
-    }, m),
+  writePageLanguage(res, context, (language) => {
+    const m = language.messages;
+    sendPage(res, {
+      status: status ?? (error ? 400 : 200),
+      // The title is what a screen reader announces first on the new page: it says the attempt failed (WCAG 2.4.2, 3.3.1).
+      title: error ? m.signInErrorTitle : m.signInTitle,
+      productName: context.options.productName,
+      brandColor: context.options.brandColor,
+      language,
+      ...(redirectUri !== undefined ? { formTargets: [formActionSource(redirectUri)] } : {}),
+      body: loginPageBody({
+        action: context.paths.login, csrfToken: loginCsrfToken(req, res, context.options), productName: context.options.productName,
+        cancellable: redirectUri !== undefined, errorInFields: errorInFields ?? false, ...model,
+        errorHtml: error === null ? null : error === 'consentFormExpiredSignIn'
+          ? messageHtml(m[error], { client: `<bdi>${escapeHtml(view.clientName)}</bdi>` })
+          : escapeHtml(typeof error === 'string' ? m[error] : lockoutText(m, error.retryAfterSeconds)),
+      }, m),
+    });
   });
 }
 
@@ -97,30 +101,31 @@ export function renderConsent(
 ): void {
   const { user } = view.signIn;
   const redirectOrigin = new URL(view.pending.redirectUri).origin;
-  const language = pageLanguageOf(res, context);
-  const m = language.messages;
-  sendPage(res, {
-    status: 200,
-    title: messageText(view.notice === true ? m.consentErrorTitle : m.consentTitle, { client: isolate(view.client.name) }),
-    productName: context.options.productName,
-    brandColor: context.options.brandColor,
-    language,
-    formTargets: [formActionSource(view.pending.redirectUri)],
-    body: consentPageBody({
-      action: context.paths.consent,
-      csrfToken: csrfTokenFor(req),
-      requestId: view.requestId,
-      resume: encodeLoginRequest(view.pending.query),
-      clientName: view.client.name,
-      userName: user.displayName,
-      scope: view.pending.scope.map((scope) => scopeSentence(scope, m, context.options.scopes)),
-      allAccess: isAllAccess(view.pending.scope, context.options),
+  writePageLanguage(res, context, (language) => {
+    const m = language.messages;
+    sendPage(res, {
+      status: 200,
+      title: messageText(view.notice === true ? m.consentErrorTitle : m.consentTitle, { client: isolate(view.client.name) }),
       productName: context.options.productName,
-      redirectOrigin,
-      consentsUrl: context.paths.consents,
-      switchAccount: !view.signIn.byHost,
-      expiredNotice: view.notice === true,
-    }, m),
+      brandColor: context.options.brandColor,
+      language,
+      formTargets: [formActionSource(view.pending.redirectUri)],
+      body: consentPageBody({
+        action: context.paths.consent,
+        csrfToken: csrfTokenFor(req),
+        requestId: view.requestId,
+        resume: encodeLoginRequest(view.pending.query),
+        clientName: view.client.name,
+        userName: user.displayName,
+        scope: view.pending.scope.map((scope) => scopeSentence(scope, m, context.options.scopes)),
+        allAccess: isAllAccess(view.pending.scope, context.options),
+        productName: context.options.productName,
+        redirectOrigin,
+        consentsUrl: context.paths.consents,
+        switchAccount: !view.signIn.byHost,
+        expiredNotice: view.notice === true,
+      }, m),
+    });
   });
 }
 
@@ -133,18 +138,19 @@ export function renderConsent(
 export function renderDenyAgain(
   req: Request, res: Response, context: PageContext, view: { requestId: string; clientName: string; redirectUri: string },
 ): void {
-  const language = pageLanguageOf(res, context);
-  const m = language.messages;
-  sendPage(res, {
-    status: 403,
-    title: messageText(m.consentErrorTitle, { client: isolate(view.clientName) }),
-    productName: context.options.productName,
-    brandColor: context.options.brandColor,
-    language,
-    formTargets: [formActionSource(view.redirectUri)],
-    body: denyAgainPageBody({
-      action: context.paths.login, csrfToken: loginCsrfToken(req, res, context.options), requestId: view.requestId, clientName: view.clientName,
-    }, m),
+  writePageLanguage(res, context, (language) => {
+    const m = language.messages;
+    sendPage(res, {
+      status: 403,
+      title: messageText(m.consentErrorTitle, { client: isolate(view.clientName) }),
+      productName: context.options.productName,
+      brandColor: context.options.brandColor,
+      language,
+      formTargets: [formActionSource(view.redirectUri)],
+      body: denyAgainPageBody({
+        action: context.paths.login, csrfToken: loginCsrfToken(req, res, context.options), requestId: view.requestId, clientName: view.clientName,
+      }, m),
+    });
   });
 }
 
@@ -157,16 +163,17 @@ export function renderDenyAgain(
 export function renderError(
   res: Response, context: PageContext, status: number, error: string, description: ErrorDescription, audience: 'user' | 'developer' = 'user',
 ): void {
-  const language = pageLanguageOf(res, context);
-  const m = language.messages;
-  const translated = typeof description !== 'string';
-  sendPage(res, {
-    status,
-    title: m.errorTitle,
-    productName: context.options.productName,
-    brandColor: context.options.brandColor,
-    language,
-    body: errorPageBody(error, translated ? m[description.message] : description, audience, m, translated || language.english ? null : 'en'),
+  writePageLanguage(res, context, (language) => {
+    const m = language.messages;
+    const translated = typeof description !== 'string';
+    sendPage(res, {
+      status,
+      title: m.errorTitle,
+      productName: context.options.productName,
+      brandColor: context.options.brandColor,
+      language,
+      body: errorPageBody(error, translated ? m[description.message] : description, audience, m, translated || language.english ? null : 'en'),
+    });
   });
 }
 

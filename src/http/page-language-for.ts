@@ -2,6 +2,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from '../options.js';
 import { lookUpLanguage } from './accept-language-lookup.js';
+import { answeredByHost } from './answered-by-host.js';
 import { ENGLISH_PAGES, type PageLanguage, type ResolvedPageLanguages } from '../views/page-languages.js';
 
 /**
@@ -12,6 +13,10 @@ export const CHOOSE_TIMEOUT_MS = 1000;
 
 /** Chosen once per request: a page and its error page agree, and the host's hook runs once. */
 const chosen = new WeakMap<Request, PageLanguage>();
+/** Requests whose route lets a page wait for an asynchronous `choose` (createLazyPageLanguage), until it is asked. */
+const mayWait = new WeakSet<Request>();
+/** The wait under way for a request's `choose`: a second page write of the request (none is expected) joins it. */
+const waiting = new WeakMap<Request, Promise<PageLanguage>>();
 const warned = new WeakSet<ResolvedPageLanguages>();
 /** What the wait for a slow `choose` ends with. */
 const TIMED_OUT = Symbol('timed out');
@@ -65,8 +70,8 @@ function settle(req: Request, languages: ResolvedPageLanguages, choice: PageLang
  * The page language of `req`: `choose`'s answer when it names an available language, else the best of Accept-Language
  * among them (q-values, then the header's order; each range looked up, so `zh-Hant-TW` matches `zh-Hant` and `de-CH`
  * matches `de`: `lookUpLanguage`), else English, which is also the answer to no header or `*`. An asynchronous
- * `choose`'s answer is the one `awaitPageLanguage` waited for; a page written before it ran (a 405, a form refused
- * before it is read) cannot wait, and is negotiated.
+ * `choose`'s answer is the one `writeInPageLanguage` (or the sign-out's `awaitPageLanguage`) waited for; a page written
+ * where none may wait (a 405, a form refused before it is read) takes a synchronous answer, and is else negotiated.
  * @see RFC 9110 §12.5.4 (Accept-Language), RFC 4647 §3.4 (lookup).
  */
 export function pageLanguageFor(req: Request | undefined, languages: ResolvedPageLanguages | null, logger: Logger): PageLanguage {
@@ -80,11 +85,36 @@ export function pageLanguageFor(req: Request | undefined, languages: ResolvedPag
   return settle(req, languages, languageOf(languages, answer));
 }
 
+/** Waits for `answer` (a thenable `choose` gave), at most CHOOSE_TIMEOUT_MS, and records the language it leads to. */
+function waitForChoice(req: Request, languages: ResolvedPageLanguages, logger: Logger, answer: PromiseLike<unknown>): Promise<PageLanguage> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<typeof TIMED_OUT>((resolve) => { timer = setTimeout(resolve, CHOOSE_TIMEOUT_MS, TIMED_OUT); });
+  // Promise.race handles the hook's rejection even when it comes after the timeout.
+  return Promise.race([Promise.resolve(answer), timeout]).then((tag) => {
+    if (tag === TIMED_OUT) logOnce(languages, logger, `did not answer within ${CHOOSE_TIMEOUT_MS} ms`);
+    return tag === TIMED_OUT ? undefined : languageOf(languages, tag);
+  }, (err: unknown) => {
+    logOnce(languages, logger, `rejected (${err instanceof Error ? err.message : String(err)})`);
+    return undefined;
+  }).finally(() => clearTimeout(timer)).then((choice) => settle(req, languages, choice));
+}
+
 /**
- * Route middleware, mounted only where `choose` is set, before a page's handler: runs the hook once and, when it
- * answers a Promise (an `async` hook reading a profile), waits for it, at most `CHOOSE_TIMEOUT_MS`. A rejection or a
- * timeout (logged once) leaves the page to Accept-Language; a synchronous answer is taken at once, without a turn of
- * the event loop.
+ * Route middleware, mounted only where `choose` is set, before a page's handler (the session and form read): lets the
+ * page that handler may write wait for an asynchronous `choose` (`writeInPageLanguage`). It asks nothing itself, so an
+ * answer that writes no page (a redirect with a code or an error, a `prompt=none` answer, a sign-in's redirect) never
+ * waits for the hook, nor runs it.
+ */
+export function createLazyPageLanguage(): RequestHandler {
+  return function lazyPageLanguage(req: Request, _res: Response, next: NextFunction): void {
+    mayWait.add(req);
+    next();
+  };
+}
+
+/**
+ * Route middleware for a route that always answers with a page and changes the session first (the sign-out): the hook
+ * runs, and a Promise it answers is waited for, before the handler, so it still sees the user signing out.
  */
 export function createAwaitPageLanguage(languages: ResolvedPageLanguages, logger: Logger): RequestHandler {
   return function awaitPageLanguage(req: Request, _res: Response, next: NextFunction): void {
@@ -95,23 +125,43 @@ export function createAwaitPageLanguage(languages: ResolvedPageLanguages, logger
       next();
       return;
     }
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<typeof TIMED_OUT>((resolve) => { timer = setTimeout(resolve, CHOOSE_TIMEOUT_MS, TIMED_OUT); });
-    // Promise.race handles the hook's rejection even when it comes after the timeout.
-    Promise.race([Promise.resolve(answer), timeout]).then((tag) => {
-      if (tag === TIMED_OUT) logOnce(languages, logger, `did not answer within ${CHOOSE_TIMEOUT_MS} ms`);
-      return tag === TIMED_OUT ? undefined : languageOf(languages, tag);
-    }, (err: unknown) => {
-      logOnce(languages, logger, `rejected (${err instanceof Error ? err.message : String(err)})`);
-      return undefined;
-    }).then((choice) => {
-      clearTimeout(timer);
-      settle(req, languages, choice);
-      next();
-    }, (err: unknown) => {
-      // A host logger that threw: the page is still answered, by the error handler.
-      clearTimeout(timer);
-      next(err);
-    });
+    // A host logger that threw: the page is still answered, by the error handler.
+    waitForChoice(req, languages, logger, answer).then(() => next(), (err: unknown) => next(err));
   };
+}
+
+/**
+ * Writes a page (`write`) in the language of `res`'s request: at once when it is known, or `choose` is synchronous, or
+ * the route does not let pages wait (createLazyPageLanguage); else once an asynchronous `choose` has answered, at most
+ * CHOOSE_TIMEOUT_MS later, unless the host has answered meanwhile (answeredByHost). The hook is asked here, when a
+ * page is written, and not before: an answer without a page never waits for it.
+ * @see RFC 9110 §12.5.4.
+ */
+export function writeInPageLanguage(
+  res: Response, languages: ResolvedPageLanguages | null, logger: Logger, write: (language: PageLanguage) => void,
+): void {
+  const req = res.req as Request | undefined;
+  if (languages === null || languages.choose === null || req === undefined || chosen.has(req) || !mayWait.has(req)) {
+    write(pageLanguageFor(req, languages, logger));
+    return;
+  }
+  let wait = waiting.get(req);
+  if (wait === undefined) {
+    const answer = callChoose(req, languages, logger);
+    if (!isThenable(answer)) {
+      write(settle(req, languages, languageOf(languages, answer)));
+      return;
+    }
+    wait = waitForChoice(req, languages, logger, answer);
+    waiting.set(req, wait);
+  }
+  wait.then((language) => {
+    if (!answeredByHost(res)) write(language);
+  }).catch((err: unknown) => {
+    // A host logger that threw, or a page that failed to render: Express's error handling answers, as for a throw
+    // from the handler itself.
+    const next = (req as { next?: NextFunction }).next;
+    if (!res.headersSent && next !== undefined) next(err);
+    else res.destroy(err instanceof Error ? err : undefined);
+  });
 }

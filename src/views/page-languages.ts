@@ -16,10 +16,11 @@ export interface PageLanguagesOptions {
   readonly catalogues: Readonly<Record<string, PageCatalogue>>;
   /**
    * Picks the language of a page before Accept-Language is looked at, e.g. from the user's profile or a cookie:
-   * one of `available` (the catalogues' tags and `en`), or `null`/`undefined` to negotiate. It runs once per request
-   * to a page address, after the router's session and form are read. It may answer a Promise (an `async` hook reading
-   * a profile store): the page waits for it, at most one second; a synchronous answer is taken
-   * without waiting. A tag not in `available` is ignored; a throw, a rejection or a timeout is logged once and the
+   * one of `available` (the catalogues' tags and `en`), or `null`/`undefined` to negotiate. It runs at most once per
+   * request, when a page is written (after the router's session and form are read; the sign-out's, before it ends
+   * the sign-in): an answer without a page (a redirect with a code or an error, a `prompt=none` answer) does not run
+   * it. It may answer a Promise (an `async` hook reading a profile store): the page waits for it, at most one second;
+   * a synchronous answer is taken without waiting. A tag not in `available` is ignored; a throw, a rejection or a timeout is logged once and the
    * page negotiated. A page answered before the request is read (a 405, a form refused as cross-site or unreadable)
    * does not wait for a Promise.
    */

@@ -254,6 +254,42 @@ describe('RFC 9110 §12.5.4: the pages in the language Accept-Language prefers a
     }
   }, 20_000);
 
+  it('choose() is asked only for a page: an answer that writes none (a code, an error or a prompt=none redirect, a sign-in\'s redirect) neither runs it nor waits for it', async () => {
+    // Never answers for the requests under test (marked); the pages around them get a synchronous null.
+    const asked: string[] = [];
+    const choose = (req: { headers: Record<string, unknown>; originalUrl: string }) => {
+      if (req.headers['x-under-test'] === undefined) return null;
+      asked.push(req.originalUrl);
+      return new Promise<string>(() => {});
+    };
+    const t = await createTestApp({ pageLanguages: { ...LANGUAGES, choose }, loginRateLimit: false });
+    const agent = request.agent(t.app);
+    const url = `/oauth2/authorize?${authorizeQuery(t.codeClient, { state: 'lazy' })}`;
+    // Not signed in, prompt=none: login_required, at once.
+    const silent = await agent.get(`${url}&prompt=none`).set('X-Under-Test', '1');
+    expect(silent.status).toBe(302);
+    expect(new URL(silent.headers.location!).searchParams.get('error')).toBe('login_required');
+    // A request the integration got wrong (its redirect_uri checked): the error redirect.
+    const refused = await agent.get(`${url}&code_challenge_method=plain&code_challenge=x`).set('X-Under-Test', '1');
+    expect(new URL(refused.headers.location!).searchParams.has('error')).toBe(true);
+    // The sign-in's redirect back to the authorization request, and the consent form's Allow: a code.
+    const login = await agent.get(url);
+    const signedIn = await agent.post('/oauth2/login').set('X-Under-Test', '1').type('form').send({
+      csrf_token: hiddenField(login.text, 'csrf_token'), request_id: hiddenField(login.text, 'request_id'), username: USER.username, password: USER.password,
+    });
+    expect(signedIn.status).toBe(303);
+    const consent = (await agent.get(signedIn.headers.location!)).text;
+    const allowed = await agent.post('/oauth2/consent').set('X-Under-Test', '1').type('form')
+      .send({ csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), decision: 'allow' });
+    expect(new URL(allowed.headers.location!).searchParams.get('code')).toBeTruthy();
+    // A remembered consent, and prompt=none signed in: a code from the GET itself.
+    const remembered = await agent.get(url).set('X-Under-Test', '1');
+    expect(remembered.status).toBe(302);
+    expect(new URL(remembered.headers.location!).searchParams.get('code')).toBeTruthy();
+    expect(new URL((await agent.get(`${url}&prompt=none`).set('X-Under-Test', '1')).headers.location!).searchParams.get('code')).toBeTruthy();
+    expect(asked).toEqual([]);
+  });
+
   it('choose() cannot reorder the languages negotiation reads: a page for a browser without Accept-Language stays English', async () => {
     // `available` was the router's own list: sorted in place by a hook, it put `ar` first, the answer to no header.
     const choose = (_req: unknown, available: readonly string[]) => { (available as string[]).sort(); return null; };
