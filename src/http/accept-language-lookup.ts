@@ -1,4 +1,5 @@
 // Which of the host's page languages an Accept-Language header asks for: RFC 4647 lookup, range by range.
+import { grandfatheredTag } from '../views/grandfathered-tags.js';
 
 /** Ranges read from one header: a browser sends a handful, so more than this is noise, not preference. */
 const MAX_RANGES = 64;
@@ -11,6 +12,22 @@ interface Range {
   readonly range: string;
   readonly q: number;
   readonly order: number;
+}
+
+/**
+ * A range in lower case, a grandfathered tag as the catalogues' tags are written (`canonicalTag`): its Preferred-Value
+ * (`i-klingon` looks up `tlh`, `en-GB-oed` looks up `en-GB-oxendict`, then `en-GB`), or, without one (`i-default`),
+ * itself, which the lookup then cuts to nothing (`i` is a singleton), so only that whole tag matches it.
+ * @see RFC 5646 §2.2.8, §4.5; RFC 4647 §3.4.
+ */
+function rangeOf(range: string): string {
+  const grandfathered = grandfatheredTag(range);
+  if (grandfathered === undefined) return range.toLowerCase();
+  try {
+    return (Intl.getCanonicalLocales(grandfathered)[0] ?? grandfathered).toLowerCase();
+  } catch {
+    return grandfathered;
+  }
 }
 
 /** The header's ranges with their weights, best first (q, then the header's order); malformed entries are skipped. */
@@ -26,7 +43,7 @@ function rangesOf(header: string): Range[] {
       if (weight === null) { q = -1; break; }
       q = Number(weight[1]);
     }
-    if (q >= 0) ranges.push({ range: range.toLowerCase(), q, order: ranges.length });
+    if (q >= 0) ranges.push({ range: rangeOf(range), q, order: ranges.length });
   }
   return ranges.sort((a, b) => b.q - a.q || a.order - b.order);
 }

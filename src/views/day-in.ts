@@ -6,6 +6,13 @@
  * @see ECMA-402 §11 (Intl.DateTimeFormat).
  */
 export function dayIn(tag: string): (date: Date) => string {
-  const format = new Intl.DateTimeFormat(tag, { dateStyle: 'long', timeZone: 'UTC' });
+  let format: Intl.DateTimeFormat;
+  try {
+    format = new Intl.DateTimeFormat(tag, { dateStyle: 'long', timeZone: 'UTC' });
+  } catch {
+    // A tag no locale stands for (private use, `x-klingon`; grandfathered without a preferred value, `i-default`):
+    // `Intl` refuses it, and the page writes the day as the English one does.
+    return (date) => date.toISOString().slice(0, 10);
+  }
   return (date) => format.format(date);
 }

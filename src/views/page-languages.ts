@@ -3,6 +3,7 @@ import type { Request } from 'express';
 import { OptionsError, onlyKnownKeys } from '../options-error.js';
 import { ENGLISH_PAGE_MESSAGES, PAGE_MESSAGE_PLACEHOLDERS, type PageCatalogue, type PageMessages } from './page-messages.js';
 import { textDirection } from './text-direction.js';
+import { grandfatheredTag } from './grandfathered-tags.js';
 
 /** What `choose` answers: an available tag, or `null`/`undefined` to leave the page to Accept-Language. */
 export type PageLanguageChoice = string | null | undefined;
@@ -103,12 +104,16 @@ const PRIVATE_USE_TAG = /^x(?:-[a-z0-9]{1,8})+$/i;
 /**
  * The canonical form of a catalogue's tag. A private-use tag is well-formed BCP 47 that `Intl` refuses (it is no
  * locale), so it is checked by its own grammar and written in lower case; private-use subtags after a language
- * (`en-x-corp`) `Intl` takes as they are.
+ * (`en-x-corp`) `Intl` takes as they are. A grandfathered tag, which `Intl` refuses too, is its registry's
+ * Preferred-Value (`i-klingon` is `tlh`, `zh-guoyu` is `cmn`, which `Intl` writes `zh`), or, without one
+ * (`i-default`), itself in lower case.
  * @throws RangeError for an ill-formed tag.
- * @see RFC 5646 §2.1 (privateuse), §2.1.1 (case), §2.2.7 (private use subtags).
+ * @see RFC 5646 §2.1 (privateuse, grandfathered), §2.1.1 (case), §2.2.7 (private use subtags), §2.2.8, §4.5.
  */
 function canonicalTag(given: string): string {
   if (PRIVATE_USE_TAG.test(given)) return given.toLowerCase();
+  const grandfathered = grandfatheredTag(given);
+  if (grandfathered !== undefined) return grandfathered === given.toLowerCase() ? grandfathered : canonicalTag(grandfathered);
   const [tag] = Intl.getCanonicalLocales(given);
   if (tag === undefined) throw new RangeError(given);
   return tag;

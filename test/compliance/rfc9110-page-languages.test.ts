@@ -4,7 +4,7 @@
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { createTestApp, REDIRECT_URI, USER } from '../helpers/app.js';
-import { authorizeQuery, hiddenField } from '../helpers/browser-flow.js';
+import { authorizeQuery, hiddenField, signInAndGetConsent } from '../helpers/browser-flow.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 import { registerClient } from '../../src/clients/register-client.js';
@@ -157,6 +157,43 @@ describe('RFC 9110 §12.5.4: the pages in the language Accept-Language prefers a
     // Ill-formed tags are still refused: a singleton with nothing after it, a subtag longer than 8.
     for (const tag of ['x', 'x-', 'en-x', 'x-klingonese', 'x--a']) {
       await expect(createTestApp({ pageLanguages: { catalogues: { [tag]: FRENCH } } }), tag).rejects.toThrow(/BCP 47/);
+    }
+  });
+
+  it('grandfathered tags (RFC 5646 §2.2.8) are catalogues and ranges too: as their registry Preferred-Value (§4.5), else matched whole, any case', async () => {
+    const catalogues = { 'i-klingon': { signInTitle: 'nuqneH' }, 'I-Default': { signInTitle: 'Sign in (default)' }, 'en-GB-oed': { signInTitle: 'Sign in, Oxford' }, de: GERMAN };
+    const pageLanguages: OAuthRouterOptions['pageLanguages'] = { catalogues };
+    // `i-klingon` is `tlh`, in the catalogue's tag and in the header's range alike.
+    const klingon = await loginPage({ pageLanguages }, 'I-KLINGON, de;q=0.5');
+    expect(htmlTag(klingon)).toBe('<html lang="tlh">');
+    expect(klingon.headers['content-language']).toBe('tlh');
+    expect(klingon.text).toContain('<h1>nuqneH</h1>');
+    expect(htmlTag(await loginPage({ pageLanguages }, 'tlh'))).toBe('<html lang="tlh">');
+    // No Preferred-Value: the tag itself, in lower case, which only the whole tag finds (`i` is no language).
+    expect(htmlTag(await loginPage({ pageLanguages }, 'i-DEFAULT, de;q=0.5'))).toBe('<html lang="i-default">');
+    expect(htmlTag(await loginPage({ pageLanguages }, 'i-enochian, de;q=0.5'))).toBe('<html lang="de">');
+    // `en-GB-oed` is `en-GB-oxendict`; `en-GB` is looked up as `en`, not as it.
+    expect(htmlTag(await loginPage({ pageLanguages }, 'en-gb-oed'))).toBe('<html lang="en-GB-oxendict">');
+    expect(htmlTag(await loginPage({ pageLanguages }, 'en-GB, de;q=0.5'))).toBe('<html lang="en">');
+    // A catalogue under a grandfathered tag and one under its preferred value are one language.
+    await expect(createTestApp({ pageLanguages: { catalogues: { 'i-klingon': FRENCH, tlh: FRENCH } } })).rejects.toThrow(/is tlh again/);
+    // Ill-formed tags are still refused: `i-` with an unregistered subtag, a bare singleton, a grandfathered tag extended.
+    for (const tag of ['i-foo', 'i', 'i-klingon-x', 'i-default-de']) {
+      await expect(createTestApp({ pageLanguages: { catalogues: { [tag]: FRENCH } } }), tag).rejects.toThrow(/BCP 47/);
+    }
+  });
+
+  it('the connected-applications page in a language no locale stands for (private use, grandfathered without a preferred value): the day as in English, no 500', async () => {
+    for (const tag of ['x-klingon', 'i-default']) {
+      const t = await createTestApp({ pageLanguages: { catalogues: { [tag]: { consentsTitle: 'Connected (custom)' } } } });
+      const agent = request.agent(t.app);
+      const consent = await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient));
+      await agent.post('/oauth2/consent').type('form')
+        .send({ csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), decision: 'allow' });
+      const page = await agent.get('/oauth2/consents').set('Accept-Language', tag);
+      expect(page.status, tag).toBe(200);
+      expect(htmlTag(page)).toBe(`<html lang="${tag}">`);
+      expect(page.text).toMatch(/Allowed on <time datetime="[^"]+">\d{4}-\d{2}-\d{2}<\/time>/);
     }
   });
 
