@@ -1,8 +1,13 @@
-// PostgreSQL and Redis stores for the bench: each run in its own schema or key prefix, removed afterwards.
+// PostgreSQL, Redis and Redis Cluster stores for the bench: each run in its own schema or key prefix, removed afterwards.
 import { randomBytes } from 'node:crypto';
 
 export const DEFAULT_POSTGRES_URL = process.env.OAUTH_BENCH_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test';
 export const DEFAULT_REDIS_URL = process.env.OAUTH_BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
+/** `host:port,host:port` of some of a Redis Cluster's nodes (the test cluster's when the bench's is not set). */
+export const DEFAULT_REDIS_CLUSTER_NODES = process.env.OAUTH_BENCH_REDIS_CLUSTER_NODES || process.env.OAUTH_TEST_REDIS_CLUSTER_NODES || '127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002';
+
+/** The listed nodes of a cluster (`host:port,…`), each as a `redis://` URL. */
+export const clusterNodeUrls = (nodes) => nodes.split(',').map((node) => node.trim()).filter(Boolean).map((node) => `redis://${node}`);
 
 /** A schema or key-prefix name no other run uses. */
 export function benchName(kind) {
@@ -36,8 +41,55 @@ export async function deleteRedisPrefix(url, prefix) {
       if (keys.length > 0) await client.sendCommand(['UNLINK', ...keys]);
     } while (cursor !== '0');
   } finally {
-    if (typeof client.close === 'function') await client.close();
-    else await client.quit();
+    await closeClient(client);
+  }
+}
+
+/**
+ * How many keys under `prefix` match `pattern` (a glob after the prefix, e.g. `rl:*`), by SCAN on each of `urls`
+ * (one Redis, or a cluster's masters: on a cluster a key starts with the prefix or with `{` and the prefix).
+ */
+export async function countRedisKeys(urls, prefix, pattern = '*') {
+  const { createClient } = await import('redis');
+  let total = 0;
+  for (const url of urls) {
+    const client = createClient({ url });
+    await client.connect();
+    try {
+      for (const match of urls.length > 1 ? [`${prefix}${pattern}`, `{${prefix}${pattern}`] : [`${prefix}${pattern}`]) {
+        let cursor = '0';
+        do {
+          const [next, keys] = await client.sendCommand(['SCAN', cursor, 'MATCH', match, 'COUNT', '10000']);
+          cursor = next;
+          total += keys.length;
+        } while (cursor !== '0');
+      }
+    } finally {
+      await closeClient(client);
+    }
+  }
+  return total;
+}
+
+/** Deletes every key under a bench prefix on each master of a cluster (SCAN per node, then one UNLINK per key: keys of several slots cannot share one). */
+export async function deleteRedisClusterPrefix(urls, prefix) {
+  if (!/^bench_[a-z]+_\d+_[0-9a-f]{8}:$/.test(prefix)) throw new Error(`refusing to delete keys under ${prefix}: not a bench prefix`);
+  const { createClient } = await import('redis');
+  for (const url of urls) {
+    const client = createClient({ url });
+    await client.connect();
+    try {
+      for (const match of [`${prefix}*`, `{${prefix}*`]) {
+        let cursor = '0';
+        do {
+          const [next, keys] = await client.sendCommand(['SCAN', cursor, 'MATCH', match, 'COUNT', '10000']);
+          cursor = next;
+          for (const key of keys) await client.sendCommand(['UNLINK', key]);
+        } while (cursor !== '0');
+      }
+    } finally {
+      await closeClient(client);
+    }
   }
 }
 
@@ -65,6 +117,21 @@ export async function openRedisStore(url, prefix, cleanups) {
   cleanups.push(() => store.close());
   return store;
 }
+
+/** The Redis store on a cluster (`host:port,…` of its nodes) under `prefix`, or under a fresh prefix deleted at cleanup. */
+export async function openRedisClusterStore(nodes, prefix, cleanups) {
+  const { createRedisStore } = await import('express-oauth-router/stores/redis');
+  const owned = !prefix;
+  const name = prefix ?? `${benchName('cluster')}:`;
+  const rootNodes = clusterNodeUrls(nodes);
+  if (owned) cleanups.push(() => deleteRedisClusterPrefix(rootNodes, name));
+  const store = await createRedisStore({ cluster: { rootNodes }, prefix: name, logger: quietLogger });
+  cleanups.push(() => store.close());
+  return store;
+}
+
+/** node-redis v5's close, or v4's quit. */
+const closeClient = (client) => (typeof client.close === 'function' ? client.close() : client.quit());
 
 // Stopping the child closes connections under load: those warnings are not findings.
 const quietLogger = { warn: () => {} };

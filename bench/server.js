@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { writeHeapSnapshot } from 'node:v8';
 import express from 'express';
 import { toDictionaryProperties } from '../dist/http/dictionary-properties.js';
-import { DEFAULT_POSTGRES_URL, DEFAULT_REDIS_URL } from './bench-stores.js';
+import { DEFAULT_POSTGRES_URL, DEFAULT_REDIS_CLUSTER_NODES, DEFAULT_REDIS_URL } from './bench-stores.js';
 
 // --app baseline                  a bare Express 5 app: GET /baseline → { ok: true }
 // --app oauth --store sqlite|memory [--token-format opaque|jwt] [--jwt-check-revocation] [--count]
@@ -21,6 +21,8 @@ import { DEFAULT_POSTGRES_URL, DEFAULT_REDIS_URL } from './bench-stores.js';
 // Store options of --app oauth (bench/run.js, bench/scale.js):
 //   --store postgres|redis      with --pg-url / --redis-url; a fresh schema / key prefix, dropped at stop,
 //                               unless --pg-schema / --redis-prefix name one that the caller owns (seeded data)
+//   --store redis-cluster       the Redis store on a cluster, --redis-cluster-nodes host:port,… (default: the test
+//                               cluster's, OAUTH_TEST_REDIS_CLUSTER_NODES); --redis-prefix as for redis
 //   --sqlite-file PATH          use this file (the caller's, kept) instead of a temp file
 //   --sweep-seconds N           the store's sweepIntervalSeconds (default: the store's default)
 //   --jwt-check-revocation      jwt: { checkRevocation: true }: requireBearer also requires a JWT's record, through
@@ -43,6 +45,11 @@ import { DEFAULT_POSTGRES_URL, DEFAULT_REDIS_URL } from './bench-stores.js';
 //                               line (bench/bench-integrations.js names their secrets), for bench/integrations.js
 //   --trust-proxy               Express's `trust proxy` on, so that X-Forwarded-For names the source the rate limits
 //                               count (bench/soak.js: bad credentials from many addresses)
+//   --rate-limits in-process    the store's rateLimits tier left out: the limits count in this process, in the counters
+//                               the router makes itself for a store without one (createMemoryRateLimits(), no sweep
+//                               timer), made here instead so that bench/soak.js can sample how many keys they hold
+//   --rate-limit-window-seconds N   windowSeconds of both clientAuthRateLimit and loginRateLimit (default theirs,
+//                               300 and 900 s), so that a soak outlasts several windows
 //   --port N                    listen on N (default 0: any free port)
 //   --user NAME:PASSWORD        the one account verifyCredentials accepts (bench/soak.js signs in and leaves the
 //                               consent page unanswered); without it every sign-in fails
@@ -59,6 +66,9 @@ const { values: args } = parseArgs({
     'pg-schema': { type: 'string' },
     'redis-url': { type: 'string', default: DEFAULT_REDIS_URL },
     'redis-prefix': { type: 'string' },
+    'redis-cluster-nodes': { type: 'string', default: DEFAULT_REDIS_CLUSTER_NODES },
+    'rate-limits': { type: 'string', default: 'store' },
+    'rate-limit-window-seconds': { type: 'string' },
     'sweep-seconds': { type: 'string' },
     'bearer-cache': { type: 'string', default: 'on' },
     codes: { type: 'string', default: '0' },
@@ -82,6 +92,8 @@ if (args['trust-proxy']) app.set('trust proxy', true);
 const server = createServer(app);
 const cleanups = [];
 let stopping = false;
+/** What bench/soak.js samples of the rate-limit counters kept in this process: their keys, or the memory store's records. */
+let counterSizes = () => ({});
 
 async function stop() {
   if (stopping) return;
@@ -116,7 +128,7 @@ function soakSample() {
   globalThis.gc?.();
   const resources = {};
   for (const type of process.getActiveResourcesInfo()) resources[type] = (resources[type] ?? 0) + 1;
-  return { ...process.memoryUsage(), gc: typeof globalThis.gc === 'function', resources, fds: readdirSync('/proc/self/fd').length };
+  return { ...process.memoryUsage(), gc: typeof globalThis.gc === 'function', resources, fds: readdirSync('/proc/self/fd').length, ...counterSizes() };
 }
 process.on('disconnect', stop); // the runner is gone: do not outlive it
 
@@ -125,6 +137,11 @@ function dictionaryMode(req, res, next) {
   toDictionaryProperties(req);
   toDictionaryProperties(res);
   next();
+}
+
+/** `store` with `rateLimits` in place of its own tier; every other tier (and close, sweepExpired…) still the store's. */
+function withRateLimits(store, rateLimits) {
+  return new Proxy(store, { get: (target, name) => (name === 'rateLimits' ? rateLimits : Reflect.get(target, name, target)) });
 }
 
 async function buildOAuthApp(port) {
@@ -145,15 +162,28 @@ async function buildOAuthApp(port) {
     const { createMemoryStore } = await import('express-oauth-router/stores/memory');
     store = createMemoryStore();
     cleanups.push(() => store.close?.());
+    // Its rate-limit windows are not counted apart: every record (codes, tokens, tombstones, windows), ended ones until swept.
+    const memory = store;
+    counterSizes = () => ({ memoryStoreRecords: memory.recordCount() });
   } else if (args.store === 'postgres') {
     const { openPostgresStore } = await import('./bench-stores.js');
     store = await openPostgresStore(args['pg-url'], args['pg-schema'], sweep, cleanups);
   } else if (args.store === 'redis') {
     const { openRedisStore } = await import('./bench-stores.js');
     store = await openRedisStore(args['redis-url'], args['redis-prefix'], cleanups);
+  } else if (args.store === 'redis-cluster') {
+    const { openRedisClusterStore } = await import('./bench-stores.js');
+    store = await openRedisClusterStore(args['redis-cluster-nodes'], args['redis-prefix'], cleanups);
   } else {
     throw new Error(`unknown --store ${args.store}`);
   }
+  if (args['rate-limits'] === 'in-process') {
+    // router.ts's own fallback, `createMemoryRateLimits().rateLimits`, the same module the package runs (dist).
+    const { createMemoryRateLimits } = await import('../dist/stores/memory/rate-limits.js');
+    const counters = createMemoryRateLimits();
+    store = withRateLimits(store, counters.rateLimits);
+    counterSizes = () => ({ inProcessRateLimitKeys: counters.size() });
+  } else if (args['rate-limits'] !== 'store') throw new Error(`unknown --rate-limits ${args['rate-limits']}`);
   let counter = null;
   if (args.count) {
     const { countStoreCalls } = await import('./counting-store.js');
@@ -170,6 +200,11 @@ async function buildOAuthApp(port) {
   if (args['token-format'] !== 'opaque') options.accessTokenFormat = args['token-format'];
   if (args['jwt-check-revocation']) options.jwt = { checkRevocation: true };
   if (args['bearer-cache'] === 'off') options.bearerCache = false;
+  if (args['rate-limit-window-seconds'] !== undefined) {
+    const windowSeconds = Number(args['rate-limit-window-seconds']);
+    options.clientAuthRateLimit = { windowSeconds };
+    options.loginRateLimit = { windowSeconds };
+  }
   // --user NAME:PASSWORD (bench/soak.js) is the one account that signs in; without it nobody does.
   const [userName, userPassword] = args.user ? [args.user.slice(0, args.user.indexOf(':')), args.user.slice(args.user.indexOf(':') + 1)] : [];
   const verifyCredentials = async (name, password) => (args.user && name === userName && password === userPassword ? { id: name, displayName: name } : null);

@@ -18,15 +18,28 @@
 // last sample, growth of the heap after GC and of the descriptors). The server listens on --port (default: any free one);
 // --token-format jwt issues JWT access tokens (requireBearer then checks signatures, through its verified-token memory).
 // --snapshots DIR writes a heap snapshot after the first sample and one at the end (bench/heap-diff.js compares them).
+// The rate-limit counters' own rows and keys are sampled too (do they level off past the windows, or grow with each
+// made-up client_id and address?): rows of SQLite's and PostgreSQL's rate_limits table (in a file / schema this run
+// makes and removes), keys under the prefix's `rl:` by SCAN on Redis and on each listed cluster node, and the keys of
+// the in-process counters (--rate-limits in-process: the store's tier left out) or, on --store memory, all its records.
+//   node bench/soak.js --store memory --rate-limit-window-seconds 60 --minutes 6
+//   node bench/soak.js --store redis-cluster --redis-cluster-nodes 127.0.0.1:7000,127.0.0.1:7001 --minutes 6
+//   node bench/soak.js --store sqlite --rate-limits in-process --minutes 6
+// --rate-limit-window-seconds N shortens both limits' windows (300 and 900 s by default), so a run outlasts several.
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseCli, failCli } from './parse-cli.js';
 import { startServer } from './spawn-server.js';
 import { benchCode } from './mint-codes.js';
-import { DEFAULT_POSTGRES_URL, DEFAULT_REDIS_URL } from './bench-stores.js';
+import {
+  DEFAULT_POSTGRES_URL, DEFAULT_REDIS_CLUSTER_NODES, DEFAULT_REDIS_URL, benchName, clusterNodeUrls, countRedisKeys,
+  deleteRedisClusterPrefix, deleteRedisPrefix, dropPostgresSchema,
+} from './bench-stores.js';
 
 const cli = parseCli(import.meta.url, {
   store: { type: 'string', default: 'sqlite' },
@@ -37,6 +50,9 @@ const cli = parseCli(import.meta.url, {
   'pg-url': { type: 'string', default: DEFAULT_POSTGRES_URL },
   'redis-url': { type: 'string', default: DEFAULT_REDIS_URL },
   'redis-prefix': { type: 'string' },
+  'redis-cluster-nodes': { type: 'string', default: DEFAULT_REDIS_CLUSTER_NODES },
+  'rate-limits': { type: 'string', default: 'store' },
+  'rate-limit-window-seconds': { type: 'string' },
   snapshots: { type: 'string' },
   port: { type: 'string', default: '0' },
   mix: { type: 'string' },
@@ -60,8 +76,36 @@ const USER = 'soak-user';
 const PASSWORD = randomBytes(12).toString('base64url');
 const serverArgs = ['--app', 'oauth', '--store', cli.store, '--codes', String(codes), '--trust-proxy', '--user', `${USER}:${PASSWORD}`, '--port', cli.port,
   '--token-format', cli['token-format']];
-if (cli.store === 'postgres') serverArgs.push('--pg-url', cli['pg-url']);
-if (cli.store === 'redis') serverArgs.push('--redis-url', cli['redis-url'], ...(cli['redis-prefix'] ? ['--redis-prefix', cli['redis-prefix']] : []));
+// The store's place is this run's (a temp file, a schema, a key prefix unless given), so its counters can be counted
+// from here; removed at the end, as bench/server.js removes its own.
+const removals = [];
+let sqliteFile = null;
+let pgSchema = null;
+let redisPrefix = cli['redis-prefix'];
+const redisUrls = cli.store === 'redis-cluster' ? clusterNodeUrls(cli['redis-cluster-nodes']) : [cli['redis-url']];
+if (cli.store === 'sqlite') {
+  const dir = mkdtempSync(join(tmpdir(), 'oauth-soak-'));
+  sqliteFile = join(dir, 'oauth.sqlite');
+  serverArgs.push('--sqlite-file', sqliteFile);
+  removals.push(() => rmSync(dir, { recursive: true, force: true }));
+}
+if (cli.store === 'postgres') {
+  pgSchema = benchName('pg');
+  serverArgs.push('--pg-url', cli['pg-url'], '--pg-schema', pgSchema);
+  removals.push(() => dropPostgresSchema(cli['pg-url'], pgSchema));
+}
+if (cli.store === 'redis' || cli.store === 'redis-cluster') {
+  if (!redisPrefix) {
+    redisPrefix = `${benchName(cli.store === 'redis' ? 'redis' : 'cluster')}:`;
+    const prefix = redisPrefix;
+    removals.push(() => (cli.store === 'redis' ? deleteRedisPrefix(cli['redis-url'], prefix) : deleteRedisClusterPrefix(redisUrls, prefix)));
+  }
+  serverArgs.push('--redis-prefix', redisPrefix);
+  if (cli.store === 'redis') serverArgs.push('--redis-url', cli['redis-url']);
+  else serverArgs.push('--redis-cluster-nodes', cli['redis-cluster-nodes']);
+}
+serverArgs.push('--rate-limits', cli['rate-limits']);
+if (cli['rate-limit-window-seconds']) serverArgs.push('--rate-limit-window-seconds', cli['rate-limit-window-seconds']);
 const server = await startServer(serverArgs, { nodeArgs: ['--expose-gc'], readyTimeoutMs: 600_000 });
 const { port, pid } = server;
 
@@ -251,6 +295,20 @@ if (cli.store === 'postgres') {
   await pgClient.connect();
   pgDatabase = new URL(cli['pg-url']).pathname.slice(1);
 }
+let sqlite = null;
+if (sqliteFile) {
+  const { default: Database } = await import('better-sqlite3');
+  sqlite = new Database(sqliteFile, { readonly: true, fileMustExist: true });
+  sqlite.pragma('busy_timeout = 5000');
+}
+/** Rows or keys of the store's rate-limit counters (null for a store whose counters this process cannot see). */
+async function rateLimitRows() {
+  if (cli['rate-limits'] === 'in-process') return null;
+  if (sqlite) return sqlite.prepare('SELECT count(*) FROM rate_limits').pluck().get();
+  if (pgClient) return (await pgClient.query(`SELECT count(*)::int AS n FROM "${pgSchema}".rate_limits`)).rows[0].n;
+  if (redisPrefix) return countRedisKeys(redisUrls, redisPrefix, 'rl:*');
+  return null;
+}
 function ask(message, reply) {
   return new Promise((resolve) => {
     const child = server.child;
@@ -282,7 +340,10 @@ async function sample() {
     const { rows } = await pgClient.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [pgDatabase]);
     row.pgBackends = rows[0].n;
   }
-  if (cli.store === 'redis') row.redisConnections = connectionsTo(new URL(cli['redis-url']).port || 6379);
+  if (redisPrefix) row.redisConnections = redisUrls.reduce((sum, url) => sum + connectionsTo(new URL(url).port || 6379), 0);
+  row.rateLimitRows = await rateLimitRows();
+  if (s.inProcessRateLimitKeys !== undefined) row.inProcessRateLimitKeys = s.inProcessRateLimitKeys;
+  if (s.memoryStoreRecords !== undefined) row.memoryStoreRecords = s.memoryStoreRecords;
   process.stdout.write(`${JSON.stringify(row)}\n`);
   return row;
 }
@@ -306,6 +367,12 @@ process.stdout.write(`${JSON.stringify({
   store: cli.store, minutes, sent, codesMinted: codes, codesUsed: nextCode, statuses,
   start: first, end: last, peakRssMB: Math.max(...samples.map((row) => row.rssMB)),
   tokenFormat: cli['token-format'], heapGrowthMB: +(last.heapUsedMB - first.heapUsedMB).toFixed(2), fdGrowth: last.fds - first.fds,
+  rateLimits: cli['rate-limits'], rateLimitWindowSeconds: cli['rate-limit-window-seconds'] ?? 'default',
+  rateLimitRows: [first.rateLimitRows, last.rateLimitRows, Math.max(...samples.map((row) => row.rateLimitRows ?? 0))],
+  ...(last.inProcessRateLimitKeys !== undefined ? { inProcessRateLimitKeys: [first.inProcessRateLimitKeys, last.inProcessRateLimitKeys] } : {}),
+  ...(last.memoryStoreRecords !== undefined ? { memoryStoreRecords: [first.memoryStoreRecords, last.memoryStoreRecords] } : {}),
 })}\n`);
 await pgClient?.end();
+sqlite?.close();
 await server.stop();
+for (const removal of removals.reverse()) await removal();
