@@ -11,6 +11,12 @@ interface Window {
 const DEFAULT_MAX_KEYS = 100_000;
 /** What a full map is brought down to, so the scan that makes room runs once per many new keys, not for each. */
 const ROOM_AFTER_EVICTION = 0.9;
+/**
+ * Windows looked at, for an end, each time a window starts. More than one, so the look-through outpaces the keys it
+ * must cover: a window ended is gone within one pass, and a pass takes half as many new windows as the map holds, so
+ * the map holds at most twice the live windows (without a sweep timer, which the router's own counters do not have).
+ */
+const LOOKS_PER_NEW_WINDOW = 2;
 
 /**
  * Counters made here: in one process's memory, so their keys reach no database, log or APM span of a store call.
@@ -45,13 +51,30 @@ export interface MemoryRateLimits {
  * `maxKeys` keys are kept: past that, a hit first sweeps ended windows and then forgets the live windows that
  * counted least (down to nine tenths, so the scan is paid once per many keys; see `evict`), so an attacker cycling
  * through usernames, client_ids or addresses cannot exhaust memory, nor push out a count that holds a guesser back
- * (a forgotten key counts afresh). A window released back to zero is dropped at once: an
+ * (a forgotten key counts afresh). Below the cap, each window started also looks at the next two in turn and drops
+ * those ended (`lookThrough`), so with no sweep timer (the router's own counters have none) ended windows do not pile
+ * up to the cap: the map holds at most about twice the live windows. A window released back to zero is dropped at once: an
  * attempt refused before its check (a blocked source trying made-up usernames) leaves no key behind, so such a
  * flood cannot push out the counters that block it.
  * @see RFC 6819 §5.1.4.2.3 (lock accounts), RFC 6585 §4.
  */
 export function createMemoryRateLimits(ready: () => Promise<void> = async () => undefined, maxKeys = DEFAULT_MAX_KEYS): MemoryRateLimits {
   const windows = new Map<string, Window>();
+  /** Where the look-through stands: a Map's iterator goes on past deletions and reaches windows added behind it. */
+  let cursor: Iterator<[string, Window]> | null = null;
+
+  /** Looks at the next few windows in turn and drops those ended: amortized, so no hit scans the map. */
+  function lookThrough(now: number): void {
+    for (let i = 0; i < LOOKS_PER_NEW_WINDOW; i++) {
+      cursor ??= windows.entries();
+      const next = cursor.next();
+      if (next.done === true) {
+        cursor = null;
+        return;
+      }
+      if (next.value[1].resetAt <= now) windows.delete(next.value[0]);
+    }
+  }
 
   function sweep(now: number): void {
     for (const [key, window] of windows) if (window.resetAt <= now) windows.delete(key);
@@ -122,6 +145,7 @@ export function createMemoryRateLimits(ready: () => Promise<void> = async () => 
           current.count += 1;
           return view(current);
         }
+        lookThrough(at);
         if (!windows.has(key) && windows.size >= maxKeys) {
           sweep(at);
           if (windows.size >= maxKeys) evict(windows.size - Math.floor(maxKeys * ROOM_AFTER_EVICTION));
