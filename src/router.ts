@@ -195,7 +195,10 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
       ['logout', 'POST'], ...(resolved.consentsPage ? [['consents', 'GET'], ['consents/withdraw', 'POST']] as const : [])];
     for (const [page, method] of pages) addresses.set(`${base}/${page}`, { method, kind: 'page' });
     // Both issuers publish the same keys, so no dispatch by issuer is needed. Another method is 405, not the host's 404.
-    if (jwks) router.route(`${base}/jwks`).get(jwks).all(documentMethodNotAllowed);
+    if (jwks) {
+      router.route(`${base}/jwks`).get(jwks).all(documentMethodNotAllowed);
+      addresses.set(`${base}/jwks`, { method: 'GET', kind: 'document' });
+    }
     // RFC 8414 §3.1 inserts the well-known segment before the issuer's path; the appended form is what many
     // clients try for issuers with a path, so both answer.
     // Cached for five minutes; with two issuers on this path, chosen by host and kept from shared caches (private:
@@ -209,7 +212,10 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     const appended = `${prefix}/.well-known/oauth-authorization-server`;
     const metadataHandler: RequestHandler = candidates.length > 1
       ? (req, res, next) => { res.vary('Host'); res.vary('X-Forwarded-Host'); metadata(req, res, next); } : metadata;
-    for (const path of new Set([inserted, appended])) router.route(path).get(metadataHandler).all(documentMethodNotAllowed);
+    for (const path of new Set([inserted, appended])) {
+      router.route(path).get(metadataHandler).all(documentMethodNotAllowed);
+      addresses.set(path, { method: 'GET', kind: 'document' });
+    }
   }
 
   serveDirectly(router, direct, (baseUrl) => resolved.logger.warn(
@@ -239,6 +245,6 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     events: resolved.events,
     admin: createOAuthAdmin(store, { events: resolved.events, scopes: Object.keys(resolved.scopes) }),
     health: createHealth(store, keyRing, resolved),
-    errorHandler: createRouterErrorHandler(resolved, addresses, pageError, pageHeaders),
+    errorHandler: createRouterErrorHandler(resolved, router, addresses, pageError, pageHeaders),
   };
 }

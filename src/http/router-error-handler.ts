@@ -1,5 +1,5 @@
 // The host-mountable error handler: what a host's body parser refused on the router's addresses, answered the router's way.
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorRequestHandler, RequestHandler, Router } from 'express';
 import type { ResolvedOptions } from '../options.js';
 import { fromBodyParser, isBodyParserRefusal } from './from-body-parser.js';
 import { sendTokenEndpointError } from './send-token-endpoint-error.js';
@@ -7,8 +7,11 @@ import { sendTokenEndpointError } from './send-token-endpoint-error.js';
 /** How one of the router's routes answers, and to which method it is served. */
 export interface RouterAddress {
   readonly method: 'GET' | 'POST';
-  /** `page`: login, consent, sign-out and connected-applications forms; else an RFC 6749 §5.2 JSON endpoint. */
-  readonly kind: 'page' | 'token' | 'revocation' | 'introspection';
+  /**
+   * `page`: login, consent, sign-out and connected-applications forms; `document`: the metadata and the JWKS, whose
+   * GET reads no body; else an RFC 6749 §5.2 JSON endpoint.
+   */
+  readonly kind: 'page' | 'document' | 'token' | 'revocation' | 'introspection';
 }
 
 /**
@@ -26,15 +29,19 @@ function routeKey(url: string): string | null {
 
 /**
  * Builds `oauth.errorHandler`. A refusal a host's body parser (express.json, express.urlencoded, body-parser) raised
- * before the router saw a request to one of its routes (its path and method) is answered as the router answers an
- * unreadable body: 400 `invalid_request` JSON with the SPEC §4.2 headers at the JSON endpoints, the error page (413,
- * 415, 400) on the forms. Every other error passes on to the host's handler untouched: one on another path or
- * method, one raised after the response started, and one that is no body parser's refusal (a host's 401, 403 or
- * 429, a bug).
- * @see RFC 6749 §5.2, RFC 7009 §2.2.1, RFC 7662 §2.3, RFC 6749 §4.1.2.1 (errors shown, never redirected).
+ * before the router saw a request to one of its addresses is answered the router's way. With the route's method, as
+ * the router answers an unreadable body: 400 `invalid_request` JSON with the SPEC §4.2 headers at the JSON
+ * endpoints, the error page (413, 415, 400) on the forms. With another method, and with GET or HEAD on the metadata
+ * and the JWKS, whose answers never depend on a body, the request goes back through `router` as if the parser had
+ * not run: the route's 405 (the method is wrong whatever the body) or the document. Every other error passes on to
+ * the host's handler untouched: one on another path, one raised after the response started, and one that is no body
+ * parser's refusal (a host's 401, 403 or 429, a bug).
+ * @see RFC 6749 §5.2, RFC 7009 §2.2.1, RFC 7662 §2.3, RFC 6749 §4.1.2.1 (errors shown, never redirected), RFC 9110
+ * §15.5.6 (405), §9.3.1 (a GET's content has no meaning).
  */
 export function createRouterErrorHandler(
-  options: ResolvedOptions, addresses: ReadonlyMap<string, RouterAddress>, pageError: ErrorRequestHandler, pageHeaders: readonly RequestHandler[],
+  options: ResolvedOptions, router: Router, addresses: ReadonlyMap<string, RouterAddress>, pageError: ErrorRequestHandler,
+  pageHeaders: readonly RequestHandler[],
 ): ErrorRequestHandler {
   const routes = new Map([...addresses].map(([path, address]) => [routeKey(path)!, address]));
   let misMountedLogged = false;
@@ -54,8 +61,14 @@ export function createRouterErrorHandler(
     }
     const key = res.headersSent || !isBodyParserRefusal(err) ? null : routeKey(req.originalUrl);
     const address = key === null ? undefined : routes.get(key);
-    if (address === undefined || address.method !== req.method) {
+    if (address === undefined) {
       next(err);
+      return;
+    }
+    if (address.method !== req.method || address.kind === 'document') {
+      // The handlers that answer here read no body (a 405, a prebuilt document). Should the router pass the request
+      // on all the same (a sub-app's path that is not the router's), the host's handler gets the refusal, as before.
+      router(req, res, (after?: unknown) => next(after === undefined || after === null || after === 'route' || after === 'router' ? err : after));
       return;
     }
     const refusal = fromBodyParser(err);

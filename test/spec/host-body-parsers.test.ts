@@ -2,6 +2,7 @@
 // body: the same answers with no host parser, a global express.urlencoded({ extended: true, limit: '1mb' }),
 // a global express.json(), and both.
 import type { AddressInfo } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import express from 'express';
 import request from 'supertest';
@@ -10,6 +11,7 @@ import { FORM_BODY_LIMIT } from '../../src/http/read-form.js';
 import { basic, createTestApp, type TestApp } from '../helpers/app.js';
 import { authorizeQuery, obtainCode } from '../helpers/browser-flow.js';
 import { openLoginForm, redeemCode } from '../helpers/spec-requests.js';
+import { listen } from '../helpers/raw-http.js';
 
 // The last column: the host's parser is an extended (qs) one, which turns `a[]=` and `a[b]=` into arrays and objects.
 const HOSTS: ReadonlyArray<readonly [string, express.RequestHandler[], boolean]> = [
@@ -248,19 +250,17 @@ describe('oauth.errorHandler: what a host parser refused on the router\'s addres
     expect(res.headers['x-frame-options']).toBe('DENY');
   });
 
-  it('passes on what is no body-parser refusal (a host\'s 403), and refusals on paths or methods the router does not route', async () => {
+  it('passes on what is no body-parser refusal (a host\'s 403), and refusals on paths the router does not route', async () => {
     const app = await createHost(true);
     const blocked = await request(app).post('/oauth2/token').set('X-Blocked', '1').type('form').send('grant_type=client_credentials');
     expect(blocked.status).toBe(500);
     expect(blocked.text).toContain('<pre>Error: blocked');
-    // Paths Express does not route to the token endpoint (dot segments, encoded dots, a doubled slash),
-    // and a method it answers with 405: the host's handler, as for any other route.
+    // Paths Express does not route to the token endpoint (dot segments, encoded dots, a doubled slash): the host's
+    // handler, as for any other route. (A wrong method on the router's own paths is its 405: see below.)
     for (const path of ['/oauth2/./token', '/oauth2/x/../token', '/oauth2/%2e/token', '//evil/oauth2/token']) {
       const res = await request(app).post(path).set('Content-Type', 'application/json').send('{');
       expect(res.text, path).toContain('<pre>');
     }
-    const get = await request(app).get('/oauth2/token').set('Content-Type', 'application/json').send('{');
-    expect(get.text).toContain('<pre>');
     const withoutConsents = await createHost(true, false);
     const consents = await request(withoutConsents).post('/oauth2/consents/withdraw').type('form').send(`a=${'b'.repeat(2048)}`);
     expect(consents.text).toContain('<pre>');
@@ -336,5 +336,106 @@ describe('a host parser that lets through more fields than the call stack holds 
   it('login form: a body over the limit whatever its nesting is 413, never a 500', async () => {
     const res = await chunked('/oauth2/login', nested);
     expect(res.status).toBe(413);
+  });
+});
+
+describe('oauth.errorHandler behind Express defaults, express.json() and express.urlencoded(): a wrong method is 405 whatever the body', () => {
+  let server: Awaited<ReturnType<typeof listen>>;
+
+  beforeAll(async () => {
+    const { createTestRouter } = await import('../helpers/app.js');
+    const { createMemoryStore } = await import('../../src/stores/memory/index.js');
+    const oauth = createTestRouter(createMemoryStore(), { legacy: { issuer: 'http://auth.test/legacy' }, accessTokenFormat: 'jwt' });
+    // A host on Express's defaults (X-Powered-By on, Express's own HTML error page): no error handler of its own.
+    const app = express();
+    app.use(express.json());
+    app.use(express.urlencoded());
+    app.use(oauth.router);
+    app.put('/api/v1/envelopes', (_req, res) => { res.json({ ok: true }); });
+    app.use(oauth.errorHandler);
+    server = await listen(app);
+  });
+  afterAll(async () => { await server.close(); });
+
+  /**
+   * One request on a connection of its own: node:http sends a GET's body too, which fetch refuses to (its length
+   * given, or node:http would write it unframed after the head).
+   */
+  function send(method: string, path: string, body?: string, type = 'application/json') {
+    const framing = body === undefined ? {} : { 'Content-Type': type, 'Content-Length': String(Buffer.byteLength(body)) };
+    return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port: server.port, agent: false, method, path, headers: { Host: 'auth.test', ...framing } },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => { text += chunk; });
+          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text }));
+        });
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+  const JSON_ENDPOINTS = ['/oauth2/token', '/oauth2/revoke', '/oauth2/introspect', '/legacy/oauth2/token', '/legacy/oauth2/introspect'];
+  const DOCUMENTS = ['/.well-known/oauth-authorization-server', '/.well-known/oauth-authorization-server/legacy',
+    '/legacy/.well-known/oauth-authorization-server', '/oauth2/jwks', '/legacy/oauth2/jwks'];
+
+  it('the token, revocation and introspection endpoints, both issuers: another method with malformed JSON is 405, Allow: POST (RFC 9110 §15.5.6)', async () => {
+    for (const path of JSON_ENDPOINTS) {
+      for (const method of ['PUT', 'PATCH', 'DELETE', 'GET']) {
+        const res = await send(method, path, '{x}');
+        expect(res.status, `${method} ${path}`).toBe(405);
+        expect(res.headers.allow, `${method} ${path}`).toBe('POST');
+        expect(res.headers['x-powered-by'], `${method} ${path}`).toBeUndefined();
+        expect(JSON.parse(res.text), `${method} ${path}`).toEqual({ error: 'invalid_request', error_description: 'this endpoint accepts only POST' });
+      }
+    }
+  });
+
+  it('the metadata and the JWKS, both issuers: another method with malformed JSON is 405, Allow: GET, HEAD', async () => {
+    for (const path of DOCUMENTS) {
+      for (const method of ['PUT', 'POST', 'DELETE']) {
+        const res = await send(method, path, '{x}');
+        expect(res.status, `${method} ${path}`).toBe(405);
+        expect(res.headers.allow, `${method} ${path}`).toBe('GET, HEAD');
+        expect(res.headers['x-powered-by'], `${method} ${path}`).toBeUndefined();
+        expect(JSON.parse(res.text), `${method} ${path}`).toEqual({ error: 'invalid_request', error_description: 'this endpoint accepts only GET and HEAD' });
+      }
+    }
+  });
+
+  it('the metadata and the JWKS: a GET whose body is malformed JSON gets the document, as a GET without a body (RFC 9110 §9.3.1)', async () => {
+    for (const path of DOCUMENTS) {
+      const [plain, withBody] = [await send('GET', path), await send('GET', path, '{x}')];
+      expect(plain.status, path).toBe(200);
+      expect(withBody.status, path).toBe(200);
+      expect(withBody.text, path).toBe(plain.text);
+      expect(withBody.headers['content-type'], path).toBe(plain.headers['content-type']);
+      expect(withBody.headers['access-control-allow-origin'], path).toBe('*');
+      expect(withBody.headers['x-powered-by'], path).toBeUndefined();
+    }
+  });
+
+  it('the forms: another method with malformed JSON or a form over the host\'s limit is the 405 page, Allow: POST', async () => {
+    for (const path of ['/oauth2/login', '/oauth2/consent', '/legacy/oauth2/logout']) {
+      for (const [body, type] of [['{x}', 'application/json'], [`a=${'b'.repeat(200 * 1024)}`, 'application/x-www-form-urlencoded']] as const) {
+        const res = await send('PUT', path, body, type);
+        expect(res.status, `${type} ${path}`).toBe(405);
+        expect(res.headers.allow, `${type} ${path}`).toBe('POST');
+        expect(res.headers['x-frame-options'], `${type} ${path}`).toBe('DENY');
+        expect(res.headers['x-powered-by'], `${type} ${path}`).toBeUndefined();
+      }
+    }
+    const authorize = await send('POST', '/oauth2/authorize', '{x}');
+    expect(authorize.status).toBe(405);
+    expect(authorize.headers.allow).toBe('GET');
+  });
+
+  it('leaves the host\'s own routes and paths the router does not route to the host (Express\'s 400 page, X-Powered-By)', async () => {
+    for (const path of ['/api/v1/envelopes', '/oauth2/tokens', '/.well-known/oauth-authorization-server/other']) {
+      const res = await send('PUT', path, '{x}');
+      expect(res.status, path).toBe(400);
+      expect(res.headers['content-type'], path).toMatch(/^text\/html/);
+      expect(res.headers['x-powered-by'], path).toBe('Express');
+    }
   });
 });
