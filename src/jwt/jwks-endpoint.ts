@@ -10,19 +10,21 @@ export const JWKS_MAX_AGE_MS = 60_000;
 /**
  * Serves `{ "keys": [ … ] }`: every published key (the signer and keys still inside their retirement
  * window) as a public JWK with kty, crv/x/y or n/e, kid, alg and use "sig". Never a private member.
- * Cached a minute: a resource server that meets an unknown kid is expected to fetch again anyway.
+ * Cached a minute: a resource server that meets an unknown kid is expected to fetch again anyway. Every answer,
+ * the store's 503 too, carries `Access-Control-Allow-Origin: *`, so a browser app reads the refusal it got.
  * @see RFC 7517 §4, §5, RFC 9068 §4 (keys from the AS's metadata `jwks_uri`), RFC 8414 §2.
  */
 export function createJwksEndpoint(keys: KeyRing, source: OutageSource) {
   return async function jwksEndpoint(_req: Request, res: Response): Promise<void> {
     // The router's answer, not the host's app: it names no framework, as its JSON endpoints and pages do not.
     res.removeHeader('X-Powered-By');
+    // Readable from any origin, its refusals too: a browser app shown a 503 without it sees a CORS error instead.
+    res.setHeader('Access-Control-Allow-Origin', '*');
     try {
       const published = await keys.publishedKeys();
       const body = Buffer.from(JSON.stringify({ keys: published.map((key) => key.publicJwk) }), 'utf8');
       res.setHeader('Content-Type', 'application/json; charset=utf-8');
       res.setHeader('Cache-Control', `public, max-age=${JWKS_MAX_AGE_MS / 1000}`);
-      res.setHeader('Access-Control-Allow-Origin', '*');
       res.setHeader('X-Content-Type-Options', 'nosniff');
       res.setHeader('Content-Length', body.length);
       res.end(body);

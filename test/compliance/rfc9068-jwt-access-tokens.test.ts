@@ -11,6 +11,7 @@ import { createMemoryStore } from '../../src/stores/memory/index.js';
 import type { Store } from '../../src/stores/contract.js';
 import { generateSigningKeyRecord } from '../../src/jwt/generate-signing-key.js';
 import { PUBLICATION_DELAY_MS } from '../../src/jwt/store-key-ring.js';
+import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
 
 const JWT = { accessTokenFormat: 'jwt' } as const;
 
@@ -116,6 +117,23 @@ describe('RFC 9068 JWT access tokens (store-generated keys)', () => {
         expect(res.headers['content-length'], `${method} ${path}`).toBe(String(Buffer.byteLength(res.text)));
         expect(res.body, `${method} ${path}`).toEqual({ error: 'invalid_request', error_description: 'this endpoint accepts only GET and HEAD' });
       }
+    }
+  });
+
+  it('the JWKS\'s 503 while the store is down is readable from any origin, as its 200 is: a browser sees the 503, not a CORS error', async () => {
+    const down = await createTestApp(JWT);
+    const keys = down.store.keys! as unknown as Record<string, unknown>;
+    for (const method of Object.keys(keys)) {
+      if (typeof keys[method] === 'function') keys[method] = async () => { throw new StoreUnavailableError('store down'); };
+    }
+    for (const path of ['/oauth2/jwks', '/legacy/oauth2/jwks']) {
+      const [ok, refused] = [await request(t.app).get(path).set('Origin', 'https://spa.example'),
+        await request(down.app).get(path).set('Origin', 'https://spa.example')];
+      expect(ok.status, path).toBe(200);
+      expect(refused.status, path).toBe(503);
+      expect(refused.body, path).toEqual({ error: 'temporarily_unavailable' });
+      expect(refused.headers['access-control-allow-origin'], path).toBe(ok.headers['access-control-allow-origin']);
+      expect(refused.headers['access-control-allow-origin'], path).toBe('*');
     }
   });
 
