@@ -44,7 +44,7 @@ export function createMetadataEndpoint(metadata: Record<string, unknown>, shared
   return function metadataEndpoint(_req: Request, res: Response): void {
     // The router's answer, not the host's app: it names no framework, as its JSON endpoints and pages do not.
     res.removeHeader('X-Powered-By');
-    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Type', 'application/json;charset=UTF-8');
     res.setHeader('Cache-Control', cacheControl);
     res.setHeader('Access-Control-Allow-Origin', '*');
     // Readable from any origin: never to be sniffed as script or HTML (the host's helmet may not cover the router).

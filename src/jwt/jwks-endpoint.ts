@@ -23,7 +23,7 @@ export function createJwksEndpoint(keys: KeyRing, source: OutageSource) {
     try {
       const published = await keys.publishedKeys();
       const body = Buffer.from(JSON.stringify({ keys: published.map((key) => key.publicJwk) }), 'utf8');
-      res.setHeader('Content-Type', 'application/json; charset=utf-8');
+      res.setHeader('Content-Type', 'application/json;charset=UTF-8');
       res.setHeader('Cache-Control', `public, max-age=${JWKS_MAX_AGE_MS / 1000}`);
       res.setHeader('X-Content-Type-Options', 'nosniff');
       res.setHeader('Content-Length', body.length);
@@ -34,7 +34,7 @@ export function createJwksEndpoint(keys: KeyRing, source: OutageSource) {
       // (a replacer that drops `error` made the body `{}`) and adds an ETag.
       const body = Buffer.from(JSON.stringify({ error: oauthError.error }), 'utf8');
       res.statusCode = oauthError.status;
-      res.setHeader('Content-Type', 'application/json; charset=utf-8');
+      res.setHeader('Content-Type', 'application/json;charset=UTF-8');
       res.setHeader('Cache-Control', 'no-store');
       res.setHeader('X-Content-Type-Options', 'nosniff');
       res.setHeader('Content-Length', body.length);

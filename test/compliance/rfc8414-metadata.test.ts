@@ -30,6 +30,12 @@ describe('RFC 8414 authorization server metadata', () => {
       expect(typeof res.body).toBe('object');
     });
 
+    it('says Content-Type as every JSON answer of the router does, its own 405 and SPEC §4.2\'s token answers', async () => {
+      const [res, wrongMethod] = [await get(), await request(t.app).put(path)];
+      expect(res.headers['content-type']).toBe('application/json;charset=UTF-8');
+      expect(res.headers['content-type']).toBe(wrongMethod.headers['content-type']);
+    });
+
     it('is never sniffed as another type: X-Content-Type-Options: nosniff beside Access-Control-Allow-Origin: * (the Fetch standard)', async () => {
       const res = await get();
       expect(res.headers['x-content-type-options']).toBe('nosniff');

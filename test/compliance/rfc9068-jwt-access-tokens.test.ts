@@ -91,7 +91,8 @@ describe('RFC 9068 JWT access tokens (store-generated keys)', () => {
     for (const path of ['/oauth2/jwks', '/legacy/oauth2/jwks']) {
       const res = await request(t.app).get(path);
       expect(res.status).toBe(200);
-      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      // As every JSON answer of the router says it, the token endpoint's (SPEC §4.2) and the JWKS's own 405.
+      expect(res.headers['content-type']).toBe('application/json;charset=UTF-8');
       expect(res.headers['x-content-type-options']).toBe('nosniff');
     }
   });
@@ -132,6 +133,7 @@ describe('RFC 9068 JWT access tokens (store-generated keys)', () => {
       expect(ok.status, path).toBe(200);
       expect(refused.status, path).toBe(503);
       expect(refused.body, path).toEqual({ error: 'temporarily_unavailable' });
+      expect(refused.headers['content-type'], path).toBe('application/json;charset=UTF-8');
       expect(refused.headers['access-control-allow-origin'], path).toBe(ok.headers['access-control-allow-origin']);
       expect(refused.headers['access-control-allow-origin'], path).toBe('*');
     }
