@@ -89,6 +89,7 @@ async function rotatingFlood(h: Host): Promise<{ statuses: number[]; ips: (strin
 
 const LIMITED = [401, 401, 401, 429, 429, 429];
 const proxyWarnings = (h: Host) => h.logged.filter((m) => m.includes('X-Forwarded-For'));
+const everyHopWarnings = (h: Host) => h.logged.filter((m) => m.includes('trusts every hop'));
 
 describe('trust proxy: the source the client-authentication limit counts, and the audit ip', () => {
   it.each([
@@ -129,6 +130,36 @@ describe('trust proxy: the source the client-authentication limit counts, and th
     const { statuses, ips } = await rotatingFlood(h);
     expect(statuses).toEqual([401, 401, 401, 401, 401, 401]);
     expect(ips).toEqual(['198.51.100.1', '198.51.100.2', '198.51.100.3', '198.51.100.4', '198.51.100.5', '198.51.100.6']);
+  });
+
+  it.each([
+    { setting: 'true', mounting: { parent: true } },
+    { setting: 'a function trusting every address', mounting: { parent: () => true } },
+    { setting: 'true in a sub-app under a parent trusting 1 hop', mounting: { parent: 1, sub: true } },
+  ])('$setting trusts every hop: the router warns once that a client chooses its own address, with or without X-Forwarded-For', async ({ mounting }) => {
+    const h = await host(mounting);
+    await request(h.app).post('/oauth2/token').type('form')
+      .set('Authorization', basic({ clientId: h.client.clientId, clientSecret: 'a-wrong-guess' })).send({ grant_type: 'client_credentials' });
+    expect(everyHopWarnings(h)).toHaveLength(1);
+    await rotatingFlood(h);
+    expect(everyHopWarnings(h)).toHaveLength(1);
+    expect(everyHopWarnings(h)[0]).toContain("app.set('trust proxy'");
+    expect(proxyWarnings(h)).toEqual(everyHopWarnings(h));
+  });
+
+  it.each([
+    { setting: 'unset', mounting: {} },
+    { setting: '1 hop', mounting: { parent: 1 } },
+    { setting: '2 hops', mounting: { parent: 2 } },
+    { setting: '3 hops', mounting: { parent: 3 } },
+    { setting: "'loopback'", mounting: { parent: 'loopback' } },
+    { setting: "'loopback, 10.0.0.0/8'", mounting: { parent: 'loopback, 10.0.0.0/8' } },
+    { setting: 'a function trusting the proxy\'s address at every hop', mounting: { parent: (address: string) => address === PEER } },
+    { setting: 'a sub-app trusting 1 hop under a parent trusting every hop', mounting: { parent: true, sub: 1 } },
+  ])('$setting does not trust every hop: no such warning', async ({ mounting }) => {
+    const h = await host(mounting);
+    await rotatingFlood(h);
+    expect(everyHopWarnings(h)).toEqual([]);
   });
 
   it.each([
@@ -174,6 +205,12 @@ describe('trust proxy: the source the sign-in limit counts', () => {
     expect(await rotatingSignIns(h)).toEqual([400, 400, 400, 429, 429]);
     expect(new Set(h.seen.filter((event) => event.type === 'login.failed').map((event) => event.ip))).toEqual(new Set([CLIENT]));
     expect(proxyWarnings(h)).toEqual([]);
+  });
+
+  it('with trust proxy true, the sign-in limit warns once that a client chooses its own address', async () => {
+    const h = await host({ parent: true });
+    await rotatingSignIns(h);
+    expect(everyHopWarnings(h)).toHaveLength(1);
   });
 
   it('with an address list that misses the proxy, sign-ins count against the proxy\'s address and the router warns once', async () => {
