@@ -12,7 +12,8 @@ import { oauthErrorBody, toErrorBody } from '../errors.js';
 import { singleAuthorizationHeader } from '../http/authorization-header.js';
 import { checkScopeTokens } from '../checks/scope.js';
 import { looksLikeJws } from '../jwt/verify-access-token.js';
-import { heldScope, isAllAccess } from '../checks/grant-scope.js';
+import { heldScope, isAllAccess, isKnownScope } from '../checks/grant-scope.js';
+import { OptionsError } from '../options-error.js';
 import { createBearerCache, type BearerCache } from './bearer-cache.js';
 import { describeStoreError } from '../stores/describe-store-error.js';
 import { setRequestAuth } from '../http/request-auth.js';
@@ -54,6 +55,8 @@ function reject(source: OAuthEvents, res: Response, status: number, challenge: s
  *   `req.auth.scope` leaves it out; a token left with no scope it knows → 401 `invalid_token` (`heldScope`);
  * - store outage → 503 `temporarily_unavailable`.
  * On success `req.auth` tells the handler who the token is for.
+ * A required scope the server does not know (outside a non-empty `scopes` option) is refused when `requireBearer` is
+ * called, with an `OptionsError`, as a malformed one is with a `TypeError`: no scoped token could hold it.
  * With `verifyJwt` (accessTokenFormat 'jwt'), a token of JWS compact shape is verified by signature and
  * claims, with no store round trip (so a revoked JWT stays usable until it expires, unless
  * `jwt.checkRevocation` also requires its record, through the same cache as opaque tokens); any other token
@@ -125,6 +128,14 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
       ? bearerOptions.scope.split(' ').filter(Boolean)
       : [...(bearerOptions.scope ?? [])];
     checkScopeTokens(required);
+    // A scope outside a non-empty vocabulary is granted to nobody (grantableScopes), so the route would admit no scoped
+    // token, only all-access ones: a typo the host would otherwise meet in production, where its integrations are
+    // scoped, after tests with a SPEC integration passed. Refused here, when the host mounts its routes.
+    const unknown = required.find((scope) => !isKnownScope(scope, options));
+    if (unknown !== undefined) {
+      throw new OptionsError('requireBearer.scope', `names ${JSON.stringify(unknown)}, which is not a key of the scopes option `
+        + `(${Object.keys(options.scopes).join(', ')}): no token limited to scopes could ever reach the route`);
+    }
     const scopeText = required.join(' ');
 
     /** Answers 401 `invalid_token`, or 403 when the scope falls short; otherwise admits the request. */

@@ -10,7 +10,7 @@ import { decodeJwt } from '../helpers/jwt.js';
 import { createOAuthRouter } from '../../src/router.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { registerClient } from '../../src/clients/register-client.js';
-import type { OAuthRouterOptions } from '../../src/options.js';
+import { OptionsError, type OAuthRouterOptions } from '../../src/options.js';
 import type { Store } from '../../src/stores/contract.js';
 
 const SCOPES = { 'envelopes:read': 'See your envelopes', 'envelopes:sign': 'Sign envelopes for you' };
@@ -375,6 +375,42 @@ describe('allAccessWithoutScopes: false makes every integration scoped', () => {
 
   it('the option must be a boolean: anything else throws at start-up, naming the key', async () => {
     await expect(createScopeHost({ allAccessWithoutScopes: 'no' as unknown as boolean })).rejects.toThrow(/allAccessWithoutScopes/);
+  });
+});
+
+describe('requireBearer requires only scopes the server knows', () => {
+  /** A router on an empty store, with the vocabulary `scopes`. */
+  function routerOf(scopes: Record<string, string>) {
+    return createOAuthRouter(createMemoryStore(), createTestUserAuth(new Set()), {
+      issuer: 'http://auth.test', session: { secret: 'test-session-secret-0123456789' }, logger: { warn() {}, error() {} }, scopes,
+    });
+  }
+
+  it('a scope outside a non-empty scopes option is an OptionsError when requireBearer is called, naming it and the known ones', () => {
+    const oauth = routerOf(SCOPES);
+    for (const scope of ['envelopes:raed', ['envelopes:read', 'envelopes:raed'], 'envelopes:read envelopes:raed']) {
+      let thrown: unknown;
+      try { oauth.requireBearer({ scope }); } catch (err) { thrown = err; }
+      expect(thrown, JSON.stringify(scope)).toBeInstanceOf(OptionsError);
+      expect((thrown as Error).message).toBe('express-oauth-router: option "requireBearer.scope" names "envelopes:raed", which is not a key '
+        + 'of the scopes option (envelopes:read, envelopes:sign): no token limited to scopes could ever reach the route');
+    }
+    expect(() => oauth.requireBearer({ scope: 'envelopes:read envelopes:sign' })).not.toThrow();
+  });
+
+  it('without a vocabulary (the scopes option empty) any scope-token may be required, and a token holding it passes', async () => {
+    const store = createMemoryStore();
+    const oauth = createOAuthRouter(store, createTestUserAuth(new Set()), {
+      issuer: 'http://auth.test', session: { secret: 'test-session-secret-0123456789' }, logger: { warn() {}, error() {} },
+    });
+    const app = express();
+    app.use(oauth.router);
+    app.get('/api/v1/reports', oauth.requireBearer({ scope: 'reports:read' }), (_req, res) => { res.json({ ok: true }); });
+    const { client, clientSecret } = await registerClient(store, { name: 'Reports', flow: 'client_credentials', redirectUris: [], allowedScopes: ['reports:read'] });
+    const issued = await request(app).post('/oauth2/token').set('Authorization', basic({ clientId: client.clientId, clientSecret }))
+      .type('form').send({ grant_type: 'client_credentials' });
+    expect(issued.body.scope).toBe('reports:read');
+    expect((await request(app).get('/api/v1/reports').set('Authorization', `Bearer ${issued.body.access_token}`)).status).toBe(200);
   });
 });
 

@@ -22,14 +22,26 @@ const FORMATS: ReadonlyArray<readonly [string, Partial<OAuthRouterOptions>]> = [
   ['JWT access tokens checked by signature', { accessTokenFormat: 'jwt' }],
 ];
 
-/** A host of `scopes` on `store`: the router at the root, `/api/me` for any token, a route per scope. */
+/**
+ * A host of `scopes` on `store`: the router at the root, `/api/me` for any token, a route per scope. `requireBearer`
+ * requires only a scope the vocabulary holds (an OptionsError otherwise): a scope the host dropped is checked by the
+ * host itself, on `req.auth`, as README's "Scopes" says a route checking scopes itself does.
+ */
 function createHost(store: Store, scopes: Record<string, string>, options: Partial<OAuthRouterOptions> = {}): express.Express {
   const oauth = createTestRouter(store, { scopes, ...options });
   const app = express();
   app.use(oauth.router);
   app.get('/api/me', oauth.requireBearer(), (req, res) => { res.json(req.auth); });
+  const known = Object.keys(scopes).length === 0 ? Object.keys(SCOPES_BEFORE) : Object.keys(scopes);
   for (const scope of Object.keys(SCOPES_BEFORE)) {
-    app.get(`/api/${scope}`, oauth.requireBearer({ scope }), (req, res) => { res.json(req.auth); });
+    if (known.includes(scope)) {
+      app.get(`/api/${scope}`, oauth.requireBearer({ scope }), (req, res) => { res.json(req.auth); });
+    } else {
+      app.get(`/api/${scope}`, oauth.requireBearer(), (req, res) => {
+        if (req.auth!.allAccess || req.auth!.scope.includes(scope)) res.json(req.auth);
+        else res.status(403).json({ error: 'insufficient_scope' });
+      });
+    }
   }
   return app;
 }
@@ -62,14 +74,13 @@ describe.each(builtInStores('vocab_tokens'))('tokens on a %s store, after the ho
     return { client, token: issued.body.access_token as string, after: createHost(opened.store, SCOPES, options) };
   }
 
-  it.skipIf(!available).each(FORMATS)('%s: a route requiring the dropped scope answers 403 insufficient_scope, and the route sees only the scopes still known', async (_format, options) => {
+  it.skipIf(!available).each(FORMATS)('%s: the token no longer holds the dropped scope (a route checking it on req.auth answers 403), and the route sees only the scopes still known', async (_format, options) => {
     const { token, after } = await issuedBefore(options, ['envelopes:read', 'legacy:admin']);
     // Twice each: the second answer may come from the bearer cache or the JWT verifier's memory.
     for (let round = 0; round < 2; round += 1) {
       const dropped = await request(after).get('/api/legacy:admin').set('Authorization', `Bearer ${token}`);
       expect(dropped.status, `round ${round}`).toBe(403);
       expect(dropped.body.error).toBe('insufficient_scope');
-      expect(dropped.headers['www-authenticate']).toMatch(/error="insufficient_scope".*scope="legacy:admin"/);
       const kept = await request(after).get('/api/envelopes:read').set('Authorization', `Bearer ${token}`);
       expect(kept.status, `round ${round}`).toBe(200);
       expect(kept.body).toMatchObject({ scope: ['envelopes:read'], allAccess: false });

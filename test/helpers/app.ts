@@ -68,7 +68,12 @@ export async function createTestApp(options: Partial<OAuthRouterOptions> = {}, s
   const app = express();
   app.use(oauth.router);
   app.get('/api/v1/me', oauth.requireBearer(), (req, res) => { res.json(req.auth); });
-  app.get('/api/v1/sign', oauth.requireBearer({ scope: 'envelopes:sign' }), (_req, res) => { res.json({ ok: true }); });
+  // requireBearer requires only a scope the vocabulary holds (an OptionsError otherwise): a test whose `scopes` leaves
+  // `envelopes:sign` out has no such route.
+  const scopes = options.scopes ?? {};
+  if (Object.keys(scopes).length === 0 || Object.hasOwn(scopes, 'envelopes:sign')) {
+    app.get('/api/v1/sign', oauth.requireBearer({ scope: 'envelopes:sign' }), (_req, res) => { res.json({ ok: true }); });
+  }
   const register = async (flow: 'authorization_code' | 'client_credentials', issuedAt?: Date): Promise<TestClient> => {
     const { client, clientSecret } = await registerClient(store, {
       name: flow === 'authorization_code' ? 'Acme CRM' : 'Nightly Sync',
