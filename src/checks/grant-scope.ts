@@ -99,7 +99,9 @@ export function withinAllowedScope(
 
 /**
  * Whether a remembered consent covers a new request: an all-access consent covers everything, an all-access
- * request only an all-access consent, and a scoped one the consent's scopes.
+ * request only an all-access consent, and a scoped one the consent's scopes. A request names only scopes the server
+ * knows (`grantScope`), so a consent's scope dropped from the `scopes` option covers nothing, and a consent left with
+ * no known scope covers no scoped request; it never passes for an all-access one, since it named scopes.
  * @see RFC 6749 §4.1.1 (the resource owner grants the access request), RFC 6819 §5.2.3.3.
  */
 export function consentCovers(consented: readonly string[], requested: readonly string[], options: ScopeOptions): boolean {
