@@ -183,6 +183,23 @@ describe('RFC 9110 §12.5.4: the pages in the language Accept-Language prefers a
     }
   });
 
+  it('a deprecated tag Intl canonicalizes (iw, in, ji, mo) finds its catalogue as a range too, in any case, as the catalogue tag it renames', async () => {
+    const catalogues = { iw: { signInTitle: 'כניסה' }, in: { signInTitle: 'Masuk' }, yi: { signInTitle: 'אַרײַנגיין' }, mo: { signInTitle: 'Conectare' }, de: GERMAN };
+    const pageLanguages: OAuthRouterOptions['pageLanguages'] = { catalogues };
+    // A catalogue keyed `iw` is `he`: the browser's `iw` (old Java and Android locales send it) finds it, as `he` does.
+    for (const [header, tag] of [['iw', 'he'], ['IW-il', 'he'], ['he', 'he'], ['in-ID', 'id'], ['id', 'id'], ['ji', 'yi'], ['mo', 'ro'], ['ro-RO', 'ro']] as const) {
+      const page = await loginPage({ pageLanguages }, `${header}, de;q=0.5`);
+      expect(htmlTag(page), header).toBe(`<html lang="${tag}"${tag === 'he' || tag === 'yi' ? ' dir="rtl"' : ''}>`);
+      expect(page.headers['content-language'], header).toBe(tag);
+    }
+    // q=0 refuses the language under either name.
+    expect(htmlTag(await loginPage({ pageLanguages }, 'he;q=0, iw, de;q=0.5'))).toBe('<html lang="de">');
+    expect(htmlTag(await loginPage({ pageLanguages }, 'iw;q=0, he, de;q=0.5'))).toBe('<html lang="de">');
+    // A range Intl refuses (a singleton with nothing after it, an extlang) is looked up as it is, never a 500.
+    expect(htmlTag(await loginPage({ pageLanguages }, 'iw-a, de;q=0.5'))).toBe('<html lang="de">');
+    expect(htmlTag(await loginPage({ pageLanguages }, 'zh-cmn-Hans-CN, de;q=0.5'))).toBe('<html lang="de">');
+  });
+
   it('the connected-applications page in a language no locale stands for (private use, grandfathered without a preferred value): the day as in English, no 500', async () => {
     for (const tag of ['x-klingon', 'i-default']) {
       const t = await createTestApp({ pageLanguages: { catalogues: { [tag]: { consentsTitle: 'Connected (custom)' } } } });
