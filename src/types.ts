@@ -34,7 +34,8 @@ export interface RequireBearerOptions {
   /**
    * Scopes the token must all carry; otherwise 403 `insufficient_scope` (RFC 6750 §3.1). An all-access token
    * (`req.auth.allAccess`) satisfies any scope. A scope outside a non-empty `scopes` option, which no token could
-   * carry, is an `OptionsError` when `requireBearer` is called (at start-up, as the host mounts its routes).
+   * carry, or one that is not a scope-token (RFC 6749 §3.3), is an `OptionsError` when `requireBearer` is called
+   * (at start-up, as the host mounts its routes).
    */
   readonly scope?: string | readonly string[];
 }

@@ -5,12 +5,20 @@ import { InvalidScopeError } from '../errors.js';
 const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 
 /**
+ * Whether `scope` is one scope-token (printable ASCII, no space, `"` or `\`).
+ * @see RFC 6749 §3.3.
+ */
+export function isScopeToken(scope: string): boolean {
+  return SCOPE_TOKEN.test(scope);
+}
+
+/**
  * Throws a TypeError unless every entry is a valid scope-token.
  * @see RFC 6749 §3.3.
  */
 export function checkScopeTokens(scopes: readonly string[]): void {
   for (const scope of scopes) {
-    if (!SCOPE_TOKEN.test(scope)) throw new TypeError(`scope ${JSON.stringify(scope)} is not a valid scope-token (RFC 6749 §3.3)`);
+    if (!isScopeToken(scope)) throw new TypeError(`scope ${JSON.stringify(scope)} is not a valid scope-token (RFC 6749 §3.3)`);
   }
 }
 

@@ -10,7 +10,7 @@ import { toOAuthError } from '../http/to-oauth-error.js';
 import { logStoreAvailable, storeRecoveryPending } from '../http/store-outage-log.js';
 import { oauthErrorBody, toErrorBody } from '../errors.js';
 import { singleAuthorizationHeader } from '../http/authorization-header.js';
-import { checkScopeTokens } from '../checks/scope.js';
+import { isScopeToken } from '../checks/scope.js';
 import { looksLikeJws } from '../jwt/verify-access-token.js';
 import { heldScope, isAllAccess, isKnownScope } from '../checks/grant-scope.js';
 import { OptionsError } from '../options-error.js';
@@ -127,7 +127,12 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
     const required = typeof bearerOptions.scope === 'string'
       ? bearerOptions.scope.split(' ').filter(Boolean)
       : [...(bearerOptions.scope ?? [])];
-    checkScopeTokens(required);
+    // A malformed scope is the same start-up mistake as an unknown one, so it is the same error (a host catching
+    // OptionsError around its route setup, or telling it from its own TypeErrors, meets both).
+    const malformed = required.find((scope) => !isScopeToken(scope));
+    if (malformed !== undefined) {
+      throw new OptionsError('requireBearer.scope', `names ${JSON.stringify(malformed)}, which is not a valid scope-token (RFC 6749 §3.3)`);
+    }
     // A scope outside a non-empty vocabulary is granted to nobody (grantableScopes), so the route would admit no scoped
     // token, only all-access ones: a typo the host would otherwise meet in production, where its integrations are
     // scoped, after tests with a SPEC integration passed. Refused here, when the host mounts its routes.

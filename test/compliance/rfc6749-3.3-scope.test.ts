@@ -398,6 +398,18 @@ describe('requireBearer requires only scopes the server knows', () => {
     expect(() => oauth.requireBearer({ scope: 'envelopes:read envelopes:sign' })).not.toThrow();
   });
 
+  it('a scope that is not a scope-token is an OptionsError when requireBearer is called, with or without a vocabulary', () => {
+    for (const oauth of [routerOf(SCOPES), routerOf({})]) {
+      for (const [scope, named] of [['envelopes:read\tenvelopes:sign', 'envelopes:read\tenvelopes:sign'], [['envelopes:read', 'envelopes read'], 'envelopes read'], [['"quoted"'], '"quoted"']] as const) {
+        let thrown: unknown;
+        try { oauth.requireBearer({ scope }); } catch (err) { thrown = err; }
+        expect(thrown, JSON.stringify(scope)).toBeInstanceOf(OptionsError);
+        expect((thrown as Error).message).toBe(`express-oauth-router: option "requireBearer.scope" names ${JSON.stringify(named)}, `
+          + 'which is not a valid scope-token (RFC 6749 §3.3)');
+      }
+    }
+  });
+
   it('without a vocabulary (the scopes option empty) any scope-token may be required, and a token holding it passes', async () => {
     const store = createMemoryStore();
     const oauth = createOAuthRouter(store, createTestUserAuth(new Set()), {
