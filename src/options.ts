@@ -464,7 +464,7 @@ export function resolveOptions(options: OAuthRouterOptions): ResolvedOptions {
     bodyTimeout: positiveInteger('bodyTimeout', options.bodyTimeout, 10, 300),
     userAuthTimeout: positiveInteger('userAuthTimeout', options.userAuthTimeout, 10, 300),
     events,
-    pageLanguages: resolvePageLanguages(options.pageLanguages),
+    pageLanguages: resolvePageLanguages(options.pageLanguages, Object.keys(scopes)),
     bearerCacheSize: resolveBearerCacheSize(options.bearerCache, (problem) => {
       throw new OptionsError('bearerCache', problem);
     }),

@@ -59,8 +59,11 @@ const REQUIRED_PLACEHOLDERS: Readonly<Record<string, readonly string[]>> = {
   consentTitle: ['client'], consentWants: ['client'], consentAfterChoice: ['origin'], signedInAs: ['user'],
 };
 
-/** Checks one catalogue: only known messages, each text (or, for a counted one, a function), with its own `{name}`s. */
-function checkCatalogue(key: string, catalogue: unknown): PageCatalogue {
+/**
+ * Checks one catalogue: only known messages, each text (or, for a counted one, a function), with its own `{name}`s,
+ * and, with a vocabulary (`knownScopes`, the `scopes` option's keys), sentences only for scopes in it.
+ */
+function checkCatalogue(key: string, catalogue: unknown, knownScopes: readonly string[]): PageCatalogue {
   if (typeof catalogue !== 'object' || catalogue === null || Array.isArray(catalogue)) {
     throw new OptionsError(key, 'must be an object of message → text (PageCatalogue)');
   }
@@ -69,6 +72,13 @@ function checkCatalogue(key: string, catalogue: unknown): PageCatalogue {
     if (name === 'scopes') {
       if (typeof value !== 'object' || value === null || Object.values(value).some((text) => typeof text !== 'string')) {
         throw new OptionsError(`${key}.scopes`, 'must be an object of scope → sentence');
+      }
+      // The server grants no scope outside a non-empty vocabulary, so a sentence for one (a typo of the scope it
+      // meant to translate) is never shown: that scope would stay in English with no sign of why.
+      const unknown = knownScopes.length === 0 ? undefined : Object.keys(value).find((scope) => !knownScopes.includes(scope));
+      if (unknown !== undefined) {
+        throw new OptionsError(`${key}.scopes.${unknown}`, `is not a key of the scopes option (${knownScopes.join(', ')}): `
+          + 'the pages would never show its sentence');
       }
       continue;
     }
@@ -121,10 +131,11 @@ function canonicalTag(given: string): string {
 
 /**
  * Validates `pageLanguages`; `null` when absent (the pages in English, without Content-Language or Vary).
- * @throws OptionsError naming the bad tag or message.
+ * `knownScopes` is the `scopes` option's keys: when there are any, a catalogue's `scopes` may translate only them.
+ * @throws OptionsError naming the bad tag, message or scope.
  * @see RFC 9110 §12.5.4 (Accept-Language), BCP 47 (RFC 5646).
  */
-export function resolvePageLanguages(value: unknown): ResolvedPageLanguages | null {
+export function resolvePageLanguages(value: unknown, knownScopes: readonly string[] = []): ResolvedPageLanguages | null {
   if (value === undefined) return null;
   if (typeof value !== 'object' || value === null) throw new OptionsError('pageLanguages', 'must be { catalogues, choose? }');
   onlyKnownKeys('pageLanguages', value, ['catalogues', 'choose']);
@@ -145,7 +156,7 @@ export function resolvePageLanguages(value: unknown): ResolvedPageLanguages | nu
     const key = `pageLanguages.catalogues.${given}`;
     if (seen.has(tag)) throw new OptionsError(key, `is ${tag} again`);
     seen.add(tag);
-    checked.push([tag, checkCatalogue(key, catalogue)]);
+    checked.push([tag, checkCatalogue(key, catalogue, knownScopes)]);
   }
   // What a catalogue leaves out is shown in English as the host's `en` catalogue words it (message by message, and
   // scope by scope), whichever order the catalogues come in.

@@ -141,7 +141,8 @@ export interface PageMessages {
 
   /**
    * The consent and connected-applications pages' sentence for each scope, in this language (the `scopes` option's
-   * are the English ones). A scope left out is shown with the `scopes` option's sentence.
+   * are the English ones). A scope left out is shown with the `scopes` option's sentence. With a non-empty `scopes`
+   * option, a scope outside it is an `OptionsError` at start-up (a typo would leave the scope untranslated).
    */
   readonly scopes?: Readonly<Record<string, string>>;
 }

@@ -375,6 +375,18 @@ describe('RFC 9110 §12.5.4: the pages in the language Accept-Language prefers a
     await expect(createTestApp({ languages: {} } as Partial<OAuthRouterOptions>)).rejects.toThrow(/did you mean "pageLanguages"/);
   });
 
+  it('a catalogue translating a scope outside a non-empty scopes option (a typo) is refused at start-up, in any catalogue, en too', async () => {
+    const scopes = { 'envelopes:read': 'Read your envelopes', 'envelopes:sign': 'Sign envelopes' };
+    for (const tag of ['de', 'en']) {
+      await expect(createTestApp({ scopes, pageLanguages: { catalogues: { [tag]: { scopes: { 'envelopes:raed': 'Ihre Umschläge lesen' } } } } }), tag)
+        .rejects.toThrow(new OptionsError(`pageLanguages.catalogues.${tag}.scopes.envelopes:raed`,
+          'is not a key of the scopes option (envelopes:read, envelopes:sign): the pages would never show its sentence'));
+    }
+    // Without a vocabulary any scope may be granted, so any may be translated.
+    await expect(createTestApp({ pageLanguages: { catalogues: { de: { scopes: { 'reports:read': 'Berichte lesen' } } } } })).resolves.toBeDefined();
+    await expect(createTestApp({ scopes, pageLanguages: { catalogues: { de: { scopes: { 'envelopes:sign': 'Umschläge signieren' } } } } })).resolves.toBeDefined();
+  });
+
   it('a consent page translation that leaves out the integration, the return address or the signed-in user is refused at start-up (RFC 6819 §4.2.2)', async () => {
     for (const [message, text, missing] of [
       ['consentTitle', 'Erlauben?', '{client}'],
