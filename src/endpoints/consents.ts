@@ -12,7 +12,7 @@ import { withdrawConsent } from '../consents/withdraw-consent.js';
 import { requireConsents } from '../stores/check-store.js';
 import { consentsPageBody, type ConsentRow, type ConsentsPageModel } from '../views/consents-page.js';
 import { renderError, renderLogin, writePageLanguage } from './render.js';
-import { grantableScopes, isAllAccess } from '../checks/grant-scope.js';
+import { grantableScopes, heldScope, isAllAccess } from '../checks/grant-scope.js';
 import { isConsentCurrent } from '../checks/consent-current.js';
 import { isStoreId } from '../stores/store-policy.js';
 import type { OAuthClient } from '../stores/contract.js';
@@ -76,10 +76,11 @@ export function createConsentsEndpoints(context: PageContext) {
         clientName: client.name,
         // What the integration can do now: a scope dropped from the `scopes` option since the user allowed it is held
         // by none of its tokens (heldScope) and granted no more, so it is not listed. A consent left with none is still
-        // listed, with no permission (never as full access: it named scopes), so its Withdraw stays within reach:
+        // listed, saying it has no permission (never as full access: it named scopes), so its Withdraw stays within reach:
         // the option given the scope back would make its unexpired tokens hold it again.
         scope: grantableScopes(consent.scope, options).map((scope) => scopeSentence(scope, m, options.scopes)),
         allAccess: isAllAccess(consent.scope, options),
+        scopesDropped: heldScope(consent.scope, options) === null,
         grantedAt: consent.grantedAt,
       }));
       sendPage(res, {

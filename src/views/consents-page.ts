@@ -11,6 +11,8 @@ export interface ConsentRow {
   readonly scope: readonly string[];
   /** Approved without a scope, which the server treats as all-access. */
   readonly allAccess: boolean;
+  /** Approved with scopes, none of which the server still knows (the `scopes` option dropped them): it may do nothing now. */
+  readonly scopesDropped: boolean;
   readonly grantedAt: Date;
 }
 
@@ -46,7 +48,7 @@ export function consentsPageBody(
   const notice = withdrawn === null ? '' : `<p role="status">${withdrawn}</p>`;
   const rows = model.rows.map((row) => `<li>
 <h2><bdi>${escapeHtml(row.clientName)}</bdi></h2>
-${row.allAccess ? `<p><strong>${messageHtml(m.fullAccess)}</strong></p>` : row.scope.length > 0 ? `<ul>${row.scope.map((s) => `<li>${escapeHtml(s)}</li>`).join('')}</ul>` : ''}
+${permissionsPart(row, m)}
 <p class="muted">${messageHtml(m.allowedOn, { date: `<time datetime="${row.grantedAt.toISOString()}">${escapeHtml(dateText(row.grantedAt))}</time>` })}</p>
 <form method="post" action="${escapeHtml(model.action)}">
 <input type="hidden" name="csrf_token" value="${escapeHtml(model.csrfToken)}">
@@ -59,6 +61,18 @@ ${row.allAccess ? `<p><strong>${messageHtml(m.fullAccess)}</strong></p>` : row.s
 ${notice}
 ${model.rows.length > 0 ? `<ul class="plain">${rows}</ul>` : `<p>${messageHtml(m.noConsents)}</p>`}
 ${signOutPart(model, m)}`;
+}
+
+/**
+ * What the integration may do: full access, its scopes' sentences, or, for a consent whose every scope the `scopes`
+ * option has dropped since, that it has none now (said, so the entry does not read as a page missing its list).
+ */
+function permissionsPart(row: ConsentRow, m: PageMessages): string {
+  if (row.allAccess) return `<p><strong>${messageHtml(m.fullAccess)}</strong></p>`;
+  if (row.scope.length > 0) return `<ul>${row.scope.map((s) => `<li>${escapeHtml(s)}</li>`).join('')}</ul>`;
+  // A consent without a scope under `allAccessWithoutScopes: false` is not "no permission": its tokens reach the
+  // routes that require no scope. It shows no list, as before.
+  return row.scopesDropped ? `<p>${messageHtml(m.consentsNoPermissions)}</p>` : '';
 }
 
 function signOutPart(model: ConsentsPageModel, m: PageMessages): string {

@@ -73,6 +73,11 @@ export interface PageMessages {
   /** The same, for an integration deleted meanwhile. */
   readonly consentWithdrawnUnnamed: PageMessage;
   readonly fullAccess: PageMessage;
+  /**
+   * An integration the user allowed only scopes the `scopes` option has dropped since: it can do nothing now, yet is
+   * listed, with its Withdraw, since the option given a scope back would make its unexpired tokens hold it again.
+   */
+  readonly consentsNoPermissions: PageMessage;
   /** `{date}`. */
   readonly allowedOn: PageMessage;
   /** The Withdraw button's accessible name. `{client}`. */
@@ -194,6 +199,7 @@ export const ENGLISH_PAGE_MESSAGES: PageMessages = {
   consentWithdrawn: '{client} no longer has access to your account.',
   consentWithdrawnUnnamed: 'The application no longer has access to your account.',
   fullAccess: 'Full access to your account',
+  consentsNoPermissions: 'No permissions at the moment.',
   allowedOn: 'Allowed on {date}',
   withdrawLabel: 'Withdraw access of {client}',
   withdrawButton: 'Withdraw access',
@@ -256,7 +262,7 @@ export const PAGE_MESSAGE_PLACEHOLDERS: Readonly<Record<Exclude<keyof PageMessag
   consentWants: ['client', 'product'], consentAllAccessLead: [], consentAllAccess: ['product'],
   consentScopesIntro: [], consentNoScopes: ['product'], signedInAs: ['user'], consentAfterChoice: ['origin', 'client', 'consentsLink'],
   allowButton: [], denyButton: [], notUser: ['user'], switchAccountButton: [],
-  consentsTitle: [], consentWithdrawn: ['client'], consentWithdrawnUnnamed: [], fullAccess: [], allowedOn: ['date'],
+  consentsTitle: [], consentWithdrawn: ['client'], consentWithdrawnUnnamed: [], fullAccess: [], consentsNoPermissions: [], allowedOn: ['date'],
   withdrawLabel: ['client'], withdrawButton: [], noConsents: [], signOutButton: [],
   errorTitle: [], errorHeading: [], errorFromApplication: [], errorDetails: ['details'], errorCode: ['code'],
   signedOutTitle: [], signedOutHeading: [], signedOutText: ['product'], signedOutClose: [],

@@ -3,7 +3,7 @@ import express from 'express';
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { REDIRECT_URI, basic, createTestUserAuth, type TestClient } from '../helpers/app.js';
-import { authorizeQuery, obtainCode, signIn, signInAndGetConsent } from '../helpers/browser-flow.js';
+import { authorizeQuery, hiddenField, obtainCode, signIn, signInAndGetConsent } from '../helpers/browser-flow.js';
 import { expectRedirectTo, getAuthorize } from '../helpers/spec-requests.js';
 import { introspect } from '../helpers/token-requests.js';
 import { decodeJwt } from '../helpers/jwt.js';
@@ -365,6 +365,20 @@ describe('allAccessWithoutScopes: false makes every integration scoped', () => {
     expect(await routeStatuses(h, exchanged.body.access_token)).toEqual([200, 403, 403]);
     const refreshed = await refresh(h, h.specCode, exchanged.body.refresh_token);
     expect(await routeStatuses(h, refreshed.body.access_token)).toEqual([200, 403, 403]);
+  });
+
+  it('the connected-applications page lists a consent without a scope with neither full access nor "no permissions": its tokens reach the routes requiring none', async () => {
+    // A host of its own: the other cases' sign-ins already remembered the consent.
+    const own = await createScopeHost({ allAccessWithoutScopes: false });
+    const agent = request.agent(own.app);
+    const page = await signInAndGetConsent(agent, '', authorizeQuery(own.specCode));
+    const allowed = await agent.post('/oauth2/consent').type('form')
+      .send({ csrf_token: hiddenField(page, 'csrf_token'), request_id: hiddenField(page, 'request_id'), decision: 'allow' });
+    expect(allowed.status).toBe(303);
+    const consents = await agent.get('/oauth2/consents');
+    expect(consents.text).toContain(`name="client_id" value="${own.specCode.clientId}"`);
+    expect(consents.text).not.toContain('Full access');
+    expect(consents.text).not.toContain('No permissions');
   });
 
   it('scoped integrations work as before', async () => {

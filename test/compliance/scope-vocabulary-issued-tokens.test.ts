@@ -170,8 +170,8 @@ describe.each(builtInStores('vocab_consents'))('remembered consents on a %s stor
   afterAll(async () => { if (available) await opened.dispose(); });
 
   /** The connected-applications page's entry for `clientId` (its heading to its Withdraw form), as `agent` sees it. */
-  async function entryOf(agent: request.Agent, clientId: string): Promise<string | undefined> {
-    const page = await agent.get('/oauth2/consents');
+  async function entryOf(agent: request.Agent, clientId: string, acceptLanguage = 'en'): Promise<string | undefined> {
+    const page = await agent.get('/oauth2/consents').set('Accept-Language', acceptLanguage);
     expect(page.status).toBe(200);
     return page.text.split('<li>\n<h2>').find((entry) => entry.includes(`name="client_id" value="${clientId}"`));
   }
@@ -192,11 +192,13 @@ describe.each(builtInStores('vocab_consents'))('remembered consents on a %s stor
     expect(entry).not.toContain('Full access');
   });
 
-  it.skipIf(!available)('a consent whose every scope was dropped covers no request, is listed with no permission (never as full access), and can be withdrawn', async () => {
+  it.skipIf(!available)('a consent whose every scope was dropped covers no request, is listed as having no permission (never as full access), in the page\'s language, and can be withdrawn', async () => {
     const client = await register(opened.store, 'authorization_code', ['legacy:admin']);
     await obtainCode(createHost(opened.store, SCOPES_BEFORE), client);
     await opened.store.clients.updateClient!(client.clientId, { allowedScopes: ['envelopes:read', 'legacy:admin'] });
-    const after = createHost(opened.store, SCOPES);
+    // German says it in its own words; French has no such message and falls back to English.
+    const pageLanguages = { catalogues: { de: { consentsNoPermissions: 'Derzeit keine Berechtigungen.' }, fr: { consentsTitle: 'Applications connectées' } } };
+    const after = createHost(opened.store, SCOPES, { pageLanguages });
     const agent = request.agent(after);
     const asked = await signIn(agent, '', authorizeQuery(client));
     expect(asked.status, 'the consent page: the user never approved envelopes:read').toBe(200);
@@ -206,6 +208,9 @@ describe.each(builtInStores('vocab_consents'))('remembered consents on a %s stor
     expect(entry).not.toContain('legacy:admin');
     expect(entry).not.toContain('Full access');
     expect(entry).not.toMatch(/<ul>/);
+    expect(entry).toContain('<p>No permissions at the moment.</p>');
+    expect(await entryOf(agent, client.clientId, 'de')).toContain('<p>Derzeit keine Berechtigungen.</p>');
+    expect(await entryOf(agent, client.clientId, 'fr')).toContain('<p>No permissions at the moment.</p>');
     const form = await agent.get('/oauth2/consents');
     const withdrawn = await agent.post('/oauth2/consents/withdraw').type('form')
       .send({ csrf_token: hiddenField(form.text, 'csrf_token'), client_id: client.clientId });
