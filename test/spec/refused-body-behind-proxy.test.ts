@@ -2,7 +2,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basic, createTestApp, type TestApp } from '../helpers/app.js';
-import { listen } from '../helpers/raw-http.js';
+import { listen, openConnection } from '../helpers/raw-http.js';
 
 /** What a proxy writing a buffered body whole (nginx: Content-Length, then the bytes) sees of the answer. */
 interface ProxiedAnswer {
@@ -62,5 +62,47 @@ describe('a body refused as too large, sent as a reverse proxy sends it (RFC 911
     const answer = await sendAsProxy(server.port, head, 2 * 1024 * 1024, 1000, 300);
     expect(answer.answeredEarly).toBe(true);
     expect(answer.statusLine).toBe('HTTP/1.1 400 Bad Request');
+  });
+});
+
+// A 405 is answered without reading the body, as the router never reads a wrong method's body (RFC 9110 §9.3.1).
+// Node's HTTP server then reads and discards it itself once the answer is sent (what it does for any body a handler
+// leaves unread), so the connection stays usable: the next request on it is answered, framed by the body's own length,
+// and a proxy still writing the body gets no reset. Pinned here, as the 413/415 answers drain it themselves.
+describe('a wrong method\'s body is discarded, and the kept-alive connection goes on (RFC 9112 §9.3, §6.3)', () => {
+  let server: Awaited<ReturnType<typeof listen>>;
+
+  beforeAll(async () => {
+    server = await listen((await createTestApp({ accessTokenFormat: 'jwt' })).app);
+  });
+  afterAll(async () => { await server.close(); });
+
+  const NEXT = 'GET /.well-known/oauth-authorization-server HTTP/1.1\r\nHost: localhost\r\n\r\n';
+  const MIB = 1024 * 1024;
+
+  it.each([
+    ['PUT /oauth2/token', 'application/x-www-form-urlencoded'],
+    ['GET /oauth2/revoke', 'application/x-www-form-urlencoded'],
+    ['DELETE /oauth2/introspect', 'application/x-www-form-urlencoded'],
+    ['PUT /oauth2/jwks', 'application/json'],
+    ['POST /.well-known/oauth-authorization-server', 'application/json'],
+  ])('%s with a 1 MiB body, then a GET pipelined after it: 405, then the metadata, on the same connection', async (line, type) => {
+    for (const framing of ['length', 'chunked'] as const) {
+      const connection = await openConnection(server.port);
+      const body = framing === 'length' ? `Content-Length: ${MIB}\r\n\r\n${'a'.repeat(MIB)}` : `Transfer-Encoding: chunked\r\n\r\n${MIB.toString(16)}\r\n${'a'.repeat(MIB)}\r\n0\r\n\r\n`;
+      connection.send(`${line} HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${type}\r\n${body}${NEXT}`);
+      const { statusLines, text } = await connection.responses(2);
+      connection.close();
+      expect(statusLines, `${line}, ${framing}`).toEqual(['HTTP/1.1 405 Method Not Allowed', 'HTTP/1.1 200 OK']);
+      expect(text).not.toMatch(/\r\nconnection: *close/i);
+      expect(text).toContain('"issuer":');
+    }
+  });
+
+  it('a proxy writing the body after a pause gets the 405 early, yet no reset: the rest is read, not refused', async () => {
+    const answer = await sendAsProxy(server.port, 'PUT /oauth2/token HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded', 40_000, 20_000, 300);
+    expect(answer.answeredEarly).toBe(true);
+    expect(answer.writeError).toBeNull();
+    expect(answer.statusLine).toBe('HTTP/1.1 405 Method Not Allowed');
   });
 });
