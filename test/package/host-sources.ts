@@ -217,3 +217,127 @@ try {
   console.log(error.message);
 }
 `;
+
+/**
+ * The router's answers at the edges of a host, in plain JavaScript (ESM or CommonJS), each scenario an app on a port of
+ * its own, so its once-only warnings and its mounting are its own. Prints one JSON line: each scenario's issuer (by
+ * name), the root scenario's browser integration, and whether metrics could be made (prom-client installed).
+ * - `root`: Express's defaults (X-Powered-By on), express.json() and express.urlencoded() before the router (JWT
+ *   access tokens, a legacy issuer on a path), metrics.handler at /metrics, a host route, oauth.errorHandler.
+ * - `sub`: the router and express.json() in a sub-app, oauth.errorHandler in the parent.
+ * - `prefixed`: the router mounted under /auth (what the README says not to do), oauth.errorHandler at the root.
+ * - `trust-*`: the trust proxy settings the router warns about (or not), each app's log at GET /logged.
+ */
+function edgesHost(format: 'esm' | 'cjs'): string {
+  const imports =
+    format === 'esm'
+      ? `import { createServer } from 'node:http';
+import express from 'express';
+import { createOAuthRouter, registerClient } from 'express-oauth-router';
+import { createMemoryStore } from 'express-oauth-router/stores/memory';
+import { createOAuthMetrics } from 'express-oauth-router/metrics';`
+      : `const { createServer } = require('node:http');
+const express = require('express');
+const { createOAuthRouter, registerClient } = require('express-oauth-router');
+const { createMemoryStore } = require('express-oauth-router/stores/memory');
+const { createOAuthMetrics } = require('express-oauth-router/metrics');`;
+  return `${imports}
+
+const user = { id: 'user-alice', displayName: 'Alice Example' };
+const userAuth = { async verifyCredentials(username, password) { return ${USER_CHECK} ? user : null; } };
+
+/** Listens on a random port, then builds the app for its issuer's origin. */
+function serve(build) {
+  const server = createServer();
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', async () => {
+    const origin = 'http://127.0.0.1:' + server.address().port;
+    server.on('request', await build(origin));
+    resolve(origin);
+  }));
+}
+
+function router(store, issuer, extra = {}) {
+  const logged = [];
+  const oauth = createOAuthRouter(store, userAuth, {
+    issuer, session: { secret: ${SESSION_SECRET} }, logger: { warn: (m) => logged.push(m), error: (m) => logged.push(m) }, ...extra,
+  });
+  return { oauth, logged };
+}
+
+const say = (logged) => (_req, res) => { res.json(logged); };
+
+// No top-level await, so the same text runs as CommonJS (README.md: samples go in an async function there).
+async function main() {
+  let web;
+  let metricsMade = false;
+  const issuers = {
+    root: await serve(async (origin) => {
+      const store = createMemoryStore();
+      const { oauth, logged } = router(store, origin, { accessTokenFormat: 'jwt', legacy: { issuer: origin + '/legacy' } });
+      const app = express();
+      app.use(express.json());
+      app.use(express.urlencoded({ extended: false }));
+      app.use(oauth.router);
+      try {
+        const metrics = createOAuthMetrics().observe(oauth);
+        app.get('/metrics', metrics.handler);
+        metricsMade = true;
+      } catch {}
+      app.put('/api/envelopes', (_req, res) => { res.json({ ok: true }); });
+      app.get('/logged', say(logged));
+      app.use(oauth.errorHandler);
+      const registered = await registerClient(store, {
+        name: 'Acme CRM', flow: 'authorization_code', redirectUris: ['https://client.example/callback'],
+      });
+      web = { clientId: registered.client.clientId, clientSecret: registered.clientSecret };
+      return app;
+    }),
+    sub: await serve((origin) => {
+      const { oauth } = router(createMemoryStore(), origin, { accessTokenFormat: 'jwt' });
+      const parent = express();
+      const sub = express();
+      sub.use(express.json());
+      sub.use(oauth.router);
+      parent.use(sub);
+      parent.use(oauth.errorHandler);
+      return parent;
+    }),
+    prefixed: await serve((origin) => {
+      const { oauth, logged } = router(createMemoryStore(), origin, { accessTokenFormat: 'jwt' });
+      const app = express();
+      app.use(express.json());
+      app.use('/auth', oauth.router);
+      app.get('/logged', say(logged));
+      app.use(oauth.errorHandler);
+      return app;
+    }),
+  };
+  // Each trust proxy setting (undefined: Express's default) in the app, or in a sub-app under a parent trusting 1 hop.
+  for (const [name, setting, inSub] of [['trust-unset'], ['trust-list', '10.0.0.0/8'], ['trust-true', true], ['trust-hop', 1],
+    ['trust-sub-true', true, true]]) {
+    issuers[name] = await serve((origin) => {
+      const { oauth, logged } = router(createMemoryStore(), origin);
+      const app = express();
+      let inner = app;
+      if (inSub) {
+        app.set('trust proxy', 1);
+        inner = express();
+        app.use(inner);
+      }
+      if (setting !== undefined) inner.set('trust proxy', setting);
+      inner.use(oauth.router);
+      app.get('/logged', say(logged));
+      return app;
+    });
+  }
+  console.log(JSON.stringify({ issuers, web, metricsMade }));
+}
+main();
+`;
+}
+
+/** The edges host in ESM JavaScript. */
+export const ESM_EDGES_HOST = edgesHost('esm');
+
+/** The edges host in CommonJS. */
+export const CJS_EDGES_HOST = edgesHost('cjs');

@@ -105,6 +105,11 @@ export interface RunningHost {
 
 /** Starts `node <entry>` in a host folder and waits for the JSON line it prints once it listens. */
 export function startHost(dir: string, entry: string): Promise<RunningHost> {
+  return startListening<Omit<RunningHost, 'stop'>>(dir, entry);
+}
+
+/** The same for a host whose JSON line says something else (`Ready`). */
+export function startListening<Ready extends object>(dir: string, entry: string): Promise<Ready & { stop(): void }> {
   const child: ChildProcess = spawn(process.execPath, [entry], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -114,7 +119,7 @@ export function startHost(dir: string, entry: string): Promise<RunningHost> {
       stdout += chunk.toString();
       const newline = stdout.indexOf('\n');
       if (newline < 0) return;
-      const ready = JSON.parse(stdout.slice(0, newline)) as Omit<RunningHost, 'stop'>;
+      const ready = JSON.parse(stdout.slice(0, newline)) as Ready;
       resolve({ ...ready, stop: () => child.kill() });
     });
     child.on('exit', (code) => reject(new Error(`${entry} in ${dir} exited (${code}) before listening:\n${stderr}`)));

@@ -3,13 +3,20 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
+import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browseAuthorization } from '../helpers/fetch-browser.js';
-import { CJS_JS_HOST, DECLARATIONS, ESM_JS_HOST, OPEN_SQLITE_STORE, REDIS_TYPES, STRICTEST, TS_HOST, TYPES_ONLY, hostTsconfig } from './host-sources.js';
+import { authorizeQuery, hiddenField, signInAndGetConsent } from '../helpers/browser-flow.js';
 import {
-  ROOT, createHost, createStrictLayoutHost, packPackage, run, startHost, typeCheck, type CommandResult, type RunningHost,
+  CJS_EDGES_HOST, CJS_JS_HOST, DECLARATIONS, ESM_EDGES_HOST, ESM_JS_HOST, OPEN_SQLITE_STORE, REDIS_TYPES, STRICTEST, TS_HOST, TYPES_ONLY,
+  hostTsconfig,
+} from './host-sources.js';
+import {
+  ROOT, createHost, createStrictLayoutHost, packPackage, run, startHost, startListening, typeCheck, type CommandResult, type HostClient,
+  type RunningHost,
 } from './packed-host.js';
 import { tokenRequest } from './host-token-request.js';
+import { hostRequest } from './host-request.js';
 import { CHECKED_AGAINST_THE_PACKAGE, LISTINGS, listedRecordChecks, README_GLUE, readmeBlocks, splitDiagnostics } from './readme-blocks.js';
 
 const REDIRECT_URI = 'https://client.example/callback';
@@ -37,12 +44,12 @@ beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'eor-packed-'));
   tarball = await packPackage(work);
   await Promise.all([
-    // (a) Express 4, ESM JavaScript, no store driver; its TypeScript twin checks the types against @types/express 4,
-    // emitting declarations of a host library's exports.
+    // (a) Express 4, ESM JavaScript, no store driver (prom-client, for metrics.handler at the edges); its TypeScript
+    // twin checks the types against @types/express 4, emitting declarations of a host library's exports.
     createHost(tarball, {
-      dir: hostDir('express4-esm'), type: 'module', installs: ['express@4', '@types/express@4'],
+      dir: hostDir('express4-esm'), type: 'module', installs: ['express@4', '@types/express@4', 'prom-client@15'],
       files: {
-        'server.mjs': ESM_JS_HOST, 'server.ts': TS_HOST, 'declarations.ts': DECLARATIONS,
+        'server.mjs': ESM_JS_HOST, 'edges.mjs': ESM_EDGES_HOST, 'server.ts': TS_HOST, 'declarations.ts': DECLARATIONS,
         'tsconfig.json': hostTsconfig('nodenext', ['server.ts', 'declarations.ts'], 'declarations'),
       },
     }).then(async () => {
@@ -76,7 +83,7 @@ beforeAll(async () => {
     createHost(tarball, {
       dir: hostDir('commonjs'), type: 'commonjs', installs: ['express@4', '@types/express@4'],
       files: {
-        'server.cjs': CJS_JS_HOST, 'server.ts': TS_HOST,
+        'server.cjs': CJS_JS_HOST, 'edges.cjs': CJS_EDGES_HOST, 'server.ts': TS_HOST,
         'tsconfig.json': hostTsconfig('nodenext', ['server.ts'], false),
         'tsconfig.commonjs.json': hostTsconfig('commonjs', ['server.ts'], false),
         'types-only.ts': TYPES_ONLY,
@@ -263,6 +270,158 @@ describe('(a) an Express 4 host in ESM JavaScript, without any store driver', ()
   }, 60_000);
 });
 
+/** What the edges host prints once every scenario listens (test/package/host-sources.ts, edgesHost). */
+interface EdgesReady {
+  readonly issuers: Readonly<Record<'root' | 'sub' | 'prefixed' | 'trust-unset' | 'trust-list' | 'trust-true' | 'trust-hop' | 'trust-sub-true', string>>;
+  readonly web: HostClient;
+  readonly metricsMade: boolean;
+}
+
+const DOCUMENTS = ['/.well-known/oauth-authorization-server', '/.well-known/oauth-authorization-server/legacy',
+  '/legacy/.well-known/oauth-authorization-server', '/oauth2/jwks', '/legacy/oauth2/jwks'];
+const ONLY_GET = { error: 'invalid_request', error_description: 'this endpoint accepts only GET and HEAD' };
+const UNTRUSTED_PROXY = 'requests carry X-Forwarded-For but the app does not trust the proxy';
+const EVERY_HOP = 'trust proxy setting trusts every hop';
+
+/**
+ * The router's answers at a host's edges, in a host on Express 4 (ESM or CommonJS), where the suite's own tests run
+ * Express 5: wrong methods on the documents, X-Powered-By, oauth.errorHandler after a host parser (at the root and in a
+ * sub-app's parent), the trust proxy warnings (Express's compiled `trust proxy fn`), and the consent pages.
+ */
+function describeEdges(title: string, dir: string, entry: string, withMetrics: boolean): void {
+  describe(title, () => {
+    let edges: EdgesReady & { stop(): void };
+    beforeAll(async () => { edges = await startListening<EdgesReady>(hostDir(dir), entry); });
+    afterAll(() => edges?.stop());
+
+    it('the metadata and the JWKS, both issuers: GET and HEAD are the document (application/json;charset=UTF-8, no X-Powered-By); another method, OPTIONS too, is 405 with Allow: GET, HEAD', async () => {
+      for (const path of DOCUMENTS) {
+        for (const method of ['GET', 'HEAD']) {
+          const res = await hostRequest(edges.issuers.root, method, path);
+          expect(res.status, `${method} ${path}`).toBe(200);
+          expect(res.headers['content-type'], `${method} ${path}`).toBe('application/json;charset=UTF-8');
+          expect(res.headers['x-powered-by'], `${method} ${path}`).toBeUndefined();
+        }
+        for (const method of ['OPTIONS', 'PUT', 'POST', 'DELETE']) {
+          const res = await hostRequest(edges.issuers.root, method, path);
+          expect(res.status, `${method} ${path}`).toBe(405);
+          expect(res.headers.allow, `${method} ${path}`).toBe('GET, HEAD');
+          expect(res.headers['content-type'], `${method} ${path}`).toBe('application/json;charset=UTF-8');
+          expect(res.headers['x-powered-by'], `${method} ${path}`).toBeUndefined();
+          expect(JSON.parse(res.text), `${method} ${path}`).toEqual(ONLY_GET);
+        }
+      }
+    });
+
+    it(withMetrics ? 'metrics.handler answers without X-Powered-By' : 'metrics are not made without prom-client', async () => {
+      expect(edges.metricsMade).toBe(withMetrics);
+      if (!withMetrics) return;
+      const res = await hostRequest(edges.issuers.root, 'GET', '/metrics');
+      expect(res.status).toBe(200);
+      expect(res.text).toContain('# HELP oauth_');
+      expect(res.headers['x-powered-by']).toBeUndefined();
+    });
+
+    it("oauth.errorHandler after express.json(): another method with malformed JSON is the router's 405, a GET of a document with it is the document; the host's own route keeps Express's 400 page", async () => {
+      const root = edges.issuers.root;
+      for (const path of DOCUMENTS) {
+        const put = await hostRequest(root, 'PUT', path, '{x}');
+        expect([put.status, put.headers.allow, put.headers['x-powered-by']], path).toEqual([405, 'GET, HEAD', undefined]);
+        const [plain, withBody] = [await hostRequest(root, 'GET', path), await hostRequest(root, 'GET', path, '{x}')];
+        expect(withBody.status, path).toBe(200);
+        expect(withBody.text, path).toBe(plain.text);
+        expect(withBody.headers['x-powered-by'], path).toBeUndefined();
+      }
+      const token = await hostRequest(root, 'GET', '/oauth2/token', '{x}');
+      expect([token.status, token.headers.allow]).toEqual([405, 'POST']);
+      const login = await hostRequest(root, 'PUT', '/legacy/oauth2/login', '{x}');
+      expect([login.status, login.headers.allow, login.headers['x-frame-options']]).toEqual([405, 'POST', 'DENY']);
+      const own = await hostRequest(root, 'PUT', '/api/envelopes', '{x}');
+      expect([own.status, own.headers['x-powered-by']]).toEqual([400, 'Express']);
+      expect(own.headers['content-type']).toMatch(/^text\/html/);
+    });
+
+    it("oauth.errorHandler in the parent of a sub-app holding express.json() and the router: the same 405s, and the documents", async () => {
+      const sub = edges.issuers.sub;
+      for (const path of ['/.well-known/oauth-authorization-server', '/oauth2/jwks']) {
+        const put = await hostRequest(sub, 'PUT', path, '{x}');
+        expect([put.status, put.headers.allow, put.headers['x-powered-by']], path).toEqual([405, 'GET, HEAD', undefined]);
+        const get = await hostRequest(sub, 'GET', path, '{x}');
+        expect([get.status, get.headers['content-type']], path).toEqual([200, 'application/json;charset=UTF-8']);
+      }
+      const token = await hostRequest(sub, 'PUT', '/oauth2/token', '{x}');
+      expect([token.status, token.headers.allow]).toEqual([405, 'POST']);
+      const form = await hostRequest(sub, 'POST', '/oauth2/token', '{x}');
+      expect(form.status).toBe(400);
+      expect(JSON.parse(form.text)).toMatchObject({ error: 'invalid_request' });
+    });
+
+    it('a router mounted under /auth answers its 405 there, and logs on the first request that it belongs at the root', async () => {
+      const put = await hostRequest(edges.issuers.prefixed, 'PUT', '/auth/oauth2/jwks');
+      expect([put.status, put.headers.allow]).toEqual([405, 'GET, HEAD']);
+      const logged = await (await fetch(`${edges.issuers.prefixed}/logged`)).json() as string[];
+      expect(logged).toEqual([expect.stringContaining('oauth.router is mounted at "/auth"')]);
+    });
+
+    it.each([
+      ['unset', 'trust-unset', [UNTRUSTED_PROXY]],
+      ["'10.0.0.0/8', which misses the loopback proxy", 'trust-list', [UNTRUSTED_PROXY]],
+      ['true', 'trust-true', [EVERY_HOP]],
+      ['1 hop', 'trust-hop', []],
+      ['true in a sub-app under a parent trusting 1 hop', 'trust-sub-true', [EVERY_HOP]],
+    ] as const)('trust proxy %s: a limited request with X-Forwarded-For logs each warning it calls for once', async (_setting, name, expected) => {
+      const origin = edges.issuers[name];
+      for (const address of ['198.51.100.1', '198.51.100.2']) {
+        const res = await hostRequest(origin, 'POST', '/oauth2/token', 'grant_type=client_credentials', {
+          type: 'application/x-www-form-urlencoded',
+          headers: { 'X-Forwarded-For': address, Authorization: `Basic ${Buffer.from('nobody:wrong').toString('base64')}` },
+        });
+        expect(res.status).toBe(401);
+      }
+      const logged = await (await fetch(`${origin}/logged`)).json() as string[];
+      expect(logged.map((line) => [UNTRUSTED_PROXY, EVERY_HOP].find((warning) => line.includes(warning)) ?? line)).toEqual(expected);
+    });
+
+    it('the connected-applications page lists the integration the user allowed, and withdrawing it says so', async () => {
+      const agent = request.agent(edges.issuers.root);
+      const consent = await signInAndGetConsent(agent, '', authorizeQuery(edges.web, { state: 'edges-allow' }));
+      const allowed = await agent.post('/oauth2/consent').type('form').send({
+        csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'), decision: 'allow',
+      });
+      expect(allowed.status).toBe(303);
+      expect(new URL(allowed.headers.location!).searchParams.get('code')).toBeTruthy();
+      const page = await agent.get('/oauth2/consents');
+      expect(page.status).toBe(200);
+      expect(page.text).toContain('Acme CRM');
+      expect(page.headers['x-powered-by']).toBeUndefined();
+      const withdrawn = await agent.post('/oauth2/consents/withdraw').type('form')
+        .send({ csrf_token: hiddenField(page.text, 'csrf_token'), client_id: edges.web.clientId });
+      expect(withdrawn.status).toBe(303);
+      const after = await agent.get(withdrawn.headers.location!);
+      expect(after.text).toContain('<bdi>Acme CRM</bdi> no longer has access to your account.');
+    });
+
+    it('a Deny whose session ended gets the notice and a Deny that needs no sign-in, which reaches redirect_uri as access_denied', async () => {
+      const consent = await signInAndGetConsent(request.agent(edges.issuers.root), '', authorizeQuery(edges.web, { state: 'edges-gone' }));
+      const browser = request.agent(edges.issuers.root);
+      const denied = await browser.post('/oauth2/consent').type('form').send({
+        csrf_token: hiddenField(consent, 'csrf_token'), request_id: hiddenField(consent, 'request_id'),
+        resume: hiddenField(consent, 'resume'), decision: 'deny',
+      });
+      expect(denied.status).toBe(403);
+      expect(denied.text).toContain('Press Deny again to refuse; no sign-in is needed.');
+      expect(denied.text).not.toContain('name="password"');
+      const refused = await browser.post('/oauth2/login').type('form')
+        .send({ csrf_token: hiddenField(denied.text, 'csrf_token'), request_id: hiddenField(denied.text, 'request_id'), cancel: '1' });
+      expect(refused.status).toBe(303);
+      const back = new URL(refused.headers.location!);
+      expect([back.searchParams.get('error'), back.searchParams.get('state')]).toEqual(['access_denied', 'edges-gone']);
+    });
+  });
+}
+
+describeEdges('(a) the Express 4 ESM host at its edges', 'express4-esm', 'edges.mjs', true);
+
 describe('(b) an Express 5 host in strict TypeScript', () => {
   let host: RunningHost;
   beforeAll(async () => {
@@ -365,6 +524,8 @@ describe('(c) a CommonJS host', () => {
     expectClean(await checks['commonjs-no-interop']!);
   }, 60_000);
 });
+
+describeEdges('(c) the CommonJS host (Express 4, require()) at its edges', 'commonjs', 'edges.cjs', false);
 
 describe('(d) a host whose better-sqlite3 was installed without running its install script', () => {
   it('opening the SQLite store says how to build the driver, and creates nothing', async () => {
