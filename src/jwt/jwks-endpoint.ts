@@ -2,6 +2,7 @@
 import type { Request, Response } from 'express';
 import type { KeyRing } from './key-ring.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
+import { toErrorBody } from '../errors.js';
 import type { OutageSource } from '../http/store-outage-log.js';
 
 /** How long a resource server may keep a JWK Set it fetched (`Cache-Control: max-age`), in ms. */
@@ -31,8 +32,9 @@ export function createJwksEndpoint(keys: KeyRing, source: OutageSource) {
     } catch (err) {
       const oauthError = toOAuthError(err, source);
       // Written as the key set is, not with res.json: that applies the host app's `json spaces` and `json replacer`
-      // (a replacer that drops `error` made the body `{}`) and adds an ETag.
-      const body = Buffer.from(JSON.stringify({ error: oauthError.error }), 'utf8');
+      // (a replacer that drops `error` made the body `{}`) and adds an ETag. With its description, as every other JSON
+      // refusal of the router's (RFC 6749 §5.2).
+      const body = Buffer.from(JSON.stringify(toErrorBody(oauthError)), 'utf8');
       res.statusCode = oauthError.status;
       res.setHeader('Content-Type', 'application/json;charset=UTF-8');
       res.setHeader('Cache-Control', 'no-store');

@@ -132,7 +132,7 @@ describe('RFC 9068 JWT access tokens (store-generated keys)', () => {
         await request(down.app).get(path).set('Origin', 'https://spa.example')];
       expect(ok.status, path).toBe(200);
       expect(refused.status, path).toBe(503);
-      expect(refused.body, path).toEqual({ error: 'temporarily_unavailable' });
+      expect(refused.body, path).toEqual({ error: 'temporarily_unavailable', error_description: 'the authorization server is temporarily unavailable' });
       expect(refused.headers['content-type'], path).toBe('application/json;charset=UTF-8');
       expect(refused.headers['access-control-allow-origin'], path).toBe(ok.headers['access-control-allow-origin']);
       expect(refused.headers['access-control-allow-origin'], path).toBe('*');

@@ -83,7 +83,7 @@ describe.each(SETTINGS)('a host app with %s set', (name, value) => {
     }
     const refused = await request(down.app).get('/oauth2/jwks');
     expect(refused.status).toBe(503);
-    expect(refused.text).toBe('{"error":"temporarily_unavailable"}');
+    expect(refused.text).toBe('{"error":"temporarily_unavailable","error_description":"the authorization server is temporarily unavailable"}');
     expect(refused.headers['content-type']).toBe('application/json;charset=UTF-8');
     expect(refused.headers['cache-control']).toBe('no-store');
     expect(refused.headers['etag']).toBeUndefined();
