@@ -16,7 +16,7 @@ import {
   type RunningHost,
 } from './packed-host.js';
 import { tokenRequest } from './host-token-request.js';
-import { hostRequest } from './host-request.js';
+import { hostRequest } from '../helpers/host-request.js';
 import { CHECKED_AGAINST_THE_PACKAGE, LISTINGS, listedRecordChecks, README_GLUE, readmeBlocks, splitDiagnostics } from './readme-blocks.js';
 
 const REDIRECT_URI = 'https://client.example/callback';

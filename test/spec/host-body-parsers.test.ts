@@ -2,7 +2,6 @@
 // body: the same answers with no host parser, a global express.urlencoded({ extended: true, limit: '1mb' }),
 // a global express.json(), and both.
 import type { AddressInfo } from 'node:net';
-import { request as httpRequest } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import express from 'express';
 import request from 'supertest';
@@ -12,6 +11,7 @@ import { basic, createTestApp, type TestApp } from '../helpers/app.js';
 import { authorizeQuery, obtainCode } from '../helpers/browser-flow.js';
 import { openLoginForm, redeemCode } from '../helpers/spec-requests.js';
 import { listen } from '../helpers/raw-http.js';
+import { hostRequest } from '../helpers/host-request.js';
 
 // The last column: the host's parser is an extended (qs) one, which turns `a[]=` and `a[b]=` into arrays and objects.
 const HOSTS: ReadonlyArray<readonly [string, express.RequestHandler[], boolean]> = [
@@ -357,24 +357,9 @@ describe('oauth.errorHandler behind Express defaults, express.json() and express
   });
   afterAll(async () => { await server.close(); });
 
-  /**
-   * One request on a connection of its own: node:http sends a GET's body too, which fetch refuses to (its length
-   * given, or node:http would write it unframed after the head).
-   */
-  function send(method: string, path: string, body?: string, type = 'application/json') {
-    const framing = body === undefined ? {} : { 'Content-Type': type, 'Content-Length': String(Buffer.byteLength(body)) };
-    return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }>((resolve, reject) => {
-      const req = httpRequest({ host: '127.0.0.1', port: server.port, agent: false, method, path, headers: { Host: 'auth.test', ...framing } },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => { text += chunk; });
-          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text }));
-        });
-      req.on('error', reject);
-      req.end(body);
-    });
-  }
+  /** One request on a connection of its own (`hostRequest`: node:http sends a GET's body too, which fetch refuses to). */
+  const send = (method: string, path: string, body?: string, type = 'application/json') =>
+    hostRequest(`http://127.0.0.1:${server.port}`, method, path, body, { type, headers: { Host: 'auth.test' } });
   const JSON_ENDPOINTS = ['/oauth2/token', '/oauth2/revoke', '/oauth2/introspect', '/legacy/oauth2/token', '/legacy/oauth2/introspect'];
   const DOCUMENTS = ['/.well-known/oauth-authorization-server', '/.well-known/oauth-authorization-server/legacy',
     '/legacy/.well-known/oauth-authorization-server', '/oauth2/jwks', '/legacy/oauth2/jwks'];

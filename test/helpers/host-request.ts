@@ -1,4 +1,4 @@
-// One request to a packed host on a connection of its own, with any method and body: node:http sends a GET's body, fetch refuses to.
+// One request to a test server on a connection of its own, with any method and body: node:http sends a GET's body, fetch refuses to.
 import { request } from 'node:http';
 
 /** What came back: status, headers (lower-case names), body as text. */
