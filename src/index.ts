@@ -33,7 +33,7 @@ export type {
   Store, ClientStore, CodeStore, TokenStore, ConsentStore, OAuthClient, ClientFlow, GrantType,
   AuthorizationCodeRecord, TokenRecord, ConsentRecord, ConsumeResult,
   SigningKeyStore, SigningKeyRecord, SigningAlgorithm, SaveSigningKeyOptions,
-  ClientChanges, DisableClientOutcome, SaveTokensOptions, StoreTier, AdministrationStore, AdministrationClientStore, ConsentsStore, CompleteStore,
+  ClientChanges, DisableClientOutcome, EnableClientOutcome, SaveTokensOptions, StoreTier, AdministrationStore, AdministrationClientStore, ConsentsStore, CompleteStore,
   TokenEndpointAuthMethod, RateLimitStore, RateLimitCount, RevocationFeed, RevocationMark, ClientCopy, ClientCopies,
 } from './stores/contract.js';
 export type { LoginRateLimitOptions, ResolvedLoginRateLimit } from './http/login-rate-limit.js';
@@ -57,7 +57,7 @@ export { IMPORT_FIELDS } from './clients/import-row.js';
 export type { ImportFields } from './clients/import-row.js';
 export { enableClient } from './clients/enable-client.js';
 export { createOAuthAdmin } from './admin/create-oauth-admin.js';
-export type { OAuthAdmin, OAuthAdminOptions, DisabledClient } from './admin/create-oauth-admin.js';
+export type { OAuthAdmin, OAuthAdminOptions, DisabledClient, EnabledClient } from './admin/create-oauth-admin.js';
 export { updateClientSettings } from './clients/update-client.js';
 export type { ClientUpdate, UpdatedClient } from './clients/update-client.js';
 export { rotateClientSecretWithGrace, MAX_SECRET_GRACE_SECONDS } from './clients/rotate-client-secret.js';

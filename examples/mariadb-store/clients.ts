@@ -65,13 +65,13 @@ const CHANGES: readonly [keyof ClientChanges, string, (value: never) => unknown]
 ];
 
 /**
- * ClientStore on MariaDB, without the optional `disableClient` (the admin API then reads the flag before writing it). `updateClient` is one UPDATE that sets only the columns of the fields given, so a
+ * ClientStore on MariaDB, without the optional `disableClient` and `enableClient` (the admin API then reads the flag before writing it). `updateClient` is one UPDATE that sets only the columns of the fields given, so a
  * disable and a concurrent secret rotation each write their own column and both survive (never a
  * read-modify-write of the whole record); the record is then read back under the UPDATE's row lock.
  * `deleteClient` (optional in the contract) removes the row, its codes, consents and tokens in one transaction.
  * @see RFC 6749 §2 (client registration), §2.3.1 (client password).
  */
-export function createMariaDbClientStore(db: MariaDb, t: MariaDbTables): Required<Omit<ClientStore, 'disableClient'>> {
+export function createMariaDbClientStore(db: MariaDb, t: MariaDbTables): Required<Omit<ClientStore, 'disableClient' | 'enableClient'>> {
   const select = `SELECT ${COLUMNS} FROM ${t.clients} WHERE client_id = ?`;
   return {
     async findClient(clientId) {

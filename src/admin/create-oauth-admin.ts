@@ -7,13 +7,19 @@ import { registerClient, type RegisterClientInput, type RegisteredClient } from 
 import { updateClientSettings, type ClientUpdate, type UpdatedClient } from '../clients/update-client.js';
 import { rotateClientSecretWithGrace, type RotateSecretOptions, type RotatedSecret } from '../clients/rotate-client-secret.js';
 import { markClientDisabled, revokeDisabledClientTokens } from '../clients/disable-client.js';
-import { enableClient } from '../clients/enable-client.js';
+import { markClientEnabled } from '../clients/enable-client.js';
 import { deleteOAuthClient } from '../clients/delete-client.js';
 import { revokeTokens, type RevokedTokens, type RevokeTokensTarget } from '../clients/revoke-tokens.js';
 import { RevocationIncompleteError, UnknownClientError } from '../clients/client-errors.js';
 import { importClients, type ImportClientsOptions, type ImportReport } from '../clients/import-clients.js';
 import type { ImportRecord } from '../clients/import-file.js';
 import { copyClient } from '../stores/copy-client.js';
+
+/** What `OAuthAdmin.enableClient` did. */
+export interface EnabledClient {
+  /** True when the integration was enabled already (never disabled, an earlier call, or another one at the same moment). */
+  readonly alreadyEnabled: boolean;
+}
 
 /** What `OAuthAdmin.disableClient` did. */
 export interface DisabledClient {
@@ -57,8 +63,12 @@ export interface OAuthAdmin {
    * it only: a disable of a disabled integration (`alreadyDisabled`) revokes again and reports that `token.revoked` alone.
    */
   disableClient(clientId: string): Promise<DisabledClient>;
-  /** Lets it authenticate again; nothing revoked comes back. */
-  enableClient(clientId: string): Promise<void>;
+  /**
+   * Lets it authenticate again; nothing revoked comes back. `client.enabled` is published by the call that enabled it
+   * only: an enable of an enabled integration (`alreadyEnabled`: a retry, or another instance's at the same moment)
+   * changes nothing and publishes nothing.
+   */
+  enableClient(clientId: string): Promise<EnabledClient>;
   /** Revokes its tokens, then removes it, its codes and consents (needs `store.clients.deleteClient`). */
   deleteClient(clientId: string): Promise<void>;
   /** Every token of an integration, of a user at one, or (`{ userId }` alone) of a user at every one. */
@@ -150,8 +160,12 @@ export function createOAuthAdmin(store: Store, options: OAuthAdminOptions = {}):
       return { alreadyDisabled: !disabledHere };
     },
     async enableClient(clientId) {
-      if (!(await enableClient(store, clientId))) throw new UnknownClientError(clientId);
-      lifecycle('client.enabled', clientId);
+      const outcome = await markClientEnabled(store, clientId);
+      if (outcome === null) throw new UnknownClientError(clientId);
+      // An enable that changed no flag (a retry, another instance's at the same moment) is not an event, as an update
+      // that changed nothing is not: an audit trail lists what changed.
+      if (outcome === 'enabled') lifecycle('client.enabled', clientId);
+      return { alreadyEnabled: outcome === 'already_enabled' };
     },
     async deleteClient(clientId) {
       await deleteOAuthClient(store, clientId);

@@ -17,11 +17,14 @@ export function addClientsEnableCommand(clients: Command): void {
     .option('--json', 'print one JSON object instead of text')
     .action(async (clientId: string, options: { readonly json?: boolean }) => {
       // Rejects with UnknownClientError (exit 1, unknown_client) for an id no integration has.
-      await withAdmin((admin) => admin.enableClient(clientId));
+      const { alreadyEnabled } = await withAdmin((admin) => admin.enableClient(clientId));
       if (options.json) {
-        printJson({ client_id: clientId, disabled: false });
+        printJson({ client_id: clientId, disabled: false, already_enabled: alreadyEnabled });
         return;
       }
-      process.stdout.write(`Enabled ${clientId}; tokens revoked while it was disabled stay revoked.\n`);
+      // A retry says so: the audit log has no second client.enabled for it.
+      process.stdout.write(alreadyEnabled
+        ? `${clientId} was enabled already; nothing changed.\n`
+        : `Enabled ${clientId}; tokens revoked while it was disabled stay revoked.\n`);
     });
 }

@@ -77,6 +77,9 @@ export interface ClientChanges {
 /** What `ClientStore.disableClient` did: disabled an enabled integration, or found it disabled already. */
 export type DisableClientOutcome = 'disabled' | 'already_disabled';
 
+/** What `ClientStore.enableClient` did: enabled a disabled integration, or found it enabled already. */
+export type EnableClientOutcome = 'enabled' | 'already_enabled';
+
 /**
  * An integration as this process last read it from the store, and which version of the stored record that
  * was (`ClientCopies.find`). `revision` is opaque, compared by the store only; any change to the record, by
@@ -135,6 +138,15 @@ export interface ClientStore {
    * both report it. @see RFC 7009 §2.1, RFC 6749 §2.3.1.
    */
   disableClient?(clientId: string): Promise<DisableClientOutcome | null>;
+  /**
+   * Optional, in no tier (stores written before it lack it). In one atomic step, clears `disabled` (as
+   * `updateClient(clientId, { disabled: false })`) and says what it was just before: resolves `'enabled'` when this
+   * call enabled a disabled integration, `'already_enabled'` when it was enabled already, `null` for an unknown id. Of
+   * N concurrent calls on a disabled integration, from any number of instances, exactly one resolves `'enabled'`: the
+   * admin API reports `client.enabled` once per enable. Without it, the admin API reads the flag before `updateClient`,
+   * and two instances enabling at once may both report it. @see RFC 6749 §2.3.1.
+   */
+  enableClient?(clientId: string): Promise<EnableClientOutcome | null>;
   /** Tier `administration`. Every integration, ordered as `compareClients` (store-policy) orders them. */
   listClients?(): Promise<readonly OAuthClient[]>;
   /**
@@ -509,8 +521,9 @@ export interface Store {
   close?(): Promise<void>;
 }
 
-/** The `administration` tier's integrations: every method, `deleteClient` (contract v1) and `disableClient` still optional. */
-export type AdministrationClientStore = Required<Omit<ClientStore, 'deleteClient' | 'disableClient'>> & Pick<ClientStore, 'deleteClient' | 'disableClient'>;
+/** The `administration` tier's integrations: every method, `deleteClient` (contract v1), `disableClient` and `enableClient` still optional. */
+export type AdministrationClientStore = Required<Omit<ClientStore, 'deleteClient' | 'disableClient' | 'enableClient'>>
+  & Pick<ClientStore, 'deleteClient' | 'disableClient' | 'enableClient'>;
 
 /** A Store with the `administration` tier. */
 export interface AdministrationStore extends Store {

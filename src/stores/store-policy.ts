@@ -110,6 +110,9 @@ export const DISABLE_CLIENT_CHANGES: ClientChanges = Object.freeze({
   disabled: true, previousClientSecretHash: null, previousClientSecretExpiresAt: null,
 });
 
+/** What `ClientStore.enableClient` writes: the flag alone, so a concurrent secret rotation is kept. @see RFC 6749 §2.3.1. */
+export const ENABLE_CLIENT_CHANGES: ClientChanges = Object.freeze({ disabled: false });
+
 /**
  * An integration with `changes` applied, for stores that keep whole records (a map, a document): the fields
  * given replace the record's, and `null` removes `tokenEndpointAuthMethod` (or the previous secret), so that absence stays

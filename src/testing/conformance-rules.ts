@@ -5,6 +5,7 @@ import { absentRules } from './conformance-absent.js';
 import { backendTimeRules } from './conformance-backend-time.js';
 import { clientLifecycleRules } from './conformance-client-lifecycle.js';
 import { disableClientRules } from './conformance-disable-client.js';
+import { enableClientRules } from './conformance-enable-client.js';
 import { clientCopyRules } from './conformance-client-copies.js';
 import { clientRules } from './conformance-clients.js';
 import { codeRules } from './conformance-codes.js';
@@ -49,6 +50,7 @@ export const CONFORMANCE_RULES: readonly ConformanceRule[] = inTierOrder([
   ...clientRules,
   ...clientLifecycleRules,
   ...disableClientRules,
+  ...enableClientRules,
   ...clientCopyRules,
   ...revocationRules,
   ...consentRules,

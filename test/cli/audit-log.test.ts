@@ -53,6 +53,24 @@ describe('oauth-admin audit log (README "Audit events": every security-relevant 
     expect(text.stdout).toBe(`${clientId} was disabled already; its tokens are revoked again.\n`);
   });
 
+  it('a clients enable of an enabled integration appends no client.enabled, and says it was enabled already', async () => {
+    const created = await ok(auditFile, 'clients', 'create', '--name', 'Acme', '--flow', 'client_credentials');
+    const clientId = String(created['client_id']);
+    expect(await ok(auditFile, 'clients', 'enable', clientId)).toEqual({ client_id: clientId, disabled: false, already_enabled: true });
+    await ok(auditFile, 'clients', 'disable', clientId);
+    expect(await ok(auditFile, 'clients', 'enable', clientId)).toEqual({ client_id: clientId, disabled: false, already_enabled: false });
+    expect(await ok(auditFile, 'clients', 'enable', clientId)).toEqual({ client_id: clientId, disabled: false, already_enabled: true });
+    expect(auditLines().map((l) => [l['event'], l['cause'] ?? null])).toEqual([
+      ['client.created', null],
+      ['client.disabled', null],
+      ['token.revoked', 'client_disabled'],
+      // The retried enable changed nothing: no second line.
+      ['client.enabled', null],
+    ]);
+    const text = await run(auditFile, 'clients', 'enable', clientId);
+    expect(text.stdout).toBe(`${clientId} was enabled already; nothing changed.\n`);
+  });
+
   it('create, rotate-secret, disable, enable, tokens revoke and delete each append their client.* / token.revoked line, never a secret', async () => {
     const created = await ok(auditFile, 'clients', 'create', '--name', 'Acme', '--flow', 'client_credentials');
     const clientId = String(created['client_id']);

@@ -140,7 +140,7 @@ describe('--json on every command prints one JSON document on stdout', () => {
     expect(JSON.parse(disabled.stdout)).toEqual({ client_id: clientId, disabled: true, already_disabled: false });
     const enabled = await runCommand('enable', ['--json']);
     expect(enabled).toMatchObject({ code: 0, stderr: '' });
-    expect(JSON.parse(enabled.stdout)).toEqual({ client_id: clientId, disabled: false });
+    expect(JSON.parse(enabled.stdout)).toEqual({ client_id: clientId, disabled: false, already_enabled: false });
   });
 
   it.each(Object.keys(COMMANDS))('%s: --json given before the command means the same', async (command) => {

@@ -74,7 +74,7 @@ describe('oauth-admin lifecycle (RFC 6749 §2, RFC 7009 §2.1)', () => {
     expect(await json('clients', 'show', id), 'present, null, as in rotate-secret').toHaveProperty('previous_secret_valid_until', null);
 
     expect(await json('clients', 'disable', id)).toEqual({ client_id: id, disabled: true, already_disabled: false });
-    expect(await json('clients', 'enable', id)).toEqual({ client_id: id, disabled: false });
+    expect(await json('clients', 'enable', id)).toEqual({ client_id: id, disabled: false, already_enabled: false });
     expect(await json('tokens', 'revoke', '--client', id)).toEqual({ extent: 'client', user_id: null, client_ids: [id] });
     expect(await json('tokens', 'revoke', '--client', id, '--user', 'user-1')).toEqual({ extent: 'user', user_id: 'user-1', client_ids: [id] });
     expect(await json('tokens', 'revoke', '--user', 'user-1')).toEqual({ extent: 'user', user_id: 'user-1', client_ids: [id] });

@@ -30,7 +30,8 @@ const PEER_UPDATE = rule('across instances (openPeer): updateClient disabling');
 const PEER_ONLY_IF_NONE = rule('across instances (openPeer): of N concurrent onlyIfNone');
 const PEER_HITS = rule('across instances (openPeer): of N concurrent hits');
 const PEER_DISABLE = rule('across instances (openPeer): of N concurrent disableClient');
-const PEER_RACES = [...PEER_SAVE_RACES, PEER_CONSUME, PEER_UPDATE, PEER_ONLY_IF_NONE, PEER_HITS, PEER_DISABLE];
+const PEER_ENABLE = rule('across instances (openPeer): of N concurrent enableClient');
+const PEER_RACES = [...PEER_SAVE_RACES, PEER_CONSUME, PEER_UPDATE, PEER_ONLY_IF_NONE, PEER_HITS, PEER_DISABLE, PEER_ENABLE];
 const EXACT_IDS = [
   rule('codes compare codeHash exactly'),
   rule('tokens compare tokenHash exactly'),
@@ -86,6 +87,7 @@ const CASES: { fault: Fault; settings: ToyStoreOptions[]; fails: string[]; runs?
   { fault: 'delete-signing-key-checks-a-turn-before-deleting', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of 4 concurrent deletes of one kid')] },
   { fault: 'update-client-reads-then-writes-whole-record', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('updateClient disabling racing'), PEER_UPDATE] },
   { fault: 'disable-client-reads-a-turn-before-writing', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent disableClient calls on'), PEER_DISABLE] },
+  { fault: 'enable-client-reads-a-turn-before-writing', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent enableClient calls on'), PEER_ENABLE] },
   { fault: 'consume-code-checks-a-turn-before-marking', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent consumeCode calls'), PEER_CONSUME] },
   {
     fault: 'revoke-client-tokens-without-tombstones',

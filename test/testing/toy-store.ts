@@ -32,6 +32,8 @@ export type Fault =
   | 'update-client-reads-then-writes-whole-record'
   /** disableClient reads the flag in one round trip and writes it in the next (each of two concurrent disables reports it). */
   | 'disable-client-reads-a-turn-before-writing'
+  /** enableClient reads the flag in one round trip and writes it in the next (each of two concurrent enables reports it). */
+  | 'enable-client-reads-a-turn-before-writing'
   /** (f) consumeCode reads the code in one round trip and marks it used in the next. */
   | 'consume-code-checks-a-turn-before-marking'
   /** (g) revokeClientTokens deletes tokens but records no tombstone at all. */
@@ -273,6 +275,17 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
         clients.set(key(clientId), applyClientChanges(current, { disabled: true, previousClientSecretHash: null, previousClientSecretExpiresAt: null }));
         revise(clientId);
         return read.disabled ? 'already_disabled' : 'disabled';
+      },
+      async enableClient(clientId) {
+        await turn();
+        const read = clients.get(key(clientId));
+        if (!read) return null;
+        if (gap('enable-client-reads-a-turn-before-writing')) await turn();
+        const current = clients.get(key(clientId));
+        if (!current) return null;
+        clients.set(key(clientId), applyClientChanges(current, { disabled: false }));
+        revise(clientId);
+        return read.disabled ? 'enabled' : 'already_enabled';
       },
       async listClients() {
         await turn();

@@ -1,6 +1,6 @@
 // The memory store's integrations: insert-only create and field-by-field update, each in one synchronous block.
-import type { ClientChanges, ClientStore, DisableClientOutcome, OAuthClient } from '../contract.js';
-import { applyClientChanges, compareClients, DISABLE_CLIENT_CHANGES } from '../store-policy.js';
+import type { ClientChanges, ClientStore, DisableClientOutcome, EnableClientOutcome, OAuthClient } from '../contract.js';
+import { applyClientChanges, compareClients, DISABLE_CLIENT_CHANGES, ENABLE_CLIENT_CHANGES } from '../store-policy.js';
 import { decode, encode, type Ready, type Encoded } from './codec.js';
 
 /**
@@ -39,6 +39,15 @@ export function createMemoryClientStore(ready: Ready, onDelete: (clientId: strin
       const current = decode<OAuthClient>(json);
       clients.set(clientId, encode(applyClientChanges(current, DISABLE_CLIENT_CHANGES)));
       return current.disabled ? 'already_disabled' : 'disabled';
+    },
+    async enableClient(clientId: string): Promise<EnableClientOutcome | null> {
+      await ready();
+      // Read and written with no await in between: of concurrent enables, one finds the integration disabled.
+      const json = clients.get(clientId);
+      if (json === undefined) return null;
+      const current = decode<OAuthClient>(json);
+      clients.set(clientId, encode(applyClientChanges(current, ENABLE_CLIENT_CHANGES)));
+      return current.disabled ? 'enabled' : 'already_enabled';
     },
     async listClients(): Promise<readonly OAuthClient[]> {
       await ready();

@@ -119,6 +119,13 @@ export function createPostgresClientStore(
      WHERE c.client_id = before.client_id
      RETURNING CASE WHEN before.disabled THEN 'already_disabled' ELSE 'disabled' END AS outcome`,
   );
+  // The same row lock for an enable: of concurrent enables, only one reads the row disabled.
+  const enable = prepareSql(
+    `UPDATE ${t.clients} AS c SET disabled = false
+     FROM (SELECT client_id, disabled FROM ${t.clients} WHERE client_id = $1 FOR UPDATE) AS before
+     WHERE c.client_id = before.client_id
+     RETURNING CASE WHEN before.disabled THEN 'enabled' ELSE 'already_enabled' END AS outcome`,
+  );
   /** One statement per set of changed fields (at most 127), prepared once per connection like the others. */
   const updates = new Map<string, PreparedSql>();
   function updateSql(fields: readonly (keyof ClientChanges)[]): PreparedSql {
@@ -178,6 +185,12 @@ export function createPostgresClientStore(
       copies.forget(clientId);
       // Text, not a boolean: a host pool's type parsers may hand a boolean back as 't' or 'f', both truthy.
       const { rows } = await db.query<{ outcome: 'disabled' | 'already_disabled' }>(disable, [clientId]);
+      return rows[0]?.outcome ?? null;
+    },
+    async enableClient(clientId) {
+      copies.forget(clientId);
+      // Text, not a boolean, as disableClient's.
+      const { rows } = await db.query<{ outcome: 'enabled' | 'already_enabled' }>(enable, [clientId]);
       return rows[0]?.outcome ?? null;
     },
     async listClients() {

@@ -25,6 +25,7 @@ import {
   PUT_INDEXED,
   UPDATE_CLIENT,
   DISABLE_CLIENT,
+  ENABLE_CLIENT,
   type RunScript,
 } from './scripts.js';
 import { createRedisKeyStore } from './keys.js';
@@ -247,6 +248,17 @@ function createRedisClientStore(
         await migrate(key);
       }
       throw new Error(`disableClient: the record of integration ${JSON.stringify(clientId)} is neither a hash nor convertible`);
+    },
+    async enableClient(clientId) {
+      copies?.forget(clientId);
+      const key = keys.client(clientId);
+      for (let attempt = 0; attempt < MIGRATE_ATTEMPTS; attempt++) {
+        const reply = (await run(ENABLE_CLIENT, [key], [])) as string;
+        if (reply === 'none') return null;
+        if (reply !== 'legacy') return reply === 'enabled' ? 'enabled' : 'already_enabled';
+        await migrate(key);
+      }
+      throw new Error(`enableClient: the record of integration ${JSON.stringify(clientId)} is neither a hash nor convertible`);
     },
     async listClients() {
       // A sorted set, not SCAN or KEYS: listing never walks the keyspace. Reads are pipelined.

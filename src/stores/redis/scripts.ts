@@ -129,6 +129,20 @@ if was == 'true' then return 'already_disabled' end
 return 'disabled'`);
 
 /**
+ * ClientStore.enableClient: clears `disabled` and answers what it was, in one script, so of concurrent enables one
+ * finds it disabled. KEYS client. Returns 'none', 'legacy' (a version 0.1 string, converted first), 'enabled' or
+ * 'already_enabled'.
+ */
+export const ENABLE_CLIENT = script(`
+local kind = redis.call('TYPE', KEYS[1]).ok
+if kind == 'none' then return 'none' end
+if kind ~= 'hash' then return 'legacy' end
+local was = redis.call('HGET', KEYS[1], 'disabled')
+redis.call('HSET', KEYS[1], 'disabled', 'false')
+if was == 'true' then return 'enabled' end
+return 'already_enabled'`);
+
+/**
  * Converts a version 0.1 client (one JSON string) to a hash, only if the string is still the one the
  * caller read and converted (compare-and-set), so a conversion never overwrites a newer record.
  * KEYS client; ARGV json read, then field/value pairs. Returns 1 converted, 0 not.

@@ -1,6 +1,6 @@
 // The SQLite store's integrations: insert-only create, and an update that is one statement writing only the given columns.
-import type { ClientChanges, ClientStore, DisableClientOutcome, OAuthClient } from '../contract.js';
-import { DISABLE_CLIENT_CHANGES } from '../store-policy.js';
+import type { ClientChanges, ClientStore, DisableClientOutcome, EnableClientOutcome, OAuthClient } from '../contract.js';
+import { DISABLE_CLIENT_CHANGES, ENABLE_CLIENT_CHANGES } from '../store-policy.js';
 import type { SqliteChangeWatch } from './change-watch.js';
 import type { SqliteConnection } from './driver.js';
 import type { SqliteLockWait } from './lock-wait.js';
@@ -78,6 +78,13 @@ export function createSqliteClientStore(
     s.updateClient.get(clientChangesToRow(clientId, DISABLE_CLIENT_CHANGES));
     return row.disabled === 1 ? 'already_disabled' : 'disabled';
   });
+  // IMMEDIATE too, so of concurrent enables from any connection or process one finds the integration disabled.
+  const enable = db.transaction((clientId: string): EnableClientOutcome | null => {
+    const row = s.findClient.get(clientId);
+    if (!row) return null;
+    s.updateClient.get(clientChangesToRow(clientId, ENABLE_CLIENT_CHANGES));
+    return row.disabled === 1 ? 'enabled' : 'already_enabled';
+  });
   return {
     async findClient(clientId: string): Promise<OAuthClient | null> {
       return copies.find(clientId, () => run(() => {
@@ -102,6 +109,10 @@ export function createSqliteClientStore(
     async disableClient(clientId: string): Promise<DisableClientOutcome | null> {
       revisions.forget(clientId);
       return write(() => disable.immediate(clientId));
+    },
+    async enableClient(clientId: string): Promise<EnableClientOutcome | null> {
+      revisions.forget(clientId);
+      return write(() => enable.immediate(clientId));
     },
     async listClients(): Promise<readonly OAuthClient[]> {
       return run(() => s.listClients.all().map(rowToClient));
