@@ -218,4 +218,18 @@ describe('RFC 9068 §4, RFC 9700 §4.10: rotateSigningKey({ leaked: true })', ()
     const oauth = createTestRouter(createMemoryStore(), { ...JWT, jwt: { signingKeys: [generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey] } });
     await expect(oauth.rotateSigningKey({ leaked: true })).rejects.toThrow('jwt.signingKeys');
   });
+
+  it('host-supplied keys over a store that still holds keys (kept before the host supplied its own): the call rejects and the store keys stay, which the app does not sign with', async () => {
+    const { generateKeyPairSync } = await import('node:crypto');
+    const store = createMemoryStore({ sweepIntervalSeconds: 0 });
+    const before = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
+    await clientCredentialsToken(before.app, before.credentialsClient);
+    const kids = await storedKids(store);
+    expect(kids).toHaveLength(1);
+    const oauth = createTestRouter(store, { ...JWT, jwt: { signingKeys: [generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey] } });
+    for (const rotation of [{ leaked: true }, {}]) {
+      await expect(oauth.rotateSigningKey(rotation)).rejects.toThrow('jwt.signingKeys are supplied by the host');
+    }
+    expect(await storedKids(store)).toEqual(kids);
+  });
 });
