@@ -70,14 +70,19 @@ interface SharedSession {
 const sharedSessions = new WeakMap<Request, SharedSession>();
 
 /**
- * The main issuers of this process's routers that may keep data in a host's session. Data without a mark was kept
- * before routers marked theirs, when every router used one key: with more than one router here, it may be another's.
+ * Whether this process has made routers of more than one main issuer, any of which may keep data in a host's session.
+ * Data without a mark was kept before routers marked theirs, when every router used one key: with more than one router
+ * here, it may be another's. Only that answer is read, so only the first issuer is kept, not one per router: a host
+ * making routers on demand (a tenant each, one per test or reload) keeps one string, not every issuer it ever served.
+ * No router is ever forgotten (a router has no end the process can see): one gone leaves the answer at "several",
+ * which errs towards asking an unmarked sign-in to sign in again.
  */
-const sharingOwners = new Set<string>();
+const sharingOwners: { first: string | undefined; several: boolean } = { first: undefined, several: false };
 
 /** Counts a router (by its main issuer) among those of this process that may share a host's session. */
 export function registerSharedSessionOwner(owner: string): void {
-  sharingOwners.add(owner);
+  if (sharingOwners.first === undefined) sharingOwners.first = owner;
+  else if (owner !== sharingOwners.first) sharingOwners.several = true;
 }
 
 /**
@@ -112,7 +117,7 @@ function ownData(req: Request, session: Record<string, unknown>): OAuthSessionDa
   const shared = sharedSessions.get(req);
   const data = session[shared?.key ?? KEY] as OAuthSessionData | undefined;
   if (data === undefined || shared === undefined || data.router === shared.owner) return data;
-  if (data.router === undefined) return sharingOwners.size > 1 ? undefined : data;
+  if (data.router === undefined) return sharingOwners.several ? undefined : data;
   shared.onForeign(data.router);
   return undefined;
 }
