@@ -36,6 +36,7 @@ import { checkProductionSession } from './http/check-production-session.js';
 import { warnPlainHttpIssuer } from './http/warn-plain-http-issuer.js';
 import { createLoginRateLimit } from './http/login-rate-limit.js';
 import { createClientAuthRateLimit } from './checks/client-auth-rate-limit.js';
+import { createUntrustedProxyWarning } from './http/untrusted-proxy-warning.js';
 import { createCounterKey } from './http/rate-limit-keys.js';
 import { rateLimitKeySecretOf, warnUnkeyedCounterKeys } from './http/rate-limit-key-secret.js';
 import { createMemoryRateLimits } from './stores/memory/rate-limits.js';
@@ -118,10 +119,12 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
   const keySecret = rateLimitKeySecretOf(resolved);
   warnUnkeyedCounterKeys(resolved, keySecret, counters);
   const counterKey = createCounterKey(keySecret);
-  const loginRateLimit = resolved.loginRateLimit ? createLoginRateLimit(resolved.loginRateLimit, counters, counterKey, resolved.logger) : null;
+  // One per router: a setting that misreads the client's address is one fault, told once, whichever limit meets it.
+  const warnProxy = createUntrustedProxyWarning(resolved.logger);
+  const loginRateLimit = resolved.loginRateLimit ? createLoginRateLimit(resolved.loginRateLimit, counters, counterKey, warnProxy) : null;
   // Handed to the three client-authenticating endpoints themselves: no route layer, nothing kept per request.
   const clientAuthLimit = resolved.clientAuthRateLimit
-    ? createClientAuthRateLimit(resolved.clientAuthRateLimit, counters, counterKey, resolved.logger) : null;
+    ? createClientAuthRateLimit(resolved.clientAuthRateLimit, counters, counterKey, warnProxy) : null;
 
   const endpointsByIssuer = new Map<ResolvedIssuer, Endpoints>();
   for (const issuer of issuers) {

@@ -1,11 +1,10 @@
 // Limits failed client authentications per (client_id, source) and per source, so a stranger cannot lock a client out.
 import type { Request } from 'express';
 import type { RateLimitStore } from '../stores/contract.js';
-import type { Logger } from '../options.js';
 import { InvalidClientError, TooManyAttemptsError } from '../errors.js';
 import { limitOptionsObject, positiveCount } from '../http/rate-limit-options.js';
 import { sourceOf, type CounterKey } from '../http/rate-limit-keys.js';
-import { createUntrustedProxyWarning } from '../http/untrusted-proxy-warning.js';
+import type { UntrustedProxyWarning } from '../http/untrusted-proxy-warning.js';
 import { createOneAtATime, TooManyWaitingError } from './one-at-a-time.js';
 
 /** The `clientAuthRateLimit` option. Counts are failed client authentications per window. */
@@ -86,11 +85,10 @@ export function createClientAuthRateLimit(
   resolved: ResolvedClientAuthRateLimit,
   counters: RateLimitStore,
   counterKey: CounterKey,
-  logger: Logger,
+  warnProxy: UntrustedProxyWarning,
   clock: () => Date = () => new Date(),
 ): ClientAuthRateLimit {
   const windowMs = resolved.windowSeconds * 1000;
-  const warnProxy = createUntrustedProxyWarning(logger);
   /** Blocked key → end of its window (ms). Lazily expired; Map order is insertion order, oldest first. */
   const blocked = new Map<string, number>();
   /** The latest end of any block: past it, every block has ended and the map is emptied at once. */

@@ -2,12 +2,11 @@
 import type { Request } from 'express';
 import type { Store as ExpressRateLimitStore } from 'express-rate-limit';
 import type { RateLimitCount, RateLimitStore } from '../stores/contract.js';
-import type { Logger } from '../options.js';
 import { TooManyAttemptsError } from '../errors.js';
 import { countersFromExpressRateLimitStore } from './express-rate-limit-counters.js';
 import { limitOptionsObject, positiveCount } from './rate-limit-options.js';
 import { accountOf, sourceOf, type CounterKey } from './rate-limit-keys.js';
-import { createUntrustedProxyWarning } from './untrusted-proxy-warning.js';
+import type { UntrustedProxyWarning } from './untrusted-proxy-warning.js';
 
 /** The `loginRateLimit` option. Counts are failed sign-ins per window; a source is an address (`req.ip`). */
 export interface LoginRateLimitOptions {
@@ -105,13 +104,12 @@ export function createLoginRateLimit(
   resolved: ResolvedLoginRateLimit,
   counters: RateLimitStore,
   counterKey: CounterKey,
-  logger: Logger,
+  warnProxy: UntrustedProxyWarning,
   clock: () => Date = () => new Date(),
 ): LoginRateLimit {
   const windowMs = resolved.windowSeconds * 1000;
   const knownMs = resolved.knownSourceDays * 24 * 3600 * 1000;
   const failures = resolved.store ? countersFromExpressRateLimitStore(resolved.store, windowMs) : counters;
-  const warnProxy = createUntrustedProxyWarning(logger);
 
   return {
     async attempt<T>(req: Request, username: string, verify: () => Promise<T | null>): Promise<T | null> {

@@ -24,9 +24,12 @@ function trustsEveryHop(trust: TrustProxy): boolean {
   }
 }
 
+/** The check `createUntrustedProxyWarning` returns, run on each request a limit counts. */
+export type UntrustedProxyWarning = (req: Request) => void;
+
 /**
- * Returns a check to run on each limited request. Each of two settings logs one warning, on the first request that
- * meets it:
+ * Returns a check to run on each limited request. One per router, shared by its sign-in and client-authentication
+ * limits, so each of two settings logs one warning per router, on the first request of either limit that meets it:
  * - The request carries `X-Forwarded-For` from a peer the app's `trust proxy` setting does not trust: `req.ip` is
  *   then the proxy's address for every user, so the limits count all of them as one source (one attacker's failures
  *   reach everyone's budget). The setting is asked about the peer (its compiled `trust proxy fn`, as `req.ip` asks
@@ -39,7 +42,7 @@ function trustsEveryHop(trust: TrustProxy): boolean {
  * @see RFC 7239 §5.2 (the forwarded-for address), §8.3 (only as good as the proxies that wrote it), OWASP
  * Authentication Cheat Sheet (per-source throttling).
  */
-export function createUntrustedProxyWarning(logger: Logger): (req: Request) => void {
+export function createUntrustedProxyWarning(logger: Logger): UntrustedProxyWarning {
   let warned = false;
   let everyHopWarned = false;
   // The compiled setting last probed: the same function on each request of an app, so the busiest endpoint probes once.

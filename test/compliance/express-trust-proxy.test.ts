@@ -87,6 +87,20 @@ async function rotatingFlood(h: Host): Promise<{ statuses: number[]; ips: (strin
   return { statuses, ips };
 }
 
+/** Wrong passwords posted through the login form, each with a new made-up X-Forwarded-For before CLIENT. */
+async function rotatingSignIns(h: Host): Promise<number[]> {
+  const agent = request.agent(h.app);
+  const page = await agent.get(`/oauth2/authorize?${authorizeQuery(h.client)}`);
+  const fields = { csrf_token: hiddenField(page.text, 'csrf_token'), request_id: hiddenField(page.text, 'request_id') };
+  const statuses: number[] = [];
+  for (let i = 1; i <= 5; i += 1) {
+    const res = await agent.post('/oauth2/login').type('form').set('X-Forwarded-For', `198.51.100.${i}, ${CLIENT}`)
+      .send({ ...fields, username: USER.username, password: 'wrong' });
+    statuses.push(res.status);
+  }
+  return statuses;
+}
+
 const LIMITED = [401, 401, 401, 429, 429, 429];
 const proxyWarnings = (h: Host) => h.logged.filter((m) => m.includes('X-Forwarded-For'));
 const everyHopWarnings = (h: Host) => h.logged.filter((m) => m.includes('trusts every hop'));
@@ -186,20 +200,6 @@ describe('trust proxy: the source the client-authentication limit counts, and th
 });
 
 describe('trust proxy: the source the sign-in limit counts', () => {
-  /** Wrong passwords posted through the login form, each with a new made-up X-Forwarded-For before CLIENT. */
-  async function rotatingSignIns(h: Host): Promise<number[]> {
-    const agent = request.agent(h.app);
-    const page = await agent.get(`/oauth2/authorize?${authorizeQuery(h.client)}`);
-    const fields = { csrf_token: hiddenField(page.text, 'csrf_token'), request_id: hiddenField(page.text, 'request_id') };
-    const statuses: number[] = [];
-    for (let i = 1; i <= 5; i += 1) {
-      const res = await agent.post('/oauth2/login').type('form').set('X-Forwarded-For', `198.51.100.${i}, ${CLIENT}`)
-        .send({ ...fields, username: USER.username, password: 'wrong' });
-      statuses.push(res.status);
-    }
-    return statuses;
-  }
-
   it('behind one proxy with trust proxy 1, a client rotating its own X-Forwarded-For is still one source and is held back', async () => {
     const h = await host({ parent: 1 });
     expect(await rotatingSignIns(h)).toEqual([400, 400, 400, 429, 429]);
@@ -218,6 +218,18 @@ describe('trust proxy: the source the sign-in limit counts', () => {
     expect(await rotatingSignIns(h)).toEqual([400, 400, 400, 429, 429]);
     expect(new Set(h.seen.filter((event) => event.type === 'login.failed').map((event) => event.ip))).toEqual(new Set([PEER]));
     expect(proxyWarnings(h)).toHaveLength(1);
+  });
+});
+
+describe('trust proxy: one warning per router, whichever of its limits meets the setting', () => {
+  it.each([
+    { setting: 'an address list that misses the proxy', parent: '10.0.0.0/8', warnings: proxyWarnings },
+    { setting: 'trust proxy true', parent: true, warnings: everyHopWarnings },
+  ])('$setting: sign-ins and token requests through the same router log the warning once, not once per limit', async ({ parent, warnings }) => {
+    const h = await host({ parent });
+    await rotatingSignIns(h);
+    await rotatingFlood(h);
+    expect(warnings(h)).toHaveLength(1);
   });
 });
 
