@@ -1,44 +1,14 @@
 // Conformance rules for the optional ClientStore.disableClient: one atomic step that says whether it disabled.
 import assert from 'node:assert/strict';
 import { hashSecret } from '../crypto/hash-secret.js';
-import type { DisableClientOutcome, Store } from '../stores/contract.js';
-import type { ConformanceRule, RuleContext } from './conformance-types.js';
+import type { ConformanceRule } from './conformance-types.js';
 import { buildClient } from './conformance-fixtures.js';
 import { freshId } from './conformance-ids.js';
 import { administration } from './conformance-parts.js';
-import { RACERS } from './conformance-races.js';
-import { describeRound, forEachRound, race } from './interleave.js';
+import { raceStatusChange } from './conformance-status-race.js';
 
 /** disableClient is optional in every tier (stores written before it lack it): its rules need it. */
 const NEEDS = ['store.clients.createClient', 'store.clients.updateClient', 'store.clients.disableClient'] as const;
-
-function disableOf(store: Store): (clientId: string) => Promise<DisableClientOutcome | null> {
-  const { clients } = administration(store);
-  return (clientId) => clients.disableClient!(clientId);
-}
-
-/**
- * Races RACERS disables of one enabled integration, the first through `first`, the others through `others`, in every
- * interleaving, and checks that exactly one reports having disabled it: the admin API's `client.disabled` is then
- * published once however many instances (or retried `oauth-admin clients disable`) run at once.
- */
-async function raceDisables(context: RuleContext, first: Store, others: Store, across: string): Promise<void> {
-  await forEachRound(context.rounds, async (round, schedule) => {
-    const where = describeRound(round, schedule);
-    const { client } = buildClient({ clientId: freshId('client') });
-    await administration(first).clients.createClient(client);
-    const [one, rest] = await race(
-      () => disableOf(first)(client.clientId),
-      () => Promise.all(Array.from({ length: RACERS - 1 }, () => disableOf(others)(client.clientId))),
-      schedule,
-    );
-    const outcomes = [one, ...rest];
-    const won = outcomes.filter((outcome) => outcome === 'disabled').length;
-    assert.equal(won, 1, `${where}: ${won} of ${outcomes.length} disables found the integration enabled (${outcomes.join(', ')}); ${across}`);
-    assert.ok(outcomes.every((outcome) => outcome === 'disabled' || outcome === 'already_disabled'), `${where}: ${outcomes.join(', ')}`);
-    assert.equal((await first.clients.findClient(client.clientId))?.disabled, true, where);
-  });
-}
 
 /**
  * The rules of `disableClient`, which run only when the store has it.
@@ -73,7 +43,7 @@ export const disableClientRules: readonly ConformanceRule[] = [
     tier: 'administration',
     needs: NEEDS,
     name: "of N concurrent disableClient calls on an enabled integration exactly one resolves 'disabled', in every interleaving",
-    run: (context) => raceDisables(context, context.store, context.store,
+    run: (context) => raceStatusChange(context, 'disableClient', context.store, context.store,
       'the check of the flag and its write must be one statement, transaction or script'),
   },
   {
@@ -83,7 +53,7 @@ export const disableClientRules: readonly ConformanceRule[] = [
     name: "across instances (openPeer): of N concurrent disableClient calls through two stores on one backend exactly one resolves 'disabled', in every interleaving",
     async run(context) {
       if (!context.withPeer) throw new TypeError('the rule needs openPeer');
-      await context.withPeer((peer) => raceDisables(context, context.store, peer,
+      await context.withPeer((peer) => raceStatusChange(context, 'disableClient', context.store, peer,
         'the store is atomic within one process only: put the check of the flag and its write in one transaction or script on the backend'));
     },
   },

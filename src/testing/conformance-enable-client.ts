@@ -1,44 +1,14 @@
 // Conformance rules for the optional ClientStore.enableClient: one atomic step that says whether it enabled.
 import assert from 'node:assert/strict';
 import { hashSecret } from '../crypto/hash-secret.js';
-import type { EnableClientOutcome, Store } from '../stores/contract.js';
-import type { ConformanceRule, RuleContext } from './conformance-types.js';
+import type { ConformanceRule } from './conformance-types.js';
 import { buildClient } from './conformance-fixtures.js';
 import { freshId } from './conformance-ids.js';
 import { administration } from './conformance-parts.js';
-import { RACERS } from './conformance-races.js';
-import { describeRound, forEachRound, race } from './interleave.js';
+import { raceStatusChange } from './conformance-status-race.js';
 
 /** enableClient is optional in every tier (stores written before it lack it): its rules need it. */
 const NEEDS = ['store.clients.createClient', 'store.clients.updateClient', 'store.clients.enableClient'] as const;
-
-function enableOf(store: Store): (clientId: string) => Promise<EnableClientOutcome | null> {
-  const { clients } = administration(store);
-  return (clientId) => clients.enableClient!(clientId);
-}
-
-/**
- * Races RACERS enables of one disabled integration, the first through `first`, the others through `others`, in every
- * interleaving, and checks that exactly one reports having enabled it: the admin API's `client.enabled` is then
- * published once however many instances (or retried `oauth-admin clients enable`) run at once.
- */
-async function raceEnables(context: RuleContext, first: Store, others: Store, across: string): Promise<void> {
-  await forEachRound(context.rounds, async (round, schedule) => {
-    const where = describeRound(round, schedule);
-    const { client } = buildClient({ clientId: freshId('client'), disabled: true });
-    await administration(first).clients.createClient(client);
-    const [one, rest] = await race(
-      () => enableOf(first)(client.clientId),
-      () => Promise.all(Array.from({ length: RACERS - 1 }, () => enableOf(others)(client.clientId))),
-      schedule,
-    );
-    const outcomes = [one, ...rest];
-    const won = outcomes.filter((outcome) => outcome === 'enabled').length;
-    assert.equal(won, 1, `${where}: ${won} of ${outcomes.length} enables found the integration disabled (${outcomes.join(', ')}); ${across}`);
-    assert.ok(outcomes.every((outcome) => outcome === 'enabled' || outcome === 'already_enabled'), `${where}: ${outcomes.join(', ')}`);
-    assert.equal((await first.clients.findClient(client.clientId))?.disabled, false, where);
-  });
-}
 
 /**
  * The rules of `enableClient`, which run only when the store has it.
@@ -72,7 +42,7 @@ export const enableClientRules: readonly ConformanceRule[] = [
     tier: 'administration',
     needs: NEEDS,
     name: "of N concurrent enableClient calls on a disabled integration exactly one resolves 'enabled', in every interleaving",
-    run: (context) => raceEnables(context, context.store, context.store,
+    run: (context) => raceStatusChange(context, 'enableClient', context.store, context.store,
       'the check of the flag and its write must be one statement, transaction or script'),
   },
   {
@@ -82,7 +52,7 @@ export const enableClientRules: readonly ConformanceRule[] = [
     name: "across instances (openPeer): of N concurrent enableClient calls through two stores on one backend exactly one resolves 'enabled', in every interleaving",
     async run(context) {
       if (!context.withPeer) throw new TypeError('the rule needs openPeer');
-      await context.withPeer((peer) => raceEnables(context, context.store, peer,
+      await context.withPeer((peer) => raceStatusChange(context, 'enableClient', context.store, peer,
         'the store is atomic within one process only: put the check of the flag and its write in one transaction or script on the backend'));
     },
   },
