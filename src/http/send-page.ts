@@ -24,10 +24,10 @@ export interface PageResponse {
 }
 
 /**
- * Writes the page. No script runs on these pages, so `default-src 'none'`; the one stylesheet is inline with
+ * Writes the page, with no ETag (no cache may keep it). No script runs on these pages, so `default-src 'none'`; the one stylesheet is inline with
  * a nonce, so no external asset is needed; framing is refused (clickjacking, RFC 6749 §10.13). A page in a negotiated
  * language names it (Content-Language) and what chose it (Vary: Accept-Language), so no cache serves it to another.
- * @see RFC 6749 §10.13, RFC 6819 §4.4.1.9, RFC 9110 §8.5 (Content-Language), §12.5.5 (Vary).
+ * @see RFC 6749 §10.13, RFC 6819 §4.4.1.9, RFC 9110 §8.5 (Content-Language), §12.5.5 (Vary), RFC 9111 §5.2.2.5 (no-store).
  */
 export function sendPage(res: Response, page: PageResponse): void {
   // A host middleware answered already, or is answering (connect-timeout's 503 for a slow form): see answeredByHost.
@@ -46,8 +46,13 @@ export function sendPage(res: Response, page: PageResponse): void {
     res.setHeader('Content-Language', language.tag);
     res.vary('Accept-Language');
   }
-  res.status(page.status).send(renderPage({
+  const html = renderPage({
     title: page.title, productName: page.productName, brandColor: page.brandColor, nonce, body: page.body,
     ...(language ? { lang: language.tag, dir: language.dir } : {}),
-  }));
+  });
+  // Written as is, not through res.send: that adds an ETag (a hash of every page, which no cache may keep: no-store,
+  // and a new nonce each time) and would answer a matching If-None-Match 304 without the page.
+  res.setHeader('Content-Length', Buffer.byteLength(html, 'utf8'));
+  res.statusCode = page.status;
+  res.end(html, 'utf8');
 }

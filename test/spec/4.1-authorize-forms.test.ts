@@ -213,6 +213,21 @@ describe('Session cookie and page headers (RFC 6749 §10.13, RFC 6819 §4.4.1.9)
     expect(csp.split(';').map((d) => d.trim())).toContain("frame-ancestors 'none'");
     expect(res.headers['cache-control']).toMatch(/no-store/);
   });
+
+  it.each([
+    ['login page', (agent: request.Agent) => agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`), 200],
+    ['error page', (agent: request.Agent) => agent.get(`/oauth2/authorize?${authorizeQuery(t.codeClient, { client_id: 'unknown' })}`), 400],
+    ['connected-applications page', (agent: request.Agent) => agent.get('/oauth2/consents'), 200],
+  ])('sends the %s with no ETag (no-store: nothing may revalidate it), and If-None-Match never makes it a 304 without the page', async (_label, load, status) => {
+    const agent = request.agent(t.app);
+    await signInAndGetConsent(agent, '', authorizeQuery(t.codeClient));
+    const res = await load(agent);
+    expect(res.status).toBe(status);
+    expect(res.headers.etag).toBeUndefined();
+    const conditional = await load(agent).set('If-None-Match', '*');
+    expect(conditional.status).toBe(status);
+    expect(conditional.text).toContain('</html>');
+  });
 });
 
 describe('HTML escaping of values from outside', () => {
