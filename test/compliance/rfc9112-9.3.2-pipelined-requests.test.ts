@@ -27,14 +27,17 @@ interface Harness {
 let running: Harness | undefined;
 afterEach(async () => { await running?.close(); running = undefined; });
 
-async function harness(): Promise<Harness> {
+/** `hostParsers`: the host's body parsers run before the router and the API (they read a pipelined body at once). */
+async function harness({ hostParsers = false }: { hostParsers?: boolean } = {}): Promise<Harness> {
   const store = createMemoryStore();
   const { client, clientSecret } = await registerClient(store, { name: 'Nightly Sync', flow: 'client_credentials' });
   const app = express();
+  if (hostParsers) app.use(express.urlencoded({ extended: false }), express.json());
   const oauth = createTestRouter(store, { clientAuthRateLimit: false });
   app.use(oauth.router);
   // A route of the host's API, guarded as the signature API guards its own.
   app.get('/api/v1/me', oauth.requireBearer(), (req, res) => { h.served += 1; res.json({ client: req.auth?.clientId }); });
+  app.post('/api/v1/envelopes', oauth.requireBearer(), (req, res) => { h.served += 1; res.json({ subject: (req.body as { subject?: unknown }).subject }); });
   const server = await listen(app);
   const h: Harness = { app, port: server.port, store, client: { clientId: client.clientId, clientSecret }, saves: 0, served: 0, close: server.close };
   const save = store.tokens.saveTokens.bind(store.tokens);
@@ -46,6 +49,13 @@ async function harness(): Promise<Harness> {
 function slowRevocations(h: Harness): void {
   const revoke = h.store.tokens.revokeAccessToken.bind(h.store.tokens);
   h.store.tokens.revokeAccessToken = async (hash) => { await new Promise((resolve) => setTimeout(resolve, 200)); return revoke(hash); };
+}
+
+/** `answers`, or a rejection naming what never came after `ms`: a request left unanswered fails its case, not the run. */
+function within<T>(answers: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms); });
+  return Promise.race([answers, late]).finally(() => clearTimeout(timer));
 }
 
 /** One request as raw bytes, for several in one write. */
@@ -138,6 +148,40 @@ describe('RFC 9112 §9.3.2: token requests pipelined on one connection', () => {
     expect(res.body).not.toContain('HTTP/1.1');
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(running.served).toBe(0);
+  });
+
+  it('an introspection whose body the host\'s parser read while it waited behind a revocation is answered, after it', async () => {
+    // Node ends a request whose body has been read ('close'), though its answer is still to come on the connection.
+    running = await harness({ hostParsers: true });
+    const token = await clientCredentialsToken(running.app, running.client);
+    slowRevocations(running);
+    const connection = await openConnection(running.port);
+    try {
+      connection.send(post(running, '/oauth2/revoke', `token=${token}`) + post(running, '/oauth2/introspect', `token=${token}`));
+      const { statusLines, text } = await within(connection.responses(2), 2000);
+      expect(statusLines).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 200 OK']);
+      expect(text).toContain('{"active":false}');
+    } finally {
+      connection.close();
+    }
+  });
+
+  it('a protected API POST whose JSON body the host read while it waited behind a revocation is answered, refused', async () => {
+    running = await harness({ hostParsers: true });
+    const token = await clientCredentialsToken(running.app, running.client);
+    slowRevocations(running);
+    const connection = await openConnection(running.port);
+    try {
+      const json = '{"subject":"Lease"}';
+      const api = ['POST /api/v1/envelopes HTTP/1.1', 'Host: auth.test', `Authorization: Bearer ${token}`, 'Content-Type: application/json',
+        `Content-Length: ${json.length}`, '', json].join('\r\n');
+      connection.send(post(running, '/oauth2/revoke', `token=${token}`) + api);
+      const { statusLines } = await within(connection.responses(2), 2000);
+      expect(statusLines).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 401 Unauthorized']);
+      expect(running.served).toBe(0);
+    } finally {
+      connection.close();
+    }
   });
 
   it('several token requests in one write are all answered, in order', async () => {
