@@ -9,6 +9,7 @@ import { TOKEN_PARAMETERS } from '../checks/parameter-label.js';
 import { readForm, type FormParams } from '../http/read-form.js';
 import { answerTurn } from '../http/answer-turn.js';
 import { connectionGone } from '../http/connection-gone.js';
+import { answeredByHost } from '../http/answered-by-host.js';
 import { keepPeerAddress } from '../http/keep-peer-address.js';
 import type { GrantContext, GrantHandler } from '../grants/grant-context.js';
 import { sendNoStoreJson } from '../http/json-response.js';
@@ -97,8 +98,10 @@ export function createTokenEndpoint(
         const contextOf = (client: OAuthClient, clientRevision?: string, lookedUp?: () => Promise<GrantContext>): GrantContext =>
           ({ store, userAuth, options, issuer, client, clientRevision, lookedUp, params, keyRing, startedAt: from, req, prefetched });
         const { client, revision } = await authenticate(copies);
-        // The client hung up during the secret check: a code spent or tokens saved now would reach nobody.
-        if (connectionGone(req, res)) throw new InvalidRequestError('the connection closed before the answer');
+        // The client hung up during the body or the secret check, or the host answered meanwhile (connect-timeout's 503,
+        // which tells the client to try again): a code spent or tokens saved now would reach nobody, and the code sent
+        // again would be refused as used and revoke the grant.
+        if (connectionGone(req, res) || answeredByHost(res)) throw new InvalidRequestError('the connection closed before the answer');
         if (revision === undefined) {
           if (!again) return grant.handle(contextOf(client));
           try {

@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 import http from 'node:http';
 import express from 'express';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { basic, createTestRouter, ISSUER, REDIRECT_URI } from '../helpers/app.js';
+import { basic, createTestApp, createTestRouter, ISSUER, REDIRECT_URI } from '../helpers/app.js';
+import { obtainCode } from '../helpers/browser-flow.js';
 import { registerClient } from '../../src/clients/register-client.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 
@@ -120,3 +121,37 @@ describe.each(HOSTS)('a host whose request timeout (connect-timeout) answers bef
     expect(rejections).toEqual([]);
   });
 });
+
+describe('a host whose request timeout (connect-timeout) answered a token request before the router read it', () => {
+  it('the authorization code the client got the host\'s 503 for is not spent: sent again, it redeems (RFC 6749 §4.1.2)', async () => {
+    const t = await createTestApp({ clientAuthRateLimit: false });
+    const code = await obtainCode(t.app, t.codeClient);
+    // The same store behind a host whose timeout answers first: the client hears 503 and, as told, tries again.
+    const app = express();
+    app.use(connectTimeoutLike);
+    app.use(createTestRouter(t.store, { clientAuthRateLimit: false }).router);
+    app.use(hostErrorHandler);
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const exchange = `grant_type=authorization_code&code=${code}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}`;
+      const late = await slowPost(url, '/oauth2/token', exchange, { Authorization: basic(t.codeClient) });
+      expect(late.status).toBe(503);
+      await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 5));
+      const again = await postNow(url, exchange, basic(t.codeClient));
+      expect(again.status, again.body).toBe(200);
+      expect(JSON.parse(again.body).refresh_token).toBeTruthy();
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+/** POSTs `body` to the token endpoint at once, within the host's timeout. */
+function postNow(url: string, body: string, authorization: string): Promise<{ status: number; body: string }> {
+  return fetch(`${url}/oauth2/token`, {
+    method: 'POST', headers: { Authorization: authorization, 'Content-Type': 'application/x-www-form-urlencoded' }, body,
+  }).then(async (res) => ({ status: res.status, body: await res.text() }));
+}
