@@ -68,7 +68,7 @@ export function addClientsCreateCommand(clients: Command): void {
         usage(error);
       }
       // Through the admin API, so the registration is a `client.created` event (OAUTH_AUDIT_LOG); creates the store.
-      const { client, clientSecret } = await withAdmin((admin) => admin.createClient(input).catch(usage), { mustExist: false });
+      const { client, clientSecret } = await withAdmin((admin) => admin.createClient(input).catch(usage), { mustExist: false, scopes: true });
       if (options.json) {
         printJson({ ...toClientJson(client), client_secret: clientSecret });
         return;

@@ -63,7 +63,8 @@ export function addClientsUpdateCommand(clients: Command): void {
     )
     .option('--json', 'print one JSON object instead of text')
     .action(async (clientId: string, options: UpdateOptions) => {
-      const updated = await withAdmin((admin) => admin.updateClient(clientId, toUpdate(options)));
+      const updated = await withAdmin((admin) => admin.updateClient(clientId, toUpdate(options)),
+        { mustExist: true, scopes: options.scope !== undefined });
       if (options.json) {
         printJson({ ...toClientJson(updated.client), updated_fields: updated.fields.map(wireName), tokens_revoked: updated.tokensRevoked });
         return;

@@ -86,4 +86,19 @@ describe('oauth-admin checks scopes against OAUTH_SCOPES (RFC 7591 §3.2.2)', ()
     expect(message).toMatch(/OAUTH_SCOPES/);
     expect(existsSync(storeFile)).toBe(false);
   });
+
+  it('a malformed OAUTH_SCOPES does not stop a command that registers no scope: revoke, disable, enable, rotate, delete', async () => {
+    // An env file that keeps the quotes (docker --env-file) makes the value malformed; an incident's revocation must still run.
+    const client = await created(run(undefined, 'clients', 'create', '--name', 'Acme', '--flow', 'client_credentials'));
+    const id = String(client['client_id']);
+    const quoted = `"${VOCABULARY}"`;
+    for (const args of [['tokens', 'revoke', '--client', id], ['clients', 'disable', id], ['clients', 'enable', id],
+      ['clients', 'rotate-secret', id], ['clients', 'update', id, '--name', 'Acme CRM']]) {
+      const result = await run(quoted, ...args);
+      expect(result.stderr, args.join(' ')).toBe('');
+      expect(result.code, args.join(' ')).toBe(0);
+    }
+    expect((await run(quoted, 'clients', 'delete', id, '--yes')).code).toBe(0);
+    expect(usageError(await run(quoted, 'clients', 'update', id, '--scope', 'envelopes:read')), 'a scope given: checked').toMatch(/OAUTH_SCOPES/);
+  });
 });
