@@ -179,7 +179,8 @@ export function createOAuthAdmin(store: Store, options: OAuthAdminOptions = {}):
       return result;
     },
     async importClients(records, importOptions) {
-      const report = await importClients(store, records, { ...registration, ...importOptions });
+      // The admin's vocabulary over the call's: an import through oauth.admin cannot lift the router's `scopes` option.
+      const report = await importClients(store, records, { ...importOptions, ...registration });
       for (const row of report.rows) if (row.outcome === 'created') lifecycle('client.created', row.clientId!, { imported: true });
       return report;
     },

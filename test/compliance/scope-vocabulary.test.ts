@@ -130,6 +130,10 @@ describe('registration refuses a scope outside the vocabulary (RFC 7591 §3.2.2 
     // The refused value is shown as its field's name, as every import message shows a cell (it could hold a secret).
     expect(report.rows[0]).toMatchObject({ outcome: 'invalid', message: expect.stringMatching(/not among the scopes this server knows.*invalid_client_metadata/) });
     expect(await oauth.admin.getClient('partner-7')).toBeNull();
+    // An import's own `scopes` (empty: "no vocabulary") does not lift the router's: oauth.admin knows it.
+    expect((await oauth.admin.importClients(rows, { scopes: [] })).refused).toBe(true);
+    expect((await oauth.admin.importClients(rows, { scopes: ['admin'] })).refused).toBe(true);
+    expect(await oauth.admin.getClient('partner-7')).toBeNull();
   });
 
   it('createOAuthAdmin checks against the scopes it is given, and without them (another process, no vocabulary) accepts any scope-token as before', async () => {
