@@ -44,7 +44,9 @@ interface Budget {
  */
 function rangeOf(range: string, budget: Budget): string {
   const grandfathered = grandfatheredTag(range);
-  if (grandfathered !== undefined) return canonicalOrItself(grandfathered);
+  // Without a Preferred-Value the tag stands for itself, as its catalogue's tag does (canonicalTag): not what `Intl`
+  // makes of it, which for `cel-gaulish` (read as `cel` and a variant) is `xtg`, a tag no catalogue keyed so has.
+  if (grandfathered !== undefined) return grandfathered === range.toLowerCase() ? grandfathered : canonicalOrItself(grandfathered);
   const lower = range.toLowerCase();
   // `*` and private use: nothing `Intl` would change.
   if (lower === '*' || lower.startsWith('x-')) return lower;

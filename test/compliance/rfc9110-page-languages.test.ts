@@ -183,6 +183,17 @@ describe('RFC 9110 §12.5.4: the pages in the language Accept-Language prefers a
     }
   });
 
+  it('a grandfathered tag without a Preferred-Value that Intl still reads (cel-gaulish) is matched whole as a range, as its catalogue is keyed', async () => {
+    // Intl takes `cel-gaulish` for `cel` with a variant and renames it `xtg`; the registry gives it no Preferred-Value,
+    // so its catalogue keeps the tag itself, and the header's range must be looked up as that same tag.
+    const pageLanguages: OAuthRouterOptions['pageLanguages'] = { catalogues: { 'cel-gaulish': { signInTitle: 'Gaulish sign-in' }, de: GERMAN } };
+    for (const header of ['cel-gaulish, de;q=0.5', 'CEL-Gaulish, de;q=0.5']) {
+      const page = await loginPage({ pageLanguages }, header);
+      expect(htmlTag(page), header).toBe('<html lang="cel-gaulish">');
+      expect(page.text).toContain('<h1>Gaulish sign-in</h1>');
+    }
+  });
+
   it('a deprecated tag Intl canonicalizes (iw, in, ji, mo) finds its catalogue as a range too, in any case, as the catalogue tag it renames', async () => {
     const catalogues = { iw: { signInTitle: 'כניסה' }, in: { signInTitle: 'Masuk' }, yi: { signInTitle: 'אַרײַנגיין' }, mo: { signInTitle: 'Conectare' }, de: GERMAN };
     const pageLanguages: OAuthRouterOptions['pageLanguages'] = { catalogues };
