@@ -22,14 +22,17 @@ interface Range {
 const canonicalRanges = new Map<string, string>();
 const MAX_CANONICAL_RANGES = 512;
 /**
- * Ranges of one header that `Intl` is asked about, once the memory has none of them: a browser sends a handful, and a
- * header of 64 made-up ranges would otherwise cost about 0.5 ms per page. The others are looked up as they are.
+ * Ranges of one header that are canonicalized (from the memory, or by `Intl`): a browser sends a handful, and a header
+ * of 64 made-up ranges would otherwise cost about 0.5 ms per page. The others are looked up as they are. Counted
+ * whether the memory holds a range or not, so which ranges are canonicalized depends on the header alone: counting
+ * only those `Intl` was asked about made the same header's page language depend on what other requests had sent
+ * (two instances, or one before and after, answered it in two languages).
  */
-const MAX_UNSEEN_RANGES = 16;
+const MAX_CANONICALIZED_RANGES = 16;
 
-/** What is left of one header's `MAX_UNSEEN_RANGES`. */
+/** What is left of one header's `MAX_CANONICALIZED_RANGES`. */
 interface Budget {
-  unseen: number;
+  left: number;
 }
 
 /**
@@ -39,7 +42,7 @@ interface Budget {
  * `en-GB`), or, without one (`i-default`), itself, which the lookup then cuts to nothing (`i` is a singleton), so only
  * that whole tag matches it. A range `Intl` refuses (private use, `x-klingon`, which a catalogue's tag is written in
  * lower case for; a singleton with nothing after it) is looked up as it is, in lower case, as is one past the header's
- * `budget` of ranges not seen before.
+ * `budget` of ranges canonicalized.
  * @see RFC 5646 §2.2.8, §4.5; RFC 4647 §3.4.
  */
 function rangeOf(range: string, budget: Budget): string {
@@ -50,10 +53,10 @@ function rangeOf(range: string, budget: Budget): string {
   const lower = range.toLowerCase();
   // `*` and private use: nothing `Intl` would change.
   if (lower === '*' || lower.startsWith('x-')) return lower;
+  if (budget.left === 0) return lower;
+  budget.left -= 1;
   let canonical = canonicalRanges.get(lower);
   if (canonical === undefined) {
-    if (budget.unseen === 0) return lower;
-    budget.unseen -= 1;
     canonical = canonicalOrItself(lower);
     if (canonicalRanges.size >= MAX_CANONICAL_RANGES) canonicalRanges.delete(canonicalRanges.keys().next().value!);
     canonicalRanges.set(lower, canonical);
@@ -73,7 +76,7 @@ function canonicalOrItself(tag: string): string {
 /** The header's ranges with their weights, best first (q, then the header's order); malformed entries are skipped. */
 function rangesOf(header: string): Range[] {
   const ranges: Range[] = [];
-  const budget: Budget = { unseen: MAX_UNSEEN_RANGES };
+  const budget: Budget = { left: MAX_CANONICALIZED_RANGES };
   for (const entry of header.split(',', MAX_RANGES)) {
     const [rangePart = '', ...params] = entry.split(';');
     const range = rangePart.trim();

@@ -194,6 +194,16 @@ describe('RFC 9110 §12.5.4: the pages in the language Accept-Language prefers a
     }
   });
 
+  it('which ranges of a long header are canonicalized depends on the header alone, not on what earlier requests sent', async () => {
+    const pageLanguages: OAuthRouterOptions['pageLanguages'] = { catalogues: { iw: { signInTitle: 'כניסה' } } };
+    // Sixteen ranges no request sent before, then `iw`: past the header's budget, looked up as it is (no `iw` catalogue).
+    const longHeader = (run: string) => `${Array.from({ length: 16 }, (_, i) => `zz-${run}${i}`).join(', ')}, iw`;
+    expect((await loginPage({ pageLanguages }, longHeader('a'))).headers['content-language']).toBe('en');
+    // Another request sends `iw` alone (canonicalized to `he` and remembered): the same shape of header is answered alike.
+    expect((await loginPage({ pageLanguages }, 'iw')).headers['content-language']).toBe('he');
+    expect((await loginPage({ pageLanguages }, longHeader('b'))).headers['content-language']).toBe('en');
+  });
+
   it('a deprecated tag Intl canonicalizes (iw, in, ji, mo) finds its catalogue as a range too, in any case, as the catalogue tag it renames', async () => {
     const catalogues = { iw: { signInTitle: 'כניסה' }, in: { signInTitle: 'Masuk' }, yi: { signInTitle: 'אַרײַנגיין' }, mo: { signInTitle: 'Conectare' }, de: GERMAN };
     const pageLanguages: OAuthRouterOptions['pageLanguages'] = { catalogues };
