@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import type { KeyRing } from './key-ring.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
 import { toErrorBody } from '../errors.js';
+import { answeredByHost } from '../http/answered-by-host.js';
 import type { OutageSource } from '../http/store-outage-log.js';
 
 /** How long a resource server may keep a JWK Set it fetched (`Cache-Control: max-age`), in ms. */
@@ -23,6 +24,9 @@ export function createJwksEndpoint(keys: KeyRing, source: OutageSource) {
     res.setHeader('Access-Control-Allow-Origin', '*');
     try {
       const published = await keys.publishedKeys();
+      // The host answered while the store was read (connect-timeout's 503): a header set now would throw, and under
+      // Express 4, which ignores this promise, its rejection would end the process.
+      if (answeredByHost(res)) return;
       const body = Buffer.from(JSON.stringify({ keys: published.map((key) => key.publicJwk) }), 'utf8');
       res.setHeader('Content-Type', 'application/json;charset=UTF-8');
       res.setHeader('Cache-Control', `public, max-age=${JWKS_MAX_AGE_MS / 1000}`);
@@ -31,6 +35,7 @@ export function createJwksEndpoint(keys: KeyRing, source: OutageSource) {
       res.end(body);
     } catch (err) {
       const oauthError = toOAuthError(err, source);
+      if (answeredByHost(res)) return;
       // Written as the key set is, not with res.json: that applies the host app's `json spaces` and `json replacer`
       // (a replacer that drops `error` made the body `{}`) and adds an ETag. With its description, as every other JSON
       // refusal of the router's (RFC 6749 §5.2).

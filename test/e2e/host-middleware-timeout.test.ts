@@ -149,6 +149,43 @@ describe('a host whose request timeout (connect-timeout) answered a token reques
   });
 });
 
+describe('a host whose request timeout answers while the JWKS is being read from a slow store', () => {
+  it('JWKS: the client gets the host\'s 503 alone; the router writes nothing late, logs no "unexpected" error and hands the host no error of its own', async () => {
+    const store = createMemoryStore();
+    const errors: string[] = [];
+    const oauth = createTestRouter(store, { accessTokenFormat: 'jwt', logger: { warn() {}, error: (line: string) => { errors.push(line); } } });
+    // The key set is read while the store is slow, past the host's timeout (a busy database).
+    const list = store.keys!.listSigningKeys.bind(store.keys);
+    store.keys!.listSigningKeys = async () => {
+      await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 2));
+      return list();
+    };
+    const hostErrors: string[] = [];
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown): void => { rejections.push(reason); };
+    process.on('unhandledRejection', onRejection);
+    const app = express();
+    app.use(connectTimeoutLike);
+    app.use(oauth.router);
+    app.use(((err: { message: string }, req, res, next) => { hostErrors.push(err.message); hostErrorHandler(err, req, res, next); }) as express.ErrorRequestHandler);
+    const server = app.listen(0, '127.0.0.1');
+    try {
+      await new Promise((resolve) => server.once('listening', resolve));
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/oauth2/jwks`);
+      expect(res.status).toBe(503);
+      expect(await res.text()).toBe('{"host":"Response timeout"}');
+      await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 5));
+      expect(rejections).toEqual([]);
+      expect(errors, 'no "unexpected" error is logged for an answer the host gave').toEqual([]);
+      expect(hostErrors, 'the host hears of its own timeout only').toEqual(['Response timeout']);
+    } finally {
+      process.off('unhandledRejection', onRejection);
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
 /** POSTs `body` to the token endpoint at once, within the host's timeout. */
 function postNow(url: string, body: string, authorization: string): Promise<{ status: number; body: string }> {
   return fetch(`${url}/oauth2/token`, {
