@@ -140,6 +140,9 @@ export function createAwaitPageLanguage(languages: ResolvedPageLanguages, logger
 export function writeInPageLanguage(
   res: Response, languages: ResolvedPageLanguages | null, logger: Logger, write: (language: PageLanguage) => void,
 ): void {
+  // The host answered while the page was being made (connect-timeout's 503 during a slow store call): writing it would
+  // set a header after the answer (the sign-in form's cookie), which threw and was logged as an unexpected error.
+  if (answeredByHost(res)) return;
   const req = res.req as Request | undefined;
   if (languages === null || languages.choose === null || req === undefined || chosen.has(req) || !mayWait.has(req)) {
     write(pageLanguageFor(req, languages, logger));

@@ -186,6 +186,44 @@ describe('a host whose request timeout answers while the JWKS is being read from
   });
 });
 
+describe('a host whose request timeout answers while a page waits on a slow store', () => {
+  it('authorization page: the client gets the host\'s 503 alone; the sign-in page written late sets no cookie, logs no "unexpected" error and hands the host no error of its own', async () => {
+    const store = createMemoryStore();
+    const errors: string[] = [];
+    const oauth = createTestRouter(store, { logger: { warn() {}, error: (line: string) => { errors.push(line); } } });
+    const { client } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+    // The integration is looked up while the store is slow, past the host's timeout (a busy database).
+    const findClient = store.clients.findClient.bind(store.clients);
+    store.clients.findClient = async (id) => {
+      await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 2));
+      return findClient(id);
+    };
+    const hostErrors: string[] = [];
+    const app = express();
+    app.use(connectTimeoutLike);
+    app.use(oauth.router);
+    app.use(((err: { message: string }, req, res, next) => { hostErrors.push(err.message); hostErrorHandler(err, req, res, next); }) as express.ErrorRequestHandler);
+    const server = app.listen(0, '127.0.0.1');
+    try {
+      await new Promise((resolve) => server.once('listening', resolve));
+      const query = new URLSearchParams({
+        response_type: 'code', client_id: client.clientId, redirect_uri: REDIRECT_URI, state: 'slow',
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256',
+      });
+      // A browser without the sign-in form's cookie: the page written late would set it.
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/oauth2/authorize?${query}`, { redirect: 'manual' });
+      expect(res.status).toBe(503);
+      expect(await res.text()).toBe('{"host":"Response timeout"}');
+      await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 5));
+      expect(errors, 'no "unexpected" error is logged for an answer the host gave').toEqual([]);
+      expect(hostErrors, 'the host hears of its own timeout only').toEqual(['Response timeout']);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
 /** POSTs `body` to the token endpoint at once, within the host's timeout. */
 function postNow(url: string, body: string, authorization: string): Promise<{ status: number; body: string }> {
   return fetch(`${url}/oauth2/token`, {
