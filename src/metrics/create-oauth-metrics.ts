@@ -12,6 +12,7 @@ import {
 } from './channels.js';
 import { instrumentStore } from './instrument-store.js';
 import { loadPromClient } from './load-prom-client.js';
+import { answeredByHost } from '../http/answered-by-host.js';
 
 /** Histogram buckets, in seconds, per histogram: finite upper bounds in strictly increasing order (`+Inf` is added). */
 export interface OAuthMetricsBuckets {
@@ -245,14 +246,18 @@ export function createOAuthMetrics(options: OAuthMetricsOptions = {}): OAuthMetr
     handler(_req: Request, res: Response): Promise<void> {
       // Written by this package on the host's route, as the health checks are: it names no framework either.
       res.removeHeader('X-Powered-By');
+      // A host's request timeout may answer while a collect function is slow (connect-timeout's 503): write nothing then,
+      // since a header set after the answer throws, and under Express 4, which ignores this promise, ends the process.
       return registry.metrics().then(
         (text) => {
+          if (answeredByHost(res)) return;
           res.statusCode = 200;
           res.setHeader('Content-Type', registry.contentType);
           res.setHeader('Cache-Control', 'no-store');
           res.end(text);
         },
         () => {
+          if (answeredByHost(res)) return;
           res.statusCode = 500;
           res.setHeader('Cache-Control', 'no-store');
           res.end();

@@ -4,11 +4,13 @@
 import type { AddressInfo } from 'node:net';
 import http from 'node:http';
 import express from 'express';
+import { Gauge, Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { basic, createTestApp, createTestRouter, ISSUER, REDIRECT_URI } from '../helpers/app.js';
 import { obtainCode } from '../helpers/browser-flow.js';
 import { registerClient } from '../../src/clients/register-client.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
+import { createOAuthMetrics } from '../../src/metrics/index.js';
 
 const TIMEOUT_MS = 100;
 
@@ -218,6 +220,39 @@ describe('a host whose request timeout answers while a page waits on a slow stor
       expect(errors, 'no "unexpected" error is logged for an answer the host gave').toEqual([]);
       expect(hostErrors, 'the host hears of its own timeout only').toEqual(['Response timeout']);
     } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('a host whose request timeout answers while the metrics are collected', () => {
+  it('metrics.handler: the scraper gets the host\'s 503 alone; the handler writes nothing late and its promise settles without an error', async () => {
+    const registry = new Registry();
+    // A collect function of the host's that reads something slow, past the host's timeout (a busy database).
+    new Gauge({
+      name: 'host_queue_depth', help: 'A gauge read from a slow source.', registers: [registry],
+      async collect() { await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 2)); this.set(1); },
+    });
+    const metrics = createOAuthMetrics({ registry });
+    const settled: unknown[] = [];
+    const hostErrors: string[] = [];
+    const app = express();
+    app.use(connectTimeoutLike);
+    // As Express 4 calls a handler: its promise is not followed, so a late write would be an unhandled rejection.
+    app.get('/metrics', (req, res, next) => { (metrics.handler(req, res, next) as Promise<void> | undefined)?.then(() => settled.push('ok'), (err: unknown) => settled.push(err)); });
+    app.use(((err: { message: string }, req, res, next) => { hostErrors.push(err.message); hostErrorHandler(err, req, res, next); }) as express.ErrorRequestHandler);
+    const server = app.listen(0, '127.0.0.1');
+    try {
+      await new Promise((resolve) => server.once('listening', resolve));
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`);
+      expect(res.status).toBe(503);
+      expect(await res.text()).toBe('{"host":"Response timeout"}');
+      await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 5));
+      expect(settled).toEqual(['ok']);
+      expect(hostErrors, 'the host hears of its own timeout only').toEqual(['Response timeout']);
+    } finally {
+      metrics.close();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
