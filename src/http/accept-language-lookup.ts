@@ -108,16 +108,22 @@ export function lookUpLanguage(header: string | undefined, available: readonly s
   const ranges = rangesOf(header);
   const refused = new Set(ranges.filter((r) => r.q === 0).map((r) => r.range));
   const acceptable = (tag: string | undefined): tag is string => tag !== undefined && !refused.has(tag.toLowerCase());
+  const longest = Math.max(...available.map((tag) => tag.length));
   for (const { range, q } of ranges) {
     if (q === 0) continue;
     if (range === '*') return acceptable(available[0]) ? available[0] : null;
     const subtags = range.split('-');
+    let length = range.length;
     while (subtags.length > 0) {
-      const tag = byLower.get(subtags.join('-'));
-      if (acceptable(tag)) return tag;
-      subtags.pop();
+      // A prefix longer than every tag names none: only its length is followed, so a range of thousands of subtags
+      // (a 16 KB header) is one pass, not a join of the rest per subtag cut (0.3 s of a core per page).
+      if (length <= longest) {
+        const tag = byLower.get(subtags.join('-'));
+        if (acceptable(tag)) return tag;
+      }
+      length -= subtags.pop()!.length + 1;
       // A singleton (`x`, `u`) goes with the subtag after it: `en-x-corp` is looked up as `en`, never `en-x`.
-      if (subtags.length > 0 && subtags[subtags.length - 1]!.length === 1) subtags.pop();
+      if (subtags.length > 0 && subtags[subtags.length - 1]!.length === 1) length -= subtags.pop()!.length + 1;
     }
     const primary = range.split('-')[0]!;
     // A private-use range (`x-klingon`), or a grandfathered `i-…` one, names no language that another tag could share.
