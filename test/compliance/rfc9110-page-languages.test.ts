@@ -257,13 +257,14 @@ describe('RFC 9110 §12.5.4: the pages in the language Accept-Language prefers a
       return performance.now() - started;
     };
     await timed('de');
+    // The fastest of five each, so a busy machine's pauses do not count.
     let short = Number.POSITIVE_INFINITY;
-    let longest = 0;
-    for (let i = 0; i < 3; i++) {
+    let longRange = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < 5; i++) {
       short = Math.min(short, await timed('de'));
-      longest = Math.max(longest, await timed(`${long}, de;q=0.5`));
+      longRange = Math.min(longRange, await timed(`${long}, de;q=0.5`));
     }
-    expect(longest - short).toBeLessThan(60);
+    expect(longRange - short).toBeLessThan(60);
     const page = await request(t.app).get('/oauth2/authorize').set('Accept-Language', `${long}, de;q=0.5`);
     expect(htmlTag(page)).toBe('<html lang="de">');
   });
