@@ -121,6 +121,17 @@ describe('RFC 9110 §12.5.4: the pages in the language Accept-Language prefers a
     expect(page.text).toContain('<h1>تسجيل الدخول</h1>');
   });
 
+  it('a tag without a script subtag runs as the script its language is written in there: Punjabi in Pakistan, Mazanderani and N\'Ko right to left, Sindhi in India left to right', async () => {
+    // BCP 47 leaves the script out where it is implied (RFC 5646 §3.1.9 Suppress-Script, §4.1): pa-PK is written in
+    // Shahmukhi (Arabic script), sd-IN in Devanagari. A table of languages alone answered pa-PK left to right and sd-IN
+    // right to left, and knew neither mzn nor nqo.
+    const catalogues = { 'pa-PK': { signInTitle: 'سائن ان' }, mzn: { signInTitle: 'ورود' }, nqo: { signInTitle: 'ߜߊ߲߬ߞߎ߲' }, 'sd-IN': { signInTitle: 'साइन इन' } };
+    for (const [tag, dir] of [['pa-PK', ' dir="rtl"'], ['mzn', ' dir="rtl"'], ['nqo', ' dir="rtl"'], ['sd-IN', '']] as const) {
+      const page = await loginPage({ pageLanguages: { catalogues } }, tag);
+      expect(htmlTag(page), tag).toBe(`<html lang="${tag}"${dir}>`);
+    }
+  });
+
   it('q-values decide, not the order of the header', async () => {
     expect(htmlTag(await loginPage({ pageLanguages: LANGUAGES }, 'de;q=0.3, fr;q=0.8, en;q=0.5'))).toBe('<html lang="fr">');
     expect(htmlTag(await loginPage({ pageLanguages: LANGUAGES }, 'en;q=0.9, de'))).toBe('<html lang="de">');
