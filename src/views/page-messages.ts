@@ -163,8 +163,11 @@ export type PageErrorMessage =
   | 'alreadyAllowedAsk' | 'hostSignInLoop' | 'openedByLink' | 'formCannotBeOpened' | 'formTooSlow' | 'formTooLarge'
   | 'formEncodingUnsupported' | 'requestUnreadable' | 'authorizationServerUnavailable' | 'authorizationServerFailed';
 
-/** The pages in English: the default, and what every message a catalogue leaves out falls back to. */
-export const ENGLISH_PAGE_MESSAGES: PageMessages = {
+/**
+ * The pages in English: the default, and what every message a catalogue leaves out falls back to. Frozen: it is
+ * exported as the list of messages, and an edit in place would reword every router's English pages unchecked.
+ */
+export const ENGLISH_PAGE_MESSAGES: PageMessages = Object.freeze<PageMessages>({
   signInTitle: 'Sign in',
   signInErrorTitle: 'Error: Sign in',
   signInIntro: 'Sign in with your {product} account.',
@@ -250,7 +253,7 @@ export const ENGLISH_PAGE_MESSAGES: PageMessages = {
   // The descriptions of RFC 6749 §4.1.2.1's codes, as this page has always shown them in English.
   authorizationServerUnavailable: 'the authorization server is temporarily unavailable',
   authorizationServerFailed: 'the server encountered an unexpected condition',
-};
+});
 
 /** The `{name}`s each message may hold: a catalogue's message with any other is refused at start-up. */
 export const PAGE_MESSAGE_PLACEHOLDERS: Readonly<Record<Exclude<keyof PageMessages, 'scopes'>, readonly string[]>> = {

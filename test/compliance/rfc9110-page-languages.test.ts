@@ -10,7 +10,7 @@ import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.
 import { registerClient } from '../../src/clients/register-client.js';
 import { OptionsError } from '../../src/options.js';
 import type { OAuthRouterOptions } from '../../src/options.js';
-import type { PageCatalogue } from '../../src/views/page-messages.js';
+import { ENGLISH_PAGE_MESSAGES, type PageCatalogue } from '../../src/views/page-messages.js';
 import { createOAuthRouter } from '../../src/router.js';
 import { hostSessionUserAuth } from '../helpers/host-login.js';
 import { listen, rawRequest } from '../helpers/raw-http.js';
@@ -299,6 +299,15 @@ describe('RFC 9110 §12.5.4: the pages in the language Accept-Language prefers a
     const english = await loginPage({ pageLanguages: LANGUAGES }, 'en');
     const stable = (html: string): string => html.replace(/nonce="[^"]*"/, '').replace(/name="csrf_token" value="[^"]*"/, '').replace(/name="request_id" value="[^"]*"/, '');
     expect(stable(english.text)).toBe(stable(plain.text));
+  });
+
+  it('the exported ENGLISH_PAGE_MESSAGES cannot be edited in place: a catalogue built on it by Object.assign throws, and no router\'s English pages change', async () => {
+    // The README points hosts to it as the list of messages. Written to (Object.assign(ENGLISH_PAGE_MESSAGES, …) for an
+    // `en` catalogue), it reworded every router's English pages, those without pageLanguages too, past the checks a
+    // catalogue gets (a consent title without {client}).
+    expect(() => Object.assign(ENGLISH_PAGE_MESSAGES, { signInTitle: 'Log in', consentTitle: 'Continue?' })).toThrow(TypeError);
+    const plain = await loginPage({}, 'en');
+    expect(plain.text).toContain('<h1>Sign in</h1>');
   });
 
   it('the host\'s choose() wins over Accept-Language; an answer it does not offer is ignored', async () => {
