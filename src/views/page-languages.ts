@@ -56,7 +56,9 @@ export const ENGLISH_PAGES: PageLanguage = { tag: 'en', dir: 'ltr', messages: EN
  * @see RFC 6819 §4.2.2 (the user is shown which client asks), RFC 9700 §4.1 (where the browser goes next).
  */
 const REQUIRED_PLACEHOLDERS: Readonly<Record<string, readonly string[]>> = {
-  consentTitle: ['client'], consentWants: ['client'], consentAfterChoice: ['origin'], signedInAs: ['user'],
+  // consentErrorTitle: the title of the same page shown again after a click on an expired copy of it.
+  consentTitle: ['client'], consentErrorTitle: ['client'], consentWants: ['client'], consentAfterChoice: ['origin'],
+  signedInAs: ['user'],
 };
 
 /**

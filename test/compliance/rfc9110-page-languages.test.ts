@@ -456,6 +456,8 @@ describe('RFC 9110 §12.5.4: the pages in the language Accept-Language prefers a
   it('a consent page translation that leaves out the integration, the return address or the signed-in user is refused at start-up (RFC 6819 §4.2.2)', async () => {
     for (const [message, text, missing] of [
       ['consentTitle', 'Erlauben?', '{client}'],
+      // The consent page's title when it is shown again after a click on an expired copy: the same page, still asking.
+      ['consentErrorTitle', 'Fehler: Erlauben?', '{client}'],
       ['consentWants', 'Eine Anwendung möchte auf Ihr {product}-Konto zugreifen.', '{client}'],
       ['consentAfterChoice', 'Danach geht es zurück zu {client}.', '{origin}'],
       ['signedInAs', 'Angemeldet.', '{user}'],
