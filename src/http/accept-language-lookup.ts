@@ -29,6 +29,13 @@ const MAX_CANONICAL_RANGES = 512;
  * (two instances, or one before and after, answered it in two languages).
  */
 const MAX_CANONICALIZED_RANGES = 16;
+/**
+ * The longest range canonicalized. What `Intl` renames is in the first subtags (a deprecated language, a region alias),
+ * which a catalogue's tag is no longer than; a range of thousands of subtags (a 16 KB header) cost `Intl` about 8 ms
+ * per request, and each such range kept in `canonicalRanges` up to 16 KB (8 MB for the 512). RFC 5646 §4.4.1 asks room
+ * for tags of 35 characters; this is nearly twice that.
+ */
+const MAX_CANONICALIZED_LENGTH = 64;
 
 /** What is left of one header's `MAX_CANONICALIZED_RANGES`. */
 interface Budget {
@@ -42,7 +49,7 @@ interface Budget {
  * `en-GB`), or, without one (`i-default`), itself, which the lookup then cuts to nothing (`i` is a singleton), so only
  * that whole tag matches it. A range `Intl` refuses (private use, `x-klingon`, which a catalogue's tag is written in
  * lower case for; a singleton with nothing after it) is looked up as it is, in lower case, as is one past the header's
- * `budget` of ranges canonicalized.
+ * `budget` of ranges canonicalized, and one longer than `MAX_CANONICALIZED_LENGTH`.
  * @see RFC 5646 §2.2.8, §4.5; RFC 4647 §3.4.
  */
 function rangeOf(range: string, budget: Budget): string {
@@ -53,7 +60,7 @@ function rangeOf(range: string, budget: Budget): string {
   const lower = range.toLowerCase();
   // `*` and private use: nothing `Intl` would change.
   if (lower === '*' || lower.startsWith('x-')) return lower;
-  if (budget.left === 0) return lower;
+  if (budget.left === 0 || lower.length > MAX_CANONICALIZED_LENGTH) return lower;
   budget.left -= 1;
   let canonical = canonicalRanges.get(lower);
   if (canonical === undefined) {
