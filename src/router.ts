@@ -233,13 +233,13 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     rotateSigningKey: (rotation?: RotateSigningKeyOptions) => keyRing
       ? keyRing.rotate(rotation).then((rotated) => {
         if (rotation?.leaked === true) {
-          resolved.events.publish({ type: 'signing_keys.replaced', time: new Date(), issuer: null, ip: null, kid: rotated.kid, deleted: rotated.deleted, complete: true });
+          resolved.events.publish({ type: 'signing_keys.replaced', time: new Date(), issuer: null, ip: null, kid: rotated.kid, signingKid: rotated.signingKid, deleted: rotated.deleted, complete: true });
         }
         return rotated;
       }, (error: unknown) => {
         // The new key is saved, some old ones deleted: the audit trail shows what happened before the failure.
         if (error instanceof SigningKeysReplacementIncompleteError) {
-          resolved.events.publish({ type: 'signing_keys.replaced', time: new Date(), issuer: null, ip: null, kid: error.kid, deleted: error.deleted, complete: false });
+          resolved.events.publish({ type: 'signing_keys.replaced', time: new Date(), issuer: null, ip: null, kid: error.kid, signingKid: null, deleted: error.deleted, complete: false });
         }
         throw error;
       })

@@ -51,8 +51,17 @@ export interface RotateSigningKeyOptions {
 
 /** What `rotateSigningKey` did. */
 export interface RotatedSigningKey {
-  /** The new key's `kid`. */
+  /**
+   * The new key's `kid`. With `leaked`, it may already be deleted (it is then in `deleted`): a replacement at the same
+   * moment made a newer key, which signs instead; `signingKid` names the key that signs.
+   */
   readonly kid: string;
+  /**
+   * `leaked` only: the key that signs once this call is done, `kid` unless a replacement at the same moment made a newer
+   * key (as the store stood when this call chose what to delete; see README "JWT access tokens"). `null` for a
+   * planned rotation, whose new key signs three minutes after it was made and the older one until then.
+   */
+  readonly signingKid: string | null;
   /** The kids whose records this call deleted (`leaked` only; empty for a planned rotation). */
   readonly deleted: readonly string[];
 }

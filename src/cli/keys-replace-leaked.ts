@@ -44,19 +44,20 @@ export function addKeysReplaceLeakedCommand(keys: Command): void {
         } catch (error) {
           // The new key is saved, some old ones deleted: recorded, then the failure (replacement_incomplete, exit 1).
           if (error instanceof SigningKeysReplacementIncompleteError) {
-            events?.publish({ type: 'signing_keys.replaced', time: new Date(), issuer: null, ip: null, kid: error.kid, deleted: error.deleted, complete: false });
+            events?.publish({ type: 'signing_keys.replaced', time: new Date(), issuer: null, ip: null, kid: error.kid, signingKid: null, deleted: error.deleted, complete: false });
           }
           throw error;
         }
-        events?.publish({ type: 'signing_keys.replaced', time: new Date(), issuer: null, ip: null, kid: done.kid, deleted: done.deleted, complete: true });
+        events?.publish({ type: 'signing_keys.replaced', time: new Date(), issuer: null, ip: null, kid: done.kid, signingKid: done.signingKid, deleted: done.deleted, complete: true });
         return done;
       }, { mustExist: true }));
       if (options.json) {
-        printJson({ kid: replaced.kid, deleted: replaced.deleted });
+        // signing_kid added beside kid, which keeps its meaning (the key this call made): scripts reading it still work.
+        printJson({ kid: replaced.kid, signing_kid: replaced.signingKid, deleted: replaced.deleted });
         return;
       }
-      const signs = replaced.deleted.includes(replaced.kid)
-        ? `A replacement running at the same moment made a newer signing key, which signs now; this one's key ${replaced.kid} was deleted too`
+      const signs = replaced.signingKid !== replaced.kid
+        ? `A replacement running at the same moment made a newer signing key, ${replaced.signingKid}, which signs now; this one's key ${replaced.kid} was deleted too`
         : `New signing key ${replaced.kid} signs now`;
       process.stdout.write(`${signs}; deleted ${replaced.deleted.length === 0 ? 'none' : replaced.deleted.join(', ')}.\n`
         + 'Every instance stops using the deleted keys when it next reads the store (within a minute; a restart is immediate).\n');

@@ -138,9 +138,18 @@ export interface ClientLifecycleEvent extends OAuthEventBase {
  */
 export interface SigningKeysReplacedEvent extends OAuthEventBase {
   readonly type: 'signing_keys.replaced';
-  /** The new key, which signs at once. */
+  /**
+   * The key this call made. It is in `deleted` when a replacement at the same moment made a newer key, which signs
+   * instead (`signingKid`): a consumer recording the key that signs reads `signingKid`, not this.
+   */
   readonly kid: string;
-  /** The keys whose records were deleted. */
+  /**
+   * The key that signs once this call is done (`ReplacedSigningKeys.signingKid`): `kid`, or the newer key of a
+   * replacement at the same moment. `null` when `complete` is false: the replacement is not done, and running it
+   * again makes another key.
+   */
+  readonly signingKid: string | null;
+  /** The keys whose records this call deleted. */
   readonly deleted: readonly string[];
   /**
    * False when the store failed after the new key was saved (SigningKeysReplacementIncompleteError): the keys not in

@@ -5,13 +5,20 @@ import { StoreCapabilityError } from '../clients/client-errors.js';
 import { generateSigningKeyRecord } from './generate-signing-key.js';
 import { SigningKeysReplacementIncompleteError } from './replacement-incomplete-error.js';
 
-/** What a replacement did: the new key, and the kids whose records it deleted. */
+/** What a replacement did: the key it made, the key that signs once it is done, and the kids whose records it deleted. */
 export interface ReplacedSigningKeys {
-  /** The key this replacement made. */
+  /** The key this replacement made; in `deleted` when a newer key of a replacement at the same moment signs instead. */
   readonly kid: string;
   /**
+   * The key that signs once this call is done: `kid`, or the newest key made meanwhile, beside none of the leaked ones
+   * (a replacement's at the same moment, or a planned rotation's; then `kid` is in `deleted`). As the store stood when this call chose what to delete: a replacement that had
+   * listed the keys before this one saved its own, and saves a newer key after, replaces it in turn (its result
+   * then names the key it leaves).
+   */
+  readonly signingKid: string;
+  /**
    * The kids whose records this call deleted (a kid another call deleted first is not in it). It holds `kid` itself
-   * when a replacement running at the same moment made a newer key, which then signs instead (see below).
+   * when a replacement running at the same moment made a newer key, which then signs instead (`signingKid`).
    */
   readonly deleted: readonly string[];
 }
@@ -26,8 +33,9 @@ export interface ReplacedSigningKeys {
  * A key that appeared meanwhile (another replacement's, or a planned rotation's) was never beside the leaked ones:
  * of it and the new key only the newer stays, so replacements running at the same moment leave exactly one key (of
  * two, one lists after the other saved, and it deletes the older of the two new keys, its own or the other's). Each
- * reports only what it deleted itself; its `kid` may then be in its own `deleted` (a newer key it saw signs), or in
- * the other's (which saw its key as the older): together the two results account for every kid once.
+ * reports only what it deleted itself; its `kid` may then be in its own `deleted` (a newer key it saw signs, and
+ * `signingKid` names it), or in the other's (which saw its key as the older): together the two results account for
+ * every kid once.
  * @throws StoreCapabilityError when the store has no `deleteSigningKey`, before anything is written;
  *   SigningKeysReplacementIncompleteError when the new key was saved but a later step failed (what was deleted in it).
  * @see RFC 9068 §4, RFC 7517 §5, RFC 9700 §4.10.
@@ -65,9 +73,11 @@ async function deleteReplaced(
   const others = listed.filter((old) => old.kid !== record.kid);
   const gone = others.filter((old) => leaked.has(old.kid) || compareSigningKeys(old, saved) < 0);
   // A newer key made meanwhile, beside none of the leaked ones, signs instead: this one's key goes with the others.
-  const superseded = others.some((old) => !leaked.has(old.kid) && compareSigningKeys(old, saved) > 0);
-  for (const old of superseded ? [...gone, saved] : gone) {
+  // Of several, the newest signs (each of their replacements deletes its own key on seeing a newer one).
+  const newer = others.filter((old) => !leaked.has(old.kid) && compareSigningKeys(old, saved) > 0);
+  const signing = newer.reduce((newest, old) => (compareSigningKeys(old, newest) > 0 ? old : newest), saved);
+  for (const old of signing === saved ? gone : [...gone, saved]) {
     if (await store.deleteSigningKey(old.kid)) deleted.push(old.kid);
   }
-  return { kid: record.kid, deleted };
+  return { kid: record.kid, signingKid: signing.kid, deleted };
 }

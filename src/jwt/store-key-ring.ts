@@ -164,8 +164,9 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
       logger.error(`express-oauth-router: signing keys replaced as leaked, but reading them again failed (${(err as Error).message}); `
         + 'this instance reads them at its next signature');
     }
-    // Its own key in `deleted`: a replacement at the same moment made a newer one, which signs instead.
-    const signs = replaced.deleted.includes(replaced.kid) ? `a newer key of a replacement at the same moment signs (${replaced.kid} deleted)` : `${replaced.kid} signs now`;
+    // Another key than its own signs: a replacement at the same moment made a newer one, and this one's was deleted.
+    const signs = replaced.signingKid === replaced.kid ? `${replaced.kid} signs now`
+      : `${replaced.signingKid}, a newer key of a replacement at the same moment, signs (${replaced.kid} deleted)`;
     logger.warn(`express-oauth-router: signing keys replaced as leaked: ${signs}; deleted `
       + `${replaced.deleted.length === 0 ? 'none' : replaced.deleted.join(', ')}. Other instances stop using them when they next read the store (within a minute)`);
     return replaced;
@@ -253,7 +254,7 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
       // A load started before the insert would not see it: wait it out, then read again.
       if (loading) await loading.catch(() => undefined);
       await reload();
-      return { kid: record.kid, deleted: [] };
+      return { kid: record.kid, signingKid: null, deleted: [] };
     },
   };
 }

@@ -80,11 +80,13 @@ describe('oauth-admin keys replace-leaked (RFC 9068 §4, RFC 9700 §4.10)', () =
       env: { ...process.env, OAUTH_STORE: `sqlite:${storeFile}`, OAUTH_AUDIT_LOG: audit },
     });
     expect(result.code).toBe(0);
-    const replaced = JSON.parse(result.stdout) as { kid: string; deleted: string[] };
+    const replaced = JSON.parse(result.stdout) as { kid: string; signing_kid: string; deleted: string[] };
     expect(replaced.deleted).toEqual([oldKid]);
+    // Uncontested: the key it made is the key that signs.
+    expect(replaced.signing_kid).toBe(replaced.kid);
     // The audit trail has it, with public kids only (no private key).
     const lines = readFileSync(audit, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(lines).toEqual([expect.objectContaining({ event: 'signing_keys.replaced', kid: replaced.kid, deleted: [oldKid] })]);
+    expect(lines).toEqual([expect.objectContaining({ event: 'signing_keys.replaced', kid: replaced.kid, signingKid: replaced.kid, deleted: [oldKid] })]);
     expect((await store.keys.listSigningKeys()).map((key) => key.kid)).toEqual([replaced.kid]);
     const fresh = restarted();
     expect((await callApi(fresh, old)).status).toBe(401);

@@ -1,30 +1,60 @@
-// Two leaked-key replacements at the same moment (two instances, or an instance and oauth-admin) leave exactly one key, and their results account for every kid once.
+// Two leaked-key replacements at the same moment (two instances, or an instance and oauth-admin) leave exactly one key, their results account for every kid once, and each names the key that signs.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SigningKeyStore } from '../../src/stores/contract.js';
+import express from 'express';
+import Database from 'better-sqlite3';
+import type { SigningKeyRecord, SigningKeyStore, Store } from '../../src/stores/contract.js';
 import { sharedBackends, type SharedBackend } from '../helpers/built-in-stores.js';
+import { createTestApp, createTestRouter } from '../helpers/app.js';
+import { clientCredentialsToken } from '../helpers/token-requests.js';
+import { decodeJwt, fetchJwks } from '../helpers/jwt.js';
+import { runCliWith } from '../helpers/run-cli.js';
 import { replaceLeakedSigningKeys, type ReplacedSigningKeys } from '../../src/jwt/replace-leaked-keys.js';
 import { generateSigningKeyRecord } from '../../src/jwt/generate-signing-key.js';
+import { createSqliteStore } from '../../src/stores/sqlite/index.js';
 
 const ROUNDS = 10;
 const RACERS = 3;
+const JWT = { accessTokenFormat: 'jwt', accessTokenTtl: 3600 } as const;
 
-const BACKENDS = sharedBackends('leaked_key_race', { memory: true });
+// OAUTH_TEST_REDIS_PREFIX: a run that shares its Redis with others keeps its keys under a prefix of its own.
+const BACKENDS = sharedBackends('leaked_key_race', { memory: true, redisPrefix: process.env.OAUTH_TEST_REDIS_PREFIX ?? '' });
 
 const cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
   while (cleanup.length > 0) await cleanup.pop()!();
 });
 
-async function open(backend: () => Promise<SharedBackend>, count: number): Promise<SigningKeyStore[]> {
+async function openStores(backend: () => Promise<SharedBackend>, count: number): Promise<Store[]> {
   const shared = await backend();
   cleanup.push(() => shared.dispose());
-  const keys: SigningKeyStore[] = [];
+  const stores: Store[] = [];
   for (let i = 0; i < count; i++) {
     const store = await shared.instance();
     cleanup.push(async () => { await store.close?.(); });
-    keys.push(store.keys!);
+    stores.push(store);
   }
-  return keys;
+  return stores;
+}
+
+async function open(backend: () => Promise<SharedBackend>, count: number): Promise<SigningKeyStore[]> {
+  return (await openStores(backend, count)).map((store) => store.keys!);
+}
+
+/** `keys` whose saves wait for `release()`: a replacement through it lists and picks its key's createdAt, then waits. */
+function heldSaves(keys: SigningKeyStore): { readonly keys: SigningKeyStore; release(): void } {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => { release = resolve; });
+  return {
+    keys: {
+      listSigningKeys: () => keys.listSigningKeys(),
+      saveSigningKey: async (record, options) => { await held; return keys.saveSigningKey(record, options); },
+      deleteSigningKey: (kid) => keys.deleteSigningKey!(kid),
+    },
+    release,
+  };
 }
 
 /** What every replacement's result must say together: each kid deleted by one call at most, and all but the one left. */
@@ -33,6 +63,7 @@ async function expectExactlyOneLeft(keys: SigningKeyStore, results: readonly Rep
   expect(left, `${where}: keys left`).toHaveLength(1);
   const made = results.map((result) => result.kid);
   expect(made, `${where}: the key left is one a replacement made`).toContain(left[0]);
+  expect(results.find((result) => result.kid === left[0])!.signingKid, `${where}: the call that made the key left names it as signing`).toBe(left[0]);
   const deleted = results.flatMap((result) => result.deleted);
   expect(new Set(deleted).size, `${where}: a kid reported deleted twice`).toBe(deleted.length);
   expect([...deleted].sort(), `${where}: every other kid is reported deleted, once`).toEqual([...leaked, ...made].filter((kid) => kid !== left[0]).sort());
@@ -45,21 +76,39 @@ describe.each(BACKENDS)('RFC 9700 §4.10: leaked-key replacements at the same mo
     await a!.saveSigningKey(leaked);
     // A reads the keys and picks its key's createdAt, then its save is held until B has run to its end: B's key is
     // newer, and B listed before A's key was there.
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => { release = resolve; });
-    const slowA: SigningKeyStore = {
-      listSigningKeys: () => a!.listSigningKeys(),
-      saveSigningKey: async (record, options) => { await held; return a!.saveSigningKey(record, options); },
-      deleteSigningKey: (kid) => a!.deleteSigningKey!(kid),
-    };
-    const first = replaceLeakedSigningKeys(slowA);
+    const slowA = heldSaves(a!);
+    const first = replaceLeakedSigningKeys(slowA.keys);
     await new Promise((resolve) => setTimeout(resolve, 20));
     const second = await replaceLeakedSigningKeys(b!);
-    release();
+    slowA.release();
     const results = [await first, second];
     await expectExactlyOneLeft(a!, results, [leaked.kid], 'held');
     expect((await a!.listSigningKeys()).map((key) => key.kid)).toEqual([second.kid]);
     expect(results[0]!.deleted, "A deleted its own key: B's newer one signs").toEqual([results[0]!.kid]);
+    expect(results.map((result) => result.signingKid), 'both name the key that signs, B\'s').toEqual([second.kid, second.kid]);
+  });
+
+  it.skipIf(!available)('rotateSigningKey({ leaked: true }) that loses the race resolves and reports the key that signs: its tokens\' and the JWKS\'s kid', async () => {
+    const [a, b] = await openStores(backend, 2);
+    const host = await createTestApp(JWT, a!);
+    await clientCredentialsToken(host.app, host.credentialsClient);
+    // The instance whose replacement loses: its save is held until the other replacement (an instance or oauth-admin) is done.
+    const slow = heldSaves(a!.keys!);
+    const oauth = createTestRouter({ ...a!, keys: slow.keys }, JWT);
+    const app = express();
+    app.use(oauth.router);
+    const seen: unknown[] = [];
+    oauth.events.on('event', (event) => { seen.push(event); });
+    const first = oauth.rotateSigningKey({ leaked: true });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const winner = await replaceLeakedSigningKeys(b!.keys!);
+    slow.release();
+    const lost = await first;
+    expect(lost.deleted, 'its own key was deleted').toContain(lost.kid);
+    expect(lost.signingKid).toBe(winner.kid);
+    expect(seen).toEqual([expect.objectContaining({ type: 'signing_keys.replaced', kid: lost.kid, signingKid: winner.kid, deleted: lost.deleted, complete: true })]);
+    expect(decodeJwt(await clientCredentialsToken(app, host.credentialsClient)).header.kid, 'a new token is signed with it').toBe(lost.signingKid);
+    expect((await fetchJwks(app)).map((jwk) => jwk.kid), 'the JWKS publishes it alone').toEqual([lost.signingKid]);
   });
 
   it.skipIf(!available)(`${RACERS} replacements through ${RACERS} instances at once leave exactly one key, in each of ${ROUNDS} rounds`, async () => {
@@ -73,5 +122,51 @@ describe.each(BACKENDS)('RFC 9700 §4.10: leaked-key replacements at the same mo
       await expectExactlyOneLeft(instances[0]!, results, leaked, `round ${round}`);
       leaked = (await instances[0]!.listSigningKeys()).map((key) => key.kid);
     }
+  });
+});
+
+/**
+ * A SQLite file whose next signing-key insert (the CLI's) is followed, in the same statement, by a newer key's: the key
+ * another replacement saved meanwhile, there when the CLI lists the keys again, which never saw it before.
+ */
+function newerKeyOnNextInsert(filename: string, newer: SigningKeyRecord): void {
+  const db = new Database(filename);
+  const quote = (value: string) => `'${value.replaceAll("'", "''")}'`;
+  // Once: a trigger cannot drop itself, so it fires only while the newer key is not there yet.
+  db.exec(`CREATE TRIGGER race_newer_key AFTER INSERT ON signing_keys
+    WHEN NOT EXISTS (SELECT 1 FROM signing_keys WHERE kid = ${quote(newer.kid)}) BEGIN
+    INSERT INTO signing_keys (kid, algorithm, private_key_pem, created_at)
+      VALUES (${quote(newer.kid)}, ${quote(newer.algorithm)}, ${quote(newer.privateKeyPem)}, NEW.created_at + 1);
+  END`);
+  db.close();
+}
+
+describe('RFC 9700 §4.10: oauth-admin keys replace-leaked that loses the race to a newer key (SQLite)', () => {
+  it('its --json and audit event name the key that signs (signing_kid, signingKid), which tokens and the JWKS carry; kid stays its own', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'leaked-key-race-cli-'));
+    cleanup.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const filename = join(dir, 'oauth.sqlite');
+    const store = createSqliteStore({ filename, sweepIntervalSeconds: 0 });
+    cleanup.push(() => store.close());
+    const host = await createTestApp(JWT, store);
+    const leakedKid = decodeJwt(await clientCredentialsToken(host.app, host.credentialsClient)).header.kid;
+    const newer = generateSigningKeyRecord(new Date());
+    newerKeyOnNextInsert(filename, newer);
+    const audit = join(dir, 'audit.log');
+    const result = await runCliWith(['keys', 'replace-leaked', '--yes', '--json'], {
+      env: { ...process.env, OAUTH_STORE: `sqlite:${filename}`, OAUTH_AUDIT_LOG: audit },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const printed = JSON.parse(result.stdout) as { kid: string; signing_kid: string; deleted: string[] };
+    expect(printed.kid).not.toBe(newer.kid);
+    expect(new Set(printed.deleted), 'the leaked key and its own').toEqual(new Set([leakedKid, printed.kid]));
+    expect(printed.signing_kid).toBe(newer.kid);
+    const lines = readFileSync(audit, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines).toEqual([expect.objectContaining({ event: 'signing_keys.replaced', kid: printed.kid, signingKid: newer.kid, complete: true })]);
+    const oauth = createTestRouter(store, JWT);
+    const app = express();
+    app.use(oauth.router);
+    expect(decodeJwt(await clientCredentialsToken(app, host.credentialsClient)).header.kid, 'a new token is signed with it').toBe(newer.kid);
+    expect((await fetchJwks(app)).map((jwk) => jwk.kid), 'the JWKS publishes it alone').toEqual([newer.kid]);
   });
 });

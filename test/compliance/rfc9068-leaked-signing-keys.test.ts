@@ -83,7 +83,7 @@ describe('RFC 9068 §4, RFC 9700 §4.10: rotateSigningKey({ leaked: true })', ()
     a.oauth.events.on('event', (event) => { seen.push(event); });
     const replaced = await a.oauth.rotateSigningKey({ leaked: true });
     expect(new Set(replaced.deleted)).toEqual(new Set([leaked.kid, planned.kid]));
-    expect(seen).toEqual([{ type: 'signing_keys.replaced', time: expect.any(Date), issuer: null, ip: null, kid: replaced.kid, deleted: replaced.deleted, complete: true }]);
+    expect(seen).toEqual([{ type: 'signing_keys.replaced', time: expect.any(Date), issuer: null, ip: null, kid: replaced.kid, signingKid: replaced.kid, deleted: replaced.deleted, complete: true }]);
     expect(await storedKids(store)).toEqual([replaced.kid]);
     for (const token of [before, forged]) expect((await callApi(a.app, token)).status).toBe(401);
     const after = await clientCredentialsToken(a.app, t.credentialsClient);
@@ -191,7 +191,7 @@ describe('RFC 9068 §4, RFC 9700 §4.10: rotateSigningKey({ leaked: true })', ()
     const { kid } = failed as SigningKeysReplacementIncompleteError;
     expect(failed).toMatchObject({ deleted: [first] });
     expect(await storedKids(store)).toEqual([second, kid]);
-    expect(seen).toEqual([{ type: 'signing_keys.replaced', time: expect.any(Date), issuer: null, ip: null, kid, deleted: [first], complete: false }]);
+    expect(seen).toEqual([{ type: 'signing_keys.replaced', time: expect.any(Date), issuer: null, ip: null, kid, signingKid: null, deleted: [first], complete: false }]);
     // The deleted key's tokens are refused here at once; the replacement run again finishes it.
     expect((await callApi(a.app, before)).status).toBe(401);
     const again = await a.oauth.rotateSigningKey({ leaked: true });
