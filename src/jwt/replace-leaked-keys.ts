@@ -11,9 +11,9 @@ export interface ReplacedSigningKeys {
   readonly kid: string;
   /**
    * The key that signs once this call is done: `kid`, or the newest key made meanwhile, beside none of the leaked ones
-   * (a replacement's at the same moment, or a planned rotation's; then `kid` is in `deleted`). As the store stood when this call chose what to delete: a replacement that had
-   * listed the keys before this one saved its own, and saves a newer key after, replaces it in turn (its result
-   * then names the key it leaves).
+   * (a replacement's at the same moment, or a planned rotation's; then `kid` is in `deleted`). As the store stood when
+   * this call chose what to delete: a replacement that had listed the keys before this one saved its own, and saves a
+   * newer key after, replaces it in turn (its result then names the key it leaves).
    */
   readonly signingKid: string;
   /**
