@@ -2,7 +2,7 @@
 import type { Request, Response } from 'express';
 import type { PageContext } from './page-context.js';
 import { isValidCsrfToken } from '../http/csrf.js';
-import { readOAuthSession } from '../http/oauth-session.js';
+import { isSessionEnded } from '../http/session-ended.js';
 import { answeredDecision, deletePendingRequest, findExpiredPendingRequest, findPendingRequest, markRequestAnswered } from '../http/pending-requests.js';
 import { findCurrentUser, findSignIn } from '../http/current-user.js';
 import { endRouterSignIn } from '../http/end-router-sign-in.js';
@@ -294,9 +294,10 @@ export function createConsentEndpoint(context: PageContext) {
     if (!isValidCsrfToken(req, body.csrf_token)) {
       // The session ended or was replaced while the page was open (idle timeout, sign-out or another sign-in in
       // another tab), or the POST is forged: nothing this form says is decided on as this session's, a Deny included.
-      // A session without the router's token is one that ended (a fresh one in its place, or none).
+      // Ended, not replaced, only with nobody signed in now: a host's login that signed somebody in made a session
+      // without the router's token too (isSessionEnded). Asked of a Deny only, the one answer it changes.
       await answerStale(res, body, 403, { message: 'formExpiredStartAgain' },
-        { tokenChecked: false, sessionGone: readOAuthSession(req)?.csrf === undefined });
+        { tokenChecked: false, sessionGone: body.decision === 'deny' && await isSessionEnded(req, userAuth, options) });
       return;
     }
     const requestId = typeof body.request_id === 'string' ? body.request_id : '';

@@ -2,6 +2,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import express from 'express';
 import session from 'express-session';
+import passport from 'passport';
+import { Strategy as LocalStrategy } from 'passport-local';
 import request from 'supertest';
 import { basic, createTestApp, ISSUER, REDIRECT_URI, USER, type TestApp } from '../helpers/app.js';
 import { expectRedirectTo } from '../helpers/spec-requests.js';
@@ -13,6 +15,7 @@ import { OAuthEvents } from '../../src/events/oauth-events.js';
 import { registerClient } from '../../src/clients/register-client.js';
 import { hostSessionUserAuth } from '../helpers/host-login.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
+import type { UserAuth } from '../../src/user-auth.js';
 
 /** The hidden fields of a consent page's form, to post it again with a decision of the test's choosing. */
 function consentFields(consent: string) {
@@ -874,6 +877,94 @@ describe('a click on an expired consent page says it was not taken, and takes no
     expect(again.text).not.toContain('role="alert"');
     expect(again.text).toContain('<title>Allow ');
   });
+
+  /**
+   * A host app as hosts write it (README "Embedding in your app"): express-session, passport-local with a passport
+   * session, whose sign-in and sign-out regenerate the session without the router's data, and the router's host login.
+   */
+  async function passportHost(routerSession: { hostSession: true } | undefined) {
+    const users: Record<string, { id: string; password: string; name: string }> = {
+      alice: { id: 'host-alice', password: 'alice-password-1', name: 'Alice Host' },
+      bob: { id: 'host-bob', password: 'bob-password-1', name: 'Bob Host' },
+    };
+    const store = createMemoryStore();
+    const { client, clientSecret } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+    const authenticator = new passport.Passport();
+    authenticator.use(new LocalStrategy((username, password, done) => {
+      const user = users[username];
+      done(null, user?.password === password ? { id: user.id } : false);
+    }));
+    authenticator.serializeUser((user, done) => done(null, (user as { id: string }).id));
+    authenticator.deserializeUser((id: string, done) => done(null, { id }));
+    const userAuth: UserAuth = {
+      async currentUser(req) {
+        const found = Object.values(users).find((user) => user.id === (req.user as { id?: string } | undefined)?.id);
+        return found ? { id: found.id, displayName: found.name } : null;
+      },
+      loginUrl: (_req, returnTo) => `/login?return_to=${encodeURIComponent(returnTo)}`,
+    };
+    const app = express();
+    app.use(session({ secret: 'host-session-secret-0123456789', resave: false, saveUninitialized: false }));
+    app.use(authenticator.initialize(), authenticator.session());
+    app.post('/login', express.urlencoded({ extended: false }), authenticator.authenticate('local', { failureRedirect: '/login' }),
+      (req, res) => { const to = String(req.query.return_to ?? '/'); res.redirect(303, to.startsWith('/') && !to.startsWith('//') ? to : '/'); });
+    app.post('/logout', (req, res, next) => { req.logout((err) => (err ? next(err) : res.redirect(303, '/'))); });
+    app.use(createOAuthRouter(store, userAuth, { issuer: ISSUER, logger: { warn() {}, error() {} }, ...(routerSession ? { session: routerSession } : {}) }).router);
+    /** Signs `username` in at the host's login, as its form does: passport regenerates the session. */
+    const hostSignIn = async (agent: request.Agent, username: string, returnTo = '/') => agent
+      .post(`/login?return_to=${encodeURIComponent(returnTo)}`).type('form').send({ username, password: users[username]!.password });
+    return { app, hostSignIn, client: { clientId: client.clientId, clientSecret } };
+  }
+
+  it.each([['the host\'s own login', undefined], ['session.hostSession: true', { hostSession: true } as const]])(
+    'a Deny whose host session was replaced by another user\'s sign-in at the host\'s login (%s): the consent page again for who is signed in now, with the notice; nothing sent, no "press Deny again"',
+    async (_label, routerSession) => {
+      const { app, hostSignIn, client } = await passportHost(routerSession);
+      const browser = request.agent(app);
+      const query = authorizeQuery(client, { state: 'alice-tab' });
+      const signedIn = await hostSignIn(browser, 'alice', `/oauth2/authorize?${query}`);
+      const alicePage = await browser.get(signedIn.headers.location!);
+      expect(alicePage.text).toContain('Alice Host');
+      const stale = consentFields(alicePage.text);
+      // Bob signs in at the host's login in another tab of the same browser: a new session, without the router's data.
+      expect((await hostSignIn(browser, 'bob')).status).toBe(303);
+      const late = await browser.post('/oauth2/consent').type('form').send({ ...stale, decision: 'deny' });
+      expect(late.status).toBe(303);
+      const location = new URL(late.headers.location!, ISSUER);
+      expect(location.pathname).toBe('/oauth2/authorize');
+      expect(location.searchParams.get('prompt')).toBe('consent');
+      expect(location.searchParams.get('oauth_router_notice')).toBe('consent_expired');
+      expect(location.searchParams.has('error')).toBe(false);
+      const page = await browser.get(late.headers.location!);
+      expect(page.status).toBe(200);
+      expect(page.text).toContain(`<h1>Allow <bdi>Acme CRM</bdi>?</h1>\n${NOTICE}\n<p>`);
+      expect(page.text).toContain('Bob Host');
+      expect(page.text).not.toContain('Alice Host');
+      // The page Bob now sees is his to answer: its Deny is the access_denied, with the old tab's state.
+      const denied = expectRedirectTo(await browser.post('/oauth2/consent').type('form').send({ ...consentFields(page.text), decision: 'deny' }));
+      expect(denied.searchParams.get('error')).toBe('access_denied');
+      expect(denied.searchParams.get('state')).toBe('alice-tab');
+    },
+  );
+
+  it.each([['the host\'s own login', undefined], ['session.hostSession: true', { hostSession: true } as const]])(
+    'a Deny whose host session ended at the host\'s sign-out (%s) still gets "press Deny again" at once, never the host\'s login',
+    async (_label, routerSession) => {
+      const { app, hostSignIn, client } = await passportHost(routerSession);
+      const browser = request.agent(app);
+      const signedIn = await hostSignIn(browser, 'alice', `/oauth2/authorize?${authorizeQuery(client, { state: 'signed-out' })}`);
+      const stale = consentFields((await browser.get(signedIn.headers.location!)).text);
+      expect((await browser.post('/logout')).status).toBe(303);
+      const late = await browser.post('/oauth2/consent').type('form').send({ ...stale, decision: 'deny' });
+      expect(late.status).toBe(403);
+      expect(late.headers.location).toBeUndefined();
+      expect(late.text).toContain('This page had expired, so nothing was sent to <bdi>Acme CRM</bdi>. Press Deny again to refuse; no sign-in is needed.');
+      const refused = expectRedirectTo(await browser.post('/oauth2/login').type('form')
+        .send({ csrf_token: hiddenField(late.text, 'csrf_token'), request_id: hiddenField(late.text, 'request_id'), cancel: '1' }));
+      expect(refused.searchParams.get('error')).toBe('access_denied');
+      expect(refused.searchParams.get('state')).toBe('signed-out');
+    },
+  );
 });
 
 describe('names on the pages', () => {
