@@ -19,7 +19,7 @@ import {
   InvalidRequestError, InvalidScopeError, OAuthError, RefusedSaveError, SettingsRefusalError, UnauthorizedClientError, UnsupportedGrantTypeError,
 } from '../errors.js';
 import { sendTokenEndpointError } from '../http/send-token-endpoint-error.js';
-import { logStoreAvailable, storeRecoveryPending } from '../http/store-outage-log.js';
+import { logStoreAvailable, storeOutageOf } from '../http/store-outage-log.js';
 import { tokenRequestChannel, type TokenRequestMessage } from '../metrics/channels.js';
 
 /**
@@ -59,6 +59,8 @@ function prefetch(grant: GrantHandler, store: Store, params: FormParams): Promis
 export function createTokenEndpoint(
   store: Store, userAuth: UserAuth, options: ResolvedOptions, issuer: ResolvedIssuer, limit: ClientAuthRateLimit | null, keyRing?: KeyRing,
 ) {
+  // Its store's outage log (the router's own, not the process's): whether an answer from the store ends an outage.
+  const storeOutage = storeOutageOf(options);
   return async function tokenEndpoint(req: Request, res: Response): Promise<void> {
     // Pipelined behind another request: this one takes effect after it, or not at all if its answer cannot be sent.
     const turn = answerTurn(req, res);
@@ -139,7 +141,7 @@ export function createTokenEndpoint(
       if (body === null) throw new Error('a token request served without a copy came back for another try');
       sendNoStoreJson(res, 200, body);
       // The store answered this request: the end of an outage logged before is said (README, `logger` option).
-      if (storeRecoveryPending) logStoreAvailable(options);
+      if (storeOutage.pending) logStoreAvailable(options);
     } catch (err) {
       outcome = 'error';
       sendTokenEndpointError(res, err, options, 'token');

@@ -3,7 +3,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { Store } from '../stores/contract.js';
 import type { KeyRing } from '../jwt/key-ring.js';
 import { sendHostRouteJson } from '../http/json-response.js';
-import { logStoreAvailable, storeRecoveryPending, type OutageSource } from '../http/store-outage-log.js';
+import { logStoreAvailable, storeOutageOf, type OutageSource } from '../http/store-outage-log.js';
 import { createReadinessCheck, type ReadinessOptions, type ReadinessReport } from './check-readiness.js';
 
 /** `oauth.health`: the checks behind `/health/ready` and `/health/live`, wherever the host mounts them. */
@@ -27,13 +27,15 @@ export interface OAuthHealth {
 export function createHealth(store: Store, keyRing: KeyRing | undefined, source: OutageSource): OAuthHealth {
   const { logger } = source;
   const check = createReadinessCheck(store, keyRing);
+  // Its store's outage log (the router's own, not the process's): whether a probe that reached the store ends an outage.
+  const storeOutage = storeOutageOf(source);
   return {
     check,
     readiness(_req: Request, res: Response): Promise<void> {
       return check().then(
         (report) => {
           // A probe that reached the store says an outage's end even with no traffic routed here yet.
-          if (storeRecoveryPending && report.checks.store.status === 'ok') logStoreAvailable(source);
+          if (storeOutage.pending && report.checks.store.status === 'ok') logStoreAvailable(source);
           sendHostRouteJson(res, report.status === 'ready' ? 200 : 503, report);
         },
         (err: unknown) => {

@@ -28,15 +28,13 @@ const storeLogs = new WeakMap<Logger, WeakMap<object, OutageLog>>();
 /** A UserAuth hook's outage is the host's directory, not the store: its lines are throttled apart and its end not said. */
 const hookLogs = new WeakMap<Logger, OutageLog>();
 const boundStores = new WeakMap<OutageSource, object>();
-let pendingLogs = 0;
 /** The cause the held-back failures are counted under once ERROR_LOG_MAX_KINDS causes are held: memory stays bounded. */
 const OTHER_CAUSES = 'other causes';
 
-/**
- * True while some logger has a store outage whose end is unsaid. The places where a request has just been answered
- * by the store test it before calling `logStoreAvailable`: one branch on the hot paths when nothing is pending.
- */
-export let storeRecoveryPending = false;
+/** What a router's hot paths read of its store's outage log: whether its end is still unsaid. */
+export interface StoreOutage {
+  readonly pending: boolean;
+}
 
 /** ` (and N more since the last such line)`, with the count per cause when any of them is not `cause`. */
 function heldBack(log: OutageLog, cause: string): string {
@@ -45,9 +43,20 @@ function heldBack(log: OutageLog, cause: string): string {
   return ` (and ${log.heldTotal} more since the last such line${byCause})`;
 }
 
-/** Ties a router's outage lines to its store: called once by `createOAuthRouter`. */
+/** Ties a router's outage lines to its store: called once by `createOAuthRouter`, before `storeOutageOf`. */
 export function bindOutageStore(source: OutageSource, store: object): void {
   boundStores.set(source, store);
+}
+
+/**
+ * The outage log of a source's store (after `bindOutageStore`), made now if need be, for the places where a request
+ * has just been answered by the store: they test its `pending` before calling `logStoreAvailable`, one property read on
+ * the hot paths when nothing is pending. It is the router's own (shared with the routers on its logger and store), not
+ * a count for the whole process: a router thrown away during its store's outage (a tenant removed) takes its pending
+ * outage with it, rather than leaving every other router to look for an end to announce on every request.
+ */
+export function storeOutageOf(source: OutageSource): StoreOutage {
+  return storeLogOf(source, true)!;
 }
 
 /** The outage log of a source's store (its logger's own, without a bound store); `create` makes a missing one. */
@@ -89,11 +98,7 @@ export function logStoreUnavailable(source: OutageSource, message: string, fromS
   const { logger } = source;
   let log = fromStore ? storeLogOf(source, true)! : hookLogs.get(logger);
   if (!log) hookLogs.set(logger, (log = newOutageLog()));
-  if (fromStore && !log.pending) {
-    log.pending = true;
-    pendingLogs += 1;
-    storeRecoveryPending = true;
-  }
+  if (fromStore) log.pending = true;
   const now = performance.now();
   if (now - log.loggedAt < STORE_ERROR_LOG_INTERVAL_MS) {
     const cause = log.held.has(message) || log.held.size < ERROR_LOG_MAX_KINDS - 1 ? message : OTHER_CAUSES;
@@ -109,9 +114,9 @@ export function logStoreUnavailable(source: OutageSource, message: string, fromS
 
 /**
  * Called when the store has just answered a request (a token issued, an access token looked up, a readiness probe)
- * while `storeRecoveryPending`: writes `store available again after N failed requests since the last line: …` once,
- * then at most once per STORE_ERROR_LOG_INTERVAL_MS while the store flaps, so the operator sees an outage end and
- * the failures its last line did not count. The next outage is then logged at once.
+ * while its outage is `pending` (`storeOutageOf`): writes `store available again after N failed requests since the
+ * last line: …` once, then at most once per STORE_ERROR_LOG_INTERVAL_MS while the store flaps, so the operator sees an
+ * outage end and the failures its last line did not count. The next outage is then logged at once.
  * @see README, `logger` option.
  */
 export function logStoreAvailable(source: OutageSource): void {
@@ -126,8 +131,6 @@ export function logStoreAvailable(source: OutageSource): void {
   log.loggedAt = -Infinity;
   log.pending = false;
   clearHeld(log);
-  pendingLogs -= 1;
-  storeRecoveryPending = pendingLogs > 0;
   // A warning, not an error: alerts on error lines should not fire on the end of an outage.
   source.logger.warn(`express-oauth-router: store available again${failed}`);
 }

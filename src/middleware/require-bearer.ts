@@ -7,7 +7,7 @@ import { hashToken } from '../crypto/hash-token.js';
 import { sendHostRouteJson } from '../http/json-response.js';
 import { bearerChallenge } from '../http/www-authenticate.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
-import { logStoreAvailable, storeRecoveryPending } from '../http/store-outage-log.js';
+import { logStoreAvailable, storeOutageOf } from '../http/store-outage-log.js';
 import { oauthErrorBody, toErrorBody } from '../errors.js';
 import { singleAuthorizationHeader } from '../http/authorization-header.js';
 import { isScopeToken } from '../checks/scope.js';
@@ -75,6 +75,8 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
   const missing = bearerChallenge(realm);
   const checkJwtRevocation = options.jwt.checkRevocation;
   const source = options.events;
+  // Its store's outage log (the router's own, not the process's): whether a token found ends an outage.
+  const storeOutage = storeOutageOf(options);
   // A token is this router's only if one of its own base addresses issued it, as the JWT verifier checks `iss`: another
   // router on the same store (a tenant of its own) saves its tokens there too, and they are not for this one's API.
   const ownIssuers = new Set([options.main.issuer, ...(options.legacy ? [options.legacy.issuer] : [])]);
@@ -104,7 +106,7 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
     if (verifyFirst && !(await verifyFirst(token))) return null;
     const record = await store.tokens.findAccessToken(tokenHash);
     // The store answered: the end of an outage logged before is said (README, `logger` option).
-    if (storeRecoveryPending) logStoreAvailable(options);
+    if (storeOutage.pending) logStoreAvailable(options);
     if (!record || record.expiresAt.getTime() <= Date.now() || !ownIssuers.has(record.issuer)) return null;
     // A scope dropped from the `scopes` option since the token was issued is not held; a token left with none is
     // refused. Decided before the cache, so a hit (the hot path) pays nothing for it.
