@@ -151,110 +151,89 @@ describe('a host whose request timeout (connect-timeout) answered a token reques
   });
 });
 
-describe('a host whose request timeout answers while the JWKS is being read from a slow store', () => {
+/** `call`, answered only after the host's timeout: a store or a host source that is slow (a busy database). */
+function pastTheTimeout<A extends unknown[], R>(call: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  return async (...args) => {
+    await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 2));
+    return call(...args);
+  };
+}
+
+/**
+ * GETs `path` once from `mount` served behind connect-timeout and the host's error handler, checks that the client got
+ * the host's 503 alone, waits out any late write, and resolves the errors the host's handler heard.
+ */
+async function getPastHostTimeout(mount: (app: express.Express) => void, path: string): Promise<string[]> {
+  const hostErrors: string[] = [];
+  const app = express();
+  app.use(connectTimeoutLike);
+  mount(app);
+  app.use(((err: { message: string }, req, res, next) => { hostErrors.push(err.message); hostErrorHandler(err, req, res, next); }) as express.ErrorRequestHandler);
+  const server = app.listen(0, '127.0.0.1');
+  try {
+    await new Promise((resolve) => server.once('listening', resolve));
+    const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`, { redirect: 'manual' });
+    expect(res.status).toBe(503);
+    expect(await res.text()).toBe('{"host":"Response timeout"}');
+    await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 5));
+    return hostErrors;
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+describe('a host whose request timeout answers while the router or its metrics wait on something slow', () => {
   it('JWKS: the client gets the host\'s 503 alone; the router writes nothing late, logs no "unexpected" error and hands the host no error of its own', async () => {
     const store = createMemoryStore();
     const errors: string[] = [];
     const oauth = createTestRouter(store, { accessTokenFormat: 'jwt', logger: { warn() {}, error: (line: string) => { errors.push(line); } } });
-    // The key set is read while the store is slow, past the host's timeout (a busy database).
-    const list = store.keys!.listSigningKeys.bind(store.keys);
-    store.keys!.listSigningKeys = async () => {
-      await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 2));
-      return list();
-    };
-    const hostErrors: string[] = [];
+    store.keys!.listSigningKeys = pastTheTimeout(store.keys!.listSigningKeys.bind(store.keys));
     const rejections: unknown[] = [];
     const onRejection = (reason: unknown): void => { rejections.push(reason); };
     process.on('unhandledRejection', onRejection);
-    const app = express();
-    app.use(connectTimeoutLike);
-    app.use(oauth.router);
-    app.use(((err: { message: string }, req, res, next) => { hostErrors.push(err.message); hostErrorHandler(err, req, res, next); }) as express.ErrorRequestHandler);
-    const server = app.listen(0, '127.0.0.1');
     try {
-      await new Promise((resolve) => server.once('listening', resolve));
-      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/oauth2/jwks`);
-      expect(res.status).toBe(503);
-      expect(await res.text()).toBe('{"host":"Response timeout"}');
-      await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 5));
+      const hostErrors = await getPastHostTimeout((app) => app.use(oauth.router), '/oauth2/jwks');
       expect(rejections).toEqual([]);
       expect(errors, 'no "unexpected" error is logged for an answer the host gave').toEqual([]);
       expect(hostErrors, 'the host hears of its own timeout only').toEqual(['Response timeout']);
     } finally {
       process.off('unhandledRejection', onRejection);
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
     }
   });
-});
 
-describe('a host whose request timeout answers while a page waits on a slow store', () => {
   it('authorization page: the client gets the host\'s 503 alone; the sign-in page written late sets no cookie, logs no "unexpected" error and hands the host no error of its own', async () => {
     const store = createMemoryStore();
     const errors: string[] = [];
     const oauth = createTestRouter(store, { logger: { warn() {}, error: (line: string) => { errors.push(line); } } });
     const { client } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
-    // The integration is looked up while the store is slow, past the host's timeout (a busy database).
-    const findClient = store.clients.findClient.bind(store.clients);
-    store.clients.findClient = async (id) => {
-      await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 2));
-      return findClient(id);
-    };
-    const hostErrors: string[] = [];
-    const app = express();
-    app.use(connectTimeoutLike);
-    app.use(oauth.router);
-    app.use(((err: { message: string }, req, res, next) => { hostErrors.push(err.message); hostErrorHandler(err, req, res, next); }) as express.ErrorRequestHandler);
-    const server = app.listen(0, '127.0.0.1');
-    try {
-      await new Promise((resolve) => server.once('listening', resolve));
-      const query = new URLSearchParams({
-        response_type: 'code', client_id: client.clientId, redirect_uri: REDIRECT_URI, state: 'slow',
-        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256',
-      });
-      // A browser without the sign-in form's cookie: the page written late would set it.
-      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/oauth2/authorize?${query}`, { redirect: 'manual' });
-      expect(res.status).toBe(503);
-      expect(await res.text()).toBe('{"host":"Response timeout"}');
-      await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 5));
-      expect(errors, 'no "unexpected" error is logged for an answer the host gave').toEqual([]);
-      expect(hostErrors, 'the host hears of its own timeout only').toEqual(['Response timeout']);
-    } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    }
+    store.clients.findClient = pastTheTimeout(store.clients.findClient.bind(store.clients));
+    const query = new URLSearchParams({
+      response_type: 'code', client_id: client.clientId, redirect_uri: REDIRECT_URI, state: 'slow',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256',
+    });
+    // A browser without the sign-in form's cookie: the page written late would set it.
+    const hostErrors = await getPastHostTimeout((app) => app.use(oauth.router), `/oauth2/authorize?${query}`);
+    expect(errors, 'no "unexpected" error is logged for an answer the host gave').toEqual([]);
+    expect(hostErrors, 'the host hears of its own timeout only').toEqual(['Response timeout']);
   });
-});
 
-describe('a host whose request timeout answers while the metrics are collected', () => {
   it('metrics.handler: the scraper gets the host\'s 503 alone; the handler writes nothing late and its promise settles without an error', async () => {
     const registry = new Registry();
-    // A collect function of the host's that reads something slow, past the host's timeout (a busy database).
-    new Gauge({
-      name: 'host_queue_depth', help: 'A gauge read from a slow source.', registers: [registry],
-      async collect() { await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 2)); this.set(1); },
-    });
+    // A collect function of the host's that reads something slow.
+    const collect = pastTheTimeout(async () => undefined);
+    new Gauge({ name: 'host_queue_depth', help: 'A gauge read from a slow source.', registers: [registry], async collect() { await collect(); this.set(1); } });
     const metrics = createOAuthMetrics({ registry });
     const settled: unknown[] = [];
-    const hostErrors: string[] = [];
-    const app = express();
-    app.use(connectTimeoutLike);
-    // As Express 4 calls a handler: its promise is not followed, so a late write would be an unhandled rejection.
-    app.get('/metrics', (req, res, next) => { (metrics.handler(req, res, next) as Promise<void> | undefined)?.then(() => settled.push('ok'), (err: unknown) => settled.push(err)); });
-    app.use(((err: { message: string }, req, res, next) => { hostErrors.push(err.message); hostErrorHandler(err, req, res, next); }) as express.ErrorRequestHandler);
-    const server = app.listen(0, '127.0.0.1');
     try {
-      await new Promise((resolve) => server.once('listening', resolve));
-      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`);
-      expect(res.status).toBe(503);
-      expect(await res.text()).toBe('{"host":"Response timeout"}');
-      await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 5));
+      // As Express 4 calls a handler: its promise is not followed, so a late write would be an unhandled rejection.
+      const hostErrors = await getPastHostTimeout((app) => app.get('/metrics', (req, res, next) => {
+        (metrics.handler(req, res, next) as Promise<void> | undefined)?.then(() => settled.push('ok'), (err: unknown) => settled.push(err));
+      }), '/metrics');
       expect(settled).toEqual(['ok']);
       expect(hostErrors, 'the host hears of its own timeout only').toEqual(['Response timeout']);
     } finally {
       metrics.close();
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
     }
   });
 });
