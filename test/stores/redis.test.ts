@@ -162,6 +162,23 @@ describe.skipIf(!url)('Redis store', () => {
       });
     });
 
+    it('data of version 0.1: disableClient and enableClient convert a JSON-string client first, then answer whether it changed', async () => {
+      await withStore(async (store, prefix) => {
+        const { client } = buildClient({ clientId: 'legacy-status' });
+        const json = JSON.stringify({ ...client, credentialsIssuedAt: client.credentialsIssuedAt.getTime(), createdAt: client.createdAt.getTime() });
+        await admin.set(`${prefix}client:legacy-status`, json);
+        await admin.zAdd(`${prefix}clients`, { score: client.createdAt.getTime(), value: 'legacy-status' });
+        expect(await store.clients.disableClient!('legacy-status')).toBe('disabled');
+        expect(await admin.type(`${prefix}client:legacy-status`)).toBe('hash');
+        expect(await store.clients.disableClient!('legacy-status')).toBe('already_disabled');
+        expect(await store.clients.enableClient!('legacy-status')).toBe('enabled');
+        expect(await store.clients.enableClient!('legacy-status')).toBe('already_enabled');
+        expect(await store.clients.findClient('legacy-status')).toEqual(client);
+        expect(await store.clients.disableClient!('missing')).toBeNull();
+        expect(await store.clients.enableClient!('missing')).toBeNull();
+      });
+    });
+
     it('a host client stays open after close()', async () => {
       const host = createClient({ url });
       await host.connect();

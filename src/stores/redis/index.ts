@@ -23,9 +23,8 @@ import {
   DELETE_INDEXED,
   MIGRATE_CLIENT,
   PUT_INDEXED,
+  SET_CLIENT_DISABLED,
   UPDATE_CLIENT,
-  DISABLE_CLIENT,
-  ENABLE_CLIENT,
   type RunScript,
 } from './scripts.js';
 import { createRedisKeyStore } from './keys.js';
@@ -217,6 +216,23 @@ function createRedisClientStore(
     if (json !== null) await run(MIGRATE_CLIENT, [key], [json, ...encodeClientFields(decodeLegacyClient(json))]);
   }
 
+  /**
+   * disableClient and enableClient: whether `disabled` changed (null: no such integration), converting a version 0.1
+   * record first.
+   */
+  async function setDisabled(clientId: string, disabled: boolean): Promise<boolean | null> {
+    copies?.forget(clientId);
+    const key = keys.client(clientId);
+    for (let attempt = 0; attempt < MIGRATE_ATTEMPTS; attempt++) {
+      const reply = (await run(SET_CLIENT_DISABLED, [key], [String(disabled)])) as string;
+      if (reply === 'none') return null;
+      if (reply !== 'legacy') return reply === 'changed';
+      await migrate(key);
+    }
+    const operation = disabled ? 'disableClient' : 'enableClient';
+    throw new Error(`${operation}: the record of integration ${JSON.stringify(clientId)} is neither a hash nor convertible`);
+  }
+
   return {
     findClient: read,
     async createClient(client) {
@@ -239,26 +255,12 @@ function createRedisClientStore(
       throw new Error(`updateClient: the record of integration ${JSON.stringify(clientId)} is neither a hash nor convertible`);
     },
     async disableClient(clientId) {
-      copies?.forget(clientId);
-      const key = keys.client(clientId);
-      for (let attempt = 0; attempt < MIGRATE_ATTEMPTS; attempt++) {
-        const reply = (await run(DISABLE_CLIENT, [key], [])) as string;
-        if (reply === 'none') return null;
-        if (reply !== 'legacy') return reply === 'already_disabled' ? 'already_disabled' : 'disabled';
-        await migrate(key);
-      }
-      throw new Error(`disableClient: the record of integration ${JSON.stringify(clientId)} is neither a hash nor convertible`);
+      const changed = await setDisabled(clientId, true);
+      return changed === null ? null : changed ? 'disabled' : 'already_disabled';
     },
     async enableClient(clientId) {
-      copies?.forget(clientId);
-      const key = keys.client(clientId);
-      for (let attempt = 0; attempt < MIGRATE_ATTEMPTS; attempt++) {
-        const reply = (await run(ENABLE_CLIENT, [key], [])) as string;
-        if (reply === 'none') return null;
-        if (reply !== 'legacy') return reply === 'enabled' ? 'enabled' : 'already_enabled';
-        await migrate(key);
-      }
-      throw new Error(`enableClient: the record of integration ${JSON.stringify(clientId)} is neither a hash nor convertible`);
+      const changed = await setDisabled(clientId, false);
+      return changed === null ? null : changed ? 'enabled' : 'already_enabled';
     },
     async listClients() {
       // A sorted set, not SCAN or KEYS: listing never walks the keyspace. Reads are pipelined.

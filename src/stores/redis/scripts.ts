@@ -114,33 +114,21 @@ end
 return ${HMGET_CLIENT}`);
 
 /**
- * ClientStore.disableClient: sets `disabled`, removes the previous secret of a planned rotation and answers what
- * `disabled` was, in one script (Redis runs one at a time), so of concurrent disables one finds it enabled.
- * KEYS client. Returns 'none', 'legacy' (a version 0.1 string, converted first), 'disabled' or 'already_disabled'.
+ * ClientStore.disableClient and enableClient: sets `disabled` to ARGV[1] ('true' or 'false') and answers whether it
+ * changed, in one script (Redis runs one at a time), so of concurrent disables (or enables) one alone finds it
+ * changed. A disable also removes the previous secret of a planned rotation, even when the integration was disabled
+ * already (a rotation made while disabled leaves one). KEYS client. Returns 'none', 'legacy' (a version 0.1 string,
+ * converted first), 'changed' or 'unchanged'.
  */
-export const DISABLE_CLIENT = script(`
+export const SET_CLIENT_DISABLED = script(`
 local kind = redis.call('TYPE', KEYS[1]).ok
 if kind == 'none' then return 'none' end
 if kind ~= 'hash' then return 'legacy' end
-local was = redis.call('HGET', KEYS[1], 'disabled')
-redis.call('HSET', KEYS[1], 'disabled', 'true')
-redis.call('HDEL', KEYS[1], 'previousClientSecretHash', 'previousClientSecretExpiresAt')
-if was == 'true' then return 'already_disabled' end
-return 'disabled'`);
-
-/**
- * ClientStore.enableClient: clears `disabled` and answers what it was, in one script, so of concurrent enables one
- * finds it disabled. KEYS client. Returns 'none', 'legacy' (a version 0.1 string, converted first), 'enabled' or
- * 'already_enabled'.
- */
-export const ENABLE_CLIENT = script(`
-local kind = redis.call('TYPE', KEYS[1]).ok
-if kind == 'none' then return 'none' end
-if kind ~= 'hash' then return 'legacy' end
-local was = redis.call('HGET', KEYS[1], 'disabled')
-redis.call('HSET', KEYS[1], 'disabled', 'false')
-if was == 'true' then return 'enabled' end
-return 'already_enabled'`);
+local was = redis.call('HGET', KEYS[1], 'disabled') == 'true'
+redis.call('HSET', KEYS[1], 'disabled', ARGV[1])
+if ARGV[1] == 'true' then redis.call('HDEL', KEYS[1], 'previousClientSecretHash', 'previousClientSecretExpiresAt') end
+if was == (ARGV[1] == 'true') then return 'unchanged' end
+return 'changed'`);
 
 /**
  * Converts a version 0.1 client (one JSON string) to a hash, only if the string is still the one the
