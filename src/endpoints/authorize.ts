@@ -10,7 +10,7 @@ import { encodeLoginRequest } from '../http/login-request.js';
 import { issueCodeRedirect } from './issue-code.js';
 import { errorRedirectUri } from '../http/error-redirect-uri.js';
 import { errorResponseMode } from '../checks/error-response-mode.js';
-import { renderConsent, renderLogin, renderTargetError } from './render.js';
+import { renderConsent, renderDenyAgain, renderLogin, renderTargetError } from './render.js';
 import { markSentToHostLogin, takeHostLoginMark } from '../http/host-login-mark.js';
 import { renderHostLoginLoop } from './host-login-loop.js';
 import { consentCovers } from '../checks/grant-scope.js';
@@ -39,7 +39,8 @@ function promptValues(query: URLSearchParams): readonly string[] {
  *    `login_required` or `consent_required` (OpenID Connect Core §3.1.2.1, §3.1.2.6). `prompt=login`, or a
  *    router sign-in older than `max_age` seconds, shows the login page again, and a sign-in made there for this
  *    request satisfies it; where only the host's login could sign the user in again, whose time the router cannot
- *    tell, either is `login_required` (§3.1.2.1).
+ *    tell, either is `login_required` (§3.1.2.1), except after a click on an expired consent page (the notice's mark):
+ *    that user gets a page saying so, whose Deny returns to the integration.
  * @see RFC 6749 §4.1.1, §4.1.2.1, RFC 9207, SPEC §4.1.
  */
 export function createAuthorizeEndpoint(context: PageContext) {
@@ -79,6 +80,17 @@ export function createAuthorizeEndpoint(context: PageContext) {
       // re-authenticate, before sending anybody to a sign-in that could not count.
       const wantsFresh = prompts.includes('login') || maxAge !== undefined;
       if (wantsFresh && (signIn?.byHost || (!signIn && hostLoginOnly))) {
+        // Sent back here by a click on an expired consent page (its request kept its prompt=login or max_age, and its
+        // session was replaced by the host's login, or ended): the user is at the browser and clicked, so the answer is
+        // theirs to see, not an error redirect in their name. The page says why it cannot be allowed; its Deny (no
+        // sign-in needed) is the way back to the integration. A link holding the mark gets this page too, and no more.
+        if (notice && !silent) {
+          renderDenyAgain(req, res, context, {
+            requestId: encodeLoginRequest(pending.query), clientName: target.client.name, redirectUri: target.redirectUri,
+            message: 'consentFormExpiredFreshSignIn',
+          });
+          return;
+        }
         throw new InteractionRequiredError('login_required', 'the user cannot be asked to sign in again here');
       }
       if (!signIn) {

@@ -10,7 +10,7 @@ import { loginCsrfToken } from '../http/login-csrf.js';
 import { loginPageBody } from '../views/login-page.js';
 import { consentPageBody } from '../views/consent-page.js';
 import { errorPageBody } from '../views/error-page.js';
-import { denyAgainPageBody } from '../views/deny-again-page.js';
+import { denyAgainPageBody, type DenyAgainPageModel } from '../views/deny-again-page.js';
 import { isolate } from '../views/isolate.js';
 import { isAllAccess } from '../checks/grant-scope.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
@@ -132,11 +132,13 @@ export function renderConsent(
 /**
  * Answers a Deny whose session ended while its page was open (403: the click was not taken): the notice that nothing
  * was sent, and a Deny button that is the sign-in form's Cancel, with the login cookie's token, so refusing needs no
- * sign-in. `redirectUri` is the request's: the Cancel's 303 ends there, which CSP form-action covers.
+ * sign-in. `redirectUri` is the request's: the Cancel's 303 ends there, which CSP form-action covers. Also the answer to
+ * a click on an expired consent page whose request asks for a fresh sign-in the router cannot take (`message`).
  * @see RFC 6749 §4.1.2.1, §10.12.
  */
 export function renderDenyAgain(
-  req: Request, res: Response, context: PageContext, view: { requestId: string; clientName: string; redirectUri: string },
+  req: Request, res: Response, context: PageContext,
+  view: { requestId: string; clientName: string; redirectUri: string; message?: DenyAgainPageModel['message'] },
 ): void {
   writePageLanguage(res, context, (language) => {
     const m = language.messages;
@@ -149,6 +151,7 @@ export function renderDenyAgain(
       formTargets: [formActionSource(view.redirectUri)],
       body: denyAgainPageBody({
         action: context.paths.login, csrfToken: loginCsrfToken(req, res, context.options), requestId: view.requestId, clientName: view.clientName,
+        ...(view.message === undefined ? {} : { message: view.message }),
       }, m),
     });
   });

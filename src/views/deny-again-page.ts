@@ -11,6 +11,8 @@ export interface DenyAgainPageModel {
   /** The authorization request (`encodeLoginRequest`), as the sign-in form carries it. */
   readonly requestId: string;
   readonly clientName: string;
+  /** What the notice says: the session ended (the default), or the request asks for a sign-in that cannot be made here. */
+  readonly message?: 'consentFormExpiredDeny' | 'consentFormExpiredFreshSignIn';
 }
 
 /**
@@ -24,7 +26,7 @@ export function denyAgainPageBody(model: DenyAgainPageModel, messages: PageMessa
   const m = messages;
   const client = `<bdi>${escapeHtml(model.clientName)}</bdi>`;
   return `<h1>${messageHtml(m.consentTitle, { client })}</h1>
-<p class="error" role="alert">${messageHtml(m.consentFormExpiredDeny, { client })}</p>
+<p class="error" role="alert">${messageHtml(m[model.message ?? 'consentFormExpiredDeny'], { client })}</p>
 <form method="post" action="${escapeHtml(model.action)}">
 <input type="hidden" name="csrf_token" value="${escapeHtml(model.csrfToken)}">
 <input type="hidden" name="request_id" value="${escapeHtml(model.requestId)}">

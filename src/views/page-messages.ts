@@ -47,6 +47,11 @@ export interface PageMessages {
   readonly consentFormExpiredSignIn: PageMessage;
   /** The same notice answering a Deny whose session has ended, above one Deny button that needs no sign-in. `{client}`. */
   readonly consentFormExpiredDeny: PageMessage;
+  /**
+   * The same notice, when the request asks for a fresh sign-in (`prompt=login`, `max_age`) that only the host's login
+   * could make, whose time the router cannot tell: above one Deny button, the way back to the integration. `{client}`.
+   */
+  readonly consentFormExpiredFreshSignIn: PageMessage;
   /** `{client}`, `{product}`. */
   readonly consentWants: PageMessage;
   /** Shown in bold before `consentAllAccess`. */
@@ -185,6 +190,8 @@ export const ENGLISH_PAGE_MESSAGES: PageMessages = Object.freeze<PageMessages>({
   consentFormExpired: 'This page had expired, so nothing was sent to {client}. Choose again.',
   consentFormExpiredSignIn: 'This page had expired, so nothing was sent to {client}. Sign in to choose again.',
   consentFormExpiredDeny: 'This page had expired, so nothing was sent to {client}. Press Deny again to refuse; no sign-in is needed.',
+  consentFormExpiredFreshSignIn: 'This page had expired, so nothing was sent to {client}. It asked for a new sign-in, which cannot be made '
+    + 'here, so it cannot be allowed now. Press Deny to refuse and return to {client}.',
   consentWants: '{client} wants to access your {product} account.',
   consentAllAccessLead: 'It asks for full access to your account:',
   consentAllAccess: 'it will be able to do everything you can do in {product}, on your behalf.',
@@ -261,7 +268,7 @@ export const PAGE_MESSAGE_PLACEHOLDERS: Readonly<Record<Exclude<keyof PageMessag
   usernameLabel: [], passwordLabel: [], signInButton: [], cancelButton: [], signInFailed: [], signInFormExpired: [],
   signInLockedOut: ['minutes'],
   consentTitle: ['client'], consentErrorTitle: ['client'], consentFormExpired: ['client'], consentFormExpiredSignIn: ['client'],
-  consentFormExpiredDeny: ['client'],
+  consentFormExpiredDeny: ['client'], consentFormExpiredFreshSignIn: ['client'],
   consentWants: ['client', 'product'], consentAllAccessLead: [], consentAllAccess: ['product'],
   consentScopesIntro: [], consentNoScopes: ['product'], signedInAs: ['user'], consentAfterChoice: ['origin', 'client', 'consentsLink'],
   allowButton: [], denyButton: [], notUser: ['user'], switchAccountButton: [],

@@ -177,3 +177,87 @@ describe('the host app\'s own sign-in, whose time the router cannot tell (OpenID
     expect(page.text).toContain('name="decision"');
   });
 });
+
+describe('a click on an expired consent page whose request asks for a fresh sign-in: the user is there, so a page, never a login_required redirect (RFC 6749 §4.1.2.1)', () => {
+  const FRESH_NOTICE = 'This page had expired, so nothing was sent to <bdi>Acme CRM</bdi>. It asked for a new sign-in, which cannot be made here';
+
+  /**
+   * A host whose login (`/account/login`, a new session as OWASP asks) signs in `host-42`, beside the router's own login
+   * page (`routerLogin`, where alice signs in) or alone.
+   */
+  async function hostWithLogins(routerLogin: boolean) {
+    const store = createMemoryStore();
+    const { client } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+    const { currentUser, loginUrl } = hostSessionUserAuth();
+    const app = express();
+    app.use(session({ secret: 'host-session-secret-0123456789', resave: false, saveUninitialized: false }));
+    app.post('/account/login', (req, res, next) => {
+      req.session.regenerate((err) => {
+        if (err) return next(err);
+        (req.session as unknown as { hostUser?: string }).hostUser = 'host-42';
+        res.status(204).end();
+      });
+    });
+    const verifyCredentials = async (username: string, password: string) =>
+      (username === USER.username && password === USER.password ? { id: USER.id, displayName: USER.displayName } : null);
+    const userAuth = routerLogin ? { currentUser: currentUser!, loginUrl: loginUrl!, verifyCredentials } : { currentUser: currentUser!, loginUrl: loginUrl! };
+    app.use(createOAuthRouter(store, userAuth, { issuer: ISSUER, logger: { warn() {}, error() {} } }).router);
+    return { app, client: { clientId: client.clientId, clientSecret: '' } };
+  }
+
+  /** The page a stale consent form's POST leads to, checked to be the notice with a Deny, whose Deny is the access_denied. */
+  async function expectNoticePage(browser: request.Agent, posted: request.Response, state: string): Promise<void> {
+    expect(posted.status).toBe(303);
+    expect(posted.headers.location!.startsWith(REDIRECT_URI)).toBe(false);
+    const page = await browser.get(posted.headers.location!);
+    expect(page.status, page.headers.location).toBe(403);
+    expect(page.headers.location).toBeUndefined();
+    expect(page.text).toContain(FRESH_NOTICE);
+    const refused = await browser.post('/oauth2/login').type('form')
+      .send({ csrf_token: hiddenField(page.text, 'csrf_token'), request_id: hiddenField(page.text, 'request_id'), cancel: '1' });
+    expect(refused.status).toBe(303);
+    const location = new URL(refused.headers.location!);
+    expect(location.searchParams.get('error')).toBe('access_denied');
+    expect(location.searchParams.get('state')).toBe(state);
+  }
+
+  it.each([
+    ['prompt=login', 'allow', { prompt: 'login' }], ['prompt=login', 'deny', { prompt: 'login' }],
+    ['max_age=0', 'allow', { max_age: '0' }], ['max_age=0', 'deny', { max_age: '0' }],
+  ] as const)('%s, signed in afresh at the router\'s login, then the host\'s login replaced the session: the old page\'s %s gets the notice page', async (_name, decision, extra) => {
+    const { app, client } = await hostWithLogins(true);
+    const browser = request.agent(app);
+    const page = await browser.get(`/oauth2/authorize?${authorizeQuery(client, { ...extra, state: 'fresh-tab' })}`);
+    expect(isLoginPage(page)).toBe(true);
+    const consent = await browser.get(await signInOn(browser, page));
+    expect(consent.text).toContain('name="decision"');
+    // The host's login signs somebody in in another tab: a new session, without the router's data.
+    expect((await browser.post('/account/login')).status).toBe(204);
+    const posted = await browser.post('/oauth2/consent').type('form').send({
+      csrf_token: hiddenField(consent.text, 'csrf_token'), request_id: hiddenField(consent.text, 'request_id'),
+      resume: hiddenField(consent.text, 'resume'), decision,
+    });
+    await expectNoticePage(browser, posted, 'fresh-tab');
+  });
+
+  it.each([['signed in at the host', true], ['signed out', false]])(
+    'host login only, %s: a stale form carrying prompt=login gets the notice page, neither login_required nor the host\'s login (whose sign-in could not count)',
+    async (_name, signedIn) => {
+      const { app, client } = await hostWithLogins(false);
+      const browser = request.agent(app);
+      if (signedIn) expect((await browser.post('/account/login')).status).toBe(204);
+      // A page shown before the set-up lost its own login page (none is shown for such a request now): its token is stale.
+      const resume = Buffer.from(authorizeQuery(client, { prompt: 'login', state: 'host-tab' })).toString('base64url');
+      const posted = await browser.post('/oauth2/consent').type('form')
+        .send({ csrf_token: 'A'.repeat(43), request_id: 'x', resume, decision: 'allow' });
+      await expectNoticePage(browser, posted, 'host-tab');
+    },
+  );
+
+  it('a link without the notice is still login_required: only a click on an expired page is shown a page', async () => {
+    const { app, client } = await hostWithLogins(true);
+    const browser = request.agent(app);
+    expect((await browser.post('/account/login')).status).toBe(204);
+    expect(errorOf(await browser.get(`/oauth2/authorize?${authorizeQuery(client, { prompt: 'login' })}`))).toBe('login_required');
+  });
+});
