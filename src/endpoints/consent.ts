@@ -7,6 +7,7 @@ import { answeredDecision, deletePendingRequest, findExpiredPendingRequest, find
 import { findCurrentUser, findSignIn } from '../http/current-user.js';
 import { endRouterSignIn } from '../http/end-router-sign-in.js';
 import { isSessionOf } from '../http/session-owner.js';
+import { isSignedInAsAnother } from '../http/signed-in-as-another.js';
 import { errorRedirectUri } from '../http/error-redirect-uri.js';
 import { toOAuthError } from '../http/to-oauth-error.js';
 import { renderDenyAgain, renderError, renderTargetError, type ErrorDescription } from './render.js';
@@ -198,9 +199,11 @@ export function createConsentEndpoint(context: PageContext) {
         await answerStale(res, body, 403, { message: 'signedOutMeanwhile' });
         return null;
       }
-      // Made for somebody else, or before the host's login signed this user in: a planted form, or another tab's sign-in.
+      // Made for somebody else, or before the host's login signed this user in (a planted form, another tab's sign-in, a
+      // host login that kept the session and so the token): stale as if replaced, so neither an Allow nor a Deny is
+      // taken for the user signed in now, whose consent page (with the notice) asks them.
       if (!isSessionOf(req, user)) {
-        await answerStale(res, body, 403, { message: 'formExpiredStartAgain' });
+        await answerStale(res, body, 403, { message: 'formExpiredStartAgain' }, { tokenChecked: false });
         return null;
       }
       deletePendingRequest(req, requestId);
@@ -302,7 +305,28 @@ export function createConsentEndpoint(context: PageContext) {
     }
     const requestId = typeof body.request_id === 'string' ? body.request_id : '';
     const pending = findPendingRequest(req, requestId);
+    const key = answerKey(req, requestId);
+    // Looked up before the await below: a first POST that finishes during it would leave no trace here, and this one,
+    // on a copy of the session loaded before the first marked its answer, would be answered as if none had been given.
+    const first = answering.get(key);
     const expired = pending ? null : findExpiredPendingRequest(req, requestId);
+    // A form its token vouches for, of a request no longer pending (expired, answered, dropped), answered below without
+    // decide's check of who is signed in: shown to another user than the one signed in now (a host's login that kept the
+    // session), it is stale as if its session were replaced, never a Deny sent, or a sign-out, in the new user's name.
+    if ((!pending || pending.issuer !== issuer.issuer) && first === undefined) {
+      let another;
+      try {
+        another = await isSignedInAsAnother(req, userAuth, options);
+      } catch (err) {
+        renderFailure(res, err, { message: 'pageUnavailable' });
+        return;
+      }
+      if (another) {
+        const resume = expired && expired.issuer === issuer.issuer ? encodeLoginRequest(expired.query) : body.resume;
+        await answerStale(res, { ...body, resume }, 403, { message: 'formExpiredStartAgain' }, { tokenChecked: false });
+        return;
+      }
+    }
     if (expired && expired.issuer === issuer.issuer) {
       // Open longer than a pending request lives: asked again from the start (every check re-run), not refused.
       deletePendingRequest(req, requestId);
@@ -310,8 +334,6 @@ export function createConsentEndpoint(context: PageContext) {
         { message: 'authorizationRequestExpired' }, { ownForm: req });
       return;
     }
-    const key = answerKey(req, requestId);
-    const first = answering.get(key);
     if (!pending || pending.issuer !== issuer.issuer) {
       if (first !== undefined) {
         await answerAsFirst(req, res, body, requestId, first);
