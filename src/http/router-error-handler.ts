@@ -4,15 +4,14 @@ import type { ResolvedOptions } from '../options.js';
 import { fromBodyParser, isBodyParserRefusal } from './from-body-parser.js';
 import { sendTokenEndpointError } from './send-token-endpoint-error.js';
 
-/** How one of the router's routes answers, and to which method it is served. */
-export interface RouterAddress {
-  readonly method: 'GET' | 'POST';
-  /**
-   * `page`: login, consent, sign-out and connected-applications forms; `document`: the metadata and the JWKS, whose
-   * GET reads no body; else an RFC 6749 §5.2 JSON endpoint.
-   */
-  readonly kind: 'page' | 'document' | 'token' | 'revocation' | 'introspection';
-}
+/**
+ * How one of the router's routes answers, and to which method it is served. `page`: the authorization endpoint, the
+ * connected-applications page and the login, consent, sign-out and withdrawal forms; `document`: the metadata and the
+ * JWKS; else an RFC 6749 §5.2 JSON endpoint. Only the POST routes read a body: no GET of the router does.
+ */
+export type RouterAddress =
+  | { readonly method: 'GET'; readonly kind: 'page' | 'document' }
+  | { readonly method: 'POST'; readonly kind: 'page' | 'token' | 'revocation' | 'introspection' };
 
 /**
  * A path as the router's routes match it: the request's own path, not normalised (no dot segments resolved, no
@@ -31,13 +30,14 @@ function routeKey(url: string): string | null {
  * Builds `oauth.errorHandler`. A refusal a host's body parser (express.json, express.urlencoded, body-parser) raised
  * before the router saw a request to one of its addresses is answered the router's way. With the route's method, as
  * the router answers an unreadable body: 400 `invalid_request` JSON with the SPEC §4.2 headers at the JSON
- * endpoints, the error page (413, 415, 400) on the forms. With another method, and with GET or HEAD on the metadata
- * and the JWKS, whose answers never depend on a body, the request goes back through `router` as if the parser had
- * not run: the route's 405 (the method is wrong whatever the body) or the document. Every other error passes on to
+ * endpoints, the error page (413, 415, 400) on the forms. With another method, and with GET on any of its addresses
+ * (the metadata, the JWKS, the authorization endpoint, which reads only its query, the connected-applications page),
+ * whose answers never depend on a body, the request goes back through `router` as if the parser had not run: the
+ * route's 405 (the method is wrong whatever the body), the document or the page. Every other error passes on to
  * the host's handler untouched: one on another path, one raised after the response started, and one that is no body
  * parser's refusal (a host's 401, 403 or 429, a bug).
- * @see RFC 6749 §5.2, RFC 7009 §2.2.1, RFC 7662 §2.3, RFC 6749 §4.1.2.1 (errors shown, never redirected), RFC 9110
- * §15.5.6 (405), §9.3.1 (a GET's content has no meaning).
+ * @see RFC 6749 §5.2, RFC 7009 §2.2.1, RFC 7662 §2.3, RFC 6749 §4.1.2.1 (errors shown, never redirected), §3.1 (the
+ * authorization request is its query), RFC 9110 §15.5.6 (405), §9.3.1 (a GET's content has no meaning).
  */
 export function createRouterErrorHandler(
   options: ResolvedOptions, router: Router, addresses: ReadonlyMap<string, RouterAddress>, pageError: ErrorRequestHandler,
@@ -65,8 +65,9 @@ export function createRouterErrorHandler(
       next(err);
       return;
     }
-    if (address.method !== req.method || address.kind === 'document') {
-      // The handlers that answer here read no body (a 405, a prebuilt document). Should the router pass the request
+    if (address.method !== req.method || address.method === 'GET') {
+      // The handlers that answer here read no body (a 405, a document, a GET page): a body refused that none of them
+      // would read must not turn a valid authorization request into an error page. Should the router pass the request
       // on all the same (a sub-app's path that is not the router's), the host's handler gets the refusal, as before.
       router(req, res, (after?: unknown) => next(after === undefined || after === null || after === 'route' || after === 'router' ? err : after));
       return;

@@ -341,11 +341,16 @@ describe('a host parser that lets through more fields than the call stack holds 
 
 describe('oauth.errorHandler behind Express defaults, express.json() and express.urlencoded(): a wrong method is 405 whatever the body', () => {
   let server: Awaited<ReturnType<typeof listen>>;
+  let codeClient: { clientId: string; clientSecret: string };
 
   beforeAll(async () => {
-    const { createTestRouter } = await import('../helpers/app.js');
+    const { createTestRouter, REDIRECT_URI } = await import('../helpers/app.js');
     const { createMemoryStore } = await import('../../src/stores/memory/index.js');
-    const oauth = createTestRouter(createMemoryStore(), { legacy: { issuer: 'http://auth.test/legacy' }, accessTokenFormat: 'jwt' });
+    const { registerClient } = await import('../../src/clients/register-client.js');
+    const store = createMemoryStore();
+    const registered = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+    codeClient = { clientId: registered.client.clientId, clientSecret: registered.clientSecret };
+    const oauth = createTestRouter(store, { legacy: { issuer: 'http://auth.test/legacy' }, accessTokenFormat: 'jwt' });
     // A host on Express's defaults (X-Powered-By on, Express's own HTML error page): no error handler of its own.
     const app = express();
     app.use(express.json());
@@ -397,6 +402,27 @@ describe('oauth.errorHandler behind Express defaults, express.json() and express
       expect(withBody.headers['content-type'], path).toBe(plain.headers['content-type']);
       expect(withBody.headers['access-control-allow-origin'], path).toBe('*');
       expect(withBody.headers['x-powered-by'], path).toBeUndefined();
+    }
+  });
+
+  it('the authorization endpoint and the connected-applications page: a GET whose body the host parser refused is answered as the GET without it (RFC 9110 §9.3.1, RFC 6749 §3.1)', async () => {
+    const BODIES = [['{x}', 'application/json'], [`a=${'b'.repeat(200 * 1024)}`, 'application/x-www-form-urlencoded']] as const;
+    const pages = [`/oauth2/authorize?${authorizeQuery(codeClient)}`, `/oauth2/authorize?${authorizeQuery(codeClient, { scope: 'nonsense' })}`,
+      '/oauth2/authorize?client_id=unknown', '/oauth2/consents', '/legacy/oauth2/consents'];
+    for (const path of pages) {
+      const plain = await send('GET', path);
+      expect(plain.status, path).toBeLessThan(500);
+      for (const [body, type] of BODIES) {
+        const withBody = await send('GET', path, body, type);
+        expect(withBody.status, `${type} ${path}`).toBe(plain.status);
+        expect(withBody.headers.location, `${type} ${path}`).toBe(plain.headers.location);
+        expect(withBody.headers['content-type'], `${type} ${path}`).toBe(plain.headers['content-type']);
+        expect(withBody.headers['x-frame-options'], `${type} ${path}`).toBe('DENY');
+        expect(withBody.headers['x-powered-by'], `${type} ${path}`).toBeUndefined();
+        // The same page: the login form of this request, or the same error, less its per-request tokens.
+        const page = (text: string) => text.replace(/(value|nonce)="[^"]*"/g, '$1=""');
+        expect(page(withBody.text), `${type} ${path}`).toBe(page(plain.text));
+      }
     }
   });
 
