@@ -109,9 +109,11 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
   const onlyGetOrHead = createPageMethodNotAllowed(resolved, 'GET, HEAD');
   const onlyPost = createPageMethodNotAllowed(resolved, 'POST');
   // Every page form: refused when the browser says another site sent it, before the body or the session is read.
-  // The client's address noted first, so the sign-in and consent events still name it after a hang-up.
+  // The client's address noted first, so the sign-in and consent events still name it after a hang-up, and the
+  // sign-in limit counts it against its address.
+  const countsSignIns = resolved.loginRateLimit !== null;
   const pageForm: RequestHandler[] = [
-    ...pageHeaders, createRefuseCrossSiteForm(resolved), (req, _res, next) => { keepPeerAddress(req, resolved.events); next(); },
+    ...pageHeaders, createRefuseCrossSiteForm(resolved), (req, _res, next) => { keepPeerAddress(req, resolved.events, countsSignIns); next(); },
   ];
   // Both limits count in the store's rateLimits tier, shared by every instance on it; without it, in this process.
   const counters = store.rateLimits ?? createMemoryRateLimits().rateLimits;

@@ -26,7 +26,7 @@ export async function readTokenRequest(
   store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, req: Request, endpoint: ClientAuthEndpoint,
   limit: ClientAuthRateLimit | null,
 ): Promise<TokenRequest> {
-  keepPeerAddress(req, options.events);
+  keepPeerAddress(req, options.events, limit !== null);
   const params = await readForm(req, options.bodyTimeout, TOKEN_MANAGEMENT_PARAMETERS);
   const client = await authenticateClientAtIssuer(store, options, issuer, req, params, endpoint, limit);
   const token = params.get('token');

@@ -67,7 +67,7 @@ export function createTokenEndpoint(
     if (turn !== true && !(await turn)) return;
     // Taken before anything is read: a revocation at or after it voids what this request would issue.
     const startedAt = new Date();
-    keepPeerAddress(req, options.events);
+    keepPeerAddress(req, options.events, limit !== null);
     const timed = tokenRequestChannel.hasSubscribers;
     const timedFrom = timed ? performance.now() : 0;
     let grantLabel = 'unknown';

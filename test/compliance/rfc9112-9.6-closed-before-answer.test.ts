@@ -1,7 +1,8 @@
 // A client that hangs up after sending its request (RFC 9112 §9.6): what the request did is still reported with
 // its source address (RFC 9700 §4.14), though Node no longer knows the peer of a closed socket, and a token request
 // whose client left during the secret check spends no code and saves no token. The page forms (sign-in, consent)
-// report theirs with it too.
+// report theirs with it too. A failure it made counts against that address in the client-authentication and sign-in
+// limits, whether anyone listens to the events or not.
 import { connect } from 'node:net';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import express from 'express';
@@ -13,6 +14,7 @@ import { OAuthEvents } from '../../src/events/oauth-events.js';
 import type { OAuthEvent } from '../../src/events/event-types.js';
 import type { Store } from '../../src/stores/contract.js';
 import type { UserAuth } from '../../src/user-auth.js';
+import type { OAuthRouterOptions } from '../../src/options.js';
 import { DIAGNOSTICS_CHANNELS, type TokenRequestMessage } from '../../src/metrics/channels.js';
 import { basic, createTestRouter, createTestUserAuth, REDIRECT_URI, USER, type TestClient } from '../helpers/app.js';
 import { authorizeQuery, hiddenField, obtainCode } from '../helpers/browser-flow.js';
@@ -45,8 +47,12 @@ afterEach(async () => { await running?.close(); running = undefined; });
  * The router behind a host layer that notes when the request under test arrives and when its socket closes;
  * `hold(store, closed, userAuth)` makes the store (or the user check) wait for that close at the step under test, so
  * the router goes on after the client left. No sign-in limit: it would read the address before the held check.
+ * `options` replace the router's (limits off, an `event` listener on `events`): `listened: false` leaves it unheard.
  */
-async function harness(hold: (store: Store, closed: () => Promise<void>, userAuth: UserAuth) => void): Promise<Harness> {
+async function harness(
+  hold: (store: Store, closed: () => Promise<void>, userAuth: UserAuth) => void,
+  { listened = true, ...options }: Partial<OAuthRouterOptions> & { readonly listened?: boolean } = {},
+): Promise<Harness> {
   const store = createMemoryStore();
   const { client, clientSecret } = await registerClient(store, { name: 'Nightly Sync', flow: 'client_credentials' });
   const code = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
@@ -55,7 +61,7 @@ async function harness(hold: (store: Store, closed: () => Promise<void>, userAut
   store.tokens.saveTokens = (...args) => { saves += 1; return save(...args); };
   const events = new OAuthEvents();
   const seen: OAuthEvent[] = [];
-  events.on('event', (event) => seen.push(event));
+  if (listened) events.on('event', (event) => seen.push(event));
   let socketClosed!: Promise<void>;
   let arrived!: () => void;
   const reached = new Promise<void>((resolve) => { arrived = resolve; });
@@ -71,7 +77,7 @@ async function harness(hold: (store: Store, closed: () => Promise<void>, userAut
     arrived();
     next();
   });
-  app.use(createTestRouter(store, { events, clientAuthRateLimit: false, loginRateLimit: false }, userAuth).router);
+  app.use(createTestRouter(store, { events, clientAuthRateLimit: false, loginRateLimit: false, ...options }, userAuth).router);
   const server = await listen(app);
   return {
     app, port: server.port, client: { clientId: client.clientId, clientSecret }, events, saves: () => saves,
@@ -180,6 +186,37 @@ describe('a token request whose client left during the secret check (RFC 6749 §
   });
 });
 
+describe('a failed client authentication whose client hung up counts against its address (RFC 6819 §4.3.5)', () => {
+  // The limit counts failures per (client_id, source) and per source. Read only after the secret check, the source of a
+  // client that had gone was `unknown` unless someone listened to the events (who had the address kept on arrival):
+  // every hung-up failure, from anywhere, shared one count, and none reached the count of the address it came from.
+  it.each([['nobody listens to the events', false], ['a listener hears the events', true]] as const)(
+    'the same whether %s: its address is blocked after max failures', async (_listeners, listened) => {
+      let armed = false;
+      running = await harness((store, closed) => {
+        const find = store.clients.findClient.bind(store.clients);
+        store.clients.findClient = async (clientId) => {
+          if (armed) await closed();
+          return find(clientId);
+        };
+      }, { listened, clientAuthRateLimit: { max: 1 } });
+      const h = running;
+      const wrong = basic({ ...h.client, clientSecret: 'not-the-secret' });
+      const finished = nextTokenRequest(h);
+      armed = true;
+      await sendAndHangUp(h, wrong);
+      expect(await finished).toMatchObject({ grantType: 'client_credentials', outcome: 'error' });
+      armed = false;
+      // The same client_id from the same address, on a connection that stays: past the limit its hung-up failure reached.
+      const again = await fetch(`http://127.0.0.1:${h.port}/oauth2/token`, {
+        method: 'POST', headers: { Authorization: wrong, 'Content-Type': 'application/x-www-form-urlencoded' }, body: FORM_BODY,
+      });
+      expect(again.status).toBe(429);
+      expect(await again.json()).toMatchObject({ error: 'temporarily_unavailable' });
+    },
+  );
+});
+
 /** A browser over fetch to the harness's port, whose cookies a raw request can carry (`cookie()`: a Cookie header). */
 function pageBrowser(h: Harness) {
   const cookies = new Map<string, string>();
@@ -246,6 +283,35 @@ describe('a page form whose client hung up before the answer (RFC 9700 §4.14: a
     await postAndHangUp(running, '/oauth2/login', [browser.cookie()], form);
     expect((await eventOf(running, type)).ip).toBe('127.0.0.1');
   });
+
+  it.each([['nobody listens to the events', false], ['a listener hears the events', true]] as const)(
+    'a failed sign-in counts against its address whether %s (RFC 6819 §4.4.3.6): its next failure there is 429', async (_listeners, listened) => {
+      // The integration's read (the sign-in resumes its authorization request) outlasts the client's patience, so the
+      // sign-in limit reads the source after the hang-up. It counts an attempt before the user check: once that check
+      // has answered, the failure is counted.
+      let checked!: () => void;
+      const failed = new Promise<void>((resolve) => { checked = resolve; });
+      running = await harness((store, closed, userAuth) => {
+        const find = store.clients.findClient.bind(store.clients);
+        store.clients.findClient = async (clientId) => { if (armed) await closed(); return find(clientId); };
+        const verify = userAuth.verifyCredentials!.bind(userAuth);
+        userAuth.verifyCredentials = async (username, password) => {
+          const user = await verify(username, password);
+          if (armed) checked();
+          return user;
+        };
+      }, { listened, loginRateLimit: { max: 1 } });
+      const { browser } = await signedIn(running);
+      const form = await signInForm(running, browser, { prompt: 'login' }, 'not-the-password');
+      armed = true;
+      await postAndHangUp(running, '/oauth2/login', [browser.cookie()], form);
+      await failed;
+      armed = false;
+      const again = await signInForm(running, browser, { prompt: 'login' }, 'not-the-password');
+      const refused = await browser.post('/oauth2/login', Object.fromEntries(new URLSearchParams(again)));
+      expect(refused.status).toBe(429);
+    },
+  );
 
   it('reports consent.granted with the address it came from, not null', async () => {
     running = await harness((store, closed) => {
