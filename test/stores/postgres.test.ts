@@ -120,6 +120,39 @@ describe.skipIf(!url)('PostgreSQL store', () => {
       }
     });
 
+    it('a disable or enable that changes nothing writes no row version (xmin kept: other instances keep their copy); a disable still drops a previous secret', async () => {
+      const store = await openStore();
+      const schema = schemaOf.get(store)!;
+      const revision = async (clientId: string) =>
+        (await admin!.query<{ x: string }>(`SELECT xmin::text AS x FROM "${schema}".clients WHERE client_id = $1`, [clientId])).rows[0]!.x;
+      try {
+        const { client } = buildClient();
+        await store.clients.createClient(client);
+        const enabled = await revision(client.clientId);
+        expect(await store.clients.enableClient!(client.clientId)).toBe('already_enabled');
+        expect(await revision(client.clientId), 'an enable of an enabled integration').toBe(enabled);
+        expect(await store.clients.disableClient!(client.clientId)).toBe('disabled');
+        const disabled = await revision(client.clientId);
+        expect(disabled).not.toBe(enabled);
+        expect(await store.clients.disableClient!(client.clientId)).toBe('already_disabled');
+        expect(await revision(client.clientId), 'a disable of a disabled integration').toBe(disabled);
+        // A rotation with a grace period made while disabled leaves a previous secret: a disable removes it still.
+        await store.clients.updateClient(client.clientId, { previousClientSecretHash: 'b'.repeat(64), previousClientSecretExpiresAt: new Date(Date.now() + 60_000) });
+        expect(await store.clients.disableClient!(client.clientId)).toBe('already_disabled');
+        const after = await store.clients.findClient(client.clientId);
+        expect(after?.disabled).toBe(true);
+        expect(after?.previousClientSecretHash ?? null).toBeNull();
+        expect(after?.previousClientSecretExpiresAt ?? null).toBeNull();
+        expect(await store.clients.enableClient!(client.clientId)).toBe('enabled');
+        expect(await store.clients.findClient(client.clientId)).toMatchObject({ disabled: false });
+        expect(await store.clients.disableClient!('missing')).toBeNull();
+        expect(await store.clients.enableClient!('missing')).toBeNull();
+      } finally {
+        await store.close();
+        await dropSchema(schema);
+      }
+    });
+
     it('an item of a version 8 instance (no new_grant) is saved against schema 9 as before, grant row included', async () => {
       const store = await openStore();
       const schema = schemaOf.get(store)!;

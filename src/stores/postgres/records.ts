@@ -111,20 +111,24 @@ export function createPostgresClientStore(
        x AS (DELETE FROM ${t.tokens} WHERE client_id = $1 AND EXISTS (SELECT 1 FROM c))
      SELECT count(*)::text AS deleted FROM c, pg_notify('${feed.channel}', '') AS n`,
   );
-  // The FOR UPDATE subquery reads `disabled` under the row lock: a disable that waited for another's commit reads
-  // the row version that one wrote (READ COMMITTED re-reads a locked row), so only one finds it enabled.
+  // The FOR UPDATE read takes the row lock and reads `disabled` under it: a disable that waited for another's commit
+  // reads the row version that one wrote (READ COMMITTED re-reads a locked row), so only one finds it enabled. The
+  // row is written only when something changes: a new version would void every instance's copy (its xmin) for
+  // nothing. A disable changes something while a previous secret is left (a rotation made while disabled).
   const disable = prepareSql(
-    `UPDATE ${t.clients} AS c SET disabled = true, previous_client_secret_hash = NULL, previous_client_secret_expires_at = NULL
-     FROM (SELECT client_id, disabled FROM ${t.clients} WHERE client_id = $1 FOR UPDATE) AS before
-     WHERE c.client_id = before.client_id
-     RETURNING CASE WHEN before.disabled THEN 'already_disabled' ELSE 'disabled' END AS outcome`,
+    `WITH before AS (
+       SELECT client_id, disabled, previous_client_secret_hash IS NOT NULL OR previous_client_secret_expires_at IS NOT NULL AS previous
+       FROM ${t.clients} WHERE client_id = $1 FOR UPDATE),
+     changed AS (
+       UPDATE ${t.clients} AS c SET disabled = true, previous_client_secret_hash = NULL, previous_client_secret_expires_at = NULL
+       FROM before WHERE c.client_id = before.client_id AND (NOT before.disabled OR before.previous))
+     SELECT CASE WHEN disabled THEN 'already_disabled' ELSE 'disabled' END AS outcome FROM before`,
   );
   // The same row lock for an enable: of concurrent enables, only one reads the row disabled.
   const enable = prepareSql(
-    `UPDATE ${t.clients} AS c SET disabled = false
-     FROM (SELECT client_id, disabled FROM ${t.clients} WHERE client_id = $1 FOR UPDATE) AS before
-     WHERE c.client_id = before.client_id
-     RETURNING CASE WHEN before.disabled THEN 'enabled' ELSE 'already_enabled' END AS outcome`,
+    `WITH before AS (SELECT client_id, disabled FROM ${t.clients} WHERE client_id = $1 FOR UPDATE),
+     changed AS (UPDATE ${t.clients} AS c SET disabled = false FROM before WHERE c.client_id = before.client_id AND before.disabled)
+     SELECT CASE WHEN disabled THEN 'enabled' ELSE 'already_enabled' END AS outcome FROM before`,
   );
   /** One statement per set of changed fields (at most 127), prepared once per connection like the others. */
   const updates = new Map<string, PreparedSql>();
