@@ -55,7 +55,7 @@ export async function replaceLeakedSigningKeys(store: SigningKeyStore): Promise<
     return await deleteReplaced(store as DeletingKeyStore, record, leaked, deleted);
   } catch (error) {
     // The new key is saved and signs: the replacement happened in part, which the caller reports before it rethrows.
-    throw new SigningKeysReplacementIncompleteError(record.kid, [...deleted], error);
+    throw new SigningKeysReplacementIncompleteError(record.kid, [...deleted], error, [...leaked]);
   }
 }
 

@@ -74,10 +74,12 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
   let lastUnknownKidReload = Number.NEGATIVE_INFINITY;
   let lastVerifierRefresh = Number.NEGATIVE_INFINITY;
   /**
-   * Kids this instance deleted as leaked: never used again, even from a key set loaded before the replacement, which
-   * is what this instance holds when reading the store's keys again failed right after it. Only grows by a replacement.
+   * Kids this instance replaced as leaked: never used again, even from a key set loaded before the replacement, which
+   * is what this instance holds when reading the store's keys again failed right after it, nor when a replacement
+   * the store failed midway left their records (loads skip them, so its new key signs here at once). Only grows by a
+   * replacement.
    */
-  const deletedHere = new Set<string>();
+  const replacedHere = new Set<string>();
 
   function parse(record: SigningKeyRecord): SigningKey | null {
     const cached = parsed.get(record.kid);
@@ -117,7 +119,9 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
       records = await store.listSigningKeys();
     }
     const now = Date.now();
-    const sorted = [...records].sort(byAge);
+    // A leaked key whose record a failed replacement left is not beside its replacement: that one signs at once, as
+    // the oldest key left, rather than after being published while a leaked key signs (RFC 9700 §4.14).
+    const sorted = records.filter((record) => !replacedHere.has(record.kid)).sort(byAge);
     // The store's first key signs from its creation (there is no other); every later one PUBLICATION_DELAY_MS after.
     const signsFrom = (i: number): number => sorted[i]!.createdAt.getTime() + (i === 0 ? 0 : PUBLICATION_DELAY_MS);
     const keys: LoadedKey[] = [];
@@ -146,14 +150,16 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
     try {
       replaced = await replaceLeakedSigningKeys(store);
     } catch (error) {
-      // What it deleted before failing is gone: never signed or verified with here again, and the keys read afresh.
+      // Every key it replaced, deleted before the failure or not, is never signed or verified with here again, and
+      // the keys are read afresh: the new key, saved, signs here at once.
       if (error instanceof SigningKeysReplacementIncompleteError) {
-        for (const kid of error.deleted) deletedHere.add(kid);
+        for (const kid of error.leaked) replacedHere.add(kid);
+        for (const kid of error.deleted) replacedHere.add(kid);
         if (loaded) loaded = { ...loaded, loadedAt: Number.NEGATIVE_INFINITY };
       }
       throw error;
     }
-    for (const kid of replaced.deleted) deletedHere.add(kid);
+    for (const kid of replaced.deleted) replacedHere.add(kid);
     if (loading) await loading.catch(() => undefined);
     try {
       await reload();
@@ -182,7 +188,7 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
 
   function lookup(keys: LoadedKeys, kid: string): SigningKey | null {
     const entry = keys.byKid.get(kid);
-    return entry && entry.verifyUntil > Date.now() && !deletedHere.has(kid) ? entry.key : null;
+    return entry && entry.verifyUntil > Date.now() && !replacedHere.has(kid) ? entry.key : null;
   }
 
   async function fresh(): Promise<LoadedKeys> {
@@ -216,7 +222,7 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
     async signer() {
       const { key } = signerAt(await fresh(), Date.now());
       // Only a key set loaded before this instance replaced its keys as leaked, the store unreadable since, has one.
-      if (deletedHere.has(key.kid)) throw new StoreUnavailableError('express-oauth-router: the signing keys replaced as leaked could not be read again');
+      if (replacedHere.has(key.kid)) throw new StoreUnavailableError('express-oauth-router: the signing keys replaced as leaked could not be read again');
       return key;
     },
     async findKey(kid) {
@@ -242,7 +248,7 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
     async publishedKeys() {
       const keys = await fresh();
       const now = Date.now();
-      return [...keys.byKid.values()].filter((entry) => entry.verifyUntil > now && !deletedHere.has(entry.key.kid)).map((entry) => entry.key);
+      return [...keys.byKid.values()].filter((entry) => entry.verifyUntil > now && !replacedHere.has(entry.key.kid)).map((entry) => entry.key);
     },
     async rotate(options = {}) {
       if (options.leaked === true) return replaceLeaked();
