@@ -88,6 +88,35 @@ describe.each(BACKENDS)('RFC 9700 §4.10: leaked-key replacements at the same mo
     expect(results.map((result) => result.signingKid), 'both name the key that signs, B\'s').toEqual([second.kid, second.kid]);
   });
 
+  it.skipIf(!available)('one that listed before the other saved, its clock ahead: its newer key replaces the other\'s after that call named it as signing; the key left is named by the call that made it', async () => {
+    const [a, b] = await open(backend, 2);
+    const leaked = generateSigningKeyRecord(new Date(Date.now() - 60_000));
+    await a!.saveSigningKey(leaked);
+    // A lists (the leaked key only) and is held; its machine's clock is 10 s ahead, so its key is the newer one.
+    const held = heldSaves(a!);
+    let saving!: () => void;
+    const listed = new Promise<void>((resolve) => { saving = resolve; });
+    const ahead: SigningKeyStore = {
+      ...held.keys,
+      saveSigningKey: (record, options) => {
+        saving();
+        return held.keys.saveSigningKey({ ...record, createdAt: new Date(record.createdAt.getTime() + 10_000) }, options);
+      },
+    };
+    const first = replaceLeakedSigningKeys(ahead);
+    await listed;
+    const second = await replaceLeakedSigningKeys(b!);
+    // B is done, and its result is true as B found the store: its key signs, the leaked one is gone.
+    expect(second).toEqual({ kid: second.kid, signingKid: second.kid, deleted: [leaked.kid] });
+    held.release();
+    const later = await first;
+    // A never saw B's key beside the leaked ones, and B's is the older: A deletes it. B's signingKid is now stale;
+    // A's result, the later one, names the key left and lists B's among what it deleted.
+    expect(later).toEqual({ kid: later.kid, signingKid: later.kid, deleted: [second.kid] });
+    await expectExactlyOneLeft(a!, [later, second], [leaked.kid], 'clock ahead');
+    expect((await a!.listSigningKeys()).map((key) => key.kid)).toEqual([later.kid]);
+  });
+
   it.skipIf(!available)('rotateSigningKey({ leaked: true }) that loses the race resolves and reports the key that signs: its tokens\' and the JWKS\'s kid', async () => {
     const [a, b] = await openStores(backend, 2);
     const host = await createTestApp(JWT, a!);
