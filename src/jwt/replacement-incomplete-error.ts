@@ -3,10 +3,11 @@
 /**
  * A leaked-key replacement saved its new key, then the store failed before every older key was deleted: the records
  * of the kids in `leaked` but not in `deleted` are still in the store. The instance that ran it signs with the new key
- * and refuses every kid in `leaked` at once; the others (and every instance after `oauth-admin keys replace-leaked`)
- * read only the store, where a leaked key left still signs and verifies until the replacement is run again. Not done
- * and not undone, so it is reported (`signing_keys.replaced` with `complete: false`) and thrown; the same replacement
- * again finishes it (its new key then goes as an old one).
+ * and refuses every kid in `leaked` at once, and deletes those records at its next read of the keys the store answers;
+ * the others (and every instance after `oauth-admin keys replace-leaked`) read only the store, where a leaked key left
+ * still signs and verifies until then (or until the replacement is run again). Not done and not undone, so it is
+ * reported (`signing_keys.replaced` with `complete: false`) and thrown; the same replacement again finishes it (its
+ * new key then goes as an old one).
  * @see RFC 9068 §4, RFC 9700 §4.10, §4.14.
  */
 export class SigningKeysReplacementIncompleteError extends Error {

@@ -76,8 +76,8 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
   /**
    * Kids this instance replaced as leaked: never used again, even from a key set loaded before the replacement, which
    * is what this instance holds when reading the store's keys again failed right after it, nor when a replacement
-   * the store failed midway left their records (loads skip them, so its new key signs here at once). Only grows by a
-   * replacement.
+   * the store failed midway left their records (loads skip them, so its new key signs here at once, and delete them).
+   * Only grows by a replacement.
    */
   const replacedHere = new Set<string>();
 
@@ -99,7 +99,8 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
   /**
    * Deletes the records of keys retired here (they never verify again), when the store can: a retired key's private
    * part then leaves the store, and a longer `accessTokenTtl` later cannot bring it back. A delete per retired key,
-   * once, within the load; a failure leaves the records, retired all the same, for the next load.
+   * once, within the load; a failure leaves the records, retired all the same, for the next load. Also the records a
+   * leaked-key replacement the store failed midway left: deleted, they stop signing on the other instances too.
    */
   async function deleteRetired(retired: readonly string[]): Promise<void> {
     if (retired.length === 0 || typeof store.deleteSigningKey !== 'function') return;
@@ -107,7 +108,7 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
       for (const kid of retired) await store.deleteSigningKey(kid);
     } catch (err) {
       // The keys read are what this load serves; deleting waits for the next load (at most one a minute, so one line).
-      logger.warn(`express-oauth-router: could not delete a retired signing key's record (${(err as Error).message}); the next load tries again`);
+      logger.warn(`express-oauth-router: could not delete a retired or leaked signing key's record (${(err as Error).message}); the next load tries again`);
     }
   }
 
@@ -139,7 +140,9 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
       keys.push({ key, createdAt: record.createdAt.getTime(), signsFrom: signsFrom(i), verifyUntil });
     }
     for (const kid of parsed.keys()) if (!records.some((record) => record.kid === kid)) parsed.delete(kid);
-    await deleteRetired(retired);
+    // The leaked records first: the other instances keep signing with them until they are gone (RFC 9700 §4.14).
+    const leftLeaked = records.filter((record) => replacedHere.has(record.kid)).map((record) => record.kid);
+    await deleteRetired([...leftLeaked, ...retired]);
     if (keys.length === 0) throw new Error('express-oauth-router: the store holds no usable signing key');
     return { keys, byKid: new Map(keys.map((entry) => [entry.key.kid, entry])), loadedAt: performance.now() };
   }
