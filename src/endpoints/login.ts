@@ -20,7 +20,7 @@ import { sessionCookieSent } from '../http/session-cookie-sent.js';
 import { errorRedirectUri } from '../http/error-redirect-uri.js';
 import { reportErrorAnswer } from '../metrics/channels.js';
 import { echoedUsername } from './echoed-username.js';
-import { redirect } from '../http/answered-by-host.js';
+import { answeredByHost, redirect } from '../http/answered-by-host.js';
 
 
 /** Where a successful sign-in goes, and what a failed one shows again. */
@@ -194,6 +194,9 @@ export function createLoginEndpoint(context: PageContext) {
             }
             // The form again, with the wait: once it is over the user signs in from here, without going back.
             publishFailure(req, 'rate_limited', found.clientId);
+            // The host answered while the counts were read (connect-timeout's 503 during a slow store): a header set now
+            // throws, a rejection of this detached function that nothing handles, which ends the process.
+            if (answeredByHost(res)) return;
             res.setHeader('Retry-After', String(caught.retryAfterSeconds));
             const username = echoedUsername(body.username);
             renderLogin(req, res, context, {

@@ -4,10 +4,11 @@
 import type { AddressInfo } from 'node:net';
 import http from 'node:http';
 import express from 'express';
+import request from 'supertest';
 import { Gauge, Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { basic, createTestApp, createTestRouter, ISSUER, REDIRECT_URI } from '../helpers/app.js';
-import { obtainCode } from '../helpers/browser-flow.js';
+import { hiddenField, obtainCode } from '../helpers/browser-flow.js';
 import { registerClient } from '../../src/clients/register-client.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { createOAuthMetrics } from '../../src/metrics/index.js';
@@ -244,3 +245,68 @@ function postNow(url: string, body: string, authorization: string): Promise<{ st
     method: 'POST', headers: { Authorization: authorization, 'Content-Type': 'application/x-www-form-urlencoded' }, body,
   }).then(async (res) => ({ status: res.status, body: await res.text() }));
 }
+
+describe('a host whose request timeout answers while a sign-in waits on a slow rate-limit count', () => {
+  it('sign-in over its limit: the client gets the host\'s 503 alone; the router sets no Retry-After late, which was an unhandled rejection (RFC 6585 §4)', async () => {
+    const store = createMemoryStore();
+    const errors: string[] = [];
+    const oauth = createTestRouter(store, {
+      loginRateLimit: { max: 1, maxPerSource: 100, maxPerAccount: 100 },
+      logger: { warn() {}, error: (line: string) => { errors.push(line); } },
+    });
+    const { client } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown): void => { rejections.push(reason); };
+    process.on('unhandledRejection', onRejection);
+    const hostErrors: string[] = [];
+    const app = express();
+    // Only the request sent once the counts are slow is timed, and, as connect-timeout times it, until it is answered
+    // (its on-finished of the response): the stand-in above stops at the request's close, which Node emits as soon as
+    // a quick body is read.
+    let timed = false;
+    app.use((req, res, next) => {
+      if (timed) {
+        const timer = setTimeout(() => {
+          (req as { timedout?: boolean }).timedout = true;
+          next(Object.assign(new Error('Response timeout'), { status: 503, code: 'ETIMEDOUT' }));
+        }, TIMEOUT_MS);
+        res.once('close', () => clearTimeout(timer));
+      }
+      next();
+    });
+    app.use(oauth.router);
+    app.use(((err: { message: string }, req, res, next) => { hostErrors.push(err.message); hostErrorHandler(err, req, res, next); }) as express.ErrorRequestHandler);
+    const server = app.listen(0, '127.0.0.1');
+    try {
+      await new Promise((resolve) => server.once('listening', resolve));
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const agent = request.agent(url);
+      const query = new URLSearchParams({
+        response_type: 'code', client_id: client.clientId, redirect_uri: REDIRECT_URI, state: 'slow',
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256',
+      });
+      const page = await agent.get(`/oauth2/authorize?${query}`);
+      expect(page.status).toBe(200);
+      const attempt = (form: string) => agent.post('/oauth2/login').set('Origin', ISSUER).type('form').send({
+        csrf_token: hiddenField(form, 'csrf_token'), request_id: hiddenField(form, 'request_id'), username: 'alice', password: 'wrong',
+      });
+      const first = await attempt(page.text);
+      expect(first.text).toContain('id="login-error"');
+      // The counters' store turns slow (a busy database): the next failure's count comes back after the host answered.
+      const hit = store.rateLimits!.hit.bind(store.rateLimits);
+      store.rateLimits!.hit = pastTheTimeout(hit);
+      timed = true;
+      const second = await attempt(first.text);
+      expect(second.status).toBe(503);
+      expect(second.text).toBe('{"host":"Response timeout"}');
+      await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 5));
+      expect(rejections).toEqual([]);
+      expect(hostErrors, 'the host hears of its own timeout only').toEqual(['Response timeout']);
+      expect(errors, 'no "unexpected" error is logged for an answer the host gave').toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onRejection);
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
