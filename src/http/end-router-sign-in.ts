@@ -6,6 +6,7 @@ import { hasRouterOwnSession } from './session-middleware.js';
 import { sessionCookieName } from './page-cookies.js';
 import { saveSession } from './save-session.js';
 import { endSignIn } from './ended-sign-ins.js';
+import { answeredByHost } from './answered-by-host.js';
 
 /**
  * Destroys the router's own session and clears its cookie; in a host's express-session, removes only the router's
@@ -19,7 +20,9 @@ export async function endRouterSignIn(req: Request, res: Response, options: Reso
   endSignIn(req, options);
   if (hasRouterOwnSession(req)) {
     await new Promise<void>((resolve, reject) => req.session.destroy((err: unknown) => (err ? reject(err) : resolve())));
-    res.clearCookie(sessionCookieName(options), { path: '/', httpOnly: true, sameSite: 'lax', secure: options.main.secure });
+    // Not once the host answered while the store destroyed it (connect-timeout's 503): the header would throw, logged as
+    // an unexpected error. The session is gone all the same; the cookie left names nothing.
+    if (!answeredByHost(res)) res.clearCookie(sessionCookieName(options), { path: '/', httpOnly: true, sameSite: 'lax', secure: options.main.secure });
   } else {
     clearOAuthSession(req);
     await saveSession(req);

@@ -8,7 +8,8 @@ import request from 'supertest';
 import { Gauge, Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { basic, createTestApp, createTestRouter, ISSUER, REDIRECT_URI } from '../helpers/app.js';
-import { hiddenField, obtainCode } from '../helpers/browser-flow.js';
+import { authorizeQuery, hiddenField, obtainCode, signIn } from '../helpers/browser-flow.js';
+import { MemorySessionStore } from '../../src/http/memory-session-store.js';
 import { registerClient } from '../../src/clients/register-client.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { createOAuthMetrics } from '../../src/metrics/index.js';
@@ -305,6 +306,56 @@ describe('a host whose request timeout answers while a sign-in waits on a slow r
       expect(errors, 'no "unexpected" error is logged for an answer the host gave').toEqual([]);
     } finally {
       process.off('unhandledRejection', onRejection);
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('a host whose request timeout answers while a sign-out waits on a slow session store', () => {
+  it('sign-out: the client gets the host\'s 503 alone; the router clears no cookie late, logs no "unexpected" error and hands the host no error of its own', async () => {
+    const store = createMemoryStore();
+    const errors: string[] = [];
+    const sessions = new MemorySessionStore({ ttl: 3600 });
+    const oauth = createTestRouter(store, {
+      session: { secret: 'test-session-secret-0123456789', store: sessions },
+      logger: { warn() {}, error: (line: string) => { errors.push(line); } },
+    });
+    const { client, clientSecret } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+    const hostErrors: string[] = [];
+    const app = express();
+    // Only the sign-out is timed, until it is answered, as connect-timeout times a request.
+    let timed = false;
+    app.use((req, res, next) => {
+      if (timed) {
+        const timer = setTimeout(() => {
+          (req as { timedout?: boolean }).timedout = true;
+          next(Object.assign(new Error('Response timeout'), { status: 503, code: 'ETIMEDOUT' }));
+        }, TIMEOUT_MS);
+        res.once('close', () => clearTimeout(timer));
+      }
+      next();
+    });
+    app.use(oauth.router);
+    app.use(((err: { message: string }, req, res, next) => { hostErrors.push(err.message); hostErrorHandler(err, req, res, next); }) as express.ErrorRequestHandler);
+    const server = app.listen(0, '127.0.0.1');
+    try {
+      await new Promise((resolve) => server.once('listening', resolve));
+      const agent = request.agent(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      await signIn(agent, '', authorizeQuery({ clientId: client.clientId, clientSecret }));
+      const page = await agent.get('/oauth2/consents');
+      expect(page.status).toBe(200);
+      // The session store turns slow (a busy Redis): the sign-out's destroy comes back after the host answered.
+      const destroy = sessions.destroy.bind(sessions);
+      sessions.destroy = (sid, callback) => { setTimeout(() => destroy(sid, callback), TIMEOUT_MS * 2); };
+      timed = true;
+      const out = await agent.post('/oauth2/logout').set('Origin', ISSUER).type('form').send({ csrf_token: hiddenField(page.text, 'csrf_token') });
+      expect(out.status).toBe(503);
+      expect(out.text).toBe('{"host":"Response timeout"}');
+      await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 5));
+      expect(errors, 'no "unexpected" error is logged for an answer the host gave').toEqual([]);
+      expect(hostErrors, 'the host hears of its own timeout only').toEqual(['Response timeout']);
+    } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
