@@ -1,6 +1,7 @@
 // The small cookies of the signed-out pages (login form CSRF, host-login mark): names, reading, writing.
 import type { Request, Response } from 'express';
 import type { ResolvedOptions } from '../options.js';
+import { answeredByHost } from './answered-by-host.js';
 
 /** `session.cookieName` when none is given. */
 export const DEFAULT_SESSION_COOKIE_NAME = 'oauth.sid';
@@ -40,10 +41,14 @@ export function readPageCookie(req: Request, options: ResolvedOptions, cookie: P
   return undefined;
 }
 
-/** Sets the cookie: HttpOnly, Path=/, Secure on an https issuer; `maxAgeMs` undefined = until the browser closes. */
+/**
+ * Sets the cookie: HttpOnly, Path=/, Secure on an https issuer; `maxAgeMs` undefined = until the browser closes. Not
+ * once the host has answered (connect-timeout's 503 during a slow store call, answeredByHost): the header would throw.
+ */
 export function writePageCookie(
   res: Response, options: ResolvedOptions, cookie: PageCookie, value: string, attributes: { sameSite: 'strict' | 'lax'; maxAgeMs?: number },
 ): void {
+  if (answeredByHost(res)) return;
   res.cookie(pageCookieName(options, cookie), value, {
     httpOnly: true,
     secure: options.main.secure,
@@ -53,7 +58,8 @@ export function writePageCookie(
   });
 }
 
-/** Removes the cookie. */
+/** Removes the cookie, unless the host has answered (as writePageCookie). */
 export function clearPageCookie(res: Response, options: ResolvedOptions, cookie: PageCookie): void {
+  if (answeredByHost(res)) return;
   res.clearCookie(pageCookieName(options, cookie), { httpOnly: true, secure: options.main.secure, path: '/' });
 }

@@ -13,6 +13,7 @@ import { MemorySessionStore } from '../../src/http/memory-session-store.js';
 import { registerClient } from '../../src/clients/register-client.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { createOAuthMetrics } from '../../src/metrics/index.js';
+import { createOAuthRouter } from '../../src/router.js';
 
 const TIMEOUT_MS = 100;
 
@@ -215,6 +216,23 @@ describe('a host whose request timeout answers while the router or its metrics w
       code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256',
     });
     // A browser without the sign-in form's cookie: the page written late would set it.
+    const hostErrors = await getPastHostTimeout((app) => app.use(oauth.router), `/oauth2/authorize?${query}`);
+    expect(errors, 'no "unexpected" error is logged for an answer the host gave').toEqual([]);
+    expect(hostErrors, 'the host hears of its own timeout only').toEqual(['Response timeout']);
+  });
+
+  it('authorization request sent to the host\'s login: the client gets the host\'s 503 alone; the router sets no mark cookie late, and logs no "unexpected" error', async () => {
+    const store = createMemoryStore();
+    const errors: string[] = [];
+    const oauth = createOAuthRouter(store, { currentUser: async () => null, loginUrl: (_req, returnTo) => `/login?return_to=${encodeURIComponent(returnTo)}` }, {
+      issuer: ISSUER, session: { secret: 'test-session-secret-0123456789' }, logger: { warn() {}, error: (line: string) => { errors.push(line); } },
+    });
+    const { client } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+    store.clients.findClient = pastTheTimeout(store.clients.findClient.bind(store.clients));
+    const query = new URLSearchParams({
+      response_type: 'code', client_id: client.clientId, redirect_uri: REDIRECT_URI, state: 'slow',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256',
+    });
     const hostErrors = await getPastHostTimeout((app) => app.use(oauth.router), `/oauth2/authorize?${query}`);
     expect(errors, 'no "unexpected" error is logged for an answer the host gave').toEqual([]);
     expect(hostErrors, 'the host hears of its own timeout only').toEqual(['Response timeout']);
