@@ -177,6 +177,9 @@ export function createLoginEndpoint(context: PageContext) {
             options.events.publish({
               type: 'login.succeeded', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, userId: user.id, clientId: found.clientId,
             });
+            // The host answered meanwhile (connect-timeout's 503 during a slow directory): its answer, written before the
+            // session was, is none of the router's, and says nothing of the cookie setting.
+            if (answeredByHost(res)) return;
             redirect(res, 303, found.url);
             // The cookie is decided as the headers are written (express-session's hook), so only now can it be missed:
             // the browser comes back signed out, to this page, and nothing else would say why.

@@ -7,7 +7,7 @@ import express from 'express';
 import request from 'supertest';
 import { Gauge, Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { basic, createTestApp, createTestRouter, ISSUER, REDIRECT_URI } from '../helpers/app.js';
+import { basic, createTestApp, createTestRouter, createTestUserAuth, ISSUER, REDIRECT_URI, USER } from '../helpers/app.js';
 import { authorizeQuery, hiddenField, obtainCode, signIn } from '../helpers/browser-flow.js';
 import { MemorySessionStore } from '../../src/http/memory-session-store.js';
 import { registerClient } from '../../src/clients/register-client.js';
@@ -372,6 +372,54 @@ describe('a host whose request timeout answers while a sign-out waits on a slow 
       expect(out.text).toBe('{"host":"Response timeout"}');
       await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 5));
       expect(errors, 'no "unexpected" error is logged for an answer the host gave').toEqual([]);
+      expect(hostErrors, 'the host hears of its own timeout only').toEqual(['Response timeout']);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('a host whose request timeout answers while a sign-in waits on a slow directory', () => {
+  it('a good password checked after the host\'s 503: the router logs no "answer carried no session cookie" error (its misleading advice to set trust proxy) and hands the host no error of its own', async () => {
+    const store = createMemoryStore();
+    const errors: string[] = [];
+    const directory = createTestUserAuth(new Set());
+    // The host's directory turns slow (a busy LDAP server) once the form is shown.
+    let slow = false;
+    const verify = directory.verifyCredentials!.bind(directory);
+    const userAuth = Object.assign(Object.create(directory) as typeof directory, {
+      verifyCredentials: (username: string, password: string) => (slow ? pastTheTimeout(verify)(username, password) : verify(username, password)),
+    });
+    const oauth = createTestRouter(store, { logger: { warn() {}, error: (line: string) => { errors.push(line); } } }, userAuth);
+    const { client } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+    const hostErrors: string[] = [];
+    const app = express();
+    app.use((req, res, next) => {
+      if (slow) {
+        const timer = setTimeout(() => {
+          (req as { timedout?: boolean }).timedout = true;
+          next(Object.assign(new Error('Response timeout'), { status: 503, code: 'ETIMEDOUT' }));
+        }, TIMEOUT_MS);
+        res.once('close', () => clearTimeout(timer));
+      }
+      next();
+    });
+    app.use(oauth.router);
+    app.use(((err: { message: string }, req, res, next) => { hostErrors.push(err.message); hostErrorHandler(err, req, res, next); }) as express.ErrorRequestHandler);
+    const server = app.listen(0, '127.0.0.1');
+    try {
+      await new Promise((resolve) => server.once('listening', resolve));
+      const agent = request.agent(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      const page = await agent.get(`/oauth2/authorize?${authorizeQuery({ clientId: client.clientId, clientSecret: '' })}`);
+      expect(page.status).toBe(200);
+      slow = true;
+      const posted = await agent.post('/oauth2/login').set('Origin', ISSUER).type('form').send({
+        csrf_token: hiddenField(page.text, 'csrf_token'), request_id: hiddenField(page.text, 'request_id'), username: USER.username, password: USER.password,
+      });
+      expect(posted.status).toBe(503);
+      await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 5));
+      expect(errors, 'no error is logged for an answer the host gave').toEqual([]);
       expect(hostErrors, 'the host hears of its own timeout only').toEqual(['Response timeout']);
     } finally {
       server.closeAllConnections();
