@@ -10,6 +10,8 @@ const RTL_SCRIPTS = new Set([
   'adlm', 'arab', 'aran', 'armi', 'avst', 'chrs', 'cprt', 'elym', 'hatr', 'hebr', 'hung', 'khar', 'lydi', 'mand', 'mani',
   'mend', 'merc', 'mero', 'narb', 'nbat', 'nkoo', 'orkh', 'ougr', 'palm', 'phli', 'phlp', 'phnx', 'prti', 'rohg', 'samr',
   'sarb', 'sogd', 'sogo', 'syrc', 'thaa', 'yezi',
+  // Garay (Unicode 16); and the three forms of Syriac ISO 15924 codes apart (Estrangelo, Western, Eastern), one Unicode script.
+  'gara', 'syre', 'syrj', 'syrn',
 ]);
 
 /**

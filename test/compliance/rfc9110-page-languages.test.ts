@@ -132,6 +132,16 @@ describe('RFC 9110 §12.5.4: the pages in the language Accept-Language prefers a
     }
   });
 
+  it('a tag naming a right-to-left script that is a variant of an encoded one (Syriac\'s Estrangelo, Western and Eastern forms) or a recent one (Garay) runs right to left', async () => {
+    // ISO 15924 codes Syre, Syrj and Syrn for the three forms of Syriac, one Unicode script (Syrc, Bidi_Class AL), and
+    // Gara for Garay (Unicode 16, Bidi_Class R): a Western Syriac catalogue tagged syr-Syrj ran left to right.
+    const catalogues = { 'syr-Syre': { signInTitle: 'ܥܘܠ' }, 'syr-Syrj': { signInTitle: 'ܥܘܠ' }, 'syr-Syrn': { signInTitle: 'ܥܘܠ' }, 'wo-Gara': { signInTitle: 'Dugg' } };
+    for (const tag of Object.keys(catalogues)) {
+      const page = await loginPage({ pageLanguages: { catalogues } }, tag);
+      expect(htmlTag(page), tag).toBe(`<html lang="${tag}" dir="rtl">`);
+    }
+  });
+
   it('q-values decide, not the order of the header', async () => {
     expect(htmlTag(await loginPage({ pageLanguages: LANGUAGES }, 'de;q=0.3, fr;q=0.8, en;q=0.5'))).toBe('<html lang="fr">');
     expect(htmlTag(await loginPage({ pageLanguages: LANGUAGES }, 'en;q=0.9, de'))).toBe('<html lang="de">');
