@@ -91,7 +91,8 @@ export interface OAuthAdmin {
  */
 export function createOAuthAdmin(store: Store, options: OAuthAdminOptions = {}): OAuthAdmin {
   const { events } = options;
-  const registration = options.scopes ? { scopes: options.scopes } : {};
+  // An empty vocabulary is none (a router without `scopes`): it must not take the place of an import's own.
+  const registration = options.scopes !== undefined && options.scopes.length > 0 ? { scopes: options.scopes } : {};
   const base = () => ({ time: new Date(), issuer: null, ip: null });
   function lifecycle(type: ClientLifecycleEvent['type'], clientId: string, extra: Partial<ClientLifecycleEvent> = {}): void {
     events?.publish({ ...base(), type, clientId, ...extra });

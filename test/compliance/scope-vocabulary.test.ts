@@ -136,6 +136,25 @@ describe('registration refuses a scope outside the vocabulary (RFC 7591 §3.2.2 
     expect(await oauth.admin.getClient('partner-7')).toBeNull();
   });
 
+  it('oauth.admin of a router without a scopes option checks an import against the import\'s own scopes, so no token carries a scope outside them', async () => {
+    const store = createMemoryStore();
+    const { app, oauth } = createHost(store, undefined);
+    const rows = parseImportFile(JSON.stringify({
+      client_id: 'partner-8', client_secret: 'a-secret-of-32-characters-000000', name: 'Partner 8', flow: 'client_credentials',
+      scopes: ['admin'], credentials_issued_at: '2019-03-01',
+    }), 'jsonl');
+    // The router has no vocabulary of its own (an empty one): the one the import is given is the only check there is.
+    const report = await oauth.admin.importClients(rows, { scopes: Object.keys(SCOPES) });
+    expect(report.refused).toBe(true);
+    expect(report.rows[0]).toMatchObject({ outcome: 'invalid' });
+    expect(await oauth.admin.getClient('partner-8')).toBeNull();
+    const token = await request(app).post('/oauth2/token').type('form')
+      .set('Authorization', basic({ clientId: 'partner-8', clientSecret: 'a-secret-of-32-characters-000000' }))
+      .send({ grant_type: 'client_credentials', scope: 'admin' });
+    expect(token.status).toBe(401);
+    expect(token.body.access_token).toBeUndefined();
+  });
+
   it('createOAuthAdmin checks against the scopes it is given, and without them (another process, no vocabulary) accepts any scope-token as before', async () => {
     const store = createMemoryStore();
     const checked = createOAuthAdmin(store, { scopes: Object.keys(SCOPES) });
