@@ -145,7 +145,7 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
       consent: createConsentEndpoint(context),
       token: createTokenEndpoint(store, hooks, resolved, issuer, clientAuthLimit, keyRing),
       revoke: createRevocationEndpoint(store, resolved, issuer, clientAuthLimit),
-      introspect: createIntrospectionEndpoint(store, resolved, issuer, clientAuthLimit),
+      introspect: createIntrospectionEndpoint(store, resolved, issuer, clientAuthLimit, keyRing ?? null),
       metadata: createMetadataEndpoint(buildMetadata(resolved, issuer, keyRing ? { jwks_uri: `${issuer.issuer}/oauth2/jwks` } : {}),
         issuers.some((other) => other !== issuer && other.pathPrefix === issuer.pathPrefix)),
       consents: consents.consentsPage,

@@ -9,6 +9,8 @@ import { readTokenRequest } from './read-token-request.js';
 import type { ClientAuthRateLimit } from '../checks/client-auth-rate-limit.js';
 import { answerTurn } from '../http/answer-turn.js';
 import { heldScope } from '../checks/grant-scope.js';
+import type { KeyRing } from '../jwt/key-ring.js';
+import { tokenKeyVerifies } from '../jwt/token-key-verifies.js';
 
 /**
  * Builds the introspection endpoint of one base address. A client learns about its own tokens; the clients
@@ -19,9 +21,13 @@ import { heldScope } from '../checks/grant-scope.js';
  * A refresh token is described without `token_type` (RFC 6749 §5.1 types access tokens only) and with
  * `token_use: "refresh_token"`. A scope the server no longer knows (`heldScope`) is left out of an access token's
  * `scope`; an access token left with none, or a refresh token holding one, is inactive.
- * @see RFC 7662 §2.1, §2.2, §4.
+ * `keys` (accessTokenFormat 'jwt') is the router's key ring: a JWT whose signing key no longer verifies (replaced as
+ * leaked, retired, dropped from `jwt.signingKeys`) is inactive though its record is found, as requireBearer refuses it.
+ * @see RFC 7662 §2.1, §2.2, §4, RFC 9068 §4.
  */
-export function createIntrospectionEndpoint(store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, limit: ClientAuthRateLimit | null) {
+export function createIntrospectionEndpoint(
+  store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, limit: ClientAuthRateLimit | null, keys: KeyRing | null = null,
+) {
   // Tokens of this router's own base addresses: another router on the same store (a tenant of its own) saves its tokens
   // there too, and they are inactive here as they are to this router's requireBearer.
   const ownIssuers = new Set([options.main.issuer, ...(options.legacy ? [options.legacy.issuer] : [])]);
@@ -31,6 +37,14 @@ export function createIntrospectionEndpoint(store: Store, options: ResolvedOptio
     if (turn !== true && !(await turn)) return;
     try {
       const { client, token, hint } = await readTokenRequest(store, options, issuer, req, 'introspection', limit);
+      // "active" means the token would be accepted (§2.2): a JWT whose key no longer verifies is refused by requireBearer
+      // and by any resource server reading the JWKS, so it is inactive here too, record or not. Asked before the store, as
+      // requireBearer does, from the keys already loaded: no token lookup is made for it, and the answer (which tells
+      // only what the JWKS tells) is the same whoever's token it is. An opaque token skips it.
+      if (keys !== null && !(await tokenKeyVerifies(keys, token))) {
+        sendNoStoreJson(res, 200, { active: false });
+        return;
+      }
       const mayIntrospect = (record: TokenRecord): boolean => ownIssuers.has(record.issuer)
         && (record.clientId === client.clientId || options.introspectionClients.has(client.clientId));
       // Another client's token is searched for as long as an unknown one (find-token.ts): the same answer, in the same lookups.
