@@ -229,6 +229,8 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
       return key;
     },
     async findKey(kid) {
+      // Replaced here as leaked: never found again, so a token of it does not send the store a read every few seconds.
+      if (replacedHere.has(kid)) return null;
       const keys = loaded ?? (await reload());
       refreshForVerifying(keys);
       const hit = lookup(keys, kid);

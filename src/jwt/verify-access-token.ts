@@ -7,7 +7,7 @@ import { jwsVerify } from './jws-crypto.js';
 import { LATEST_EXPIRY_MS } from '../grants/latest-expiry.js';
 import { heldScope } from '../checks/grant-scope.js';
 
-/** Three base64url segments: what a JWS compact token looks like; our opaque tokens have no dot. */
+/** Three base64url segments: what a JWS compact token looks like; our opaque tokens have one dot at most (ordered-token.ts). */
 const JWS_COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 /**
  * Tolerance for iat/nbf ahead of our clock: a minute, the skew between instances that the signing-key rotation
@@ -101,7 +101,8 @@ export function createAccessTokenVerifier(keys: KeyRing, options: ResolvedOption
   /**
    * Whether `token`, which verified before (requireBearer's cache holds it under `jwt.checkRevocation`), was signed
    * with a key that no longer verifies here: retired, or deleted as leaked (`rotateSigningKey({ leaked: true })`).
-   * Its kid comes from this memory, or, once the token has left it, from its header. An opaque token (no dot) is no JWT.
+   * Its kid comes from this memory, or, once the token has left it, from its header. An opaque token is no JWT: its
+   * part before the dot (a time prefix, ordered-token.ts), if any, decodes as no JSON header.
    */
   function keyRetired(token: string): boolean {
     const entry = verified.get(token.slice(token.lastIndexOf('.') + 1));

@@ -112,6 +112,21 @@ describe('RFC 9068 §4, RFC 9700 §4.10: rotateSigningKey({ leaked: true })', ()
     await vi.waitFor(async () => { expect((await callApi(c.app, before)).status).toBe(401); });
   });
 
+  it('a token of a key replaced here is refused without reading the store: presenting old tokens does not make the instance read its keys', async () => {
+    const base = createMemoryStore({ sweepIntervalSeconds: 0 });
+    let reads = 0;
+    const keys = base.keys!;
+    const store: Store = { ...base, keys: { ...keys, listSigningKeys: () => { reads += 1; return keys.listSigningKeys(); } } };
+    const t = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
+    const a = instance(store, HOUR);
+    const before = await clientCredentialsToken(a.app, t.credentialsClient);
+    await a.oauth.rotateSigningKey({ leaked: true });
+    reads = 0;
+    for (let i = 0; i < 3; i++) expect((await callApi(a.app, before)).status).toBe(401);
+    expect((await introspect(a.app, t.credentialsClient, { token: before })).body).toEqual({ active: false });
+    expect(reads, 'the replaced kid is known here: no store read to look for it').toBe(0);
+  });
+
   it('with jwt.checkRevocation, a token of a deleted key is refused though requireBearer\'s cache holds its record', async () => {
     const store = createMemoryStore({ sweepIntervalSeconds: 0 });
     const checked = { ...JWT, accessTokenTtl: HOUR, jwt: { checkRevocation: true } } as const;
