@@ -13,8 +13,13 @@ export const CHOOSE_TIMEOUT_MS = 1000;
 
 /** Chosen once per request: a page and its error page agree, and the host's hook runs once. */
 const chosen = new WeakMap<Request, PageLanguage>();
-/** Requests whose route lets a page wait for an asynchronous `choose` (createLazyPageLanguage), until it is asked. */
-const mayWait = new WeakSet<Request>();
+/**
+ * Requests whose route lets a page wait for an asynchronous `choose` (createLazyPageLanguage), until it is asked, each
+ * with its route's `next`: a page that fails to render after the wait goes on to the route's own error handler (the
+ * router's error page), as a throw from the handler itself does. `req.next` is the enclosing router's, which leaves
+ * the route and passes the route's error handler by: the host's error handler answered, with its stack trace.
+ */
+const mayWait = new WeakMap<Request, NextFunction>();
 /** The wait under way for a request's `choose`: a second page write of the request (none is expected) joins it. */
 const waiting = new WeakMap<Request, Promise<PageLanguage>>();
 const warned = new WeakSet<ResolvedPageLanguages>();
@@ -107,7 +112,7 @@ function waitForChoice(req: Request, languages: ResolvedPageLanguages, logger: L
  */
 export function createLazyPageLanguage(): RequestHandler {
   return function lazyPageLanguage(req: Request, _res: Response, next: NextFunction): void {
-    mayWait.add(req);
+    mayWait.set(req, next);
     next();
   };
 }
@@ -158,13 +163,15 @@ export function writeInPageLanguage(
     wait = waitForChoice(req, languages, logger, answer);
     waiting.set(req, wait);
   }
+  const routeNext = mayWait.get(req)!;
   wait.then((language) => {
     if (!answeredByHost(res)) write(language);
   }).catch((err: unknown) => {
-    // A host logger that threw, or a page that failed to render: Express's error handling answers, as for a throw
-    // from the handler itself.
-    const next = (req as { next?: NextFunction }).next;
-    if (!res.headersSent && next !== undefined) next(err);
+    // A host logger that threw, or a page that failed to render: the route's error handler answers (the router's own
+    // error page, which shows no stack), as for a throw from the handler itself; the host's, if that page fails too.
+    // A wait that failed itself (the logger threw) settled no language: the error page is negotiated, not made to join it.
+    if (!chosen.has(req)) settle(req, languages, undefined);
+    if (!res.headersSent) routeNext(err);
     else res.destroy(err instanceof Error ? err : undefined);
   });
 }

@@ -368,6 +368,55 @@ describe('RFC 9110 §12.5.4: the pages in the language Accept-Language prefers a
     }
   }, 20_000);
 
+  it('an async choose() whose wait fails (the host\'s logger throws on its rejection): the router\'s own 500 page, once, never the host\'s error handler; no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => { unhandled.push(reason); };
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const choose = async () => { throw new Error('profile store down'); };
+      // Only the hook's log line fails: the error page's own log line is written.
+      const logger = { warn() {}, error(message: string) { if (message.includes('choose')) throw new Error('log sink full'); } };
+      const t = await createTestApp({ pageLanguages: { ...LANGUAGES, choose }, logger });
+      const hostSaw: unknown[] = [];
+      t.app.use((err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+        hostSaw.push(err);
+        res.status(500).type('text').send(`host error page: ${String((err as Error).stack)}`);
+      });
+      const page = await request(t.app).get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`).set('Accept-Language', 'de');
+      expect(page.status).toBe(500);
+      expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(htmlTag(page)).toBe('<html lang="de">');
+      expect(page.text).not.toContain('log sink full');
+      expect(hostSaw).toEqual([]);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
+  it('a page that fails to render after an async choose() answered: the router\'s own 500 page, never the host\'s error handler with the stack', async () => {
+    // The failure stands for any throw while the page is written (here the sign-in form's cookie), which the wait moved
+    // out of the handler's own call.
+    const choose = async (req: express.Request) => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      req.res!.cookie = () => { throw new Error('cookie jar broke'); };
+      return 'de';
+    };
+    const t = await createTestApp({ pageLanguages: { ...LANGUAGES, choose } });
+    const hostSaw: unknown[] = [];
+    t.app.use((err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+      hostSaw.push(err);
+      res.status(500).type('text').send(`host error page: ${String((err as Error).stack)}`);
+    });
+    const page = await request(t.app).get(`/oauth2/authorize?${authorizeQuery(t.codeClient)}`);
+    expect(page.status).toBe(500);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(htmlTag(page)).toBe('<html lang="de">');
+    expect(page.text).not.toContain('cookie jar broke');
+    expect(hostSaw).toEqual([]);
+  });
+
   it('choose() is asked only for a page: an answer that writes none (a code, an error or a prompt=none redirect, a sign-in\'s redirect) neither runs it nor waits for it', async () => {
     // Never answers for the requests under test (marked); the pages around them get a synchronous null.
     const asked: string[] = [];
