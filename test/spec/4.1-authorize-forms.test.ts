@@ -9,6 +9,9 @@ import {
   SESSION_COOKIE, setCookieLine,
 } from '../helpers/spec-requests.js';
 import { registerClient } from '../../src/clients/register-client.js';
+import { createMemoryStore } from '../../src/stores/memory/index.js';
+import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
+import { createHash } from 'node:crypto';
 
 let t: TestApp;
 beforeEach(async () => {
@@ -227,6 +230,31 @@ describe('Session cookie and page headers (RFC 6749 §10.13, RFC 6819 §4.4.1.9)
     const conditional = await load(agent).set('If-None-Match', '*');
     expect(conditional.status).toBe(status);
     expect(conditional.text).toContain('</html>');
+  });
+});
+
+describe('RFC 9111 §5.2.2.5: the authorization endpoint\'s page during a store outage is no more conditional than its other pages', () => {
+  it.each([
+    ['without pageLanguages', {}],
+    ['with an asynchronous choose()', { pageLanguages: { catalogues: { de: { errorTitle: 'Fehler' } }, choose: async () => 'de' } }],
+  ] as const)('the 503 page (%s) carries no ETag, and If-None-Match (* or a validator of the page) never makes it a 304 without the page', async (_label, options) => {
+    const memory = createMemoryStore();
+    const store = { ...memory, clients: { ...memory.clients, findClient: async () => { throw new StoreUnavailableError('clients out for the test'); } } };
+    const down = await createTestApp({ logger: { warn() {}, error() {} }, ...options }, store);
+    const url = `/oauth2/authorize?${authorizeQuery(down.codeClient)}`;
+    const page = await request(down.app).get(url);
+    expect(page.status).toBe(503);
+    expect(page.headers.etag).toBeUndefined();
+    expect(page.headers['cache-control']).toBe('no-store');
+    // The weak validator Express's res.send would have given this very body.
+    const body = Buffer.from(page.text, 'utf8');
+    const validator = `W/"${body.length.toString(16)}-${createHash('sha1').update(body).digest('base64').slice(0, 27)}"`;
+    for (const ifNoneMatch of ['*', validator]) {
+      const conditional = await request(down.app).get(url).set('If-None-Match', ifNoneMatch);
+      expect(conditional.status).toBe(503);
+      expect(conditional.headers.etag).toBeUndefined();
+      expect(conditional.text).toContain('</html>');
+    }
   });
 });
 
