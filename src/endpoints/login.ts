@@ -173,12 +173,16 @@ export function createLoginEndpoint(context: PageContext) {
               });
               return;
             }
+            // The host answered meanwhile (connect-timeout's 503 during a slow directory): its answer went out with the
+            // cookie of the session the browser holds, so no sign-in is started. Regenerated now, that session (the host's
+            // too, when the router shares its express-session) would be destroyed under the browser's cookie, and the new
+            // one, signed in, would name no cookie: the browser signed out of both. The user signs in again from the form.
+            if (answeredByHost(res)) return;
             await startSignedInSession(req, options, user, Date.now(), found.query);
             options.events.publish({
               type: 'login.succeeded', time: new Date(), issuer: issuer.issuer, ip: req.ip ?? null, userId: user.id, clientId: found.clientId,
             });
-            // The host answered meanwhile (connect-timeout's 503 during a slow directory): its answer, written before the
-            // session was, is none of the router's, and says nothing of the cookie setting.
+            // The host answered while the session was saved: its answer, not the router's, says nothing of the cookie setting.
             if (answeredByHost(res)) return;
             redirect(res, 303, found.url);
             // The cookie is decided as the headers are written (express-session's hook), so only now can it be missed:

@@ -4,6 +4,7 @@
 import type { AddressInfo } from 'node:net';
 import http from 'node:http';
 import express from 'express';
+import session from 'express-session';
 import request from 'supertest';
 import { Gauge, Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -421,6 +422,56 @@ describe('a host whose request timeout answers while a sign-in waits on a slow d
       await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 5));
       expect(errors, 'no error is logged for an answer the host gave').toEqual([]);
       expect(hostErrors, 'the host hears of its own timeout only').toEqual(['Response timeout']);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('a host whose request timeout answers while a sign-in waits on a slow directory, the router on the host\'s express-session', () => {
+  it('a good password checked after the host\'s 503 starts no session: the browser keeps the host session its cookie names, with the host\'s data (OWASP: a new id only with its cookie)', async () => {
+    const store = createMemoryStore();
+    const directory = createTestUserAuth(new Set());
+    let slow = false;
+    const verify = directory.verifyCredentials!.bind(directory);
+    const userAuth = Object.assign(Object.create(directory) as typeof directory, {
+      verifyCredentials: (username: string, password: string) => (slow ? pastTheTimeout(verify)(username, password) : verify(username, password)),
+    });
+    const oauth = createTestRouter(store, {}, userAuth);
+    const { client } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+    const app = express();
+    app.use(session({ secret: 'host-session-secret-0123456789', resave: false, saveUninitialized: false }));
+    // What the host keeps in its session (a cart, a language, its own sign-in).
+    app.post('/host/note', (req, res) => { (req.session as unknown as { note?: string }).note = 'kept'; res.status(204).end(); });
+    app.get('/host/note', (req, res) => { res.json({ note: (req.session as unknown as { note?: string }).note ?? null }); });
+    app.use((req, res, next) => {
+      if (slow) {
+        const timer = setTimeout(() => {
+          (req as { timedout?: boolean }).timedout = true;
+          next(Object.assign(new Error('Response timeout'), { status: 503, code: 'ETIMEDOUT' }));
+        }, TIMEOUT_MS);
+        res.once('close', () => clearTimeout(timer));
+      }
+      next();
+    });
+    app.use(oauth.router);
+    app.use(hostErrorHandler);
+    const server = app.listen(0, '127.0.0.1');
+    try {
+      await new Promise((resolve) => server.once('listening', resolve));
+      const agent = request.agent(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      expect((await agent.post('/host/note')).status).toBe(204);
+      const page = await agent.get(`/oauth2/authorize?${authorizeQuery({ clientId: client.clientId, clientSecret: '' })}`);
+      expect(page.status).toBe(200);
+      slow = true;
+      const posted = await agent.post('/oauth2/login').set('Origin', ISSUER).type('form').send({
+        csrf_token: hiddenField(page.text, 'csrf_token'), request_id: hiddenField(page.text, 'request_id'), username: USER.username, password: USER.password,
+      });
+      expect(posted.status).toBe(503);
+      await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 5));
+      slow = false;
+      expect((await agent.get('/host/note')).body).toEqual({ note: 'kept' });
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
