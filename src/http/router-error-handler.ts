@@ -33,7 +33,9 @@ function routeKey(url: string): string | null {
  * endpoints, the error page (413, 415, 400) on the forms. With another method, and with GET on any of its addresses
  * (the metadata, the JWKS, the authorization endpoint, which reads only its query, the connected-applications page),
  * whose answers never depend on a body, the request goes back through `router` as if the parser had not run: the
- * route's 405 (the method is wrong whatever the body), the document or the page. Every other error passes on to
+ * route's 405 (the method is wrong whatever the body), the document or the page; not a GET page of a router on the
+ * host's session alone (`session.hostSession`) whose session middleware the refusal skipped, which gets the refusal's
+ * page rather than the 500 of a router mounted before its session. Every other error passes on to
  * the host's handler untouched: one on another path, one raised after the response started, and one that is no body
  * parser's refusal (a host's 401, 403 or 429, a bug).
  * @see RFC 6749 §5.2, RFC 7009 §2.2.1, RFC 7662 §2.3, RFC 6749 §4.1.2.1 (errors shown, never redirected), §3.1 (the
@@ -65,7 +67,11 @@ export function createRouterErrorHandler(
       next(err);
       return;
     }
-    if (address.method !== req.method || address.method === 'GET') {
+    // A GET page of a router on the host's session alone (`session.hostSession`) that the refusal kept from it (a parser
+    // mounted before the host's express-session): walked again, it would be the 500 of a router mounted before the
+    // session, logged as that misconfiguration. It gets the refusal's page, as it did before.
+    const sessionSkipped = options.session.hostSession === true && (req as { session?: unknown }).session === undefined;
+    if (address.method !== req.method || address.kind === 'document' || (address.method === 'GET' && !sessionSkipped)) {
       // The handlers that answer here read no body (a 405, a document, a GET page): a body refused that none of them
       // would read must not turn a valid authorization request into an error page. Should the router pass the request
       // on all the same (a sub-app's path that is not the router's), the host's handler gets the refusal, as before.

@@ -450,3 +450,43 @@ describe('oauth.errorHandler behind Express defaults, express.json() and express
     }
   });
 });
+
+describe('oauth.errorHandler behind express.json() mounted before the host\'s express-session (session.hostSession: true)', () => {
+  it('a GET of the authorization endpoint whose body the parser refused skipped the host\'s session: the refusal\'s page, not a 500 and a log that the session is mounted after the router', async () => {
+    const session = (await import('express-session')).default;
+    const { REDIRECT_URI, ISSUER } = await import('../helpers/app.js');
+    const { createMemoryStore } = await import('../../src/stores/memory/index.js');
+    const { registerClient } = await import('../../src/clients/register-client.js');
+    const { createOAuthRouter } = await import('../../src/router.js');
+    const { hostSessionUserAuth } = await import('../helpers/host-login.js');
+    const store = createMemoryStore();
+    const registered = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+    const errors: string[] = [];
+    const oauth = createOAuthRouter(store, hostSessionUserAuth(), {
+      issuer: ISSUER, session: { hostSession: true }, logger: { warn() {}, error: (line: string) => { errors.push(line); } },
+    });
+    const app = express();
+    // The usual order: the parsers first, then the session (whose middleware a refused body never reaches).
+    app.use(express.json());
+    app.use(session({ secret: 'host-session-secret-0123456789', resave: false, saveUninitialized: false }));
+    app.use(oauth.router);
+    app.use(oauth.errorHandler);
+    const server = await listen(app);
+    try {
+      const path = `/oauth2/authorize?${authorizeQuery({ clientId: registered.client.clientId, clientSecret: registered.clientSecret })}`;
+      const plain = await hostRequest(`http://127.0.0.1:${server.port}`, 'GET', path, undefined, { headers: { Host: 'auth.test' } });
+      expect(plain.status).toBe(303);
+      const withBody = await hostRequest(`http://127.0.0.1:${server.port}`, 'GET', path, '{x}', { type: 'application/json', headers: { Host: 'auth.test' } });
+      expect(withBody.status).toBe(400);
+      expect(withBody.headers['x-frame-options']).toBe('DENY');
+      // Another method is the route's 405 as before, whatever the body (the authorization endpoint serves GET alone).
+      const head = await hostRequest(`http://127.0.0.1:${server.port}`, 'HEAD', path, '{x}', { type: 'application/json', headers: { Host: 'auth.test' } });
+      expect(head.status).toBe((await hostRequest(`http://127.0.0.1:${server.port}`, 'HEAD', path, undefined, { headers: { Host: 'auth.test' } })).status);
+      const put = await hostRequest(`http://127.0.0.1:${server.port}`, 'PUT', path, '{x}', { type: 'application/json', headers: { Host: 'auth.test' } });
+      expect(put.status).toBe(405);
+      expect(errors, 'the session is mounted before the router: nothing says otherwise').toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+});
