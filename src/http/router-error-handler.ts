@@ -30,12 +30,12 @@ function routeKey(url: string): string | null {
  * Builds `oauth.errorHandler`. A refusal a host's body parser (express.json, express.urlencoded, body-parser) raised
  * before the router saw a request to one of its addresses is answered the router's way. With the route's method, as
  * the router answers an unreadable body: 400 `invalid_request` JSON with the SPEC §4.2 headers at the JSON
- * endpoints, the error page (413, 415, 400) on the forms. With another method, and with GET on any of its addresses
- * (the metadata, the JWKS, the authorization endpoint, which reads only its query, the connected-applications page),
- * whose answers never depend on a body, the request goes back through `router` as if the parser had not run: the
- * route's 405 (the method is wrong whatever the body), the document or the page; not a GET page of a router on the
- * host's session alone (`session.hostSession`) whose session middleware the refusal skipped, which gets the refusal's
- * page rather than the 500 of a router mounted before its session. Every other error passes on to
+ * endpoints, the error page (413, 415, 400) on the forms. With another method, and with GET or HEAD on the metadata
+ * and the JWKS, whose answers never depend on a body, the request goes back through `router` as if the parser had
+ * not run: the route's 405 (the method is wrong whatever the body) or the document. A GET of the authorization
+ * endpoint or the connected-applications page, which reads only its query, is sent to the same address again (303),
+ * so that it comes back without the body through everything the host mounts before the router (its session, its
+ * sign-in, its gates), which a walk from here would skip. Every other error passes on to
  * the host's handler untouched: one on another path, one raised after the response started, and one that is no body
  * parser's refusal (a host's 401, 403 or 429, a bug).
  * @see RFC 6749 §5.2, RFC 7009 §2.2.1, RFC 7662 §2.3, RFC 6749 §4.1.2.1 (errors shown, never redirected), §3.1 (the
@@ -67,13 +67,14 @@ export function createRouterErrorHandler(
       next(err);
       return;
     }
-    // A GET page of a router on the host's session alone (`session.hostSession`) that the refusal kept from it (a parser
-    // mounted before the host's express-session): walked again, it would be the 500 of a router mounted before the
-    // session, logged as that misconfiguration. It gets the refusal's page, as it did before.
-    const sessionSkipped = options.session.hostSession === true && (req as { session?: unknown }).session === undefined;
-    if (address.method !== req.method || address.kind === 'document' || (address.method === 'GET' && !sessionSkipped)) {
-      // The handlers that answer here read no body (a 405, a document, a GET page): a body refused that none of them
-      // would read must not turn a valid authorization request into an error page. Should the router pass the request
+    // A GET page (the authorization endpoint, the connected-applications page): sent to itself again, 303, which every
+    // client follows as a GET without the body. Walked through the router from here instead, it skipped what the host
+    // mounts between its parser and the router, its session (a 500 of a router mounted before it), its sign-in and
+    // any gate it keeps (an address allowlist, a rate limit): a malformed body was the way past them.
+    const again = address.kind === 'page' && address.method === 'GET' && (req.method === 'GET' || req.method === 'HEAD');
+    if ((address.method !== req.method && !again) || address.kind === 'document') {
+      // The handlers that answer here read no body (a 405, a document), and answer the same whatever the host mounts
+      // before the router: a body refused that none of them would read changes nothing. Should the router pass the request
       // on all the same (a sub-app's path that is not the router's), the host's handler gets the refusal, as before.
       router(req, res, (after?: unknown) => next(after === undefined || after === null || after === 'route' || after === 'router' ? err : after));
       return;
@@ -88,7 +89,12 @@ export function createRouterErrorHandler(
     const step = (): void => {
       const handler = pageHeaders[index++];
       if (handler) handler(req, res, step);
-      else pageError(refusal, req, res, next);
+      else if (!again) pageError(refusal, req, res, next);
+      else {
+        // The request's own origin-form target (routeKey matched it to the router's path), every byte as sent.
+        res.setHeader('Location', req.originalUrl);
+        res.status(303).end();
+      }
     };
     step();
   };

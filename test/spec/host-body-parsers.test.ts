@@ -405,7 +405,7 @@ describe('oauth.errorHandler behind Express defaults, express.json() and express
     }
   });
 
-  it('the authorization endpoint and the connected-applications page: a GET whose body the host parser refused is answered as the GET without it (RFC 9110 §9.3.1, RFC 6749 §3.1)', async () => {
+  it('the authorization endpoint and the connected-applications page: a GET whose body the host parser refused is sent to itself (303), answered as the GET without it (RFC 9110 §9.3.1, §15.4.4, RFC 6749 §3.1)', async () => {
     const BODIES = [['{x}', 'application/json'], [`a=${'b'.repeat(200 * 1024)}`, 'application/x-www-form-urlencoded']] as const;
     const pages = [`/oauth2/authorize?${authorizeQuery(codeClient)}`, `/oauth2/authorize?${authorizeQuery(codeClient, { scope: 'nonsense' })}`,
       '/oauth2/authorize?client_id=unknown', '/oauth2/consents', '/legacy/oauth2/consents'];
@@ -413,15 +413,18 @@ describe('oauth.errorHandler behind Express defaults, express.json() and express
       const plain = await send('GET', path);
       expect(plain.status, path).toBeLessThan(500);
       for (const [body, type] of BODIES) {
+        // Sent to the same address again, which every client follows as a GET without the body: the same page then.
         const withBody = await send('GET', path, body, type);
-        expect(withBody.status, `${type} ${path}`).toBe(plain.status);
-        expect(withBody.headers.location, `${type} ${path}`).toBe(plain.headers.location);
-        expect(withBody.headers['content-type'], `${type} ${path}`).toBe(plain.headers['content-type']);
-        expect(withBody.headers['x-frame-options'], `${type} ${path}`).toBe('DENY');
+        expect(withBody.status, `${type} ${path}`).toBe(303);
+        expect(withBody.headers.location, `${type} ${path}`).toBe(path);
+        expect(withBody.headers['cache-control'], `${type} ${path}`).toBe('no-store');
         expect(withBody.headers['x-powered-by'], `${type} ${path}`).toBeUndefined();
+        const followed = await send('GET', String(withBody.headers.location));
+        expect(followed.status, `${type} ${path}`).toBe(plain.status);
+        expect(followed.headers.location, `${type} ${path}`).toBe(plain.headers.location);
         // The same page: the login form of this request, or the same error, less its per-request tokens.
         const page = (text: string) => text.replace(/(value|nonce)="[^"]*"/g, '$1=""');
-        expect(page(withBody.text), `${type} ${path}`).toBe(page(plain.text));
+        expect(page(followed.text), `${type} ${path}`).toBe(page(plain.text));
       }
     }
   });
@@ -451,39 +454,64 @@ describe('oauth.errorHandler behind Express defaults, express.json() and express
   });
 });
 
-describe('oauth.errorHandler behind express.json() mounted before the host\'s express-session (session.hostSession: true)', () => {
-  it('a GET of the authorization endpoint whose body the parser refused skipped the host\'s session: the refusal\'s page, not a 500 and a log that the session is mounted after the router', async () => {
-    const session = (await import('express-session')).default;
+describe('oauth.errorHandler: a GET page whose body the host parser refused goes through what the host mounts between its parser and the router', () => {
+  /** The router behind express.json() and, after it, `between`; a consent-page request of a registered integration. */
+  async function hostWith(between: express.RequestHandler[], routerOptions: Record<string, unknown>) {
     const { REDIRECT_URI, ISSUER } = await import('../helpers/app.js');
     const { createMemoryStore } = await import('../../src/stores/memory/index.js');
     const { registerClient } = await import('../../src/clients/register-client.js');
     const { createOAuthRouter } = await import('../../src/router.js');
     const { hostSessionUserAuth } = await import('../helpers/host-login.js');
     const store = createMemoryStore();
-    const registered = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+    const registered = await registerClient(store, { name: 'Internal Payroll', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
     const errors: string[] = [];
     const oauth = createOAuthRouter(store, hostSessionUserAuth(), {
-      issuer: ISSUER, session: { hostSession: true }, logger: { warn() {}, error: (line: string) => { errors.push(line); } },
+      issuer: ISSUER, logger: { warn() {}, error: (line: string) => { errors.push(line); } }, ...routerOptions,
     });
     const app = express();
-    // The usual order: the parsers first, then the session (whose middleware a refused body never reaches).
     app.use(express.json());
-    app.use(session({ secret: 'host-session-secret-0123456789', resave: false, saveUninitialized: false }));
+    for (const handler of between) app.use(handler);
     app.use(oauth.router);
     app.use(oauth.errorHandler);
     const server = await listen(app);
+    const path = `/oauth2/authorize?${authorizeQuery({ clientId: registered.client.clientId, clientSecret: registered.clientSecret })}`;
+    const send = (method: string, target: string, body?: string) => hostRequest(`http://127.0.0.1:${server.port}`, method, target, body,
+      { type: 'application/json', headers: { Host: 'auth.test' } });
+    return { server, path, send, errors };
+  }
+
+  it('a host\'s gate (an address allowlist) is not passed by a malformed body: the GET is sent to itself, and meets the gate', async () => {
+    const gate: express.RequestHandler = (_req, res) => { res.status(403).send('office network only'); };
+    const { server, path, send } = await hostWith([gate], { session: { secret: 'test-session-secret-0123456789' } });
     try {
-      const path = `/oauth2/authorize?${authorizeQuery({ clientId: registered.client.clientId, clientSecret: registered.clientSecret })}`;
-      const plain = await hostRequest(`http://127.0.0.1:${server.port}`, 'GET', path, undefined, { headers: { Host: 'auth.test' } });
+      for (const target of [path, '/oauth2/consents']) {
+        expect((await send('GET', target)).status, target).toBe(403);
+        const withBody = await send('GET', target, '{x}');
+        expect(withBody.text, target).not.toContain('Internal Payroll');
+        expect(withBody.status, target).toBe(303);
+        expect(withBody.headers.location, target).toBe(target);
+        expect((await send('GET', String(withBody.headers.location))).status, target).toBe(403);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('session.hostSession: true, the host\'s express-session after the parser (the usual order): no 500, and no log that the session is mounted after the router', async () => {
+    const session = (await import('express-session')).default;
+    const hostSession = session({ secret: 'host-session-secret-0123456789', resave: false, saveUninitialized: false });
+    const { server, path, send, errors } = await hostWith([hostSession], { session: { hostSession: true } });
+    try {
+      const plain = await send('GET', path);
       expect(plain.status).toBe(303);
-      const withBody = await hostRequest(`http://127.0.0.1:${server.port}`, 'GET', path, '{x}', { type: 'application/json', headers: { Host: 'auth.test' } });
-      expect(withBody.status).toBe(400);
-      expect(withBody.headers['x-frame-options']).toBe('DENY');
+      const withBody = await send('GET', path, '{x}');
+      expect(withBody.status).toBe(303);
+      expect(withBody.headers.location).toBe(path);
+      const followed = await send('GET', String(withBody.headers.location));
+      expect(followed.status).toBe(plain.status);
+      expect(followed.headers.location).toBe(plain.headers.location);
       // Another method is the route's 405 as before, whatever the body (the authorization endpoint serves GET alone).
-      const head = await hostRequest(`http://127.0.0.1:${server.port}`, 'HEAD', path, '{x}', { type: 'application/json', headers: { Host: 'auth.test' } });
-      expect(head.status).toBe((await hostRequest(`http://127.0.0.1:${server.port}`, 'HEAD', path, undefined, { headers: { Host: 'auth.test' } })).status);
-      const put = await hostRequest(`http://127.0.0.1:${server.port}`, 'PUT', path, '{x}', { type: 'application/json', headers: { Host: 'auth.test' } });
-      expect(put.status).toBe(405);
+      expect((await send('PUT', path, '{x}')).status).toBe(405);
       expect(errors, 'the session is mounted before the router: nothing says otherwise').toEqual([]);
     } finally {
       await server.close();
