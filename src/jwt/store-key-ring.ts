@@ -149,6 +149,9 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
 
   /** Every key replaced as leaked (replaceLeakedSigningKeys), then read again here: this instance refuses them at once. */
   async function replaceLeaked(): Promise<ReplacedSigningKeys> {
+    // The keys held here (or being read) as it starts: every one of them is replaced, by this call or by one at the same
+    // moment, which may delete it first (so it is not in this call's `deleted`).
+    const held = loading ?? loaded;
     let replaced: ReplacedSigningKeys;
     try {
       replaced = await replaceLeakedSigningKeys(store);
@@ -168,7 +171,10 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
       await reload();
     } catch (err) {
       // The replacement is done: rejecting here told the caller it failed and left it out of the audit events. The
-      // keys are read again at the next signature (refused until then, rather than signed with a deleted key).
+      // keys are read again at the next signature (refused until then, rather than signed with a deleted key), and
+      // none held before it (the leaked ones, whoever deleted them) is used from the key set kept meanwhile.
+      const before = await Promise.resolve(held).catch(() => null);
+      for (const entry of before?.keys ?? []) if (entry.key.kid !== replaced.signingKid) replacedHere.add(entry.key.kid);
       if (loaded) loaded = { ...loaded, loadedAt: Number.NEGATIVE_INFINITY };
       logger.error(`express-oauth-router: signing keys replaced as leaked, but reading them again failed (${(err as Error).message}); `
         + 'this instance reads them at its next signature');

@@ -2,7 +2,9 @@
 import { createPrivateKey } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import express from 'express';
-import { createTestApp, createTestRouter } from '../helpers/app.js';
+import request from 'supertest';
+import { basic, createTestApp, createTestRouter } from '../helpers/app.js';
+import { replaceLeakedSigningKeys } from '../../src/jwt/replace-leaked-keys.js';
 import { clientCredentialsToken, introspect } from '../helpers/token-requests.js';
 import { callApi, decodeJwt, fetchJwks, forgeJwt } from '../helpers/jwt.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
@@ -180,6 +182,53 @@ describe('RFC 9068 §4, RFC 9700 §4.10: rotateSigningKey({ leaked: true })', ()
     expect((await fetchJwks(a.app)).map((jwk) => jwk.kid)).toEqual([replaced.kid]);
     const after = await clientCredentialsToken(a.app, t.credentialsClient);
     expect(decodeJwt(after).header.kid).toBe(replaced.kid);
+  });
+
+  it('a replacement whose leaked key another replacement deleted first (the CLI at the same moment), the store unreadable right after: that key neither signs nor verifies here', async () => {
+    const base = createMemoryStore({ sweepIntervalSeconds: 0 });
+    const keys = base.keys!;
+    // Armed: once this instance's replacement has saved its key, another replacement (oauth-admin keys replace-leaked
+    // on another machine) runs to its end, deleting the leaked key first; then the store stops answering reads of the keys.
+    let armed = false;
+    let down = false;
+    const store: Store = { ...base, keys: {
+      listSigningKeys: async () => {
+        if (down) throw new StoreUnavailableError('PostgreSQL store unavailable (connection lost)');
+        return keys.listSigningKeys();
+      },
+      saveSigningKey: async (record, options) => {
+        const saved = await keys.saveSigningKey(record, options);
+        if (armed) {
+          armed = false;
+          await replaceLeakedSigningKeys(keys);
+        }
+        return saved;
+      },
+      deleteSigningKey: async (kid) => {
+        const done = await keys.deleteSigningKey!(kid);
+        // This replacement's last step (its own key, older than the other's): the store is unreadable from here.
+        down = true;
+        return done;
+      },
+    } };
+    const t = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
+    const a = instance(store, HOUR);
+    const before = await clientCredentialsToken(a.app, t.credentialsClient);
+    const leakedKid = decodeJwt(before).header.kid;
+    expect((await callApi(a.app, before)).status).toBe(200);
+    armed = true;
+    const replaced = await a.oauth.rotateSigningKey({ leaked: true });
+    // The other replacement deleted the leaked key, and this one's own: its newer key signs.
+    expect(replaced.deleted).not.toContain(leakedKid);
+    expect(replaced.signingKid).not.toBe(replaced.kid);
+    expect((await callApi(a.app, before)).status).toBe(401);
+    // No token while the keys cannot be read, rather than one signed with the leaked key.
+    const during = await request(a.app).post('/oauth2/token').set('Authorization', basic(t.credentialsClient)).type('form')
+      .send({ grant_type: 'client_credentials' });
+    if (during.status === 200) expect(decodeJwt((during.body as { access_token: string }).access_token).header.kid).not.toBe(leakedKid);
+    else expect(during.status).toBe(503);
+    down = false;
+    expect(decodeJwt(await clientCredentialsToken(a.app, t.credentialsClient)).header.kid).toBe(replaced.signingKid);
   });
 
   it('a replacement the store fails midway (new key saved, one old key deleted, the next delete failing) rejects and is audited with complete: false', async () => {
