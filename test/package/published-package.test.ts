@@ -322,7 +322,7 @@ function describeEdges(title: string, dir: string, entry: string, withMetrics: b
       expect(res.headers['x-powered-by']).toBeUndefined();
     });
 
-    it("oauth.errorHandler after express.json(): another method with malformed JSON is the router's 405, a GET of a document or a page with it is the document or the page; the host's own route keeps Express's 400 page", async () => {
+    it("oauth.errorHandler after express.json(): another method with malformed JSON is the router's 405, a GET of a document with it is the document, of a page a 303 to itself; the host's own route keeps Express's 400 page", async () => {
       const root = edges.issuers.root;
       for (const path of DOCUMENTS) {
         const put = await hostRequest(root, 'PUT', path, '{x}');
@@ -334,12 +334,14 @@ function describeEdges(title: string, dir: string, entry: string, withMetrics: b
       }
       const token = await hostRequest(root, 'GET', '/oauth2/token', '{x}');
       expect([token.status, token.headers.allow]).toEqual([405, 'POST']);
-      // The GET pages read no body either (RFC 6749 §3.1: an authorization request is its query): the page, not a 400.
+      // The GET pages read no body either (RFC 6749 §3.1: an authorization request is its query): sent to themselves
+      // (303), through the host's middleware again, without the body: then the page, not a 400.
       for (const path of [`/oauth2/authorize?${authorizeQuery(edges.web)}`, '/oauth2/consents']) {
         const [plain, withBody] = [await hostRequest(root, 'GET', path), await hostRequest(root, 'GET', path, '{x}')];
         expect(plain.status, path).toBe(200);
-        expect([withBody.status, withBody.headers['content-type'], withBody.headers['x-frame-options']], path)
-          .toEqual([200, plain.headers['content-type'], 'DENY']);
+        expect([withBody.status, withBody.headers.location, withBody.headers['x-frame-options']], path).toEqual([303, path, 'DENY']);
+        const followed = await hostRequest(root, 'GET', String(withBody.headers.location));
+        expect([followed.status, followed.headers['content-type']], path).toEqual([200, plain.headers['content-type']]);
       }
       const login = await hostRequest(root, 'PUT', '/legacy/oauth2/login', '{x}');
       expect([login.status, login.headers.allow, login.headers['x-frame-options']]).toEqual([405, 'POST', 'DENY']);
