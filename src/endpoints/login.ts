@@ -33,7 +33,8 @@ interface Resume {
   /** The authorization request's validated query, for which this sign-in is then made (`prompt=login`, `max_age`). */
   readonly query?: string;
   /** Where a Cancel sends the browser: the request's redirect_uri with `access_denied` and its state (built on a Cancel only). */
-  readonly cancelled?: () => string;
+  /** The integration's redirect for a Cancel; `denied`: the Deny of a consent page's notice, not a sign-in's Cancel. */
+  readonly cancelled?: (denied: boolean) => string;
 }
 
 /**
@@ -74,8 +75,9 @@ export function createLoginEndpoint(context: PageContext) {
     return {
       url: `${context.paths.authorize}?${pending.query}`, clientName: target.client.name, redirectUri: target.redirectUri,
       clientId: target.client.clientId, query: pending.query,
-      cancelled: () => errorRedirectUri(target.redirectUri, {
-        error: 'access_denied', description: 'the user cancelled the sign-in', state: target.state, stateOctets: target.stateOctets,
+      cancelled: (denied) => errorRedirectUri(target.redirectUri, {
+        error: 'access_denied', description: denied ? 'the user denied the request' : 'the user cancelled the sign-in',
+        state: target.state, stateOctets: target.stateOctets,
         issuer: issuer.issuer,
       }),
     };
@@ -157,7 +159,8 @@ export function createLoginEndpoint(context: PageContext) {
       if (body.cancel !== undefined && found.cancelled !== undefined) {
         // 303: the POST carried the password fields; the redirect must not resend them (RFC 9700 §4.12.2).
         reportErrorAnswer(options.events, 'authorization', 'access_denied', 303);
-        redirect(res, 303, found.cancelled());
+        // The Deny of a page that stood in for the consent page (deny-again-page.ts) says so, as the consent page's Deny does.
+        redirect(res, 303, found.cancelled(body.cancel === 'deny'));
         return;
       }
       const authenticate = authenticator.authenticate('local', { session: false }, (err: unknown, user: AuthenticatedUser | false) => {

@@ -30,6 +30,6 @@ export function denyAgainPageBody(model: DenyAgainPageModel, messages: PageMessa
 <form method="post" action="${escapeHtml(model.action)}">
 <input type="hidden" name="csrf_token" value="${escapeHtml(model.csrfToken)}">
 <input type="hidden" name="request_id" value="${escapeHtml(model.requestId)}">
-<div class="actions"><button type="submit" name="cancel" value="1" class="secondary">${messageHtml(m.denyButton)}</button></div>
+<div class="actions"><button type="submit" name="cancel" value="deny" class="secondary">${messageHtml(m.denyButton)}</button></div>
 </form>`;
 }

@@ -397,6 +397,7 @@ describe('the sign-in page\'s Cancel (RFC 6749 §4.1.2.1)', () => {
       .send({ csrf_token: hiddenField(page.text, 'csrf_token'), request_id: hiddenField(page.text, 'request_id'), cancel: '1' });
     const callback = expectRedirectTo(cancelled);
     expect(callback.searchParams.get('error')).toBe('access_denied');
+    expect(callback.searchParams.get('error_description')).toBe('the user cancelled the sign-in');
     expect(callback.searchParams.get('state')).toBe('not-today');
     expect(callback.searchParams.get('iss')).toBe(ISSUER);
     expect(callback.searchParams.has('code')).toBe(false);
@@ -479,10 +480,13 @@ describe('a form whose session or CSRF cookie ended while it was open (WCAG 2.2.
       + 'Press Deny again to refuse; no sign-in is needed.</p>');
     expect(denied.text).toContain('<title>Error: Allow \u2068Acme CRM\u2069? – ');
     expect(denied.text).not.toContain('name="password"');
-    // Its Deny (the sign-in form's Cancel, with the login cookie's token) is the access_denied, with the state.
+    expect(denied.text).toContain('<button type="submit" name="cancel" value="deny" class="secondary">Deny</button>');
+    // Its Deny (the sign-in form's Cancel, with the login cookie's token) is the access_denied, with the state, and
+    // says what the user did, as the consent page's Deny does: not a sign-in they cancelled.
     const refused = expectRedirectTo(await browser.post('/oauth2/login').type('form')
-      .send({ csrf_token: hiddenField(denied.text, 'csrf_token'), request_id: hiddenField(denied.text, 'request_id'), cancel: '1' }));
+      .send({ csrf_token: hiddenField(denied.text, 'csrf_token'), request_id: hiddenField(denied.text, 'request_id'), cancel: 'deny' }));
     expect(refused.searchParams.get('error')).toBe('access_denied');
+    expect(refused.searchParams.get('error_description')).toBe('the user denied the request');
     expect(refused.searchParams.get('state')).toBe('gone-reader');
     expect(refused.searchParams.get('iss')).toBe(ISSUER);
     // Without that cookie (a forged POST that lands on the page cannot read it) the Deny is not taken.
