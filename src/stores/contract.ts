@@ -381,6 +381,19 @@ export interface SigningKeyStore {
    * @see RFC 9068 §4, RFC 7517 §5.
    */
   deleteSigningKey?(kid: string): Promise<boolean>;
+  /**
+   * Optional, in no tier (stores written before it lack it). In one atomic step (one transaction or script): inserts
+   * `record`, unless its kid is stored already (a retry of a call whose answer was lost: nothing is replaced), and
+   * deletes every other key, whoever saved it and whenever; resolves the kids it deleted, in any order. Every key goes,
+   * not only the ones the caller listed: of N concurrent calls, from any number of instances, the last to commit
+   * deletes the keys of those before it, so exactly one key is left and each other kid is resolved by exactly one
+   * call (a caller's list could not see a key saved after it listed, and it stayed beside the new one). A store that
+   * fails the call leaves everything or nothing, never a new key beside a leaked one: `rotateSigningKey({ leaked:
+   * true })` and `oauth-admin keys replace-leaked` use it when present. Without it they save, then delete each key in
+   * turn, and a store failing between the two leaves the leaked keys signing on every other instance until the
+   * replacement is run again. @see RFC 9068 §4, RFC 9700 §4.10, §4.14.
+   */
+  replaceSigningKeys?(record: SigningKeyRecord): Promise<readonly string[]>;
 }
 
 /** One fixed window of a counter: hits counted so far, and when the window ends. */

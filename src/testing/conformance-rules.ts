@@ -12,6 +12,7 @@ import { codeRules } from './conformance-codes.js';
 import { consentRules } from './conformance-consents.js';
 import { exactIdRules } from './conformance-exact-ids.js';
 import { signingKeyRules } from './conformance-keys.js';
+import { replaceSigningKeysRules } from './conformance-replace-signing-keys.js';
 import { outageRules } from './conformance-outage.js';
 import { peerRaceRules } from './conformance-peer-races.js';
 import { rateLimitRules } from './conformance-rate-limits.js';
@@ -55,6 +56,7 @@ export const CONFORMANCE_RULES: readonly ConformanceRule[] = inTierOrder([
   ...revocationRules,
   ...consentRules,
   ...signingKeyRules,
+  ...replaceSigningKeysRules,
   ...rateLimitRules,
   ...revocationFeedRules,
   ...exactIdRules,

@@ -11,12 +11,12 @@ export const DEFAULT_RULE_TIMEOUT_MS = 60_000;
 /**
  * What a store has: the methods of each tier it lacks, as `missingStoreMethods` names them, and under
  * `optional` the optional methods outside every tier it lacks (`store.clients.deleteClient`, `store.clients.disableClient`, `store.clients.enableClient`, `store.clientCopies.find`,
- * `store.keys.deleteSigningKey`, `store.backendTime`). @see DESIGN §2
+ * `store.keys.deleteSigningKey`, `store.keys.replaceSigningKeys`, `store.backendTime`). @see DESIGN §2
  */
 export type StoreShape = Readonly<Record<StoreTier | 'optional', readonly string[]>>;
 
 /** Methods no tier requires, so that stores of contract v1 keep passing; rules naming them in `needs` skip. */
-const OPTIONAL_METHODS = [['clients', 'deleteClient'], ['clients', 'disableClient'], ['clients', 'enableClient'], ['clientCopies', 'find'], ['keys', 'deleteSigningKey']] as const;
+const OPTIONAL_METHODS = [['clients', 'deleteClient'], ['clients', 'disableClient'], ['clients', 'enableClient'], ['clientCopies', 'find'], ['keys', 'deleteSigningKey'], ['keys', 'replaceSigningKeys']] as const;
 /** The same, on the Store itself. */
 const OPTIONAL_STORE_METHODS = ['backendTime'] as const;
 

@@ -31,7 +31,8 @@ const PEER_ONLY_IF_NONE = rule('across instances (openPeer): of N concurrent onl
 const PEER_HITS = rule('across instances (openPeer): of N concurrent hits');
 const PEER_DISABLE = rule('across instances (openPeer): of N concurrent disableClient');
 const PEER_ENABLE = rule('across instances (openPeer): of N concurrent enableClient');
-const PEER_RACES = [...PEER_SAVE_RACES, PEER_CONSUME, PEER_UPDATE, PEER_ONLY_IF_NONE, PEER_HITS, PEER_DISABLE, PEER_ENABLE];
+const PEER_REPLACE = rule('across instances (openPeer): of N concurrent replaceSigningKeys');
+const PEER_RACES = [...PEER_SAVE_RACES, PEER_CONSUME, PEER_UPDATE, PEER_ONLY_IF_NONE, PEER_HITS, PEER_DISABLE, PEER_ENABLE, PEER_REPLACE];
 const EXACT_IDS = [
   rule('codes compare codeHash exactly'),
   rule('tokens compare tokenHash exactly'),
@@ -85,6 +86,11 @@ const CASES: { fault: Fault; settings: ToyStoreOptions[]; fails: string[]; runs?
   { fault: 'no-recovery-after-outage', settings: [{}], fails: OUTAGE, runs: 2 },
   { fault: 'only-if-none-checks-a-turn-before-inserting', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent onlyIfNone saves'), PEER_ONLY_IF_NONE] },
   { fault: 'delete-signing-key-checks-a-turn-before-deleting', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of 4 concurrent deletes of one kid')] },
+  {
+    fault: 'replace-signing-keys-deletes-what-it-listed',
+    settings: [{ turn: 'macrotask' }, { turn: 'microtask' }],
+    fails: [rule('of N concurrent replaceSigningKeys calls exactly one key'), PEER_REPLACE],
+  },
   { fault: 'update-client-reads-then-writes-whole-record', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('updateClient disabling racing'), PEER_UPDATE] },
   { fault: 'disable-client-reads-a-turn-before-writing', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent disableClient calls on'), PEER_DISABLE] },
   { fault: 'enable-client-reads-a-turn-before-writing', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent enableClient calls on'), PEER_ENABLE] },

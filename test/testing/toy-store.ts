@@ -28,6 +28,11 @@ export type Fault =
   | 'only-if-none-checks-a-turn-before-inserting'
   /** deleteSigningKey checks the kid in one round trip and deletes it in the next (each of two concurrent deletes counts one). */
   | 'delete-signing-key-checks-a-turn-before-deleting'
+  /**
+   * replaceSigningKeys lists the keys in one round trip, then deletes what it listed and inserts in the next (a
+   * replacement built of the three non-atomic steps: of two concurrent ones, both new keys are left).
+   */
+  | 'replace-signing-keys-deletes-what-it-listed'
   /** (e) updateClient reads the whole record, then writes it all back a round trip later. */
   | 'update-client-reads-then-writes-whole-record'
   /** disableClient reads the flag in one round trip and writes it in the next (each of two concurrent disables reports it). */
@@ -63,7 +68,7 @@ export type Fault =
   /** code and token hashes kept in 40 characters (a `VARCHAR(40)` that truncates): the 43-character digests cut short. */
   | 'hashes-cut-to-40-characters'
   /**
-   * every check a round trip before its write (saveTokens, consumeCode, updateClient, onlyIfNone, hit), each call
+   * every check a round trip before its write (saveTokens, consumeCode, updateClient, onlyIfNone, hit, replaceSigningKeys), each call
    * behind a lock of this store object: atomic within one process, never across instances on the backend.
    */
   | 'atomic-in-process-only'
@@ -447,6 +452,15 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
         if (gap('delete-signing-key-checks-a-turn-before-deleting')) await turn();
         keys.delete(key(kid));
         return true;
+      },
+      async replaceSigningKeys(record) {
+        await turn();
+        const others = () => [...keys.entries()].filter(([id]) => id !== key(record.kid));
+        const listed = others();
+        if (gap('replace-signing-keys-deletes-what-it-listed')) await turn();
+        const deleted = (gap('replace-signing-keys-deletes-what-it-listed') ? listed : others()).filter(([id]) => keys.delete(id));
+        if (!keys.has(key(record.kid))) keys.set(key(record.kid), copy(record));
+        return deleted.map(([, stored]) => stored.kid);
       },
     },
   };

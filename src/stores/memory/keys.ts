@@ -1,4 +1,4 @@
-// The memory store's signing-key part: records kept as JSON strings, insert-if-none in one synchronous block.
+// The memory store's signing-key part: records kept as JSON strings, insert-if-none and replacement each in one synchronous block.
 import type { SaveSigningKeyOptions, SigningKeyRecord, SigningKeyStore } from '../contract.js';
 import { compareSigningKeys } from '../store-policy.js';
 
@@ -21,7 +21,8 @@ function decode(json: string): SigningKeyRecord {
 
 /**
  * Signing keys in a Map. `ready` is the memory store's gate (a later event-loop turn, refused once closed).
- * Check and insert run with no await in between, so of N concurrent `onlyIfNone` saves exactly one inserts.
+ * Check and insert run with no await in between, so of N concurrent `onlyIfNone` saves exactly one inserts; a
+ * replacement's deletes and insert likewise, so concurrent replacements leave one key.
  * @see RFC 9068 §4, RFC 7517 §5.
  */
 export function createMemoryKeyStore(ready: () => Promise<void>): SigningKeyStore {
@@ -42,6 +43,13 @@ export function createMemoryKeyStore(ready: () => Promise<void>): SigningKeyStor
     async deleteSigningKey(kid: string): Promise<boolean> {
       await ready();
       return keys.delete(kid);
+    },
+    async replaceSigningKeys(record: SigningKeyRecord): Promise<readonly string[]> {
+      await ready();
+      const deleted = [...keys.keys()].filter((kid) => kid !== record.kid);
+      for (const kid of deleted) keys.delete(kid);
+      if (!keys.has(record.kid)) keys.set(record.kid, encode(record));
+      return deleted;
     },
   };
 }

@@ -241,7 +241,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       bump: feed.bump,
     }, batching),
     consents: createPostgresConsentStore(db, tables),
-    keys: createPostgresKeyStore(db, tables),
+    keys: createPostgresKeyStore(db, tables, tables.signingKeys),
     rateLimits: createPostgresRateLimits(db, tables),
     revocations: feed.feed,
     clientCopies: { find: copies.get },

@@ -1,4 +1,4 @@
-// The Redis store's signing-key part: one hash (kid → JSON record), insert-if-none as one Lua script.
+// The Redis store's signing-key part: one hash (kid → JSON record), insert-if-none and replacement each as one Lua script.
 import { createHash } from 'node:crypto';
 import type { SaveSigningKeyOptions, SigningKeyRecord, SigningKeyStore } from '../contract.js';
 import { compareSigningKeys } from '../store-policy.js';
@@ -13,6 +13,24 @@ const SAVE_SIGNING_KEY: RedisScript = (() => {
   const source = `
 if ARGV[3] == '1' and redis.call('HLEN', KEYS[1]) > 0 then return 0 end
 return redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])`;
+  return { source, sha: createHash('sha1').update(source).digest('hex') };
+})();
+
+/**
+ * KEYS signing-keys hash; ARGV kid, json. Deletes every other field and inserts (HSETNX: a retried call keeps its
+ * record), atomically as any script; resolves the kids deleted. One key, so one slot on a cluster.
+ */
+const REPLACE_SIGNING_KEYS: RedisScript = (() => {
+  const source = `
+local deleted = {}
+for _, kid in ipairs(redis.call('HKEYS', KEYS[1])) do
+  if kid ~= ARGV[1] then
+    redis.call('HDEL', KEYS[1], kid)
+    deleted[#deleted + 1] = kid
+  end
+end
+redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+return deleted`;
   return { source, sha: createHash('sha1').update(source).digest('hex') };
 })();
 
@@ -47,6 +65,10 @@ export function createRedisKeyStore(prefix: string, run: RunScript, send: RedisS
     },
     async deleteSigningKey(kid: string): Promise<boolean> {
       return Number(await send(['HDEL', hash, kid])) === 1;
+    },
+    async replaceSigningKeys(record: SigningKeyRecord): Promise<readonly string[]> {
+      const stored: StoredKey = { ...record, createdAt: record.createdAt.getTime() };
+      return (await run(REPLACE_SIGNING_KEYS, [hash], [record.kid, JSON.stringify(stored)])) as string[];
     },
   };
 }

@@ -1,4 +1,4 @@
-// The SQLite store's signing-key part: one table (schema version 2), insert-if-none in one statement.
+// The SQLite store's signing-key part: one table (schema version 2), insert-if-none in one statement, replacement in one transaction.
 import type { SqliteConnection } from './driver.js';
 import type { SaveSigningKeyOptions, SigningAlgorithm, SigningKeyRecord, SigningKeyStore } from '../contract.js';
 import type { SqliteLockWait } from './lock-wait.js';
@@ -22,7 +22,9 @@ function recordToRow(record: SigningKeyRecord): SigningKeyRow {
 /**
  * Signing keys in the `signing_keys` table, statements prepared once. `onlyIfNone` is a single
  * `INSERT … SELECT … WHERE NOT EXISTS`: SQLite runs one writer at a time, so across connections and
- * processes exactly one of several first starts inserts.
+ * processes exactly one of several first starts inserts. A replacement's delete and insert run in one IMMEDIATE
+ * transaction (`guarded`): the write lock is held from before the delete, so a concurrent replacement, from any
+ * connection or process, deletes this one's key or sees its own deleted, and one key is left.
  * @see RFC 9068 §4, RFC 7517 §5.
  */
 export function createSqliteKeyStore(db: SqliteConnection, { run }: SqliteLockWait, guarded: <T>(write: () => T) => T): SigningKeyStore {
@@ -38,6 +40,7 @@ export function createSqliteKeyStore(db: SqliteConnection, { run }: SqliteLockWa
     WHERE NOT EXISTS (SELECT 1 FROM signing_keys)
     ON CONFLICT (kid) DO NOTHING`);
   const remove = db.prepare<[string]>('DELETE FROM signing_keys WHERE kid = ?');
+  const removeOthers = db.prepare<[string], { kid: string }>('DELETE FROM signing_keys WHERE kid <> ? RETURNING kid');
   return {
     async listSigningKeys(): Promise<readonly SigningKeyRecord[]> {
       return run(() => list.all().map(rowToRecord));
@@ -47,6 +50,13 @@ export function createSqliteKeyStore(db: SqliteConnection, { run }: SqliteLockWa
     },
     async deleteSigningKey(kid: string): Promise<boolean> {
       return run(() => guarded(() => remove.run(kid).changes === 1));
+    },
+    async replaceSigningKeys(record: SigningKeyRecord): Promise<readonly string[]> {
+      return run(() => guarded(() => {
+        const deleted = removeOthers.all(record.kid).map((row) => row.kid);
+        insert.run(recordToRow(record));
+        return deleted;
+      }));
     },
   };
 }
