@@ -36,13 +36,20 @@ export interface ReplacedSigningKeys {
  * reports only what it deleted itself; its `kid` may then be in its own `deleted` (a newer key it saw signs, and
  * `signingKid` names it), or in the other's (which saw its key as the older): together the two results account for
  * every kid once.
- * @throws StoreCapabilityError when the store has no `deleteSigningKey`, before anything is written;
- *   SigningKeysReplacementIncompleteError when the new key was saved but a later step failed (what was deleted in it).
+ *
+ * A store with `replaceSigningKeys` does all of it in one atomic step instead (`replaceAtomically`), and only that
+ * path is safe against a store failing midway: the steps above, on a store without it, leave a failure's leaked keys
+ * in the store (SigningKeysReplacementIncompleteError), signing on every other instance until the replacement is run
+ * again.
+ * @throws StoreCapabilityError when the store has neither `replaceSigningKeys` nor `deleteSigningKey`, before anything
+ *   is written; SigningKeysReplacementIncompleteError, without `replaceSigningKeys`, when the new key was saved but a
+ *   later step failed (what was deleted in it); with it, what the store threw (nothing was done, or all of it).
  * @see RFC 9068 §4, RFC 7517 §5, RFC 9700 §4.10.
  */
 export async function replaceLeakedSigningKeys(store: SigningKeyStore): Promise<ReplacedSigningKeys> {
+  if (typeof store.replaceSigningKeys === 'function') return replaceAtomically(store as ReplacingKeyStore);
   if (typeof store.deleteSigningKey !== 'function') {
-    throw new StoreCapabilityError('express-oauth-router: replacing leaked signing keys needs store.keys.deleteSigningKey, which this store lacks; '
+    throw new StoreCapabilityError('express-oauth-router: replacing leaked signing keys needs store.keys.replaceSigningKeys or store.keys.deleteSigningKey, which this store lacks; '
       + "delete the leaked key's record by hand (README, \"JWT access tokens\")");
   }
   const before = await store.listSigningKeys();
@@ -60,6 +67,20 @@ export async function replaceLeakedSigningKeys(store: SigningKeyStore): Promise<
 }
 
 type DeletingKeyStore = SigningKeyStore & Required<Pick<SigningKeyStore, 'deleteSigningKey'>>;
+type ReplacingKeyStore = SigningKeyStore & Required<Pick<SigningKeyStore, 'replaceSigningKeys'>>;
+
+/**
+ * The replacement as the store's one atomic step: its new key is the only one left when it commits, so it signs at
+ * once on every instance (a store's only key signs from its creation), and the result is true as of that commit. A
+ * replacement committed after it deletes its key in turn, and reports it in its own `deleted`. A rejection left
+ * everything or nothing: never a new key beside a leaked one, on this instance or any other, so it is rethrown as
+ * the store's error, and the same replacement again completes it.
+ */
+async function replaceAtomically(store: ReplacingKeyStore): Promise<ReplacedSigningKeys> {
+  const record = generateSigningKeyRecord(new Date());
+  const deleted = await store.replaceSigningKeys(record);
+  return { kid: record.kid, signingKid: record.kid, deleted: [...deleted] };
+}
 
 /** The deletions of a replacement whose new key `record` is saved; `deleted` collects them as they succeed. */
 async function deleteReplaced(

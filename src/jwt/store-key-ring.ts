@@ -161,8 +161,11 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
       if (error instanceof SigningKeysReplacementIncompleteError) {
         for (const kid of error.leaked) replacedHere.add(kid);
         for (const kid of error.deleted) replacedHere.add(kid);
-        if (loaded) loaded = { ...loaded, loadedAt: Number.NEGATIVE_INFINITY };
       }
+      // The store's atomic replacement (replaceSigningKeys) failing did all of it or nothing, and only the store
+      // knows which (its answer lost after the commit): read afresh, this instance signs with what the store holds,
+      // rather than with a deleted leaked key until its next refresh.
+      if (loaded) loaded = { ...loaded, loadedAt: Number.NEGATIVE_INFINITY };
       throw error;
     }
     for (const kid of replaced.deleted) replacedHere.add(kid);

@@ -363,3 +363,104 @@ describe.each(STORES)('RFC 9700 §4.10: a leaked-key replacement the %s store fa
     });
   });
 });
+
+/** Where the store fails the atomic replacement itself: before it runs (nothing written), or after its commit (its answer lost). */
+const ATOMIC_FAULTS = [
+  ['before it runs (nothing written)', 'before'],
+  ['after its commit (its answer lost)', 'after'],
+] as const;
+
+describe.each(STORES)('RFC 9700 §4.14: a leaked-key replacement on the %s store, in one atomic step (keys.replaceSigningKeys)', (_label, available, open) => {
+  /** A planned rotation still being published beside the first key, and a token of each kind the replacement must stop. */
+  async function leakedKeys(store: Store) {
+    const t = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
+    const a = instance(store, HOUR);
+    const before = await clientCredentialsToken(a.app, t.credentialsClient);
+    const planned = await a.oauth.rotateSigningKey();
+    const kept = (await store.keys!.listSigningKeys()).find((record) => record.kid === planned.kid)!;
+    const forged = forgeJwt({ alg: kept.algorithm, typ: 'at+jwt', kid: kept.kid }, { ...decodeJwt(before).claims, exp: Math.floor(Date.now() / 1000) + YEAR },
+      createPrivateKey(kept.privateKeyPem));
+    return { t, a, leaked: await storedKids(store), stopped: [before, forged] };
+  }
+
+  /** Each instance, this one and one started now, signs with `kid` and refuses every token of a leaked key. */
+  async function expectSigningOnlyWith(store: Store, t: Awaited<ReturnType<typeof createTestApp>>, a: Instance, kid: string, stopped: readonly string[]) {
+    for (const app of [a.app, instance(store, HOUR).app]) {
+      expect(decodeJwt(await clientCredentialsToken(app, t.credentialsClient)).header.kid).toBe(kid);
+      for (const token of stopped) expect((await callApi(app, token)).status).toBe(401);
+    }
+  }
+
+  it.skipIf(!available)('the store going down right after the replacement\'s first write leaves one key, the new one, which every instance signs with at once', async () => {
+    await withOpenedStore(open, async ({ store: real }) => {
+      const keys = real.keys!;
+      // Armed for the replacement alone: once its first write has answered, every later call of the keys part fails.
+      let armed = false;
+      let down = false;
+      const reach = (): void => { if (down) throw new StoreUnavailableError('store unavailable (connection lost)'); };
+      const write = async <T>(call: () => Promise<T>): Promise<T> => {
+        reach();
+        try {
+          return await call();
+        } finally {
+          if (armed) down = true;
+        }
+      };
+      const store: Store = { ...real, keys: {
+        listSigningKeys: async () => { reach(); return keys.listSigningKeys(); },
+        saveSigningKey: (record, options) => write(() => keys.saveSigningKey(record, options)),
+        deleteSigningKey: (kid) => write(() => keys.deleteSigningKey!(kid)),
+        ...(keys.replaceSigningKeys ? { replaceSigningKeys: (record: Parameters<NonNullable<typeof keys.replaceSigningKeys>>[0]) => write(() => keys.replaceSigningKeys!(record)) } : {}),
+      } };
+      const { t, a, leaked, stopped } = await leakedKeys(store);
+      armed = true;
+      // Its own re-read of the keys fails: the replacement is done all the same, and resolves (logged, not thrown).
+      const replaced = await a.oauth.rotateSigningKey({ leaked: true });
+      armed = false;
+      down = false;
+      expect(await storedKids(store)).toEqual([replaced.kid]);
+      expect(replaced).toEqual({ kid: replaced.kid, signingKid: replaced.kid, deleted: expect.any(Array) });
+      expect([...replaced.deleted].sort()).toEqual([...leaked].sort());
+      await expectSigningOnlyWith(store, t, a, replaced.kid, stopped);
+    });
+  });
+
+  it.skipIf(!available).each(ATOMIC_FAULTS)('the store failing the replacement %s: the call rejects with the store\'s error, and no key is left beside a leaked one', async (_where, fault) => {
+    await withOpenedStore(open, async ({ store: real }) => {
+      const keys = real.keys!;
+      let armed = false;
+      const store: Store = { ...real, keys: {
+        ...keys,
+        listSigningKeys: () => keys.listSigningKeys(),
+        saveSigningKey: (record, options) => keys.saveSigningKey(record, options),
+        deleteSigningKey: (kid) => keys.deleteSigningKey!(kid),
+        replaceSigningKeys: async (record) => {
+          if (armed && fault === 'before') throw new StoreUnavailableError('store unavailable (connection lost)');
+          const deleted = await keys.replaceSigningKeys!(record);
+          if (armed) throw new StoreUnavailableError('store unavailable (connection lost)');
+          return deleted;
+        },
+      } };
+      const { t, a, leaked, stopped } = await leakedKeys(store);
+      armed = true;
+      const failed = await a.oauth.rotateSigningKey({ leaked: true }).then(() => null, (error: unknown) => error);
+      armed = false;
+      expect(failed).toBeInstanceOf(StoreUnavailableError);
+      expect(failed).not.toBeInstanceOf(SigningKeysReplacementIncompleteError);
+      const left = await storedKids(store);
+      if (fault === 'before') {
+        // Nothing happened: the keys are as they were, and the same replacement again does all of it.
+        expect(left).toEqual(leaked);
+        const again = await a.oauth.rotateSigningKey({ leaked: true });
+        expect([...again.deleted].sort()).toEqual([...leaked].sort());
+        expect(await storedKids(store)).toEqual([again.kid]);
+        await expectSigningOnlyWith(store, t, a, again.kid, stopped);
+      } else {
+        // All of it happened: one key, none of the leaked ones, which this instance too signs with at its next token.
+        expect(left).toHaveLength(1);
+        expect(leaked).not.toContain(left[0]);
+        await expectSigningOnlyWith(store, t, a, left[0]!, stopped);
+      }
+    });
+  });
+});
