@@ -85,8 +85,9 @@ export interface OAuthRouter {
    * With `accessTokenFormat: 'jwt'` and store-kept keys: generates a new ES256 key and stores it; every instance
    * publishes it within a minute and signs with it three minutes after it was made (so that every JWKS, cached
    * or not, has it first). Tokens signed with older keys keep verifying until they expire; the JWKS lists both
-   * meanwhile. With `{ leaked: true }` (the store must have `keys.deleteSigningKey`), the new key signs at once and
-   * every older key's record is deleted: each instance stops verifying and publishing them when it next reads the
+   * meanwhile. With `{ leaked: true }` (the store must have `keys.replaceSigningKeys` or `keys.deleteSigningKey`), the
+   * new key signs at once and every older key's record is deleted, in one atomic step with `replaceSigningKeys` (a
+   * failure changed everything or nothing): each instance stops verifying and publishing them when it next reads the
    * store's keys (within a minute), and their tokens are refused. Rejects when the host supplies `jwt.signingKeys`
    * or tokens are opaque.
    * @see RFC 9068 §4, RFC 7517 §5, RFC 9700 §4.10 (a leaked key's tokens must stop working).

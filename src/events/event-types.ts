@@ -152,8 +152,9 @@ export interface SigningKeysReplacedEvent extends OAuthEventBase {
   /** The keys whose records this call deleted. */
   readonly deleted: readonly string[];
   /**
-   * False when the store failed after the new key was saved (SigningKeysReplacementIncompleteError): the keys not in
-   * `deleted` still verify, and the caller was told it failed. Replacing the keys again finishes it.
+   * False when the store failed after the new key was saved (SigningKeysReplacementIncompleteError, a store without
+   * `keys.replaceSigningKeys` only): the keys not in `deleted` still verify, and the caller was told it failed.
+   * Replacing the keys again finishes it.
    */
   readonly complete: boolean;
 }

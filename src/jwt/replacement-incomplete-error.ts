@@ -7,7 +7,8 @@
  * the others (and every instance after `oauth-admin keys replace-leaked`) read only the store, where a leaked key left
  * still signs and verifies until then (or until the replacement is run again). Not done and not undone, so it is
  * reported (`signing_keys.replaced` with `complete: false`) and thrown; the same replacement again finishes it (its
- * new key then goes as an old one).
+ * new key then goes as an old one). Only from a store without `keys.replaceSigningKeys`: with it the replacement is one
+ * atomic step of the store, and a failure rejects with the store's own error, having changed everything or nothing.
  * @see RFC 9068 §4, RFC 9700 §4.10, §4.14.
  */
 export class SigningKeysReplacementIncompleteError extends Error {
