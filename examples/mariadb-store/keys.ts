@@ -1,4 +1,4 @@
-// The example MariaDB store's signing keys: rows never updated; "insert if none" serialised on a lock row.
+// The example MariaDB store's signing keys: rows never updated; "insert if none" and replacement serialised on a lock row.
 import type { SigningAlgorithm, SigningKeyRecord, SigningKeyStore } from 'express-oauth-router';
 import { isDuplicateKey } from './codec.js';
 import type { MariaDb, Queryable } from './db.js';
@@ -16,7 +16,10 @@ interface SigningKeyRow {
  * Signing keys of JWT access tokens. Every save takes the `signing_keys` lock row (`SELECT … FOR UPDATE`)
  * before it looks and inserts, so of N instances starting together on an empty store exactly one inserts
  * with `onlyIfNone` and the others find its key. With the `nonAtomicOnlyIfNone` fault the count and the
- * insert are two unlocked statements, and concurrent first starts can all insert.
+ * insert are two unlocked statements, and concurrent first starts can all insert. `replaceSigningKeys` takes the same
+ * lock row, then reads, deletes every other key and inserts in that transaction, so concurrent replacements leave one
+ * key; with the `nonAtomicReplaceSigningKeys` fault it reads the keys first, then deletes those it read and inserts,
+ * unlocked, and two of them leave both new keys.
  * @see RFC 9068 §4, RFC 7517 §5.
  */
 export function createMariaDbKeyStore(db: MariaDb, t: MariaDbTables, faults: MariaDbStoreFaults): SigningKeyStore {
@@ -64,6 +67,26 @@ export function createMariaDbKeyStore(db: MariaDb, t: MariaDbTables, faults: Mar
     async deleteSigningKey(kid) {
       const { affectedRows } = await db.run(`DELETE FROM ${t.signingKeys} WHERE kid = ?`, [kid]);
       return affectedRows === 1;
+    },
+    // Optional: a leaked-key replacement in one step, so a failure leaves everything or nothing. Every key but the
+    // record's goes (not only those a caller listed), under the lock row every key write takes.
+    async replaceSigningKeys(record) {
+      // FOR UPDATE in the transaction: a locking read, so a delete of one of them elsewhere waits, and none is answered twice.
+      const others = (q: Queryable, lock = '') => q.rows<{ kid: string }>(`SELECT kid FROM ${t.signingKeys} WHERE kid <> ?${lock}`, [record.kid]);
+      if (faults.nonAtomicReplaceSigningKeys === true) {
+        const listed = await others(db);
+        const deleted: string[] = [];
+        for (const { kid } of listed) if ((await db.run(`DELETE FROM ${t.signingKeys} WHERE kid = ?`, [kid])).affectedRows === 1) deleted.push(kid);
+        await insert(db, record);
+        return deleted;
+      }
+      return db.transaction(async (tx) => {
+        await tx.rows(`SELECT name FROM ${t.locks} WHERE name = 'signing_keys' FOR UPDATE`);
+        const deleted = (await others(tx, ' FOR UPDATE')).map((row) => row.kid);
+        await tx.run(`DELETE FROM ${t.signingKeys} WHERE kid <> ?`, [record.kid]);
+        await insert(tx, record);
+        return deleted;
+      });
     },
   };
 }

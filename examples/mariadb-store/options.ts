@@ -13,6 +13,8 @@ export interface MariaDbStoreFaults {
   readonly rawDriverErrors?: boolean;
   /** `saveSigningKey({ onlyIfNone })` counts the keys in one query and inserts in another, with no lock. */
   readonly nonAtomicOnlyIfNone?: boolean;
+  /** `replaceSigningKeys` reads the keys, then deletes those it read and inserts, each a statement of its own, unlocked. */
+  readonly nonAtomicReplaceSigningKeys?: boolean;
 }
 
 /** Options of `createMariaDbStore`. */

@@ -81,6 +81,7 @@ const FAULTS: readonly { fault: keyof MariaDbStoreFaults; rules: RegExp }[] = [
   { fault: 'caseInsensitiveIds', rules: /differing only in case or by a trailing space/ },
   { fault: 'rawDriverErrors', rules: /^outage:/ },
   { fault: 'nonAtomicOnlyIfNone', rules: /concurrent onlyIfNone saves/ },
+  { fault: 'nonAtomicReplaceSigningKeys', rules: /concurrent replaceSigningKeys calls/ },
 ];
 const RUNS = 3;
 
