@@ -58,3 +58,28 @@ describe('RFC 9068 §4, RFC 9700 §4.10: a leaked-key replacement leaves its new
     expect((await ring.signer()).kid).toBe(replaced.kid);
   });
 });
+
+describe('RFC 9700 §4.14: a leaked-key replacement on a store with keys.replaceSigningKeys is that one call', () => {
+  it('it neither saves nor deletes otherwise (a store with replaceSigningKeys alone suffices), and reports the call\'s kids', async () => {
+    const memory = createMemoryStore({ sweepIntervalSeconds: 0 }).keys!;
+    const leaked = generateSigningKeyRecord(new Date(Date.now() - 60_000));
+    await memory.saveSigningKey(leaked);
+    const calls: string[] = [];
+    const replacing: SigningKeyStore = {
+      listSigningKeys: () => { calls.push('list'); return memory.listSigningKeys(); },
+      saveSigningKey: (record, options) => { calls.push('save'); return memory.saveSigningKey(record, options); },
+      replaceSigningKeys: (record) => { calls.push('replace'); return memory.replaceSigningKeys!(record); },
+    };
+    const replaced = await replaceLeakedSigningKeys(replacing);
+    expect(calls).toEqual(['replace']);
+    expect(replaced).toEqual({ kid: replaced.kid, signingKid: replaced.kid, deleted: [leaked.kid] });
+    expect((await memory.listSigningKeys()).map((key) => key.kid)).toEqual([replaced.kid]);
+  });
+
+  it('the store failing it rejects with the store\'s error, not SigningKeysReplacementIncompleteError: nothing is half done', async () => {
+    const memory = createMemoryStore({ sweepIntervalSeconds: 0 }).keys!;
+    const outage = new StoreUnavailableError('PostgreSQL store unavailable (connection lost)');
+    const failing: SigningKeyStore = { ...memory, replaceSigningKeys: () => Promise.reject(outage) };
+    await expect(replaceLeakedSigningKeys(failing)).rejects.toBe(outage);
+  });
+});
