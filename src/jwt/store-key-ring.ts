@@ -149,9 +149,10 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
 
   /** Every key replaced as leaked (replaceLeakedSigningKeys), then read again here: this instance refuses them at once. */
   async function replaceLeaked(): Promise<ReplacedSigningKeys> {
-    // The keys held here (or being read) as it starts: every one of them is replaced, by this call or by one at the same
-    // moment, which may delete it first (so it is not in this call's `deleted`).
-    const held = loading ?? loaded;
+    // The keys held here, and those being read, as it starts: every one of them is replaced, by this call or by one at
+    // the same moment, which may delete it first (so it is not in this call's `deleted`). Both: a read under way may
+    // fail, and the keys held are then what this instance goes on using.
+    const held = [loaded, loading];
     let replaced: ReplacedSigningKeys;
     try {
       replaced = await replaceLeakedSigningKeys(store);
@@ -176,8 +177,8 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
       // The replacement is done: rejecting here told the caller it failed and left it out of the audit events. The
       // keys are read again at the next signature (refused until then, rather than signed with a deleted key), and
       // none held before it (the leaked ones, whoever deleted them) is used from the key set kept meanwhile.
-      const before = await Promise.resolve(held).catch(() => null);
-      for (const entry of before?.keys ?? []) if (entry.key.kid !== replaced.signingKid) replacedHere.add(entry.key.kid);
+      const before = await Promise.all(held.map((keys) => Promise.resolve(keys).catch(() => null)));
+      for (const keys of before) for (const entry of keys?.keys ?? []) if (entry.key.kid !== replaced.signingKid) replacedHere.add(entry.key.kid);
       if (loaded) loaded = { ...loaded, loadedAt: Number.NEGATIVE_INFINITY };
       logger.error(`express-oauth-router: signing keys replaced as leaked, but reading them again failed (${(err as Error).message}); `
         + 'this instance reads them at its next signature');

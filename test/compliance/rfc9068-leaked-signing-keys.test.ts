@@ -231,6 +231,61 @@ describe('RFC 9068 §4, RFC 9700 §4.10: rotateSigningKey({ leaked: true })', ()
     expect(decodeJwt(await clientCredentialsToken(a.app, t.credentialsClient)).header.kid).toBe(replaced.signingKid);
   });
 
+  it('a replacement whose leaked key another replacement deleted first, as a read of the keys already under way fails, the store unreadable right after: that key neither signs nor verifies here', async () => {
+    const base = createMemoryStore({ sweepIntervalSeconds: 0 });
+    const keys = base.keys!;
+    let armed = false;
+    let down = false;
+    // The next read of the keys hangs until `blip` is called, then fails: a read under way as the replacement starts.
+    let hangNext = false;
+    let blip = (): void => {};
+    const store: Store = { ...base, keys: {
+      listSigningKeys: async () => {
+        if (hangNext) {
+          hangNext = false;
+          await new Promise<void>((resolve) => { blip = resolve; });
+          throw new StoreUnavailableError('PostgreSQL store unavailable (connection reset)');
+        }
+        if (down) throw new StoreUnavailableError('PostgreSQL store unavailable (connection lost)');
+        return keys.listSigningKeys();
+      },
+      saveSigningKey: async (record, options) => {
+        const saved = await keys.saveSigningKey(record, options);
+        if (armed) {
+          armed = false;
+          await replaceLeakedSigningKeys(keys);
+        }
+        return saved;
+      },
+      deleteSigningKey: async (kid) => {
+        const done = await keys.deleteSigningKey!(kid);
+        down = true;
+        blip();
+        return done;
+      },
+    } };
+    const t = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
+    const a = instance(store, HOUR);
+    const before = await clientCredentialsToken(a.app, t.credentialsClient);
+    const leakedKid = decodeJwt(before).header.kid;
+    expect((await callApi(a.app, before)).status).toBe(200);
+    // A token of a kid this instance does not know: it reads the keys again, and that read is under way.
+    hangNext = true;
+    const unknownKid = callApi(a.app, forgeJwt({ alg: 'ES256', typ: 'at+jwt', kid: 'not-a-kid-of-ours' }, {}, Buffer.from('x'))).then((res) => res.status);
+    await vi.waitFor(() => expect(hangNext).toBe(false));
+    armed = true;
+    const replaced = await a.oauth.rotateSigningKey({ leaked: true });
+    expect(replaced.deleted).not.toContain(leakedKid);
+    expect(await unknownKid).not.toBe(200);
+    expect((await callApi(a.app, before)).status).toBe(401);
+    const during = await request(a.app).post('/oauth2/token').set('Authorization', basic(t.credentialsClient)).type('form')
+      .send({ grant_type: 'client_credentials' });
+    if (during.status === 200) expect(decodeJwt((during.body as { access_token: string }).access_token).header.kid).not.toBe(leakedKid);
+    else expect(during.status).toBe(503);
+    down = false;
+    expect(decodeJwt(await clientCredentialsToken(a.app, t.credentialsClient)).header.kid).toBe(replaced.signingKid);
+  });
+
   it('a replacement the store fails midway (new key saved, one old key deleted, the next delete failing) rejects and is audited with complete: false', async () => {
     const base = createMemoryStore({ sweepIntervalSeconds: 0 });
     const keys = base.keys!;
