@@ -153,9 +153,11 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
     // the same moment, which may delete it first (so it is not in this call's `deleted`). Both: a read under way may
     // fail, and the keys held are then what this instance goes on using.
     const held = [loaded, loading];
+    // And every key the store held as it starts, which this instance may have read only meanwhile.
+    let leaked: ReadonlySet<string> = new Set();
     let replaced: ReplacedSigningKeys;
     try {
-      replaced = await replaceLeakedSigningKeys(store);
+      replaced = await replaceLeakedSigningKeys(store, (kids) => { leaked = kids; });
     } catch (error) {
       // Every key it replaced, deleted before the failure or not, is never signed or verified with here again, and
       // the keys are read afresh: the new key, saved, signs here at once.
@@ -169,7 +171,7 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
       if (loaded) loaded = { ...loaded, loadedAt: Number.NEGATIVE_INFINITY };
       throw error;
     }
-    for (const kid of replaced.deleted) replacedHere.add(kid);
+    for (const kid of [...replaced.deleted, ...leaked]) replacedHere.add(kid);
     if (loading) await loading.catch(() => undefined);
     try {
       await reload();

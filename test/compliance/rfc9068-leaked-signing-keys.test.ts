@@ -286,6 +286,52 @@ describe('RFC 9068 §4, RFC 9700 §4.10: rotateSigningKey({ leaked: true })', ()
     expect(decodeJwt(await clientCredentialsToken(a.app, t.credentialsClient)).header.kid).toBe(replaced.signingKid);
   });
 
+  it('a replacement whose leaked keys include one this instance first read during it (another instance\'s planned rotation), another replacement deleting them first, the store unreadable right after: that key does not verify here', async () => {
+    const base = createMemoryStore({ sweepIntervalSeconds: 0 });
+    const keys = base.keys!;
+    let during: (() => Promise<void>) | null = null;
+    let down = false;
+    const store: Store = { ...base, keys: {
+      listSigningKeys: async () => {
+        if (down) throw new StoreUnavailableError('PostgreSQL store unavailable (connection lost)');
+        return keys.listSigningKeys();
+      },
+      saveSigningKey: async (record, options) => {
+        const saved = await keys.saveSigningKey(record, options);
+        const then = during;
+        during = null;
+        if (then) await then();
+        return saved;
+      },
+      deleteSigningKey: async (kid) => {
+        const done = await keys.deleteSigningKey!(kid);
+        down = true;
+        return done;
+      },
+    } };
+    const t = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
+    const a = instance(store, HOUR);
+    const before = await clientCredentialsToken(a.app, t.credentialsClient);
+    // Another instance's planned rotation, which this one has not read yet: its key was in the store as the leak was found.
+    const planned = await instance(base, HOUR).oauth.rotateSigningKey();
+    const kept = (await keys.listSigningKeys()).find((record) => record.kid === planned.kid)!;
+    const forged = forgeJwt({ alg: kept.algorithm, typ: 'at+jwt', kid: kept.kid }, { ...decodeJwt(before).claims, exp: Math.floor(Date.now() / 1000) + YEAR },
+      createPrivateKey(kept.privateKeyPem));
+    during = async () => {
+      // As this replacement saves its key: a token of the planned key makes this instance read the keys (it learns the
+      // planned key), then another replacement (the CLI) runs to its end, deleting every key, the planned one too.
+      expect((await callApi(a.app, forged)).status).toBe(200);
+      await replaceLeakedSigningKeys(keys);
+    };
+    const replaced = await a.oauth.rotateSigningKey({ leaked: true });
+    expect(replaced.deleted).not.toContain(planned.kid);
+    expect(await storedKids(base)).toEqual([replaced.signingKid]);
+    // The store unreadable: the planned key, leaked with the others and deleted, is refused here all the same.
+    expect((await callApi(a.app, forged)).status).toBe(401);
+    down = false;
+    expect((await callApi(a.app, forged)).status).toBe(401);
+  });
+
   it('a replacement the store fails midway (new key saved, one old key deleted, the next delete failing) rejects and is audited with complete: false', async () => {
     const base = createMemoryStore({ sweepIntervalSeconds: 0 });
     const keys = base.keys!;
