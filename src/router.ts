@@ -199,6 +199,8 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
     const pages: ReadonlyArray<readonly [string, RouterAddress['method']]> = [['authorize', 'GET'], ['login', 'POST'], ['consent', 'POST'],
       ['logout', 'POST'], ...(resolved.consentsPage ? [['consents', 'GET'], ['consents/withdraw', 'POST']] as const : [])];
     for (const [page, method] of pages) addresses.set(`${base}/${page}`, { method, kind: 'page' });
+    // Its HEAD is the 405 above, body or not: oauth.errorHandler walks it there rather than send it to itself again.
+    addresses.set(`${base}/authorize`, { method: 'GET', kind: 'page', head: false });
     // Both issuers publish the same keys, so no dispatch by issuer is needed. Another method is 405, not the host's 404.
     if (jwks) {
       router.route(`${base}/jwks`).get(jwks).all(documentMethodNotAllowed);

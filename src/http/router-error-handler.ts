@@ -10,7 +10,8 @@ import { sendTokenEndpointError } from './send-token-endpoint-error.js';
  * JWKS; else an RFC 6749 §5.2 JSON endpoint. Only the POST routes read a body: no GET of the router does.
  */
 export type RouterAddress =
-  | { readonly method: 'GET'; readonly kind: 'page' | 'document' }
+  // `head: false`: HEAD is refused there (405), as by the authorization endpoint, whose GET may issue a code.
+  | { readonly method: 'GET'; readonly kind: 'page' | 'document'; readonly head?: false }
   | { readonly method: 'POST'; readonly kind: 'page' | 'token' | 'revocation' | 'introspection' };
 
 /**
@@ -71,7 +72,8 @@ export function createRouterErrorHandler(
     // client follows as a GET without the body. Walked through the router from here instead, it skipped what the host
     // mounts between its parser and the router, its session (a 500 of a router mounted before it), its sign-in and
     // any gate it keeps (an address allowlist, a rate limit): a malformed body was the way past them.
-    const again = address.kind === 'page' && address.method === 'GET' && (req.method === 'GET' || req.method === 'HEAD');
+    const again = address.kind === 'page' && address.method === 'GET'
+      && (req.method === 'GET' || (req.method === 'HEAD' && address.head !== false));
     if ((address.method !== req.method && !again) || address.kind === 'document') {
       // The handlers that answer here read no body (a 405, a document), and answer the same whatever the host mounts
       // before the router: a body refused that none of them would read changes nothing. Should the router pass the request

@@ -429,6 +429,18 @@ describe('oauth.errorHandler behind Express defaults, express.json() and express
     }
   });
 
+  it('HEAD with a body the host parser refused: the authorization endpoint\'s 405 (Allow: GET) at once, as without it; the connected-applications page sent to itself (303)', async () => {
+    const authorize = `/oauth2/authorize?${authorizeQuery(codeClient)}`;
+    const plain = await send('HEAD', authorize);
+    expect(plain.status).toBe(405);
+    const withBody = await send('HEAD', authorize, '{x}', 'application/json');
+    expect(withBody.status, 'the method is wrong whatever the body').toBe(405);
+    expect(withBody.headers.allow).toBe(plain.headers.allow);
+    const consents = await send('HEAD', '/oauth2/consents', '{x}', 'application/json');
+    expect(consents.status).toBe(303);
+    expect(consents.headers.location).toBe('/oauth2/consents');
+  });
+
   it('the forms: another method with malformed JSON or a form over the host\'s limit is the 405 page, Allow: POST', async () => {
     for (const path of ['/oauth2/login', '/oauth2/consent', '/legacy/oauth2/logout']) {
       for (const [body, type] of [['{x}', 'application/json'], [`a=${'b'.repeat(200 * 1024)}`, 'application/x-www-form-urlencoded']] as const) {
