@@ -235,10 +235,14 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
 
   return {
     async signer() {
-      const { key } = signerAt(await fresh(), Date.now());
-      // Only a key set loaded before this instance replaced its keys as leaked, the store unreadable since, has one.
-      if (replacedHere.has(key.kid)) throw new StoreUnavailableError('express-oauth-router: the signing keys replaced as leaked could not be read again');
-      return key;
+      const keys = await fresh();
+      const { key } = signerAt(keys, Date.now());
+      if (!replacedHere.has(key.kid)) return key;
+      // Only a key set loaded before this instance's leaked-key replacement finished, the store unreadable since, has one.
+      // Read during it, the set holds the replacement's new key too, which signs at once (a leaked key's successor is
+      // not waited for): the newest key not replaced signs. None there: refused until the store is read again.
+      for (let i = keys.keys.length - 1; i >= 0; i--) if (!replacedHere.has(keys.keys[i]!.key.kid)) return keys.keys[i]!.key;
+      throw new StoreUnavailableError('express-oauth-router: the signing keys replaced as leaked could not be read again');
     },
     async findKey(kid) {
       // Replaced here as leaked: never found again, so a token of it does not send the store a read every few seconds.

@@ -342,6 +342,47 @@ describe('RFC 9068 §4, RFC 9700 §4.10: rotateSigningKey({ leaked: true })', ()
     expect((await callApi(a.app, forged)).status).toBe(401);
   });
 
+  it('a replacement whose key set was read again during it (leaked keys and the new one), the store unreadable right after: the new key signs here, not a 503', async () => {
+    const base = createMemoryStore({ sweepIntervalSeconds: 0 });
+    const keys = base.keys!;
+    let during: (() => Promise<void>) | null = null;
+    let down = false;
+    const store: Store = { ...base, keys: {
+      listSigningKeys: async () => {
+        if (down) throw new StoreUnavailableError('PostgreSQL store unavailable (connection lost)');
+        return keys.listSigningKeys();
+      },
+      saveSigningKey: async (record, options) => {
+        const saved = await keys.saveSigningKey(record, options);
+        const then = during;
+        during = null;
+        if (then) await then();
+        return saved;
+      },
+      deleteSigningKey: async (kid) => {
+        const done = await keys.deleteSigningKey!(kid);
+        down = true;
+        return done;
+      },
+    } };
+    const t = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
+    const a = instance(store, HOUR);
+    const before = await clientCredentialsToken(a.app, t.credentialsClient);
+    const leakedKid = decodeJwt(before).header.kid;
+    // As the replacement saves its key, a token of a kid this instance does not know makes it read the keys: it then
+    // holds the leaked key and the new one, the leaked key signing (the new one is not yet published, as it reads it).
+    during = async () => {
+      expect((await callApi(a.app, forgeJwt({ alg: 'ES256', typ: 'at+jwt', kid: 'not-a-kid-of-ours' }, {}, Buffer.from('x')))).status).toBe(401);
+    };
+    const replaced = await a.oauth.rotateSigningKey({ leaked: true });
+    expect(replaced.deleted).toEqual([leakedKid]);
+    expect(down, 'the store stays unreadable').toBe(true);
+    const token = await clientCredentialsToken(a.app, t.credentialsClient);
+    expect(decodeJwt(token).header.kid).toBe(replaced.kid);
+    expect((await callApi(a.app, token)).status).toBe(200);
+    expect((await callApi(a.app, before)).status).toBe(401);
+  });
+
   it('a replacement the store fails midway (new key saved, one old key deleted, the next delete failing) rejects and is audited with complete: false', async () => {
     const base = createMemoryStore({ sweepIntervalSeconds: 0 });
     const keys = base.keys!;
