@@ -82,6 +82,15 @@ const CASES: { fault: Fault; settings: ToyStoreOptions[]; fails: string[]; runs?
   { fault: 'ids-ignore-case', settings: [{}], fails: [...EXACT_IDS, ...BINARY_ORDER] },
   { fault: 'ids-ignore-trailing-spaces', settings: [{}], fails: EXACT_IDS },
   { fault: 'raw-errors-in-outage', settings: [{}], fails: OUTAGE },
+  // Each optional or later method on its own: one the outage rule forgot to call would pass with a raw error (a 500).
+  {
+    fault: 'raw-error-in-one-method-in-outage',
+    settings: [
+      'clients.disableClient', 'clients.enableClient', 'clients.deleteClient', 'keys.deleteSigningKey', 'keys.replaceSigningKeys',
+      'clients.createClient', 'clients.updateClient', 'clients.listClients', 'tokens.revokeClientTokens', 'backendTime',
+    ].map((rawErrorMethod) => ({ rawErrorMethod })),
+    fails: OUTAGE,
+  },
   // No race, and each run waits out the suite's recovery time (5 s): two runs.
   { fault: 'no-recovery-after-outage', settings: [{}], fails: OUTAGE, runs: 2 },
   { fault: 'only-if-none-checks-a-turn-before-inserting', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent onlyIfNone saves'), PEER_ONLY_IF_NONE] },

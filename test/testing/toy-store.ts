@@ -22,6 +22,11 @@ export type Fault =
   | 'ids-ignore-trailing-spaces'
   /** (c) the driver's raw error escapes during an outage instead of StoreUnavailableError. */
   | 'raw-errors-in-outage'
+  /**
+   * (c) during an outage, the one method named by `rawErrorMethod` (say `keys.replaceSigningKeys`) rejects with a plain
+   * Error, as a method added later outside the wrapper that turns driver errors into StoreUnavailableError would.
+   */
+  | 'raw-error-in-one-method-in-outage'
   /** (c) once the backend has been out, the store never works again (no reconnection). */
   | 'no-recovery-after-outage'
   /** (d) onlyIfNone counts the keys in one round trip and inserts in the next. */
@@ -91,6 +96,8 @@ export interface ToyStoreOptions {
    * reaches the backend (and may revoke while this store hears nothing). Default: the whole backend is out.
    */
   readonly outageCutsStoreOnly?: boolean;
+  /** With `raw-error-in-one-method-in-outage`: the method (`part.method`) whose outage error is a plain Error. */
+  readonly rawErrorMethod?: string;
 }
 
 interface Backend {
@@ -464,6 +471,22 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
       },
     },
   };
+  if (has('raw-error-in-one-method-in-outage')) {
+    // `part.method`, or a method of the store itself (`backendTime`).
+    const path = (options.rawErrorMethod ?? '').split('.');
+    const name = path.pop()!;
+    const methods = path.reduce<Record<string, unknown> | undefined>((at, part) => at?.[part] as Record<string, unknown> | undefined,
+      store as unknown as Record<string, unknown>) as Record<string, (...args: unknown[]) => Promise<unknown>> | undefined;
+    const method = methods?.[name];
+    if (!method) throw new Error(`raw-error-in-one-method-in-outage: the toy store has no ${String(options.rawErrorMethod)}`);
+    methods![name] = async (...args) => {
+      try {
+        return await method(...args);
+      } catch (err) {
+        throw backend.out || link.out ? new Error(`${options.rawErrorMethod} failed: connection lost`) : err;
+      }
+    };
+  }
   if (inProcessOnly) {
     // One queue per store object: this process's calls never overlap, another instance's do.
     let tail: Promise<unknown> = Promise.resolve();
