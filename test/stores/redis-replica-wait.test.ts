@@ -9,7 +9,7 @@ import { createClient, createClientPool } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStore, type RedisStore } from '../../src/stores/redis/index.js';
 import { StoreUnavailableError } from '../../src/stores/store-unavailable-error.js';
-import { buildCode, buildTokenPair } from '../../src/testing/conformance-fixtures.js';
+import { buildClient, buildCode, buildConsent, buildKey, buildTokenPair } from '../../src/testing/conformance-fixtures.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
 import { until } from '../helpers/until.js';
 
@@ -89,6 +89,31 @@ describe.skipIf(PORTS.length !== 3)('Redis store waitForReplicas: a write no rep
       // Nor is the sweep's pruning of expired index members (the integration index of the tokens saved above): a prune
       // lost to a failover is made again by the next sweep, and one refused would stop every sweep while a replica lags.
       await expect(store.sweepExpired()).resolves.toBeUndefined();
+    } finally {
+      link.setMode('down');
+      link.setMode('up');
+    }
+    await until('the replica in sync again', async () => /master_link_status:up/.test(await info(replicaPort)), { everyMs: 100, tries: 200 });
+  });
+
+  it('with the replication stream held back, integration, consent, code-save and signing-key writes reject with StoreUnavailableError', async () => {
+    const store = await open(primaryPort, true);
+    const { client } = buildClient();
+    expect(await store.clients.createClient(client)).toBe(true);
+    const consent = buildConsent({ clientId: client.clientId });
+    await store.consents.saveConsent(consent);
+    link.setMode('hang');
+    try {
+      await expect(store.clients.createClient(buildClient().client)).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.clients.updateClient(client.clientId, { name: 'renamed' })).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.clients.disableClient!(client.clientId)).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.clients.enableClient!(client.clientId)).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.clients.deleteClient!(client.clientId)).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.consents.saveConsent(buildConsent())).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.consents.revokeConsent(consent.userId, consent.clientId)).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.codes.saveCode(buildCode())).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.keys.saveSigningKey(buildKey())).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.keys.replaceSigningKeys!(buildKey())).rejects.toBeInstanceOf(StoreUnavailableError);
     } finally {
       link.setMode('down');
       link.setMode('up');
