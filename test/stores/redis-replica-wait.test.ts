@@ -96,6 +96,20 @@ describe.skipIf(PORTS.length !== 3)('Redis store waitForReplicas: a write no rep
     await until('the replica in sync again', async () => /master_link_status:up/.test(await info(replicaPort)), { everyMs: 100, tries: 200 });
   });
 
+  it('with the replication stream held back, a signing key\'s deletion rejects with StoreUnavailableError: a leaked key deleted on the primary alone would come back with a promoted replica', async () => {
+    const store = await open(primaryPort, true);
+    const leaked = buildKey();
+    expect(await store.keys.saveSigningKey(leaked)).toBe(true);
+    link.setMode('hang');
+    try {
+      await expect(store.keys.deleteSigningKey!(leaked.kid)).rejects.toThrow(/NOREPLICAS/);
+    } finally {
+      link.setMode('down');
+      link.setMode('up');
+    }
+    await until('the replica in sync again', async () => /master_link_status:up/.test(await info(replicaPort)), { everyMs: 100, tries: 200 });
+  });
+
   it('with the replication stream held back, integration, consent, code-save and signing-key writes reject with StoreUnavailableError', async () => {
     const store = await open(primaryPort, true);
     const { client } = buildClient();

@@ -1,4 +1,4 @@
-// The Redis store's signing-key part: one hash (kid → JSON record), insert-if-none and replacement each as one Lua script.
+// The Redis store's signing-key part: one hash (kid → JSON record), every write (insert-if-none, deletion, replacement) one Lua script.
 import { createHash } from 'node:crypto';
 import type { SaveSigningKeyOptions, SigningKeyRecord, SigningKeyStore } from '../contract.js';
 import { compareSigningKeys } from '../store-policy.js';
@@ -13,6 +13,15 @@ const SAVE_SIGNING_KEY: RedisScript = (() => {
   const source = `
 if ARGV[3] == '1' and redis.call('HLEN', KEYS[1]) > 0 then return 0 end
 return redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])`;
+  return { source, sha: createHash('sha1').update(source).digest('hex') };
+})();
+
+/**
+ * KEYS signing-keys hash; ARGV kid. A script only so that it goes through `run`, which `waitForReplicas` confirms: a
+ * deletion (of a leaked or retired key) only the primary holds is undone by its replica's promotion, and the key is back.
+ */
+const DELETE_SIGNING_KEY: RedisScript = (() => {
+  const source = `return redis.call('HDEL', KEYS[1], ARGV[1])`;
   return { source, sha: createHash('sha1').update(source).digest('hex') };
 })();
 
@@ -64,7 +73,7 @@ export function createRedisKeyStore(prefix: string, run: RunScript, send: RedisS
       return Number(inserted) === 1;
     },
     async deleteSigningKey(kid: string): Promise<boolean> {
-      return Number(await send(['HDEL', hash, kid])) === 1;
+      return Number(await run(DELETE_SIGNING_KEY, [hash], [kid])) === 1;
     },
     async replaceSigningKeys(record: SigningKeyRecord): Promise<readonly string[]> {
       const stored: StoredKey = { ...record, createdAt: record.createdAt.getTime() };
