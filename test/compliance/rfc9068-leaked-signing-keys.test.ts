@@ -46,6 +46,42 @@ function stepwise(keys: NonNullable<Store['keys']>): NonNullable<Store['keys']> 
   return { listSigningKeys, saveSigningKey, ...(deleteSigningKey ? { deleteSigningKey } : {}) };
 }
 
+/**
+ * A memory store whose keys take the three-step replacement (no `replaceSigningKeys`): `whileSaving` runs once as the
+ * next save completes (something at the same moment), and the first delete (the replacement's step) leaves the store
+ * unable to read the keys until `up()`.
+ */
+function downAfterFirstDelete() {
+  const base = createMemoryStore({ sweepIntervalSeconds: 0 });
+  const keys = base.keys!;
+  let during: (() => Promise<void>) | null = null;
+  let down = false;
+  const store: Store = { ...base, keys: {
+    listSigningKeys: async () => {
+      if (down) throw new StoreUnavailableError('PostgreSQL store unavailable (connection lost)');
+      return keys.listSigningKeys();
+    },
+    saveSigningKey: async (record, options) => {
+      const saved = await keys.saveSigningKey(record, options);
+      const then = during;
+      during = null;
+      if (then) await then();
+      return saved;
+    },
+    deleteSigningKey: async (kid) => {
+      const done = await keys.deleteSigningKey!(kid);
+      down = true;
+      return done;
+    },
+  } };
+  return {
+    base, keys, store,
+    whileSaving: (then: () => Promise<void>) => { during = then; },
+    isDown: () => down,
+    up: () => { down = false; },
+  };
+}
+
 afterEach(() => { vi.useRealTimers(); });
 
 describe('RFC 9068 §4: a retired key is deleted from the store, so it never verifies again', () => {
@@ -297,28 +333,7 @@ describe('RFC 9068 §4, RFC 9700 §4.10: rotateSigningKey({ leaked: true })', ()
   });
 
   it('a replacement whose leaked keys include one this instance first read during it (another instance\'s planned rotation), another replacement deleting them first, the store unreadable right after: that key does not verify here', async () => {
-    const base = createMemoryStore({ sweepIntervalSeconds: 0 });
-    const keys = base.keys!;
-    let during: (() => Promise<void>) | null = null;
-    let down = false;
-    const store: Store = { ...base, keys: {
-      listSigningKeys: async () => {
-        if (down) throw new StoreUnavailableError('PostgreSQL store unavailable (connection lost)');
-        return keys.listSigningKeys();
-      },
-      saveSigningKey: async (record, options) => {
-        const saved = await keys.saveSigningKey(record, options);
-        const then = during;
-        during = null;
-        if (then) await then();
-        return saved;
-      },
-      deleteSigningKey: async (kid) => {
-        const done = await keys.deleteSigningKey!(kid);
-        down = true;
-        return done;
-      },
-    } };
+    const { base, keys, store, whileSaving, up } = downAfterFirstDelete();
     const t = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
     const a = instance(store, HOUR);
     const before = await clientCredentialsToken(a.app, t.credentialsClient);
@@ -327,56 +342,35 @@ describe('RFC 9068 §4, RFC 9700 §4.10: rotateSigningKey({ leaked: true })', ()
     const kept = (await keys.listSigningKeys()).find((record) => record.kid === planned.kid)!;
     const forged = forgeJwt({ alg: kept.algorithm, typ: 'at+jwt', kid: kept.kid }, { ...decodeJwt(before).claims, exp: Math.floor(Date.now() / 1000) + YEAR },
       createPrivateKey(kept.privateKeyPem));
-    during = async () => {
+    whileSaving(async () => {
       // As this replacement saves its key: a token of the planned key makes this instance read the keys (it learns the
       // planned key), then another replacement (the CLI) runs to its end, deleting every key, the planned one too.
       expect((await callApi(a.app, forged)).status).toBe(200);
       await replaceLeakedSigningKeys(stepwise(keys));
-    };
+    });
     const replaced = await a.oauth.rotateSigningKey({ leaked: true });
     expect(replaced.deleted).not.toContain(planned.kid);
     expect(await storedKids(base)).toEqual([replaced.signingKid]);
     // The store unreadable: the planned key, leaked with the others and deleted, is refused here all the same.
     expect((await callApi(a.app, forged)).status).toBe(401);
-    down = false;
+    up();
     expect((await callApi(a.app, forged)).status).toBe(401);
   });
 
   it('a replacement whose key set was read again during it (leaked keys and the new one), the store unreadable right after: the new key signs here, not a 503', async () => {
-    const base = createMemoryStore({ sweepIntervalSeconds: 0 });
-    const keys = base.keys!;
-    let during: (() => Promise<void>) | null = null;
-    let down = false;
-    const store: Store = { ...base, keys: {
-      listSigningKeys: async () => {
-        if (down) throw new StoreUnavailableError('PostgreSQL store unavailable (connection lost)');
-        return keys.listSigningKeys();
-      },
-      saveSigningKey: async (record, options) => {
-        const saved = await keys.saveSigningKey(record, options);
-        const then = during;
-        during = null;
-        if (then) await then();
-        return saved;
-      },
-      deleteSigningKey: async (kid) => {
-        const done = await keys.deleteSigningKey!(kid);
-        down = true;
-        return done;
-      },
-    } };
+    const { store, whileSaving, isDown } = downAfterFirstDelete();
     const t = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
     const a = instance(store, HOUR);
     const before = await clientCredentialsToken(a.app, t.credentialsClient);
     const leakedKid = decodeJwt(before).header.kid;
     // As the replacement saves its key, a token of a kid this instance does not know makes it read the keys: it then
     // holds the leaked key and the new one, the leaked key signing (the new one is not yet published, as it reads it).
-    during = async () => {
+    whileSaving(async () => {
       expect((await callApi(a.app, forgeJwt({ alg: 'ES256', typ: 'at+jwt', kid: 'not-a-kid-of-ours' }, {}, Buffer.from('x')))).status).toBe(401);
-    };
+    });
     const replaced = await a.oauth.rotateSigningKey({ leaked: true });
     expect(replaced.deleted).toEqual([leakedKid]);
-    expect(down, 'the store stays unreadable').toBe(true);
+    expect(isDown(), 'the store stays unreadable').toBe(true);
     const token = await clientCredentialsToken(a.app, t.credentialsClient);
     expect(decodeJwt(token).header.kid).toBe(replaced.kid);
     expect((await callApi(a.app, token)).status).toBe(200);

@@ -155,6 +155,28 @@ describe('a host whose request timeout (connect-timeout) answered a token reques
   });
 });
 
+/**
+ * connect-timeout as it times a request: from its arrival until its response closes (connect-timeout's on-finished),
+ * then 503 through `next`; only while `armed()`, so that the requests before the one under test are not timed.
+ */
+function timeoutWhile(armed: () => boolean): express.RequestHandler {
+  return (req, res, next) => {
+    if (armed()) {
+      const timer = setTimeout(() => {
+        (req as { timedout?: boolean }).timedout = true;
+        next(Object.assign(new Error('Response timeout'), { status: 503, code: 'ETIMEDOUT' }));
+      }, TIMEOUT_MS);
+      res.once('close', () => clearTimeout(timer));
+    }
+    next();
+  };
+}
+
+/** The host's error handler, noting each error it hears in `heard`. */
+function recordingHostErrors(heard: string[]): express.ErrorRequestHandler {
+  return (err: { message: string }, req, res, next) => { heard.push(err.message); hostErrorHandler(err, req, res, next); };
+}
+
 /** `call`, answered only after the host's timeout: a store or a host source that is slow (a busy database). */
 function pastTheTimeout<A extends unknown[], R>(call: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
   return async (...args) => {
@@ -172,7 +194,7 @@ async function getPastHostTimeout(mount: (app: express.Express) => void, path: s
   const app = express();
   app.use(connectTimeoutLike);
   mount(app);
-  app.use(((err: { message: string }, req, res, next) => { hostErrors.push(err.message); hostErrorHandler(err, req, res, next); }) as express.ErrorRequestHandler);
+  app.use(recordingHostErrors(hostErrors));
   const server = app.listen(0, '127.0.0.1');
   try {
     await new Promise((resolve) => server.once('listening', resolve));
@@ -284,18 +306,9 @@ describe('a host whose request timeout answers while a sign-in waits on a slow r
     // (its on-finished of the response): the stand-in above stops at the request's close, which Node emits as soon as
     // a quick body is read.
     let timed = false;
-    app.use((req, res, next) => {
-      if (timed) {
-        const timer = setTimeout(() => {
-          (req as { timedout?: boolean }).timedout = true;
-          next(Object.assign(new Error('Response timeout'), { status: 503, code: 'ETIMEDOUT' }));
-        }, TIMEOUT_MS);
-        res.once('close', () => clearTimeout(timer));
-      }
-      next();
-    });
+    app.use(timeoutWhile(() => timed));
     app.use(oauth.router);
-    app.use(((err: { message: string }, req, res, next) => { hostErrors.push(err.message); hostErrorHandler(err, req, res, next); }) as express.ErrorRequestHandler);
+    app.use(recordingHostErrors(hostErrors));
     const server = app.listen(0, '127.0.0.1');
     try {
       await new Promise((resolve) => server.once('listening', resolve));
@@ -345,18 +358,9 @@ describe('a host whose request timeout answers while a sign-out waits on a slow 
     const app = express();
     // Only the sign-out is timed, until it is answered, as connect-timeout times a request.
     let timed = false;
-    app.use((req, res, next) => {
-      if (timed) {
-        const timer = setTimeout(() => {
-          (req as { timedout?: boolean }).timedout = true;
-          next(Object.assign(new Error('Response timeout'), { status: 503, code: 'ETIMEDOUT' }));
-        }, TIMEOUT_MS);
-        res.once('close', () => clearTimeout(timer));
-      }
-      next();
-    });
+    app.use(timeoutWhile(() => timed));
     app.use(oauth.router);
-    app.use(((err: { message: string }, req, res, next) => { hostErrors.push(err.message); hostErrorHandler(err, req, res, next); }) as express.ErrorRequestHandler);
+    app.use(recordingHostErrors(hostErrors));
     const server = app.listen(0, '127.0.0.1');
     try {
       await new Promise((resolve) => server.once('listening', resolve));
@@ -396,18 +400,9 @@ describe('a host whose request timeout answers while a sign-in waits on a slow d
     const { client } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
     const hostErrors: string[] = [];
     const app = express();
-    app.use((req, res, next) => {
-      if (slow) {
-        const timer = setTimeout(() => {
-          (req as { timedout?: boolean }).timedout = true;
-          next(Object.assign(new Error('Response timeout'), { status: 503, code: 'ETIMEDOUT' }));
-        }, TIMEOUT_MS);
-        res.once('close', () => clearTimeout(timer));
-      }
-      next();
-    });
+    app.use(timeoutWhile(() => slow));
     app.use(oauth.router);
-    app.use(((err: { message: string }, req, res, next) => { hostErrors.push(err.message); hostErrorHandler(err, req, res, next); }) as express.ErrorRequestHandler);
+    app.use(recordingHostErrors(hostErrors));
     const server = app.listen(0, '127.0.0.1');
     try {
       await new Promise((resolve) => server.once('listening', resolve));
@@ -445,16 +440,7 @@ describe('a host whose request timeout answers while a sign-in waits on a slow d
     // What the host keeps in its session (a cart, a language, its own sign-in).
     app.post('/host/note', (req, res) => { (req.session as unknown as { note?: string }).note = 'kept'; res.status(204).end(); });
     app.get('/host/note', (req, res) => { res.json({ note: (req.session as unknown as { note?: string }).note ?? null }); });
-    app.use((req, res, next) => {
-      if (slow) {
-        const timer = setTimeout(() => {
-          (req as { timedout?: boolean }).timedout = true;
-          next(Object.assign(new Error('Response timeout'), { status: 503, code: 'ETIMEDOUT' }));
-        }, TIMEOUT_MS);
-        res.once('close', () => clearTimeout(timer));
-      }
-      next();
-    });
+    app.use(timeoutWhile(() => slow));
     app.use(oauth.router);
     app.use(hostErrorHandler);
     const server = app.listen(0, '127.0.0.1');
