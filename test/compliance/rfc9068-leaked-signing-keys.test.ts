@@ -231,38 +231,15 @@ describe('RFC 9068 §4, RFC 9700 §4.10: rotateSigningKey({ leaked: true })', ()
   });
 
   it('a replacement whose leaked key another replacement deleted first (the CLI at the same moment), the store unreadable right after: that key neither signs nor verifies here', async () => {
-    const base = createMemoryStore({ sweepIntervalSeconds: 0 });
-    const keys = base.keys!;
-    // Armed: once this instance's replacement has saved its key, another replacement (oauth-admin keys replace-leaked
-    // on another machine) runs to its end, deleting the leaked key first; then the store stops answering reads of the keys.
-    let armed = false;
-    let down = false;
-    const store: Store = { ...base, keys: {
-      listSigningKeys: async () => {
-        if (down) throw new StoreUnavailableError('PostgreSQL store unavailable (connection lost)');
-        return keys.listSigningKeys();
-      },
-      saveSigningKey: async (record, options) => {
-        const saved = await keys.saveSigningKey(record, options);
-        if (armed) {
-          armed = false;
-          await replaceLeakedSigningKeys(stepwise(keys));
-        }
-        return saved;
-      },
-      deleteSigningKey: async (kid) => {
-        const done = await keys.deleteSigningKey!(kid);
-        // This replacement's last step (its own key, older than the other's): the store is unreadable from here.
-        down = true;
-        return done;
-      },
-    } };
+    // Once this instance's replacement has saved its key, another replacement (oauth-admin keys replace-leaked on another
+    // machine) runs to its end, deleting the leaked key first; this one's last delete leaves the store unreadable.
+    const { keys, store, whileSaving, up } = downAfterFirstDelete();
     const t = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
     const a = instance(store, HOUR);
     const before = await clientCredentialsToken(a.app, t.credentialsClient);
     const leakedKid = decodeJwt(before).header.kid;
     expect((await callApi(a.app, before)).status).toBe(200);
-    armed = true;
+    whileSaving(async () => { await replaceLeakedSigningKeys(stepwise(keys)); });
     const replaced = await a.oauth.rotateSigningKey({ leaked: true });
     // The other replacement deleted the leaked key, and this one's own: its newer key signs.
     expect(replaced.deleted).not.toContain(leakedKid);
@@ -273,7 +250,7 @@ describe('RFC 9068 §4, RFC 9700 §4.10: rotateSigningKey({ leaked: true })', ()
       .send({ grant_type: 'client_credentials' });
     if (during.status === 200) expect(decodeJwt((during.body as { access_token: string }).access_token).header.kid).not.toBe(leakedKid);
     else expect(during.status).toBe(503);
-    down = false;
+    up();
     expect(decodeJwt(await clientCredentialsToken(a.app, t.credentialsClient)).header.kid).toBe(replaced.signingKid);
   });
 

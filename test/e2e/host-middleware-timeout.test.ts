@@ -177,6 +177,14 @@ function recordingHostErrors(heard: string[]): express.ErrorRequestHandler {
   return (err: { message: string }, req, res, next) => { heard.push(err.message); hostErrorHandler(err, req, res, next); };
 }
 
+/** A valid authorization request (PKCE S256, `state=slow`) of `clientId`, as a browser sends it. */
+function slowAuthorizeQuery(clientId: string): URLSearchParams {
+  return new URLSearchParams({
+    response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, state: 'slow',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256',
+  });
+}
+
 /** `call`, answered only after the host's timeout: a store or a host source that is slow (a busy database). */
 function pastTheTimeout<A extends unknown[], R>(call: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
   return async (...args) => {
@@ -234,10 +242,7 @@ describe('a host whose request timeout answers while the router or its metrics w
     const oauth = createTestRouter(store, { logger: { warn() {}, error: (line: string) => { errors.push(line); } } });
     const { client } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
     store.clients.findClient = pastTheTimeout(store.clients.findClient.bind(store.clients));
-    const query = new URLSearchParams({
-      response_type: 'code', client_id: client.clientId, redirect_uri: REDIRECT_URI, state: 'slow',
-      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256',
-    });
+    const query = slowAuthorizeQuery(client.clientId);
     // A browser without the sign-in form's cookie: the page written late would set it.
     const hostErrors = await getPastHostTimeout((app) => app.use(oauth.router), `/oauth2/authorize?${query}`);
     expect(errors, 'no "unexpected" error is logged for an answer the host gave').toEqual([]);
@@ -252,10 +257,7 @@ describe('a host whose request timeout answers while the router or its metrics w
     });
     const { client } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
     store.clients.findClient = pastTheTimeout(store.clients.findClient.bind(store.clients));
-    const query = new URLSearchParams({
-      response_type: 'code', client_id: client.clientId, redirect_uri: REDIRECT_URI, state: 'slow',
-      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256',
-    });
+    const query = slowAuthorizeQuery(client.clientId);
     const hostErrors = await getPastHostTimeout((app) => app.use(oauth.router), `/oauth2/authorize?${query}`);
     expect(errors, 'no "unexpected" error is logged for an answer the host gave').toEqual([]);
     expect(hostErrors, 'the host hears of its own timeout only').toEqual(['Response timeout']);
