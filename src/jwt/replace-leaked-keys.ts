@@ -41,25 +41,29 @@ export interface ReplacedSigningKeys {
  * path is safe against a store failing midway: the steps above, on a store without it, leave a failure's leaked keys
  * in the store (SigningKeysReplacementIncompleteError), signing on every other instance until the replacement is run
  * again.
- * `listed` (the steps above only) is told the kids of the keys it replaces as soon as they are listed: a replacement
- * at the same moment may delete some first, so they are not all in `deleted`, and a caller that holds keys refuses
- * them all the same.
+ * `listed` is told the kids of the keys it replaces as soon as they are listed: a replacement at the same moment may
+ * delete some first, so they are not all in `deleted`, and a caller that holds keys refuses them all the same. Given,
+ * the atomic path lists the keys first too (one read more): every key it lists is gone once it commits, whoever
+ * deleted it, and a caller that read one meanwhile (another instance's planned rotation) must not keep it.
  * @throws StoreCapabilityError when the store has neither `replaceSigningKeys` nor `deleteSigningKey`, before anything
  *   is written; SigningKeysReplacementIncompleteError, without `replaceSigningKeys`, when the new key was saved but a
  *   later step failed (what was deleted in it); with it, what the store threw (nothing was done, or all of it).
  * @see RFC 9068 §4, RFC 7517 §5, RFC 9700 §4.10.
  */
 export async function replaceLeakedSigningKeys(
-  store: SigningKeyStore, listed: (leaked: ReadonlySet<string>) => void = () => {},
+  store: SigningKeyStore, listed?: (leaked: ReadonlySet<string>) => void,
 ): Promise<ReplacedSigningKeys> {
-  if (typeof store.replaceSigningKeys === 'function') return replaceAtomically(store as ReplacingKeyStore);
+  if (typeof store.replaceSigningKeys === 'function') {
+    if (listed) listed(new Set((await store.listSigningKeys()).map((record) => record.kid)));
+    return replaceAtomically(store as ReplacingKeyStore);
+  }
   if (typeof store.deleteSigningKey !== 'function') {
     throw new StoreCapabilityError('express-oauth-router: replacing leaked signing keys needs store.keys.replaceSigningKeys or store.keys.deleteSigningKey, which this store lacks; '
       + "delete the leaked key's record by hand (README, \"JWT access tokens\")");
   }
   const before = await store.listSigningKeys();
   const leaked = new Set(before.map((record) => record.kid));
-  listed(leaked);
+  listed?.(leaked);
   const newest = Math.max(0, ...before.map((record) => record.createdAt.getTime()));
   const record: SigningKeyRecord = generateSigningKeyRecord(new Date(Math.max(Date.now(), newest + 1)));
   await store.saveSigningKey(record);

@@ -82,6 +82,39 @@ function downAfterFirstDelete() {
   };
 }
 
+/**
+ * A memory store whose keys replace in one atomic step (`replaceSigningKeys`): `whileReplacing` runs once as the next
+ * replacement starts, before its commit (something at the same moment); from the commit on, the keys cannot be read
+ * until `up()`. With `loseAnswer`, the commit's answer is lost: the call rejects though the store did all of it.
+ */
+function downAfterReplace(loseAnswer = false) {
+  const base = createMemoryStore({ sweepIntervalSeconds: 0 });
+  const keys = base.keys!;
+  let during: (() => Promise<void>) | null = null;
+  let down = false;
+  const store: Store = { ...base, keys: {
+    ...keys,
+    listSigningKeys: async () => {
+      if (down) throw new StoreUnavailableError('PostgreSQL store unavailable (connection lost)');
+      return keys.listSigningKeys();
+    },
+    replaceSigningKeys: async (record) => {
+      const then = during;
+      during = null;
+      if (then) await then();
+      const deleted = await keys.replaceSigningKeys!(record);
+      down = true;
+      if (loseAnswer) throw new StoreUnavailableError('PostgreSQL store unavailable (connection lost)');
+      return deleted;
+    },
+  } };
+  return {
+    base, keys, store,
+    whileReplacing: (then: () => Promise<void>) => { during = then; },
+    up: () => { down = false; },
+  };
+}
+
 afterEach(() => { vi.useRealTimers(); });
 
 describe('RFC 9068 §4: a retired key is deleted from the store, so it never verifies again', () => {
@@ -332,6 +365,33 @@ describe('RFC 9068 §4, RFC 9700 §4.10: rotateSigningKey({ leaked: true })', ()
     expect((await callApi(a.app, forged)).status).toBe(401);
     up();
     expect((await callApi(a.app, forged)).status).toBe(401);
+  });
+
+  it('a replacement in one atomic step whose leaked keys include one this instance first read during it, another replacement deleting them first, the store unreadable right after: that key does not verify here', async () => {
+    const { base, keys, store, whileReplacing, up } = downAfterReplace();
+    const t = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
+    const a = instance(store, HOUR);
+    const before = await clientCredentialsToken(a.app, t.credentialsClient);
+    // Another instance's planned rotation, which this one has not read yet: its key was in the store as the leak was found.
+    const planned = await instance(base, HOUR).oauth.rotateSigningKey();
+    const kept = (await keys.listSigningKeys()).find((record) => record.kid === planned.kid)!;
+    const forged = forgeJwt({ alg: kept.algorithm, typ: 'at+jwt', kid: kept.kid }, { ...decodeJwt(before).claims, exp: Math.floor(Date.now() / 1000) + YEAR },
+      createPrivateKey(kept.privateKeyPem));
+    whileReplacing(async () => {
+      // Before this replacement commits: a token of the planned key makes this instance read the keys (it learns the
+      // planned key), then another replacement (the CLI) commits, deleting every key, the planned one too.
+      expect((await callApi(a.app, forged)).status).toBe(200);
+      await replaceLeakedSigningKeys(keys);
+    });
+    const replaced = await a.oauth.rotateSigningKey({ leaked: true });
+    expect(replaced.deleted).not.toContain(planned.kid);
+    expect(await storedKids(base)).toEqual([replaced.kid]);
+    // The store unreadable: the planned key, leaked with the others and deleted by the other replacement, is refused here.
+    expect((await callApi(a.app, forged)).status).toBe(401);
+    expect((await callApi(a.app, before)).status).toBe(401);
+    up();
+    expect((await callApi(a.app, forged)).status).toBe(401);
+    expect(decodeJwt(await clientCredentialsToken(a.app, t.credentialsClient)).header.kid).toBe(replaced.kid);
   });
 
   it('a replacement whose key set was read again during it (leaked keys and the new one), the store unreadable right after: the new key signs here, not a 503', async () => {
