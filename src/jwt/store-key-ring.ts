@@ -80,6 +80,19 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
    * Only grows by a replacement.
    */
   const replacedHere = new Set<string>();
+  /**
+   * Kids held or listed as a store's atomic replacement (`replaceSigningKeys`) started, which then failed: it did all
+   * of it or nothing, and only the store knows which (an answer lost after the commit). Not used until a read of the
+   * keys started after the failure answers (`after`, counted in `loadsStarted`): the key set held meanwhile may be
+   * the leaked one the store has deleted, and an attacker holding a leaked key would be honoured here all along.
+   */
+  let unsettled: { readonly kids: ReadonlySet<string>; readonly after: number } | null = null;
+  let loadsStarted = 0;
+
+  /** A kid this instance does not sign or verify with: replaced here as leaked, or held while a failed replacement is unsettled. */
+  function refused(kid: string): boolean {
+    return replacedHere.has(kid) || (unsettled?.kids.has(kid) ?? false);
+  }
 
   function parse(record: SigningKeyRecord): SigningKey | null {
     const cached = parsed.get(record.kid);
@@ -152,7 +165,8 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
     // The keys held here, and those being read, as it starts: every one of them is replaced, by this call or by one at
     // the same moment, which may delete it first (so it is not in this call's `deleted`). Both: a read under way may
     // fail, and the keys held are then what this instance goes on using.
-    const held = [loaded, loading];
+    const [heldKeys, heldReading] = [loaded, loading];
+    const held = [heldKeys, heldReading];
     // And every key the store held as it starts, which this instance may have read only meanwhile.
     let leaked: ReadonlySet<string> = new Set();
     let replaced: ReplacedSigningKeys;
@@ -167,8 +181,18 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
       }
       // The store's atomic replacement (replaceSigningKeys) failing did all of it or nothing, and only the store
       // knows which (its answer lost after the commit): read afresh, this instance signs with what the store holds,
-      // rather than with a deleted leaked key until its next refresh.
+      // rather than with a deleted leaked key until its next refresh. Until that read answers, the keys held or listed
+      // as it started are not used: the store unreadable, they would sign and verify here though deleted.
       if (loaded) loaded = { ...loaded, loadedAt: Number.NEGATIVE_INFINITY };
+      if (!(error instanceof SigningKeysReplacementIncompleteError) && typeof store.replaceSigningKeys === 'function') {
+        const kids = new Set(leaked);
+        const after = loadsStarted;
+        for (const entry of heldKeys?.keys ?? []) kids.add(entry.key.kid);
+        unsettled = { kids, after };
+        // A read under way as it started answers with keys held here from then on: refused too, until settled.
+        const read = await heldReading?.catch(() => null);
+        for (const entry of read?.keys ?? []) kids.add(entry.key.kid);
+      }
       throw error;
     }
     for (const kid of [...replaced.deleted, ...leaked]) replacedHere.add(kid);
@@ -195,15 +219,21 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
 
   /** One load at a time: concurrent callers share it. */
   function reload(): Promise<LoadedKeys> {
-    loading ??= load()
-      .then((keys) => (loaded = keys))
+    if (loading) return loading;
+    const started = ++loadsStarted;
+    loading = load()
+      .then((keys) => {
+        // Read after a failed atomic replacement: what the store holds is known again, leaked keys gone or not.
+        if (unsettled !== null && started > unsettled.after) unsettled = null;
+        return (loaded = keys);
+      })
       .finally(() => { loading = null; });
     return loading;
   }
 
   function lookup(keys: LoadedKeys, kid: string): SigningKey | null {
     const entry = keys.byKid.get(kid);
-    return entry && entry.verifyUntil > Date.now() && !replacedHere.has(kid) ? entry.key : null;
+    return entry && entry.verifyUntil > Date.now() && !refused(kid) ? entry.key : null;
   }
 
   async function fresh(): Promise<LoadedKeys> {
@@ -237,11 +267,11 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
     async signer() {
       const keys = await fresh();
       const { key } = signerAt(keys, Date.now());
-      if (!replacedHere.has(key.kid)) return key;
+      if (!refused(key.kid)) return key;
       // Only a key set loaded before this instance's leaked-key replacement finished, the store unreadable since, has one.
       // Read during it, the set holds the replacement's new key too, which signs at once (a leaked key's successor is
       // not waited for): the newest key not replaced signs. None there: refused until the store is read again.
-      for (let i = keys.keys.length - 1; i >= 0; i--) if (!replacedHere.has(keys.keys[i]!.key.kid)) return keys.keys[i]!.key;
+      for (let i = keys.keys.length - 1; i >= 0; i--) if (!refused(keys.keys[i]!.key.kid)) return keys.keys[i]!.key;
       throw new StoreUnavailableError('express-oauth-router: the signing keys replaced as leaked could not be read again');
     },
     async findKey(kid) {
@@ -269,7 +299,7 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
     async publishedKeys() {
       const keys = await fresh();
       const now = Date.now();
-      return [...keys.byKid.values()].filter((entry) => entry.verifyUntil > now && !replacedHere.has(entry.key.kid)).map((entry) => entry.key);
+      return [...keys.byKid.values()].filter((entry) => entry.verifyUntil > now && !refused(entry.key.kid)).map((entry) => entry.key);
     },
     async rotate(options = {}) {
       if (options.leaked === true) return replaceLeaked();

@@ -394,6 +394,44 @@ describe('RFC 9068 §4, RFC 9700 §4.10: rotateSigningKey({ leaked: true })', ()
     expect(decodeJwt(await clientCredentialsToken(a.app, t.credentialsClient)).header.kid).toBe(replaced.kid);
   });
 
+  it('a replacement in one atomic step whose answer is lost after its commit, the store unreadable since: no leaked key signs or verifies here until the store answers', async () => {
+    const { base, keys, store, up } = downAfterReplace(true);
+    const t = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
+    const a = instance(store, HOUR);
+    const before = await clientCredentialsToken(a.app, t.credentialsClient);
+    const leakedKid = decodeJwt(before).header.kid;
+    const leaked = (await keys.listSigningKeys())[0]!;
+    const forged = forgeJwt({ alg: leaked.algorithm, typ: 'at+jwt', kid: leaked.kid }, { ...decodeJwt(before).claims, exp: Math.floor(Date.now() / 1000) + YEAR },
+      createPrivateKey(leaked.privateKeyPem));
+    expect((await callApi(a.app, forged)).status).toBe(200);
+    await expect(a.oauth.rotateSigningKey({ leaked: true })).rejects.toBeInstanceOf(StoreUnavailableError);
+    const [left] = await storedKids(base);
+    expect(left).not.toBe(leakedKid);
+    // The store did all of it, and cannot be read: the key set held here is the leaked one, which must not be used (a
+    // 503 while the instance tries to read the keys again, a 401 after).
+    for (const token of [before, forged, forged]) expect([401, 503]).toContain((await callApi(a.app, token)).status);
+    const during = await request(a.app).post('/oauth2/token').set('Authorization', basic(t.credentialsClient)).type('form')
+      .send({ grant_type: 'client_credentials' });
+    if (during.status === 200) expect(decodeJwt((during.body as { access_token: string }).access_token).header.kid).not.toBe(leakedKid);
+    else expect(during.status).toBe(503);
+    up();
+    expect(decodeJwt(await clientCredentialsToken(a.app, t.credentialsClient)).header.kid).toBe(left);
+    for (const token of [before, forged]) expect((await callApi(a.app, token)).status).toBe(401);
+  });
+
+  it('a replacement in one atomic step the store refused before running it, the store readable: the keys it held verify and sign here again at the next read, as the store holds them', async () => {
+    const base = createMemoryStore({ sweepIntervalSeconds: 0 });
+    const keys = base.keys!;
+    const store: Store = { ...base, keys: { ...keys, replaceSigningKeys: () => Promise.reject(new StoreUnavailableError('PostgreSQL store unavailable (lock timeout)')) } };
+    const t = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
+    const a = instance(store, HOUR);
+    const before = await clientCredentialsToken(a.app, t.credentialsClient);
+    await expect(a.oauth.rotateSigningKey({ leaked: true })).rejects.toBeInstanceOf(StoreUnavailableError);
+    // Nothing was done: a token of the key the store still holds is accepted once it has been read again.
+    expect((await callApi(a.app, before)).status).toBe(200);
+    expect(decodeJwt(await clientCredentialsToken(a.app, t.credentialsClient)).header.kid).toBe(decodeJwt(before).header.kid);
+  });
+
   it('a replacement whose key set was read again during it (leaked keys and the new one), the store unreadable right after: the new key signs here, not a 503', async () => {
     const { store, whileSaving, isDown } = downAfterFirstDelete();
     const t = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
