@@ -52,7 +52,7 @@ export const replaceSigningKeysRules: readonly ConformanceRule[] = [
   {
     tier: 'signingKeys',
     needs: NEEDS,
-    name: 'replaceSigningKeys inserts the record, deletes every other key and resolves their kids; again with the same kid it deletes nothing and keeps the first record',
+    name: 'replaceSigningKeys inserts the record, deletes every other key and resolves their kids; again with the same kid it keeps the first record and still deletes every other key',
     async run({ store }) {
       const keys = keysOf(store);
       const firstKey = buildKey({ createdAt: secondsFromNow(-300) });
@@ -66,6 +66,13 @@ export const replaceSigningKeysRules: readonly ConformanceRule[] = [
       assert.deepEqual(await keys.listSigningKeys(), [record]);
       // A retry of a call whose answer was lost: nothing left to delete, and the stored record is not replaced.
       assert.deepEqual(await keys.replaceSigningKeys!({ ...record, createdAt: secondsFromNow(30) }), []);
+      assert.deepEqual(await keys.listSigningKeys(), [record]);
+      // A retry after a key was saved meanwhile (a planned rotation): its kid being stored already is no reason to stop,
+      // every other key still goes (a store that answers a known kid with [] at once leaves the newer key beside it).
+      const meanwhile = buildKey({ createdAt: secondsFromNow(10) });
+      await keys.saveSigningKey(meanwhile);
+      assert.deepEqual(await keys.replaceSigningKeys!(record), [meanwhile.kid],
+        'a retry with a stored kid must still delete every other key and resolve its kid');
       assert.deepEqual(await keys.listSigningKeys(), [record]);
     },
   },

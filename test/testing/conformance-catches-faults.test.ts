@@ -100,6 +100,7 @@ const CASES: { fault: Fault; settings: ToyStoreOptions[]; fails: string[]; runs?
     settings: [{ turn: 'macrotask' }, { turn: 'microtask' }],
     fails: [rule('of N concurrent replaceSigningKeys calls exactly one key'), PEER_REPLACE],
   },
+  { fault: 'replace-signing-keys-stops-at-a-known-kid', settings: [{}], fails: [rule('replaceSigningKeys inserts the record, deletes every other key')] },
   { fault: 'update-client-reads-then-writes-whole-record', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('updateClient disabling racing'), PEER_UPDATE] },
   { fault: 'disable-client-reads-a-turn-before-writing', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent disableClient calls on'), PEER_DISABLE] },
   { fault: 'enable-client-reads-a-turn-before-writing', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent enableClient calls on'), PEER_ENABLE] },

@@ -38,6 +38,8 @@ export type Fault =
    * replacement built of the three non-atomic steps: of two concurrent ones, both new keys are left).
    */
   | 'replace-signing-keys-deletes-what-it-listed'
+  /** replaceSigningKeys answers a kid it stores already with [] at once (taken for a finished retry), deleting nothing. */
+  | 'replace-signing-keys-stops-at-a-known-kid'
   /** (e) updateClient reads the whole record, then writes it all back a round trip later. */
   | 'update-client-reads-then-writes-whole-record'
   /** disableClient reads the flag in one round trip and writes it in the next (each of two concurrent disables reports it). */
@@ -462,6 +464,7 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
       },
       async replaceSigningKeys(record) {
         await turn();
+        if (has('replace-signing-keys-stops-at-a-known-kid') && keys.has(key(record.kid))) return [];
         const others = () => [...keys.entries()].filter(([id]) => id !== key(record.kid));
         const listed = others();
         if (gap('replace-signing-keys-deletes-what-it-listed')) await turn();
