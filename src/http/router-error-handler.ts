@@ -1,5 +1,5 @@
 // The host-mountable error handler: what a host's body parser refused on the router's addresses, answered the router's way.
-import type { ErrorRequestHandler, RequestHandler, Router } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response, Router } from 'express';
 import type { ResolvedOptions } from '../options.js';
 import { fromBodyParser, isBodyParserRefusal } from './from-body-parser.js';
 import { sendTokenEndpointError } from './send-token-endpoint-error.js';
@@ -28,13 +28,26 @@ function routeKey(url: string): string | null {
 }
 
 /**
+ * Answers 303 to the request's own origin-form target (routeKey matched its path to one of the router's), every byte as
+ * sent: the client comes back without the body, through everything the host mounts before the router. Never stored,
+ * as no redirect to a page the host's gates decide on may be.
+ * @see RFC 9110 §15.4.4 (303: a GET without the body), RFC 9111 §5.2.2.5.
+ */
+function sendToItself(req: Request, res: Response): void {
+  // As the router's own answers: the host's Express says nothing of itself there.
+  res.removeHeader('X-Powered-By');
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Location', req.originalUrl);
+  res.status(303).end();
+}
+
+/**
  * Builds `oauth.errorHandler`. A refusal a host's body parser (express.json, express.urlencoded, body-parser) raised
  * before the router saw a request to one of its addresses is answered the router's way. With the route's method, as
  * the router answers an unreadable body: 400 `invalid_request` JSON with the SPEC §4.2 headers at the JSON
- * endpoints, the error page (413, 415, 400) on the forms. With another method, and with GET or HEAD on the metadata
- * and the JWKS, whose answers never depend on a body, the request goes back through `router` as if the parser had
- * not run: the route's 405 (the method is wrong whatever the body) or the document. A GET of the authorization
- * endpoint or the connected-applications page, which reads only its query, is sent to the same address again (303),
+ * endpoints, the error page (413, 415, 400) on the forms. With another method the request goes back through `router`
+ * as if the parser had not run: the route's 405 (the method is wrong whatever the body). A GET (or HEAD) of the metadata, the JWKS, the
+ * authorization endpoint or the connected-applications page, which reads no body, is sent to the same address again (303),
  * so that it comes back without the body through everything the host mounts before the router (its session, its
  * sign-in, its gates), which a walk from here would skip. Every other error passes on to
  * the host's handler untouched: one on another path, one raised after the response started, and one that is no body
@@ -68,17 +81,24 @@ export function createRouterErrorHandler(
       next(err);
       return;
     }
-    // A GET page (the authorization endpoint, the connected-applications page): sent to itself again, 303, which every
-    // client follows as a GET without the body. Walked through the router from here instead, it skipped what the host
-    // mounts between its parser and the router, its session (a 500 of a router mounted before it), its sign-in and
-    // any gate it keeps (an address allowlist, a rate limit): a malformed body was the way past them.
-    const again = address.kind === 'page' && address.method === 'GET'
-      && (req.method === 'GET' || (req.method === 'HEAD' && address.head !== false));
-    if ((address.method !== req.method && !again) || address.kind === 'document') {
-      // The handlers that answer here read no body (a 405, a document), and answer the same whatever the host mounts
-      // before the router: a body refused that none of them would read changes nothing. Should the router pass the request
-      // on all the same (a sub-app's path that is not the router's), the host's handler gets the refusal, as before.
+    // A GET page (the authorization endpoint, the connected-applications page) or document (the metadata, the JWKS):
+    // sent to itself again, 303, which every client follows as a GET without the body. Walked through the router from
+    // here instead, it skipped what the host mounts between its parser and the router, its session (a 500 of a router
+    // mounted before it), its sign-in and any gate it keeps (an address allowlist, a rate limit): a malformed body was
+    // the way past them, to the page or to the document the gate kept to its own network.
+    const again = address.method === 'GET' && (req.method === 'GET' || (req.method === 'HEAD' && address.head !== false));
+    if (address.method !== req.method && !again) {
+      // The handlers that answer here read no body (a 405), and answer the same whatever the host mounts before the
+      // router: a body refused that none of them would read changes nothing. Should the router pass the request on all
+      // the same (a sub-app's path that is not the router's), the host's handler gets the refusal, as before.
       router(req, res, (after?: unknown) => next(after === undefined || after === null || after === 'route' || after === 'router' ? err : after));
+      return;
+    }
+    // A GET or HEAD of a document (another method went to its 405 above).
+    if (address.kind === 'document') {
+      // Readable from any origin, as the documents and their refusals are: a CORS fetch follows only a redirect it may read.
+      res.setHeader('Access-Control-Allow-Origin', '*');
+      sendToItself(req, res);
       return;
     }
     const refusal = fromBodyParser(err);
@@ -92,11 +112,7 @@ export function createRouterErrorHandler(
       const handler = pageHeaders[index++];
       if (handler) handler(req, res, step);
       else if (!again) pageError(refusal, req, res, next);
-      else {
-        // The request's own origin-form target (routeKey matched it to the router's path), every byte as sent.
-        res.setHeader('Location', req.originalUrl);
-        res.status(303).end();
-      }
+      else sendToItself(req, res);
     };
     step();
   };

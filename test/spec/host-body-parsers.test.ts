@@ -393,15 +393,19 @@ describe('oauth.errorHandler behind Express defaults, express.json() and express
     }
   });
 
-  it('the metadata and the JWKS: a GET whose body is malformed JSON gets the document, as a GET without a body (RFC 9110 §9.3.1)', async () => {
+  it('the metadata and the JWKS: a GET whose body is malformed JSON is sent to itself (303), then gets the document, as a GET without a body (RFC 9110 §9.3.1)', async () => {
     for (const path of DOCUMENTS) {
       const [plain, withBody] = [await send('GET', path), await send('GET', path, '{x}')];
       expect(plain.status, path).toBe(200);
-      expect(withBody.status, path).toBe(200);
-      expect(withBody.text, path).toBe(plain.text);
-      expect(withBody.headers['content-type'], path).toBe(plain.headers['content-type']);
+      expect(withBody.status, path).toBe(303);
+      expect(withBody.headers.location, path).toBe(path);
+      expect(withBody.headers['cache-control'], path).toBe('no-store');
       expect(withBody.headers['access-control-allow-origin'], path).toBe('*');
       expect(withBody.headers['x-powered-by'], path).toBeUndefined();
+      const followed = await send('GET', String(withBody.headers.location));
+      expect(followed.text, path).toBe(plain.text);
+      expect(followed.headers['content-type'], path).toBe(plain.headers['content-type']);
+      expect(followed.headers['access-control-allow-origin'], path).toBe('*');
     }
   });
 
@@ -503,6 +507,28 @@ describe('oauth.errorHandler: a GET page whose body the host parser refused goes
         expect(withBody.status, target).toBe(303);
         expect(withBody.headers.location, target).toBe(target);
         expect((await send('GET', String(withBody.headers.location))).status, target).toBe(403);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a host\'s gate (an address allowlist) keeps the metadata and the JWKS behind it too: a GET or HEAD with a malformed body is sent to itself (303), and meets the gate', async () => {
+    const gate: express.RequestHandler = (_req, res) => { res.status(403).send('office network only'); };
+    const { server, send } = await hostWith([gate], { session: { secret: 'test-session-secret-0123456789' }, accessTokenFormat: 'jwt' });
+    try {
+      for (const target of ['/.well-known/oauth-authorization-server', '/oauth2/jwks']) {
+        expect((await send('GET', target)).status, target).toBe(403);
+        for (const method of ['GET', 'HEAD']) {
+          const withBody = await send(method, target, '{x}');
+          expect(withBody.text, `${method} ${target}`).not.toContain('authorization_endpoint');
+          expect(withBody.text, `${method} ${target}`).not.toContain('"keys"');
+          expect(withBody.status, `${method} ${target}`).toBe(303);
+          expect(withBody.headers.location, `${method} ${target}`).toBe(target);
+          expect((await send(method, String(withBody.headers.location))).status, `${method} ${target}`).toBe(403);
+        }
+        // Another method is still the document's 405 at once: it says nothing the gate keeps.
+        expect((await send('PUT', target, '{x}')).status, target).toBe(405);
       }
     } finally {
       await server.close();
