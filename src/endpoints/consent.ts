@@ -191,6 +191,9 @@ export function createConsentEndpoint(context: PageContext) {
       redirect(res, 303, location);
       return location;
     };
+    // Whether the integration was checked again in this request: until then its redirect_uri vouches for nothing (the
+    // integration may have been disabled, deleted or its address removed while the page was open).
+    let targetChecked = false;
     try {
       const user = await findCurrentUser(req, userAuth, options);
       if (!user) {
@@ -216,6 +219,7 @@ export function createConsentEndpoint(context: PageContext) {
         renderTargetError(res, context, err, { message: 'pageUnavailable' });
         return null;
       }
+      targetChecked = true;
       // Marked once the answer is certain (a refused integration or an outage answered nothing), and saved before it
       // is sent: a Deny loading the session once the answer is out must find it, or it would reach the integration.
       if (decision === 'deny') {
@@ -231,6 +235,13 @@ export function createConsentEndpoint(context: PageContext) {
       });
       return redirectTo(callback);
     } catch (err) {
+      // Failed before the integration was checked again (the host's currentUser or the session store down): the error
+      // page, nothing sent to a redirect_uri that may no longer be registered; the request stays pending, to be decided
+      // once the outage is over (RFC 6749 §4.1.2.1: no redirect to an invalid redirection URI).
+      if (!targetChecked) {
+        renderFailure(res, err, { message: 'pageUnavailable' });
+        return null;
+      }
       const oauthError = toOAuthError(err, options);
       // The redirect_uri is trusted here, so RFC 6749 §4.1.2.1 server_error / temporarily_unavailable apply.
       reportErrorAnswer(options.events, 'authorization', oauthError.error, 303);

@@ -36,7 +36,7 @@ async function createHost(withCurrentUser = false) {
   const app = express();
   app.use(oauth.router);
   const { client, clientSecret } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
-  return { app, directory, logged, client: { clientId: client.clientId, clientSecret } };
+  return { app, store, directory, logged, client: { clientId: client.clientId, clientSecret } };
 }
 
 type Host = Awaited<ReturnType<typeof createHost>>;
@@ -114,6 +114,25 @@ describe('UserAuth hooks that throw are an outage: 503 temporarily_unavailable (
     host.directory.down = true;
     expect(await authorizeRedirect(host, 'try-later')).toEqual({ error: 'temporarily_unavailable', state: 'try-later' });
     expect(host.logged).toEqual([expect.stringContaining('UserAuth.currentUser unavailable: Error (ECONNREFUSED)')]);
+  });
+
+  it('currentUser at a consent decision, the integration disabled while the page was open: the 503 page, no redirect to its redirect_uri (RFC 6749 §4.1.2.1)', async () => {
+    for (const decision of ['allow', 'deny']) {
+      const host = await createHost(true);
+      const agent = request.agent(host.app);
+      const page = await agent.get(`/oauth2/authorize?${authorizeQuery(host.client, { state: 'gone' })}`);
+      expect(page.status).toBe(200);
+      await host.store.clients.updateClient!(host.client.clientId, { disabled: true });
+      host.directory.down = true;
+      const res = await agent.post('/oauth2/consent').type('form').send({
+        csrf_token: hiddenField(page.text, 'csrf_token'), request_id: hiddenField(page.text, 'request_id'),
+        resume: hiddenField(page.text, 'resume'), decision,
+      });
+      // Who is signed in could not be told, so neither was the integration checked again: nothing goes to it.
+      expect(res.headers.location, decision).toBeUndefined();
+      expect(res.status, decision).toBe(503);
+      expect(res.text, decision).toContain('temporarily_unavailable');
+    }
   });
 
   it('a StoreUnavailableError the hook throws is an outage too; any other error is the host\'s bug: 500 server_error, logged', async () => {
