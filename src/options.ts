@@ -297,6 +297,12 @@ function resolveIssuer(key: string, value: unknown, legacy: boolean): ResolvedIs
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new OptionsError(key, 'must be http(s)');
   if (url.search || url.hash) throw new OptionsError(key, 'must not have a query or fragment (RFC 8414 §2)');
   const pathPrefix = url.pathname.replace(/\/+$/, '');
+  // `https://auth.example.com//auth` (a base URL with a trailing slash joined to a path): the router's paths, which it
+  // sends as relative redirects (a sign-in's 303 to the authorization request, `//auth/oauth2/authorize?…`), would
+  // name another host, `auth`, to every browser (RFC 3986 §4.2: a network-path reference).
+  if (pathPrefix.startsWith('//')) {
+    throw new OptionsError(key, `must not have a path starting with "//" (got ${JSON.stringify(url.pathname)}): a redirect to it names another host`);
+  }
   return {
     issuer: `${url.origin}${pathPrefix}`,
     host: url.host,

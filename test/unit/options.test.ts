@@ -28,6 +28,9 @@ describe('createOAuthRouter options', () => {
     [{ issuer: 'not a url' }, 'issuer'],
     [{ issuer: 'ftp://x' }, 'issuer'],
     [{ issuer: 'https://x?y=1' }, 'issuer'],
+    [{ issuer: 'https://x//auth' }, 'issuer'],
+    [{ issuer: 'https://x/\\evil.example' }, 'issuer'],
+    [{ issuer: 'https://x', legacy: { issuer: 'https://y//legacy' } }, 'legacy.issuer'],
     [{ issuer: 'https://x', accessTokenTtl: 0 }, 'accessTokenTtl'],
     [{ issuer: 'https://x', accessTokenTtl: '3600' }, 'accessTokenTtl'],
     [{ issuer: 'https://x', authorizationCodeTtl: 601 }, 'authorizationCodeTtl'],
@@ -51,6 +54,15 @@ describe('createOAuthRouter options', () => {
   ])('rejects %j naming %s', (options, key) => {
     expect(() => resolveOptions(options as never)).toThrow(OptionsError);
     expect(() => resolveOptions(options as never)).toThrow(`"${key}"`);
+  });
+
+  it('refuses an issuer path starting with "//": the router redirects to its own paths by relative reference, which would then name another host (RFC 3986 §4.2)', () => {
+    // A base URL with a trailing slash joined to a path: the sign-in's 303 to the authorization request would leave for host `auth`.
+    expect(new URL('//auth/oauth2/authorize?client_id=a', 'https://x.example/oauth2/login').host).toBe('auth');
+    expect(() => resolveOptions({ issuer: 'https://x.example//auth' })).toThrow(/must not have a path starting with "\/\/"/);
+    // A trailing slash alone, or an empty segment further on, keeps the paths on this host: still taken.
+    expect(resolveOptions({ issuer: 'https://x.example//' }).main.issuer).toBe('https://x.example');
+    expect(resolveOptions({ issuer: 'https://x.example/a//b' }).main.pathPrefix).toBe('/a//b');
   });
 
   it('takes lifetimes up to ten years, which every store and a JWT exp can hold', () => {
