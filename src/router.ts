@@ -43,7 +43,7 @@ import { createMemoryRateLimits } from './stores/memory/rate-limits.js';
 import { withdrawConsent } from './consents/withdraw-consent.js';
 import type { PageContext } from './endpoints/page-context.js';
 import { createRequireBearer } from './middleware/require-bearer.js';
-import { createKeyRing } from './jwt/key-ring.js';
+import { createKeyRing, createVerifyingKeyRing } from './jwt/key-ring.js';
 import { createAccessTokenVerifier } from './jwt/verify-access-token.js';
 import { createJwksEndpoint } from './jwt/jwks-endpoint.js';
 import { createHealth } from './health/create-health.js';
@@ -84,6 +84,9 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
   warnPlainHttpIssuer(resolved);
   // RFC 9068: keys are chosen (host or store) and checked now; they are read from the store lazily.
   const keyRing = resolved.accessTokenFormat === 'jwt' ? createKeyRing(store, resolved) : undefined;
+  // Opaque: a JWT issued before the switch back is honoured by its record while its key (the store's, read only when
+  // such a token comes) still verifies, so one of a key replaced as leaked never is again (RFC 9700 §4.14).
+  const tokenKeys = keyRing ? null : createVerifyingKeyRing(store, resolved);
   const jwks = keyRing ? createJwksEndpoint(keyRing, resolved) : null;
   const router = express.Router();
   const sessionMiddleware = createSessionMiddleware(resolved, process.env.NODE_ENV === 'production' && typeof userAuth.verifyCredentials === 'function');
@@ -145,7 +148,7 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
       consent: createConsentEndpoint(context),
       token: createTokenEndpoint(store, hooks, resolved, issuer, clientAuthLimit, keyRing),
       revoke: createRevocationEndpoint(store, resolved, issuer, clientAuthLimit),
-      introspect: createIntrospectionEndpoint(store, resolved, issuer, clientAuthLimit, keyRing ?? null),
+      introspect: createIntrospectionEndpoint(store, resolved, issuer, clientAuthLimit, keyRing ?? tokenKeys),
       metadata: createMetadataEndpoint(buildMetadata(resolved, issuer, keyRing ? { jwks_uri: `${issuer.issuer}/oauth2/jwks` } : {}),
         issuers.some((other) => other !== issuer && other.pathPrefix === issuer.pathPrefix)),
       consents: consents.consentsPage,
@@ -232,7 +235,7 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
 
   return {
     router,
-    requireBearer: createRequireBearer(store, resolved, keyRing ? createAccessTokenVerifier(keyRing, resolved) : null),
+    requireBearer: createRequireBearer(store, resolved, keyRing ? createAccessTokenVerifier(keyRing, resolved) : null, tokenKeys),
     withdrawConsent: (userId: string, clientId: string) => withdrawConsent(store, userId, clientId, { events: resolved.events, issuer: null, ip: null }),
     rotateSigningKey: (rotation?: RotateSigningKeyOptions) => keyRing
       ? keyRing.rotate(rotation).then((rotated) => {

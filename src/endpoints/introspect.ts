@@ -21,8 +21,9 @@ import { tokenKeyVerifies } from '../jwt/token-key-verifies.js';
  * A refresh token is described without `token_type` (RFC 6749 §5.1 types access tokens only) and with
  * `token_use: "refresh_token"`. A scope the server no longer knows (`heldScope`) is left out of an access token's
  * `scope`; an access token left with none, or a refresh token holding one, is inactive.
- * `keys` (accessTokenFormat 'jwt') is the router's key ring: a JWT whose signing key no longer verifies (replaced as
- * leaked, retired, dropped from `jwt.signingKeys`) is inactive though its record is found, as requireBearer refuses it.
+ * `keys` is the router's key ring (accessTokenFormat 'jwt'), or the keys an opaque router checks a JWT issued before
+ * the switch against (`createVerifyingKeyRing`): a JWT whose signing key no longer verifies (replaced as leaked,
+ * retired, dropped from `jwt.signingKeys`) is inactive though its record is found, as requireBearer refuses it.
  * @see RFC 7662 §2.1, §2.2, §4, RFC 9068 §4.
  */
 export function createIntrospectionEndpoint(

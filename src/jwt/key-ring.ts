@@ -17,6 +17,11 @@ export interface KeyRing {
    * tokens with it there too. @see RFC 9068 §4.
    */
   stillVerifies(kid: string): boolean;
+  /**
+   * True when the keys as last loaded were none at all: only a verify-only store ring (an opaque router's) loads none,
+   * and the JWTs it is asked about were then signed by no key of the store (host keys), so it has no say on them.
+   */
+  holdsNone?(): boolean;
   /** Every key a token may currently be signed with: the JWKS. */
   publishedKeys(): Promise<readonly SigningKey[]>;
   /**
@@ -60,4 +65,17 @@ export function createKeyRing(store: Store, options: ResolvedOptions): KeyRing {
     }
   }
   return createStoreKeyRing(keys, options.accessTokenTtl, options.logger);
+}
+
+/**
+ * The keys an opaque router checks a JWT issued before the switch against (its record is what it honours): the host's
+ * `jwt.signingKeys` when still given, as a JWT router would, otherwise the store's, never generating one; `null` when
+ * there are none to ask (a store without `store.keys`). A token of a key replaced as leaked (RFC 9700 §4.14), whose
+ * record the replacement leaves, is then refused here too.
+ * @see RFC 9068 §4.
+ */
+export function createVerifyingKeyRing(store: Store, options: ResolvedOptions): KeyRing | null {
+  if (options.jwt.signingKeys.length > 0) return createHostKeyRing(options.jwt.signingKeys);
+  if (typeof store.keys?.listSigningKeys !== 'function') return null;
+  return createStoreKeyRing(store.keys, options.accessTokenTtl, options.logger, { verifyOnly: true });
 }

@@ -29,6 +29,15 @@ const RETIREMENT_MARGIN_MS = SIGNER_REFRESH_MS + 60_000;
  */
 export const PUBLICATION_DELAY_MS = SIGNER_REFRESH_MS + JWKS_MAX_AGE_MS + 60_000;
 
+/** How a store key ring is built. */
+export interface StoreKeyRingOptions {
+  /**
+   * Only verify (an opaque router reading the kid of a JWT issued before the switch): no key is ever generated, an
+   * empty store loads as no key (`holdsNone`), and `rotate` and `signer` refuse.
+   */
+  readonly verifyOnly?: boolean;
+}
+
 interface LoadedKey {
   readonly key: SigningKey;
   readonly createdAt: number;
@@ -44,6 +53,8 @@ interface LoadedKeys {
   readonly byKid: ReadonlyMap<string, LoadedKey>;
   /** performance.now() at the load: the refresh periods are durations, which a wall clock stepped back (NTP) would stretch. */
   readonly loadedAt: number;
+  /** Whether the store held no key record at all (only a verify-only ring, which makes none, ever loads such a set). */
+  readonly none: boolean;
 }
 
 /** The newest key that signs by now; the oldest live one where none does yet (its successor is still being published). */
@@ -62,10 +73,11 @@ function byAge(a: SigningKeyRecord, b: SigningKeyRecord): number {
  * it has been published for PUBLICATION_DELAY_MS (a store's first key at once), so no resource server meets a token
  * whose key its cached JWK Set lacks. A key superseded at instant S (when the next one starts signing) verifies
  * until S + accessTokenTtl + margin, so rotation never cuts short a token already issued. Two instances on an empty
- * store insert with `onlyIfNone` and re-read, so they converge on one key.
+ * store insert with `onlyIfNone` and re-read, so they converge on one key. `verifyOnly` (an opaque router's ring) never
+ * makes a key: it only tells which of the store's keys still verify, and that the store holds none (`holdsNone`).
  * @see RFC 9068 §4, RFC 7517 §5 (JWK Set), RFC 7638 (kid).
  */
-export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: number, logger: Logger): KeyRing {
+export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: number, logger: Logger, { verifyOnly = false }: StoreKeyRingOptions = {}): KeyRing {
   const ttlMs = accessTokenTtl * 1000;
   /** Parsed keys by kid, so a reload does not parse every PEM again. */
   const parsed = new Map<string, SigningKey>();
@@ -127,6 +139,8 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
 
   async function load(): Promise<LoadedKeys> {
     let records = await store.listSigningKeys();
+    // A verify-only ring (an opaque router's) makes no key: a store that holds none has signed nothing that could have leaked.
+    if (records.length === 0 && verifyOnly) return { keys: [], byKid: new Map(), loadedAt: performance.now(), none: true };
     if (records.length === 0) {
       await store.saveSigningKey(generateSigningKeyRecord(new Date()), { onlyIfNone: true });
       // Re-read whether or not we won: the winner's key is the one everybody signs with.
@@ -156,8 +170,8 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
     // The leaked records first: the other instances keep signing with them until they are gone (RFC 9700 §4.14).
     const leftLeaked = records.filter((record) => replacedHere.has(record.kid)).map((record) => record.kid);
     await deleteRetired([...leftLeaked, ...retired]);
-    if (keys.length === 0) throw new Error('express-oauth-router: the store holds no usable signing key');
-    return { keys, byKid: new Map(keys.map((entry) => [entry.key.kid, entry])), loadedAt: performance.now() };
+    if (keys.length === 0 && !verifyOnly) throw new Error('express-oauth-router: the store holds no usable signing key');
+    return { keys, byKid: new Map(keys.map((entry) => [entry.key.kid, entry])), loadedAt: performance.now(), none: false };
   }
 
   /** Every key replaced as leaked (replaceLeakedSigningKeys), then read again here: this instance refuses them at once. */
@@ -266,6 +280,7 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
   return {
     async signer() {
       const keys = await fresh();
+      if (keys.keys.length === 0) throw new Error('express-oauth-router: the store holds no usable signing key');
       const { key } = signerAt(keys, Date.now());
       if (!refused(key.kid)) return key;
       // Only a key set loaded before this instance's leaked-key replacement finished, the store unreadable since, has one.
@@ -301,7 +316,12 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
       const now = Date.now();
       return [...keys.byKid.values()].filter((entry) => entry.verifyUntil > now && !refused(entry.key.kid)).map((entry) => entry.key);
     },
+    holdsNone() {
+      // Before a load, nothing is known: answered as no key verifying, which findKey's load settles first.
+      return loaded?.none === true;
+    },
     async rotate(options = {}) {
+      if (verifyOnly) throw new Error('express-oauth-router: a verify-only key ring rotates no key');
       if (options.leaked === true) return replaceLeaked();
       const current = loaded ?? (await reload());
       // Strictly newer than every key even within one millisecond, so the new key wins the order.

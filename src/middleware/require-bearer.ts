@@ -12,6 +12,9 @@ import { oauthErrorBody, toErrorBody } from '../errors.js';
 import { singleAuthorizationHeader } from '../http/authorization-header.js';
 import { isScopeToken } from '../checks/scope.js';
 import { looksLikeJws } from '../jwt/verify-access-token.js';
+import type { KeyRing } from '../jwt/key-ring.js';
+import { hasJwsSegments, tokenKeyVerifies } from '../jwt/token-key-verifies.js';
+import { tokenKeyRetired } from '../jwt/token-key-retired.js';
 import { heldScope, isAllAccess, isKnownScope } from '../checks/grant-scope.js';
 import { OptionsError } from '../options-error.js';
 import { createBearerCache, type BearerCache } from './bearer-cache.js';
@@ -61,6 +64,9 @@ function reject(source: OAuthEvents, res: Response, status: number, challenge: s
  * claims, with no store round trip (so a revoked JWT stays usable until it expires, unless
  * `jwt.checkRevocation` also requires its record, through the same cache as opaque tokens); any other token
  * (e.g. opaque ones issued before the switch) is still looked up in the store.
+ * With `tokenKeys` instead (accessTokenFormat 'opaque': `createVerifyingKeyRing`), a JWT issued before the switch back
+ * is honoured by its record only while its signing key still verifies: one replaced as leaked since is refused, cached
+ * or not (`tokenKeyVerifies`, `tokenKeyRetired`). An opaque token is never asked about (no dots to find, no store read).
  * With a store that has a revocation feed (`store.revocations`) and `bearerCache` on, opaque tokens already
  * verified are served from an in-process cache while the feed's mark has not moved since their lookup, so a
  * revocation through any path is refused on the very next request (`bearer-cache.ts`). Without a feed,
@@ -70,7 +76,7 @@ function reject(source: OAuthEvents, res: Response, status: number, challenge: s
  * `express-oauth-router:error` either way.
  * @see RFC 6750 §2.1, §3, §3.1, RFC 9068 §4.
  */
-export function createRequireBearer(store: Store, options: ResolvedOptions, verifyJwt: JwtVerifier | null = null) {
+export function createRequireBearer(store: Store, options: ResolvedOptions, verifyJwt: JwtVerifier | null = null, tokenKeys: KeyRing | null = null) {
   const realm = options.realm;
   const missing = bearerChallenge(realm);
   const checkJwtRevocation = options.jwt.checkRevocation;
@@ -80,6 +86,11 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
   // A token is this router's only if one of its own base addresses issued it, as the JWT verifier checks `iss`: another
   // router on the same store (a tenant of its own) saves its tokens there too, and they are not for this one's API.
   const ownIssuers = new Set([options.main.issuer, ...(options.legacy ? [options.legacy.issuer] : [])]);
+  // A token the bearer cache holds by its record is asked about its key again (a leaked key's replacement leaves the
+  // record): a JWT under jwt.checkRevocation, as the verifier refuses it; one an opaque router honours, by `tokenKeys`.
+  const keyRetired: ((token: string) => boolean) | undefined = verifyJwt
+    ? (checkJwtRevocation ? verifyJwt.keyRetired : undefined)
+    : (tokenKeys !== null ? (token) => tokenKeyRetired(tokenKeys, token) : undefined);
   // JWTs checked by signature alone are answered from the verifier's memory when it has one.
   const remembered = verifyJwt && !checkJwtRevocation ? verifyJwt.cached : undefined;
   // One cache per router, shared by every requireBearer(): a token is verified once whatever scope a route needs.
@@ -104,6 +115,9 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
    */
   async function lookUp(token: string, tokenHash: string, mark: RevocationMark, verifyFirst?: JwtVerifier): Promise<BearerAuth | null> {
     if (verifyFirst && !(await verifyFirst(token))) return null;
+    // A JWT an opaque router honours by its record: only while its key verifies (asked before the store, as a JWT
+    // router verifies first). The shape test first: an opaque token pays no promise for it.
+    if (tokenKeys !== null && hasJwsSegments(token) && !(await tokenKeyVerifies(tokenKeys, token))) return null;
     const record = await store.tokens.findAccessToken(tokenHash);
     // The store answered: the end of an outage logged before is said (README, `logger` option).
     if (storeOutage.pending) logStoreAvailable(options);
@@ -247,9 +261,9 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
       // The mark is taken before the lookup that may follow: an answer is cached only if it still holds after.
       const mark = cache ? cache.mark() : null;
       const cached = cache?.get(tokenHash, mark, Date.now());
-      // A JWT cached under jwt.checkRevocation is cached by its record, which a key's deletion (a leaked key replaced)
-      // or retirement leaves in place: its key is asked again, so it is refused as the verifier refuses it.
-      if (cached && !(checkJwtRevocation && verifyJwt?.keyRetired?.(token) === true)) {
+      // A JWT cached by its record (under jwt.checkRevocation, or honoured by an opaque router), which a key's deletion
+      // (a leaked key replaced) or retirement leaves in place: its key is asked again, so it is refused as a lookup would.
+      if (cached && keyRetired?.(token) !== true) {
         fromMemory = true;
         decide(cached, req, res, next);
         return undefined;
