@@ -84,6 +84,8 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
   warnPlainHttpIssuer(resolved);
   // RFC 9068: keys are chosen (host or store) and checked now; they are read from the store lazily.
   const keyRing = resolved.accessTokenFormat === 'jwt' ? createKeyRing(store, resolved) : undefined;
+  // One verifier for requireBearer and introspection: a JWT is active at one exactly when the other accepts it.
+  const verifyJwt = keyRing ? createAccessTokenVerifier(keyRing, resolved) : null;
   // Opaque: a JWT issued before the switch back is honoured by its record while its key (the store's, read only when
   // such a token comes) still verifies, so one of a key replaced as leaked never is again (RFC 9700 §4.14).
   const tokenKeys = keyRing ? null : createVerifyingKeyRing(store, resolved);
@@ -148,7 +150,7 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
       consent: createConsentEndpoint(context),
       token: createTokenEndpoint(store, hooks, resolved, issuer, clientAuthLimit, keyRing),
       revoke: createRevocationEndpoint(store, resolved, issuer, clientAuthLimit),
-      introspect: createIntrospectionEndpoint(store, resolved, issuer, clientAuthLimit, keyRing ?? tokenKeys),
+      introspect: createIntrospectionEndpoint(store, resolved, issuer, clientAuthLimit, verifyJwt, tokenKeys),
       metadata: createMetadataEndpoint(buildMetadata(resolved, issuer, keyRing ? { jwks_uri: `${issuer.issuer}/oauth2/jwks` } : {}),
         issuers.some((other) => other !== issuer && other.pathPrefix === issuer.pathPrefix)),
       consents: consents.consentsPage,
@@ -235,7 +237,7 @@ export function createOAuthRouter(store: Store, userAuth: UserAuth, options: OAu
 
   return {
     router,
-    requireBearer: createRequireBearer(store, resolved, keyRing ? createAccessTokenVerifier(keyRing, resolved) : null, tokenKeys),
+    requireBearer: createRequireBearer(store, resolved, verifyJwt, tokenKeys),
     withdrawConsent: (userId: string, clientId: string) => withdrawConsent(store, userId, clientId, { events: resolved.events, issuer: null, ip: null }),
     rotateSigningKey: (rotation?: RotateSigningKeyOptions) => keyRing
       ? keyRing.rotate(rotation).then((rotated) => {

@@ -10,7 +10,9 @@ import type { ClientAuthRateLimit } from '../checks/client-auth-rate-limit.js';
 import { answerTurn } from '../http/answer-turn.js';
 import { heldScope } from '../checks/grant-scope.js';
 import type { KeyRing } from '../jwt/key-ring.js';
-import { tokenKeyVerifies } from '../jwt/token-key-verifies.js';
+import { hasJwsSegments, tokenKeyVerifies } from '../jwt/token-key-verifies.js';
+import { looksLikeJws } from '../jwt/verify-access-token.js';
+import type { JwtVerifier } from '../middleware/require-bearer.js';
 
 /**
  * Builds the introspection endpoint of one base address. A client learns about its own tokens; the clients
@@ -21,13 +23,16 @@ import { tokenKeyVerifies } from '../jwt/token-key-verifies.js';
  * A refresh token is described without `token_type` (RFC 6749 §5.1 types access tokens only) and with
  * `token_use: "refresh_token"`. A scope the server no longer knows (`heldScope`) is left out of an access token's
  * `scope`; an access token left with none, or a refresh token holding one, is inactive.
- * `keys` is the router's key ring (accessTokenFormat 'jwt'), or the keys an opaque router checks a JWT issued before
- * the switch against (`createVerifyingKeyRing`): a JWT whose signing key no longer verifies (replaced as leaked,
- * retired, dropped from `jwt.signingKeys`) is inactive though its record is found, as requireBearer refuses it.
+ * A token of JWS compact shape is judged first as requireBearer judges it, one rule for both: with `verifyJwt`
+ * (accessTokenFormat 'jwt', the verifier requireBearer uses) it must verify, by signature and claims, so a JWT whose key
+ * no longer verifies (replaced as leaked, retired, dropped from `jwt.signingKeys`), or whose `aud` lacks the
+ * `jwt.audience` configured now, is inactive though its record is found; with `tokenKeys` (accessTokenFormat 'opaque',
+ * which honours a JWT issued before the switch by its record) its key must still verify.
  * @see RFC 7662 §2.1, §2.2, §4, RFC 9068 §4.
  */
 export function createIntrospectionEndpoint(
-  store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, limit: ClientAuthRateLimit | null, keys: KeyRing | null = null,
+  store: Store, options: ResolvedOptions, issuer: ResolvedIssuer, limit: ClientAuthRateLimit | null,
+  verifyJwt: JwtVerifier | null = null, tokenKeys: KeyRing | null = null,
 ) {
   // Tokens of this router's own base addresses: another router on the same store (a tenant of its own) saves its tokens
   // there too, and they are inactive here as they are to this router's requireBearer.
@@ -38,11 +43,15 @@ export function createIntrospectionEndpoint(
     if (turn !== true && !(await turn)) return;
     try {
       const { client, token, hint } = await readTokenRequest(store, options, issuer, req, 'introspection', limit);
-      // "active" means the token would be accepted (§2.2): a JWT whose key no longer verifies is refused by requireBearer
-      // and by any resource server reading the JWKS, so it is inactive here too, record or not. Asked before the store, as
-      // requireBearer does, from the keys already loaded: no token lookup is made for it, and the answer (which tells
-      // only what the JWKS tells) is the same whoever's token it is. An opaque token skips it.
-      if (keys !== null && !(await tokenKeyVerifies(keys, token))) {
+      // "active" means the token would be accepted (§2.2): a JWT requireBearer refuses (its key no longer verifies, its
+      // `aud` is not the audience configured now: RFC 9068 §4), as any resource server reading the JWKS and validating
+      // `aud` does, is inactive here too, record or not. Asked before the store, as requireBearer does, from the keys
+      // already loaded: no token lookup is made for it, and the answer (which tells only what the JWKS and the token's
+      // own claims tell) is the same whoever's token it is. An opaque token skips it.
+      const refused = verifyJwt !== null
+        ? looksLikeJws(token) && (await verifyJwt(token)) === null
+        : tokenKeys !== null && hasJwsSegments(token) && !(await tokenKeyVerifies(tokenKeys, token));
+      if (refused) {
         sendNoStoreJson(res, 200, { active: false });
         return;
       }
