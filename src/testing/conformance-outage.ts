@@ -4,7 +4,7 @@ import { isStoreUnavailableError } from '../stores/store-unavailable-error.js';
 import type { ConformanceRule, SimulateOutage } from './conformance-types.js';
 import type { RevocationFeed, RevocationMark, Store } from '../stores/contract.js';
 import { buildCode, buildTokenPair, saveTokens } from './conformance-fixtures.js';
-import { everyMethodCall } from './every-method-call.js';
+import { everyMethodCall, type MethodCall } from './every-method-call.js';
 
 /** The name the runners give the rule when the hook is missing. @see RFC 6749 §5.2 (`temporarily_unavailable`) */
 export const OUTAGE_SKIPPED_NAME =
@@ -54,7 +54,8 @@ async function once<T>(what: string, call: () => Promise<T>): Promise<T> {
  * The outage rule (needs `simulateOutage`). While the backend is out, every method the store has rejects
  * with an error that `isStoreUnavailableError` recognises, so the router answers 503 and the host can
  * retry, instead of a raw driver error and a 500. Once the outage ends, the same store object serves
- * again without being recreated, and what it held before the outage is still there.
+ * again without being recreated, what it held before the outage is still there, and no save that failed during it
+ * left a token behind (all or nothing, each form of `saveTokens` included).
  * @see RFC 6749 §4.1.2.1, §5.2 (`temporarily_unavailable`), RFC 9110 §15.6.4 (503 Service Unavailable).
  */
 export const outageRules: readonly ConformanceRule[] = [
@@ -71,6 +72,26 @@ export const outageRules: readonly ConformanceRule[] = [
     },
   },
 ];
+
+/**
+ * What the `saveTokens` entries left behind: the outage was in effect before they started, so each failed and none
+ * may have saved anything. A token found afterwards was written by a save that reported failure: its access token
+ * without its refresh token, or before the grant's own write failed (a save split over statements, no transaction).
+ * @see RFC 6749 §5.2 (`temporarily_unavailable`: the client got no token), §10.4 (a refresh token bound to its grant).
+ */
+async function leftBehind(store: Store, calls: readonly MethodCall[]): Promise<string[]> {
+  const found: string[] = [];
+  for (const [name, , saves] of calls) {
+    if (!saves) continue;
+    const access = (await store.tokens.findAccessToken(saves.access.tokenHash)) !== null;
+    const refresh = saves.refresh !== null && (await store.tokens.findRefreshToken(saves.refresh.tokenHash)) !== null;
+    if (!access && !refresh) continue;
+    const what = [access ? 'its access token' : '', refresh ? 'its refresh token' : ''].filter(Boolean).join(' and ');
+    const missing = saves.refresh !== null && access !== refresh ? ` (without ${access ? 'its refresh token' : 'its access token'}: half a pair)` : '';
+    found.push(`store.${name} failed, yet ${what} can be found${missing}`);
+  }
+  return found;
+}
 
 /** A mark the feed answers within RECOVERY_MS, or null if it answers none (which trusts no cache: allowed). */
 async function settledMark(feed: RevocationFeed): Promise<RevocationMark> {
@@ -119,6 +140,9 @@ async function outageWith(store: Store, simulateOutage: SimulateOutage, gap: { f
   // One list in the message, not a diff of it against [] as well.
   assert.ok(wrong.length === 0, `during the outage, every method must reject with StoreUnavailableError:\n${wrong.join('\n')}`);
   assert.deepEqual(await once('findAccessToken', () => store.tokens.findAccessToken(before.access.tokenHash)), before.access);
+  const halfSaved = await leftBehind(store, calls);
+  assert.ok(halfSaved.length === 0, 'a saveTokens that failed during the outage must have saved nothing (a save is all or nothing), '
+    + `yet after the outage:\n${halfSaved.join('\n')}`);
   assert.deepEqual(await store.tokens.findRefreshToken(before.refresh.tokenHash), before.refresh);
   assert.deepEqual(await store.codes.consumeCode(code.codeHash), { kind: 'consumed', record: code });
   const after = buildTokenPair();

@@ -91,6 +91,9 @@ const CASES: { fault: Fault; settings: ToyStoreOptions[]; fails: string[]; runs?
     ].map((rawErrorMethod) => ({ rawErrorMethod })),
     fails: OUTAGE,
   },
+  // A save split over two statements, for each form the router saves in: the plain call alone never shows either.
+  { fault: 'save-leaves-access-token-in-outage', settings: [{ splitSave: 'refresh' }, { splitSave: 'newGrant' }], fails: OUTAGE },
+  { fault: 'raw-error-saving-refresh-or-grant-in-outage', settings: [{ splitSave: 'refresh' }, { splitSave: 'newGrant' }], fails: OUTAGE },
   // No race, and each run waits out the suite's recovery time (5 s): two runs.
   { fault: 'no-recovery-after-outage', settings: [{}], fails: OUTAGE, runs: 2 },
   { fault: 'only-if-none-checks-a-turn-before-inserting', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent onlyIfNone saves'), PEER_ONLY_IF_NONE] },

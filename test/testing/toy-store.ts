@@ -27,6 +27,19 @@ export type Fault =
    * Error, as a method added later outside the wrapper that turns driver errors into StoreUnavailableError would.
    */
   | 'raw-error-in-one-method-in-outage'
+  /**
+   * (c) during an outage, a save of the form `splitSave` names (with a refresh token, or with `newGrant`) writes its
+   * access token and then fails before the refresh token or the grant, with a StoreUnavailableError, leaving the
+   * access token: a save split over two statements without a transaction, the first sent before the connection dropped.
+   */
+  | 'save-leaves-access-token-in-outage'
+  /**
+   * (c) during an outage, a save of the form `splitSave` names rejects with a plain Error, as a second statement (the
+   * refresh token's insert, the grant row) outside the wrapper that turns driver errors into StoreUnavailableError would.
+   */
+  | 'raw-error-saving-refresh-or-grant-in-outage'
+  /** the one method named by `hangMethod` (say `tokens.findRefreshToken`) never settles: a driver call with no timeout. */
+  | 'one-method-hangs'
   /** (c) once the backend has been out, the store never works again (no reconnection). */
   | 'no-recovery-after-outage'
   /** (d) onlyIfNone counts the keys in one round trip and inserts in the next. */
@@ -100,6 +113,10 @@ export interface ToyStoreOptions {
   readonly outageCutsStoreOnly?: boolean;
   /** With `raw-error-in-one-method-in-outage`: the method (`part.method`) whose outage error is a plain Error. */
   readonly rawErrorMethod?: string;
+  /** With the split-save faults: the saves they break, those with a refresh token or those with `newGrant`. */
+  readonly splitSave?: 'refresh' | 'newGrant';
+  /** With `one-method-hangs`: the method (`part.method`) that never settles. */
+  readonly hangMethod?: string;
 }
 
 interface Backend {
@@ -333,6 +350,15 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
     },
     tokens: {
       async saveTokens(access, refresh, { authorizedAt, clientRevision, newGrant }) {
+        const split = options.splitSave === 'refresh' ? refresh !== null : options.splitSave === 'newGrant' && newGrant === true;
+        if (split && (backend.out || link.out)) {
+          if (has('raw-error-saving-refresh-or-grant-in-outage')) throw new Error('insert of the second row failed: connection lost');
+          if (has('save-leaves-access-token-in-outage')) {
+            // The access token's statement went out before the connection dropped; the second one did not.
+            tokens.set(hashKey(access.tokenHash), { kind: 'access', record: wall(copy(access)) });
+            throw new StoreUnavailableError('the toy backend is unreachable');
+          }
+        }
         for (let i = 0; i < (options.saveLeadingTurns ?? 0); i++) await turn();
         await turn();
         const since = authorizedAt.getTime();
@@ -489,6 +515,12 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
         throw backend.out || link.out ? new Error(`${options.rawErrorMethod} failed: connection lost`) : err;
       }
     };
+  }
+  if (has('one-method-hangs')) {
+    const [part, name] = (options.hangMethod ?? '').split('.') as [string, string];
+    const methods = (store as unknown as Record<string, Record<string, unknown> | undefined>)[part];
+    if (typeof methods?.[name] !== 'function') throw new Error(`one-method-hangs: the toy store has no ${String(options.hangMethod)}`);
+    methods[name] = () => new Promise<never>(() => undefined);
   }
   if (inProcessOnly) {
     // One queue per store object: this process's calls never overlap, another instance's do.
