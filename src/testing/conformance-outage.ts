@@ -5,6 +5,7 @@ import type { ConformanceRule, SimulateOutage } from './conformance-types.js';
 import type { RevocationFeed, RevocationMark, Store } from '../stores/contract.js';
 import { buildCode, buildTokenPair, saveTokens } from './conformance-fixtures.js';
 import { everyMethodCall, type MethodCall } from './every-method-call.js';
+import { isCallDeadlineError } from './call-deadline.js';
 
 /** The name the runners give the rule when the hook is missing. @see RFC 6749 §5.2 (`temporarily_unavailable`) */
 export const OUTAGE_SKIPPED_NAME =
@@ -27,6 +28,7 @@ const RECOVERY_PAUSE_MS = 25;
 function wrongOutcome(result: PromiseSettledResult<unknown>): string | null {
   if (result.status === 'fulfilled') return 'resolved as if the backend were there';
   if (isStoreUnavailableError(result.reason)) return null;
+  if (isCallDeadlineError(result.reason)) return `did not settle within ${result.reason.ms} ms (callTimeoutMs)`;
   const err = result.reason as { name?: unknown; code?: unknown; message?: unknown } | null;
   return `rejected with ${String(err?.name ?? typeof err)}${err?.code ? ` (${String(err.code)})` : ''}: ${String(err?.message ?? err)}`;
 }

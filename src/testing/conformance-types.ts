@@ -73,6 +73,14 @@ export interface StoreConformanceOptions<S extends Store = Store> {
    * performance requirement: no rule asserts a duration.
    */
   readonly timeoutMs?: number;
+  /**
+   * How long one store call a rule makes may take before it fails naming the method (`store.tokens.saveTokens did
+   * not settle within 30000 ms`), instead of the whole rule failing as hung. Default 30 000 ms, or half of
+   * `timeoutMs` when that is shorter: well past a driver's own timeout (the built-in stores' are 5 s), which a
+   * call during the outage rule waits out, on a slow CI machine too. Must be below `timeoutMs`. Not a performance
+   * requirement either: no rule asserts a duration.
+   */
+  readonly callTimeoutMs?: number;
 }
 
 /** What a rule runs with. @see RFC 6749 §10.3–10.5. */

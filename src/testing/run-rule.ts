@@ -4,6 +4,7 @@ import { missingStoreMethods, STORE_TIERS } from '../stores/check-store.js';
 import type { ConformanceRule, RuleContext, StoreConformanceOptions } from './conformance-types.js';
 import { OUTAGE_SKIPPED_REASON } from './conformance-outage.js';
 import { DEFAULT_RACE_ROUNDS } from './interleave.js';
+import { callTimeoutOf, guardCalls, unguarded } from './call-deadline.js';
 
 /** Default of `StoreConformanceOptions.timeoutMs`. @see RFC 6749 §4.1.2.1 (a store that never answers is an outage) */
 export const DEFAULT_RULE_TIMEOUT_MS = 60_000;
@@ -102,22 +103,25 @@ export async function probeStore(options: StoreConformanceOptions): Promise<Stor
 /**
  * Runs one rule on a fresh store from `createStore`, destroying every store it made. Rejects with the
  * rule's assertion error, or with a timeout error when the rule (creation and destruction included) has
- * not settled within `options.timeoutMs`.
+ * not settled within `options.timeoutMs`. The rule sees each store through `guardCalls`: a call that has not
+ * settled within `options.callTimeoutMs` rejects naming its method; the hooks are handed the stores themselves.
  * @see RFC 6749 §10.3–10.5.
  */
 export async function runRule(rule: ConformanceRule, options: StoreConformanceOptions): Promise<void> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_RULE_TIMEOUT_MS;
+  const guard = (store: Store): Store => guardCalls(store, callTimeoutOf(options, timeoutMs));
   let timer: NodeJS.Timeout | undefined;
   const hung = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`the rule did not settle within ${timeoutMs} ms (a store call that never answers?)`)), timeoutMs);
   });
+  const { simulateOutage } = options;
   const running = withStore(options, (store) => {
     const context: RuleContext = {
-      store,
+      store: guard(store),
       rounds: options.rounds ?? DEFAULT_RACE_ROUNDS,
-      withFreshStore: (use) => withStore(options, use),
-      simulateOutage: options.simulateOutage ?? null,
-      withPeer: options.openPeer ? (use, of = store) => withPeerOf(options, of, use) : null,
+      withFreshStore: (use) => withStore(options, (fresh) => use(guard(fresh))),
+      simulateOutage: simulateOutage ? (of) => simulateOutage(unguarded(of)) : null,
+      withPeer: options.openPeer ? (use, of = store) => withPeerOf(options, unguarded(of), (peer) => use(guard(peer))) : null,
       outageSparesPeer: options.outageSparesPeer === true,
     };
     return rule.run(context);

@@ -53,7 +53,9 @@ function insideSkippedSuite(): boolean {
  *   starts again at 1), `get` counts nothing, `release` takes back one hit of its own window only, `reset`
  *   forgets; N concurrent hits on one key see 1..N exactly once.
  * - **outage** (with `simulateOutage` only): while the backend is out, every method rejects with
- *   `StoreUnavailableError` (the router answers 503, not 500), and the same store serves again afterwards.
+ *   `StoreUnavailableError` (the router answers 503, not 500), no failed `saveTokens` leaves a token behind, and the
+ *   same store serves again afterwards.
+ * - **hangs**: a store call that has not settled within `callTimeoutMs` fails its rule naming the method.
  *
  * Hooks an adapter author supplies:
  * - `createStore()`: a new, empty, independent store each call (own database, schema or key prefix); it is

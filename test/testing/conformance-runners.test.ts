@@ -130,14 +130,26 @@ describe('checkStoreConformance', () => {
     expect(created).toBe(0);
   });
 
-  it('fails a rule whose store never answers, instead of hanging', async () => {
+  it('fails a rule whose store never answers, instead of hanging, naming the call (by default within half of timeoutMs)', async () => {
     const report = await checkStoreConformance({
       name: 'silent',
       createStore: () => ({ ...createMemoryStore(), clients: { findClient: () => new Promise(() => undefined) } }),
       only: (name) => name.startsWith('findClient resolves null'),
       timeoutMs: 50,
     });
-    expect(report.failed.map((f) => f.error.message)).toEqual([expect.stringMatching(/did not settle within 50 ms/)]);
+    expect(report.failed.map((f) => f.error.message)).toEqual([expect.stringMatching(/^store\.clients\.findClient did not settle within 25 ms/)]);
+  });
+
+  it('fails a rule whose outage hook never ends the outage by the rule\'s own timeout (no store call to name)', async () => {
+    const report = await checkStoreConformance({
+      name: 'stuck hook',
+      createStore: () => createMemoryStore(),
+      simulateOutage: async () => () => new Promise<void>(() => undefined),
+      only: (name) => name.startsWith('outage'),
+      timeoutMs: 200,
+      callTimeoutMs: 100,
+    });
+    expect(report.failed.map((f) => f.error.message)).toEqual([expect.stringMatching(/^the rule did not settle within 200 ms/)]);
   });
 
   it('fails every selected rule with the error when createStore fails', async () => {
