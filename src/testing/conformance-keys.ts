@@ -1,12 +1,40 @@
 // Conformance rules for signing keys (store.keys): round trip, order, no replace, insert-if-none, exact kids, delete.
 import assert from 'node:assert/strict';
-import type { ConformanceRule } from './conformance-types.js';
+import type { Store } from '../stores/contract.js';
+import type { ConformanceRule, RuleContext } from './conformance-types.js';
 import { buildKey, secondsFromNow } from './conformance-fixtures.js';
 import { freshId, longestId, nearTwins } from './conformance-ids.js';
 import { keysOf } from './conformance-parts.js';
+import { RACERS } from './conformance-races.js';
+import { describeRound, forEachRound, race } from './interleave.js';
 
 /** The optional delete, with the tier's own methods (`needs` replaces the tier check). */
 const DELETE_NEEDS = ['store.keys.listSigningKeys', 'store.keys.saveSigningKey', 'store.keys.deleteSigningKey'] as const;
+
+/**
+ * Races RACERS deletes of one kid, the first through `first`, the others through `others`, in every interleaving of
+ * the sweep: exactly one resolves true and the key is gone. A delete that checks the kid in one round trip and deletes
+ * it in the next has each of two overlapping calls report the deletion (the key ring then counts a leaked key's
+ * removal twice); one atomic only because its own process serialises its calls passes through one store only.
+ * @see RFC 9068 §4, RFC 9700 §4.14 (a leaked key is deleted once, everywhere).
+ */
+async function raceDeletes(context: RuleContext, first: Store, others: Store, across: string): Promise<void> {
+  const keys = keysOf(first);
+  const otherKeys = keysOf(others);
+  await forEachRound(context.rounds, async (round, schedule) => {
+    const where = describeRound(round, schedule);
+    const key = buildKey();
+    await keys.saveSigningKey(key);
+    const [one, rest] = await race(
+      () => keys.deleteSigningKey!(key.kid),
+      () => Promise.all(Array.from({ length: RACERS - 1 }, () => otherKeys.deleteSigningKey!(key.kid))),
+      schedule,
+    );
+    const results = [one, ...rest];
+    assert.equal(results.filter((r) => r === true).length, 1, `${where}: deletes resolved ${JSON.stringify(results)}; ${across}`);
+    assert.deepEqual(await keys.listSigningKeys(), [], `${where}: the key is still listed after ${RACERS} deletes`);
+  });
+}
 
 /**
  * The SigningKeyStore rules (signingKeys tier). A store without `store.keys` skips them: it then simply
@@ -141,14 +169,19 @@ export const signingKeyRules: readonly ConformanceRule[] = [
   {
     tier: 'signingKeys',
     needs: DELETE_NEEDS,
-    name: 'of 4 concurrent deletes of one kid, exactly one resolves true',
-    async run({ store }) {
-      const keys = keysOf(store);
-      const key = buildKey();
-      await keys.saveSigningKey(key);
-      const results = await Promise.all(Array.from({ length: 4 }, () => keys.deleteSigningKey!(key.kid)));
-      assert.equal(results.filter((r) => r === true).length, 1, `deletes resolved ${JSON.stringify(results)}`);
-      assert.deepEqual(await keys.listSigningKeys(), []);
+    name: 'of 4 concurrent deletes of one kid, exactly one resolves true, in every interleaving',
+    run: (context) => raceDeletes(context, context.store, context.store, 'the check and the delete must be one statement or script'),
+  },
+  {
+    tier: 'signingKeys',
+    needs: DELETE_NEEDS,
+    needsPeer: true,
+    name: 'across instances (openPeer): of 4 concurrent deletes of one kid through two stores on one backend exactly one resolves true, in every interleaving',
+    async run(context) {
+      if (!context.withPeer) throw new TypeError('the rule needs openPeer');
+      await context.withPeer((peer) => raceDeletes(context, context.store, peer,
+        'the store is atomic within one process only: check and delete in one statement or script on the backend '
+        + '(DELETE … RETURNING, the row count of the DELETE, HDEL\'s answer)'));
     },
   },
 ];

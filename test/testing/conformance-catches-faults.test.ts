@@ -32,7 +32,8 @@ const PEER_HITS = rule('across instances (openPeer): of N concurrent hits');
 const PEER_DISABLE = rule('across instances (openPeer): of N concurrent disableClient');
 const PEER_ENABLE = rule('across instances (openPeer): of N concurrent enableClient');
 const PEER_REPLACE = rule('across instances (openPeer): of N concurrent replaceSigningKeys');
-const PEER_RACES = [...PEER_SAVE_RACES, PEER_CONSUME, PEER_UPDATE, PEER_ONLY_IF_NONE, PEER_HITS, PEER_DISABLE, PEER_ENABLE, PEER_REPLACE];
+const PEER_DELETE = rule('across instances (openPeer): of 4 concurrent deletes of one kid');
+const PEER_RACES = [...PEER_SAVE_RACES, PEER_CONSUME, PEER_UPDATE, PEER_ONLY_IF_NONE, PEER_HITS, PEER_DISABLE, PEER_ENABLE, PEER_REPLACE, PEER_DELETE];
 const EXACT_IDS = [
   rule('codes compare codeHash exactly'),
   rule('tokens compare tokenHash exactly'),
@@ -97,7 +98,7 @@ const CASES: { fault: Fault; settings: ToyStoreOptions[]; fails: string[]; runs?
   // No race, and each run waits out the suite's recovery time (5 s): two runs.
   { fault: 'no-recovery-after-outage', settings: [{}], fails: OUTAGE, runs: 2 },
   { fault: 'only-if-none-checks-a-turn-before-inserting', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent onlyIfNone saves'), PEER_ONLY_IF_NONE] },
-  { fault: 'delete-signing-key-checks-a-turn-before-deleting', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of 4 concurrent deletes of one kid')] },
+  { fault: 'delete-signing-key-checks-a-turn-before-deleting', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of 4 concurrent deletes of one kid, exactly'), PEER_DELETE] },
   {
     fault: 'replace-signing-keys-deletes-what-it-listed',
     settings: [{ turn: 'macrotask' }, { turn: 'microtask' }],
