@@ -98,7 +98,7 @@ export function createTokenEndpoint(
       const serve = async (copies: boolean, prefetched: Promise<unknown> | undefined, from: Date, again: boolean) => {
         // One shape for every context of the endpoint: this is the token endpoint's hot path.
         const contextOf = (client: OAuthClient, clientRevision?: string, lookedUp?: () => Promise<GrantContext>): GrantContext =>
-          ({ store, userAuth, options, issuer, client, clientRevision, lookedUp, params, keyRing, startedAt: from, req, prefetched });
+          ({ store, userAuth, options, issuer, client, clientRevision, lookedUp, params, keyRing, startedAt: from, req, res, prefetched });
         const { client, revision } = await authenticate(copies);
         // The client hung up during the body or the secret check, or the host answered meanwhile (connect-timeout's 503,
         // which tells the client to try again): a code spent or tokens saved now would reach nobody, and the code sent
@@ -131,8 +131,9 @@ export function createTokenEndpoint(
           if (grant.clientCopies === 'rerun' && copyMayHaveRefused) return null;
           // Any other OAuth error reached under a copy stands only if the integration, looked up, authenticates the
           // request as well; if it does not, its refusal is the answer, as it would have been without the copy. A
-          // fault (the store out of reach) is answered at once: a lookup would only wait on the same store.
-          if (err instanceof OAuthError) await lookedUp();
+          // fault (the store out of reach) is answered at once: a lookup would only wait on the same store. Nor is
+          // a request the host has answered looked up again (connect-timeout's 503): no one hears its answer.
+          if (err instanceof OAuthError && !answeredByHost(res)) await lookedUp();
           throw err;
         }
       };

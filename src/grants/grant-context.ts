@@ -1,5 +1,5 @@
 // What a grant handler receives and returns.
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import type { ClientFlow, GrantType, OAuthClient, Store } from '../stores/contract.js';
 import type { UserAuth } from '../user-auth.js';
 import type { ResolvedIssuer, ResolvedOptions } from '../options.js';
@@ -32,6 +32,11 @@ export interface GrantContext {
   readonly startedAt: Date;
   /** The token request, read only for the audit events' source address (`req.ip`), and only when heard. */
   readonly req: Request;
+  /**
+   * The token request's answer, read only to tell whether the host has answered it (answeredByHost: connect-timeout's
+   * 503): nothing is saved for an answer that is not the router's, and what was saved meanwhile is revoked.
+   */
+  readonly res: Response;
   /** What this grant's `prefetch` started, when it has one: a read under way while the client was authenticated. */
   readonly prefetched?: Promise<unknown> | undefined;
 }

@@ -2,6 +2,7 @@
 // writes nothing and the process keeps running, where its late answer was an unhandled rejection that ends Node, or,
 // with Express's own error answer (which waits for the body), made that answer throw once the router had written.
 import type { AddressInfo } from 'node:net';
+import * as diagnosticsChannel from 'node:diagnostics_channel';
 import http from 'node:http';
 import express from 'express';
 import session from 'express-session';
@@ -15,6 +16,13 @@ import { registerClient } from '../../src/clients/register-client.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { createOAuthMetrics } from '../../src/metrics/index.js';
 import { createOAuthRouter } from '../../src/router.js';
+import { DIAGNOSTICS_CHANNELS, type TokenRequestMessage } from '../../src/metrics/channels.js';
+import type { OAuthEvents } from '../../src/events/oauth-events.js';
+import type { TokenRevokedEvent } from '../../src/events/event-types.js';
+import type { Store } from '../../src/stores/contract.js';
+import type { UserAuth } from '../../src/user-auth.js';
+import { builtInStores, withOpenedStore } from '../helpers/built-in-stores.js';
+import { gateSaveTokens } from '../helpers/gate-save-tokens.js';
 
 const TIMEOUT_MS = 100;
 
@@ -465,4 +473,186 @@ describe('a host whose request timeout answers while a sign-in waits on a slow d
       await new Promise((resolve) => server.close(resolve));
     }
   });
+});
+
+/** Resolves once the token endpoint of the router whose events are `events` has finished its next request. */
+function tokenRequestEnd(events: OAuthEvents): Promise<void> {
+  return new Promise((resolve) => {
+    const listener = (message: unknown): void => {
+      if ((message as TokenRequestMessage).source !== events) return;
+      diagnosticsChannel.unsubscribe(DIAGNOSTICS_CHANNELS.tokenRequest, listener);
+      resolve();
+    };
+    diagnosticsChannel.subscribe(DIAGNOSTICS_CHANNELS.tokenRequest, listener);
+  });
+}
+
+/** `store` with its saveTokens calls counted in `saves.count`. */
+function countingSaves(store: Store): { store: Store; saves: { count: number } } {
+  const saves = { count: 0 };
+  const save = store.tokens.saveTokens.bind(store.tokens);
+  return { store: { ...store, tokens: { ...store.tokens, saveTokens: (...args) => { saves.count += 1; return save(...args); } } }, saves };
+}
+
+/** The test directory, whose findUser waits, while `held.on`, until `held.release()` (a busy LDAP server). */
+function heldFindUser(): { userAuth: UserAuth; held: { on: boolean; release(): void } } {
+  const directory = createTestUserAuth(new Set());
+  const find = directory.findUser!.bind(directory);
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => { release = resolve; });
+  const held = { on: false, release };
+  const userAuth = Object.assign(Object.create(directory) as UserAuth, {
+    findUser: async (id: string) => {
+      if (held.on) await released;
+      return find(id);
+    },
+  });
+  return { userAuth, held };
+}
+
+const HOST_TIMEOUT_STORES = builtInStores('host_timeout', {}, { redisPrefix: process.env.OAUTH_TEST_REDIS_PREFIX ?? '' });
+
+describe.each(HOST_TIMEOUT_STORES)('a host whose request timeout answers a token request while its grant is at the store (%s)', (_label, available, open) => {
+  /**
+   * `t` (the test app, untimed) on `store`, and a second router on `timedStore` (the same store, wrapped) behind the
+   * switchable connect-timeout stand-in and the host's recording error handler; runs `use`, then closes the server.
+   */
+  async function withTimedRouter(
+    store: Store, wrap: (store: Store) => Store, userAuth: UserAuth | undefined,
+    use: (t: Awaited<ReturnType<typeof createTestApp>>, timed: { on: boolean; url: string; events: OAuthEvents; revoked: TokenRevokedEvent[]; hostErrors: string[] }) => Promise<void>,
+  ): Promise<void> {
+    const t = await createTestApp({ clientAuthRateLimit: false }, store);
+    const oauth = createTestRouter(wrap(store), { clientAuthRateLimit: false }, userAuth);
+    const revoked: TokenRevokedEvent[] = [];
+    oauth.events.on('token.revoked', (event) => { revoked.push(event); });
+    const hostErrors: string[] = [];
+    const timed = { on: false, url: '', events: oauth.events, revoked, hostErrors };
+    const app = express();
+    app.use(timeoutWhile(() => timed.on));
+    app.use(oauth.router);
+    app.use(recordingHostErrors(hostErrors));
+    const server = app.listen(0, '127.0.0.1');
+    try {
+      await new Promise((resolve) => server.once('listening', resolve));
+      timed.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      await use(t, timed);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+
+  const exchangeOf = (code: string) => `grant_type=authorization_code&code=${code}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}`;
+
+  it.skipIf(!available)('code exchange saved after the host\'s 503: its tokens are revoked at once (token.revoked, undelivered), and the code sent again is invalid_grant with nothing live (RFC 6749 §4.1.2)', () => withOpenedStore(open, async ({ store }) => {
+    let gate!: ReturnType<typeof gateSaveTokens>;
+    await withTimedRouter(store, (inner) => (gate = gateSaveTokens(inner)).store, undefined, async (t, timed) => {
+      const code = await obtainCode(t.app, t.codeClient);
+      const ended = tokenRequestEnd(timed.events);
+      timed.on = true;
+      const answer = postNow(timed.url, exchangeOf(code), basic(t.codeClient));
+      const held = await gate.reached;
+      const res = await answer;
+      timed.on = false;
+      expect(res.status).toBe(503);
+      expect(res.body).toBe('{"host":"Response timeout"}');
+      gate.open();
+      await ended;
+      expect(await store.tokens.findAccessToken(held.access.tokenHash), 'the access token nobody received').toBeNull();
+      expect(await store.tokens.findRefreshToken(held.refresh!.tokenHash), 'the refresh token nobody received').toBeNull();
+      expect(timed.revoked).toEqual([expect.objectContaining({ cause: 'undelivered', extent: 'grant', grantId: held.access.grantId, clientId: t.codeClient.clientId })]);
+      const again = await postNow(timed.url, exchangeOf(code), basic(t.codeClient));
+      expect(again.status).toBe(400);
+      expect(JSON.parse(again.body).error).toBe('invalid_grant');
+      expect(timed.revoked, 'the replay finds the grant revoked already: reported once').toHaveLength(1);
+      expect(timed.hostErrors, 'the host hears of its own timeout only').toEqual(['Response timeout']);
+    });
+  }));
+
+  it.skipIf(!available)('refresh saved after the host\'s 503: the new access token is revoked at once (token.revoked, undelivered, extent token), and the refresh token, not rotated (SPEC §4.5), still serves the retry', () => withOpenedStore(open, async ({ store }) => {
+    let gate!: ReturnType<typeof gateSaveTokens>;
+    await withTimedRouter(store, (inner) => (gate = gateSaveTokens(inner)).store, undefined, async (t, timed) => {
+      const exchanged = await request(t.app).post('/oauth2/token').set('Authorization', basic(t.codeClient)).type('form')
+        .send(exchangeOf(await obtainCode(t.app, t.codeClient)));
+      const refreshToken = exchanged.body.refresh_token as string;
+      expect(refreshToken).toBeTruthy();
+      const ended = tokenRequestEnd(timed.events);
+      timed.on = true;
+      const answer = postNow(timed.url, `grant_type=refresh_token&refresh_token=${refreshToken}`, basic(t.codeClient));
+      const held = await gate.reached;
+      const res = await answer;
+      timed.on = false;
+      expect(res.status).toBe(503);
+      gate.open();
+      await ended;
+      expect(await store.tokens.findAccessToken(held.access.tokenHash), 'the access token nobody received').toBeNull();
+      expect(timed.revoked).toEqual([expect.objectContaining({ cause: 'undelivered', extent: 'token', grantId: held.access.grantId })]);
+      const again = await postNow(timed.url, `grant_type=refresh_token&refresh_token=${refreshToken}`, basic(t.codeClient));
+      expect(again.status, again.body).toBe(200);
+      const me = await request(t.app).get('/api/v1/me').set('Authorization', `Bearer ${JSON.parse(again.body).access_token as string}`);
+      expect(me.status).toBe(200);
+      expect(timed.hostErrors, 'the host hears of its own timeout only').toEqual(['Response timeout']);
+    });
+  }));
+
+  it.skipIf(!available)('client_credentials saved after the host\'s 503: its token is revoked at once (token.revoked, undelivered)', () => withOpenedStore(open, async ({ store }) => {
+    let gate!: ReturnType<typeof gateSaveTokens>;
+    await withTimedRouter(store, (inner) => (gate = gateSaveTokens(inner)).store, undefined, async (t, timed) => {
+      const ended = tokenRequestEnd(timed.events);
+      timed.on = true;
+      const answer = postNow(timed.url, 'grant_type=client_credentials', basic(t.credentialsClient));
+      const held = await gate.reached;
+      expect((await answer).status).toBe(503);
+      timed.on = false;
+      gate.open();
+      await ended;
+      expect(await store.tokens.findAccessToken(held.access.tokenHash), 'the access token nobody received').toBeNull();
+      expect(timed.revoked).toEqual([expect.objectContaining({ cause: 'undelivered', extent: 'grant', grantId: held.access.grantId })]);
+    });
+  }));
+
+  it.skipIf(!available)('refresh answered by the host before its save began (a slow findUser): nothing is saved, and the refresh token serves the retry', () => withOpenedStore(open, async ({ store }) => {
+    const { userAuth, held } = heldFindUser();
+    let counted!: ReturnType<typeof countingSaves>;
+    await withTimedRouter(store, (inner) => (counted = countingSaves(inner)).store, userAuth, async (t, timed) => {
+      const exchanged = await request(t.app).post('/oauth2/token').set('Authorization', basic(t.codeClient)).type('form')
+        .send(exchangeOf(await obtainCode(t.app, t.codeClient)));
+      const refreshToken = exchanged.body.refresh_token as string;
+      const ended = tokenRequestEnd(timed.events);
+      timed.on = true;
+      held.on = true;
+      const res = await postNow(timed.url, `grant_type=refresh_token&refresh_token=${refreshToken}`, basic(t.codeClient));
+      timed.on = false;
+      expect(res.status).toBe(503);
+      held.release();
+      await ended;
+      held.on = false;
+      expect(counted.saves.count, 'no token saved for an answer the host gave').toBe(0);
+      expect(timed.revoked).toEqual([]);
+      const again = await postNow(timed.url, `grant_type=refresh_token&refresh_token=${refreshToken}`, basic(t.codeClient));
+      expect(again.status, again.body).toBe(200);
+      expect(timed.hostErrors, 'the host hears of its own timeout only').toEqual(['Response timeout']);
+    });
+  }));
+
+  it.skipIf(!available)('code exchange answered by the host after the code was spent, before the save (a slow findUser): no token is saved, and the code sent again is invalid_grant (RFC 6749 §4.1.2)', () => withOpenedStore(open, async ({ store }) => {
+    const { userAuth, held } = heldFindUser();
+    let counted!: ReturnType<typeof countingSaves>;
+    await withTimedRouter(store, (inner) => (counted = countingSaves(inner)).store, userAuth, async (t, timed) => {
+      const code = await obtainCode(t.app, t.codeClient);
+      const ended = tokenRequestEnd(timed.events);
+      timed.on = true;
+      held.on = true;
+      const res = await postNow(timed.url, exchangeOf(code), basic(t.codeClient));
+      timed.on = false;
+      expect(res.status).toBe(503);
+      held.release();
+      await ended;
+      held.on = false;
+      expect(counted.saves.count, 'no token saved for an answer the host gave').toBe(0);
+      const again = await postNow(timed.url, exchangeOf(code), basic(t.codeClient));
+      expect(JSON.parse(again.body).error).toBe('invalid_grant');
+      expect(counted.saves.count).toBe(0);
+    });
+  }));
 });
