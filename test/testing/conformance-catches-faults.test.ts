@@ -33,7 +33,10 @@ const PEER_DISABLE = rule('across instances (openPeer): of N concurrent disableC
 const PEER_ENABLE = rule('across instances (openPeer): of N concurrent enableClient');
 const PEER_REPLACE = rule('across instances (openPeer): of N concurrent replaceSigningKeys');
 const PEER_DELETE = rule('across instances (openPeer): of 4 concurrent deletes of one kid');
-const PEER_RACES = [...PEER_SAVE_RACES, PEER_CONSUME, PEER_UPDATE, PEER_ONLY_IF_NONE, PEER_HITS, PEER_DISABLE, PEER_ENABLE, PEER_REPLACE, PEER_DELETE];
+const PEER_REVOKE = rule('across instances (openPeer): concurrent revocations of one grant or one access token');
+const PEER_RACES = [
+  ...PEER_SAVE_RACES, PEER_CONSUME, PEER_UPDATE, PEER_ONLY_IF_NONE, PEER_HITS, PEER_DISABLE, PEER_ENABLE, PEER_REPLACE, PEER_DELETE, PEER_REVOKE,
+];
 const EXACT_IDS = [
   rule('codes compare codeHash exactly'),
   rule('tokens compare tokenHash exactly'),
@@ -99,6 +102,11 @@ const CASES: { fault: Fault; settings: ToyStoreOptions[]; fails: string[]; runs?
   { fault: 'no-recovery-after-outage', settings: [{}], fails: OUTAGE, runs: 2 },
   { fault: 'only-if-none-checks-a-turn-before-inserting', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of N concurrent onlyIfNone saves'), PEER_ONLY_IF_NONE] },
   { fault: 'delete-signing-key-checks-a-turn-before-deleting', settings: [{ turn: 'macrotask' }, { turn: 'microtask' }], fails: [rule('of 4 concurrent deletes of one kid, exactly'), PEER_DELETE] },
+  {
+    fault: 'revoke-checks-a-turn-before-writing',
+    settings: [{ turn: 'macrotask' }, { turn: 'microtask' }],
+    fails: [rule('concurrent revocations of one grant or one access token'), PEER_REVOKE],
+  },
   {
     fault: 'replace-signing-keys-deletes-what-it-listed',
     settings: [{ turn: 'macrotask' }, { turn: 'microtask' }],

@@ -53,6 +53,11 @@ export type Fault =
   | 'replace-signing-keys-deletes-what-it-listed'
   /** replaceSigningKeys answers a kid it stores already with [] at once (taken for a finished retry), deleting nothing. */
   | 'replace-signing-keys-stops-at-a-known-kid'
+  /**
+   * revokeAccessToken and revokeGrant check the token or the grant's tombstone in one round trip and write in the
+   * next, answering true when their check found it unrevoked: of two concurrent revocations, each reports it.
+   */
+  | 'revoke-checks-a-turn-before-writing'
   /** (e) updateClient reads the whole record, then writes it all back a round trip later. */
   | 'update-client-reads-then-writes-whole-record'
   /** disableClient reads the flag in one round trip and writes it in the next (each of two concurrent disables reports it). */
@@ -88,7 +93,8 @@ export type Fault =
   /** code and token hashes kept in 40 characters (a `VARCHAR(40)` that truncates): the 43-character digests cut short. */
   | 'hashes-cut-to-40-characters'
   /**
-   * every check a round trip before its write (saveTokens, consumeCode, updateClient, onlyIfNone, hit, replaceSigningKeys), each call
+   * every check a round trip before its write (saveTokens, consumeCode, updateClient, onlyIfNone, hit, replaceSigningKeys,
+   * revokeAccessToken, revokeGrant), each call
    * behind a lock of this store object: atomic within one process, never across instances on the backend.
    */
   | 'atomic-in-process-only'
@@ -379,18 +385,26 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
         await turn();
         return find('refresh', tokenHash);
       },
+      // Both answer whether this call revoked: decided with the write, or with the fault a round trip before it.
       async revokeAccessToken(tokenHash) {
         await turn();
         await announcedAhead();
-        if (tokens.get(hashKey(tokenHash))?.kind === 'access') tokens.delete(hashKey(tokenHash));
+        const found = tokens.get(hashKey(tokenHash))?.kind === 'access';
+        if (gap('revoke-checks-a-turn-before-writing')) await turn();
+        const removed = tokens.get(hashKey(tokenHash))?.kind === 'access' && tokens.delete(hashKey(tokenHash));
         if (!has('feed-moves-before-the-delete')) feed.mark += 1;
+        return gap('revoke-checks-a-turn-before-writing') ? found : removed;
       },
       async revokeGrant(grantId) {
         await turn();
         await announcedAhead();
+        const unrevoked = !revokedGrants.has(key(grantId));
+        if (gap('revoke-checks-a-turn-before-writing')) await turn();
+        const first = !revokedGrants.has(key(grantId));
         revokedGrants.add(key(grantId));
         for (const [hash, { record }] of tokens) if (key(record.grantId) === key(grantId)) tokens.delete(hash);
         if (!has('feed-moves-before-the-delete')) feed.mark += 1;
+        return gap('revoke-checks-a-turn-before-writing') ? unrevoked : first;
       },
       async revokeClientTokens(clientId, userId) {
         await turn();
