@@ -5,6 +5,7 @@ import type { ConformanceRule } from './conformance-types.js';
 import { buildClient } from './conformance-fixtures.js';
 import { freshId } from './conformance-ids.js';
 import { administration } from './conformance-parts.js';
+import { acrossInstances } from './conformance-races.js';
 import { raceStatusChange } from './conformance-status-race.js';
 
 /** disableClient is optional in every tier (stores written before it lack it): its rules need it. */
@@ -54,7 +55,7 @@ export const disableClientRules: readonly ConformanceRule[] = [
     async run(context) {
       if (!context.withPeer) throw new TypeError('the rule needs openPeer');
       await context.withPeer((peer) => raceStatusChange(context, 'disableClient', context.store, peer,
-        'the store is atomic within one process only: put the check of the flag and its write in one transaction or script on the backend'));
+        acrossInstances('of N concurrent disableClient calls', 'Put the check of the flag and its write in one statement, transaction or script on the backend.')));
     },
   },
 ];

@@ -5,7 +5,7 @@ import type { ConformanceRule, RuleContext } from './conformance-types.js';
 import { buildKey, secondsFromNow } from './conformance-fixtures.js';
 import { freshId, longestId, nearTwins } from './conformance-ids.js';
 import { keysOf } from './conformance-parts.js';
-import { RACERS } from './conformance-races.js';
+import { acrossInstances, RACERS } from './conformance-races.js';
 import { describeRound, forEachRound, race } from './interleave.js';
 
 /** The optional delete, with the tier's own methods (`needs` replaces the tier check). */
@@ -180,8 +180,8 @@ export const signingKeyRules: readonly ConformanceRule[] = [
     async run(context) {
       if (!context.withPeer) throw new TypeError('the rule needs openPeer');
       await context.withPeer((peer) => raceDeletes(context, context.store, peer,
-        'the store is atomic within one process only: check and delete in one statement or script on the backend '
-        + '(DELETE … RETURNING, the row count of the DELETE, HDEL\'s answer)'));
+        acrossInstances('of 4 concurrent deletes of one kid', 'Check and delete in one statement or script on the backend '
+        + '(DELETE … RETURNING, the row count of the DELETE, HDEL\'s answer).')));
     },
   },
 ];

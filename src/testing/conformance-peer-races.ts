@@ -7,18 +7,13 @@ import { buildClient, buildCode, buildKey, buildToken } from './conformance-fixt
 import { assertReplayed } from './conformance-codes.js';
 import { freshId } from './conformance-ids.js';
 import { administration, keysOf, rateLimitsOf, revokeClientTokensOf } from './conformance-parts.js';
-import { CROWD, FRESH_STORE_ROUND_DIVISOR, RACERS } from './conformance-races.js';
+import { acrossInstances, CROWD, FRESH_STORE_ROUND_DIVISOR, RACERS } from './conformance-races.js';
 import { WINDOW_MS } from './conformance-rate-limits.js';
 import { raceSaveAgainst, tokensOfRound } from './conformance-token-races.js';
 import { describeRound, forEachRound, race, RACE_SCHEDULES, scheduleOfRound } from './interleave.js';
 
-/**
- * What a failure across instances means: the operation is atomic in this process only (a lock or a queue in
- * the store's own code, a per-connection cache), not on the backend that every instance shares.
- */
-const ACROSS =
-  'the store is atomic within one process only: a lock, queue or cache in the store\'s code does not reach another ' +
-  'instance on the same backend; put the check and the write in one transaction or script on the backend';
+/** What to do when a race fails across instances but passes through one store. */
+const ON_THE_BACKEND = 'Put the check and the write in one statement, transaction or script on the backend.';
 
 /** Runs `use` with a peer of the rule's store; the runner skips `needsPeer` rules without `openPeer`. */
 function withPeerOf<T>(context: RuleContext, use: (peer: Store) => Promise<T>, of?: Store): Promise<T> {
@@ -66,7 +61,7 @@ export const peerRaceRules: readonly ConformanceRule[] = [
             results = [one, ...others];
           }
           const consumed = results.filter((r) => r.kind === 'consumed');
-          assert.equal(consumed.length, 1, `${where}: ${consumed.length} of ${results.length} calls consumed the code; ${ACROSS}`);
+          assert.equal(consumed.length, 1, `${where}: ${consumed.length} of ${results.length} calls consumed the code; ${acrossInstances('of N concurrent consumeCode calls', ON_THE_BACKEND)}`);
           assert.deepEqual(consumed[0], { kind: 'consumed', record: code }, where);
           for (const result of results.filter((r) => r.kind !== 'consumed')) assertReplayed(result, code, where);
         });
@@ -135,7 +130,7 @@ export const peerRaceRules: readonly ConformanceRule[] = [
           assert.deepEqual(
             await clients.findClient(client.clientId),
             { ...client, disabled: true, clientSecretHash: rotated },
-            `${where}: one update undid the other; ${ACROSS}`,
+            `${where}: one update undid the other; ${acrossInstances('updateClient disabling racing updateClient rotating the secret', 'Write only the fields given, in one statement on the backend.')}`,
           );
         });
       });
@@ -163,7 +158,7 @@ export const peerRaceRules: readonly ConformanceRule[] = [
             schedule,
           );
           const results = [first, ...others];
-          assert.equal(results.filter((r) => r === true).length, 1, `${where}: ${results.filter((r) => r === true).length} saves inserted; ${ACROSS}`);
+          assert.equal(results.filter((r) => r === true).length, 1, `${where}: ${results.filter((r) => r === true).length} saves inserted; ${acrossInstances('of N concurrent onlyIfNone saves', ON_THE_BACKEND)}`);
           assert.deepEqual(await keys.listSigningKeys(), [candidates[results.indexOf(true)]], `${where}: the store holds other keys than the winner`);
         }, store));
       }
@@ -190,7 +185,7 @@ export const peerRaceRules: readonly ConformanceRule[] = [
             results = [one, ...others];
           }
           const counts = results.map((r) => r.count).sort((a, b) => a - b);
-          assert.deepEqual(counts, Array.from({ length: results.length }, (_, i) => i + 1), `${where}: counts ${JSON.stringify(counts)}; ${ACROSS}`);
+          assert.deepEqual(counts, Array.from({ length: results.length }, (_, i) => i + 1), `${where}: counts ${JSON.stringify(counts)}; ${acrossInstances('of N concurrent hits on one key', ON_THE_BACKEND)}`);
         });
       });
     },

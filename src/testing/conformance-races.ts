@@ -16,6 +16,18 @@ export const CROWD = 20;
 /** The race that needs an empty store per round runs `rounds / FRESH_STORE_ROUND_DIVISOR` rounds: stores cost more. @see RFC 9068 §4 */
 export const FRESH_STORE_ROUND_DIVISOR = 20;
 
+/**
+ * The hint of a race rule across instances (openPeer). Such a failure means "atomic within one process only" only when
+ * the same race through one store passes; when that one fails too, its own message names the cause, and blaming an
+ * in-process lock the store does not have would send its author looking for the wrong thing.
+ * @see RFC 6749 §4.1.2, RFC 7009 §2.1 (one answer across every instance of the app).
+ */
+export function acrossInstances(race: string, fix: string): string {
+  return `if the same race through one store ("${race}") passes, the store is atomic within one process only: a lock, `
+    + 'queue or cache in its code does not reach another instance on the same backend; if that rule fails too, fix what '
+    + `its message says first. ${fix}`;
+}
+
 /** Starts `count` calls of `call` at once and resolves all their results. */
 export function together<T>(count: number, call: () => Promise<T>): () => Promise<T[]> {
   return () => Promise.all(Array.from({ length: count }, call));

@@ -4,11 +4,21 @@ import type { SigningKeyRecord, Store } from '../stores/contract.js';
 import type { ConformanceRule, RuleContext } from './conformance-types.js';
 import { buildKey, secondsFromNow } from './conformance-fixtures.js';
 import { keysOf } from './conformance-parts.js';
-import { RACERS } from './conformance-races.js';
+import { acrossInstances, RACERS } from './conformance-races.js';
 import { describeRound, forEachRound, race } from './interleave.js';
 
 /** replaceSigningKeys is optional in every tier (stores written before it lack it): its rules need it. */
 const NEEDS = ['store.keys.listSigningKeys', 'store.keys.saveSigningKey', 'store.keys.replaceSigningKeys'] as const;
+
+/**
+ * What a failed replacement race needs, the lock first: a transaction alone is not enough. Under PostgreSQL's default
+ * READ COMMITTED, two replacements in their own transactions each delete the keys they saw and each
+ * insert their own, so two keys are left; only serialising every replacement with every other one makes it atomic.
+ */
+const SERIALISE = 'every replacement must be serialised with every other one, and a transaction alone does not do it '
+  + '(under PostgreSQL READ COMMITTED two replacements each delete what they saw and each insert their key): take a lock '
+  + 'first in the same transaction, e.g. pg_advisory_xact_lock, or SELECT … FOR UPDATE on a row every replacement touches'
+  + ', or run the whole replacement as one script (Redis Lua)';
 
 const sorted = (kids: readonly string[]): string[] => [...kids].sort();
 
@@ -80,8 +90,7 @@ export const replaceSigningKeysRules: readonly ConformanceRule[] = [
     tier: 'signingKeys',
     needs: NEEDS,
     name: 'of N concurrent replaceSigningKeys calls exactly one key is left, and every other kid is resolved as deleted once, in every interleaving',
-    run: (context) => raceReplacements(context, context.store, context.store,
-      'the deletes and the insert must be one transaction or script, serialised with every other replacement'),
+    run: (context) => raceReplacements(context, context.store, context.store, SERIALISE),
   },
   {
     tier: 'signingKeys',
@@ -91,8 +100,7 @@ export const replaceSigningKeysRules: readonly ConformanceRule[] = [
     async run(context) {
       if (!context.withPeer) throw new TypeError('the rule needs openPeer');
       await context.withPeer((peer) => raceReplacements(context, context.store, peer,
-        'the store is atomic within one process only: put the deletes and the insert in one transaction or script on the backend, '
-        + 'serialised with every other replacement (a lock)'));
+        acrossInstances('of N concurrent replaceSigningKeys calls', SERIALISE)));
     },
   },
 ];

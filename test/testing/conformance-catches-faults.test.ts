@@ -217,3 +217,38 @@ describe('the conformance suite passes correct stores', () => {
     });
   }
 });
+
+describe('the failure messages of the race rules name the cause', () => {
+  /** The messages of the rules `faults` fail, by rule name, with the rules limited to `rules`. */
+  async function messagesOf(faults: Fault[], rules: string[]): Promise<Map<string, string>> {
+    const report = await checkStoreConformance({ ...toyOptions({ turn: 'macrotask' }, faults), only: (name) => rules.includes(name), rounds: 24 });
+    return new Map(report.failed.map((f) => [f.rule, f.error.message]));
+  }
+  /** Claims the store is atomic in one process as a fact, not on the condition that the race through one store passes. */
+  const UNCONDITIONAL = /(^|; )the store is atomic within one process only/;
+
+  it('a race across instances blames an in-process lock only if the same race through one store passes', { timeout: 30_000 }, async () => {
+    const cases: [Fault, string, string][] = [
+      ['consume-code-checks-a-turn-before-marking', rule('of N concurrent consumeCode'), PEER_CONSUME],
+      ['disable-client-reads-a-turn-before-writing', rule('of N concurrent disableClient'), PEER_DISABLE],
+      ['replace-signing-keys-deletes-what-it-listed', rule('of N concurrent replaceSigningKeys'), PEER_REPLACE],
+    ];
+    for (const [fault, single, peer] of cases) {
+      const messages = await messagesOf([fault], [single, peer]);
+      expect([...messages.keys()].sort(), fault).toEqual([single, peer].sort());
+      expect(messages.get(peer), fault).not.toMatch(UNCONDITIONAL);
+      expect(messages.get(peer), fault).toMatch(/if the same race through one store \(".+"\) passes, the store is atomic within one process only/);
+    }
+    const inProcess = await messagesOf(['atomic-in-process-only'], [PEER_CONSUME, PEER_REPLACE, PEER_DISABLE, PEER_HITS, PEER_DELETE]);
+    expect(inProcess.size).toBe(5);
+    for (const [name, message] of inProcess) expect(message, name).not.toMatch(UNCONDITIONAL);
+  });
+
+  it('the replaceSigningKeys race through one store says first that a transaction alone does not serialise two replacements', { timeout: 30_000 }, async () => {
+    const single = rule('of N concurrent replaceSigningKeys');
+    const message = (await messagesOf(['replace-signing-keys-deletes-what-it-listed'], [single])).get(single);
+    expect(message).toMatch(/; every replacement must be serialised with every other one, and a transaction alone does not do it/);
+    expect(message).toMatch(/pg_advisory_xact_lock/);
+    expect(message).not.toMatch(/must be one transaction/);
+  });
+});
