@@ -5,7 +5,7 @@ import type { ConformanceRule, RuleContext } from './conformance-types.js';
 import { buildToken, buildTokenPair, findable } from './conformance-fixtures.js';
 import { freshId } from './conformance-ids.js';
 import { revokeClientTokensOf } from './conformance-parts.js';
-import { RACERS } from './conformance-races.js';
+import { acrossInstances, RACERS } from './conformance-races.js';
 import { describeRound, forEachRound, race } from './interleave.js';
 
 /** The tokens of one round: a pair with a refresh token on even rounds, a lone access token on odd ones. */
@@ -96,8 +96,8 @@ export const tokenRaceRules: readonly ConformanceRule[] = [
     async run(context) {
       if (!context.withPeer) throw new TypeError('the rule needs openPeer');
       await context.withPeer((peer) => raceRevocations(context, context.store, peer,
-        'the store is atomic within one process only: decide the answer in the statement or script that writes, on the '
-        + 'backend (DELETE … RETURNING, INSERT … ON CONFLICT DO NOTHING RETURNING, DEL\'s or SADD\'s answer)'));
+        acrossInstances('concurrent revocations of one grant or one access token', 'Decide the answer in the statement or '
+          + 'script that writes, on the backend (DELETE … RETURNING, INSERT … ON CONFLICT DO NOTHING RETURNING, DEL\'s or SADD\'s answer)')));
     },
   },
   {

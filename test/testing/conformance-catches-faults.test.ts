@@ -239,8 +239,8 @@ describe('the failure messages of the race rules name the cause', () => {
       expect(messages.get(peer), fault).not.toMatch(UNCONDITIONAL);
       expect(messages.get(peer), fault).toMatch(/if the same race through one store \(".+"\) passes, the store is atomic within one process only/);
     }
-    const inProcess = await messagesOf(['atomic-in-process-only'], [PEER_CONSUME, PEER_REPLACE, PEER_DISABLE, PEER_HITS, PEER_DELETE]);
-    expect(inProcess.size).toBe(5);
+    const inProcess = await messagesOf(['atomic-in-process-only'], [PEER_CONSUME, PEER_REPLACE, PEER_DISABLE, PEER_HITS, PEER_DELETE, PEER_REVOKE]);
+    expect(inProcess.size).toBe(6);
     for (const [name, message] of inProcess) expect(message, name).not.toMatch(UNCONDITIONAL);
   });
 
