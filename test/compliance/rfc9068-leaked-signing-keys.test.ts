@@ -37,6 +37,21 @@ async function storedKids(store: Store): Promise<string[]> {
 }
 
 /**
+ * An instance `a` on `store` (a wrapped `base`), then another instance's planned rotation it has not read yet (its key
+ * was in the store as the leak was found), and a token forged with that planned key's private key (`forged`).
+ */
+async function forgedByPlannedKey(base: Store, keys: NonNullable<Store['keys']>, store: Store) {
+  const t = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
+  const a = instance(store, HOUR);
+  const before = await clientCredentialsToken(a.app, t.credentialsClient);
+  const planned = await instance(base, HOUR).oauth.rotateSigningKey();
+  const kept = (await keys.listSigningKeys()).find((record) => record.kid === planned.kid)!;
+  const forged = forgeJwt({ alg: kept.algorithm, typ: 'at+jwt', kid: kept.kid }, { ...decodeJwt(before).claims, exp: Math.floor(Date.now() / 1000) + YEAR },
+    createPrivateKey(kept.privateKeyPem));
+  return { t, a, before, planned, forged };
+}
+
+/**
  * `keys` without `replaceSigningKeys`: the three-step replacement, as the wrapped stores below (which leave it out) run
  * it. Another replacement "at the same moment" must take the same path: an atomic one, made in the same millisecond,
  * could list as older than this one's key and be deleted by it, which no single store could do.
@@ -344,14 +359,7 @@ describe('RFC 9068 §4, RFC 9700 §4.10: rotateSigningKey({ leaked: true })', ()
 
   it('a replacement whose leaked keys include one this instance first read during it (another instance\'s planned rotation), another replacement deleting them first, the store unreadable right after: that key does not verify here', async () => {
     const { base, keys, store, whileSaving, up } = downAfterFirstDelete();
-    const t = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
-    const a = instance(store, HOUR);
-    const before = await clientCredentialsToken(a.app, t.credentialsClient);
-    // Another instance's planned rotation, which this one has not read yet: its key was in the store as the leak was found.
-    const planned = await instance(base, HOUR).oauth.rotateSigningKey();
-    const kept = (await keys.listSigningKeys()).find((record) => record.kid === planned.kid)!;
-    const forged = forgeJwt({ alg: kept.algorithm, typ: 'at+jwt', kid: kept.kid }, { ...decodeJwt(before).claims, exp: Math.floor(Date.now() / 1000) + YEAR },
-      createPrivateKey(kept.privateKeyPem));
+    const { a, planned, forged } = await forgedByPlannedKey(base, keys, store);
     whileSaving(async () => {
       // As this replacement saves its key: a token of the planned key makes this instance read the keys (it learns the
       // planned key), then another replacement (the CLI) runs to its end, deleting every key, the planned one too.
@@ -369,14 +377,7 @@ describe('RFC 9068 §4, RFC 9700 §4.10: rotateSigningKey({ leaked: true })', ()
 
   it('a replacement in one atomic step whose leaked keys include one this instance first read during it, another replacement deleting them first, the store unreadable right after: that key does not verify here', async () => {
     const { base, keys, store, whileReplacing, up } = downAfterReplace();
-    const t = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
-    const a = instance(store, HOUR);
-    const before = await clientCredentialsToken(a.app, t.credentialsClient);
-    // Another instance's planned rotation, which this one has not read yet: its key was in the store as the leak was found.
-    const planned = await instance(base, HOUR).oauth.rotateSigningKey();
-    const kept = (await keys.listSigningKeys()).find((record) => record.kid === planned.kid)!;
-    const forged = forgeJwt({ alg: kept.algorithm, typ: 'at+jwt', kid: kept.kid }, { ...decodeJwt(before).claims, exp: Math.floor(Date.now() / 1000) + YEAR },
-      createPrivateKey(kept.privateKeyPem));
+    const { t, a, before, planned, forged } = await forgedByPlannedKey(base, keys, store);
     whileReplacing(async () => {
       // Before this replacement commits: a token of the planned key makes this instance read the keys (it learns the
       // planned key), then another replacement (the CLI) commits, deleting every key, the planned one too.

@@ -494,6 +494,24 @@ function countingSaves(store: Store): { store: Store; saves: { count: number } }
   return { store: { ...store, tokens: { ...store.tokens, saveTokens: (...args) => { saves.count += 1; return save(...args); } } }, saves };
 }
 
+/**
+ * Sends a token request whose findUser is held while the host's timeout is on: the host answers it (503), then the held
+ * call goes on, and this resolves once the router has finished the request (its diagnostics message).
+ */
+async function answeredWhileFindUserHeld(
+  timed: { on: boolean; url: string; events: OAuthEvents }, held: { on: boolean; release(): void }, body: string, authorization: string,
+): Promise<void> {
+  const ended = tokenRequestEnd(timed.events);
+  timed.on = true;
+  held.on = true;
+  const res = await postNow(timed.url, body, authorization);
+  timed.on = false;
+  expect(res.status).toBe(503);
+  held.release();
+  await ended;
+  held.on = false;
+}
+
 /** The test directory, whose findUser waits, while `held.on`, until `held.release()` (a busy LDAP server). */
 function heldFindUser(): { userAuth: UserAuth; held: { on: boolean; release(): void } } {
   const directory = createTestUserAuth(new Set());
@@ -618,15 +636,7 @@ describe.each(HOST_TIMEOUT_STORES)('a host whose request timeout answers a token
       const exchanged = await request(t.app).post('/oauth2/token').set('Authorization', basic(t.codeClient)).type('form')
         .send(exchangeOf(await obtainCode(t.app, t.codeClient)));
       const refreshToken = exchanged.body.refresh_token as string;
-      const ended = tokenRequestEnd(timed.events);
-      timed.on = true;
-      held.on = true;
-      const res = await postNow(timed.url, `grant_type=refresh_token&refresh_token=${refreshToken}`, basic(t.codeClient));
-      timed.on = false;
-      expect(res.status).toBe(503);
-      held.release();
-      await ended;
-      held.on = false;
+      await answeredWhileFindUserHeld(timed, held, `grant_type=refresh_token&refresh_token=${refreshToken}`, basic(t.codeClient));
       expect(counted.saves.count, 'no token saved for an answer the host gave').toBe(0);
       expect(timed.revoked).toEqual([]);
       const again = await postNow(timed.url, `grant_type=refresh_token&refresh_token=${refreshToken}`, basic(t.codeClient));
@@ -640,15 +650,7 @@ describe.each(HOST_TIMEOUT_STORES)('a host whose request timeout answers a token
     let counted!: ReturnType<typeof countingSaves>;
     await withTimedRouter(store, (inner) => (counted = countingSaves(inner)).store, userAuth, async (t, timed) => {
       const code = await obtainCode(t.app, t.codeClient);
-      const ended = tokenRequestEnd(timed.events);
-      timed.on = true;
-      held.on = true;
-      const res = await postNow(timed.url, exchangeOf(code), basic(t.codeClient));
-      timed.on = false;
-      expect(res.status).toBe(503);
-      held.release();
-      await ended;
-      held.on = false;
+      await answeredWhileFindUserHeld(timed, held, exchangeOf(code), basic(t.codeClient));
       expect(counted.saves.count, 'no token saved for an answer the host gave').toBe(0);
       const again = await postNow(timed.url, exchangeOf(code), basic(t.codeClient));
       expect(JSON.parse(again.body).error).toBe('invalid_grant');
