@@ -49,7 +49,7 @@ export type RevocationCause =
   | 'client_scopes_narrowed' // an update took a scope away, or scoped an all-access integration
   | 'client_deleted'
   | 'user_deleted' // the user behind a grant is gone (`userAuth.findUser`)
-  | 'undelivered' // saved for a token request the host had answered meanwhile (connect-timeout's 503): no client has them
+  | 'undelivered' // saved for a token request answered by the host meanwhile (connect-timeout's 503) or whose client hung up: no client has them
   | 'admin';
 
 /** Tokens revoked: one token, one grant, an integration's, or a user's (RFC 7009 §2.1). */

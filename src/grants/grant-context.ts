@@ -30,11 +30,15 @@ export interface GrantContext {
   readonly keyRing?: KeyRing | undefined;
   /** When the token request began, before the client was read: the default `authorizedAt` of its tokens. */
   readonly startedAt: Date;
-  /** The token request, read only for the audit events' source address (`req.ip`), and only when heard. */
+  /**
+   * The token request, read for the audit events' source address (`req.ip`), only when heard, and for its connection
+   * (connectionGone).
+   */
   readonly req: Request;
   /**
-   * The token request's answer, read only to tell whether the host has answered it (answeredByHost: connect-timeout's
-   * 503): nothing is saved for an answer that is not the router's, and what was saved meanwhile is revoked.
+   * The token request's answer, read only to tell whether it can still reach the client: not once the host has answered
+   * (answeredByHost: connect-timeout's 503) nor once the client has hung up (connectionGone). Nothing is saved for an
+   * answer no one hears, and what was saved meanwhile is revoked.
    */
   readonly res: Response;
   /** What this grant's `prefetch` started, when it has one: a read under way while the client was authenticated. */

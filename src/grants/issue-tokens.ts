@@ -7,6 +7,7 @@ import { createCredential } from '../crypto/ordered-token.js';
 import { hashToken } from '../crypto/hash-token.js';
 import { InvalidGrantError, InvalidRequestError, RefusedSaveError, SettingsRefusalError } from '../errors.js';
 import { answeredByHost } from '../http/answered-by-host.js';
+import { connectionGone } from '../http/connection-gone.js';
 import { withinAllowedScope } from '../checks/grant-scope.js';
 import { signAccessToken } from '../jwt/sign-access-token.js';
 import { expiryAfter, LATEST_EXPIRY_MS } from './latest-expiry.js';
@@ -84,15 +85,27 @@ function publishIssued(context: GrantContext, request: IssueRequest): void {
 }
 
 /**
- * Revokes the tokens just saved for a request that the host answered while the save was under way (connect-timeout's
- * 503): no client received them, so none may stay live. Of a refresh, the new access token alone: the refresh token is
+ * Whether this request's answer can reach no one: the host has answered it (connect-timeout's 503), or its client reset
+ * or half-closed the connection (connectionGone). Either way no client receives the tokens, nor knows they exist.
+ * @see RFC 9112 §9.6 (tear-down).
+ */
+function unheard(context: GrantContext): boolean {
+  return answeredByHost(context.res) || connectionGone(context.req, context.res);
+}
+
+/**
+ * Revokes the tokens just saved for a request whose answer could no longer reach anyone once the save was done (the
+ * host answered it meanwhile, connect-timeout's 503, or its client hung up): no client received them, so none may
+ * stay live. A client that hung up is treated as one the host answered: the tokens are as undelivered, the client
+ * retries (a refresh) or starts again (a spent code) alike, and tokens that no one holds serve nothing but a thief
+ * of the store's records until they expire. Of a refresh, the new access token alone: the refresh token is
  * not rotated (SPEC §4.5), so the one the client holds is the one it retries with, and revoking it (or its grant) would
  * take from the client what it still rightly has. Of a code exchange or client_credentials, the grant, every token of
  * which this request issued (a code's grant is the code's own, a client_credentials grant is minted per request). The
  * code stays used: sent again it is `invalid_grant` (RFC 6749 §4.1.2), and its replay finds the grant revoked already,
  * so the revocation is reported once, here. A store that fails the revocation fails the request as any store error
  * does (its answer goes nowhere): the tokens then live until they expire, as they all did before this check.
- * @throws InvalidRequestError once revoked: the answer is the host's, the router's is written nowhere.
+ * @throws InvalidRequestError once revoked: the router's answer is written nowhere (the host's, or none, is the answer).
  * @see RFC 7009 §2.1, RFC 6749 §4.1.2, RFC 9700 §4.14.
  */
 async function revokeUndelivered(context: GrantContext, request: IssueRequest, access: TokenRecord): Promise<never> {
@@ -107,7 +120,7 @@ async function revokeUndelivered(context: GrantContext, request: IssueRequest, a
   } else if ((await store.tokens.revokeGrant(request.grantId)) !== false) {
     publishGrantRevoked(context, 'undelivered', request.grantId, request.userId);
   }
-  throw new InvalidRequestError('the host answered the request while its tokens were saved');
+  throw new InvalidRequestError('the answer could reach no one once the tokens were saved');
 }
 
 /** `ms` rounded up to the whole second: a token lives at least the `expires_in` it is issued with (RFC 6749 §5.1). */
@@ -157,10 +170,11 @@ export async function issueTokens(context: GrantContext, request: IssueRequest):
   // Object literals of two fixed shapes, not one grown property by property: this is the token endpoint's hot path.
   const { authorizedAt } = request;
   const newGrant = request.newGrant === true;
-  // The host has answered (connect-timeout's 503 during a slow findUser or key load): tokens saved now would reach no
-  // one, so none is saved, and a refresh token stays as it was for the client's retry. Checked as the save begins,
-  // with no await in between; the code of an exchange is used by now (it is consumed before anything else).
-  if (answeredByHost(context.res)) throw new InvalidRequestError('the host answered the request before its tokens were saved');
+  // The host has answered (connect-timeout's 503 during a slow findUser or key load), or the client has hung up:
+  // tokens saved now would reach no one, so none is saved, and a refresh token stays as it was for the client's retry.
+  // Checked as the save begins, with no await in between; the code of an exchange is used by now (it is consumed
+  // before anything else).
+  if (unheard(context)) throw new InvalidRequestError('the answer could reach no one before the tokens were saved');
   const saved = await context.store.tokens.saveTokens(access, refresh, context.clientRevision === undefined
     ? { authorizedAt, newGrant }
     : { authorizedAt, clientRevision: context.clientRevision, newGrant });
@@ -172,9 +186,10 @@ export async function issueTokens(context: GrantContext, request: IssueRequest):
   }
   // Built only when heard: this is the token endpoint's hot path.
   if (options.events.active) publishIssued(context, request);
-  // The host answered while the save was under way. From here to the answer's write (sendNoStoreJson) every step is a
-  // promise continuation, which no timer (connect-timeout's) can come between: this is the last moment it can answer.
-  if (answeredByHost(context.res)) await revokeUndelivered(context, request, access);
+  // The host answered, or the client hung up, while the save was under way. From here to the answer's write
+  // (sendNoStoreJson) every step is a promise continuation, which no timer (connect-timeout's) nor socket event (the
+  // client's reset) can come between: this is the last moment either can happen unseen.
+  if (unheard(context)) await revokeUndelivered(context, request, access);
   const scope = request.scope.join(' ');
   // RFC 6749 §5.1: scope is "OPTIONAL, if identical to the scope requested by the client; otherwise, REQUIRED".
   // A token without a scope (an integration registered without scopes, as SPEC's are) has none to report, so

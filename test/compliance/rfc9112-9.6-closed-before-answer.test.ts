@@ -11,14 +11,17 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { registerClient } from '../../src/clients/register-client.js';
 import { OAuthEvents } from '../../src/events/oauth-events.js';
-import type { OAuthEvent } from '../../src/events/event-types.js';
+import type { OAuthEvent, TokenRevokedEvent } from '../../src/events/event-types.js';
 import type { Store } from '../../src/stores/contract.js';
 import type { UserAuth } from '../../src/user-auth.js';
 import type { OAuthRouterOptions } from '../../src/options.js';
 import { DIAGNOSTICS_CHANNELS, type TokenRequestMessage } from '../../src/metrics/channels.js';
-import { basic, createTestRouter, createTestUserAuth, REDIRECT_URI, USER, type TestClient } from '../helpers/app.js';
+import { basic, createTestApp, createTestRouter, createTestUserAuth, REDIRECT_URI, USER, type TestClient } from '../helpers/app.js';
 import { authorizeQuery, hiddenField, obtainCode } from '../helpers/browser-flow.js';
 import { listen } from '../helpers/raw-http.js';
+import { builtInStores, withOpenedStore } from '../helpers/built-in-stores.js';
+import { gateSaveTokens } from '../helpers/gate-save-tokens.js';
+import { hashToken } from '../../src/crypto/hash-token.js';
 
 const FORM_BODY = 'grant_type=client_credentials';
 /** Marks the request under test: only its arrival and its socket's close are noted, not those of the steps before it. */
@@ -325,4 +328,167 @@ describe('a page form whose client hung up before the answer (RFC 9700 §4.14: a
     }).toString());
     expect((await eventOf(running, 'consent.granted')).ip).toBe('127.0.0.1');
   });
+});
+
+const GONE_STORES = builtInStores('client_gone', {}, { redisPrefix: process.env.OAUTH_TEST_REDIS_PREFIX ?? '' });
+
+describe.each(GONE_STORES)('a token request whose client hung up while its tokens were being saved (%s)', (_label, available, open) => {
+  /**
+   * `t` (the test app) on `store`, and a second router on `wrap(store)` behind a host layer that notes when the
+   * request under test (UNDER_TEST) arrives and when its socket closes; runs `use`, then stops the server.
+   */
+  async function withWatchedRouter(
+    store: Store, wrap: (store: Store) => Store, userAuth: UserAuth | undefined,
+    use: (t: Awaited<ReturnType<typeof createTestApp>>, watched: {
+      port: number; events: OAuthEvents; revoked: TokenRevokedEvent[]; closed(): Promise<void>; dispatched(): Promise<void>;
+    }) => Promise<void>,
+  ): Promise<void> {
+    const t = await createTestApp({ clientAuthRateLimit: false }, store);
+    const events = new OAuthEvents();
+    const revoked: TokenRevokedEvent[] = [];
+    events.on('token.revoked', (event) => { revoked.push(event); });
+    let socketClosed!: Promise<void>;
+    let arrived!: () => void;
+    const reached = new Promise<void>((resolve) => { arrived = resolve; });
+    const app = express();
+    app.use((req, _res, next) => {
+      if (req.headers[UNDER_TEST.toLowerCase()] !== undefined) {
+        socketClosed = new Promise((resolve) => req.socket.once('close', () => resolve()));
+        arrived();
+      }
+      next();
+    });
+    app.use(createTestRouter(wrap(store), { events, clientAuthRateLimit: false }, userAuth).router);
+    const server = await listen(app);
+    try {
+      await use(t, { port: server.port, events, revoked, closed: () => socketClosed, dispatched: () => reached });
+    } finally {
+      await server.close();
+    }
+  }
+
+  /** Sends a token request whole on its own socket, and resets (or half-closes) it once `held` says the save is waiting. */
+  async function hangUpDuring(
+    watched: { port: number; closed(): Promise<void>; dispatched(): Promise<void> }, held: Promise<unknown>,
+    authorization: string, body: string, how: 'reset' | 'half-close' = 'reset',
+  ): Promise<void> {
+    const socket = connect(watched.port, '127.0.0.1');
+    socket.on('error', () => {});
+    socket.write([
+      'POST /oauth2/token HTTP/1.1', 'Host: auth.test', `${UNDER_TEST}: 1`, `Authorization: ${authorization}`,
+      'Content-Type: application/x-www-form-urlencoded', `Content-Length: ${Buffer.byteLength(body)}`, '', body,
+    ].join('\r\n'));
+    await watched.dispatched();
+    await held;
+    if (how === 'reset') socket.resetAndDestroy();
+    else socket.end();
+    await watched.closed();
+  }
+
+  /** Resolves with the outcome of the next token request of the router whose events are `events`. */
+  function tokenRequestOf(events: OAuthEvents): Promise<TokenRequestMessage> {
+    return new Promise((resolve) => {
+      const listener = (message: unknown): void => {
+        if ((message as TokenRequestMessage).source !== events) return;
+        unsubscribe(DIAGNOSTICS_CHANNELS.tokenRequest, listener);
+        resolve(message as TokenRequestMessage);
+      };
+      subscribe(DIAGNOSTICS_CHANNELS.tokenRequest, listener);
+    });
+  }
+
+  const exchangeOf = (code: string) => `grant_type=authorization_code&code=${code}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}`;
+
+  it.skipIf(!available).each(['reset', 'half-close'] as const)('code exchange, %s: the tokens saved for nobody are revoked as the save returns (token.revoked, undelivered), and the code sent again is invalid_grant with nothing live (RFC 6749 §4.1.2)', (how) => withOpenedStore(open, async ({ store }) => {
+    let gate!: ReturnType<typeof gateSaveTokens>;
+    await withWatchedRouter(store, (inner) => (gate = gateSaveTokens(inner)).store, undefined, async (t, watched) => {
+      const code = await obtainCode(t.app, t.codeClient);
+      const finished = tokenRequestOf(watched.events);
+      await hangUpDuring(watched, gate.reached, basic(t.codeClient), exchangeOf(code), how);
+      gate.open();
+      expect((await finished).outcome).toBe('error');
+      const held = await gate.reached;
+      expect(await store.tokens.findAccessToken(held.access.tokenHash), 'the access token nobody received').toBeNull();
+      expect(await store.tokens.findRefreshToken(held.refresh!.tokenHash), 'the refresh token nobody received').toBeNull();
+      expect(watched.revoked).toEqual([expect.objectContaining({
+        cause: 'undelivered', extent: 'grant', grantId: held.access.grantId, clientId: t.codeClient.clientId, userId: USER.id, ip: '127.0.0.1',
+      })]);
+      const again = await request(t.app).post('/oauth2/token').set('Authorization', basic(t.codeClient)).type('form').send(exchangeOf(code));
+      expect(again.status).toBe(400);
+      expect(again.body.error).toBe('invalid_grant');
+    });
+  }));
+
+  it.skipIf(!available)('refresh: the new access token saved for nobody is revoked as the save returns (extent token), and the refresh token, not rotated (SPEC §4.5), still serves the retry', () => withOpenedStore(open, async ({ store }) => {
+    let gate!: ReturnType<typeof gateSaveTokens>;
+    await withWatchedRouter(store, (inner) => (gate = gateSaveTokens(inner)).store, undefined, async (t, watched) => {
+      const exchanged = await request(t.app).post('/oauth2/token').set('Authorization', basic(t.codeClient)).type('form')
+        .send(exchangeOf(await obtainCode(t.app, t.codeClient)));
+      const refreshToken = exchanged.body.refresh_token as string;
+      expect(refreshToken).toBeTruthy();
+      const finished = tokenRequestOf(watched.events);
+      await hangUpDuring(watched, gate.reached, basic(t.codeClient), `grant_type=refresh_token&refresh_token=${refreshToken}`);
+      gate.open();
+      expect((await finished).outcome).toBe('error');
+      const held = await gate.reached;
+      expect(await store.tokens.findAccessToken(held.access.tokenHash), 'the access token nobody received').toBeNull();
+      expect(await store.tokens.findAccessToken(hashToken(exchanged.body.access_token as string)), 'the access token the client holds').not.toBeNull();
+      expect(watched.revoked).toEqual([expect.objectContaining({ cause: 'undelivered', extent: 'token', grantId: held.access.grantId })]);
+      const again = await request(t.app).post('/oauth2/token').set('Authorization', basic(t.codeClient)).type('form')
+        .send({ grant_type: 'refresh_token', refresh_token: refreshToken });
+      expect(again.status, JSON.stringify(again.body)).toBe(200);
+    });
+  }));
+
+  it.skipIf(!available)('client_credentials: the token saved for nobody is revoked as the save returns (token.revoked, undelivered)', () => withOpenedStore(open, async ({ store }) => {
+    let gate!: ReturnType<typeof gateSaveTokens>;
+    await withWatchedRouter(store, (inner) => (gate = gateSaveTokens(inner)).store, undefined, async (t, watched) => {
+      const finished = tokenRequestOf(watched.events);
+      await hangUpDuring(watched, gate.reached, basic(t.credentialsClient), 'grant_type=client_credentials');
+      gate.open();
+      expect((await finished).outcome).toBe('error');
+      const held = await gate.reached;
+      expect(await store.tokens.findAccessToken(held.access.tokenHash), 'the access token nobody received').toBeNull();
+      expect(watched.revoked).toEqual([expect.objectContaining({ cause: 'undelivered', extent: 'grant', grantId: held.access.grantId, userId: null })]);
+    });
+  }));
+
+  it.skipIf(!available)('refresh whose client hung up before the save began (a slow findUser): nothing is saved, and the refresh token serves the retry', () => withOpenedStore(open, async ({ store }) => {
+    const directory = createTestUserAuth(new Set());
+    const find = directory.findUser!.bind(directory);
+    let armed = false;
+    let entered!: () => void;
+    const reached = new Promise<void>((resolve) => { entered = resolve; });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => { release = resolve; });
+    const userAuth = Object.assign(Object.create(directory) as UserAuth, {
+      findUser: async (id: string) => {
+        if (armed) {
+          entered();
+          await released;
+        }
+        return find(id);
+      },
+    });
+    let saves = 0;
+    const counting = (inner: Store): Store => ({
+      ...inner, tokens: { ...inner.tokens, saveTokens: (...args) => { saves += 1; return inner.tokens.saveTokens(...args); } },
+    });
+    await withWatchedRouter(store, counting, userAuth, async (t, watched) => {
+      const exchanged = await request(t.app).post('/oauth2/token').set('Authorization', basic(t.codeClient)).type('form')
+        .send(exchangeOf(await obtainCode(t.app, t.codeClient)));
+      const refreshToken = exchanged.body.refresh_token as string;
+      const finished = tokenRequestOf(watched.events);
+      armed = true;
+      await hangUpDuring(watched, reached, basic(t.codeClient), `grant_type=refresh_token&refresh_token=${refreshToken}`);
+      release();
+      expect((await finished).outcome).toBe('error');
+      armed = false;
+      expect(saves, 'no token saved for a client that has gone').toBe(0);
+      expect(watched.revoked).toEqual([]);
+      const again = await request(t.app).post('/oauth2/token').set('Authorization', basic(t.codeClient)).type('form')
+        .send({ grant_type: 'refresh_token', refresh_token: refreshToken });
+      expect(again.status, JSON.stringify(again.body)).toBe(200);
+    });
+  }));
 });
