@@ -140,6 +140,12 @@ export function createEnvelopesRouter(options: EnvelopesRouterOptions): Router {
       next(error);
       return;
     }
+    // Express's router could not decode a path parameter (`/envelopes/%ZZ`): it fails before any route, so
+    // before the token check too, with a URIError of status 400. Say what is wrong with the path, not the body.
+    if (error instanceof URIError) {
+      res.status(400).json(badRequest('the path is not valid percent-encoding (RFC 3986 section 2.1)'));
+      return;
+    }
     // body-parser errors carry a 4xx status and are safe to describe; anything else stays internal.
     const status = (error as { status?: unknown }).status;
     if (typeof status === 'number' && status >= 400 && status < 500) {

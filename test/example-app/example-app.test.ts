@@ -211,6 +211,18 @@ describe('example app in-process', () => {
     expect(unknown.text).not.toContain('<');
   });
 
+  it('an envelope id that is not valid percent-encoding (RFC 3986 §2.1) is a 400 naming the path, not a complaint about a body the GET never had', async () => {
+    const { token } = await clientCredentialsToken();
+    for (const auth of [`Bearer ${token}`, undefined]) {
+      const pending = request(app).get('/api/v1/envelopes/%ZZ');
+      const response = await (auth ? pending.set('Authorization', auth) : pending);
+      expect(response.status).toBe(400);
+      expect(response.headers['cache-control']).toBe('no-store');
+      expect(response.body).toEqual({ error: 'invalid_request', error_description: expect.stringMatching(/percent-encod/) });
+      expect(response.body.error_description).not.toMatch(/body/);
+    }
+  });
+
   it.each([
     ['get', '/'], ['get', '/signatures'], ['post', '/nope'], ['get', '/oauth2/nope'], ['get', '/legacy/nope'],
   ] as const)('%s %s outside the API is never kept by a shared cache, and a path nothing serves is a JSON 404', async (method, path) => {
