@@ -1,4 +1,5 @@
 // The signature API of the example app: envelopes and "who am I", all behind requireBearer.
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Router } from 'express';
 import type { BearerAuth, OAuthRouter, Store } from 'express-oauth-router';
@@ -41,6 +42,9 @@ const BODY_ERRORS: Readonly<Record<number, string>> = {
   415: 'the body must be JSON in UTF-8, with no Content-Encoding other than gzip, deflate or br',
 };
 
+/** The body-parser error `type` of a JSON body that is not valid UTF-8 (set by the `verify` below). */
+const NOT_UTF8 = 'entity.verify.not_utf8';
+
 function badRequest(description: string): { error: string; error_description: string } {
   return { error: 'invalid_request', error_description: description };
 }
@@ -58,7 +62,14 @@ export function createEnvelopesRouter(options: EnvelopesRouterOptions): Router {
   // any body is parsed. A token of an integration registered without scopes (SPEC's) is all-access and passes.
   const canRead = options.oauth.requireBearer({ scope: 'envelopes:read' });
   const canWrite = options.oauth.requireBearer({ scope: 'envelopes:write' });
-  const jsonBody = express.json({ limit: '16kb' });
+  // RFC 8259 §8.1: JSON between systems is UTF-8. body-parser decodes invalid octets to U+FFFD without a word, which
+  // would store a title the client never sent: refuse the body instead (400, not body-parser's 403 for verify).
+  const jsonBody = express.json({
+    limit: '16kb',
+    verify: (_req, _res, buffer) => {
+      if (!isUtf8(buffer)) throw Object.assign(new Error('body is not valid UTF-8'), { status: 400, type: NOT_UTF8 });
+    },
+  });
 
   router.get('/envelopes', canRead, (req, res) => {
     res.json({ envelopes: envelopes.get(ownerKey(authOf(req))) ?? [] });
@@ -147,7 +158,11 @@ export function createEnvelopesRouter(options: EnvelopesRouterOptions): Router {
       return;
     }
     // body-parser errors carry a 4xx status and are safe to describe; anything else stays internal.
-    const status = (error as { status?: unknown }).status;
+    const { status, type } = error as { status?: unknown; type?: unknown };
+    if (type === NOT_UTF8) {
+      res.status(400).json(badRequest('the body must be valid UTF-8'));
+      return;
+    }
     if (typeof status === 'number' && status >= 400 && status < 500) {
       res.status(status).json(badRequest(BODY_ERRORS[status] ?? BODY_ERRORS[400]!));
       return;

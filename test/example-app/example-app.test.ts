@@ -14,6 +14,9 @@ function basic(clientId: string, secret: string): string {
   return `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`;
 }
 
+// Sends a Buffer body as its octets (superagent would send the JSON of { type: 'Buffer', data }); its types say string.
+const asIs = ((body: Buffer) => body) as unknown as (body: unknown) => string;
+
 describe('example app in-process', () => {
   let store: CompleteStore;
   let app: ReturnType<typeof createApp>['app'];
@@ -243,6 +246,17 @@ describe('example app in-process', () => {
     const response = await request(app).post('/api/v1/envelopes').set('Authorization', `Bearer ${token}`).set('Content-Type', type).send(body);
     expect(response.status).toBe(415);
     expect(response.body).toEqual({ error: 'invalid_request', error_description: expect.stringContaining('application/json') });
+  });
+
+  it('refuses a JSON body that is not valid UTF-8 (RFC 8259 §8.1) with 400, creating no envelope with U+FFFD in its title', async () => {
+    const { token } = await clientCredentialsToken();
+    const body = Buffer.concat([Buffer.from('{"title":"NDA '), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+    const response = await request(app).post('/api/v1/envelopes').set('Authorization', `Bearer ${token}`)
+      .set('Content-Type', 'application/json').serialize(asIs).send(body);
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ error: 'invalid_request', error_description: expect.stringMatching(/UTF-8/) });
+    const list = await request(app).get('/api/v1/envelopes').set('Authorization', `Bearer ${token}`).expect(200);
+    expect(list.body).toEqual({ envelopes: [] });
   });
 
   it.each([
