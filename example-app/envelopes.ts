@@ -163,6 +163,13 @@ export function createEnvelopesRouter(options: EnvelopesRouterOptions): Router {
       res.status(400).json(badRequest('the body must be valid UTF-8'));
       return;
     }
+    // A body that does not inflate as its Content-Encoding says: zlib's error (Z_DATA_ERROR, Z_BUF_ERROR,
+    // ERR__ERROR_FORMAT_PADDING_1 for br…) comes through body-parser as a 400 with no type of its own.
+    const code = (error as { code?: unknown }).code;
+    if (status === 400 && type === undefined && typeof code === 'string' && /^(Z_|ERR_)/.test(code)) {
+      res.status(400).json(badRequest('the body is not encoded as its Content-Encoding says'));
+      return;
+    }
     if (typeof status === 'number' && status >= 400 && status < 500) {
       res.status(status).json(badRequest(BODY_ERRORS[status] ?? BODY_ERRORS[400]!));
       return;

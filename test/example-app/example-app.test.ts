@@ -259,6 +259,14 @@ describe('example app in-process', () => {
     expect(list.body).toEqual({ envelopes: [] });
   });
 
+  it.each(['gzip', 'deflate', 'br'])('refuses a body that is not the %s its Content-Encoding names with 400 saying so, not "must be a JSON object"', async (coding) => {
+    const { token } = await clientCredentialsToken();
+    const response = await request(app).post('/api/v1/envelopes').set('Authorization', `Bearer ${token}`)
+      .set('Content-Type', 'application/json').set('Content-Encoding', coding).serialize(asIs).send(Buffer.from('{"title":"NDA"}'));
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ error: 'invalid_request', error_description: expect.stringMatching(/Content-Encoding/) });
+  });
+
   it.each([
     ['over 16 kB', 'application/json', JSON.stringify({ title: 'x'.repeat(17_000) }), 413, /16 kB/],
     ['in a charset other than UTF-8', 'application/json; charset=latin1', '{"title":"NDA"}', 415, /UTF-8/],
