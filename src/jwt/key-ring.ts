@@ -17,11 +17,6 @@ export interface KeyRing {
    * tokens with it there too. @see RFC 9068 §4.
    */
   stillVerifies(kid: string): boolean;
-  /**
-   * True when the keys as last loaded were none at all: only a verify-only store ring (an opaque router's) loads none,
-   * and the JWTs it is asked about were then signed by no key of the store (host keys), so it has no say on them.
-   */
-  holdsNone?(): boolean;
   /** Every key a token may currently be signed with: the JWKS. */
   publishedKeys(): Promise<readonly SigningKey[]>;
   /**
@@ -67,15 +62,30 @@ export function createKeyRing(store: Store, options: ResolvedOptions): KeyRing {
   return createStoreKeyRing(keys, options.accessTokenTtl, options.logger);
 }
 
+/** Keys that verify nothing: an opaque router given no `jwt.signingKeys` on a store without `store.keys`. */
+const NO_KEYS: KeyRing = {
+  signer: async (): Promise<never> => {
+    throw new Error('express-oauth-router: an opaque router signs no JWT');
+  },
+  findKey: async () => null,
+  stillVerifies: () => false,
+  publishedKeys: async () => [],
+  rotate: async (): Promise<never> => {
+    throw new Error('express-oauth-router: an opaque router rotates no key');
+  },
+};
+
 /**
  * The keys an opaque router checks a JWT issued before the switch against (its record is what it honours): the host's
- * `jwt.signingKeys` when still given, as a JWT router would, otherwise the store's, never generating one; `null` when
- * there are none to ask (a store without `store.keys`). A token of a key replaced as leaked (RFC 9700 §4.14), whose
- * record the replacement leaves, is then refused here too.
+ * `jwt.signingKeys` when still given, as a JWT router would, otherwise the store's, never generating one. A JWT is
+ * honoured only while one of them verifies its key, as a JWT router would: one of a key replaced as leaked (RFC 9700
+ * §4.14), whose record the replacement leaves, or deleted by hand, or dropped from `jwt.signingKeys`, is refused, and
+ * with no key at all (a store holding none, or without `store.keys`) every JWT is. A store's keys deleted to the last
+ * one by hand are not told apart from a store never given one, so an empty store is no proof its JWTs were the host's.
  * @see RFC 9068 §4.
  */
-export function createVerifyingKeyRing(store: Store, options: ResolvedOptions): KeyRing | null {
+export function createVerifyingKeyRing(store: Store, options: ResolvedOptions): KeyRing {
   if (options.jwt.signingKeys.length > 0) return createHostKeyRing(options.jwt.signingKeys);
-  if (typeof store.keys?.listSigningKeys !== 'function') return null;
+  if (typeof store.keys?.listSigningKeys !== 'function') return NO_KEYS;
   return createStoreKeyRing(store.keys, options.accessTokenTtl, options.logger, { verifyOnly: true });
 }

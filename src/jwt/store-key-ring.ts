@@ -33,7 +33,7 @@ export const PUBLICATION_DELAY_MS = SIGNER_REFRESH_MS + JWKS_MAX_AGE_MS + 60_000
 export interface StoreKeyRingOptions {
   /**
    * Only verify (an opaque router reading the kid of a JWT issued before the switch): no key is ever generated, an
-   * empty store loads as no key (`holdsNone`), and `rotate` and `signer` refuse.
+   * empty store loads as no key (every JWT refused), and `rotate` and `signer` refuse.
    */
   readonly verifyOnly?: boolean;
 }
@@ -53,8 +53,6 @@ interface LoadedKeys {
   readonly byKid: ReadonlyMap<string, LoadedKey>;
   /** performance.now() at the load: the refresh periods are durations, which a wall clock stepped back (NTP) would stretch. */
   readonly loadedAt: number;
-  /** Whether the store held no key record at all (only a verify-only ring, which makes none, ever loads such a set). */
-  readonly none: boolean;
 }
 
 /** The newest key that signs by now; the oldest live one where none does yet (its successor is still being published). */
@@ -74,7 +72,7 @@ function byAge(a: SigningKeyRecord, b: SigningKeyRecord): number {
  * whose key its cached JWK Set lacks. A key superseded at instant S (when the next one starts signing) verifies
  * until S + accessTokenTtl + margin, so rotation never cuts short a token already issued. Two instances on an empty
  * store insert with `onlyIfNone` and re-read, so they converge on one key. `verifyOnly` (an opaque router's ring) never
- * makes a key: it only tells which of the store's keys still verify, and that the store holds none (`holdsNone`).
+ * makes a key: it only tells which of the store's keys still verify (none, on a store that holds none).
  * @see RFC 9068 §4, RFC 7517 §5 (JWK Set), RFC 7638 (kid).
  */
 export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: number, logger: Logger, { verifyOnly = false }: StoreKeyRingOptions = {}): KeyRing {
@@ -140,7 +138,7 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
   async function load(): Promise<LoadedKeys> {
     let records = await store.listSigningKeys();
     // A verify-only ring (an opaque router's) makes no key: a store that holds none has signed nothing that could have leaked.
-    if (records.length === 0 && verifyOnly) return { keys: [], byKid: new Map(), loadedAt: performance.now(), none: true };
+    if (records.length === 0 && verifyOnly) return { keys: [], byKid: new Map(), loadedAt: performance.now() };
     if (records.length === 0) {
       await store.saveSigningKey(generateSigningKeyRecord(new Date()), { onlyIfNone: true });
       // Re-read whether or not we won: the winner's key is the one everybody signs with.
@@ -171,7 +169,7 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
     const leftLeaked = records.filter((record) => replacedHere.has(record.kid)).map((record) => record.kid);
     await deleteRetired([...leftLeaked, ...retired]);
     if (keys.length === 0 && !verifyOnly) throw new Error('express-oauth-router: the store holds no usable signing key');
-    return { keys, byKid: new Map(keys.map((entry) => [entry.key.kid, entry])), loadedAt: performance.now(), none: false };
+    return { keys, byKid: new Map(keys.map((entry) => [entry.key.kid, entry])), loadedAt: performance.now() };
   }
 
   /** Every key replaced as leaked (replaceLeakedSigningKeys), then read again here: this instance refuses them at once. */
@@ -315,10 +313,6 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
       const keys = await fresh();
       const now = Date.now();
       return [...keys.byKid.values()].filter((entry) => entry.verifyUntil > now && !refused(entry.key.kid)).map((entry) => entry.key);
-    },
-    holdsNone() {
-      // Before a load, nothing is known: answered as no key verifying, which findKey's load settles first.
-      return loaded?.none === true;
     },
     async rotate(options = {}) {
       if (verifyOnly) throw new Error('express-oauth-router: a verify-only key ring rotates no key');

@@ -12,5 +12,5 @@ import { hasJwsSegments, headerKid } from './token-key-verifies.js';
 export function tokenKeyRetired(keys: KeyRing, token: string): boolean {
   if (!hasJwsSegments(token)) return false;
   const kid = headerKid(token);
-  return kid === null || (!keys.stillVerifies(kid) && keys.holdsNone?.() !== true);
+  return kid === null || !keys.stillVerifies(kid);
 }

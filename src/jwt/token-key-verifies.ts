@@ -26,12 +26,12 @@ export function headerKid(token: string): string | null {
  * key signed is honoured anywhere once the key is gone (RFC 9700 §4.14). The record, found by the token's exact text,
  * proves the header is the one we signed, so its `kid` is enough; no claim is checked (the record is what counts).
  * Only a token of JWS compact shape is asked about (`hasJwsSegments`); one without a readable `kid` was not signed
- * here: false. Keys that hold none (a store never given a key: the JWTs were the host's) have no say: true.
+ * here: false. Keys that hold none verify none (a store's keys deleted by hand look like a store never given one).
  * @see RFC 9068 §4 (validation with the AS's keys), RFC 7662 §2.2 ("active"), RFC 7515 §4.1.4 (`kid`), §7.1.
  */
 export async function tokenKeyVerifies(keys: KeyRing, token: string): Promise<boolean> {
   if (!hasJwsSegments(token)) return true;
   const kid = headerKid(token);
   if (kid === null) return false;
-  return (await keys.findKey(kid)) !== null || keys.holdsNone?.() === true;
+  return (await keys.findKey(kid)) !== null;
 }

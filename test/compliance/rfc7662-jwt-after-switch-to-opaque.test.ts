@@ -97,15 +97,38 @@ describe('RFC 9700 §4.14 after the switch back to opaque tokens: an opaque inst
   });
 });
 
+describe('RFC 9700 §4.14 after the switch back to opaque tokens: a store whose keys were all deleted by hand', () => {
+  it('a JWT of a deleted key is refused and inactive, its record found: an empty store is no proof the JWT was a host key\'s', async () => {
+    const store = createMemoryStore({ sweepIntervalSeconds: 0 });
+    const t = await createTestApp(JWT, store);
+    const jwt = instance(store, JWT);
+    const token = await clientCredentialsToken(jwt.app, t.credentialsClient);
+    // The operator deletes the leaked key's record by hand, the store holding no other (README: without replacement).
+    for (const record of await store.keys!.listSigningKeys()) await store.keys!.deleteSigningKey!(record.kid);
+    expect(await store.keys!.listSigningKeys()).toEqual([]);
+    expect(await store.tokens.findAccessToken(hashToken(token))).not.toBeNull();
+    const opaque = instance(store, OPAQUE);
+    expect((await callApi(opaque.app, token)).status).toBe(401);
+    expect(await introspected(opaque.app, t, token)).toBe('{"active":false}');
+    // Reading it made no key, and the router's own opaque tokens are honoured.
+    expect(await store.keys!.listSigningKeys()).toEqual([]);
+    expect((await callApi(opaque.app, await clientCredentialsToken(opaque.app, t.credentialsClient))).status).toBe(200);
+  });
+});
+
 describe('RFC 9068 §4 after the switch back to opaque tokens: what is not refused', () => {
-  it('a JWT of a host key (jwt.signingKeys) on a store that holds no keys is honoured by its record', async () => {
+  it('a JWT of a host key (jwt.signingKeys) is honoured by its record while jwt.signingKeys still gives the key; without it, on a store that holds no keys, it is refused', async () => {
     const store = createMemoryStore({ sweepIntervalSeconds: 0 });
     const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
     const t = await createTestApp({ ...JWT, jwt: { signingKeys: [key] } }, store);
     const token = await clientCredentialsToken(t.app, t.credentialsClient);
-    const opaque = instance(store, OPAQUE);
+    const opaque = instance(store, { ...OPAQUE, jwt: { signingKeys: [key] } });
     expect((await callApi(opaque.app, token)).status).toBe(200);
     expect(JSON.parse(await introspected(opaque.app, t, token))).toMatchObject({ active: true });
+    // The key dropped: no key verifies it, as at a JWT router (an empty store is no proof the JWT was the host's).
+    const dropped = instance(store, OPAQUE);
+    expect((await callApi(dropped.app, token)).status).toBe(401);
+    expect(await introspected(dropped.app, t, token)).toBe('{"active":false}');
     // Reading it made no key: an opaque router never generates one.
     expect(await store.keys!.listSigningKeys()).toEqual([]);
   });
