@@ -312,7 +312,12 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
     async publishedKeys() {
       const keys = await fresh();
       const now = Date.now();
-      return [...keys.byKid.values()].filter((entry) => entry.verifyUntil > now && !refused(entry.key.kid)).map((entry) => entry.key);
+      const published = [...keys.byKid.values()].filter((entry) => entry.verifyUntil > now && !refused(entry.key.kid)).map((entry) => entry.key);
+      // Every key held refused (a failed replacement unsettled, the store unreadable since): no key set is known to
+      // publish. An empty one would be cached for its max-age by every resource server, which would then refuse the
+      // tokens of the key the store holds, so a 503 (no-store) instead, as the token endpoint answers meanwhile.
+      if (published.length === 0) throw new StoreUnavailableError('express-oauth-router: the signing keys could not be read again since a failed replacement');
+      return published;
     },
     async rotate(options = {}) {
       if (verifyOnly) throw new Error('express-oauth-router: a verify-only key ring rotates no key');

@@ -420,6 +420,21 @@ describe('RFC 9068 §4, RFC 9700 §4.10: rotateSigningKey({ leaked: true })', ()
     for (const token of [before, forged]) expect((await callApi(a.app, token)).status).toBe(401);
   });
 
+  it('a replacement in one atomic step whose answer is lost after its commit, the store unreadable since: the JWKS is a 503, not an empty key set a resource server would cache', async () => {
+    const { store, up } = downAfterReplace(true);
+    const t = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
+    const a = instance(store, HOUR);
+    await clientCredentialsToken(a.app, t.credentialsClient);
+    await expect(a.oauth.rotateSigningKey({ leaked: true })).rejects.toBeInstanceOf(StoreUnavailableError);
+    // Every key held here is refused until the store answers: there is no key set to publish (RFC 7517 §5), and one
+    // served empty would be cached for its max-age by every resource server, refusing the new key's tokens meanwhile.
+    const during = await request(a.app).get('/oauth2/jwks');
+    expect(during.status).toBe(503);
+    expect(during.headers['cache-control']).toBe('no-store');
+    up();
+    expect(await fetchJwks(a.app)).toHaveLength(1);
+  });
+
   it('a replacement in one atomic step the store refused before running it, the store readable: the keys it held verify and sign here again at the next read, as the store holds them', async () => {
     const base = createMemoryStore({ sweepIntervalSeconds: 0 });
     const keys = base.keys!;
