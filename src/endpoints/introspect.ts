@@ -43,15 +43,12 @@ export function createIntrospectionEndpoint(
     if (turn !== true && !(await turn)) return;
     try {
       const { client, token, hint } = await readTokenRequest(store, options, issuer, req, 'introspection', limit);
-      // "active" means the token would be accepted (§2.2): a JWT requireBearer refuses (its key no longer verifies, its
+      // accessTokenFormat 'jwt': "active" means the token would be accepted (§2.2): a JWT requireBearer refuses (its key no longer verifies, its
       // `aud` is not the audience configured now: RFC 9068 §4), as any resource server reading the JWKS and validating
       // `aud` does, is inactive here too, record or not. Asked before the store, as requireBearer does, from the keys
       // already loaded: no token lookup is made for it, and the answer (which tells only what the JWKS and the token's
       // own claims tell) is the same whoever's token it is. An opaque token skips it.
-      const refused = verifyJwt !== null
-        ? looksLikeJws(token) && (await verifyJwt(token)) === null
-        : tokenKeys !== null && hasJwsSegments(token) && !(await tokenKeyVerifies(tokenKeys, token));
-      if (refused) {
+      if (verifyJwt !== null && looksLikeJws(token) && (await verifyJwt(token)) === null) {
         sendNoStoreJson(res, 200, { active: false });
         return;
       }
@@ -60,6 +57,13 @@ export function createIntrospectionEndpoint(
       // Another client's token is searched for as long as an unknown one (find-token.ts): the same answer, in the same lookups.
       const found = await findPresentedToken(store, token, hint, mayIntrospect);
       if (!found || !mayIntrospect(found.record)) {
+        sendNoStoreJson(res, 200, { active: false });
+        return;
+      }
+      // A JWT an opaque router honours by its record (`tokenKeys`): only while its key verifies, as requireBearer asks
+      // once the record is found (so junk kids, of no record, never make the keys be read). Only the caller's own
+      // tokens (or an introspection client's) get this far: what it tells, it tells about those.
+      if (tokenKeys !== null && hasJwsSegments(token) && !(await tokenKeyVerifies(tokenKeys, token))) {
         sendNoStoreJson(res, 200, { active: false });
         return;
       }

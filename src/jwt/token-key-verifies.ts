@@ -21,7 +21,7 @@ export function headerKid(token: string): string | null {
 /**
  * Whether the key named by `token`'s `kid` still verifies with `keys` (`findKey`: answered from the keys loaded; the
  * store is read only when the verifier would read it). A router switched back to opaque tokens honours a JWT issued
- * before by its record; it asks this first, so that a token of a key replaced as leaked (`rotateSigningKey({ leaked:
+ * before by its record; it asks this once the record is found (junk kids, of no record, never make the keys be read), so that a token of a key replaced as leaked (`rotateSigningKey({ leaked:
  * true })`, whose replacement leaves the token records), or retired, is refused and inactive there too, and nothing the
  * key signed is honoured anywhere once the key is gone (RFC 9700 §4.14). The record, found by the token's exact text,
  * proves the header is the one we signed, so its `kid` is enough; no claim is checked (the record is what counts).

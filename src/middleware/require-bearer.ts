@@ -115,13 +115,16 @@ export function createRequireBearer(store: Store, options: ResolvedOptions, veri
    */
   async function lookUp(token: string, tokenHash: string, mark: RevocationMark, verifyFirst?: JwtVerifier): Promise<BearerAuth | null> {
     if (verifyFirst && !(await verifyFirst(token))) return null;
-    // A JWT an opaque router honours by its record: only while its key verifies (asked before the store, as a JWT
-    // router verifies first). The shape test first: an opaque token pays no promise for it.
-    if (tokenKeys !== null && hasJwsSegments(token) && !(await tokenKeyVerifies(tokenKeys, token))) return null;
     const record = await store.tokens.findAccessToken(tokenHash);
     // The store answered: the end of an outage logged before is said (README, `logger` option).
     if (storeOutage.pending) logStoreAvailable(options);
     if (!record || record.expiresAt.getTime() <= Date.now() || !ownIssuers.has(record.issuer)) return null;
+    // A JWT an opaque router honours by its record: only while its key verifies. Asked once the record is found, so
+    // only a token we issued can make the keys be read for an unknown kid: junk kids, of no record, would otherwise
+    // spend the few-seconds allowance of such reads, and a genuine JWT of another instance's new key (a leaked key's
+    // replacement, which signs at once) was refused here meanwhile. The shape test first: an opaque token pays no
+    // promise for it.
+    if (tokenKeys !== null && hasJwsSegments(token) && !(await tokenKeyVerifies(tokenKeys, token))) return null;
     // A scope dropped from the `scopes` option since the token was issued is not held; a token left with none is
     // refused. Decided before the cache, so a hit (the hot path) pays nothing for it.
     const scope = heldScope(record.scope, options);

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import express from 'express';
 import { createTestApp, createTestRouter, type TestApp } from '../helpers/app.js';
 import { clientCredentialsToken, introspect } from '../helpers/token-requests.js';
-import { callApi, decodeJwt } from '../helpers/jwt.js';
+import { callApi, decodeJwt, forgeJwt } from '../helpers/jwt.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import type { Store } from '../../src/stores/contract.js';
 import type { OAuthRouter } from '../../src/types.js';
@@ -113,6 +113,30 @@ describe('RFC 9700 §4.14 after the switch back to opaque tokens: a store whose 
     // Reading it made no key, and the router's own opaque tokens are honoured.
     expect(await store.keys!.listSigningKeys()).toEqual([]);
     expect((await callApi(opaque.app, await clientCredentialsToken(opaque.app, t.credentialsClient))).status).toBe(200);
+  });
+});
+
+describe('RFC 9068 §4 after the switch back to opaque tokens: junk kids', () => {
+  it('a JWT-shaped token of no record, whatever its kid, does not hold back the read of the keys a genuine JWT of another instance\'s new key needs, at requireBearer or at introspection', async () => {
+    // The monotonic clock stands still: every step below is within the few seconds an unknown kid's read waits for.
+    vi.useFakeTimers({ toFake: ['performance'] });
+    const store = createMemoryStore({ sweepIntervalSeconds: 0 });
+    const t = await createTestApp(JWT, store);
+    const jwt = instance(store, JWT);
+    const opaque = instance(store, OPAQUE);
+    const first = await clientCredentialsToken(jwt.app, t.credentialsClient);
+    expect((await callApi(opaque.app, first)).status).toBe(200);
+    const junk = (kid: unknown) => forgeJwt({ alg: 'ES256', typ: 'at+jwt', kid }, decodeJwt(first).claims, generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey);
+    const junkKid = junk(`junk-${'x'.repeat(40)}`);
+    expect((await callApi(opaque.app, junkKid)).status).toBe(401);
+    expect(await introspected(opaque.app, t, junkKid)).toBe('{"active":false}');
+    // Another instance replaces its keys as leaked (its new key signs at once) and issues a token of the new key.
+    await jwt.oauth.rotateSigningKey({ leaked: true });
+    const [fresh, other] = [await clientCredentialsToken(jwt.app, t.credentialsClient), await clientCredentialsToken(jwt.app, t.credentialsClient)];
+    expect((await callApi(opaque.app, fresh)).status).toBe(200);
+    expect((await callApi(opaque.app, junk(42))).status).toBe(401);
+    expect(JSON.parse(await introspected(opaque.app, t, other))).toMatchObject({ active: true });
+    expect((await callApi(opaque.app, first)).status).toBe(401);
   });
 });
 
