@@ -181,9 +181,11 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
     const held = [heldKeys, heldReading];
     // And every key the store held as it starts, which this instance may have read only meanwhile.
     let leaked: ReadonlySet<string> = new Set();
+    // Whether the keys were listed: a failure before (the listing itself) wrote nothing, which is known for sure.
+    let listed = false;
     let replaced: ReplacedSigningKeys;
     try {
-      replaced = await replaceLeakedSigningKeys(store, (kids) => { leaked = kids; });
+      replaced = await replaceLeakedSigningKeys(store, (kids) => { leaked = kids; listed = true; });
     } catch (error) {
       // Every key it replaced, deleted before the failure or not, is never signed or verified with here again, and
       // the keys are read afresh: the new key, saved, signs here at once.
@@ -196,7 +198,9 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
       // rather than with a deleted leaked key until its next refresh. Until that read answers, the keys held or listed
       // as it started are not used: the store unreadable, they would sign and verify here though deleted.
       if (loaded) loaded = { ...loaded, loadedAt: Number.NEGATIVE_INFINITY };
-      if (!(error instanceof SigningKeysReplacementIncompleteError) && typeof store.replaceSigningKeys === 'function') {
+      // A listing that failed came before the atomic step: nothing was done, and the keys held (which verify JWTs with no
+      // store) stay in use.
+      if (!(error instanceof SigningKeysReplacementIncompleteError) && typeof store.replaceSigningKeys === 'function' && listed) {
         const kids = new Set(leaked);
         const after = loadsStarted;
         for (const entry of heldKeys?.keys ?? []) kids.add(entry.key.kid);

@@ -435,6 +435,25 @@ describe('RFC 9068 §4, RFC 9700 §4.10: rotateSigningKey({ leaked: true })', ()
     expect(await fetchJwks(a.app)).toHaveLength(1);
   });
 
+  it('a replacement in one atomic step whose listing of the keys failed (nothing written), the store unreadable since: the keys held verify here, as a JWT needs no store', async () => {
+    const base = createMemoryStore({ sweepIntervalSeconds: 0 });
+    const keys = base.keys!;
+    let down = false;
+    const store: Store = { ...base, keys: { ...keys, listSigningKeys: async () => {
+      if (down) throw new StoreUnavailableError('PostgreSQL store unavailable (connection lost)');
+      return keys.listSigningKeys();
+    } } };
+    const t = await createTestApp({ ...JWT, accessTokenTtl: HOUR }, store);
+    const a = instance(store, HOUR);
+    const before = await clientCredentialsToken(a.app, t.credentialsClient);
+    down = true;
+    await expect(a.oauth.rotateSigningKey({ leaked: true })).rejects.toBeInstanceOf(StoreUnavailableError);
+    // The replacement failed before its atomic step: the store's keys are as they were, and the token verifies.
+    for (let i = 0; i < 3; i += 1) expect((await callApi(a.app, before)).status).toBe(200);
+    down = false;
+    expect((await callApi(a.app, before)).status).toBe(200);
+  });
+
   it('a replacement in one atomic step the store refused before running it, the store readable: the keys it held verify and sign here again at the next read, as the store holds them', async () => {
     const base = createMemoryStore({ sweepIntervalSeconds: 0 });
     const keys = base.keys!;
