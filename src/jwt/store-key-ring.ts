@@ -33,7 +33,8 @@ export const PUBLICATION_DELAY_MS = SIGNER_REFRESH_MS + JWKS_MAX_AGE_MS + 60_000
 export interface StoreKeyRingOptions {
   /**
    * Only verify (an opaque router reading the kid of a JWT issued before the switch): no key is ever generated, an
-   * empty store loads as no key (every JWT refused), and `rotate` and `signer` refuse.
+   * empty store loads as no key (every JWT refused), no key is retired or deleted (the store is only read), and
+   * `rotate` and `signer` refuse.
    */
   readonly verifyOnly?: boolean;
 }
@@ -155,7 +156,10 @@ export function createStoreKeyRing(store: SigningKeyStore, accessTokenTtl: numbe
     // remaining key's successor, and so its retirement, as it was; the oldest left already signs.
     const retired: string[] = [];
     for (const [i, record] of sorted.entries()) {
-      const verifyUntil = i + 1 < sorted.length ? signsFrom(i + 1) + ttlMs + RETIREMENT_MARGIN_MS : Number.POSITIVE_INFINITY;
+      // A verify-only ring (an opaque router's) retires no key by its own accessTokenTtl: the JWTs it is asked about
+      // were issued under the JWT instances' lifetime, maybe longer, and their records' expiry bounds them. Retired by
+      // it, and deleted, a key would leave the JWT instances still in a rolling switch refusing their own live tokens.
+      const verifyUntil = i + 1 < sorted.length && !verifyOnly ? signsFrom(i + 1) + ttlMs + RETIREMENT_MARGIN_MS : Number.POSITIVE_INFINITY;
       if (verifyUntil <= now) {
         retired.push(record.kid);
         continue;

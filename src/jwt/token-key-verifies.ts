@@ -21,12 +21,13 @@ export function headerKid(token: string): string | null {
 /**
  * Whether the key named by `token`'s `kid` still verifies with `keys` (`findKey`: answered from the keys loaded; the
  * store is read only when the verifier would read it). A router switched back to opaque tokens honours a JWT issued
- * before by its record; it asks this once the record is found (junk kids, of no record, never make the keys be read), so that a token of a key replaced as leaked (`rotateSigningKey({ leaked:
- * true })`, whose replacement leaves the token records), or retired, is refused and inactive there too, and nothing the
+ * before by its record; it asks this once the record is found (junk kids, of no record, never make the keys be read),
+ * so that a token of a key replaced as leaked (`rotateSigningKey({ leaked: true })`, whose replacement leaves the token
+ * records), or deleted (by a JWT instance retiring it, or by hand), is refused and inactive there too, and nothing the
  * key signed is honoured anywhere once the key is gone (RFC 9700 §4.14). The record, found by the token's exact text,
- * proves the header is the one we signed, so its `kid` is enough; no claim is checked (the record is what counts).
- * Only a token of JWS compact shape is asked about (`hasJwsSegments`); one without a readable `kid` was not signed
- * here: false. Keys that hold none verify none (a store's keys deleted by hand look like a store never given one).
+ * proves the header is the one we signed, so its `kid` is enough; no claim is checked (the record is what counts). Only
+ * a token of JWS compact shape is asked about (`hasJwsSegments`); one without a readable `kid` was not signed here:
+ * false. Keys that hold none verify none (a store's keys deleted by hand look like a store never given one).
  * @see RFC 9068 §4 (validation with the AS's keys), RFC 7662 §2.2 ("active"), RFC 7515 §4.1.4 (`kid`), §7.1.
  */
 export async function tokenKeyVerifies(keys: KeyRing, token: string): Promise<boolean> {

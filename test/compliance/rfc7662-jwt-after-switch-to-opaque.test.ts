@@ -116,6 +116,30 @@ describe('RFC 9700 §4.14 after the switch back to opaque tokens: a store whose 
   });
 });
 
+describe('RFC 9068 §4 while instances switch to opaque tokens with a shorter accessTokenTtl', () => {
+  it('an opaque instance deletes no key and retires none by its own lifetime: a JWT instance\'s token of a superseded key, within its lifetime, stays accepted at both', async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'performance'] });
+    const store = createMemoryStore({ sweepIntervalSeconds: 0 });
+    const t = await createTestApp(JWT, store);
+    const jwt = instance(store, JWT);
+    await clientCredentialsToken(jwt.app, t.credentialsClient);
+    // A planned rotation: the new key signs once published (3 minutes); the old one signs until then.
+    const rotated = await jwt.oauth.rotateSigningKey();
+    vi.advanceTimersByTime(170_000);
+    const token = await clientCredentialsToken(jwt.app, t.credentialsClient);
+    expect(decodeJwt(token).header.kid).not.toBe(rotated.kid);
+    // Ten minutes on (the token has most of its hour left), an instance switched to opaque with 5-minute tokens reads the keys.
+    vi.advanceTimersByTime(600_000);
+    const opaque = instance(store, { accessTokenTtl: 300 });
+    expect((await callApi(opaque.app, token)).status).toBe(200);
+    expect((await store.keys!.listSigningKeys()).map((record) => record.kid)).toContain(decodeJwt(token).header.kid);
+    // The JWT instance reads the keys again (past its minute): the key is still there, and its token still verifies.
+    vi.advanceTimersByTime(61_000);
+    await callApi(jwt.app, token);
+    await vi.waitFor(async () => { expect((await callApi(jwt.app, token)).status).toBe(200); });
+  });
+});
+
 describe('RFC 9068 §4 after the switch back to opaque tokens: junk kids', () => {
   it('a JWT-shaped token of no record, whatever its kid, does not hold back the read of the keys a genuine JWT of another instance\'s new key needs, at requireBearer or at introspection', async () => {
     // The monotonic clock stands still: every step below is within the few seconds an unknown kid's read waits for.
