@@ -8,23 +8,48 @@ import { endSignIn } from './ended-sign-ins.js';
 import type { ResolvedOptions } from '../options.js';
 
 /**
- * Regenerates the session id and saves, so the new cookie is in place before the redirect that follows. Of the
+ * Gives the session a new id and saves it, so the new cookie is in place before the redirect that follows. Of the
  * old session only the host app's own keys are kept (a host's express-session in front of the router); the
  * router's corner starts afresh with the user, a new CSRF token and no pending request, so that nothing an
  * attacker planted with a session cookie before the sign-in (a CSRF token, an authorization request for his
  * own integration) is honoured after it. The request being resumed travels in the redirect that follows;
  * `signedInFor` (its query) marks this sign-in as the re-authentication that request may ask for.
+ *
+ * The steps of express-session's `regenerate` in the other order: the new session is made (the store's `generate`,
+ * express-session's own step, which puts the new id and Session on the request at once) and saved, and only then is the
+ * old one destroyed. A host middleware may answer at any moment of the wait (connect-timeout's 503): regenerate's
+ * order had it answer during the destroy with the old id, so the browser kept a cookie naming a deleted session, signed
+ * out and, in a host's shared session, without the host's data. Now an answer before the new session exists carries
+ * the old, still live, id (the caller starts no sign-in once the host answered), and one after carries the new id,
+ * whose session express-session saves before it ends that answer. The old id is destroyed in every path that signs in.
  * @see RFC 6819 §4.4.1.4, RFC 6749 §10.12; OWASP Session Management (a new id whenever the privilege changes).
  */
 export async function startSignedInSession(
   req: Request, options: ResolvedOptions, user: AuthenticatedUser, now = Date.now(), signedInFor?: string,
 ): Promise<void> {
   const session = req.session;
+  const replaced = req.sessionID;
   // The id being replaced: a copy of it that a request loaded before writes back is no sign-in (ended-sign-ins.ts).
   endSignIn(req, options, now);
   const hostData: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(session)) if (key !== 'cookie' && !isOAuthSessionKey(req, key)) hostData[key] = value;
-  await new Promise<void>((resolve, reject) => session.regenerate((err: unknown) => (err ? reject(err) : resolve())));
+  // express-session sets `generate` on every store it is given; a session middleware that only looks like it may not.
+  const store = (req as Partial<Pick<Request, 'sessionStore'>>).sessionStore;
+  if (typeof store?.generate !== 'function') {
+    await new Promise<void>((resolve, reject) => session.regenerate((err: unknown) => (err ? reject(err) : resolve())));
+    await fillSignedInSession(req, hostData, user, now, signedInFor);
+    return;
+  }
+  store.generate(req);
+  await fillSignedInSession(req, hostData, user, now, signedInFor);
+  // Through req.sessionStore: the router's own store is guarded there, so a copy written back later is dropped (ended-sessions.ts).
+  await new Promise<void>((resolve, reject) => store.destroy(replaced, (err: unknown) => (err ? reject(err) : resolve())));
+}
+
+/** Puts the host's keys and the new sign-in in the new `req.session`, and saves it. */
+async function fillSignedInSession(
+  req: Request, hostData: Record<string, unknown>, user: AuthenticatedUser, now: number, signedInFor: string | undefined,
+): Promise<void> {
   Object.assign(req.session, hostData);
   Object.assign(oauthSession(req), {
     user: { id: user.id, displayName: user.displayName },

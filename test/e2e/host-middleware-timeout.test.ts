@@ -23,6 +23,8 @@ import type { Store } from '../../src/stores/contract.js';
 import type { UserAuth } from '../../src/user-auth.js';
 import { builtInStores, withOpenedStore } from '../helpers/built-in-stores.js';
 import { gateSaveTokens } from '../helpers/gate-save-tokens.js';
+import { CookieBrowser } from '../helpers/cookie-browser.js';
+import { HeldSessionStore, type HeldMethod } from '../helpers/held-session-store.js';
 
 const TIMEOUT_MS = 100;
 
@@ -657,4 +659,125 @@ describe.each(HOST_TIMEOUT_STORES)('a host whose request timeout answers a token
       expect(counted.saves.count).toBe(0);
     });
   }));
+});
+
+/**
+ * connect-timeout's 503, given on cue rather than by a timer: the request under way when `arm()` was called is handed to
+ * the host's error handlers, marked `timedout`, when the test calls `fire()` (the moment the timer would have run out).
+ */
+function timeoutOnCue(): { middleware: express.RequestHandler; arm(): void; fire(): void } {
+  let armed = false;
+  let fire: (() => void) | null = null;
+  return {
+    middleware: (req, _res, next) => {
+      if (armed) {
+        armed = false;
+        fire = () => {
+          (req as { timedout?: boolean }).timedout = true;
+          next(Object.assign(new Error('Response timeout'), { status: 503, code: 'ETIMEDOUT' }));
+        };
+      }
+      next();
+    },
+    arm: () => { armed = true; },
+    fire: () => { fire?.(); fire = null; },
+  };
+}
+
+/** The session id a signed express-session cookie value (`s%3A<id>.<signature>`) names. */
+function sessionIdOf(cookie: string | undefined): string {
+  const value = decodeURIComponent(cookie ?? '');
+  expect(value.startsWith('s:')).toBe(true);
+  return value.slice(2, value.lastIndexOf('.'));
+}
+
+/**
+ * Posts the right password on `page` (a login page) with `method` of the session store held, has the host answer 503 once
+ * the held call is reached, then releases it; resolves once the router has finished the sign-in (login.succeeded).
+ */
+async function signInAnsweredByHost(
+  browser: CookieBrowser, page: string, sessions: HeldSessionStore, cue: ReturnType<typeof timeoutOnCue>, events: OAuthEvents, method: HeldMethod,
+): Promise<{ heldSid: string }> {
+  const succeeded = new Promise<void>((resolve) => { events.once('login.succeeded', () => resolve()); });
+  const held = sessions.holdNext(method);
+  cue.arm();
+  const posted = browser.post('/oauth2/login', {
+    csrf_token: hiddenField(page, 'csrf_token'), request_id: hiddenField(page, 'request_id'), username: USER.username, password: USER.password,
+  });
+  const heldSid = await held.reached;
+  cue.fire();
+  const answered = await posted;
+  expect(answered.status).toBe(503);
+  expect(answered.text).toBe('{"host":"Response timeout"}');
+  held.release();
+  await succeeded;
+  return { heldSid };
+}
+
+const HELD_STEPS: ReadonlyArray<readonly [string, HeldMethod]> = [
+  ['the old session is being destroyed', 'destroy'],
+  ['the new session is being saved', 'set'],
+];
+
+describe.each(HELD_STEPS)('a host whose request timeout answers a sign-in while %s (RFC 6819 §4.4.1.4: a new session id at sign-in)', (_step, method) => {
+  it('on the host\'s express-session: the browser holds a live session, with a new id, the host\'s data and the sign-in', async () => {
+    const store = createMemoryStore();
+    const oauth = createTestRouter(store);
+    const { client } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+    const sessions = new HeldSessionStore();
+    const cue = timeoutOnCue();
+    const app = express();
+    // Typed by this package's loose SessionStoreLike, not @types/express-session's Store; it is one.
+    app.use(session({ secret: 'host-session-secret-0123456789', resave: false, saveUninitialized: false, store: sessions as unknown as session.Store }));
+    // What the host keeps in its session (a cart, a language, its own sign-in).
+    app.post('/host/note', (req, res) => { (req.session as unknown as { note?: string }).note = 'kept'; res.status(204).end(); });
+    app.get('/host/note', (req, res) => { res.json({ note: (req.session as unknown as { note?: string }).note ?? null }); });
+    app.use(cue.middleware);
+    app.use(oauth.router);
+    app.use(hostErrorHandler);
+    const browser = new CookieBrowser(app);
+    expect((await browser.post('/host/note', {})).status).toBe(204);
+    const before = sessionIdOf(browser.cookies.get('connect.sid'));
+    const page = await browser.get(`/oauth2/authorize?${authorizeQuery({ clientId: client.clientId, clientSecret: '' })}`);
+    expect(page.status).toBe(200);
+    await signInAnsweredByHost(browser, page.text, sessions, cue, oauth.events, method);
+    const after = sessionIdOf(browser.cookies.get('connect.sid'));
+    expect(await sessions.read(after), 'the session the browser\'s cookie names is live').not.toBeNull();
+    expect(after, 'no session fixation: the id changed').not.toBe(before);
+    expect(await sessions.read(before), 'the session from before the sign-in is gone').toBeNull();
+    expect((await browser.get('/host/note')).body).toEqual({ note: 'kept' });
+    const again = await browser.get(`/oauth2/authorize?${authorizeQuery({ clientId: client.clientId, clientSecret: '' })}`);
+    expect(again.status).toBe(200);
+    expect(again.text, 'signed in: the consent page').toContain('name="decision"');
+  });
+
+  it('on the router\'s own session, signing in again (prompt=login): the browser holds a live session, with a new id and the sign-in', async () => {
+    const store = createMemoryStore();
+    const sessions = new HeldSessionStore();
+    const oauth = createTestRouter(store, { session: { secret: 'test-session-secret-0123456789', store: sessions } });
+    const { client } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: [REDIRECT_URI] });
+    const cue = timeoutOnCue();
+    const app = express();
+    app.use(cue.middleware);
+    app.use(oauth.router);
+    app.use(hostErrorHandler);
+    const browser = new CookieBrowser(app);
+    const query = (extra: Record<string, string> = {}) => authorizeQuery({ clientId: client.clientId, clientSecret: '' }, extra);
+    const first = await browser.get(`/oauth2/authorize?${query()}`);
+    const signedIn = await browser.post('/oauth2/login', {
+      csrf_token: hiddenField(first.text, 'csrf_token'), request_id: hiddenField(first.text, 'request_id'), username: USER.username, password: USER.password,
+    });
+    expect(signedIn.status).toBe(303);
+    const before = sessionIdOf(browser.cookies.get('oauth.sid'));
+    const page = await browser.get(`/oauth2/authorize?${query({ prompt: 'login' })}`);
+    expect(page.text, 'prompt=login: the login page').toContain('name="password"');
+    await signInAnsweredByHost(browser, page.text, sessions, cue, oauth.events, method);
+    const after = sessionIdOf(browser.cookies.get('oauth.sid'));
+    expect(await sessions.read(after), 'the session the browser\'s cookie names is live').not.toBeNull();
+    expect(after, 'no session fixation: the id changed').not.toBe(before);
+    expect(await sessions.read(before), 'the session from before the sign-in is gone').toBeNull();
+    const again = await browser.get(`/oauth2/authorize?${query()}`);
+    expect(again.status).toBe(200);
+    expect(again.text, 'signed in: the consent page').toContain('name="decision"');
+  });
 });
