@@ -2,7 +2,7 @@
 import type { Request } from 'express';
 import type { AuthenticatedUser } from '../user-auth.js';
 import { createRandomToken } from '../crypto/random-token.js';
-import { isOAuthSessionKey, oauthSession } from './oauth-session.js';
+import { clearOAuthSession, isOAuthSessionKey, oauthSession } from './oauth-session.js';
 import { saveSession } from './save-session.js';
 import { endSignIn } from './ended-sign-ins.js';
 import type { ResolvedOptions } from '../options.js';
@@ -21,7 +21,8 @@ import type { ResolvedOptions } from '../options.js';
  * order had it answer during the destroy with the old id, so the browser kept a cookie naming a deleted session, signed
  * out and, in a host's shared session, without the host's data. Now an answer before the new session exists carries
  * the old, still live, id (the caller starts no sign-in once the host answered), and one after carries the new id,
- * whose session express-session saves before it ends that answer. The old id is destroyed in every path that signs in.
+ * whose session express-session saves before it ends that answer. The old id is destroyed in every path that signs in;
+ * a store that fails the save or the destroy leaves nobody signed in (the caller shows the outage page).
  * @see RFC 6819 §4.4.1.4, RFC 6749 §10.12; OWASP Session Management (a new id whenever the privilege changes).
  */
 export async function startSignedInSession(
@@ -33,17 +34,22 @@ export async function startSignedInSession(
   endSignIn(req, options, now);
   const hostData: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(session)) if (key !== 'cookie' && !isOAuthSessionKey(req, key)) hostData[key] = value;
-  // express-session sets `generate` on every store it is given; a session middleware that only looks like it may not.
+  // express-session sets `generate` on every store it is given; a session middleware that only looks like it may not,
+  // and has its regenerate (destroy, then generate) instead.
   const store = (req as Partial<Pick<Request, 'sessionStore'>>).sessionStore;
-  if (typeof store?.generate !== 'function') {
-    await new Promise<void>((resolve, reject) => session.regenerate((err: unknown) => (err ? reject(err) : resolve())));
+  const generated = typeof store?.generate === 'function';
+  if (generated) store.generate(req);
+  else await new Promise<void>((resolve, reject) => session.regenerate((err: unknown) => (err ? reject(err) : resolve())));
+  try {
     await fillSignedInSession(req, hostData, user, now, signedInFor);
-    return;
+    // Through req.sessionStore: the router's own store is guarded there, so a copy written back later is dropped (ended-sessions.ts).
+    if (generated) await new Promise<void>((resolve, reject) => store!.destroy(replaced, (err: unknown) => (err ? reject(err) : resolve())));
+  } catch (err) {
+    // The store failed (an outage): no sign-in, as the outage page says and no login.succeeded reports. The answer that
+    // page is saves the new session as it stands when it ends: the host's keys, without the router's sign-in.
+    clearOAuthSession(req);
+    throw err;
   }
-  store.generate(req);
-  await fillSignedInSession(req, hostData, user, now, signedInFor);
-  // Through req.sessionStore: the router's own store is guarded there, so a copy written back later is dropped (ended-sessions.ts).
-  await new Promise<void>((resolve, reject) => store.destroy(replaced, (err: unknown) => (err ? reject(err) : resolve())));
 }
 
 /** Puts the host's keys and the new sign-in in the new `req.session`, and saves it. */

@@ -4,12 +4,13 @@ import session from 'express-session';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createOAuthRouter } from '../../src/router.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
-import { createTestApp, type TestApp, type TestClient } from '../helpers/app.js';
+import { createTestApp, createTestRouter, type TestApp, type TestClient } from '../helpers/app.js';
 import { authorizeQuery, hiddenField } from '../helpers/browser-flow.js';
 import { CookieBrowser, type PageResponse } from '../helpers/cookie-browser.js';
 import { USER } from '../helpers/app.js';
 import { registerClient } from '../../src/clients/register-client.js';
 import { hostSessionUserAuth } from '../helpers/host-login.js';
+import { HeldSessionStore } from '../helpers/held-session-store.js';
 
 const ATTACKER_REDIRECT = 'https://attacker.example/cb';
 
@@ -132,5 +133,37 @@ describe('session fixation through the host\'s own login (currentUser and loginU
     const stale = await victim.post('/oauth2/consent', { csrf_token: own.csrfToken, request_id: planted.requestId, decision: 'allow' });
     expect(attackerCode(stale)).toBeNull();
     expect(stale.status).toBe(400);
+  });
+});
+
+describe.each(['destroy', 'set'] as const)('a sign-in whose session store fails its %s (an outage), on the host\'s express-session', (method) => {
+  it('is no sign-in: the outage page, no login.succeeded, nobody signed in; the browser keeps a live session with the host\'s data', async () => {
+    const store = createMemoryStore();
+    const oauth = createTestRouter(store);
+    const { client, clientSecret } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: ['https://client.example/callback'] });
+    const succeeded: unknown[] = [];
+    oauth.events.on('login.succeeded', (event) => { succeeded.push(event); });
+    const sessions = new HeldSessionStore();
+    const app = express();
+    // Typed by this package's loose SessionStoreLike, not @types/express-session's Store; it is one.
+    app.use(session({ secret: 'host-session-secret-0123456789', resave: false, saveUninitialized: false, store: sessions as unknown as session.Store }));
+    app.post('/host/note', (req, res) => { (req.session as unknown as { note?: string }).note = 'kept'; res.status(204).end(); });
+    app.get('/host/note', (req, res) => { res.json({ note: (req.session as unknown as { note?: string }).note ?? null }); });
+    app.use(oauth.router);
+    const browser = new CookieBrowser(app);
+    expect((await browser.post('/host/note', {})).status).toBe(204);
+    const query = authorizeQuery({ clientId: client.clientId, clientSecret });
+    const page = await browser.get(`/oauth2/authorize?${query}`);
+    const held = sessions.holdNext(method);
+    const posted = browser.post('/oauth2/login', {
+      csrf_token: hiddenField(page.text, 'csrf_token'), request_id: hiddenField(page.text, 'request_id'), username: USER.username, password: USER.password,
+    });
+    await held.reached;
+    held.release(new Error('session store unreachable'));
+    expect((await posted).status).toBe(500);
+    expect(succeeded).toEqual([]);
+    expect((await browser.get('/host/note')).body).toEqual({ note: 'kept' });
+    const again = await browser.get(`/oauth2/authorize?${query}`);
+    expect(again.text, 'nobody signed in: the login page').toContain('name="password"');
   });
 });
