@@ -6,7 +6,7 @@ import { buildToken, buildTokenPair, findable } from './conformance-fixtures.js'
 import { freshId } from './conformance-ids.js';
 import { revokeClientTokensOf } from './conformance-parts.js';
 import { acrossInstances, RACERS } from './conformance-races.js';
-import { describeRound, forEachRound, race } from './interleave.js';
+import { describeRound, forEachRound, race, type RaceSchedule } from './interleave.js';
 
 /** The tokens of one round: a pair with a refresh token on even rounds, a lone access token on odd ones. */
 export function tokensOfRound(round: number, overrides: Partial<TokenRecord>): { access: TokenRecord; refresh: TokenRecord | null } {
@@ -53,11 +53,19 @@ export async function raceSaveAgainst(
  * router reports the revocation unless the store answers false, so a store that checks in one round trip and writes
  * in the next has two callers report it; one atomic only because its own process serialises its calls passes
  * through one store only.
- * @see RFC 7009 §2.1, RFC 6749 §4.1.2 (a replayed code revokes the grant: once).
+ * Each round first races one `revokeGrant` through `first` against a refresh through `others` (`saveTokens` of a new
+ * access token of the grant, no refresh token: SPEC §4.5) while the grant still holds its access and refresh tokens,
+ * as a replayed code or a revoked refresh token races a client refreshing: afterwards no token of the grant can be
+ * found, and the revocation, the grant's first, did not resolve false. A `revokeGrant` that deletes the grant's tokens
+ * in one round trip and records its tombstone in the next lets the refresh land between them; the N-way races alone
+ * never show it (of concurrent revocations one deletes, and the answer is decided with the tombstone), nor does a save
+ * racing the revocation of a grant that holds nothing yet.
+ * @see RFC 7009 §2.1, RFC 6749 §4.1.2 (a replayed code revokes the grant: once), §6 (the refresh).
  */
 async function raceRevocations(context: RuleContext, first: Store, others: Store, across: string): Promise<void> {
   await forEachRound(context.rounds, async (round, schedule) => {
     const where = describeRound(round, schedule);
+    await raceRefreshAgainstRevokeGrant(first, others, where, schedule, across);
     const { access, refresh } = buildTokenPair({ clientId: freshId('client'), userId: 'alice' });
     assert.equal(await first.tokens.saveTokens(access, refresh, { authorizedAt: new Date() }), true, `${where}: saveTokens`);
     for (const [what, revoke] of [
@@ -78,6 +86,35 @@ async function raceRevocations(context: RuleContext, first: Store, others: Store
 }
 
 /**
+ * One round of `revokeGrant` (through `first`) racing a refresh of its grant (through `others`), the grant holding a
+ * live access token and refresh token: see `raceRevocations`.
+ * @see RFC 7009 §2.1 (revocation takes effect at once), RFC 6749 §6.
+ */
+async function raceRefreshAgainstRevokeGrant(first: Store, others: Store, where: string, schedule: RaceSchedule, across: string): Promise<void> {
+  const { access, refresh } = buildTokenPair({ clientId: freshId('client'), userId: 'alice' });
+  assert.equal(await first.tokens.saveTokens(access, refresh, { authorizedAt: new Date() }), true, `${where}: saveTokens`);
+  const refreshed = buildToken({ grantId: access.grantId, clientId: access.clientId, userId: access.userId });
+  // Taken before the refresh starts, as the token request takes it.
+  const authorizedAt = new Date();
+  const [revoked, saved] = await race(
+    () => first.tokens.revokeGrant(access.grantId),
+    () => others.tokens.saveTokens(refreshed, null, { authorizedAt }),
+    schedule,
+  );
+  assert.equal(typeof saved, 'boolean', `${where}: the refresh's saveTokens resolved ${String(saved)}`);
+  assert.notEqual(revoked, false, `${where}: revokeGrant of a grant not revoked before resolved false (racing a refresh of it)`);
+  const left = await findable(first, [access, refreshed], [refresh]);
+  assert.ok(
+    left.every((found) => !found),
+    `${where}: revokeGrant racing a refresh of its grant left a token findable (access, refreshed access, refresh: `
+      + `${JSON.stringify(left)}; the refresh's saveTokens resolved ${String(saved)}); revokeGrant must record the grant's `
+      + 'tombstone and remove its tokens as one transaction or script (or record the tombstone first and then remove every '
+      + 'token of the grant, not only those it found before), and saveTokens check the tombstone in the transaction that '
+      + `inserts, serialised against it; ${across}`,
+  );
+}
+
+/**
  * The race rules of revocation: a `saveTokens` racing a revocation is wholly before it (and removed by it)
  * or wholly after it (and refused by its tombstone), never half of each. A store that checks the tombstone
  * outside the transaction that inserts (an `await` or a round trip between them) fails these every run.
@@ -86,13 +123,13 @@ async function raceRevocations(context: RuleContext, first: Store, others: Store
 export const tokenRaceRules: readonly ConformanceRule[] = [
   {
     tier: 'required',
-    name: 'concurrent revocations of one grant or one access token: no more than one resolves true, and not every one false, in every interleaving',
+    name: 'concurrent revocations of one grant or one access token: no more than one resolves true, and not every one false; and revokeGrant racing a refresh of its grant leaves no token of it, in every interleaving',
     run: (context) => raceRevocations(context, context.store, context.store, 'the check and the write must be one statement or script'),
   },
   {
     tier: 'required',
     needsPeer: true,
-    name: 'across instances (openPeer): concurrent revocations of one grant or one access token through two stores on one backend: no more than one resolves true, and not every one false, in every interleaving',
+    name: 'across instances (openPeer): concurrent revocations of one grant or one access token through two stores on one backend: no more than one resolves true, and not every one false; and revokeGrant racing a refresh of its grant through the other leaves no token of it, in every interleaving',
     async run(context) {
       if (!context.withPeer) throw new TypeError('the rule needs openPeer');
       await context.withPeer((peer) => raceRevocations(context, context.store, peer,

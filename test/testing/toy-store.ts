@@ -58,6 +58,12 @@ export type Fault =
    * next, answering true when their check found it unrevoked: of two concurrent revocations, each reports it.
    */
   | 'revoke-checks-a-turn-before-writing'
+  /**
+   * revokeGrant of a grant that holds tokens deletes them in one round trip and records the tombstone in the next (a
+   * grant holding none is tombstoned at once): a refresh whose save lands between the two keeps its new access token.
+   * Concurrent revocations alone never show it (one of them deletes, the answer is decided with the tombstone).
+   */
+  | 'revoke-grant-deletes-a-turn-before-tombstone'
   /** (e) updateClient reads the whole record, then writes it all back a round trip later. */
   | 'update-client-reads-then-writes-whole-record'
   /** disableClient reads the flag in one round trip and writes it in the next (each of two concurrent disables reports it). */
@@ -398,6 +404,17 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
       async revokeGrant(grantId) {
         await turn();
         await announcedAhead();
+        if (has('revoke-grant-deletes-a-turn-before-tombstone')) {
+          const held = [...tokens].filter(([, { record }]) => key(record.grantId) === key(grantId)).map(([hash]) => hash);
+          if (held.length > 0) {
+            for (const hash of held) tokens.delete(hash);
+            if (!has('feed-moves-before-the-delete')) feed.mark += 1;
+            await turn();
+            const first = !revokedGrants.has(key(grantId));
+            revokedGrants.add(key(grantId));
+            return first;
+          }
+        }
         const unrevoked = !revokedGrants.has(key(grantId));
         if (gap('revoke-checks-a-turn-before-writing')) await turn();
         const first = !revokedGrants.has(key(grantId));
