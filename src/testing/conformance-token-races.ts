@@ -47,8 +47,8 @@ export async function raceSaveAgainst(
 }
 
 /**
- * Races RACERS revocations of one access token, then RACERS of its grant, the first through `first`, the others
- * through `others`, in every interleaving of the sweep: of each, no more than one resolves true and not every one
+ * Races RACERS revocations of one access token, then RACERS of its grant, then RACERS of a grant holding no token, the
+ * first through `first`, the others through `others`, in every interleaving of the sweep: of each, no more than one resolves true and not every one
  * false (a store answering nothing passes). Two replays of one code, two RFC 7009 revocations of one token: the
  * router reports the revocation unless the store answers false, so a store that checks in one round trip and writes
  * in the next has two callers report it; one atomic only because its own process serialises its calls passes
@@ -68,9 +68,12 @@ async function raceRevocations(context: RuleContext, first: Store, others: Store
     await raceRefreshAgainstRevokeGrant(first, others, where, schedule, across);
     const { access, refresh } = buildTokenPair({ clientId: freshId('client'), userId: 'alice' });
     assert.equal(await first.tokens.saveTokens(access, refresh, { authorizedAt: new Date() }), true, `${where}: saveTokens`);
+    // A grant holding no token too: replays of a code whose exchange saved nothing (refused, or not yet committed).
+    const unused = freshId('grant');
     for (const [what, revoke] of [
       ['revokeAccessToken', (through: Store) => through.tokens.revokeAccessToken(access.tokenHash)],
       ['revokeGrant', (through: Store) => through.tokens.revokeGrant(access.grantId)],
+      ['revokeGrant of a grant holding no token', (through: Store) => through.tokens.revokeGrant(unused)],
     ] as const) {
       const [one, rest] = await race(
         () => revoke(first),

@@ -44,7 +44,7 @@ function insideSkippedSuite(): boolean {
  * - **races**: `saveTokens` against `revokeGrant`/`revokeClientTokens`, N × `consumeCode`, a disable against
  *   a secret rotation, N × `saveSigningKey({ onlyIfNone })` on an empty store, N × `replaceSigningKeys` (when the
  *   store has it: exactly one key left), 4 × `deleteSigningKey` of one kid (when the store has it), 4 ×
- *   `revokeAccessToken` of one token and 4 × `revokeGrant` of one grant, `revokeGrant` against a refresh
+ *   `revokeAccessToken` of one token, 4 × `revokeGrant` of one grant (and of one holding no token), `revokeGrant` against a refresh
  *   (`saveTokens` of a new access token) of a grant that holds its tokens. Each runs `rounds` rounds
  *   through a sweep of interleavings (`RACE_SCHEDULES`: both orders, started in the same tick, or the second
  *   0 to 32 microtasks or 0 to 16 macrotasks after the first, then up to 256 macrotasks) and checks outcomes

@@ -114,6 +114,12 @@ const CASES: { fault: Fault; settings: ToyStoreOptions[]; fails: string[]; runs?
     settings: [{ turn: 'macrotask' }, { turn: 'microtask' }, { turn: 'macrotask', saveLeadingTurns: 12 }],
     fails: [rule('concurrent revocations of one grant or one access token'), PEER_REVOKE],
   },
+  // Its answer is wrong only for a grant holding no token: only concurrent revocations of such a grant show it.
+  {
+    fault: 'revoke-empty-grant-checks-a-turn-before-writing',
+    settings: [{ turn: 'macrotask' }, { turn: 'microtask' }],
+    fails: [rule('concurrent revocations of one grant or one access token'), PEER_REVOKE],
+  },
   {
     fault: 'replace-signing-keys-deletes-what-it-listed',
     settings: [{ turn: 'macrotask' }, { turn: 'microtask' }],

@@ -64,6 +64,12 @@ export type Fault =
    * Concurrent revocations alone never show it (one of them deletes, the answer is decided with the tombstone).
    */
   | 'revoke-grant-deletes-a-turn-before-tombstone'
+  /**
+   * revokeGrant of a grant that holds no token (two replays of a code whose exchange saved nothing) reads the
+   * tombstone in one round trip and writes it in the next, answering from the read: each of two such replays reports
+   * the revocation. A grant holding tokens is revoked atomically, so races on such a grant never show it.
+   */
+  | 'revoke-empty-grant-checks-a-turn-before-writing'
   /** (e) updateClient reads the whole record, then writes it all back a round trip later. */
   | 'update-client-reads-then-writes-whole-record'
   /** disableClient reads the flag in one round trip and writes it in the next (each of two concurrent disables reports it). */
@@ -416,6 +422,14 @@ export function createToyStore(options: ToyStoreOptions = {}, shared?: ToyBacken
           }
         }
         const unrevoked = !revokedGrants.has(key(grantId));
+        if (has('revoke-empty-grant-checks-a-turn-before-writing')
+          && ![...tokens.values()].some(({ record }) => key(record.grantId) === key(grantId))) {
+          await turn();
+          revokedGrants.add(key(grantId));
+          for (const [hash, { record }] of tokens) if (key(record.grantId) === key(grantId)) tokens.delete(hash);
+          if (!has('feed-moves-before-the-delete')) feed.mark += 1;
+          return unrevoked;
+        }
         if (gap('revoke-checks-a-turn-before-writing')) await turn();
         const first = !revokedGrants.has(key(grantId));
         revokedGrants.add(key(grantId));
