@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import express from 'express';
 import type { SigningKeyStore, Store } from '../../src/stores/contract.js';
-import { sharedBackends, type SharedBackend } from '../helpers/built-in-stores.js';
+import { openSharedInstances, sharedBackends, type SharedBackend } from '../helpers/built-in-stores.js';
 import { createTestApp, createTestRouter } from '../helpers/app.js';
 import { clientCredentialsToken } from '../helpers/token-requests.js';
 import { decodeJwt, fetchJwks } from '../helpers/jwt.js';
@@ -26,16 +26,8 @@ afterEach(async () => {
   while (cleanup.length > 0) await cleanup.pop()!();
 });
 
-async function openStores(backend: () => Promise<SharedBackend>, count: number): Promise<Store[]> {
-  const shared = await backend();
-  cleanup.push(() => shared.dispose());
-  const stores: Store[] = [];
-  for (let i = 0; i < count; i++) {
-    const store = await shared.instance();
-    cleanup.push(async () => { await store.close?.(); });
-    stores.push(store);
-  }
-  return stores;
+function openStores(backend: () => Promise<SharedBackend>, count: number): Promise<Store[]> {
+  return openSharedInstances(backend, count, cleanup);
 }
 
 async function open(backend: () => Promise<SharedBackend>, count: number): Promise<SigningKeyStore[]> {

@@ -6,7 +6,7 @@ import pg from 'pg';
 import type { SigningKeyRecord, SigningKeyStore, Store } from '../../src/stores/contract.js';
 import type { OAuthRouter } from '../../src/types.js';
 import { createPostgresStore } from '../../src/stores/postgres/index.js';
-import { sharedBackends, type SharedBackend } from '../helpers/built-in-stores.js';
+import { openSharedInstances, sharedBackends } from '../helpers/built-in-stores.js';
 import { createTestApp, createTestRouter, type TestClient } from '../helpers/app.js';
 import { clientCredentialsToken } from '../helpers/token-requests.js';
 import { callApi, decodeJwt, fetchJwks } from '../helpers/jwt.js';
@@ -88,17 +88,7 @@ async function expectSafe(store: Store, client: TestClient, leaked: { kid: strin
 }
 
 describe.each(BACKENDS)('RFC 9068 §4, RFC 9700 §4.14: a planned rotation at the same moment as a leaked-key replacement on the %s store', (_label, available, backend) => {
-  async function openStores(count: number): Promise<Store[]> {
-    const shared: SharedBackend = await backend();
-    cleanup.push(() => shared.dispose());
-    const stores: Store[] = [];
-    for (let i = 0; i < count; i++) {
-      const store = await shared.instance();
-      cleanup.push(async () => { await store.close?.(); });
-      stores.push(store);
-    }
-    return stores;
-  }
+  const openStores = (count: number): Promise<Store[]> => openSharedInstances(backend, count, cleanup);
 
   it.skipIf(!available)('a rotation that read the leaked key and saves only after the replacement committed: its key is new and kept, the leaked key is not brought back, and every instance that reads the store signs with one key', async () => {
     const [storeA, storeB, storeC] = await openStores(3);

@@ -158,3 +158,21 @@ export function sharedBackends(name: string, { memory = false, redisPrefix = '' 
     return { instance: async () => ({ ...store, close: async () => {} }), dispose: () => store.close() };
   }], ...cases];
 }
+
+/**
+ * Opens `count` instances on a fresh `backend`, registering their closing and the backend's disposal on `cleanup`
+ * (run last-first by the caller's afterEach): several app instances sharing one store.
+ */
+export async function openSharedInstances(
+  backend: () => Promise<SharedBackend>, count: number, cleanup: Array<() => Promise<void>>,
+): Promise<Store[]> {
+  const shared = await backend();
+  cleanup.push(() => shared.dispose());
+  const stores: Store[] = [];
+  for (let i = 0; i < count; i++) {
+    const store = await shared.instance();
+    cleanup.push(async () => { await store.close?.(); });
+    stores.push(store);
+  }
+  return stores;
+}
