@@ -46,8 +46,11 @@ export async function startSignedInSession(
     if (generated) await new Promise<void>((resolve, reject) => store!.destroy(replaced, (err: unknown) => (err ? reject(err) : resolve())));
   } catch (err) {
     // The store failed (an outage): no sign-in, as the outage page says and no login.succeeded reports. The answer that
-    // page is saves the new session as it stands when it ends: the host's keys, without the router's sign-in.
+    // page is saves the new session as it stands when it ends: the host's keys, without the router's sign-in. That save
+    // may fail too, leaving the sign-in saved before a failed destroy under the id the browser now holds: it is ended
+    // here as well, so this process never takes that copy for a sign-in.
     clearOAuthSession(req);
+    endSignIn(req, options, now);
     throw err;
   }
 }

@@ -167,3 +167,35 @@ describe.each(['destroy', 'set'] as const)('a sign-in whose session store fails 
     expect(again.text, 'nobody signed in: the login page').toContain('name="password"');
   });
 });
+
+describe('a sign-in whose session store saves the new session, fails the destroy of the old, then fails express-session\'s own save as the outage page ends', () => {
+  it('is no sign-in: the new session the browser holds, still stored with the sign-in, is not taken for one', async () => {
+    const store = createMemoryStore();
+    const oauth = createTestRouter(store);
+    const { client, clientSecret } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: ['https://client.example/callback'] });
+    const succeeded: unknown[] = [];
+    oauth.events.on('login.succeeded', (event) => { succeeded.push(event); });
+    const sessions = new HeldSessionStore();
+    const app = express();
+    app.use(session({ secret: 'host-session-secret-0123456789', resave: false, saveUninitialized: false, store: sessions as unknown as session.Store }));
+    app.use(oauth.router);
+    const browser = new CookieBrowser(app);
+    const query = authorizeQuery({ clientId: client.clientId, clientSecret });
+    const page = await browser.get(`/oauth2/authorize?${query}`);
+    const destroy = sessions.holdNext('destroy');
+    const posted = browser.post('/oauth2/login', {
+      csrf_token: hiddenField(page.text, 'csrf_token'), request_id: hiddenField(page.text, 'request_id'), username: USER.username, password: USER.password,
+    });
+    await destroy.reached;
+    const endSave = sessions.holdNext('set');
+    destroy.release(new Error('session store unreachable'));
+    const newId = await endSave.reached;
+    endSave.release(new Error('session store unreachable'));
+    expect((await posted).status).toBe(500);
+    expect(succeeded).toEqual([]);
+    const stored = await sessions.read(newId);
+    expect(stored, 'the store still holds the new session as saved before the destroy').not.toBeNull();
+    const again = await browser.get(`/oauth2/authorize?${query}`);
+    expect(again.text, 'nobody signed in: the login page').toContain('name="password"');
+  });
+});
