@@ -175,7 +175,10 @@ describe('RFC 9068 §4 after the switch back to opaque tokens: what is not refus
     expect(JSON.parse(await introspected(opaque.app, t, token))).toMatchObject({ active: true });
     // The key dropped: no key verifies it, as at a JWT router (an empty store is no proof the JWT was the host's).
     const dropped = instance(store, OPAQUE);
-    expect((await callApi(dropped.app, token)).status).toBe(401);
+    // RFC 6750 §3.1: the client is told invalid_token, so it refreshes (and gets an opaque token).
+    const refused = await callApi(dropped.app, token);
+    expect(refused.status).toBe(401);
+    expect(refused.headers['www-authenticate']).toMatch(/^Bearer .*error="invalid_token"/);
     expect(await introspected(dropped.app, t, token)).toBe('{"active":false}');
     // Reading it made no key: an opaque router never generates one.
     expect(await store.keys!.listSigningKeys()).toEqual([]);
