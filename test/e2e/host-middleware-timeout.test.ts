@@ -3,6 +3,7 @@
 // with Express's own error answer (which waits for the body), made that answer throw once the router had written.
 import type { AddressInfo } from 'node:net';
 import * as diagnosticsChannel from 'node:diagnostics_channel';
+import { EventEmitter, once } from 'node:events';
 import http from 'node:http';
 import express from 'express';
 import session from 'express-session';
@@ -29,6 +30,13 @@ import { HeldSessionStore, type HeldMethod } from '../helpers/held-session-store
 const TIMEOUT_MS = 100;
 
 /**
+ * Tells `slowPost` that the host's timeout has fired for its request (by its `X-Test-Request` id), so the rest of the
+ * body is sent after it, whatever the load: a fixed wait let a late-scheduled server timer lose the race (a 200).
+ */
+const hostTimeouts = new EventEmitter();
+let slowPostCount = 0;
+
+/**
  * What connect-timeout 1.9 (`app.use(timeout('100ms'))`) does, in its own few lines so the package is not a
  * dependency: when the time is up it marks the request and calls `next` once more, with a 503 error, while the
  * route it already passed the request to is still at work.
@@ -37,6 +45,8 @@ const connectTimeoutLike: express.RequestHandler = (req, _res, next) => {
   const timer = setTimeout(() => {
     (req as { timedout?: boolean }).timedout = true;
     next(Object.assign(new Error('Response timeout'), { status: 503, code: 'ETIMEDOUT' }));
+    const id = req.get('x-test-request');
+    if (id) hostTimeouts.emit(id);
   }, TIMEOUT_MS);
   req.once('close', () => clearTimeout(timer));
   next();
@@ -51,12 +61,14 @@ const hostErrorHandler: express.ErrorRequestHandler = (err: { status?: number; m
   res.status(err.status ?? 500).json({ host: err.message });
 };
 
-/** POSTs `body` to `path`, its second half well after the host's timeout; the status and body the client got. */
+/** POSTs `body` to `path`, its second half once the host's timeout has fired; the status and body the client got. */
 function slowPost(url: string, path: string, body: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  const id = `slow-post-${++slowPostCount}`;
+  const timedOut = once(hostTimeouts, id);
   return new Promise((resolve, reject) => {
     const req = http.request(`${url}${path}`, {
       method: 'POST',
-      headers: { ...headers, 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': String(Buffer.byteLength(body)) },
+      headers: { ...headers, 'X-Test-Request': id, 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': String(Buffer.byteLength(body)) },
     }, (res) => {
       let text = '';
       res.setEncoding('utf8');
@@ -65,7 +77,7 @@ function slowPost(url: string, path: string, body: string, headers: Record<strin
     });
     req.on('error', reject);
     req.write(body.slice(0, 5));
-    setTimeout(() => req.end(body.slice(5)), TIMEOUT_MS * 3);
+    void timedOut.then(() => req.end(body.slice(5)));
   });
 }
 
