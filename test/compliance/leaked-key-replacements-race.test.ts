@@ -34,18 +34,30 @@ async function open(backend: () => Promise<SharedBackend>, count: number): Promi
   return (await openStores(backend, count)).map((store) => store.keys!);
 }
 
-/** `keys` whose saves wait for `release()`: a replacement through it lists and picks its key's createdAt, then waits. */
-function heldSaves(keys: SigningKeyStore): { readonly keys: SigningKeyStore; release(): void } {
+/**
+ * `keys` whose saves wait for `release()`: a replacement through it lists and picks its key's createdAt, then waits.
+ * `saving` resolves once that save is called, with `clockPast` resolving once the clock is past the record's createdAt,
+ * so a replacement started after it picks a later one: the order the tests need, whatever the load.
+ */
+function heldSaves(keys: SigningKeyStore): { readonly keys: SigningKeyStore; readonly saving: Promise<void>; release(): void } {
   let release!: () => void;
   const held = new Promise<void>((resolve) => { release = resolve; });
+  let saved!: (createdAt: Date) => void;
+  const picked = new Promise<Date>((resolve) => { saved = resolve; });
   return {
     keys: {
       listSigningKeys: () => keys.listSigningKeys(),
-      saveSigningKey: async (record, options) => { await held; return keys.saveSigningKey(record, options); },
+      saveSigningKey: async (record, options) => { saved(record.createdAt); await held; return keys.saveSigningKey(record, options); },
       deleteSigningKey: (kid) => keys.deleteSigningKey!(kid),
     },
+    saving: picked.then(clockPast),
     release,
   };
+}
+
+/** Resolves once `Date.now()` is past `createdAt`, so a key picked after it is strictly newer (no same-millisecond tie). */
+async function clockPast(createdAt: Date): Promise<void> {
+  while (Date.now() <= createdAt.getTime()) await new Promise((resolve) => setImmediate(resolve));
 }
 
 /** What every replacement's result must say together: each kid deleted by one call at most, and all but the one left. */
@@ -69,7 +81,7 @@ describe.each(BACKENDS)('RFC 9700 §4.10: leaked-key replacements at the same mo
     // newer, and B listed before A's key was there.
     const slowA = heldSaves(a!);
     const first = replaceLeakedSigningKeys(slowA.keys);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await slowA.saving;
     const second = await replaceLeakedSigningKeys(b!);
     slowA.release();
     const results = [await first, second];
@@ -120,7 +132,7 @@ describe.each(BACKENDS)('RFC 9700 §4.10: leaked-key replacements at the same mo
     const seen: unknown[] = [];
     oauth.events.on('event', (event) => { seen.push(event); });
     const first = oauth.rotateSigningKey({ leaked: true });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await slow.saving;
     const winner = await replaceLeakedSigningKeys(b!.keys!);
     slow.release();
     const lost = await first;
