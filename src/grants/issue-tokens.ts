@@ -184,12 +184,14 @@ export async function issueTokens(context: GrantContext, request: IssueRequest):
     if (saved !== false) throw new TypeError(`store.tokens.saveTokens resolved ${saved === null ? 'null' : typeof saved}, not true or false (Store contract)`);
     throw new RefusedSaveError();
   }
-  // Built only when heard: this is the token endpoint's hot path.
-  if (options.events.active) publishIssued(context, request);
   // The host answered, or the client hung up, while the save was under way. From here to the answer's write
   // (sendNoStoreJson) every step is a promise continuation, which no timer (connect-timeout's) nor socket event (the
   // client's reset) can come between: this is the last moment either can happen unseen.
   if (unheard(context)) await revokeUndelivered(context, request, access);
+  // Announced only once they will be delivered: tokens revoked as undelivered were issued to no one, and counted
+  // as issued (oauth_tokens_issued_total) they would overstate what clients hold. Their token.revoked (cause
+  // undelivered) is their record. Built only when heard: this is the token endpoint's hot path.
+  if (options.events.active) publishIssued(context, request);
   const scope = request.scope.join(' ');
   // RFC 6749 §5.1: scope is "OPTIONAL, if identical to the scope requested by the client; otherwise, REQUIRED".
   // A token without a scope (an integration registered without scopes, as SPEC's are) has none to report, so

@@ -117,13 +117,15 @@ async function eventOf(h: Harness, type: OAuthEvent['type']): Promise<OAuthEvent
 }
 
 describe('a token request whose client hung up before the answer', () => {
-  it('reports token.issued with the address it came from, not null', async () => {
+  it('reports the revocation of the tokens it saved (token.revoked, undelivered) with the address it came from, not null, and no token.issued', async () => {
     running = await harness((store, closed) => {
       const save = store.tokens.saveTokens.bind(store.tokens);
       store.tokens.saveTokens = async (...args) => { await closed(); return save(...args); };
     });
     await sendAndHangUp(running, basic(running.client));
-    expect((await eventOf(running, 'token.issued')).ip).toBe('127.0.0.1');
+    const revoked = await eventOf(running, 'token.revoked');
+    expect(revoked).toMatchObject({ cause: 'undelivered', ip: '127.0.0.1' });
+    expect(running.seen.filter((event) => event.type === 'token.issued'), 'tokens no one received are not announced as issued').toEqual([]);
   });
 
   it('reports client.authentication_failed with the address it came from, not null', async () => {

@@ -580,6 +580,8 @@ describe.each(HOST_TIMEOUT_STORES)('a host whose request timeout answers a token
     let gate!: ReturnType<typeof gateSaveTokens>;
     await withTimedRouter(store, (inner) => (gate = gateSaveTokens(inner)).store, undefined, async (t, timed) => {
       const code = await obtainCode(t.app, t.codeClient);
+      const issued: string[] = [];
+      timed.events.on('token.issued', (event) => { issued.push(event.grantType); });
       const ended = tokenRequestEnd(timed.events);
       timed.on = true;
       const answer = postNow(timed.url, exchangeOf(code), basic(t.codeClient));
@@ -593,6 +595,7 @@ describe.each(HOST_TIMEOUT_STORES)('a host whose request timeout answers a token
       expect(await store.tokens.findAccessToken(held.access.tokenHash), 'the access token nobody received').toBeNull();
       expect(await store.tokens.findRefreshToken(held.refresh!.tokenHash), 'the refresh token nobody received').toBeNull();
       expect(timed.revoked).toEqual([expect.objectContaining({ cause: 'undelivered', extent: 'grant', grantId: held.access.grantId, clientId: t.codeClient.clientId })]);
+      expect(issued, 'no token.issued (nor oauth_tokens_issued_total) for tokens no one received').toEqual([]);
       const again = await postNow(timed.url, exchangeOf(code), basic(t.codeClient));
       expect(again.status).toBe(400);
       expect(JSON.parse(again.body).error).toBe('invalid_grant');
