@@ -144,8 +144,14 @@ export function createTokenEndpoint(
       // The store answered this request: the end of an outage logged before is said (README, `logger` option).
       if (storeOutage.pending) logStoreAvailable(options);
     } catch (err) {
-      outcome = 'error';
-      sendTokenEndpointError(res, err, options, 'token');
+      // The host answered (connect-timeout's 503) or the client hung up: no answer of the router's reaches anyone, so
+      // none is written nor counted as an error answer (oauth_errors_total would show a 400 nobody got).
+      if (answeredByHost(res) || connectionGone(req, res)) {
+        outcome = 'undelivered';
+      } else {
+        outcome = 'error';
+        sendTokenEndpointError(res, err, options, 'token');
+      }
     }
     if (timed) {
       tokenRequestChannel.publish({

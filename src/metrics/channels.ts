@@ -33,7 +33,11 @@ export interface ChannelMessageBase {
 export interface TokenRequestMessage extends ChannelMessageBase {
   /** A grant type the endpoint serves, or `unknown` (missing, unsupported, or the body was unreadable). */
   readonly grantType: string;
-  readonly outcome: 'success' | 'error';
+  /**
+   * `undelivered`: the request ended with no answer of the router's, the host having answered it (connect-timeout's
+   * 503) or its client having hung up; what it saved was revoked (`token.revoked`, cause `undelivered`).
+   */
+  readonly outcome: 'success' | 'error' | 'undelivered';
   /** From the request reaching the endpoint to its answer being handed to Node. */
   readonly seconds: number;
 }

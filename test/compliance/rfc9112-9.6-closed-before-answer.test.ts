@@ -170,7 +170,7 @@ describe('a token request whose client left during the secret check (RFC 6749 §
     const finished = nextTokenRequest(h);
     armed = true;
     await sendAndHangUp(h, basic(h.codeClient), exchange, how);
-    expect((await finished).outcome).toBe('error');
+    expect((await finished).outcome).toBe('undelivered');
     armed = false;
     expect(h.saves()).toBe(0);
     expect(h.seen.map((event) => event.type)).not.toContain('token.issued');
@@ -186,7 +186,7 @@ describe('a token request whose client left during the secret check (RFC 6749 §
     const finished = nextTokenRequest(running);
     armed = true;
     await sendAndHangUp(running, basic(running.client));
-    expect((await finished).outcome).toBe('error');
+    expect((await finished).outcome).toBe('undelivered');
     expect(running.saves()).toBe(0);
   });
 });
@@ -210,7 +210,7 @@ describe('a failed client authentication whose client hung up counts against its
       const finished = nextTokenRequest(h);
       armed = true;
       await sendAndHangUp(h, wrong);
-      expect(await finished).toMatchObject({ grantType: 'client_credentials', outcome: 'error' });
+      expect(await finished).toMatchObject({ grantType: 'client_credentials', outcome: 'undelivered' });
       armed = false;
       // The same client_id from the same address, on a connection that stays: past the limit its hung-up failure reached.
       const again = await fetch(`http://127.0.0.1:${h.port}/oauth2/token`, {
@@ -408,7 +408,7 @@ describe.each(GONE_STORES)('a token request whose client hung up while its token
       const finished = tokenRequestOf(watched.events);
       await hangUpDuring(watched, gate.reached, basic(t.codeClient), exchangeOf(code), how);
       gate.open();
-      expect((await finished).outcome).toBe('error');
+      expect((await finished).outcome).toBe('undelivered');
       const held = await gate.reached;
       expect(await store.tokens.findAccessToken(held.access.tokenHash), 'the access token nobody received').toBeNull();
       expect(await store.tokens.findRefreshToken(held.refresh!.tokenHash), 'the refresh token nobody received').toBeNull();
@@ -431,7 +431,7 @@ describe.each(GONE_STORES)('a token request whose client hung up while its token
       const finished = tokenRequestOf(watched.events);
       await hangUpDuring(watched, gate.reached, basic(t.codeClient), `grant_type=refresh_token&refresh_token=${refreshToken}`);
       gate.open();
-      expect((await finished).outcome).toBe('error');
+      expect((await finished).outcome).toBe('undelivered');
       const held = await gate.reached;
       expect(await store.tokens.findAccessToken(held.access.tokenHash), 'the access token nobody received').toBeNull();
       expect(await store.tokens.findAccessToken(hashToken(exchanged.body.access_token as string)), 'the access token the client holds').not.toBeNull();
@@ -448,7 +448,7 @@ describe.each(GONE_STORES)('a token request whose client hung up while its token
       const finished = tokenRequestOf(watched.events);
       await hangUpDuring(watched, gate.reached, basic(t.credentialsClient), 'grant_type=client_credentials');
       gate.open();
-      expect((await finished).outcome).toBe('error');
+      expect((await finished).outcome).toBe('undelivered');
       const held = await gate.reached;
       expect(await store.tokens.findAccessToken(held.access.tokenHash), 'the access token nobody received').toBeNull();
       expect(watched.revoked).toEqual([expect.objectContaining({ cause: 'undelivered', extent: 'grant', grantId: held.access.grantId, userId: null })]);
@@ -484,7 +484,7 @@ describe.each(GONE_STORES)('a token request whose client hung up while its token
       armed = true;
       await hangUpDuring(watched, reached, basic(t.codeClient), `grant_type=refresh_token&refresh_token=${refreshToken}`);
       release();
-      expect((await finished).outcome).toBe('error');
+      expect((await finished).outcome).toBe('undelivered');
       armed = false;
       expect(saves, 'no token saved for a client that has gone').toBe(0);
       expect(watched.revoked).toEqual([]);

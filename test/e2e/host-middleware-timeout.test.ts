@@ -17,7 +17,7 @@ import { registerClient } from '../../src/clients/register-client.js';
 import { createMemoryStore } from '../../src/stores/memory/index.js';
 import { createOAuthMetrics } from '../../src/metrics/index.js';
 import { createOAuthRouter } from '../../src/router.js';
-import { DIAGNOSTICS_CHANNELS, type TokenRequestMessage } from '../../src/metrics/channels.js';
+import { DIAGNOSTICS_CHANNELS, type ErrorAnswerMessage, type TokenRequestMessage } from '../../src/metrics/channels.js';
 import type { OAuthEvents } from '../../src/events/oauth-events.js';
 import type { TokenRevokedEvent } from '../../src/events/event-types.js';
 import type { Store } from '../../src/stores/contract.js';
@@ -489,14 +489,24 @@ describe('a host whose request timeout answers while a sign-in waits on a slow d
   });
 });
 
-/** Resolves once the token endpoint of the router whose events are `events` has finished its next request. */
-function tokenRequestEnd(events: OAuthEvents): Promise<void> {
+/**
+ * Resolves once the token endpoint of the router whose events are `events` has finished its next request: with its
+ * diagnostics message's outcome, and the OAuth error answers that router reported meanwhile (`oauth_errors_total`).
+ */
+function tokenRequestEnd(events: OAuthEvents): Promise<{ outcome: TokenRequestMessage['outcome']; errorAnswers: string[] }> {
   return new Promise((resolve) => {
+    const errorAnswers: string[] = [];
+    const onError = (message: unknown): void => {
+      const answer = message as ErrorAnswerMessage;
+      if (answer.source === events) errorAnswers.push(`${answer.status} ${answer.error}`);
+    };
     const listener = (message: unknown): void => {
       if ((message as TokenRequestMessage).source !== events) return;
       diagnosticsChannel.unsubscribe(DIAGNOSTICS_CHANNELS.tokenRequest, listener);
-      resolve();
+      diagnosticsChannel.unsubscribe(DIAGNOSTICS_CHANNELS.errorAnswer, onError);
+      resolve({ outcome: (message as TokenRequestMessage).outcome, errorAnswers });
     };
+    diagnosticsChannel.subscribe(DIAGNOSTICS_CHANNELS.errorAnswer, onError);
     diagnosticsChannel.subscribe(DIAGNOSTICS_CHANNELS.tokenRequest, listener);
   });
 }
@@ -522,7 +532,7 @@ async function answeredWhileFindUserHeld(
   timed.on = false;
   expect(res.status).toBe(503);
   held.release();
-  await ended;
+  expect(await ended, 'refused before the save, unheard: undelivered, and no error answer counted').toEqual({ outcome: 'undelivered', errorAnswers: [] });
   held.on = false;
 }
 
@@ -596,6 +606,8 @@ describe.each(HOST_TIMEOUT_STORES)('a host whose request timeout answers a token
       expect(await store.tokens.findRefreshToken(held.refresh!.tokenHash), 'the refresh token nobody received').toBeNull();
       expect(timed.revoked).toEqual([expect.objectContaining({ cause: 'undelivered', extent: 'grant', grantId: held.access.grantId, clientId: t.codeClient.clientId })]);
       expect(issued, 'no token.issued (nor oauth_tokens_issued_total) for tokens no one received').toEqual([]);
+      expect(await ended, 'counted as undelivered, with no 400 invalid_request in oauth_errors_total: the host\'s 503 was the answer')
+        .toEqual({ outcome: 'undelivered', errorAnswers: [] });
       const again = await postNow(timed.url, exchangeOf(code), basic(t.codeClient));
       expect(again.status).toBe(400);
       expect(JSON.parse(again.body).error).toBe('invalid_grant');
