@@ -136,23 +136,33 @@ describe('session fixation through the host\'s own login (currentUser and loginU
   });
 });
 
+/**
+ * A host on express-session over `sessions`, the router mounted after it (and `routes`, the host's own, before it): the
+ * app, the authorization query of a registered integration, and the `login.succeeded` events heard.
+ */
+async function hostOnSessions(sessions: HeldSessionStore, routes: (app: express.Express) => void = () => {}) {
+  const store = createMemoryStore();
+  const oauth = createTestRouter(store);
+  const { client, clientSecret } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: ['https://client.example/callback'] });
+  const succeeded: unknown[] = [];
+  oauth.events.on('login.succeeded', (event) => { succeeded.push(event); });
+  const app = express();
+  // Typed by this package's loose SessionStoreLike, not @types/express-session's Store; it is one.
+  app.use(session({ secret: 'host-session-secret-0123456789', resave: false, saveUninitialized: false, store: sessions as unknown as session.Store }));
+  routes(app);
+  app.use(oauth.router);
+  return { app, succeeded, query: authorizeQuery({ clientId: client.clientId, clientSecret }) };
+}
+
 describe.each(['destroy', 'set'] as const)('a sign-in whose session store fails its %s (an outage), on the host\'s express-session', (method) => {
   it('is no sign-in: the outage page, no login.succeeded, nobody signed in; the browser keeps a live session with the host\'s data', async () => {
-    const store = createMemoryStore();
-    const oauth = createTestRouter(store);
-    const { client, clientSecret } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: ['https://client.example/callback'] });
-    const succeeded: unknown[] = [];
-    oauth.events.on('login.succeeded', (event) => { succeeded.push(event); });
     const sessions = new HeldSessionStore();
-    const app = express();
-    // Typed by this package's loose SessionStoreLike, not @types/express-session's Store; it is one.
-    app.use(session({ secret: 'host-session-secret-0123456789', resave: false, saveUninitialized: false, store: sessions as unknown as session.Store }));
-    app.post('/host/note', (req, res) => { (req.session as unknown as { note?: string }).note = 'kept'; res.status(204).end(); });
-    app.get('/host/note', (req, res) => { res.json({ note: (req.session as unknown as { note?: string }).note ?? null }); });
-    app.use(oauth.router);
+    const { app, succeeded, query } = await hostOnSessions(sessions, (host) => {
+      host.post('/host/note', (req, res) => { (req.session as unknown as { note?: string }).note = 'kept'; res.status(204).end(); });
+      host.get('/host/note', (req, res) => { res.json({ note: (req.session as unknown as { note?: string }).note ?? null }); });
+    });
     const browser = new CookieBrowser(app);
     expect((await browser.post('/host/note', {})).status).toBe(204);
-    const query = authorizeQuery({ clientId: client.clientId, clientSecret });
     const page = await browser.get(`/oauth2/authorize?${query}`);
     const held = sessions.holdNext(method);
     const posted = browser.post('/oauth2/login', {
@@ -170,17 +180,9 @@ describe.each(['destroy', 'set'] as const)('a sign-in whose session store fails 
 
 describe('a sign-in whose session store saves the new session, fails the destroy of the old, then fails express-session\'s own save as the outage page ends', () => {
   it('is no sign-in: the new session the browser holds, still stored with the sign-in, is not taken for one', async () => {
-    const store = createMemoryStore();
-    const oauth = createTestRouter(store);
-    const { client, clientSecret } = await registerClient(store, { name: 'Acme CRM', flow: 'authorization_code', redirectUris: ['https://client.example/callback'] });
-    const succeeded: unknown[] = [];
-    oauth.events.on('login.succeeded', (event) => { succeeded.push(event); });
     const sessions = new HeldSessionStore();
-    const app = express();
-    app.use(session({ secret: 'host-session-secret-0123456789', resave: false, saveUninitialized: false, store: sessions as unknown as session.Store }));
-    app.use(oauth.router);
+    const { app, succeeded, query } = await hostOnSessions(sessions);
     const browser = new CookieBrowser(app);
-    const query = authorizeQuery({ clientId: client.clientId, clientSecret });
     const page = await browser.get(`/oauth2/authorize?${query}`);
     const destroy = sessions.holdNext('destroy');
     const posted = browser.post('/oauth2/login', {
